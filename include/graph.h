@@ -1,0 +1,549 @@
+/* directgraph — build a neural-network graph layer by layer and run each node
+ * on the best device in the machine (CPU, Vulkan GPU, OpenCL GPU, NPU).
+ *
+ * A worked example: y = relu(conv(x, w) + b), then run it.
+ *
+ *   dg_context *ctx;
+ *   if (dg_context_create(NULL, &ctx) != DG_OK) return 1;
+ *   dg_graph *g = dg_graph_create(ctx, "tiny");
+ *
+ *   dg_tensor_desc xd = {.dtype = DG_DTYPE_F32, .rank = 4, .dims = {1, 3, 32, 32}};
+ *   dg_tensor x = dg_graph_input(g, "x", &xd);
+ *   dg_tensor_desc wd = {.dtype = DG_DTYPE_F32, .rank = 4, .dims = {8, 3, 3, 3}};
+ *   dg_tensor w = dg_graph_constant(g, "w", &wd, weights, 0);   // copied
+ *   dg_tensor_desc bd = {.dtype = DG_DTYPE_F32, .rank = 1, .dims = {8}};
+ *   dg_tensor b = dg_graph_constant(g, "b", &bd, bias, 0);
+ *   dg_conv2d_params cp = {.padding = DG_PADDING_SAME_UPPER,
+ *                          .activation = DG_ACTIVATION_RELU};
+ *   dg_tensor y = dg_graph_conv2d(g, "conv", x, w, b, &cp);
+ *   dg_graph_output(g, "y", y, DG_LAYOUT_NCHW);
+ *
+ *   // Errors are sticky: build everything, check once.
+ *   if (dg_graph_status(g) != DG_OK)
+ *     fprintf(stderr, "%s\n", dg_graph_error(g)->message);
+ *
+ *   dg_session *s;
+ *   dg_graph_compile(g, NULL, &s);                 // policy "auto"
+ *   dg_plan_write(dg_session_plan(s), DG_PLAN_FORMAT_TABLE, stdout);
+ *   dg_binding in = {"x", xbuf, sizeof xbuf}, out = {"y", ybuf, sizeof ybuf};
+ *   dg_session_run(s, &in, 1, &out, 1);
+ *
+ *   dg_session_destroy(s);   // a session does not need its graph any more
+ *   dg_graph_destroy(g);
+ *   dg_context_destroy(ctx); // after every graph and session made from it
+ *
+ * Conventions
+ * - Every function that can fail returns dg_status (DG_OK is 0) or, for
+ *   builder calls, a dg_tensor that is invalid (id 0) on failure; the
+ *   graph's first error sticks and is read with dg_graph_error().
+ * - Nothing aborts or prints on bad input; logging goes to the context's
+ *   log callback when one is set.
+ * - Parameter and option structs are zero-initialisable: zero means the
+ *   documented default. No unions anywhere.
+ * - Pointers passed in are only read during the call (copied if kept)
+ *   unless the function's comment says otherwise. Objects returned through
+ *   an out-parameter are owned by the caller and freed with their
+ *   dg_<object>_destroy.
+ * - Tensors are dense and row-major. Graph tensors are NCHW; graph inputs
+ *   and outputs may be bound as NHWC (the library converts). Internal
+ *   packed layouts never reach the caller.
+ */
+#ifndef DIRECTGRAPH_GRAPH_H
+#define DIRECTGRAPH_GRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define DG_API
+#else
+#define DG_API __attribute__((visibility("default")))
+#endif
+
+#define DG_VERSION_MAJOR 0
+#define DG_VERSION_MINOR 1
+#define DG_VERSION_PATCH 0
+DG_API const char *dg_version_string(void);
+
+/* ---- status ---------------------------------------------------------- */
+
+typedef enum dg_status {
+  DG_OK = 0,
+  DG_ERROR_INVALID_ARGUMENT, /* NULL pointer, bad enum, bad parameter */
+  DG_ERROR_INVALID_SHAPE,    /* shapes that do not fit the op */
+  DG_ERROR_INVALID_DTYPE,    /* a dtype the op does not take */
+  DG_ERROR_UNSUPPORTED,      /* valid, but no allowed device runs it */
+  DG_ERROR_OUT_OF_MEMORY,    /* host or device allocation failed */
+  DG_ERROR_DEVICE,           /* the device or its driver failed */
+  DG_ERROR_IO,               /* a file could not be read or written */
+  DG_ERROR_GRAPH_FAILED,     /* the graph already holds an error */
+  DG_ERROR_NOT_FOUND,        /* a name or index that does not exist */
+  DG_ERROR_MISMATCH,         /* verify: outputs differ beyond tolerance */
+  DG_ERROR_OVERFLOW,         /* a size that does not fit in 64 bits */
+} dg_status;
+
+/* A static English name for the status, never NULL. */
+DG_API const char *dg_status_string(dg_status status);
+
+/* ---- data types, layouts, devices -------------------------------------- */
+
+typedef enum dg_dtype {
+  DG_DTYPE_INVALID = 0,
+  DG_DTYPE_F32,
+  DG_DTYPE_F16,
+  DG_DTYPE_I8,
+  DG_DTYPE_U8,
+  DG_DTYPE_I32,
+  DG_DTYPE_COUNT_
+} dg_dtype;
+DG_API const char *dg_dtype_name(dg_dtype dtype); /* "f32", ..., "?" */
+DG_API size_t dg_dtype_size(dg_dtype dtype);      /* bytes; 0 if invalid */
+
+typedef enum dg_layout {
+  DG_LAYOUT_NCHW = 0, /* the default; also "as is" for ranks other than 4 */
+  DG_LAYOUT_NHWC,     /* rank-4 graph inputs and outputs only */
+} dg_layout;
+
+/* Device kinds, usable as bits of a mask (0 in a mask means "all"). */
+typedef enum dg_device_kind {
+  DG_DEVICE_CPU = 1,
+  DG_DEVICE_VULKAN = 2,
+  DG_DEVICE_OPENCL = 4,
+  DG_DEVICE_NPU = 8,
+} dg_device_kind;
+DG_API const char *dg_device_kind_name(dg_device_kind kind);
+
+/* ---- context ------------------------------------------------------------ */
+
+typedef enum dg_log_level {
+  DG_LOG_NONE = 0, /* default: say nothing */
+  DG_LOG_ERROR,
+  DG_LOG_WARNING,
+  DG_LOG_INFO,
+  DG_LOG_DEBUG,
+} dg_log_level;
+
+/* Called for each message at or above the context's level; msg is valid
+ * only during the call. May be called from the thread that called into the
+ * library, never from a library-owned thread. */
+typedef void (*dg_log_fn)(void *user, dg_log_level level, const char *msg);
+
+typedef struct dg_context_options {
+  dg_log_fn log;          /* NULL: messages go nowhere */
+  void *log_user;         /* passed to log; not owned */
+  dg_log_level log_level; /* DG_LOG_NONE by default */
+  /* Cache directory for compiled kernels. NULL: $DG_CACHE_DIR, else
+   * $XDG_CACHE_HOME/directgraph, else $HOME/.cache/directgraph. */
+  const char *cache_dir;
+  int disable_cache;      /* non-zero: never read or write the cache */
+  unsigned device_kinds;  /* mask of dg_device_kind to open; 0 = all */
+  int cpu_threads;        /* 0: one per online core */
+} dg_context_options;
+
+typedef struct dg_context dg_context;
+
+/* Creates a context and enumerates the devices allowed by options (NULL
+ * means all defaults). The CPU device is always present. On failure *out is
+ * set to NULL. */
+DG_API dg_status dg_context_create(const dg_context_options *options,
+                                   dg_context **out);
+/* Destroys the context. Every graph and session made from it must already
+ * be destroyed. NULL is a no-op. */
+DG_API void dg_context_destroy(dg_context *ctx);
+/* The cache directory in use, or NULL when caching is disabled. Owned by
+ * the context. */
+DG_API const char *dg_context_cache_dir(const dg_context *ctx);
+
+/* Op identifiers, also used as bits of dg_device_info.ops. */
+typedef enum dg_op {
+  DG_OP_INVALID = 0,
+  DG_OP_CONV2D,
+  DG_OP_MAX_POOL2D,
+  DG_OP_AVG_POOL2D,
+  DG_OP_GLOBAL_AVG_POOL,
+  DG_OP_FULLY_CONNECTED,
+  DG_OP_MATMUL,
+  DG_OP_SOFTMAX,
+  DG_OP_RELU,
+  DG_OP_CLIP,
+  DG_OP_ADD,
+  DG_OP_RESHAPE,
+  DG_OP_CONCAT,
+  DG_OP_QUANTIZE,
+  DG_OP_DEQUANTIZE,
+  DG_OP_QCONV2D,
+  DG_OP_QFULLY_CONNECTED,
+  DG_OP_QMATMUL,
+  DG_OP_COUNT_
+} dg_op;
+DG_API const char *dg_op_name(dg_op op); /* "conv2d", ..., "?" */
+
+typedef struct dg_device_info {
+  int index;              /* position in the context's device list */
+  dg_device_kind kind;
+  char name[128];         /* e.g. "AMD EPYC 9B45 (avx512, 2 threads)" */
+  char driver[128];       /* driver or implementation and its version */
+  unsigned dtypes;        /* bit (1u << dg_dtype) for each dtype it runs */
+  uint64_t ops;           /* bit (1ull << dg_op) for each op it can run */
+  int is_simulator;       /* 1 for simulated devices (never "best") */
+  /* How its int8 results may deviate from the numerics contract, in
+   * LSBs (0: bit-exact). */
+  int int8_max_lsb_deviation;
+} dg_device_info;
+
+DG_API int dg_context_device_count(const dg_context *ctx);
+/* Fills *out for device index; DG_ERROR_NOT_FOUND if out of range. */
+DG_API dg_status dg_context_device_info(const dg_context *ctx, int index,
+                                        dg_device_info *out);
+
+/* ---- tensors -------------------------------------------------------------- */
+
+#define DG_MAX_RANK 6
+
+/* Quantisation of an int8/uint8/int32 tensor: real = scale * (q - zero).
+ * Per-tensor when channel_count is 0; otherwise per channel along axis,
+ * with channel_count entries in channel_scales and (optionally, NULL means
+ * all zero) channel_zero_points. The arrays are copied. */
+typedef struct dg_quant_params {
+  float scale;
+  int32_t zero_point;
+  int32_t axis;
+  int32_t channel_count;
+  const float *channel_scales;
+  const int32_t *channel_zero_points;
+} dg_quant_params;
+
+typedef struct dg_tensor_desc {
+  dg_dtype dtype;
+  int32_t rank;               /* 0..DG_MAX_RANK */
+  int64_t dims[DG_MAX_RANK];  /* each >= 1 */
+  dg_quant_params quant;      /* read for i8/u8 (and i32 bias) only */
+} dg_tensor_desc;
+
+/* A tensor in a graph: a small value handle. id 0 is "no tensor". */
+typedef struct dg_tensor {
+  uint32_t id;
+} dg_tensor;
+#define DG_TENSOR_NONE ((dg_tensor){0})
+
+/* ---- graph builder ---------------------------------------------------------- */
+
+typedef struct dg_graph dg_graph;
+
+/* A structured error from a builder call, compile, run or verify. */
+typedef struct dg_diagnostic {
+  dg_status status;
+  int node_index;     /* -1 when not about a node */
+  char node_name[64];
+  char op[32];        /* op name, or the API call for non-op errors */
+  char field[64];     /* offending field or argument, e.g. "params.stride" */
+  char expected[96];
+  char actual[96];
+  char message[512];  /* one or two sentences saying all of the above */
+} dg_diagnostic;
+
+/* Creates an empty graph. name may be NULL; it is copied. Returns NULL only
+ * when ctx is NULL or memory runs out. The graph must be destroyed before
+ * its context. */
+DG_API dg_graph *dg_graph_create(dg_context *ctx, const char *name);
+DG_API void dg_graph_destroy(dg_graph *graph); /* NULL is a no-op */
+/* DG_OK, or the status of the first error (which sticks). */
+DG_API dg_status dg_graph_status(const dg_graph *graph);
+/* The first error, or NULL if none. Owned by the graph. */
+DG_API const dg_diagnostic *dg_graph_error(const dg_graph *graph);
+/* Describes tensor t (dims after shape inference); DG_ERROR_NOT_FOUND if t
+ * is not a tensor of this graph. */
+DG_API dg_status dg_graph_tensor_desc(const dg_graph *graph, dg_tensor t,
+                                      dg_tensor_desc *out);
+DG_API int dg_graph_node_count(const dg_graph *graph);
+
+/* A named graph input (fed at run time). Names are copied and must be
+ * unique among inputs and outputs. */
+DG_API dg_tensor dg_graph_input(dg_graph *graph, const char *name,
+                                const dg_tensor_desc *desc);
+
+/* Constant data (weights, biases). By default the data is copied during
+ * the call. With DG_CONSTANT_LEND the graph keeps the pointer instead: the
+ * data must stay valid and unchanged until the graph and every session
+ * compiled from it are destroyed. */
+enum { DG_CONSTANT_LEND = 1 };
+DG_API dg_tensor dg_graph_constant(dg_graph *graph, const char *name,
+                                   const dg_tensor_desc *desc,
+                                   const void *data, unsigned flags);
+
+/* Marks t as a named output, read back in the given layout. */
+DG_API dg_status dg_graph_output(dg_graph *graph, const char *name,
+                                 dg_tensor t, dg_layout layout);
+/* Sets the layout in which a named input is supplied (default NCHW). */
+DG_API dg_status dg_graph_input_layout(dg_graph *graph, const char *name,
+                                       dg_layout layout);
+
+/* Pins the nodes added from now on to the device with this index (see
+ * dg_context_device_info), like "graph << Target::CL". -1 clears the pin.
+ * What a pin means at compile time depends on the policy. */
+DG_API dg_status dg_graph_set_device(dg_graph *graph, int device_index);
+
+typedef enum dg_activation {
+  DG_ACTIVATION_NONE = 0,
+  DG_ACTIVATION_RELU,
+  DG_ACTIVATION_RELU6,
+} dg_activation;
+
+typedef enum dg_padding {
+  DG_PADDING_EXPLICIT = 0, /* use pads[] */
+  DG_PADDING_VALID,        /* no padding */
+  DG_PADDING_SAME_UPPER,   /* out = ceil(in/stride), extra pad at the end */
+  DG_PADDING_SAME_LOWER,   /* same, extra pad at the beginning */
+} dg_padding;
+
+/* conv2d: x [N,C,H,W], w [O, C/groups, KH, KW], bias [O] or none.
+ * Zero means default: stride 1, dilation 1, groups 1. */
+typedef struct dg_conv2d_params {
+  int32_t stride[2];   /* h, w */
+  int32_t dilation[2]; /* h, w */
+  int32_t pads[4];     /* top, left, bottom, right (EXPLICIT only) */
+  dg_padding padding;
+  int32_t groups;      /* groups == C == O/k: depthwise */
+  dg_activation activation;
+} dg_conv2d_params;
+
+/* Floating-point convolution (f32 or f16 x and w, same dtype). */
+DG_API dg_tensor dg_graph_conv2d(dg_graph *graph, const char *name,
+                                 dg_tensor x, dg_tensor w, dg_tensor bias,
+                                 const dg_conv2d_params *params);
+
+/* Quantised convolution with ONNX QLinearConv semantics: x i8/u8 with
+ * per-tensor quantisation, w i8/u8 per-tensor or per output channel
+ * (quant.axis 0), bias i32 (scale x.scale*w.scale) or none, output dtype
+ * and quantisation given by y_dtype / y_quant (per-tensor). */
+DG_API dg_tensor dg_graph_qconv2d(dg_graph *graph, const char *name,
+                                  dg_tensor x, dg_tensor w, dg_tensor bias,
+                                  const dg_conv2d_params *params,
+                                  dg_dtype y_dtype,
+                                  const dg_quant_params *y_quant);
+
+typedef struct dg_pool2d_params {
+  int32_t kernel[2];   /* h, w; required */
+  int32_t stride[2];   /* 0: 1 */
+  int32_t pads[4];     /* top, left, bottom, right (EXPLICIT only) */
+  dg_padding padding;
+  int32_t ceil_mode;   /* non-zero: output size rounds up */
+  int32_t count_include_pad; /* avg pool: divide by the full window */
+} dg_pool2d_params;
+
+/* Pooling over x [N,C,H,W] (f32, f16, and for max pooling i8/u8). */
+DG_API dg_tensor dg_graph_max_pool2d(dg_graph *graph, const char *name,
+                                     dg_tensor x,
+                                     const dg_pool2d_params *params);
+DG_API dg_tensor dg_graph_avg_pool2d(dg_graph *graph, const char *name,
+                                     dg_tensor x,
+                                     const dg_pool2d_params *params);
+/* [N,C,H,W] -> [N,C,1,1]. */
+DG_API dg_tensor dg_graph_global_avg_pool(dg_graph *graph, const char *name,
+                                          dg_tensor x);
+
+/* y[n,o] = act(sum_k x[n,k] * w[o,k] + bias[o]); x of rank >= 2 is
+ * flattened to [dims[0], rest]; w [O,K]; bias [O] or none. */
+DG_API dg_tensor dg_graph_fully_connected(dg_graph *graph, const char *name,
+                                          dg_tensor x, dg_tensor w,
+                                          dg_tensor bias,
+                                          dg_activation activation);
+/* The quantised form (x, y per-tensor; w per-tensor or per output channel
+ * along axis 0; bias i32). */
+DG_API dg_tensor dg_graph_qfully_connected(
+    dg_graph *graph, const char *name, dg_tensor x, dg_tensor w,
+    dg_tensor bias, dg_activation activation, dg_dtype y_dtype,
+    const dg_quant_params *y_quant);
+
+/* numpy matmul: [...,M,K] x [...,K,N] -> [...,M,N], batch dims broadcast;
+ * rank-1 operands are promoted as numpy does. */
+DG_API dg_tensor dg_graph_matmul(dg_graph *graph, const char *name,
+                                 dg_tensor a, dg_tensor b);
+/* ONNX QLinearMatMul: a per-tensor; b per-tensor or per column (axis =
+ * b's last dim); y per-tensor. */
+DG_API dg_tensor dg_graph_qmatmul(dg_graph *graph, const char *name,
+                                  dg_tensor a, dg_tensor b, dg_dtype y_dtype,
+                                  const dg_quant_params *y_quant);
+
+/* Softmax along axis (negative counts from the end). */
+DG_API dg_tensor dg_graph_softmax(dg_graph *graph, const char *name,
+                                  dg_tensor x, int32_t axis);
+DG_API dg_tensor dg_graph_relu(dg_graph *graph, const char *name,
+                               dg_tensor x);
+/* y = min(max(x, lo), hi); relu6 is clip(0, 6). lo <= hi. */
+DG_API dg_tensor dg_graph_clip(dg_graph *graph, const char *name,
+                               dg_tensor x, float lo, float hi);
+/* Elementwise a + b with numpy broadcasting. */
+DG_API dg_tensor dg_graph_add(dg_graph *graph, const char *name, dg_tensor a,
+                              dg_tensor b);
+/* New dims with at most one -1 (inferred) and 0 meaning "copy the input's
+ * dim" (ONNX Reshape). dims is copied. */
+DG_API dg_tensor dg_graph_reshape(dg_graph *graph, const char *name,
+                                  dg_tensor x, int32_t rank,
+                                  const int64_t *dims);
+/* [d0..d(axis-1)] x [d(axis)..] -> rank 2 (ONNX Flatten). */
+DG_API dg_tensor dg_graph_flatten(dg_graph *graph, const char *name,
+                                  dg_tensor x, int32_t axis);
+/* Joins count tensors along axis; tensors is copied. */
+DG_API dg_tensor dg_graph_concat(dg_graph *graph, const char *name,
+                                 const dg_tensor *tensors, int32_t count,
+                                 int32_t axis);
+/* f32 -> i8/u8/i32 with q (per-tensor or per channel):
+ * q = saturate(round_half_even(x / scale) + zero). */
+DG_API dg_tensor dg_graph_quantize(dg_graph *graph, const char *name,
+                                   dg_tensor x, dg_dtype dtype,
+                                   const dg_quant_params *q);
+/* i8/u8/i32 -> f32 using x's quantisation. */
+DG_API dg_tensor dg_graph_dequantize(dg_graph *graph, const char *name,
+                                     dg_tensor x);
+
+/* ---- compile, plan ---------------------------------------------------------- */
+
+typedef enum dg_policy {
+  DG_POLICY_AUTO = 0, /* cost-based; pins are hints; fallback is visible */
+  DG_POLICY_STRICT,   /* pinned nodes must run where pinned, else fail */
+} dg_policy;
+
+typedef struct dg_compile_options {
+  dg_policy policy;
+  /* Allow-list of device kinds (mask of dg_device_kind; 0 = all). */
+  unsigned device_kinds;
+  /* Allow-list of device indices (NULL/0 = all); copied. */
+  const int *devices;
+  int device_count;
+} dg_compile_options;
+
+typedef struct dg_session dg_session;
+
+/* Places every node, plans memory and compiles each device's segments.
+ * The session keeps its own copy of everything it needs (lent constants
+ * excepted), so the graph may be destroyed afterwards. Fails with
+ * DG_ERROR_GRAPH_FAILED on a graph holding an error, and with
+ * DG_ERROR_UNSUPPORTED (diagnostic names the node and why) when a node can
+ * run on no allowed device or, under STRICT, not on its pinned device. The
+ * diagnostic, if diag is not NULL, is filled on failure. */
+DG_API dg_status dg_graph_compile(dg_graph *graph,
+                                  const dg_compile_options *options,
+                                  dg_session **out, dg_diagnostic *diag);
+DG_API void dg_session_destroy(dg_session *session); /* NULL: no-op */
+
+typedef struct dg_plan dg_plan; /* owned by its session */
+DG_API const dg_plan *dg_session_plan(const dg_session *session);
+
+typedef enum dg_placement_reason {
+  DG_REASON_ONLY_DEVICE = 0,  /* the only allowed device that runs it */
+  DG_REASON_CHEAPEST,         /* lowest estimated cost, transfers included */
+  DG_REASON_PINNED,           /* pinned while building */
+  DG_REASON_FALLBACK,         /* pinned elsewhere but that device declined */
+} dg_placement_reason;
+
+typedef struct dg_plan_node {
+  int node_index;
+  char node_name[64];
+  dg_op op;
+  int device_index;
+  dg_device_kind device_kind;
+  char device_name[128];
+  dg_placement_reason reason;
+  char reason_text[160];   /* e.g. "fallback: vulkan declined (f16)" */
+  double estimated_us;
+  uint64_t bytes_in;       /* bytes read, transfers counted separately */
+  uint64_t bytes_out;
+  uint64_t bytes_transferred; /* moved between devices for this node */
+  int int8_max_lsb_deviation;
+  double measured_us;      /* last run's time, 0 if not measured */
+} dg_plan_node;
+
+DG_API int dg_plan_node_count(const dg_plan *plan);
+DG_API dg_status dg_plan_get_node(const dg_plan *plan, int i,
+                                  dg_plan_node *out);
+
+typedef enum dg_plan_format {
+  DG_PLAN_FORMAT_TABLE = 0,
+  DG_PLAN_FORMAT_DOT, /* Graphviz, nodes coloured by device kind */
+} dg_plan_format;
+DG_API dg_status dg_plan_write(const dg_plan *plan, dg_plan_format format,
+                               FILE *out);
+
+/* ---- run, verify ---------------------------------------------------------- */
+
+/* A host buffer bound to a named input or output. The data is read (inputs)
+ * or written (outputs) during dg_session_run only. size is in bytes and
+ * must equal the tensor's size. */
+typedef struct dg_binding {
+  const char *name;
+  void *data;
+  size_t size;
+} dg_binding;
+
+/* Runs the whole session once. Every input must be bound; outputs not bound
+ * are computed and dropped. Returns DG_ERROR_NOT_FOUND (unknown name),
+ * DG_ERROR_INVALID_ARGUMENT (wrong size, missing input, NULL data), or a
+ * device error. diag may be NULL. */
+DG_API dg_status dg_session_run(dg_session *session, const dg_binding *inputs,
+                                int input_count, const dg_binding *outputs,
+                                int output_count, dg_diagnostic *diag);
+
+typedef struct dg_verify_report {
+  int ok;               /* 1: every node within tolerance */
+  int nodes_checked;
+  int node_index;       /* first failing node, -1 if ok */
+  char node_name[64];
+  dg_op op;
+  double max_abs_error; /* at that node (or the worst, if ok) */
+  double max_rel_error;
+  int64_t max_lsb_error; /* integer outputs */
+  double tolerance;
+} dg_verify_report;
+
+/* Runs the session and the reference kernels side by side on these inputs
+ * and compares every node's output against the reference's (computed from
+ * the same inputs as the session's node saw) under the dtype's tolerance
+ * and the device's declared int8 deviation. Returns DG_OK when all match,
+ * DG_ERROR_MISMATCH when one differs (report says which), or an error. */
+DG_API dg_status dg_session_verify(dg_session *session,
+                                   const dg_binding *inputs, int input_count,
+                                   dg_verify_report *report);
+
+/* ---- one-shot ops ------------------------------------------------------------ */
+
+/* Runs one convolution now on the device with this index (-1: auto), from
+ * host buffers in NCHW. Descriptors give dtype/shape/quant; b_desc/b may be
+ * NULL. The compiled one-node session is memoised in the context, keyed by
+ * the descriptors and params, so repeated calls cost one run. y_size is in
+ * bytes. For int8 descriptors it runs qconv2d (y_desc->quant gives the
+ * output quantisation). Thread-compatible, not thread-safe per context. */
+DG_API dg_status dg_oneshot_conv2d(dg_context *ctx, int device_index,
+                                   const dg_tensor_desc *x_desc,
+                                   const void *x,
+                                   const dg_tensor_desc *w_desc,
+                                   const void *w,
+                                   const dg_tensor_desc *b_desc,
+                                   const void *b,
+                                   const dg_conv2d_params *params,
+                                   const dg_tensor_desc *y_desc, void *y,
+                                   size_t y_size, dg_diagnostic *diag);
+/* The same for fully_connected (x [N,K], w [O,K]) and matmul. */
+DG_API dg_status dg_oneshot_fully_connected(
+    dg_context *ctx, int device_index, const dg_tensor_desc *x_desc,
+    const void *x, const dg_tensor_desc *w_desc, const void *w,
+    const dg_tensor_desc *b_desc, const void *b, dg_activation activation,
+    const dg_tensor_desc *y_desc, void *y, size_t y_size,
+    dg_diagnostic *diag);
+DG_API dg_status dg_oneshot_matmul(dg_context *ctx, int device_index,
+                                   const dg_tensor_desc *a_desc,
+                                   const void *a,
+                                   const dg_tensor_desc *b_desc,
+                                   const void *b,
+                                   const dg_tensor_desc *y_desc, void *y,
+                                   size_t y_size, dg_diagnostic *diag);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DIRECTGRAPH_GRAPH_H */

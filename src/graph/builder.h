@@ -1,0 +1,57 @@
+/* Helpers the op files (src/ops) use to validate a builder call and add its
+ * node. A call goes: dg_build_begin -> checks (each failing the graph with a
+ * diagnostic on the first problem) -> dg_build_finish. */
+#ifndef DG_BUILDER_H
+#define DG_BUILDER_H
+
+#include "internal.h"
+
+typedef struct dg_build {
+  dg_graph *g;
+  dg_op op;
+  const char *name; /* as given, may be NULL */
+  int node_index;
+} dg_build;
+
+/* false when g is NULL or already failed (the call is then a no-op). */
+bool dg_build_begin(dg_build *b, dg_graph *g, dg_op op, const char *name);
+
+/* Records the first error of the graph (later ones are dropped). */
+void dg_build_fail(dg_build *b, dg_status st, const char *field,
+                   const char *expected, const char *actual, const char *fmt,
+                   ...) __attribute__((format(printf, 6, 7)));
+
+/* Resolves a tensor argument. With optional, id 0 yields NULL without an
+ * error; any other bad id fails the graph. */
+const dg_tensor_info *dg_build_tensor(dg_build *b, dg_tensor t,
+                                      const char *field, bool optional,
+                                      bool *ok);
+
+/* Checks t's dtype is one of mask (bits 1u << dg_dtype). */
+bool dg_build_dtype(dg_build *b, const dg_tensor_info *t, const char *field,
+                    unsigned mask);
+/* Checks t's rank. */
+bool dg_build_rank(dg_build *b, const dg_tensor_info *t, const char *field,
+                   int rank);
+/* Checks a, b have the same dtype. */
+bool dg_build_same_dtype(dg_build *b, const dg_tensor_info *x,
+                         const dg_tensor_info *y, const char *field);
+/* Checks quantisation parameters for a tensor of this desc; field names
+ * the argument. per_channel_axis >= 0 allows per-channel on that axis. */
+bool dg_build_quant(dg_build *b, const dg_tensor_desc *d, const char *field,
+                    int per_channel_axis);
+
+/* Adds the node; out is the inferred output descriptor (quant arrays are
+ * copied). Returns the output tensor, or DG_TENSOR_NONE on failure. */
+dg_tensor dg_build_finish(dg_build *b, const uint32_t *inputs, int count,
+                          const dg_tensor_desc *out, const dg_node_params *p);
+
+/* Validates a user-supplied descriptor (dtype, rank, dims, size overflow,
+ * quantisation) and fails the graph naming field. */
+bool dg_build_desc(dg_build *b, const dg_tensor_desc *d, const char *field);
+
+#define DG_BIT(t) (1u << (t))
+#define DG_FLOAT_TYPES (DG_BIT(DG_DTYPE_F32) | DG_BIT(DG_DTYPE_F16))
+#define DG_Q8_TYPES (DG_BIT(DG_DTYPE_I8) | DG_BIT(DG_DTYPE_U8))
+
+#endif

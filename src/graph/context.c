@@ -1,0 +1,218 @@
+/* Context: options, devices from every built-in target, the cache
+ * directory, and the names of the public enums. */
+#define _POSIX_C_SOURCE 200809L
+#include "internal.h"
+#include "oneshot.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *dg_version_string(void) { return "0.1.0"; }
+
+const char *dg_status_string(dg_status s) {
+  switch (s) {
+  case DG_OK: return "ok";
+  case DG_ERROR_INVALID_ARGUMENT: return "invalid argument";
+  case DG_ERROR_INVALID_SHAPE: return "invalid shape";
+  case DG_ERROR_INVALID_DTYPE: return "invalid dtype";
+  case DG_ERROR_UNSUPPORTED: return "unsupported";
+  case DG_ERROR_OUT_OF_MEMORY: return "out of memory";
+  case DG_ERROR_DEVICE: return "device error";
+  case DG_ERROR_IO: return "i/o error";
+  case DG_ERROR_GRAPH_FAILED: return "graph already failed";
+  case DG_ERROR_NOT_FOUND: return "not found";
+  case DG_ERROR_MISMATCH: return "mismatch";
+  case DG_ERROR_OVERFLOW: return "size overflow";
+  }
+  return "unknown status";
+}
+
+const char *dg_dtype_name(dg_dtype t) {
+  static const char *const names[] = {"invalid", "f32", "f16", "i8", "u8",
+                                      "i32"};
+  return (t >= 0 && t < DG_DTYPE_COUNT_) ? names[t] : "?";
+}
+
+size_t dg_dtype_size(dg_dtype t) {
+  switch (t) {
+  case DG_DTYPE_F32: case DG_DTYPE_I32: return 4;
+  case DG_DTYPE_F16: return 2;
+  case DG_DTYPE_I8: case DG_DTYPE_U8: return 1;
+  default: return 0;
+  }
+}
+
+const char *dg_device_kind_name(dg_device_kind k) {
+  switch (k) {
+  case DG_DEVICE_CPU: return "cpu";
+  case DG_DEVICE_VULKAN: return "vulkan";
+  case DG_DEVICE_OPENCL: return "opencl";
+  case DG_DEVICE_NPU: return "npu";
+  }
+  return "?";
+}
+
+const char *dg_op_name(dg_op op) {
+  static const char *const names[DG_OP_COUNT_] = {
+      "invalid",  "conv2d",  "max_pool2d", "avg_pool2d", "global_avg_pool",
+      "fully_connected", "matmul", "softmax", "relu", "clip", "add",
+      "reshape", "concat", "quantize", "dequantize", "qconv2d",
+      "qfully_connected", "qmatmul"};
+  return (op > 0 && op < DG_OP_COUNT_) ? names[op] : "?";
+}
+
+void dg_strlcpy(char *dst, const char *src, size_t size) {
+  if (!size)
+    return;
+  if (!src)
+    src = "";
+  size_t n = strlen(src);
+  if (n >= size)
+    n = size - 1;
+  memcpy(dst, src, n);
+  dst[n] = 0;
+}
+
+void dg_format_dims(char *buf, size_t size, int rank, const int64_t *dims) {
+  size_t used = 0;
+  used += (size_t)snprintf(buf, size, "[");
+  for (int i = 0; i < rank && used < size; i++)
+    used += (size_t)snprintf(buf + used, size - used, "%s%lld", i ? ", " : "",
+                             (long long)dims[i]);
+  if (used < size)
+    snprintf(buf + used, size - used, "]");
+}
+
+void dg_log(const dg_context *ctx, dg_log_level level, const char *fmt, ...) {
+  if (!ctx || !ctx->opts.log || level > ctx->opts.log_level)
+    return;
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  ctx->opts.log(ctx->opts.log_user, level, msg);
+}
+
+void dg_diag_set(dg_diagnostic *d, dg_status st, int node_index,
+                 const char *node_name, const char *op, const char *field,
+                 const char *expected, const char *actual, const char *fmt,
+                 ...) {
+  if (!d)
+    return;
+  memset(d, 0, sizeof *d);
+  d->status = st;
+  d->node_index = node_index;
+  dg_strlcpy(d->node_name, node_name, sizeof d->node_name);
+  dg_strlcpy(d->op, op, sizeof d->op);
+  dg_strlcpy(d->field, field, sizeof d->field);
+  dg_strlcpy(d->expected, expected, sizeof d->expected);
+  dg_strlcpy(d->actual, actual, sizeof d->actual);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(d->message, sizeof d->message, fmt, ap);
+  va_end(ap);
+}
+
+static char *cache_dir_from_env(void) {
+  const char *e = getenv("DG_CACHE_DIR");
+  char buf[4096];
+  if (e && *e)
+    return strdup(e);
+  e = getenv("XDG_CACHE_HOME");
+  if (e && *e) {
+    snprintf(buf, sizeof buf, "%s/directgraph", e);
+    return strdup(buf);
+  }
+  e = getenv("HOME");
+  if (e && *e) {
+    snprintf(buf, sizeof buf, "%s/.cache/directgraph", e);
+    return strdup(buf);
+  }
+  return NULL;
+}
+
+dg_status dg_context_create(const dg_context_options *options,
+                            dg_context **out) {
+  if (!out)
+    return DG_ERROR_INVALID_ARGUMENT;
+  *out = NULL;
+  dg_context_options o = {0};
+  if (options)
+    o = *options;
+  if (o.log_level < DG_LOG_NONE || o.log_level > DG_LOG_DEBUG ||
+      o.cpu_threads < 0 ||
+      (o.device_kinds & ~(unsigned)(DG_DEVICE_CPU | DG_DEVICE_VULKAN |
+                                    DG_DEVICE_OPENCL | DG_DEVICE_NPU)))
+    return DG_ERROR_INVALID_ARGUMENT;
+  if (!o.device_kinds)
+    o.device_kinds = DG_DEVICE_CPU | DG_DEVICE_VULKAN | DG_DEVICE_OPENCL |
+                     DG_DEVICE_NPU;
+  o.device_kinds |= DG_DEVICE_CPU; /* always present: the fallback */
+
+  dg_context *ctx = calloc(1, sizeof *ctx);
+  if (!ctx)
+    return DG_ERROR_OUT_OF_MEMORY;
+  ctx->opts = o;
+  ctx->opts.cache_dir = NULL;
+  if (!o.disable_cache) {
+    ctx->cache_dir = o.cache_dir ? strdup(o.cache_dir) : cache_dir_from_env();
+    if (o.cache_dir && !ctx->cache_dir) {
+      free(ctx);
+      return DG_ERROR_OUT_OF_MEMORY;
+    }
+  }
+  for (int i = 0; dg_targets[i]; i++) {
+    const dg_target *t = dg_targets[i];
+    if (!(o.device_kinds & t->kind))
+      continue;
+    int before = ctx->devices.count;
+    dg_status st = t->enumerate(&ctx->opts, &ctx->devices);
+    if (st == DG_ERROR_OUT_OF_MEMORY || (t->kind == DG_DEVICE_CPU && st)) {
+      dg_context_destroy(ctx);
+      return st;
+    }
+    if (st != DG_OK)
+      dg_log(ctx, DG_LOG_WARNING, "%s target: %s; its devices are skipped",
+             t->name, dg_status_string(st));
+    for (int d = before; d < ctx->devices.count; d++) {
+      ctx->devices.items[d].info.index = d;
+      dg_log(ctx, DG_LOG_INFO, "device %d: %s (%s)", d,
+             ctx->devices.items[d].info.name,
+             ctx->devices.items[d].info.driver);
+    }
+  }
+  *out = ctx;
+  return DG_OK;
+}
+
+void dg_context_destroy(dg_context *ctx) {
+  if (!ctx)
+    return;
+  dg_oneshot_clear(ctx);
+  for (int i = 0; i < ctx->devices.count; i++)
+    if (ctx->devices.items[i].vt->destroy)
+      ctx->devices.items[i].vt->destroy(&ctx->devices.items[i]);
+  free(ctx->devices.items);
+  free(ctx->cache_dir);
+  free(ctx);
+}
+
+const char *dg_context_cache_dir(const dg_context *ctx) {
+  return ctx ? ctx->cache_dir : NULL;
+}
+
+int dg_context_device_count(const dg_context *ctx) {
+  return ctx ? ctx->devices.count : 0;
+}
+
+dg_status dg_context_device_info(const dg_context *ctx, int index,
+                                 dg_device_info *out) {
+  if (!ctx || !out)
+    return DG_ERROR_INVALID_ARGUMENT;
+  if (index < 0 || index >= ctx->devices.count)
+    return DG_ERROR_NOT_FOUND;
+  *out = ctx->devices.items[index].info;
+  return DG_OK;
+}

@@ -1,0 +1,44 @@
+/* Private structures of the graph layer: context, graph, session. */
+#ifndef DG_INTERNAL_H
+#define DG_INTERNAL_H
+
+#include "../target/target.h"
+#include "ir.h"
+
+#include <stdarg.h>
+
+typedef struct dg_oneshot_entry dg_oneshot_entry;
+
+struct dg_context {
+  dg_context_options opts;
+  char *cache_dir; /* NULL when disabled */
+  dg_device_list devices;
+  dg_oneshot_entry *oneshots; /* memoised one-node sessions */
+};
+
+struct dg_graph {
+  dg_context *ctx;
+  char name[DG_NAME_MAX];
+  dg_ir ir;
+  bool failed;
+  dg_diagnostic error;
+  int pin; /* device index for new nodes, -1 none */
+};
+
+/* Logging through the context's callback (no-op without one). */
+void dg_log(const dg_context *ctx, dg_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Fills a diagnostic. Any string may be NULL. */
+void dg_diag_set(dg_diagnostic *d, dg_status st, int node_index,
+                 const char *node_name, const char *op, const char *field,
+                 const char *expected, const char *actual, const char *fmt,
+                 ...) __attribute__((format(printf, 9, 10)));
+
+/* Copies src into dst[size] with truncation, always terminated. */
+void dg_strlcpy(char *dst, const char *src, size_t size);
+
+/* Formats dims as "[1, 3, 32, 32]". */
+void dg_format_dims(char *buf, size_t size, int rank, const int64_t *dims);
+
+#endif

@@ -1,0 +1,106 @@
+/* The graph IR shared by the builder, the ops, the placer, the sessions and
+ * the targets. Plain structs; the public header never shows them.
+ *
+ * Tensor ids are 1-based indices into dg_ir.tensors (0 is "none"); nodes are
+ * kept in the order the builder added them, which is a topological order
+ * because a node can only consume tensors that already exist.
+ */
+#ifndef DG_IR_H
+#define DG_IR_H
+
+#include "graph.h"
+#include <stdbool.h>
+
+#define DG_NAME_MAX 64
+
+/* Constant data shared by a graph and the sessions compiled from it. */
+typedef struct dg_blob {
+  int refs;
+  const void *data;
+  void *owned; /* NULL when lent by the caller */
+  size_t size;
+} dg_blob;
+
+typedef enum dg_tensor_kind {
+  DG_TENSOR_INPUT,
+  DG_TENSOR_CONSTANT,
+  DG_TENSOR_VALUE, /* produced by a node */
+} dg_tensor_kind;
+
+typedef struct dg_tensor_info {
+  char name[DG_NAME_MAX];
+  dg_tensor_kind kind;
+  dg_tensor_desc desc; /* quant arrays point at the owned copies below */
+  float *channel_scales;
+  int32_t *channel_zero_points;
+  int producer;      /* node index, -1 for inputs and constants */
+  dg_blob *constant; /* for DG_TENSOR_CONSTANT */
+} dg_tensor_info;
+
+/* Every op's parameters, resolved at build time (no unions: each op reads
+ * only the fields its file documents). */
+typedef struct dg_node_params {
+  int32_t stride[2], dilation[2], pads[4], kernel[2], groups;
+  int32_t ceil_mode, count_include_pad;
+  dg_activation activation;
+  int32_t axis;
+  float clip_lo, clip_hi;
+} dg_node_params;
+
+typedef struct dg_node {
+  dg_op op;
+  char name[DG_NAME_MAX];
+  uint32_t *inputs; /* tensor ids; 0 for an absent optional input */
+  int input_count;
+  uint32_t output;
+  int pinned_device; /* -1: none */
+  dg_node_params p;
+} dg_node;
+
+typedef struct dg_io_binding {
+  char name[DG_NAME_MAX];
+  uint32_t tensor;
+  dg_layout layout;
+} dg_io_binding;
+
+typedef struct dg_ir {
+  dg_tensor_info *tensors;
+  int tensor_count, tensor_cap;
+  dg_node *nodes;
+  int node_count, node_cap;
+  dg_io_binding *inputs;
+  int input_count;
+  dg_io_binding *outputs;
+  int output_count;
+} dg_ir;
+
+static inline dg_tensor_info *dg_ir_tensor(const dg_ir *ir, uint32_t id) {
+  return (id >= 1 && (int)id <= ir->tensor_count) ? &ir->tensors[id - 1]
+                                                  : NULL;
+}
+
+/* Element count and byte size of a descriptor (no overflow: checked when
+ * the tensor was made). */
+int64_t dg_desc_elements(const dg_tensor_desc *d);
+size_t dg_desc_bytes(const dg_tensor_desc *d);
+
+/* Deep copy (constants shared by reference count); false on OOM. */
+bool dg_ir_clone(const dg_ir *src, dg_ir *dst);
+void dg_ir_free(dg_ir *ir);
+void dg_blob_release(dg_blob *b);
+
+/* Per-channel helpers for quantised tensors: the scale / zero point of
+ * channel c (the per-tensor value when not per-channel). */
+static inline float dg_quant_scale(const dg_tensor_desc *d, int64_t c) {
+  return d->quant.channel_count ? d->quant.channel_scales[c] : d->quant.scale;
+}
+static inline int32_t dg_quant_zero(const dg_tensor_desc *d, int64_t c) {
+  if (!d->quant.channel_count)
+    return d->quant.zero_point;
+  return d->quant.channel_zero_points ? d->quant.channel_zero_points[c] : 0;
+}
+
+/* Integer range of a dtype (i8, u8, i32). */
+void dg_dtype_int_range(dg_dtype t, int64_t *lo, int64_t *hi);
+
+#endif

@@ -1,0 +1,86 @@
+/* The plan object: per-node placement, reasons, estimates; printed as a
+ * table or as Graphviz DOT. */
+#include "session.h"
+
+#include <string.h>
+
+int dg_plan_node_count(const dg_plan *p) { return p ? p->node_count : 0; }
+
+dg_status dg_plan_get_node(const dg_plan *p, int i, dg_plan_node *out) {
+  if (!p || !out)
+    return DG_ERROR_INVALID_ARGUMENT;
+  if (i < 0 || i >= p->node_count)
+    return DG_ERROR_NOT_FOUND;
+  *out = p->nodes[i];
+  return DG_OK;
+}
+
+static const char *kind_colour(dg_device_kind k) {
+  switch (k) {
+  case DG_DEVICE_CPU: return "lightblue";
+  case DG_DEVICE_VULKAN: return "salmon";
+  case DG_DEVICE_OPENCL: return "palegreen";
+  case DG_DEVICE_NPU: return "gold";
+  }
+  return "white";
+}
+
+static const char *reason_word(dg_placement_reason r) {
+  switch (r) {
+  case DG_REASON_ONLY_DEVICE: return "only";
+  case DG_REASON_CHEAPEST: return "cheapest";
+  case DG_REASON_PINNED: return "pinned";
+  case DG_REASON_FALLBACK: return "FALLBACK";
+  }
+  return "?";
+}
+
+dg_status dg_plan_write(const dg_plan *p, dg_plan_format format, FILE *out) {
+  if (!p || !out)
+    return DG_ERROR_INVALID_ARGUMENT;
+  if (format == DG_PLAN_FORMAT_TABLE) {
+    fprintf(out, "%-3s %-20s %-16s %-8s %-9s %10s %10s %10s %s\n", "#",
+                 "node", "op", "device", "reason", "est_us", "run_us",
+                 "moved_B", "why");
+    for (int i = 0; i < p->node_count; i++) {
+      const dg_plan_node *n = &p->nodes[i];
+      char dev[24];
+      snprintf(dev, sizeof dev, "%s:%d", dg_device_kind_name(n->device_kind),
+               n->device_index);
+      fprintf(out, "%-3d %-20.20s %-16s %-8s %-9s %10.2f %10.2f %10llu %s%s\n",
+              i, n->node_name, dg_op_name(n->op), dev,
+              reason_word(n->reason), n->estimated_us, n->measured_us,
+              (unsigned long long)n->bytes_transferred, n->reason_text,
+              n->int8_max_lsb_deviation ? " (int8 +-1 LSB)" : "");
+    }
+    fprintf(out, "%d nodes in %d segment(s)\n", p->node_count,
+            p->segment_count);
+    return ferror(out) ? DG_ERROR_IO : DG_OK;
+  }
+  if (format != DG_PLAN_FORMAT_DOT)
+    return DG_ERROR_INVALID_ARGUMENT;
+  fprintf(out, "digraph plan {\n  node [shape=box, style=filled];\n");
+  for (int i = 0; i < p->node_count; i++) {
+    const dg_plan_node *n = &p->nodes[i];
+    char name[DG_NAME_MAX];
+    dg_strlcpy(name, n->node_name, sizeof name);
+    for (char *c = name; *c; c++)
+      if (*c == '"' || *c == '\\')
+        *c = '_';
+    fprintf(out,
+            "  n%d [label=\"%s\\n%s\\n%s:%d %.1fus\", fillcolor=%s];\n", i,
+            name, dg_op_name(n->op),
+            dg_device_kind_name(n->device_kind), n->device_index,
+            n->estimated_us, kind_colour(n->device_kind));
+  }
+  for (int i = 0; p->ir && i < p->node_count; i++) {
+    const dg_node *n = &p->ir->nodes[i];
+    for (int k = 0; k < n->input_count; k++) {
+      const dg_tensor_info *t = dg_ir_tensor(p->ir, n->inputs[k]);
+      if (t && t->kind == DG_TENSOR_VALUE)
+        fprintf(out, "  n%d -> n%d;\n", t->producer, i);
+    }
+  }
+  fprintf(out, "}\n");
+  return ferror(out) ? DG_ERROR_IO : DG_OK;
+}

@@ -1,0 +1,374 @@
+/* Compile (placement, segments, host memory plan, per-target compile) and
+ * run. */
+#define _POSIX_C_SOURCE 200809L
+#include "session.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ALIGN 64
+
+static size_t align_up(size_t v) { return (v + ALIGN - 1) & ~(size_t)(ALIGN - 1); }
+
+/* Host memory plan: every non-constant tensor gets a region of one arena;
+ * with reuse, regions of tensors whose lifetimes do not overlap share
+ * bytes (first fit over the regions live at the producer). Graph inputs
+ * bound as NCHW are not copied: host[] points at the caller's buffer. */
+static dg_status plan_memory(dg_session *s) {
+  const dg_ir *ir = &s->ir;
+  int T = ir->tensor_count;
+  int *first = malloc(sizeof(int) * (size_t)(T + 1));
+  int *last = malloc(sizeof(int) * (size_t)(T + 1));
+  s->offsets = malloc(sizeof(size_t) * (size_t)(T + 1));
+  s->host = calloc((size_t)T + 1, sizeof(void *));
+  if (!first || !last || !s->offsets || !s->host) {
+    free(first), free(last);
+    return DG_ERROR_OUT_OF_MEMORY;
+  }
+  for (int t = 0; t < T; t++) {
+    first[t] = ir->tensors[t].kind == DG_TENSOR_VALUE ? ir->tensors[t].producer
+                                                      : -1;
+    last[t] = first[t];
+    s->offsets[t] = SIZE_MAX;
+  }
+  for (int i = 0; i < ir->node_count; i++)
+    for (int k = 0; k < ir->nodes[i].input_count; k++)
+      if (ir->nodes[i].inputs[k])
+        last[ir->nodes[i].inputs[k] - 1] = i;
+  for (int o = 0; o < ir->output_count; o++)
+    last[ir->outputs[o].tensor - 1] = ir->node_count;
+  size_t top = 0;
+  for (int t = 0; t < T; t++) {
+    if (ir->tensors[t].kind != DG_TENSOR_VALUE)
+      continue;
+    size_t size = align_up(dg_desc_bytes(&ir->tensors[t].desc));
+    size_t off = 0;
+    if (s->keep_all) {
+      off = top;
+    } else {
+      /* Try offsets just past each live region, lowest first. */
+      bool placed = false;
+      for (int pass = -1; pass < t && !placed; pass++) {
+        size_t cand = pass < 0 ? 0 : s->offsets[pass];
+        if (pass >= 0) {
+          if (cand == SIZE_MAX)
+            continue;
+          cand += align_up(dg_desc_bytes(&ir->tensors[pass].desc));
+        }
+        bool clash = false;
+        for (int u = 0; u < t && !clash; u++) {
+          if (s->offsets[u] == SIZE_MAX || last[u] < first[t])
+            continue;
+          size_t us = s->offsets[u],
+                 ue = us + align_up(dg_desc_bytes(&ir->tensors[u].desc));
+          clash = cand < ue && us < cand + size;
+        }
+        if (!clash) {
+          off = cand;
+          placed = true;
+        }
+      }
+      if (!placed)
+        off = top;
+    }
+    s->offsets[t] = off;
+    if (off + size > top)
+      top = off + size;
+  }
+  free(first), free(last);
+  s->arena_size = top;
+  if (top && posix_memalign(&s->arena, ALIGN, top))
+    return DG_ERROR_OUT_OF_MEMORY;
+  for (int t = 0; t < T; t++) {
+    if (s->offsets[t] != SIZE_MAX)
+      s->host[t + 1] = (char *)s->arena + s->offsets[t];
+    else if (ir->tensors[t].constant)
+      s->host[t + 1] = (void *)ir->tensors[t].constant->data;
+  }
+  /* NHWC inputs are converted into a scratch buffer of their own. */
+  size_t io = 0;
+  s->io_offsets = calloc((size_t)ir->input_count + 1, sizeof(size_t));
+  if (!s->io_offsets)
+    return DG_ERROR_OUT_OF_MEMORY;
+  for (int i = 0; i < ir->input_count; i++) {
+    s->io_offsets[i] = io;
+    if (ir->inputs[i].layout == DG_LAYOUT_NHWC)
+      io += align_up(dg_desc_bytes(&dg_ir_tensor(ir, ir->inputs[i].tensor)
+                                        ->desc));
+  }
+  if (io && posix_memalign(&s->io_scratch, ALIGN, io))
+    return DG_ERROR_OUT_OF_MEMORY;
+  return DG_OK;
+}
+
+static dg_status make_segments(dg_session *s, dg_diagnostic *diag) {
+  const dg_ir *ir = &s->ir;
+  int N = ir->node_count;
+  s->segments = calloc((size_t)N + 1, sizeof *s->segments);
+  if (!s->segments)
+    return DG_ERROR_OUT_OF_MEMORY;
+  for (int i = 0; i < N;) {
+    int j = i;
+    while (j < N && s->placement[j] == s->placement[i])
+      j++;
+    dg_segment_rt *seg = &s->segments[s->segment_count++];
+    seg->dev = &s->ctx->devices.items[s->placement[i]];
+    seg->first = i;
+    seg->node_count = j - i;
+    seg->nodes = malloc(sizeof(int) * (size_t)(j - i));
+    if (!seg->nodes)
+      return DG_ERROR_OUT_OF_MEMORY;
+    for (int k = i; k < j; k++)
+      seg->nodes[k - i] = k;
+    dg_segment desc = {ir, seg->nodes, seg->node_count, s->keep_all};
+    dg_status st = seg->dev->vt->compile(seg->dev, &desc, &seg->state, diag);
+    if (st != DG_OK)
+      return st;
+    i = j;
+  }
+  s->plan.segment_count = s->segment_count;
+  return DG_OK;
+}
+
+void dg_session_destroy(dg_session *s) {
+  if (!s)
+    return;
+  dg_session_destroy(s->verify_twin);
+  for (int i = 0; i < s->segment_count; i++) {
+    if (s->segments[i].state)
+      s->segments[i].dev->vt->release(s->segments[i].state);
+    free(s->segments[i].nodes);
+  }
+  free(s->segments);
+  free(s->placement);
+  free(s->devices_allowed);
+  free(s->arena);
+  free(s->offsets);
+  free(s->host);
+  free(s->io_scratch);
+  free(s->io_offsets);
+  free(s->node_us);
+  free(s->plan.nodes);
+  dg_ir_free(&s->ir);
+  free(s);
+}
+
+dg_status dg_session_compile(dg_context *ctx, const dg_ir *ir,
+                             const dg_compile_options *opts, bool keep_all,
+                             dg_session **out, dg_diagnostic *diag) {
+  dg_session *s = calloc(1, sizeof *s);
+  if (!s)
+    return DG_ERROR_OUT_OF_MEMORY;
+  s->ctx = ctx;
+  s->keep_all = keep_all;
+  if (opts)
+    s->opts = *opts;
+  s->opts.devices = NULL;
+  dg_status st = DG_ERROR_OUT_OF_MEMORY;
+  if (!dg_ir_clone(ir, &s->ir))
+    goto fail;
+  int N = ir->node_count;
+  s->placement = calloc((size_t)N + 1, sizeof(int));
+  s->node_us = calloc((size_t)N + 1, sizeof(double));
+  s->plan.nodes = calloc((size_t)N + 1, sizeof(dg_plan_node));
+  s->plan.node_count = N;
+  s->plan.ir = &s->ir;
+  if (!s->placement || !s->node_us || !s->plan.nodes)
+    goto fail;
+  if (opts && opts->device_count > 0) {
+    s->devices_allowed = malloc(sizeof(int) * (size_t)opts->device_count);
+    if (!s->devices_allowed)
+      goto fail;
+    memcpy(s->devices_allowed, opts->devices,
+           sizeof(int) * (size_t)opts->device_count);
+  }
+  st = dg_place(s, diag);
+  if (st != DG_OK)
+    goto fail_diag;
+  st = plan_memory(s);
+  if (st != DG_OK)
+    goto fail;
+  st = make_segments(s, diag);
+  if (st == DG_ERROR_OUT_OF_MEMORY)
+    goto fail;
+  if (st != DG_OK)
+    goto fail_diag;
+  *out = s;
+  return DG_OK;
+fail:
+  dg_diag_set(diag, st, -1, NULL, "compile", NULL, NULL, NULL,
+              "compile failed: %s", dg_status_string(st));
+fail_diag:
+  dg_session_destroy(s);
+  return st;
+}
+
+dg_status dg_graph_compile(dg_graph *g, const dg_compile_options *opts,
+                           dg_session **out, dg_diagnostic *diag) {
+  if (out)
+    *out = NULL;
+  if (!g || !out) {
+    dg_diag_set(diag, DG_ERROR_INVALID_ARGUMENT, -1, NULL, "dg_graph_compile",
+                g ? "out" : "graph", "non-NULL", "NULL",
+                "dg_graph_compile: %s is NULL", g ? "out" : "graph");
+    return DG_ERROR_INVALID_ARGUMENT;
+  }
+  if (g->failed) {
+    if (diag) {
+      *diag = g->error;
+      diag->status = DG_ERROR_GRAPH_FAILED;
+    }
+    return DG_ERROR_GRAPH_FAILED;
+  }
+  const char *bad = NULL;
+  if (opts && (opts->policy < DG_POLICY_AUTO || opts->policy > DG_POLICY_STRICT))
+    bad = "options.policy";
+  else if (opts && (opts->device_count < 0 ||
+                    (opts->device_count > 0 && !opts->devices)))
+    bad = "options.devices";
+  else if (!g->ir.output_count)
+    bad = "outputs";
+  if (bad) {
+    dg_diag_set(diag, DG_ERROR_INVALID_ARGUMENT, -1, NULL, "dg_graph_compile",
+                bad, NULL, NULL, "dg_graph_compile: bad %s%s", bad,
+                strcmp(bad, "outputs") ? "" : " (the graph has no output)");
+    return DG_ERROR_INVALID_ARGUMENT;
+  }
+  return dg_session_compile(g->ctx, &g->ir, opts, false, out, diag);
+}
+
+const dg_plan *dg_session_plan(const dg_session *s) {
+  return s ? &s->plan : NULL;
+}
+
+/* ---- run ---- */
+
+static void nhwc_to_nchw(const dg_tensor_desc *d, const void *src, void *dst) {
+  size_t es = dg_dtype_size(d->dtype);
+  int64_t N = d->dims[0], C = d->dims[1], HW = d->dims[2] * d->dims[3];
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t p = 0; p < HW; p++)
+      for (int64_t c = 0; c < C; c++)
+        memcpy((char *)dst + ((n * C + c) * HW + p) * es,
+               (const char *)src + ((n * HW + p) * C + c) * es, es);
+}
+
+static void nchw_to_nhwc(const dg_tensor_desc *d, const void *src, void *dst) {
+  size_t es = dg_dtype_size(d->dtype);
+  int64_t N = d->dims[0], C = d->dims[1], HW = d->dims[2] * d->dims[3];
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t c = 0; c < C; c++)
+      for (int64_t p = 0; p < HW; p++)
+        memcpy((char *)dst + ((n * HW + p) * C + c) * es,
+               (const char *)src + ((n * C + c) * HW + p) * es, es);
+}
+
+static dg_status bad_binding(dg_diagnostic *diag, dg_status st,
+                             const char *name, const char *field,
+                             const char *what) {
+  dg_diag_set(diag, st, -1, NULL, "dg_session_run", field, NULL, NULL,
+              "dg_session_run: %s '%s': %s", field, name ? name : "(null)",
+              what);
+  return st;
+}
+
+dg_status dg_session_execute(dg_session *s, const dg_binding *inputs,
+                             int input_count, dg_diagnostic *diag) {
+  const dg_ir *ir = &s->ir;
+  if (input_count < 0 || (input_count && !inputs))
+    return bad_binding(diag, DG_ERROR_INVALID_ARGUMENT, "", "inputs",
+                       "input array is NULL or its count negative");
+  for (int i = 0; i < ir->input_count; i++) {
+    const dg_io_binding *b = &ir->inputs[i];
+    const dg_binding *u = NULL;
+    for (int k = 0; k < input_count; k++)
+      if (inputs[k].name && !strcmp(inputs[k].name, b->name))
+        u = &inputs[k];
+    const dg_tensor_desc *d = &dg_ir_tensor(ir, b->tensor)->desc;
+    if (!u)
+      return bad_binding(diag, DG_ERROR_INVALID_ARGUMENT, b->name, "input",
+                         "not bound");
+    if (!u->data)
+      return bad_binding(diag, DG_ERROR_INVALID_ARGUMENT, b->name, "input",
+                         "data is NULL");
+    if (u->size != dg_desc_bytes(d)) {
+      char msg[96];
+      snprintf(msg, sizeof msg, "size %zu bytes, expected %zu", u->size,
+               dg_desc_bytes(d));
+      return bad_binding(diag, DG_ERROR_INVALID_ARGUMENT, b->name, "input",
+                         msg);
+    }
+    if (b->layout == DG_LAYOUT_NHWC) {
+      void *dst = (char *)s->io_scratch + s->io_offsets[i];
+      nhwc_to_nchw(d, u->data, dst);
+      s->host[b->tensor] = dst;
+    } else {
+      s->host[b->tensor] = u->data;
+    }
+  }
+  for (int k = 0; k < input_count; k++) {
+    bool known = false;
+    for (int i = 0; i < ir->input_count && !known; i++)
+      known = inputs[k].name && !strcmp(inputs[k].name, ir->inputs[i].name);
+    if (!known)
+      return bad_binding(diag, DG_ERROR_NOT_FOUND, inputs[k].name, "input",
+                         "no input of this name");
+  }
+  for (int i = 0; i < s->segment_count; i++) {
+    dg_segment_rt *seg = &s->segments[i];
+    dg_status st = seg->dev->vt->run(seg->state, s->host,
+                                     s->node_us + seg->first, diag);
+    if (st != DG_OK)
+      return st;
+  }
+  for (int i = 0; i < ir->node_count; i++)
+    s->plan.nodes[i].measured_us = s->node_us[i];
+  return DG_OK;
+}
+
+dg_status dg_session_run(dg_session *s, const dg_binding *inputs,
+                         int input_count, const dg_binding *outputs,
+                         int output_count, dg_diagnostic *diag) {
+  if (!s)
+    return bad_binding(diag, DG_ERROR_INVALID_ARGUMENT, "", "session",
+                       "session is NULL");
+  const dg_ir *ir = &s->ir;
+  if (output_count < 0 || (output_count && !outputs))
+    return bad_binding(diag, DG_ERROR_INVALID_ARGUMENT, "", "outputs",
+                       "output array is NULL or its count negative");
+  /* Check output bindings before running, so nothing runs in vain. */
+  for (int k = 0; k < output_count; k++) {
+    const dg_io_binding *b = NULL;
+    for (int o = 0; o < ir->output_count; o++)
+      if (outputs[k].name && !strcmp(outputs[k].name, ir->outputs[o].name))
+        b = &ir->outputs[o];
+    if (!b)
+      return bad_binding(diag, DG_ERROR_NOT_FOUND, outputs[k].name, "output",
+                         "no output of this name");
+    size_t want = dg_desc_bytes(&dg_ir_tensor(ir, b->tensor)->desc);
+    if (!outputs[k].data || outputs[k].size != want) {
+      char msg[96];
+      snprintf(msg, sizeof msg, "%s (size %zu bytes, expected %zu)",
+               outputs[k].data ? "wrong size" : "data is NULL",
+               outputs[k].size, want);
+      return bad_binding(diag, DG_ERROR_INVALID_ARGUMENT, outputs[k].name,
+                         "output", msg);
+    }
+  }
+  dg_status st = dg_session_execute(s, inputs, input_count, diag);
+  if (st != DG_OK)
+    return st;
+  for (int k = 0; k < output_count; k++)
+    for (int o = 0; o < ir->output_count; o++) {
+      const dg_io_binding *b = &ir->outputs[o];
+      if (strcmp(outputs[k].name, b->name))
+        continue;
+      const dg_tensor_desc *d = &dg_ir_tensor(ir, b->tensor)->desc;
+      if (b->layout == DG_LAYOUT_NHWC)
+        nchw_to_nhwc(d, s->host[b->tensor], outputs[k].data);
+      else
+        memcpy(outputs[k].data, s->host[b->tensor], outputs[k].size);
+    }
+  return DG_OK;
+}

@@ -1,0 +1,63 @@
+/* Sessions: a compiled graph with its placement, segments, host memory
+ * plan and plan object. */
+#ifndef DG_SESSION_H
+#define DG_SESSION_H
+
+#include "internal.h"
+
+struct dg_plan {
+  const dg_ir *ir; /* the session's, for edges */
+  dg_plan_node *nodes;
+  int node_count;
+  int segment_count;
+};
+
+typedef struct dg_segment_rt {
+  dg_device *dev;
+  int *nodes;
+  int node_count;
+  int first; /* index of nodes[0] in the graph */
+  void *state;
+} dg_segment_rt;
+
+struct dg_session {
+  dg_context *ctx;
+  dg_ir ir;
+  dg_compile_options opts;
+  int *devices_allowed; /* copy of opts.devices */
+  int *placement;       /* device index per node */
+  dg_segment_rt *segments;
+  int segment_count;
+  bool keep_all;
+  void *arena;          /* host memory of all non-constant tensors */
+  size_t arena_size;
+  size_t *offsets;      /* per tensor (index id-1); SIZE_MAX: none */
+  void **host;          /* per tensor id (index 0 unused) */
+  void *io_scratch;     /* NHWC conversion of inputs */
+  size_t *io_offsets;   /* per input binding */
+  double *node_us;      /* last run, per node */
+  struct dg_plan plan;
+  dg_session *verify_twin;
+};
+
+/* Compile with or without buffer reuse (verify needs every value). */
+dg_status dg_session_compile(dg_context *ctx, const dg_ir *ir,
+                             const dg_compile_options *opts, bool keep_all,
+                             dg_session **out, dg_diagnostic *diag);
+
+/* Global placement (placement.c). Fills s->placement and the plan's
+ * device and reason fields. */
+dg_status dg_place(dg_session *s, dg_diagnostic *diag);
+
+/* Binds inputs (converting layouts) and runs every segment. */
+dg_status dg_session_execute(dg_session *s, const dg_binding *inputs,
+                             int input_count, dg_diagnostic *diag);
+
+/* f16 helpers (half.c). */
+float dg_f16_to_f32(uint16_t h);
+uint16_t dg_f32_to_f16(float f);
+
+/* Reads element i of a tensor buffer as double / writes it. */
+double dg_load_elem(dg_dtype t, const void *p, int64_t i);
+
+#endif

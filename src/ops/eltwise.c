@@ -1,0 +1,161 @@
+/* relu, clip, add (broadcast) and softmax. */
+#include "../graph/builder.h"
+#include "ops.h"
+
+#include <math.h>
+#include <stdio.h>
+
+static dg_tensor unary(dg_graph *g, dg_op op, const char *name, dg_tensor x,
+                       const dg_node_params *p) {
+  dg_build b;
+  if (!dg_build_begin(&b, g, op, name))
+    return DG_TENSOR_NONE;
+  bool ok = true;
+  const dg_tensor_info *xi = dg_build_tensor(&b, x, "x", false, &ok);
+  if (!ok || !dg_build_dtype(&b, xi, "x", DG_FLOAT_TYPES))
+    return DG_TENSOR_NONE;
+  if (op == DG_OP_CLIP && !(p->clip_lo <= p->clip_hi)) {
+    char got[64];
+    snprintf(got, sizeof got, "lo=%g hi=%g", p->clip_lo, p->clip_hi);
+    dg_build_fail(&b, DG_ERROR_INVALID_ARGUMENT, "lo", "lo <= hi, not NaN", got,
+                  "empty clip range");
+    return DG_TENSOR_NONE;
+  }
+  if (op == DG_OP_SOFTMAX) {
+    int r = xi->desc.rank;
+    if (r < 1 || p->axis < -r || p->axis >= r) {
+      char exp[32], got[32];
+      snprintf(exp, sizeof exp, "in [-%d, %d)", r, r);
+      snprintf(got, sizeof got, "%d", p->axis);
+      dg_build_fail(&b, DG_ERROR_INVALID_ARGUMENT, "axis", exp, got,
+                    "softmax axis out of range");
+      return DG_TENSOR_NONE;
+    }
+  }
+  dg_node_params q = *p;
+  if (op == DG_OP_SOFTMAX && q.axis < 0)
+    q.axis += xi->desc.rank;
+  uint32_t ins[1] = {x.id};
+  return dg_build_finish(&b, ins, 1, &xi->desc, &q);
+}
+
+dg_tensor dg_graph_relu(dg_graph *g, const char *name, dg_tensor x) {
+  dg_node_params p = {0};
+  return unary(g, DG_OP_RELU, name, x, &p);
+}
+
+dg_tensor dg_graph_clip(dg_graph *g, const char *name, dg_tensor x, float lo,
+                        float hi) {
+  dg_node_params p = {.clip_lo = lo, .clip_hi = hi};
+  return unary(g, DG_OP_CLIP, name, x, &p);
+}
+
+dg_tensor dg_graph_softmax(dg_graph *g, const char *name, dg_tensor x,
+                           int32_t axis) {
+  dg_node_params p = {.axis = axis};
+  return unary(g, DG_OP_SOFTMAX, name, x, &p);
+}
+
+dg_tensor dg_graph_add(dg_graph *g, const char *name, dg_tensor a,
+                       dg_tensor bt) {
+  dg_build b;
+  if (!dg_build_begin(&b, g, DG_OP_ADD, name))
+    return DG_TENSOR_NONE;
+  bool ok = true;
+  const dg_tensor_info *ai = dg_build_tensor(&b, a, "a", false, &ok);
+  const dg_tensor_info *bi = ok ? dg_build_tensor(&b, bt, "b", false, &ok) : 0;
+  if (!ok || !dg_build_dtype(&b, ai, "a", DG_FLOAT_TYPES) ||
+      !dg_build_same_dtype(&b, ai, bi, "b"))
+    return DG_TENSOR_NONE;
+  dg_tensor_desc out = {.dtype = ai->desc.dtype};
+  if (!dg_broadcast_dims(ai->desc.rank, ai->desc.dims, bi->desc.rank,
+                         bi->desc.dims, &out.rank, out.dims)) {
+    char exp[96], got[96];
+    dg_format_dims(exp, sizeof exp, ai->desc.rank, ai->desc.dims);
+    dg_format_dims(got, sizeof got, bi->desc.rank, bi->desc.dims);
+    dg_build_fail(&b, DG_ERROR_INVALID_SHAPE, "b", exp, got,
+                  "shapes do not broadcast");
+    return DG_TENSOR_NONE;
+  }
+  uint32_t ins[2] = {a.id, bt.id};
+  return dg_build_finish(&b, ins, 2, &out, NULL);
+}
+
+/* ---- reference ---- */
+
+static int64_t elems(const dg_ir *ir, uint32_t id) {
+  return dg_desc_elements(&dg_ir_tensor(ir, id)->desc);
+}
+
+void dg_ref_relu(const dg_ir *ir, const dg_node *n, const double *const *in,
+                 double *out) {
+  for (int64_t i = 0, e = elems(ir, n->output); i < e; i++)
+    out[i] = in[0][i] > 0 ? in[0][i] : 0;
+}
+
+void dg_ref_clip(const dg_ir *ir, const dg_node *n, const double *const *in,
+                 double *out) {
+  for (int64_t i = 0, e = elems(ir, n->output); i < e; i++) {
+    double v = in[0][i];
+    v = v < n->p.clip_lo ? n->p.clip_lo : v;
+    out[i] = v > n->p.clip_hi ? n->p.clip_hi : v;
+  }
+}
+
+void dg_ref_add(const dg_ir *ir, const dg_node *n, const double *const *in,
+                double *out) {
+  const dg_tensor_desc *ad = &dg_ir_tensor(ir, n->inputs[0])->desc;
+  const dg_tensor_desc *bd = &dg_ir_tensor(ir, n->inputs[1])->desc;
+  const dg_tensor_desc *yd = &dg_ir_tensor(ir, n->output)->desc;
+  int64_t sa[DG_MAX_RANK], sb[DG_MAX_RANK];
+  dg_broadcast_strides(ad->rank, ad->dims, yd->rank, yd->dims, sa);
+  dg_broadcast_strides(bd->rank, bd->dims, yd->rank, yd->dims, sb);
+  for (int64_t i = 0, e = dg_desc_elements(yd); i < e; i++) {
+    int64_t r = i, ia = 0, ib = 0;
+    for (int d = yd->rank - 1; d >= 0; d--) {
+      int64_t c = r % yd->dims[d];
+      r /= yd->dims[d];
+      ia += c * sa[d];
+      ib += c * sb[d];
+    }
+    out[i] = in[0][ia] + in[1][ib];
+  }
+}
+
+void dg_ref_softmax(const dg_ir *ir, const dg_node *n, const double *const *in,
+                    double *out) {
+  const dg_tensor_desc *d = &dg_ir_tensor(ir, n->output)->desc;
+  int64_t outer = 1, len = d->dims[n->p.axis], inner = 1;
+  for (int i = 0; i < n->p.axis; i++)
+    outer *= d->dims[i];
+  for (int i = n->p.axis + 1; i < d->rank; i++)
+    inner *= d->dims[i];
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t j = 0; j < inner; j++) {
+      const double *x = in[0] + o * len * inner + j;
+      double *y = out + o * len * inner + j;
+      double mx = -INFINITY, s = 0;
+      for (int64_t k = 0; k < len; k++)
+        mx = x[k * inner] > mx ? x[k * inner] : mx;
+      for (int64_t k = 0; k < len; k++)
+        s += (y[k * inner] = exp(x[k * inner] - mx));
+      for (int64_t k = 0; k < len; k++)
+        y[k * inner] /= s;
+    }
+}
+
+static double out_elems(const dg_ir *ir, const dg_node *n) {
+  return (double)elems(ir, n->output);
+}
+double dg_flops_relu(const dg_ir *ir, const dg_node *n) {
+  return out_elems(ir, n);
+}
+double dg_flops_clip(const dg_ir *ir, const dg_node *n) {
+  return 2 * out_elems(ir, n);
+}
+double dg_flops_add(const dg_ir *ir, const dg_node *n) {
+  return out_elems(ir, n);
+}
+double dg_flops_softmax(const dg_ir *ir, const dg_node *n) {
+  return 5 * out_elems(ir, n);
+}

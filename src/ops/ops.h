@@ -1,0 +1,81 @@
+/* The op table: for every op, its reference kernel (the oracle every target
+ * is checked against) and its cost. The builder functions, which do the
+ * parameter checks and shape rules, live in the same file as each op's
+ * reference kernel.
+ *
+ * Reference kernels compute in float64 on values widened to double (ints
+ * are exact in double) and produce float64 outputs: for float ops these are
+ * the unrounded results verify compares against; for integer outputs they
+ * follow the numerics contract exactly (docs/numerics.md), since the
+ * contract, not float64, defines those. */
+#ifndef DG_OPS_H
+#define DG_OPS_H
+
+#include "../graph/ir.h"
+
+typedef void (*dg_reference_fn)(const dg_ir *ir, const dg_node *node,
+                                 const double *const *in, double *out);
+
+typedef struct dg_op_def {
+  dg_reference_fn reference;
+  /* Arithmetic work of the node, in flops (or int ops). */
+  double (*flops)(const dg_ir *ir, const dg_node *node);
+} dg_op_def;
+
+const dg_op_def *dg_op_def_get(dg_op op); /* NULL for an invalid op */
+
+/* Reference kernels and costs, one pair per op (defined in the op files). */
+#define DG_OP_DECL(x)                                                          \
+  void dg_ref_##x(const dg_ir *ir, const dg_node *node,                       \
+                  const double *const *in, double *out);                       \
+  double dg_flops_##x(const dg_ir *ir, const dg_node *node);
+DG_OP_DECL(conv2d)
+DG_OP_DECL(qconv2d)
+DG_OP_DECL(max_pool2d)
+DG_OP_DECL(avg_pool2d)
+DG_OP_DECL(global_avg_pool)
+DG_OP_DECL(fully_connected)
+DG_OP_DECL(qfully_connected)
+DG_OP_DECL(matmul)
+DG_OP_DECL(qmatmul)
+DG_OP_DECL(softmax)
+DG_OP_DECL(relu)
+DG_OP_DECL(clip)
+DG_OP_DECL(add)
+DG_OP_DECL(reshape)
+DG_OP_DECL(concat)
+DG_OP_DECL(quantize)
+DG_OP_DECL(dequantize)
+#undef DG_OP_DECL
+
+/* Shared by ops and targets. */
+
+/* Output-size rule for one spatial axis; returns < 1 when invalid. pads
+ * are resolved in place for SAME padding. */
+int64_t dg_window_out(int64_t in, int32_t k, int32_t stride, int32_t dil,
+                      dg_padding mode, int32_t *pad_begin, int32_t *pad_end,
+                      int ceil_mode);
+
+/* Numpy broadcasting of a and b's dims; false if incompatible. */
+bool dg_broadcast_dims(int ra, const int64_t *a, int rb, const int64_t *b,
+                       int *rank, int64_t *out);
+/* Strides (in elements) of a tensor of rank r broadcast to out rank ro:
+ * zero on broadcast axes. */
+void dg_broadcast_strides(int r, const int64_t *dims, int ro,
+                          const int64_t *out_dims, int64_t *strides);
+
+/* Matmul batch decomposition: a [.., M, K] and b [.., K, N] (after rank-1
+ * promotion) with broadcast batch; out dims. */
+typedef struct dg_matmul_shape {
+  int64_t M, N, K, batch;
+  int batch_rank;
+  int64_t batch_dims[DG_MAX_RANK];
+  int64_t a_bstride[DG_MAX_RANK], b_bstride[DG_MAX_RANK]; /* in matrices */
+} dg_matmul_shape;
+bool dg_matmul_shape_get(const dg_tensor_desc *a, const dg_tensor_desc *b,
+                         dg_matmul_shape *s, int *out_rank, int64_t *out_dims);
+/* Index of the a (and b) matrix used for batch index i. */
+void dg_matmul_batch_index(const dg_matmul_shape *s, int64_t i, int64_t *ai,
+                           int64_t *bi);
+
+#endif

@@ -1,0 +1,176 @@
+/* max_pool2d, avg_pool2d, global_avg_pool. */
+#include "../graph/builder.h"
+#include "ops.h"
+
+#include <math.h>
+#include <stdio.h>
+
+static dg_tensor pool_build(dg_graph *g, dg_op op, const char *name,
+                            dg_tensor x, const dg_pool2d_params *pp) {
+  dg_build b;
+  if (!dg_build_begin(&b, g, op, name))
+    return DG_TENSOR_NONE;
+  bool ok = true;
+  const dg_tensor_info *xi = dg_build_tensor(&b, x, "x", false, &ok);
+  unsigned types = op == DG_OP_MAX_POOL2D ? DG_FLOAT_TYPES | DG_Q8_TYPES
+                                          : DG_FLOAT_TYPES;
+  if (!ok || !dg_build_dtype(&b, xi, "x", types) ||
+      !dg_build_rank(&b, xi, "x", 4))
+    return DG_TENSOR_NONE;
+  char got[64];
+  if (!pp) {
+    dg_build_fail(&b, DG_ERROR_INVALID_ARGUMENT, "params", "non-NULL", "NULL",
+                  "pooling parameters missing");
+    return DG_TENSOR_NONE;
+  }
+  dg_node_params p = {0};
+  for (int i = 0; i < 2; i++) {
+    if (pp->kernel[i] < 1) {
+      snprintf(got, sizeof got, "%d", pp->kernel[i]);
+      dg_build_fail(&b, DG_ERROR_INVALID_ARGUMENT, "params.kernel", ">= 1",
+                    got, "pooling window must be given");
+      return DG_TENSOR_NONE;
+    }
+    if (pp->stride[i] < 0) {
+      snprintf(got, sizeof got, "%d", pp->stride[i]);
+      dg_build_fail(&b, DG_ERROR_INVALID_ARGUMENT, "params.stride",
+                    ">= 1 (0 = default 1)", got, "must be positive");
+      return DG_TENSOR_NONE;
+    }
+    p.kernel[i] = pp->kernel[i];
+    p.stride[i] = pp->stride[i] ? pp->stride[i] : 1;
+    p.dilation[i] = 1;
+  }
+  if (pp->padding < DG_PADDING_EXPLICIT || pp->padding > DG_PADDING_SAME_LOWER) {
+    snprintf(got, sizeof got, "%d", (int)pp->padding);
+    dg_build_fail(&b, DG_ERROR_INVALID_ARGUMENT, "params.padding",
+                  "a dg_padding value", got, "unknown padding mode");
+    return DG_TENSOR_NONE;
+  }
+  for (int i = 0; i < 4; i++) {
+    if (pp->pads[i] < 0 || pp->pads[i] >= p.kernel[i % 2]) {
+      snprintf(got, sizeof got, "%d", pp->pads[i]);
+      dg_build_fail(&b, DG_ERROR_INVALID_ARGUMENT, "params.pads",
+                    "0 <= pad < kernel", got, "bad pooling padding");
+      return DG_TENSOR_NONE;
+    }
+    p.pads[i] = pp->pads[i];
+  }
+  p.ceil_mode = pp->ceil_mode != 0;
+  p.count_include_pad = pp->count_include_pad != 0;
+  dg_tensor_desc out = xi->desc;
+  for (int i = 0; i < 2; i++) {
+    int64_t o = dg_window_out(xi->desc.dims[2 + i], p.kernel[i], p.stride[i],
+                              1, pp->padding, &p.pads[i], &p.pads[i + 2],
+                              p.ceil_mode);
+    if (o < 1) {
+      snprintf(got, sizeof got, "%lld", (long long)xi->desc.dims[2 + i]);
+      dg_build_fail(&b, DG_ERROR_INVALID_SHAPE, i ? "x.dims[3]" : "x.dims[2]",
+                    "padded input >= kernel", got,
+                    "the pooling window does not fit");
+      return DG_TENSOR_NONE;
+    }
+    out.dims[2 + i] = o;
+  }
+  uint32_t ins[1] = {x.id};
+  return dg_build_finish(&b, ins, 1, &out, &p);
+}
+
+dg_tensor dg_graph_max_pool2d(dg_graph *g, const char *name, dg_tensor x,
+                              const dg_pool2d_params *params) {
+  return pool_build(g, DG_OP_MAX_POOL2D, name, x, params);
+}
+
+dg_tensor dg_graph_avg_pool2d(dg_graph *g, const char *name, dg_tensor x,
+                              const dg_pool2d_params *params) {
+  return pool_build(g, DG_OP_AVG_POOL2D, name, x, params);
+}
+
+dg_tensor dg_graph_global_avg_pool(dg_graph *g, const char *name,
+                                   dg_tensor x) {
+  dg_build b;
+  if (!dg_build_begin(&b, g, DG_OP_GLOBAL_AVG_POOL, name))
+    return DG_TENSOR_NONE;
+  bool ok = true;
+  const dg_tensor_info *xi = dg_build_tensor(&b, x, "x", false, &ok);
+  if (!ok || !dg_build_dtype(&b, xi, "x", DG_FLOAT_TYPES) ||
+      !dg_build_rank(&b, xi, "x", 4))
+    return DG_TENSOR_NONE;
+  dg_tensor_desc out = xi->desc;
+  out.dims[2] = out.dims[3] = 1;
+  uint32_t ins[1] = {x.id};
+  return dg_build_finish(&b, ins, 1, &out, NULL);
+}
+
+/* ---- reference ----
+ * A window starts at o*stride - pad_begin. For averaging, the divisor is
+ * the window clipped to the padded input (count_include_pad) or to the
+ * input itself; ceil mode windows may hang past the end padding, and that
+ * part is never counted (the PyTorch and ONNX rule). */
+static void pool_ref(const dg_ir *ir, const dg_node *n, const double *x,
+                     double *y, bool is_max) {
+  const dg_tensor_desc *xd = &dg_ir_tensor(ir, n->inputs[0])->desc;
+  const dg_tensor_desc *yd = &dg_ir_tensor(ir, n->output)->desc;
+  int64_t NC = xd->dims[0] * xd->dims[1], H = xd->dims[2], W = xd->dims[3];
+  int64_t OH = yd->dims[2], OW = yd->dims[3];
+  for (int64_t c = 0; c < NC; c++)
+    for (int64_t oh = 0; oh < OH; oh++)
+      for (int64_t ow = 0; ow < OW; ow++) {
+        int64_t h0 = oh * n->p.stride[0] - n->p.pads[0];
+        int64_t w0 = ow * n->p.stride[1] - n->p.pads[1];
+        int64_t h1 = h0 + n->p.kernel[0], w1 = w0 + n->p.kernel[1];
+        int64_t ph1 = h1 < H + n->p.pads[2] ? h1 : H + n->p.pads[2];
+        int64_t pw1 = w1 < W + n->p.pads[3] ? w1 : W + n->p.pads[3];
+        int64_t padded_count = (ph1 - h0) * (pw1 - w0);
+        double acc = is_max ? -INFINITY : 0;
+        int64_t count = 0;
+        for (int64_t h = h0 < 0 ? 0 : h0; h < (h1 < H ? h1 : H); h++)
+          for (int64_t w = w0 < 0 ? 0 : w0; w < (w1 < W ? w1 : W); w++) {
+            double v = x[(c * H + h) * W + w];
+            if (is_max)
+              acc = v > acc ? v : acc;
+            else
+              acc += v;
+            count++;
+          }
+        if (!is_max)
+          acc /= (double)(n->p.count_include_pad ? padded_count
+                                                 : (count ? count : 1));
+        y[(c * OH + oh) * OW + ow] = acc;
+      }
+}
+
+void dg_ref_max_pool2d(const dg_ir *ir, const dg_node *n,
+                       const double *const *in, double *out) {
+  pool_ref(ir, n, in[0], out, true);
+}
+
+void dg_ref_avg_pool2d(const dg_ir *ir, const dg_node *n,
+                       const double *const *in, double *out) {
+  pool_ref(ir, n, in[0], out, false);
+}
+
+void dg_ref_global_avg_pool(const dg_ir *ir, const dg_node *n,
+                            const double *const *in, double *out) {
+  const dg_tensor_desc *xd = &dg_ir_tensor(ir, n->inputs[0])->desc;
+  int64_t NC = xd->dims[0] * xd->dims[1], HW = xd->dims[2] * xd->dims[3];
+  for (int64_t c = 0; c < NC; c++) {
+    double s = 0;
+    for (int64_t i = 0; i < HW; i++)
+      s += in[0][c * HW + i];
+    out[c] = s / (double)HW;
+  }
+}
+
+static double out_elems(const dg_ir *ir, const dg_node *n) {
+  return (double)dg_desc_elements(&dg_ir_tensor(ir, n->output)->desc);
+}
+double dg_flops_max_pool2d(const dg_ir *ir, const dg_node *n) {
+  return out_elems(ir, n) * n->p.kernel[0] * n->p.kernel[1];
+}
+double dg_flops_avg_pool2d(const dg_ir *ir, const dg_node *n) {
+  return out_elems(ir, n) * n->p.kernel[0] * n->p.kernel[1];
+}
+double dg_flops_global_avg_pool(const dg_ir *ir, const dg_node *n) {
+  return (double)dg_desc_elements(&dg_ir_tensor(ir, n->inputs[0])->desc);
+}

@@ -1,0 +1,104 @@
+/* Fast CPU kernels used by the CPU target (src/target/cpu).
+ *
+ * Contract: every kernel computes exactly what the reference kernels in
+ * src/ops compute, up to float reassociation for f32, and bit for bit for
+ * int8 (see docs/numerics.md). Matrices are row-major with explicit leading
+ * dimensions. None of these functions allocate except through the pool's
+ * scratch, and none of them keep pointers after returning.
+ */
+#ifndef DG_CPU_KERNELS_H
+#define DG_CPU_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A fixed set of worker threads. dg_cpu_pool_run calls fn(arg, i, n) for
+ * every i in [0, n) spread over the workers and the calling thread, and
+ * returns when all calls have returned. threads <= 1 means "run inline". */
+typedef struct dg_cpu_pool dg_cpu_pool;
+dg_cpu_pool *dg_cpu_pool_create(int threads); /* NULL on failure */
+void dg_cpu_pool_destroy(dg_cpu_pool *pool);  /* NULL is a no-op */
+int dg_cpu_pool_threads(const dg_cpu_pool *pool);
+void dg_cpu_pool_run(dg_cpu_pool *pool, void (*fn)(void *arg, int i, int n),
+                     void *arg, int n);
+/* Internal to the kernels: a 64-byte aligned buffer of at least `bytes`
+ * owned by the pool, valid until the next call or dg_cpu_pool_destroy.
+ * NULL when pool is NULL or allocation fails (kernels then fall back).
+ * Like dg_cpu_pool_run, only one thread may use a pool at a time. */
+void *dg_cpu_pool_scratch(dg_cpu_pool *pool, size_t bytes);
+
+/* Which SIMD level the kernels picked at run time ("avx512", "avx2",
+ * "neon", "portable"). DG_CPU_SIMD=portable|avx2|avx512 lowers it for
+ * testing. */
+const char *dg_cpu_simd_name(void);
+/* Internal: the level as a number (higher is wider on x86), and a way for
+ * tests to pick a level after the first query has cached one. force(NULL)
+ * restores the hardware level; names may only lower it. */
+enum {
+  DG_CPU_SIMD_PORTABLE = 0,
+  DG_CPU_SIMD_NEON = 1,
+  DG_CPU_SIMD_AVX2 = 2,
+  DG_CPU_SIMD_AVX512 = 3,      /* F+BW+VL+DQ+FMA */
+  DG_CPU_SIMD_AVX512_VNNI = 4, /* the above plus VNNI; named "avx512" */
+};
+int dg_cpu_simd_level(void);
+void dg_cpu_simd_force(const char *name);
+
+/* C[M,N] = act(A[M,K] * op(B) + bias), op(B) = B[K,N] (trans_b == 0) or
+ * B[N,K]^T (trans_b != 0). bias is NULL, or has M entries (bias_per_row)
+ * or N entries. The result is clamped to [clamp_lo, clamp_hi] (pass
+ * -INFINITY/INFINITY for none). */
+typedef struct dg_cpu_sgemm_args {
+  int M, N, K;
+  const float *A;
+  int lda;
+  const float *B;
+  int ldb;
+  int trans_b;
+  float *C;
+  int ldc;
+  const float *bias;
+  int bias_per_row;
+  float clamp_lo, clamp_hi;
+} dg_cpu_sgemm_args;
+void dg_cpu_sgemm(dg_cpu_pool *pool, const dg_cpu_sgemm_args *args);
+
+/* Quantised GEMM with ONNX QLinearMatMul/QLinearConv semantics:
+ *   acc[m,n] = sum_k (A[m,k] - za[m]) * (op(B)[k,n] - zb[n]) + bias[c]
+ *   C[m,n]   = clamp(saturate(nearbyintf((float)acc * mult[c]) + c_zero))
+ * with acc in int32 exactly and the one fp32 multiply (no FMA) and the
+ * round-half-even of docs/numerics.md. c is the output channel: the row m
+ * when chan_per_row != 0 (convolution, where the weights are A), else the
+ * column n (fully connected / matmul, where the weights are B).
+ * A, B and C are int8 when their *_signed flag is set, else uint8.
+ * za has M entries when a_zero_per_row, else 1; zb has N entries when
+ * b_zero_per_col, else 1. bias (NULL = none) and mult have one entry per
+ * channel when per_channel, else 1. clamp_lo/clamp_hi are in the output's
+ * integer domain (zero point included), for fused relu/relu6; pass the
+ * dtype's full range for none. */
+typedef struct dg_cpu_qgemm_args {
+  int M, N, K;
+  const void *A;
+  int lda;
+  int a_signed;
+  const int32_t *za;
+  int a_zero_per_row;
+  const void *B;
+  int ldb;
+  int b_signed;
+  int trans_b;
+  const int32_t *zb;
+  int b_zero_per_col;
+  void *C;
+  int ldc;
+  int c_signed;
+  int32_t c_zero;
+  int chan_per_row;
+  int per_channel;
+  const int32_t *bias;
+  const float *mult;
+  int32_t clamp_lo, clamp_hi;
+} dg_cpu_qgemm_args;
+void dg_cpu_qgemm(dg_cpu_pool *pool, const dg_cpu_qgemm_args *args);
+
+#endif

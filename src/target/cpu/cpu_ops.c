@@ -1,0 +1,569 @@
+/* CPU kernels: convolution through im2col + packed GEMM (or GEMM directly
+ * for 1x1), a direct depthwise kernel, int8 through the quantised GEMM, and
+ * simple loops for the memory-bound ops. Each follows the formula of its
+ * reference kernel in src/ops. */
+#include "cpu_ops.h"
+
+#include "../../graph/session.h"
+#include "../../ops/ops.h"
+#include "../../ops/requant.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* No FMA contraction: meson passes -ffp-contract=off. */
+
+static const dg_tensor_desc *in_desc(const dg_cpu_node *cn, int k) {
+  return &dg_ir_tensor(cn->ir, cn->node->inputs[k])->desc;
+}
+static const dg_tensor_desc *out_desc(const dg_cpu_node *cn) {
+  return &dg_ir_tensor(cn->ir, cn->node->output)->desc;
+}
+
+static void act_range(dg_activation a, float *lo, float *hi) {
+  *lo = a == DG_ACTIVATION_NONE ? -INFINITY : 0.0f;
+  *hi = a == DG_ACTIVATION_RELU6 ? 6.0f : INFINITY;
+}
+
+/* ---- convolution ---- */
+
+typedef struct conv_dims {
+  int64_t N, C, H, W, O, OH, OW, KH, KW, G, CG, OG, K, P;
+  int sh, sw, dh, dw, pt, pl;
+} conv_dims;
+
+static conv_dims conv_get(const dg_cpu_node *cn) {
+  const dg_tensor_desc *x = in_desc(cn, 0), *w = in_desc(cn, 1),
+                       *y = out_desc(cn);
+  const dg_node_params *p = &cn->node->p;
+  conv_dims d = {x->dims[0], x->dims[1], x->dims[2], x->dims[3], w->dims[0],
+                 y->dims[2], y->dims[3], w->dims[2], w->dims[3], p->groups,
+                 0, 0, 0, 0, p->stride[0], p->stride[1], p->dilation[0],
+                 p->dilation[1], p->pads[0], p->pads[1]};
+  d.CG = d.C / d.G;
+  d.OG = d.O / d.G;
+  d.K = d.CG * d.KH * d.KW;
+  d.P = d.OH * d.OW;
+  return d;
+}
+
+static bool conv_is_pointwise(const conv_dims *d) {
+  return d->KH == 1 && d->KW == 1 && d->sh == 1 && d->sw == 1 && !d->pt &&
+         !d->pl && d->OH == d->H && d->OW == d->W;
+}
+
+/* im2col of one group of one image: col[K, P], padding filled with pad
+ * (esize 4 for f32, 1 for int8). */
+static void im2col(const conv_dims *d, const void *x, void *col, size_t es,
+                   int pad) {
+  int64_t k = 0;
+  for (int64_t c = 0; c < d->CG; c++)
+    for (int64_t kh = 0; kh < d->KH; kh++)
+      for (int64_t kw = 0; kw < d->KW; kw++, k++) {
+        char *dst = (char *)col + (size_t)(k * d->P) * es;
+        const char *src = (const char *)x + (size_t)(c * d->H * d->W) * es;
+        for (int64_t oh = 0; oh < d->OH; oh++) {
+          int64_t ih = oh * d->sh - d->pt + kh * d->dh;
+          char *row = dst + (size_t)(oh * d->OW) * es;
+          if (ih < 0 || ih >= d->H) {
+            memset(row, pad, (size_t)d->OW * es);
+            continue;
+          }
+          for (int64_t ow = 0; ow < d->OW; ow++) {
+            int64_t iw = ow * d->sw - d->pl + kw * d->dw;
+            if (iw < 0 || iw >= d->W)
+              memset(row + ow * es, pad, es);
+            else
+              memcpy(row + ow * es, src + (size_t)(ih * d->W + iw) * es, es);
+          }
+        }
+      }
+}
+
+typedef struct dw_job {
+  const conv_dims *d;
+  const float *x, *w, *b;
+  float *y;
+  float lo, hi;
+} dw_job;
+
+/* Depthwise: one task per (image, channel). */
+static void dw_task(void *arg, int i, int n) {
+  (void)n;
+  const dw_job *j = arg;
+  const conv_dims *d = j->d;
+  int64_t c = i % d->C;
+  const float *x = j->x + (size_t)i * d->H * d->W;
+  const float *w = j->w + c * d->KH * d->KW;
+  float *y = j->y + (size_t)i * d->P;
+  float bias = j->b ? j->b[c] : 0.0f;
+  for (int64_t oh = 0; oh < d->OH; oh++)
+    for (int64_t ow = 0; ow < d->OW; ow++) {
+      float s = 0;
+      for (int64_t kh = 0; kh < d->KH; kh++) {
+        int64_t ih = oh * d->sh - d->pt + kh * d->dh;
+        if (ih < 0 || ih >= d->H)
+          continue;
+        for (int64_t kw = 0; kw < d->KW; kw++) {
+          int64_t iw = ow * d->sw - d->pl + kw * d->dw;
+          if (iw >= 0 && iw < d->W)
+            s += x[ih * d->W + iw] * w[kh * d->KW + kw];
+        }
+      }
+      s += bias;
+      y[oh * d->OW + ow] = s < j->lo ? j->lo : (s > j->hi ? j->hi : s);
+    }
+}
+
+static void conv_f32(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                     void *out, void *scratch) {
+  conv_dims d = conv_get(cn);
+  const float *x = in[0], *w = in[1], *b = in[2];
+  float *y = out;
+  float lo, hi;
+  act_range(cn->node->p.activation, &lo, &hi);
+  if (d.CG == 1 && d.OG == 1) {
+    dw_job j = {&d, x, w, b, y, lo, hi};
+    dg_cpu_pool_run(pool, dw_task, &j, (int)(d.N * d.C));
+    return;
+  }
+  bool direct = conv_is_pointwise(&d);
+  for (int64_t n = 0; n < d.N; n++)
+    for (int64_t g = 0; g < d.G; g++) {
+      const float *xg = x + (n * d.C + g * d.CG) * d.H * d.W;
+      if (!direct)
+        im2col(&d, xg, scratch, 4, 0);
+      dg_cpu_sgemm_args a = {
+          .M = (int)d.OG, .N = (int)d.P, .K = (int)d.K,
+          .A = w + g * d.OG * d.K, .lda = (int)d.K,
+          .B = direct ? xg : scratch, .ldb = (int)d.P,
+          .C = y + (n * d.O + g * d.OG) * d.P, .ldc = (int)d.P,
+          .bias = b ? b + g * d.OG : NULL, .bias_per_row = 1,
+          .clamp_lo = lo, .clamp_hi = hi};
+      dg_cpu_sgemm(pool, &a);
+    }
+}
+
+/* A bias fed at run time (not a constant) is read on every run. */
+static void refresh_bias(dg_cpu_node *cn, void *const *in, int64_t channels) {
+  if (cn->bias_is_input && in[2])
+    memcpy(cn->bias, in[2], sizeof(int32_t) * (size_t)channels);
+}
+
+static void conv_q8(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                    void *out, void *scratch) {
+  conv_dims d = conv_get(cn);
+  refresh_bias(cn, in, d.O);
+  const dg_tensor_desc *xd = in_desc(cn, 0), *wd = in_desc(cn, 1),
+                       *yd = out_desc(cn);
+  bool direct = conv_is_pointwise(&d);
+  for (int64_t n = 0; n < d.N; n++)
+    for (int64_t g = 0; g < d.G; g++) {
+      const int8_t *xg = (const int8_t *)in[0] + (n * d.C + g * d.CG) * d.H *
+                                                     d.W;
+      if (!direct)
+        im2col(&d, xg, scratch, 1, cn->x_zero);
+      dg_cpu_qgemm_args a = {
+          .M = (int)d.OG, .N = (int)d.P, .K = (int)d.K,
+          .A = (const int8_t *)in[1] + g * d.OG * d.K, .lda = (int)d.K,
+          .a_signed = wd->dtype == DG_DTYPE_I8, .za = cn->w_zero + g * d.OG,
+          .a_zero_per_row = 1,
+          .B = direct ? (const void *)xg : scratch, .ldb = (int)d.P,
+          .b_signed = xd->dtype == DG_DTYPE_I8, .zb = &cn->x_zero,
+          .C = (int8_t *)out + (n * d.O + g * d.OG) * d.P, .ldc = (int)d.P,
+          .c_signed = yd->dtype == DG_DTYPE_I8, .c_zero = cn->y_zero,
+          .chan_per_row = 1, .per_channel = 1,
+          .bias = cn->bias + g * d.OG, .mult = cn->mult + g * d.OG,
+          .clamp_lo = cn->clamp_lo, .clamp_hi = cn->clamp_hi};
+      dg_cpu_qgemm(pool, &a);
+    }
+}
+
+/* ---- fully connected, matmul ---- */
+
+static void fc_f32(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                   void *out, void *scratch) {
+  (void)scratch;
+  const dg_tensor_desc *wd = in_desc(cn, 1);
+  float lo, hi;
+  act_range(cn->node->p.activation, &lo, &hi);
+  int M = (int)out_desc(cn)->dims[0], N = (int)wd->dims[0],
+      K = (int)wd->dims[1];
+  dg_cpu_sgemm_args a = {.M = M, .N = N, .K = K, .A = in[0], .lda = K,
+                         .B = in[1], .ldb = K, .trans_b = 1, .C = out,
+                         .ldc = N, .bias = in[2], .clamp_lo = lo,
+                         .clamp_hi = hi};
+  dg_cpu_sgemm(pool, &a);
+}
+
+static void fc_q8(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                  void *out, void *scratch) {
+  (void)scratch;
+  const dg_tensor_desc *xd = in_desc(cn, 0), *wd = in_desc(cn, 1),
+                       *yd = out_desc(cn);
+  int M = (int)yd->dims[0], N = (int)wd->dims[0], K = (int)wd->dims[1];
+  refresh_bias(cn, in, N);
+  dg_cpu_qgemm_args a = {
+      .M = M, .N = N, .K = K, .A = in[0], .lda = K,
+      .a_signed = xd->dtype == DG_DTYPE_I8, .za = &cn->x_zero,
+      .B = in[1], .ldb = K, .b_signed = wd->dtype == DG_DTYPE_I8,
+      .trans_b = 1, .zb = cn->w_zero, .b_zero_per_col = 1, .C = out,
+      .ldc = N, .c_signed = yd->dtype == DG_DTYPE_I8, .c_zero = cn->y_zero,
+      .per_channel = 1, .bias = cn->bias, .mult = cn->mult,
+      .clamp_lo = cn->clamp_lo, .clamp_hi = cn->clamp_hi};
+  dg_cpu_qgemm(pool, &a);
+}
+
+static void matmul_any(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                       void *out, bool q) {
+  dg_matmul_shape s;
+  int r;
+  int64_t od[DG_MAX_RANK];
+  const dg_tensor_desc *ad = in_desc(cn, 0), *bd = in_desc(cn, 1),
+                       *yd = out_desc(cn);
+  dg_matmul_shape_get(ad, bd, &s, &r, od);
+  size_t es = q ? 1 : 4;
+  for (int64_t i = 0; i < s.batch; i++) {
+    int64_t ia, ib;
+    dg_matmul_batch_index(&s, i, &ia, &ib);
+    const char *A = (const char *)in[0] + (size_t)(ia * s.M * s.K) * es;
+    const char *B = (const char *)in[1] + (size_t)(ib * s.K * s.N) * es;
+    char *C = (char *)out + (size_t)(i * s.M * s.N) * es;
+    if (!q) {
+      dg_cpu_sgemm_args a = {.M = (int)s.M, .N = (int)s.N, .K = (int)s.K,
+                             .A = (const float *)A, .lda = (int)s.K,
+                             .B = (const float *)B, .ldb = (int)s.N,
+                             .C = (float *)C, .ldc = (int)s.N,
+                             .clamp_lo = -INFINITY, .clamp_hi = INFINITY};
+      dg_cpu_sgemm(pool, &a);
+      continue;
+    }
+    bool pc = bd->quant.channel_count != 0;
+    dg_cpu_qgemm_args a = {
+        .M = (int)s.M, .N = (int)s.N, .K = (int)s.K, .A = A, .lda = (int)s.K,
+        .a_signed = ad->dtype == DG_DTYPE_I8, .za = &cn->x_zero, .B = B,
+        .ldb = (int)s.N, .b_signed = bd->dtype == DG_DTYPE_I8,
+        .zb = cn->w_zero, .b_zero_per_col = pc, .C = C, .ldc = (int)s.N,
+        .c_signed = yd->dtype == DG_DTYPE_I8, .c_zero = cn->y_zero,
+        .per_channel = pc, .mult = cn->mult, .clamp_lo = cn->clamp_lo,
+        .clamp_hi = cn->clamp_hi};
+    dg_cpu_qgemm(pool, &a);
+  }
+}
+
+static void matmul_f32(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                       void *out, void *scratch) {
+  (void)scratch;
+  matmul_any(cn, pool, in, out, false);
+}
+static void matmul_q8(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                      void *out, void *scratch) {
+  (void)scratch;
+  matmul_any(cn, pool, in, out, true);
+}
+
+/* ---- pooling ---- */
+
+static void pool_generic(dg_cpu_node *cn, void *const *in, void *out,
+                         bool is_max) {
+  const dg_tensor_desc *xd = in_desc(cn, 0), *yd = out_desc(cn);
+  const dg_node_params *p = &cn->node->p;
+  int64_t NC = xd->dims[0] * xd->dims[1], H = xd->dims[2], W = xd->dims[3];
+  int64_t OH = yd->dims[2], OW = yd->dims[3];
+  dg_dtype t = xd->dtype;
+  for (int64_t c = 0; c < NC; c++)
+    for (int64_t oh = 0; oh < OH; oh++)
+      for (int64_t ow = 0; ow < OW; ow++) {
+        int64_t h0 = oh * p->stride[0] - p->pads[0];
+        int64_t w0 = ow * p->stride[1] - p->pads[1];
+        int64_t h1 = h0 + p->kernel[0], w1 = w0 + p->kernel[1];
+        int64_t hs = h0 < 0 ? 0 : h0, he = h1 < H ? h1 : H;
+        int64_t ws = w0 < 0 ? 0 : w0, we = w1 < W ? w1 : W;
+        int64_t o = (c * OH + oh) * OW + ow;
+        if (t == DG_DTYPE_I8 || t == DG_DTYPE_U8) {
+          int m = INT32_MIN;
+          for (int64_t h = hs; h < he; h++)
+            for (int64_t w = ws; w < we; w++) {
+              int v = t == DG_DTYPE_I8
+                          ? ((const int8_t *)in[0])[(c * H + h) * W + w]
+                          : ((const uint8_t *)in[0])[(c * H + h) * W + w];
+              m = v > m ? v : m;
+            }
+          if (t == DG_DTYPE_I8)
+            ((int8_t *)out)[o] = (int8_t)m;
+          else
+            ((uint8_t *)out)[o] = (uint8_t)m;
+          continue;
+        }
+        const float *x = (const float *)in[0] + c * H * W;
+        float acc = is_max ? -INFINITY : 0.0f;
+        for (int64_t h = hs; h < he; h++)
+          for (int64_t w = ws; w < we; w++)
+            acc = is_max ? (x[h * W + w] > acc ? x[h * W + w] : acc)
+                         : acc + x[h * W + w];
+        if (!is_max) {
+          int64_t ph1 = h1 < H + p->pads[2] ? h1 : H + p->pads[2];
+          int64_t pw1 = w1 < W + p->pads[3] ? w1 : W + p->pads[3];
+          int64_t cnt = p->count_include_pad ? (ph1 - h0) * (pw1 - w0)
+                                             : (he - hs) * (we - ws);
+          acc /= (float)(cnt ? cnt : 1);
+        }
+        ((float *)out)[o] = acc;
+      }
+}
+
+static void maxpool(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                    void *out, void *scratch) {
+  (void)pool, (void)scratch;
+  pool_generic(cn, in, out, true);
+}
+static void avgpool(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                    void *out, void *scratch) {
+  (void)pool, (void)scratch;
+  pool_generic(cn, in, out, false);
+}
+
+static void gap(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                void *out, void *scratch) {
+  (void)pool, (void)scratch;
+  const dg_tensor_desc *xd = in_desc(cn, 0);
+  int64_t NC = xd->dims[0] * xd->dims[1], HW = xd->dims[2] * xd->dims[3];
+  for (int64_t c = 0; c < NC; c++) {
+    float s = 0;
+    for (int64_t i = 0; i < HW; i++)
+      s += ((const float *)in[0])[c * HW + i];
+    ((float *)out)[c] = s / (float)HW;
+  }
+}
+
+/* ---- elementwise, softmax ---- */
+
+static void clip_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                   void *out, void *scratch) {
+  (void)pool, (void)scratch;
+  float lo = cn->node->op == DG_OP_RELU ? 0.0f : cn->node->p.clip_lo;
+  float hi = cn->node->op == DG_OP_RELU ? INFINITY : cn->node->p.clip_hi;
+  const float *x = in[0];
+  float *y = out;
+  for (int64_t i = 0, e = dg_desc_elements(out_desc(cn)); i < e; i++) {
+    float v = x[i] < lo ? lo : x[i];
+    y[i] = v > hi ? hi : v;
+  }
+}
+
+static void add_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                  void *out, void *scratch) {
+  (void)pool, (void)scratch;
+  const dg_tensor_desc *ad = in_desc(cn, 0), *bd = in_desc(cn, 1),
+                       *yd = out_desc(cn);
+  const float *a = in[0], *b = in[1];
+  float *y = out;
+  int64_t e = dg_desc_elements(yd);
+  if (dg_desc_elements(ad) == e && dg_desc_elements(bd) == e) {
+    for (int64_t i = 0; i < e; i++)
+      y[i] = a[i] + b[i];
+    return;
+  }
+  int64_t sa[DG_MAX_RANK], sb[DG_MAX_RANK], idx[DG_MAX_RANK] = {0};
+  dg_broadcast_strides(ad->rank, ad->dims, yd->rank, yd->dims, sa);
+  dg_broadcast_strides(bd->rank, bd->dims, yd->rank, yd->dims, sb);
+  int64_t ia = 0, ib = 0;
+  for (int64_t i = 0; i < e; i++) {
+    y[i] = a[ia] + b[ib];
+    for (int d = yd->rank - 1; d >= 0; d--) { /* odometer increment */
+      ia += sa[d];
+      ib += sb[d];
+      if (++idx[d] < yd->dims[d])
+        break;
+      ia -= sa[d] * yd->dims[d];
+      ib -= sb[d] * yd->dims[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+static void softmax_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                      void *out, void *scratch) {
+  (void)pool, (void)scratch;
+  const dg_tensor_desc *d = out_desc(cn);
+  int axis = cn->node->p.axis;
+  int64_t outer = 1, len = d->dims[axis], inner = 1;
+  for (int i = 0; i < axis; i++)
+    outer *= d->dims[i];
+  for (int i = axis + 1; i < d->rank; i++)
+    inner *= d->dims[i];
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t j = 0; j < inner; j++) {
+      const float *x = (const float *)in[0] + o * len * inner + j;
+      float *y = (float *)out + o * len * inner + j;
+      float mx = -INFINITY, s = 0;
+      for (int64_t k = 0; k < len; k++)
+        mx = x[k * inner] > mx ? x[k * inner] : mx;
+      for (int64_t k = 0; k < len; k++)
+        s += (y[k * inner] = expf(x[k * inner] - mx));
+      float inv = 1.0f / s;
+      for (int64_t k = 0; k < len; k++)
+        y[k * inner] *= inv;
+    }
+}
+
+/* ---- data movement, quantisation ---- */
+
+static void copy_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                   void *out, void *scratch) {
+  (void)pool, (void)scratch;
+  if (out != in[0])
+    memcpy(out, in[0], dg_desc_bytes(out_desc(cn)));
+}
+
+static void concat_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                     void *out, void *scratch) {
+  (void)pool, (void)scratch;
+  const dg_tensor_desc *yd = out_desc(cn);
+  int axis = cn->node->p.axis;
+  size_t es = dg_dtype_size(yd->dtype);
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < axis; i++)
+    outer *= yd->dims[i];
+  for (int i = axis + 1; i < yd->rank; i++)
+    inner *= yd->dims[i];
+  int64_t off = 0, row = yd->dims[axis] * inner;
+  for (int t = 0; t < cn->node->input_count; t++) {
+    int64_t len = in_desc(cn, t)->dims[axis] * inner;
+    for (int64_t o = 0; o < outer; o++)
+      memcpy((char *)out + (size_t)(o * row + off) * es,
+             (const char *)in[t] + (size_t)(o * len) * es, (size_t)len * es);
+    off += len;
+  }
+}
+
+static int64_t channel_of(const dg_tensor_desc *d, int64_t i, int64_t inner) {
+  return d->quant.channel_count ? (i / inner) % d->dims[d->quant.axis] : 0;
+}
+
+static int64_t inner_of(const dg_tensor_desc *d) {
+  int64_t inner = 1;
+  for (int k = d->quant.axis + 1; d->quant.channel_count && k < d->rank; k++)
+    inner *= d->dims[k];
+  return inner;
+}
+
+static void quantize_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                       void *out, void *scratch) {
+  (void)pool, (void)scratch;
+  const dg_tensor_desc *yd = out_desc(cn);
+  int64_t lo, hi, inner = inner_of(yd);
+  dg_dtype_int_range(yd->dtype, &lo, &hi);
+  for (int64_t i = 0, e = dg_desc_elements(yd); i < e; i++) {
+    int64_t c = channel_of(yd, i, inner);
+    float v = nearbyintf(((const float *)in[0])[i] / dg_quant_scale(yd, c));
+    double q = (double)v + dg_quant_zero(yd, c);
+    int64_t r = q < (double)lo ? lo : (q > (double)hi ? hi : (int64_t)q);
+    if (yd->dtype == DG_DTYPE_I8)
+      ((int8_t *)out)[i] = (int8_t)r;
+    else if (yd->dtype == DG_DTYPE_U8)
+      ((uint8_t *)out)[i] = (uint8_t)r;
+    else
+      ((int32_t *)out)[i] = (int32_t)r;
+  }
+}
+
+static void dequantize_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                         void *out, void *scratch) {
+  (void)pool, (void)scratch;
+  const dg_tensor_desc *xd = in_desc(cn, 0);
+  int64_t inner = inner_of(xd);
+  for (int64_t i = 0, e = dg_desc_elements(xd); i < e; i++) {
+    int64_t c = channel_of(xd, i, inner);
+    float q = (float)dg_load_elem(xd->dtype, in[0], i);
+    ((float *)out)[i] = (q - (float)dg_quant_zero(xd, c)) *
+                        dg_quant_scale(xd, c);
+  }
+}
+
+/* ---- preparation ---- */
+
+/* Per-channel multipliers, weight zero points and biases for a quantised
+ * node whose weights (per-tensor or per-channel) are input 1. */
+static bool prepare_q8(dg_cpu_node *cn, int64_t channels, bool has_bias) {
+  const dg_tensor_desc *xd = in_desc(cn, 0), *wd = in_desc(cn, 1),
+                       *yd = out_desc(cn);
+  cn->w_zero = malloc(sizeof(int32_t) * (size_t)channels);
+  cn->bias = calloc((size_t)channels, sizeof(int32_t));
+  cn->mult = malloc(sizeof(float) * (size_t)channels);
+  if (!cn->w_zero || !cn->bias || !cn->mult)
+    return false;
+  const int32_t *b = NULL;
+  if (has_bias && cn->node->inputs[2]) {
+    const dg_tensor_info *bt = dg_ir_tensor(cn->ir, cn->node->inputs[2]);
+    b = bt->constant ? bt->constant->data : NULL;
+    cn->bias_is_input = !bt->constant;
+  }
+  bool pc = wd->quant.channel_count != 0;
+  for (int64_t c = 0; c < channels; c++) {
+    cn->w_zero[c] = dg_quant_zero(wd, pc ? c : 0);
+    cn->mult[c] = dg_requant_multiplier(
+        xd->quant.scale, dg_quant_scale(wd, pc ? c : 0), yd->quant.scale);
+    if (b)
+      cn->bias[c] = b[c];
+  }
+  cn->x_zero = xd->quant.zero_point;
+  cn->y_zero = yd->quant.zero_point;
+  int64_t lo, hi;
+  dg_dtype_int_range(yd->dtype, &lo, &hi);
+  dg_requant_clamp(cn->node->p.activation, yd->quant.scale, cn->y_zero,
+                   (int32_t)lo, (int32_t)hi, &cn->clamp_lo, &cn->clamp_hi);
+  return true;
+}
+
+bool dg_cpu_node_prepare(dg_cpu_node *cn, const dg_ir *ir, const dg_node *n) {
+  memset(cn, 0, sizeof *cn);
+  cn->ir = ir;
+  cn->node = n;
+  cn->f16 = dg_ir_tensor(ir, n->output)->desc.dtype == DG_DTYPE_F16 ||
+            (n->input_count &&
+             dg_ir_tensor(ir, n->inputs[0])->desc.dtype == DG_DTYPE_F16);
+  switch (n->op) {
+  case DG_OP_CONV2D:
+  case DG_OP_QCONV2D: {
+    conv_dims d = conv_get(cn);
+    bool q = n->op == DG_OP_QCONV2D;
+    cn->run = q ? conv_q8 : conv_f32;
+    if (!conv_is_pointwise(&d) && !(!q && d.CG == 1 && d.OG == 1))
+      cn->scratch_bytes = (size_t)(d.K * d.P) * (q ? 1 : 4);
+    return !q || prepare_q8(cn, d.O, true);
+  }
+  case DG_OP_FULLY_CONNECTED: cn->run = fc_f32; return true;
+  case DG_OP_QFULLY_CONNECTED:
+    cn->run = fc_q8;
+    return prepare_q8(cn, in_desc(cn, 1)->dims[0], true);
+  case DG_OP_MATMUL: cn->run = matmul_f32; return true;
+  case DG_OP_QMATMUL: {
+    const dg_tensor_desc *bd = in_desc(cn, 1);
+    cn->run = matmul_q8;
+    return prepare_q8(cn, bd->quant.channel_count ? bd->quant.channel_count
+                                                  : 1,
+                      false);
+  }
+  case DG_OP_MAX_POOL2D: cn->run = maxpool; return true;
+  case DG_OP_AVG_POOL2D: cn->run = avgpool; return true;
+  case DG_OP_GLOBAL_AVG_POOL: cn->run = gap; return true;
+  case DG_OP_SOFTMAX: cn->run = softmax_k; return true;
+  case DG_OP_RELU:
+  case DG_OP_CLIP: cn->run = clip_k; return true;
+  case DG_OP_ADD: cn->run = add_k; return true;
+  case DG_OP_RESHAPE: cn->run = copy_k; return true;
+  case DG_OP_CONCAT: cn->run = concat_k; return true;
+  case DG_OP_QUANTIZE: cn->run = quantize_k; return true;
+  case DG_OP_DEQUANTIZE: cn->run = dequantize_k; return true;
+  default: return false;
+  }
+}
+
+void dg_cpu_node_release(dg_cpu_node *cn) {
+  free(cn->w_zero);
+  free(cn->bias);
+  free(cn->mult);
+}

@@ -1,0 +1,30 @@
+/* CPU kernels for each op, on host buffers in the graph's dtypes. f16
+ * nodes are run by the segment runner through f32 copies, so the float
+ * kernels here see f32 only. */
+#ifndef DG_CPU_OPS_H
+#define DG_CPU_OPS_H
+
+#include "../target.h"
+#include "cpu_kernels.h"
+
+/* Per-node data prepared at compile time. */
+typedef struct dg_cpu_node {
+  const dg_ir *ir;
+  const dg_node *node;
+  void (*run)(struct dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+              void *out, void *scratch);
+  size_t scratch_bytes; /* for the kernel itself (im2col, ...) */
+  bool f16;             /* float node stored as f16 */
+  /* Quantised ops: per output channel. */
+  int32_t *w_zero;
+  int32_t *bias;
+  float *mult;
+  bool bias_is_input; /* bias read from the run's buffers */
+  int32_t x_zero, y_zero, clamp_lo, clamp_hi;
+} dg_cpu_node;
+
+/* Chooses the kernel and prepares cn; false on OOM. */
+bool dg_cpu_node_prepare(dg_cpu_node *cn, const dg_ir *ir, const dg_node *n);
+void dg_cpu_node_release(dg_cpu_node *cn);
+
+#endif

@@ -1,0 +1,629 @@
+/* int8 GEMM (QLinearMatMul / QLinearConv) for the CPU target.
+ *
+ * The result must match a scalar loop bit for bit, so every path keeps the
+ * int32 sum exact (wrapping arithmetic is exact whenever the true sum fits)
+ * and requantises with one fp32 multiply and a round-half-even conversion;
+ * FP_CONTRACT is off so no compiler may fuse that multiply into an FMA.
+ *
+ * AVX512-VNNI path: vpdpbusd multiplies u8 by s8, so A is made signed and
+ * B unsigned by flipping the top bit where needed (a = a_s + alpha,
+ * b = b_u - beta with alpha, beta in {0, 128}). Then
+ *   sum (a - za)(b - zb) = sum a_s b_u - zb' sum a_s - za' sum b_u + K za' zb'
+ * with za' = za - alpha and zb' = zb + beta; the row sums of A and the
+ * column sums of B are taken while packing, and the corrections are folded
+ * into per-row and per-column addends (or, with per-row AND per-column zero
+ * points, two vector multiplies in the epilogue). K is packed in groups of
+ * four to match the instruction.
+ *
+ * AVX2 and portable paths: the zero points are subtracted while packing
+ * into int16, and pairs of k are multiplied with vpmaddwd (no saturation:
+ * |a - za|, |b - zb| <= 383), so no corrections are needed.
+ *
+ * K is not blocked: the int32 sums cannot be parked in the int8 output, and
+ * even K = 4608 keeps a 14-row A panel in L2 alongside the B panels.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "cpu_kernels.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Belt and braces: no float expression here has the a * b + c shape a
+ * compiler could contract, but say so where the pragma is understood
+ * (GCC ignores it and warns; it does not contract in ISO C mode). */
+#ifdef __clang__
+#pragma STDC FP_CONTRACT OFF
+#endif
+
+#if defined(__x86_64__) || defined(__i386__)
+#define DG_X86 1
+#include <immintrin.h>
+#endif
+
+/* Bounds applied before float->int conversion so the conversion is
+ * defined; anything beyond saturates to the same output anyway. */
+#define F_LIM 1073741824.0f
+
+/* One microkernel call plus everything its epilogue needs. */
+typedef struct qtile {
+  int mr, nr, ng; /* rows, valid columns, K groups */
+  const void *a, *b;
+  uint8_t *c;
+  size_t ldc;
+  const int32_t *radd, *rra, *rza; /* per row of the tile */
+  const float *rmult;              /* per row, or NULL */
+  const int32_t *cadd, *czb, *ccb; /* per column of the tile */
+  const float *cmult;              /* per column, or NULL */
+  int cross_b, cross_a;            /* subtract czb*rra / ccb*rza */
+  float mult;
+  int32_t czero, qmin, qmax, lo, hi;
+} qtile;
+
+typedef void (*qkernel_fn)(const qtile *t);
+
+#define V_ROWS_MAX 14 /* the largest MR of any kernel */
+
+/* The scalar definition every path must reproduce. */
+static inline int32_t requant_value(const qtile *t, int32_t acc, float m) {
+  float f = (float)acc * m;
+  f = nearbyintf(f);
+  f = f < -F_LIM ? -F_LIM : (f > F_LIM ? F_LIM : f);
+  int32_t v = (int32_t)f + t->czero;
+  v = v < t->qmin ? t->qmin : (v > t->qmax ? t->qmax : v);
+  v = v < t->lo ? t->lo : v;
+  return v > t->hi ? t->hi : v;
+}
+
+static inline int32_t requant(const qtile *t, int i, int j, uint32_t s) {
+  s += (uint32_t)t->radd[i] + (uint32_t)t->cadd[j];
+  float m = t->rmult ? t->rmult[i] : (t->cmult ? t->cmult[j] : t->mult);
+  return requant_value(t, (int32_t)s, m);
+}
+
+/* ---- portable kernel on int16 pairs: 4 x 16 ---- */
+
+#define P_MR 4
+#define P_NR 16
+
+static void qkern_portable(const qtile *t) {
+  int32_t acc[P_MR][P_NR] = {{0}};
+  const int16_t *a = t->a, *b = t->b;
+  int mr = t->mr;
+  for (int g = 0; g < t->ng; g++, a += 2 * mr, b += 2 * P_NR)
+    for (int i = 0; i < mr; i++)
+      for (int j = 0; j < P_NR; j++)
+        acc[i][j] += a[2 * i] * b[2 * j] + a[2 * i + 1] * b[2 * j + 1];
+  for (int i = 0; i < mr; i++)
+    for (int j = 0; j < t->nr; j++)
+      t->c[i * t->ldc + j] = (uint8_t)requant(t, i, j, (uint32_t)acc[i][j]);
+}
+
+#ifdef DG_X86
+/* ---- AVX2 kernel on int16 pairs: 6 x 16 ---- */
+
+#define T256 __attribute__((target("avx2,fma")))
+#define A2_MR 6
+#define A2_NR 16
+
+T256 static __m256i q_mask8(int n) {
+  n = n < 0 ? 0 : (n > 8 ? 8 : n);
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n),
+                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+T256 static inline int32_t load_i32(const void *p) {
+  int32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+
+/* Requantises 8 sums of row i, columns j..j+7, and stores `n` bytes. */
+T256 static void epi_avx2(const qtile *t, int i, int j, __m256i s, int n) {
+  __m256i mk = q_mask8(n);
+  s = _mm256_add_epi32(s, _mm256_set1_epi32(t->radd[i]));
+  s = _mm256_add_epi32(s, _mm256_maskload_epi32(t->cadd + j, mk));
+  __m256 m = _mm256_set1_ps(t->mult);
+  if (t->rmult)
+    m = _mm256_set1_ps(t->rmult[i]);
+  else if (t->cmult)
+    m = _mm256_maskload_ps(t->cmult + j, mk);
+  __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(s), m);
+  f = _mm256_min_ps(_mm256_max_ps(f, _mm256_set1_ps(-F_LIM)),
+                    _mm256_set1_ps(F_LIM));
+  __m256i v = _mm256_add_epi32(_mm256_cvtps_epi32(f),
+                               _mm256_set1_epi32(t->czero));
+  v = _mm256_max_epi32(v, _mm256_set1_epi32(t->qmin));
+  v = _mm256_min_epi32(v, _mm256_set1_epi32(t->qmax));
+  v = _mm256_max_epi32(v, _mm256_set1_epi32(t->lo));
+  v = _mm256_min_epi32(v, _mm256_set1_epi32(t->hi));
+  int32_t out[8];
+  _mm256_storeu_si256((__m256i *)out, v);
+  uint8_t *c = t->c + i * t->ldc + j;
+  for (int x = 0; x < n; x++)
+    c[x] = (uint8_t)out[x];
+}
+
+static inline __attribute__((always_inline)) T256 void
+qk256_body(const int MR, const qtile *t) {
+  __m256i c0[A2_MR], c1[A2_MR];
+#pragma GCC unroll 6
+  for (int i = 0; i < MR; i++)
+    c0[i] = c1[i] = _mm256_setzero_si256();
+  const int16_t *a = t->a, *b = t->b;
+  for (int g = 0; g < t->ng; g++, a += 2 * MR, b += 2 * A2_NR) {
+    __m256i b0 = _mm256_loadu_si256((const __m256i *)b);
+    __m256i b1 = _mm256_loadu_si256((const __m256i *)(b + 16));
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; i++) {
+      __m256i av = _mm256_set1_epi32(load_i32(a + 2 * i));
+      c0[i] = _mm256_add_epi32(c0[i], _mm256_madd_epi16(av, b0));
+      c1[i] = _mm256_add_epi32(c1[i], _mm256_madd_epi16(av, b1));
+    }
+  }
+  for (int i = 0; i < MR; i++) {
+    epi_avx2(t, i, 0, c0[i], t->nr);
+    if (t->nr > 8)
+      epi_avx2(t, i, 8, c1[i], t->nr - 8);
+  }
+}
+
+T256 static void qkern_avx2(const qtile *t) {
+  switch (t->mr) {
+  case 1: qk256_body(1, t); break;
+  case 2: qk256_body(2, t); break;
+  case 3: qk256_body(3, t); break;
+  case 4: qk256_body(4, t); break;
+  case 5: qk256_body(5, t); break;
+  default: qk256_body(6, t); break;
+  }
+}
+
+/* ---- AVX512-VNNI kernel on u8 x s8 quads: up to 14 x 32 ---- */
+
+#define T512                                                                   \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
+#define V_MR 14
+#define V_NR 32
+
+T512 static inline __mmask16 mask16(int n) {
+  return n >= 16 ? 0xffff : (n <= 0 ? 0 : (__mmask16)((1u << n) - 1));
+}
+
+/* Requantises 16 sums of row i, columns j..j+15 (n valid) and stores. */
+static inline __attribute__((always_inline)) T512 void
+epi_512(const qtile *t, int i, int j, __m512i s, int n) {
+  __mmask16 mk = mask16(n);
+  s = _mm512_add_epi32(s, _mm512_set1_epi32(t->radd[i]));
+  s = _mm512_add_epi32(s, _mm512_maskz_loadu_epi32(mk, t->cadd + j));
+  if (t->cross_b)
+    s = _mm512_sub_epi32(s, _mm512_mullo_epi32(
+                                _mm512_maskz_loadu_epi32(mk, t->czb + j),
+                                _mm512_set1_epi32(t->rra[i])));
+  if (t->cross_a)
+    s = _mm512_sub_epi32(s, _mm512_mullo_epi32(
+                                _mm512_maskz_loadu_epi32(mk, t->ccb + j),
+                                _mm512_set1_epi32(t->rza[i])));
+  __m512 m;
+  if (t->rmult)
+    m = _mm512_set1_ps(t->rmult[i]);
+  else if (t->cmult)
+    m = _mm512_maskz_loadu_ps(mk, t->cmult + j);
+  else
+    m = _mm512_set1_ps(t->mult);
+  __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(s), m);
+  f = _mm512_min_ps(_mm512_max_ps(f, _mm512_set1_ps(-F_LIM)),
+                    _mm512_set1_ps(F_LIM));
+  /* Uses MXCSR rounding, round-half-even by default, like nearbyintf. */
+  __m512i v = _mm512_add_epi32(_mm512_cvtps_epi32(f),
+                               _mm512_set1_epi32(t->czero));
+  v = _mm512_max_epi32(v, _mm512_set1_epi32(t->qmin));
+  v = _mm512_min_epi32(v, _mm512_set1_epi32(t->qmax));
+  v = _mm512_max_epi32(v, _mm512_set1_epi32(t->lo));
+  v = _mm512_min_epi32(v, _mm512_set1_epi32(t->hi));
+  _mm512_mask_cvtepi32_storeu_epi8(t->c + i * t->ldc + j, mk, v);
+}
+
+static inline __attribute__((always_inline)) T512 void
+qk512_body(const int MR, const int NV, const qtile *t) {
+  __m512i c0[V_MR], c1[V_MR];
+#pragma GCC unroll 14
+  for (int i = 0; i < MR; i++)
+    c0[i] = c1[i] = _mm512_setzero_si512();
+  const int32_t *a = t->a;
+  const uint8_t *b = t->b;
+#pragma GCC unroll 2
+  for (int g = 0; g < t->ng; g++, a += MR, b += 4 * V_NR) {
+    __m512i b0 = _mm512_loadu_si512(b), b1 = b0;
+    if (NV == 2)
+      b1 = _mm512_loadu_si512(b + 64);
+#pragma GCC unroll 14
+    for (int i = 0; i < MR; i++) {
+      __m512i av = _mm512_set1_epi32(a[i]);
+      c0[i] = _mm512_dpbusd_epi32(c0[i], b0, av);
+      if (NV == 2)
+        c1[i] = _mm512_dpbusd_epi32(c1[i], b1, av);
+    }
+  }
+  for (int i = 0; i < MR; i++) {
+    epi_512(t, i, 0, c0[i], t->nr);
+    if (NV == 2)
+      epi_512(t, i, 16, c1[i], t->nr - 16);
+  }
+}
+
+#define QK512_CASES(NV)                                                        \
+  switch (t->mr) {                                                             \
+  case 1: qk512_body(1, NV, t); break;                                         \
+  case 2: qk512_body(2, NV, t); break;                                         \
+  case 3: qk512_body(3, NV, t); break;                                         \
+  case 4: qk512_body(4, NV, t); break;                                         \
+  case 5: qk512_body(5, NV, t); break;                                         \
+  case 6: qk512_body(6, NV, t); break;                                         \
+  case 7: qk512_body(7, NV, t); break;                                         \
+  case 8: qk512_body(8, NV, t); break;                                         \
+  case 9: qk512_body(9, NV, t); break;                                         \
+  case 10: qk512_body(10, NV, t); break;                                       \
+  case 11: qk512_body(11, NV, t); break;                                       \
+  case 12: qk512_body(12, NV, t); break;                                       \
+  case 13: qk512_body(13, NV, t); break;                                       \
+  default: qk512_body(14, NV, t); break;                                       \
+  }
+
+T512 static void qkern_vnni(const qtile *t) {
+  if (t->nr > 16) {
+    QK512_CASES(2)
+  } else {
+    QK512_CASES(1)
+  }
+}
+
+/* Packs B[k, jc + 0..w) (row-major, w <= 16) for VNNI: 16 columns x 4 k
+ * per 64-byte row of the panel, flipped to u8; adds column sums. */
+T512 static void vnni_pack_b16(const uint8_t *src, size_t ldb, int K, int w,
+                               uint8_t flip, uint8_t *dst, int32_t *colsum) {
+  __mmask16 mk = mask16(w);
+  __m128i fx = _mm_set1_epi8((char)flip), z = _mm_setzero_si128();
+  __m128i ones = _mm_set1_epi8(1);
+  __m128i s0 = z, s1 = z, s2 = z, s3 = z;
+  for (int k = 0; k < K; k += 4, dst += 4 * V_NR) {
+    __m128i r[4];
+    for (int q = 0; q < 4; q++)
+      r[q] = k + q < K ? _mm_maskz_mov_epi8(
+                             mk, _mm_xor_si128(_mm_maskz_loadu_epi8(
+                                                   mk, src + (k + q) * ldb),
+                                               fx))
+                       : z;
+    __m128i t0 = _mm_unpacklo_epi8(r[0], r[1]), t1 = _mm_unpackhi_epi8(r[0], r[1]);
+    __m128i t2 = _mm_unpacklo_epi8(r[2], r[3]), t3 = _mm_unpackhi_epi8(r[2], r[3]);
+    __m128i u0 = _mm_unpacklo_epi16(t0, t2), u1 = _mm_unpackhi_epi16(t0, t2);
+    __m128i u2 = _mm_unpacklo_epi16(t1, t3), u3 = _mm_unpackhi_epi16(t1, t3);
+    _mm_storeu_si128((__m128i *)dst, u0);
+    _mm_storeu_si128((__m128i *)(dst + 16), u1);
+    _mm_storeu_si128((__m128i *)(dst + 32), u2);
+    _mm_storeu_si128((__m128i *)(dst + 48), u3);
+    s0 = _mm_dpbusd_epi32(s0, u0, ones);
+    s1 = _mm_dpbusd_epi32(s1, u1, ones);
+    s2 = _mm_dpbusd_epi32(s2, u2, ones);
+    s3 = _mm_dpbusd_epi32(s3, u3, ones);
+  }
+  int32_t tmp[16];
+  _mm_storeu_si128((__m128i *)tmp, s0);
+  _mm_storeu_si128((__m128i *)(tmp + 4), s1);
+  _mm_storeu_si128((__m128i *)(tmp + 8), s2);
+  _mm_storeu_si128((__m128i *)(tmp + 12), s3);
+  for (int j = 0; j < w; j++)
+    colsum[j] = tmp[j];
+}
+#endif /* DG_X86 */
+
+/* ---- packing and driver ---- */
+
+enum { PATH_PORTABLE, PATH_AVX2, PATH_VNNI };
+
+typedef struct qplan {
+  const dg_cpu_qgemm_args *g;
+  int path;
+  qkernel_fn kern;
+  int mr, nr, kg, ng; /* max rows, panel width, k per group, groups */
+  int nc;             /* column block */
+  int tm, tn;
+  int alpha, beta; /* VNNI flips (see top) */
+  uint8_t *scratch;
+  size_t per_task, a_bytes, b_bytes; /* per task: A panel, B block, cols */
+} qplan;
+
+static inline int a_at(const dg_cpu_qgemm_args *g, int m, int k) {
+  const uint8_t *p = (const uint8_t *)g->A + (size_t)m * g->lda + k;
+  return g->a_signed ? (int)(int8_t)*p : (int)*p;
+}
+
+static inline int b_at(const dg_cpu_qgemm_args *g, int k, int n) {
+  const uint8_t *p = (const uint8_t *)g->B +
+                     (g->trans_b ? (size_t)n * g->ldb + k
+                                 : (size_t)k * g->ldb + n);
+  return g->b_signed ? (int)(int8_t)*p : (int)*p;
+}
+
+static inline int32_t za_of(const dg_cpu_qgemm_args *g, int m) {
+  return g->za[g->a_zero_per_row ? m : 0];
+}
+static inline int32_t zb_of(const dg_cpu_qgemm_args *g, int n) {
+  return g->zb[g->b_zero_per_col ? n : 0];
+}
+static inline int32_t bias_of(const dg_cpu_qgemm_args *g, int c) {
+  return g->bias ? g->bias[g->per_channel ? c : 0] : 0;
+}
+
+/* Packs rows r..r+mr of A and fills the per-row epilogue terms. */
+static void pack_a(const qplan *p, void *dst, int r, int mr, int32_t *radd,
+                   int32_t *rra, int32_t *rza) {
+  const dg_cpu_qgemm_args *g = p->g;
+  int K = g->K;
+  for (int i = 0; i < mr; i++) {
+    int m = r + i;
+    uint32_t add = (uint32_t)(g->chan_per_row || !g->per_channel
+                                  ? bias_of(g, m)
+                                  : 0);
+    if (p->path == PATH_VNNI) {
+      /* a_s = a - alpha as s8; dwords of 4 k, row i of each group. */
+      int8_t *d = dst;
+      int32_t sum = 0;
+      for (int k = 0; k < p->ng * 4; k++) {
+        int v = k < K ? a_at(g, m, k) - p->alpha : 0;
+        d[((size_t)(k >> 2) * mr + i) * 4 + (k & 3)] = (int8_t)v;
+        sum += v;
+      }
+      int32_t zap = (int32_t)((uint32_t)za_of(g, m) - (uint32_t)p->alpha);
+      rra[i] = sum;
+      rza[i] = zap;
+      if (!g->b_zero_per_col)
+        add -= (uint32_t)(zb_of(g, 0) + p->beta) * (uint32_t)sum;
+    } else {
+      int16_t *d = dst;
+      int32_t za = za_of(g, m);
+      for (int k = 0; k < p->ng * 2; k++)
+        d[((size_t)(k >> 1) * mr + i) * 2 + (k & 1)] =
+            (int16_t)(k < K ? a_at(g, m, k) - za : 0);
+      rra[i] = rza[i] = 0;
+    }
+    radd[i] = (int32_t)add;
+  }
+}
+
+/* Packs columns jc..jc+nc of B into panels and fills per-column terms. */
+static void pack_b(const qplan *p, uint8_t *dst, int jc, int nc,
+                   int32_t *cadd, int32_t *czb, int32_t *ccb) {
+  const dg_cpu_qgemm_args *g = p->g;
+  int K = g->K, NR = p->nr;
+  size_t panel = (size_t)p->ng * p->kg * NR *
+                 (p->path == PATH_VNNI ? 1 : sizeof(int16_t));
+  for (int j0 = 0; j0 < nc; j0 += NR, dst += panel) {
+    int w = nc - j0 < NR ? nc - j0 : NR;
+    if (p->path == PATH_VNNI) {
+      uint8_t flip = (uint8_t)p->beta;
+      int32_t *colsum = ccb + j0;
+#ifdef DG_X86
+      if (!g->trans_b) {
+        const uint8_t *src = (const uint8_t *)g->B + jc + j0;
+        for (int h = 0; h < NR; h += 16)
+          vnni_pack_b16(src + h, (size_t)g->ldb, K, w - h, flip, dst + 4 * h,
+                        colsum + h);
+      } else
+#endif
+      {
+        for (int j = 0; j < NR; j++) {
+          int32_t sum = 0;
+          for (int k = 0; k < p->ng * 4; k++) {
+            int v = 0;
+            if (j < w && k < K)
+              v = b_at(g, k, jc + j0 + j) + p->beta;
+            dst[((size_t)(k >> 2) * NR + j) * 4 + (k & 3)] = (uint8_t)v;
+            sum += v;
+          }
+          if (j < w)
+            colsum[j] = sum;
+        }
+      }
+      for (int j = 0; j < w; j++) {
+        int n = jc + j0 + j;
+        uint32_t zbp = (uint32_t)zb_of(g, n) + (uint32_t)p->beta;
+        uint32_t cb = (uint32_t)colsum[j] - (uint32_t)K * zbp;
+        uint32_t add = (uint32_t)(!g->chan_per_row && g->per_channel
+                                      ? bias_of(g, n)
+                                      : 0);
+        if (!g->a_zero_per_row)
+          add -= ((uint32_t)za_of(g, 0) - (uint32_t)p->alpha) * cb;
+        cadd[j0 + j] = (int32_t)add;
+        czb[j0 + j] = (int32_t)zbp;
+        ccb[j0 + j] = (int32_t)cb;
+      }
+    } else {
+      int16_t *d = (int16_t *)dst;
+      for (int j = 0; j < NR; j++) {
+        int n = jc + j0 + j;
+        int32_t zb = j < w ? zb_of(g, n) : 0;
+        for (int k = 0; k < p->ng * 2; k++)
+          d[((size_t)(k >> 1) * NR + j) * 2 + (k & 1)] =
+              (int16_t)(j < w && k < K ? b_at(g, k, n) - zb : 0);
+        if (j < w) {
+          cadd[j0 + j] = !g->chan_per_row && g->per_channel ? bias_of(g, n)
+                                                            : 0;
+          czb[j0 + j] = ccb[j0 + j] = 0;
+        }
+      }
+    }
+  }
+}
+
+static void split(int len, int unit, int parts, int idx, int *lo, int *hi) {
+  int units = (len + unit - 1) / unit;
+  int u0 = (int)((long long)units * idx / parts);
+  int u1 = (int)((long long)units * (idx + 1) / parts);
+  *lo = u0 * unit < len ? u0 * unit : len;
+  *hi = u1 * unit < len ? u1 * unit : len;
+}
+
+static void run_task(void *arg, int task, int ntasks) {
+  (void)ntasks;
+  const qplan *p = arg;
+  const dg_cpu_qgemm_args *g = p->g;
+  int m0, m1, n0, n1;
+  split(g->M, 1, p->tm, task / p->tn, &m0, &m1);
+  split(g->N, p->nr, p->tn, task % p->tn, &n0, &n1);
+  if (m0 >= m1 || n0 >= n1)
+    return;
+  uint8_t *apan = p->scratch + p->per_task * (size_t)task;
+  uint8_t *bblk = apan + p->a_bytes;
+  int32_t *cadd = (int32_t *)(bblk + p->b_bytes);
+  int32_t *czb = cadd + p->nc, *ccb = czb + p->nc;
+  int32_t radd[V_ROWS_MAX], rra[V_ROWS_MAX], rza[V_ROWS_MAX];
+  int nblk = (m1 - m0 + p->mr - 1) / p->mr;
+  size_t panel = (size_t)p->ng * p->kg * p->nr *
+                 (p->path == PATH_VNNI ? 1 : sizeof(int16_t));
+  int crow = g->chan_per_row && g->per_channel;
+  int ccol = !g->chan_per_row && g->per_channel;
+  for (int jc = n0; jc < n1; jc += p->nc) {
+    int nc = n1 - jc < p->nc ? n1 - jc : p->nc;
+    pack_b(p, bblk, jc, nc, cadd, czb, ccb);
+    for (int rb = 0; rb < nblk; rb++) {
+      int r = m0 + (int)((long long)(m1 - m0) * rb / nblk);
+      int mr = m0 + (int)((long long)(m1 - m0) * (rb + 1) / nblk) - r;
+      pack_a(p, apan, r, mr, radd, rra, rza);
+      qtile t = {.mr = mr,
+                 .ng = p->ng,
+                 .a = apan,
+                 .ldc = (size_t)g->ldc,
+                 .radd = radd,
+                 .rra = rra,
+                 .rza = rza,
+                 .rmult = crow ? g->mult + r : NULL,
+                 .cross_b = p->path == PATH_VNNI && g->b_zero_per_col,
+                 .cross_a = p->path == PATH_VNNI && g->a_zero_per_row,
+                 .mult = g->mult[0],
+                 .czero = g->c_zero,
+                 .qmin = g->c_signed ? -128 : 0,
+                 .qmax = g->c_signed ? 127 : 255,
+                 .lo = g->clamp_lo,
+                 .hi = g->clamp_hi};
+      for (int jr = 0, pi = 0; jr < nc; jr += p->nr, pi++) {
+        t.nr = nc - jr < p->nr ? nc - jr : p->nr;
+        t.b = bblk + panel * (size_t)pi;
+        t.c = (uint8_t *)g->C + (size_t)r * g->ldc + jc + jr;
+        t.cadd = cadd + jr;
+        t.czb = czb + jr;
+        t.ccb = ccb + jr;
+        t.cmult = ccol ? g->mult + jc + jr : NULL;
+        p->kern(&t);
+      }
+    }
+  }
+}
+
+/* Exact and allocation-free; used when no scratch can be had or a zero
+ * point is outside the range the int16 paths assume. */
+static void run_naive(const dg_cpu_qgemm_args *g) {
+  qtile t = {.czero = g->c_zero,
+             .qmin = g->c_signed ? -128 : 0,
+             .qmax = g->c_signed ? 127 : 255,
+             .lo = g->clamp_lo,
+             .hi = g->clamp_hi};
+  for (int m = 0; m < g->M; m++)
+    for (int n = 0; n < g->N; n++) {
+      int32_t za = za_of(g, m), zb = zb_of(g, n);
+      uint32_t acc = 0;
+      for (int k = 0; k < g->K; k++)
+        acc += (uint32_t)(a_at(g, m, k) - za) * (uint32_t)(b_at(g, k, n) - zb);
+      int c = g->chan_per_row ? m : n;
+      acc += (uint32_t)bias_of(g, c);
+      float mult = g->mult[g->per_channel ? c : 0];
+      ((uint8_t *)g->C)[(size_t)m * g->ldc + n] =
+          (uint8_t)requant_value(&t, (int32_t)acc, mult);
+    }
+}
+
+static int zero_points_small(const dg_cpu_qgemm_args *g) {
+  int na = g->a_zero_per_row ? g->M : 1, nb = g->b_zero_per_col ? g->N : 1;
+  for (int i = 0; i < na; i++)
+    if (g->za[i] < -128 || g->za[i] > 255)
+      return 0;
+  for (int i = 0; i < nb; i++)
+    if (g->zb[i] < -128 || g->zb[i] > 255)
+      return 0;
+  return 1;
+}
+
+void dg_cpu_qgemm(dg_cpu_pool *pool, const dg_cpu_qgemm_args *g) {
+  if (g->M <= 0 || g->N <= 0)
+    return;
+  qplan p = {.g = g, .path = PATH_PORTABLE, .kern = qkern_portable,
+             .mr = P_MR, .nr = P_NR, .kg = 2};
+  int level = dg_cpu_simd_level();
+#ifdef DG_X86
+  if (level >= DG_CPU_SIMD_AVX512_VNNI) {
+    p.path = PATH_VNNI;
+    p.kern = qkern_vnni;
+    p.mr = V_MR;
+    p.nr = V_NR;
+    p.kg = 4;
+    p.alpha = g->a_signed ? 0 : 128;
+    p.beta = g->b_signed ? 128 : 0;
+  } else if (level >= DG_CPU_SIMD_AVX2) {
+    p.path = PATH_AVX2;
+    p.kern = qkern_avx2;
+    p.mr = A2_MR;
+    p.nr = A2_NR;
+  }
+#else
+  (void)level;
+#endif
+  if (p.path != PATH_VNNI && !zero_points_small(g)) {
+    run_naive(g);
+    return;
+  }
+  int K = g->K > 0 ? g->K : 0;
+  p.ng = (K + p.kg - 1) / p.kg;
+  size_t esize = p.path == PATH_VNNI ? 1 : sizeof(int16_t);
+  size_t col_bytes = (size_t)p.ng * p.kg * esize; /* packed bytes per col */
+  /* B block of about 1 MiB: stays in L2 while every row block sweeps it. */
+  size_t nc = col_bytes ? ((size_t)1 << 20) / col_bytes : 4096;
+  nc = nc / (size_t)p.nr * (size_t)p.nr;
+  size_t nmax = ((size_t)g->N + p.nr - 1) / p.nr * p.nr;
+  if (nc < (size_t)p.nr)
+    nc = (size_t)p.nr;
+  if (nc > nmax)
+    nc = nmax;
+  p.nc = (int)nc;
+
+  double ops = 2.0 * g->M * g->N * (K ? K : 1);
+  int ntasks = ops < 400000.0 ? 1 : dg_cpu_pool_threads(pool);
+  double best = -1.0;
+  p.tm = p.tn = 1;
+  for (int tm = 1; tm <= ntasks; tm++) {
+    if (ntasks % tm)
+      continue;
+    int tn = ntasks / tm;
+    if (tm > (g->M + p.mr - 1) / p.mr || tn > (g->N + p.nr - 1) / p.nr)
+      continue;
+    double cost = (double)g->M / tm + (double)g->N / tn;
+    if (best < 0 || cost < best)
+      best = cost, p.tm = tm, p.tn = tn;
+  }
+  ntasks = p.tm * p.tn;
+
+  p.a_bytes = ((size_t)p.mr * col_bytes + 63) & ~(size_t)63;
+  p.b_bytes = (nc * col_bytes + 63) & ~(size_t)63;
+  p.per_task = p.a_bytes + p.b_bytes + ((3 * nc * sizeof(int32_t) + 63) &
+                                        ~(size_t)63);
+  size_t bytes = p.per_task * (size_t)ntasks;
+  void *own = NULL;
+  p.scratch = dg_cpu_pool_scratch(pool, bytes);
+  if (!p.scratch)
+    p.scratch = own = aligned_alloc(64, bytes);
+  if (!p.scratch) {
+    run_naive(g);
+    return;
+  }
+  dg_cpu_pool_run(pool, run_task, &p, ntasks);
+  free(own);
+}

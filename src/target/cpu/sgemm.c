@@ -1,0 +1,590 @@
+/* f32 GEMM for the CPU target.
+ *
+ * Structure (per thread, on its own block of C):
+ *   for each NC-wide column block, for each KC-deep slice of K:
+ *     pack the B slice into NR-wide panels (it then lives in L2),
+ *     for each row block of at most MR rows: pack the A micro-panel
+ *     (it then lives in L1) and run the register-blocked microkernel
+ *     over every B panel.
+ * Row blocks are balanced (64 rows with MR=14 become 13,13,13,13,12)
+ * instead of leaving a thin remainder. Bias is loaded into the
+ * accumulators on the first K slice and the clamp applied on the last,
+ * so no extra pass over C is needed. Small problems skip B packing and
+ * read B in place; few-row problems with B transposed use dot products.
+ * The x86 kernels are compiled with target attributes so this file needs
+ * no -m flags; dg_cpu_simd_level() decides which one runs.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "cpu_kernels.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#define DG_X86 1
+#include <immintrin.h>
+#endif
+
+#ifndef KC
+#define KC 256
+#endif
+#ifndef NC
+#define NC 1024
+#endif
+
+/* One microkernel call: C[mr, nr] (+)= Apanel[mr, kc] * B[kc, nr]. */
+typedef struct ktile {
+  int mr, nr, kc;
+  const float *a; /* packed, a[k * mr + i] */
+  const float *b; /* row k at b + k * bs; only nr columns are readable */
+  size_t bs;
+  float *c;
+  size_t ldc;
+  int load_c;            /* accumulate onto C (not the first K slice) */
+  const float *bias_row; /* mr entries, or NULL */
+  const float *bias_col; /* nr entries, or NULL */
+  int clamp;
+  float lo, hi;
+} ktile;
+
+typedef void (*kernel_fn)(const ktile *t);
+
+/* ---- portable kernel: 4 x 16, plain C the compiler can vectorise ---- */
+
+#define P_MR 4
+#define P_NR 16
+
+static void kern_portable(const ktile *t) {
+  float acc[P_MR][P_NR];
+  int mr = t->mr, nr = t->nr;
+  for (int i = 0; i < P_MR; i++)
+    for (int j = 0; j < P_NR; j++) {
+      float v = 0.0f;
+      if (i < mr && j < nr) {
+        if (t->load_c)
+          v = t->c[i * t->ldc + j];
+        else if (t->bias_row)
+          v = t->bias_row[i];
+        else if (t->bias_col)
+          v = t->bias_col[j];
+      }
+      acc[i][j] = v;
+    }
+  const float *a = t->a;
+  for (int k = 0; k < t->kc; k++, a += mr) {
+    const float *b = t->b + k * t->bs;
+    if (nr == P_NR) {
+      for (int i = 0; i < mr; i++)
+        for (int j = 0; j < P_NR; j++)
+          acc[i][j] += a[i] * b[j];
+    } else {
+      for (int i = 0; i < mr; i++)
+        for (int j = 0; j < nr; j++)
+          acc[i][j] += a[i] * b[j];
+    }
+  }
+  for (int i = 0; i < mr; i++)
+    for (int j = 0; j < nr; j++) {
+      float v = acc[i][j];
+      if (t->clamp)
+        v = v < t->lo ? t->lo : (v > t->hi ? t->hi : v);
+      t->c[i * t->ldc + j] = v;
+    }
+}
+
+static void dot_rows_portable(int rows, int K, const float *a, size_t lda,
+                              const float *b, float *out) {
+  for (int m = 0; m < rows; m++) {
+    float s[8] = {0};
+    int k = 0;
+    for (; k + 8 <= K; k += 8)
+      for (int j = 0; j < 8; j++)
+        s[j] += a[m * lda + k + j] * b[k + j];
+    for (; k < K; k++)
+      s[0] += a[m * lda + k] * b[k];
+    out[m] = ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]));
+  }
+}
+
+#ifdef DG_X86
+/* ---- AVX-512: up to 14 x 32 (28 accumulators + 2 B vectors) ---- */
+
+#define T512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma")))
+#define A5_MR 14
+#define A5_NR 32
+
+static inline __attribute__((always_inline)) T512 void
+k512_body(const int MR, const int NV, const ktile *t) {
+  __m512 c0[A5_MR], c1[A5_MR];
+  int nr = t->nr;
+  __mmask16 m0 = nr >= 16 ? 0xffff : (__mmask16)((1u << nr) - 1);
+  __mmask16 m1 = nr >= 32 ? 0xffff
+                 : nr > 16 ? (__mmask16)((1u << (nr - 16)) - 1)
+                           : 0;
+  __m512 z = _mm512_setzero_ps();
+  if (t->load_c) {
+#pragma GCC unroll 14
+    for (int i = 0; i < MR; i++) {
+      c0[i] = _mm512_maskz_loadu_ps(m0, t->c + i * t->ldc);
+      if (NV == 2)
+        c1[i] = _mm512_maskz_loadu_ps(m1, t->c + i * t->ldc + 16);
+    }
+  } else if (t->bias_row) {
+#pragma GCC unroll 14
+    for (int i = 0; i < MR; i++)
+      c0[i] = c1[i] = _mm512_set1_ps(t->bias_row[i]);
+  } else {
+    __m512 b0 = z, b1 = z;
+    if (t->bias_col) {
+      b0 = _mm512_maskz_loadu_ps(m0, t->bias_col);
+      if (NV == 2)
+        b1 = _mm512_maskz_loadu_ps(m1, t->bias_col + 16);
+    }
+#pragma GCC unroll 14
+    for (int i = 0; i < MR; i++) {
+      c0[i] = b0;
+      c1[i] = b1;
+    }
+  }
+  const float *a = t->a, *b = t->b;
+  size_t bs = t->bs;
+  int kc = t->kc;
+#pragma GCC unroll 2
+  for (int k = 0; k < kc; k++) {
+    __m512 b0 = _mm512_maskz_loadu_ps(m0, b), b1 = z;
+    if (NV == 2)
+      b1 = _mm512_maskz_loadu_ps(m1, b + 16);
+#pragma GCC unroll 14
+    for (int i = 0; i < MR; i++) {
+      __m512 av = _mm512_set1_ps(a[i]);
+      c0[i] = _mm512_fmadd_ps(av, b0, c0[i]);
+      if (NV == 2)
+        c1[i] = _mm512_fmadd_ps(av, b1, c1[i]);
+    }
+    a += MR;
+    b += bs;
+  }
+  __m512 lo = _mm512_set1_ps(t->lo), hi = _mm512_set1_ps(t->hi);
+#pragma GCC unroll 14
+  for (int i = 0; i < MR; i++) {
+    __m512 v0 = c0[i], v1 = c1[i];
+    if (t->clamp) {
+      /* (bound, v) order keeps NaN results NaN. */
+      v0 = _mm512_min_ps(hi, _mm512_max_ps(lo, v0));
+      v1 = _mm512_min_ps(hi, _mm512_max_ps(lo, v1));
+    }
+    _mm512_mask_storeu_ps(t->c + i * t->ldc, m0, v0);
+    if (NV == 2)
+      _mm512_mask_storeu_ps(t->c + i * t->ldc + 16, m1, v1);
+  }
+}
+
+#define K512_CASES(NV)                                                         \
+  switch (t->mr) {                                                             \
+  case 1: k512_body(1, NV, t); break;                                          \
+  case 2: k512_body(2, NV, t); break;                                          \
+  case 3: k512_body(3, NV, t); break;                                          \
+  case 4: k512_body(4, NV, t); break;                                          \
+  case 5: k512_body(5, NV, t); break;                                          \
+  case 6: k512_body(6, NV, t); break;                                          \
+  case 7: k512_body(7, NV, t); break;                                          \
+  case 8: k512_body(8, NV, t); break;                                          \
+  case 9: k512_body(9, NV, t); break;                                          \
+  case 10: k512_body(10, NV, t); break;                                        \
+  case 11: k512_body(11, NV, t); break;                                        \
+  case 12: k512_body(12, NV, t); break;                                        \
+  case 13: k512_body(13, NV, t); break;                                        \
+  default: k512_body(14, NV, t); break;                                        \
+  }
+
+T512 static void kern_avx512(const ktile *t) {
+  if (t->nr > 16) {
+    K512_CASES(2)
+  } else {
+    K512_CASES(1)
+  }
+}
+
+T512 static float hsum512(__m512 v) { return _mm512_reduce_add_ps(v); }
+
+T512 static void dot_rows_avx512(int rows, int K, const float *a, size_t lda,
+                                 const float *b, float *out) {
+  for (int m = 0; m < rows; m++) {
+    const float *ar = a + m * lda;
+    __m512 s0 = _mm512_setzero_ps(), s1 = s0;
+    int k = 0;
+    for (; k + 32 <= K; k += 32) {
+      s0 = _mm512_fmadd_ps(_mm512_loadu_ps(ar + k), _mm512_loadu_ps(b + k), s0);
+      s1 = _mm512_fmadd_ps(_mm512_loadu_ps(ar + k + 16),
+                           _mm512_loadu_ps(b + k + 16), s1);
+    }
+    for (; k < K; k += 16) {
+      __mmask16 mk = K - k >= 16 ? 0xffff : (__mmask16)((1u << (K - k)) - 1);
+      s0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mk, ar + k),
+                           _mm512_maskz_loadu_ps(mk, b + k), s0);
+    }
+    out[m] = hsum512(_mm512_add_ps(s0, s1));
+  }
+}
+
+/* ---- AVX2: up to 6 x 16 (12 accumulators) ---- */
+
+#define T256 __attribute__((target("avx2,fma")))
+#define A2_MR 6
+#define A2_NR 16
+
+T256 static __m256i mask8(int n) {
+  n = n < 0 ? 0 : (n > 8 ? 8 : n);
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n),
+                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+static inline __attribute__((always_inline)) T256 void
+k256_body(const int MR, const ktile *t) {
+  __m256 c0[A2_MR], c1[A2_MR];
+  __m256i m0 = mask8(t->nr), m1 = mask8(t->nr - 8);
+  if (t->load_c) {
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; i++) {
+      c0[i] = _mm256_maskload_ps(t->c + i * t->ldc, m0);
+      c1[i] = _mm256_maskload_ps(t->c + i * t->ldc + 8, m1);
+    }
+  } else if (t->bias_row) {
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; i++)
+      c0[i] = c1[i] = _mm256_set1_ps(t->bias_row[i]);
+  } else {
+    __m256 b0 = _mm256_setzero_ps(), b1 = b0;
+    if (t->bias_col) {
+      b0 = _mm256_maskload_ps(t->bias_col, m0);
+      b1 = _mm256_maskload_ps(t->bias_col + 8, m1);
+    }
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; i++) {
+      c0[i] = b0;
+      c1[i] = b1;
+    }
+  }
+  const float *a = t->a, *b = t->b;
+  size_t bs = t->bs;
+  int kc = t->kc;
+  /* Packed panels are always 16 wide; in-place B may not be. */
+  int full = t->nr == A2_NR;
+#pragma GCC unroll 2
+  for (int k = 0; k < kc; k++) {
+    __m256 b0, b1;
+    if (full) {
+      b0 = _mm256_loadu_ps(b);
+      b1 = _mm256_loadu_ps(b + 8);
+    } else {
+      b0 = _mm256_maskload_ps(b, m0);
+      b1 = _mm256_maskload_ps(b + 8, m1);
+    }
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; i++) {
+      __m256 av = _mm256_broadcast_ss(a + i);
+      c0[i] = _mm256_fmadd_ps(av, b0, c0[i]);
+      c1[i] = _mm256_fmadd_ps(av, b1, c1[i]);
+    }
+    a += MR;
+    b += bs;
+  }
+  __m256 lo = _mm256_set1_ps(t->lo), hi = _mm256_set1_ps(t->hi);
+#pragma GCC unroll 6
+  for (int i = 0; i < MR; i++) {
+    __m256 v0 = c0[i], v1 = c1[i];
+    if (t->clamp) {
+      v0 = _mm256_min_ps(hi, _mm256_max_ps(lo, v0));
+      v1 = _mm256_min_ps(hi, _mm256_max_ps(lo, v1));
+    }
+    _mm256_maskstore_ps(t->c + i * t->ldc, m0, v0);
+    _mm256_maskstore_ps(t->c + i * t->ldc + 8, m1, v1);
+  }
+}
+
+T256 static void kern_avx2(const ktile *t) {
+  switch (t->mr) {
+  case 1: k256_body(1, t); break;
+  case 2: k256_body(2, t); break;
+  case 3: k256_body(3, t); break;
+  case 4: k256_body(4, t); break;
+  case 5: k256_body(5, t); break;
+  default: k256_body(6, t); break;
+  }
+}
+
+T256 static void dot_rows_avx2(int rows, int K, const float *a, size_t lda,
+                               const float *b, float *out) {
+  for (int m = 0; m < rows; m++) {
+    const float *ar = a + m * lda;
+    __m256 s0 = _mm256_setzero_ps(), s1 = s0;
+    int k = 0;
+    for (; k + 16 <= K; k += 16) {
+      s0 = _mm256_fmadd_ps(_mm256_loadu_ps(ar + k), _mm256_loadu_ps(b + k), s0);
+      s1 = _mm256_fmadd_ps(_mm256_loadu_ps(ar + k + 8),
+                           _mm256_loadu_ps(b + k + 8), s1);
+    }
+    for (; k < K; k += 8) {
+      __m256i mk = mask8(K - k);
+      s0 = _mm256_fmadd_ps(_mm256_maskload_ps(ar + k, mk),
+                           _mm256_maskload_ps(b + k, mk), s0);
+    }
+    __m256 s = _mm256_add_ps(s0, s1);
+    __m128 h = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_add_ss(h, _mm_movehdup_ps(h));
+    out[m] = _mm_cvtss_f32(h);
+  }
+}
+#endif /* DG_X86 */
+
+/* ---- driver ---- */
+
+typedef void (*dot_fn)(int rows, int K, const float *a, size_t lda,
+                       const float *b, float *out);
+
+typedef struct plan {
+  const dg_cpu_sgemm_args *g;
+  kernel_fn kern;
+  dot_fn dot;
+  int mr, nr;     /* kernel's maximum rows, panel width */
+  int tm, tn;     /* task grid */
+  int direct_b;   /* read B in place instead of packing */
+  int clamp;
+  float *scratch; /* per task: A panel then B block */
+  size_t per_task; /* floats */
+} plan;
+
+static void pack_b(const plan *p, float *dst, int pc, int kc, int jc,
+                   int nc) {
+  const dg_cpu_sgemm_args *g = p->g;
+  int NR = p->nr;
+  for (int j0 = 0; j0 < nc; j0 += NR, dst += (size_t)kc * NR) {
+    int w = nc - j0 < NR ? nc - j0 : NR;
+    if (!g->trans_b) {
+      const float *src = g->B + (size_t)pc * g->ldb + jc + j0;
+      for (int k = 0; k < kc; k++) {
+        memcpy(dst + (size_t)k * NR, src + (size_t)k * g->ldb,
+               sizeof(float) * (size_t)w);
+        for (int j = w; j < NR; j++)
+          dst[(size_t)k * NR + j] = 0.0f;
+      }
+    } else {
+      for (int j = 0; j < NR; j++) {
+        if (j < w) {
+          const float *src = g->B + (size_t)(jc + j0 + j) * g->ldb + pc;
+          for (int k = 0; k < kc; k++)
+            dst[(size_t)k * NR + j] = src[k];
+        } else {
+          for (int k = 0; k < kc; k++)
+            dst[(size_t)k * NR + j] = 0.0f;
+        }
+      }
+    }
+  }
+}
+
+static void pack_a(const dg_cpu_sgemm_args *g, float *dst, int r, int mr,
+                   int pc, int kc) {
+  for (int i = 0; i < mr; i++) {
+    const float *src = g->A + (size_t)(r + i) * g->lda + pc;
+    for (int k = 0; k < kc; k++)
+      dst[(size_t)k * mr + i] = src[k];
+  }
+}
+
+/* Splits [0, len) into `parts` pieces aligned to `unit`. */
+static void split(int len, int unit, int parts, int idx, int *lo, int *hi) {
+  int units = (len + unit - 1) / unit;
+  int u0 = (int)((long long)units * idx / parts);
+  int u1 = (int)((long long)units * (idx + 1) / parts);
+  *lo = u0 * unit < len ? u0 * unit : len;
+  *hi = u1 * unit < len ? u1 * unit : len;
+}
+
+static void finish(const plan *p, float *c, int m, int n) {
+  const dg_cpu_sgemm_args *g = p->g;
+  float v = *c;
+  if (g->bias)
+    v += g->bias_per_row ? g->bias[m] : g->bias[n];
+  if (p->clamp)
+    v = v < g->clamp_lo ? g->clamp_lo : (v > g->clamp_hi ? g->clamp_hi : v);
+  *c = v;
+}
+
+/* Few rows with B stored [N, K]: one dot product per output. */
+static void run_dot(const plan *p, int n0, int n1) {
+  const dg_cpu_sgemm_args *g = p->g;
+  float out[8];
+  for (int n = n0; n < n1; n++) {
+    const float *b = g->B + (size_t)n * g->ldb;
+    for (int m0 = 0; m0 < g->M; m0 += 8) {
+      int rows = g->M - m0 < 8 ? g->M - m0 : 8;
+      p->dot(rows, g->K, g->A + (size_t)m0 * g->lda, (size_t)g->lda, b, out);
+      for (int i = 0; i < rows; i++) {
+        float *c = g->C + (size_t)(m0 + i) * g->ldc + n;
+        *c = out[i];
+        finish(p, c, m0 + i, n);
+      }
+    }
+  }
+}
+
+static void run_task(void *arg, int task, int ntasks) {
+  (void)ntasks;
+  const plan *p = arg;
+  const dg_cpu_sgemm_args *g = p->g;
+  int m0, m1, n0, n1;
+  split(g->M, 1, p->tm, task / p->tn, &m0, &m1);
+  split(g->N, p->nr, p->tn, task % p->tn, &n0, &n1);
+  if (m0 >= m1 || n0 >= n1)
+    return;
+  if (p->dot) {
+    run_dot(p, n0, n1);
+    return;
+  }
+  float *apan = p->scratch + p->per_task * (size_t)task;
+  float *bblk = apan + (size_t)p->mr * KC;
+  int nblk = (m1 - m0 + p->mr - 1) / p->mr;
+  for (int jc = n0; jc < n1; jc += NC) {
+    int nc = n1 - jc < NC ? n1 - jc : NC;
+    int pc = 0;
+    do {
+      int kc = g->K - pc < KC ? g->K - pc : KC;
+      int last = pc + kc >= g->K;
+      const float *bsrc;
+      size_t bs, bpanel;
+      if (p->direct_b) {
+        bsrc = g->B + (size_t)pc * g->ldb + jc;
+        bs = (size_t)g->ldb;
+        bpanel = (size_t)p->nr;
+      } else {
+        pack_b(p, bblk, pc, kc, jc, nc);
+        bsrc = bblk;
+        bs = (size_t)p->nr;
+        bpanel = (size_t)kc * p->nr;
+      }
+      for (int rb = 0; rb < nblk; rb++) {
+        int r = m0 + (int)((long long)(m1 - m0) * rb / nblk);
+        int re = m0 + (int)((long long)(m1 - m0) * (rb + 1) / nblk);
+        int mr = re - r;
+        pack_a(g, apan, r, mr, pc, kc);
+        ktile t = {.mr = mr,
+                   .kc = kc,
+                   .a = apan,
+                   .bs = bs,
+                   .ldc = (size_t)g->ldc,
+                   .load_c = pc > 0,
+                   .bias_row = !pc && g->bias && g->bias_per_row
+                                   ? g->bias + r
+                                   : NULL,
+                   .clamp = last && p->clamp,
+                   .lo = g->clamp_lo,
+                   .hi = g->clamp_hi};
+        for (int jr = 0, pi = 0; jr < nc; jr += p->nr, pi++) {
+          t.nr = nc - jr < p->nr ? nc - jr : p->nr;
+          t.b = bsrc + bpanel * (size_t)pi;
+          t.c = g->C + (size_t)r * g->ldc + jc + jr;
+          t.bias_col = !pc && g->bias && !g->bias_per_row
+                           ? g->bias + jc + jr
+                           : NULL;
+          p->kern(&t);
+        }
+      }
+      pc += kc;
+    } while (pc < g->K);
+  }
+}
+
+/* Last resort when no scratch memory can be had: correct, slow, no
+ * allocation. */
+static void run_naive(const plan *p) {
+  const dg_cpu_sgemm_args *g = p->g;
+  for (int m = 0; m < g->M; m++)
+    for (int n = 0; n < g->N; n++) {
+      float s = 0.0f;
+      for (int k = 0; k < g->K; k++) {
+        float b = g->trans_b ? g->B[(size_t)n * g->ldb + k]
+                             : g->B[(size_t)k * g->ldb + n];
+        s += g->A[(size_t)m * g->lda + k] * b;
+      }
+      float *c = g->C + (size_t)m * g->ldc + n;
+      *c = s;
+      finish(p, c, m, n);
+    }
+}
+
+void dg_cpu_sgemm(dg_cpu_pool *pool, const dg_cpu_sgemm_args *g) {
+  if (g->M <= 0 || g->N <= 0)
+    return;
+  plan p = {.g = g,
+            .kern = kern_portable,
+            .mr = P_MR,
+            .nr = P_NR,
+            .clamp = g->clamp_lo > -INFINITY || g->clamp_hi < INFINITY};
+  dot_fn dot = dot_rows_portable;
+  int level = dg_cpu_simd_level();
+#ifdef DG_X86
+  if (level >= DG_CPU_SIMD_AVX512) {
+    p.kern = kern_avx512;
+    p.mr = A5_MR;
+    p.nr = A5_NR;
+    dot = dot_rows_avx512;
+  } else if (level >= DG_CPU_SIMD_AVX2) {
+    p.kern = kern_avx2;
+    p.mr = A2_MR;
+    p.nr = A2_NR;
+    dot = dot_rows_avx2;
+  }
+#else
+  (void)level;
+#endif
+  /* Transposing B into panels costs as much as the multiply itself when
+   * A has only a few rows; dot products read it once, in place. */
+  if (g->trans_b && g->M <= 4 && g->K > 0)
+    p.dot = dot;
+  /* Packing B pays off only when the panel is reused by many row blocks. */
+  p.direct_b = !g->trans_b && g->M <= 2 * p.mr;
+
+  /* Threads only when the work hides the hand-off (~1 us). */
+  double flops = 2.0 * g->M * g->N * (g->K > 0 ? g->K : 1);
+  int threads = dg_cpu_pool_threads(pool);
+  int ntasks = flops < 200000.0 ? 1 : threads;
+  /* Task grid: the factorisation of ntasks that packs the least. */
+  p.tm = 1;
+  p.tn = ntasks;
+  if (p.dot) {
+    p.tm = 1, p.tn = ntasks;
+  } else {
+    double best = -1.0;
+    for (int tm = 1; tm <= ntasks; tm++) {
+      if (ntasks % tm)
+        continue;
+      int tn = ntasks / tm;
+      if (tm > (g->M + p.mr - 1) / p.mr || tn > (g->N + p.nr - 1) / p.nr)
+        continue;
+      double cost = (double)g->M / tm + (double)g->N / tn;
+      if (best < 0 || cost < best)
+        best = cost, p.tm = tm, p.tn = tn;
+    }
+    if (best < 0) /* too small to split evenly: one task */
+      p.tm = p.tn = 1;
+  }
+  ntasks = p.tm * p.tn;
+
+  void *own = NULL;
+  if (!p.dot) {
+    p.per_task = (size_t)p.mr * KC + (p.direct_b ? 0 : (size_t)KC * NC);
+    size_t bytes = sizeof(float) * p.per_task * (size_t)ntasks;
+    p.scratch = dg_cpu_pool_scratch(pool, bytes);
+    if (!p.scratch)
+      p.scratch = own = malloc(bytes);
+    if (!p.scratch) {
+      run_naive(&p);
+      return;
+    }
+  }
+  dg_cpu_pool_run(pool, run_task, &p, ntasks);
+  free(own);
+}

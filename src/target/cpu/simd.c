@@ -1,0 +1,89 @@
+/* Run-time choice of the SIMD level used by the CPU kernels.
+ *
+ * The level is detected once and cached; DG_CPU_SIMD may only lower it so
+ * that a test can exercise every path the machine supports, never enable a
+ * path the CPU would fault on.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "cpu_kernels.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The only mutable global: -1 until the first query. A race between two
+ * first queries is harmless because both compute the same value. */
+static _Atomic int simd_level = -1;
+
+static int detect(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("fma")) {
+    /* VNNI is only used by qgemm; without it qgemm uses the int16 path. */
+    if (__builtin_cpu_supports("avx512vnni"))
+      return DG_CPU_SIMD_AVX512_VNNI;
+    return DG_CPU_SIMD_AVX512;
+  }
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return DG_CPU_SIMD_AVX2;
+  return DG_CPU_SIMD_PORTABLE;
+#elif defined(__aarch64__)
+  return DG_CPU_SIMD_NEON;
+#else
+  return DG_CPU_SIMD_PORTABLE;
+#endif
+}
+
+/* Lowers `level` to what `name` asks for; unknown names change nothing. */
+static int lower_to(int level, const char *name) {
+  if (!name || !*name)
+    return level;
+  int want = level;
+  if (!strcmp(name, "portable"))
+    want = DG_CPU_SIMD_PORTABLE;
+  else if (!strcmp(name, "avx2"))
+    want = DG_CPU_SIMD_AVX2;
+  else if (!strcmp(name, "avx512"))
+    want = DG_CPU_SIMD_AVX512_VNNI; /* clipped to what exists below */
+  else if (!strcmp(name, "neon"))
+    want = DG_CPU_SIMD_NEON;
+  /* NEON and the x86 levels are not comparable: only "portable" lowers
+   * NEON, and "neon" never applies on x86. */
+  if (level == DG_CPU_SIMD_NEON)
+    return want == DG_CPU_SIMD_PORTABLE ? want : level;
+  if (want == DG_CPU_SIMD_NEON)
+    return level;
+  return want < level ? want : level;
+}
+
+int dg_cpu_simd_level(void) {
+  int level = atomic_load_explicit(&simd_level, memory_order_relaxed);
+  if (level < 0) {
+    level = lower_to(detect(), getenv("DG_CPU_SIMD"));
+    atomic_store_explicit(&simd_level, level, memory_order_relaxed);
+  }
+  return level;
+}
+
+void dg_cpu_simd_force(const char *name) {
+  /* Starts from the hardware level, so forcing "avx512" after "portable"
+   * restores the fast path (tests switch back and forth). */
+  int level = lower_to(detect(), name);
+  atomic_store_explicit(&simd_level, level, memory_order_relaxed);
+}
+
+const char *dg_cpu_simd_name(void) {
+  switch (dg_cpu_simd_level()) {
+  case DG_CPU_SIMD_AVX512_VNNI:
+  case DG_CPU_SIMD_AVX512:
+    return "avx512";
+  case DG_CPU_SIMD_AVX2:
+    return "avx2";
+  case DG_CPU_SIMD_NEON:
+    return "neon";
+  default:
+    return "portable";
+  }
+}

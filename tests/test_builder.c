@@ -1,0 +1,416 @@
+/* Every validation path of the builder: the call fails, the graph keeps the
+ * first error, and the diagnostic names the node, op and field. */
+#include "graph.h"
+#include "harness.h"
+
+#include <string.h>
+
+static dg_context *ctx;
+
+static dg_tensor_desc f32(int rank, int64_t a, int64_t b, int64_t c,
+                          int64_t d) {
+  dg_tensor_desc t = {.dtype = DG_DTYPE_F32, .rank = rank};
+  int64_t v[4] = {a, b, c, d};
+  for (int i = 0; i < rank && i < 4; i++)
+    t.dims[i] = v[i];
+  return t;
+}
+
+static float zeros[1 << 16];
+
+/* Checks that g failed with status st on field, at node index idx. */
+static void expect(dg_graph *g, const char *what, dg_status st,
+                   const char *field, int idx) {
+  const dg_diagnostic *d = dg_graph_error(g);
+  int ok = d && d->status == st && dg_graph_status(g) == st &&
+           strstr(d->field, field) && d->node_index == idx &&
+           strlen(d->message) > 10;
+  CHECK(ok, "%s -> %s on '%s' (got %s, field '%s', node %d: %s)", what,
+        dg_status_string(st), field,
+        d ? dg_status_string(d->status) : "no error", d ? d->field : "",
+        d ? d->node_index : -9, d ? d->message : "");
+}
+
+static dg_graph *conv_graph(dg_tensor *x, dg_tensor *w) {
+  dg_graph *g = dg_graph_create(ctx, "t");
+  dg_tensor_desc xd = f32(4, 1, 4, 8, 8), wd = f32(4, 6, 4, 3, 3);
+  *x = dg_graph_input(g, "x", &xd);
+  *w = dg_graph_constant(g, "w", &wd, zeros, 0);
+  return g;
+}
+
+static void conv_case(const char *what, dg_conv2d_params p, dg_status st,
+                      const char *field) {
+  dg_tensor x, w;
+  dg_graph *g = conv_graph(&x, &w);
+  dg_tensor y = dg_graph_conv2d(g, "c", x, w, DG_TENSOR_NONE, &p);
+  CHECK(y.id == 0, "%s returns no tensor", what);
+  expect(g, what, st, field, 0);
+  dg_graph_destroy(g);
+}
+
+int main(void) {
+  if (dg_context_create(NULL, &ctx) != DG_OK) {
+    CHECK(0, "context");
+    return 1;
+  }
+  CHECK(dg_context_create(NULL, NULL) == DG_ERROR_INVALID_ARGUMENT,
+        "context_create(NULL out)");
+  {
+    dg_context *c2 = (dg_context *)1;
+    dg_context_options o = {.cpu_threads = -1};
+    CHECK(dg_context_create(&o, &c2) == DG_ERROR_INVALID_ARGUMENT && !c2,
+          "negative cpu_threads rejected, out set to NULL");
+    o = (dg_context_options){.device_kinds = 0x100};
+    CHECK(dg_context_create(&o, &c2) == DG_ERROR_INVALID_ARGUMENT,
+          "unknown device kind bit rejected");
+  }
+  CHECK(dg_graph_create(NULL, "x") == NULL, "graph_create(NULL ctx)");
+
+  /* conv parameters */
+  conv_case("negative stride", (dg_conv2d_params){.stride = {-1, 1}},
+            DG_ERROR_INVALID_ARGUMENT, "params.stride");
+  conv_case("negative dilation", (dg_conv2d_params){.dilation = {1, -2}},
+            DG_ERROR_INVALID_ARGUMENT, "params.dilation");
+  conv_case("negative pad", (dg_conv2d_params){.pads = {0, 0, -1, 0}},
+            DG_ERROR_INVALID_ARGUMENT, "params.pads");
+  conv_case("bad padding enum", (dg_conv2d_params){.padding = 9},
+            DG_ERROR_INVALID_ARGUMENT, "params.padding");
+  conv_case("bad activation", (dg_conv2d_params){.activation = 7},
+            DG_ERROR_INVALID_ARGUMENT, "params.activation");
+  conv_case("groups not dividing", (dg_conv2d_params){.groups = 3},
+            DG_ERROR_INVALID_ARGUMENT, "params.groups");
+  conv_case("groups mismatching w", (dg_conv2d_params){.groups = 2},
+            DG_ERROR_INVALID_SHAPE, "w.dims[1]");
+  conv_case("negative groups", (dg_conv2d_params){.groups = -1},
+            DG_ERROR_INVALID_ARGUMENT, "params.groups");
+  conv_case("kernel larger than input",
+            (dg_conv2d_params){.dilation = {5, 1}}, DG_ERROR_INVALID_SHAPE,
+            "x.dims[2]");
+  {
+    dg_tensor x, w;
+    dg_graph *g = conv_graph(&x, &w);
+    dg_tensor y = dg_graph_conv2d(g, "c", x, w, DG_TENSOR_NONE, NULL);
+    CHECK(!y.id, "NULL conv params returns no tensor");
+    expect(g, "NULL conv params", DG_ERROR_INVALID_ARGUMENT, "params", 0);
+    dg_graph_destroy(g);
+  }
+  { /* wrong dtypes and ranks */
+    dg_tensor x, w;
+    dg_graph *g = conv_graph(&x, &w);
+    dg_tensor_desc bd = f32(1, 5, 0, 0, 0);
+    dg_tensor b = dg_graph_constant(g, "b", &bd, zeros, 0);
+    dg_conv2d_params p = {0};
+    dg_graph_conv2d(g, "c", x, w, b, &p);
+    expect(g, "bias of wrong length", DG_ERROR_INVALID_SHAPE, "bias", 0);
+    dg_graph_destroy(g);
+
+    g = dg_graph_create(ctx, "t");
+    dg_tensor_desc xd = f32(3, 4, 8, 8, 0);
+    x = dg_graph_input(g, "x", &xd);
+    dg_tensor_desc wd = f32(4, 6, 4, 3, 3);
+    w = dg_graph_constant(g, "w", &wd, zeros, 0);
+    dg_graph_conv2d(g, "c", x, w, DG_TENSOR_NONE, &p);
+    expect(g, "rank-3 conv input", DG_ERROR_INVALID_SHAPE, "x", 0);
+    dg_graph_destroy(g);
+
+    g = dg_graph_create(ctx, "t");
+    dg_tensor_desc xi = {.dtype = DG_DTYPE_I32, .rank = 4,
+                         .dims = {1, 4, 8, 8}};
+    x = dg_graph_input(g, "x", &xi);
+    w = dg_graph_constant(g, "w", &wd, zeros, 0);
+    dg_graph_conv2d(g, "c", x, w, DG_TENSOR_NONE, &p);
+    expect(g, "i32 conv input", DG_ERROR_INVALID_DTYPE, "x", 0);
+    dg_graph_destroy(g);
+
+    g = dg_graph_create(ctx, "t");
+    dg_tensor_desc xh = f32(4, 1, 4, 8, 8);
+    xh.dtype = DG_DTYPE_F16;
+    x = dg_graph_input(g, "x", &xh);
+    w = dg_graph_constant(g, "w", &wd, zeros, 0);
+    dg_graph_conv2d(g, "c", x, w, DG_TENSOR_NONE, &p);
+    expect(g, "f16 x with f32 w", DG_ERROR_INVALID_DTYPE, "w", 0);
+    dg_graph_destroy(g);
+  }
+  { /* descriptors: zero-sized, overflow, bad rank, bad dtype, NULLs */
+    dg_graph *g = dg_graph_create(ctx, "t");
+    dg_tensor_desc d = f32(2, 3, 0, 0, 0);
+    CHECK(!dg_graph_input(g, "x", &d).id, "zero-sized dim returns no tensor");
+    expect(g, "zero-sized dim", DG_ERROR_INVALID_SHAPE, "desc.dims[1]", -1);
+    dg_graph_destroy(g);
+
+    g = dg_graph_create(ctx, "t");
+    d = f32(4, 1 << 20, 1 << 20, 1 << 20, 1);
+    dg_graph_input(g, "x", &d);
+    expect(g, "overflowing size", DG_ERROR_OVERFLOW, "desc.dims", -1);
+    dg_graph_destroy(g);
+
+    g = dg_graph_create(ctx, "t");
+    d = f32(7, 1, 1, 1, 1);
+    dg_graph_input(g, "x", &d);
+    expect(g, "rank 7", DG_ERROR_INVALID_SHAPE, "desc.rank", -1);
+    dg_graph_destroy(g);
+
+    g = dg_graph_create(ctx, "t");
+    d = f32(1, 4, 0, 0, 0);
+    d.dtype = 42;
+    dg_graph_input(g, "x", &d);
+    expect(g, "unknown dtype", DG_ERROR_INVALID_DTYPE, "desc.dtype", -1);
+    dg_graph_destroy(g);
+
+    g = dg_graph_create(ctx, "t");
+    dg_graph_input(g, "x", NULL);
+    expect(g, "NULL descriptor", DG_ERROR_INVALID_ARGUMENT, "desc", -1);
+    dg_graph_destroy(g);
+
+    g = dg_graph_create(ctx, "t");
+    d = f32(1, 4, 0, 0, 0);
+    dg_graph_constant(g, "w", &d, NULL, 0);
+    expect(g, "NULL constant data", DG_ERROR_INVALID_ARGUMENT, "data", -1);
+    dg_graph_destroy(g);
+
+    g = dg_graph_create(ctx, "t");
+    dg_graph_constant(g, "w", &d, zeros, 8);
+    expect(g, "unknown constant flag", DG_ERROR_INVALID_ARGUMENT, "flags",
+           -1);
+    dg_graph_destroy(g);
+
+    g = dg_graph_create(ctx, "t");
+    dg_graph_input(g, NULL, &d);
+    expect(g, "NULL input name", DG_ERROR_INVALID_ARGUMENT, "name", -1);
+    dg_graph_destroy(g);
+
+    g = dg_graph_create(ctx, "t");
+    dg_graph_input(g, "x", &d);
+    dg_graph_input(g, "x", &d);
+    expect(g, "duplicate input name", DG_ERROR_INVALID_ARGUMENT, "name", -1);
+    dg_graph_destroy(g);
+  }
+  { /* quantisation parameters */
+    dg_graph *g = dg_graph_create(ctx, "t");
+    dg_tensor_desc q = {.dtype = DG_DTYPE_I8, .rank = 1, .dims = {4},
+                        .quant = {.scale = 0}};
+    dg_graph_input(g, "x", &q);
+    expect(g, "zero scale", DG_ERROR_INVALID_ARGUMENT, "desc.quant.scale", -1);
+    dg_graph_destroy(g);
+
+    g = dg_graph_create(ctx, "t");
+    q.quant = (dg_quant_params){.scale = 1, .zero_point = 300};
+    dg_graph_input(g, "x", &q);
+    expect(g, "i8 zero point 300", DG_ERROR_INVALID_ARGUMENT,
+           "desc.quant.zero_point", -1);
+    dg_graph_destroy(g);
+
+    g = dg_graph_create(ctx, "t");
+    float sc[3] = {1, 1, 1};
+    q.quant = (dg_quant_params){.axis = 0, .channel_count = 3,
+                                .channel_scales = sc};
+    dg_graph_constant(g, "w", &q, zeros, 0);
+    expect(g, "channel count != dim", DG_ERROR_INVALID_SHAPE,
+           "desc.quant.channel_count", -1);
+    dg_graph_destroy(g);
+  }
+  { /* quantised conv: per-channel x, bad y */
+    dg_graph *g = dg_graph_create(ctx, "t");
+    dg_tensor_desc xd = {.dtype = DG_DTYPE_U8, .rank = 4, .dims = {1, 2, 5, 5},
+                         .quant = {.scale = 0.1f, .zero_point = 128}};
+    dg_tensor_desc wd = {.dtype = DG_DTYPE_I8, .rank = 4, .dims = {3, 2, 3, 3},
+                         .quant = {.scale = 0.05f}};
+    dg_tensor x = dg_graph_input(g, "x", &xd);
+    dg_tensor w = dg_graph_constant(g, "w", &wd, zeros, 0);
+    dg_conv2d_params p = {0};
+    dg_quant_params yq = {.scale = 0.2f, .zero_point = 0};
+    dg_graph_qconv2d(g, "qc", x, w, DG_TENSOR_NONE, &p, DG_DTYPE_F32, &yq);
+    expect(g, "qconv f32 output", DG_ERROR_INVALID_DTYPE, "y_dtype", 0);
+    dg_graph_destroy(g);
+
+    g = dg_graph_create(ctx, "t");
+    x = dg_graph_input(g, "x", &xd);
+    w = dg_graph_constant(g, "w", &wd, zeros, 0);
+    dg_graph_qconv2d(g, "qc", x, w, DG_TENSOR_NONE, &p, DG_DTYPE_I8, NULL);
+    expect(g, "qconv NULL y_quant", DG_ERROR_INVALID_ARGUMENT, "y_quant", 0);
+    dg_graph_destroy(g);
+
+    g = dg_graph_create(ctx, "t");
+    x = dg_graph_input(g, "x", &xd);
+    w = dg_graph_constant(g, "w", &wd, zeros, 0);
+    dg_tensor_desc bd = f32(1, 3, 0, 0, 0);
+    dg_tensor b = dg_graph_constant(g, "b", &bd, zeros, 0);
+    dg_graph_qconv2d(g, "qc", x, w, b, &p, DG_DTYPE_I8, &yq);
+    expect(g, "qconv f32 bias", DG_ERROR_INVALID_DTYPE, "bias", 0);
+    dg_graph_destroy(g);
+  }
+  { /* pooling */
+    dg_graph *g = dg_graph_create(ctx, "t");
+    dg_tensor_desc xd = f32(4, 1, 2, 4, 4);
+    dg_tensor x = dg_graph_input(g, "x", &xd);
+    dg_pool2d_params pp = {0};
+    dg_graph_max_pool2d(g, "p", x, &pp);
+    expect(g, "pool without kernel", DG_ERROR_INVALID_ARGUMENT,
+           "params.kernel", 0);
+    dg_graph_destroy(g);
+
+    g = dg_graph_create(ctx, "t");
+    x = dg_graph_input(g, "x", &xd);
+    pp = (dg_pool2d_params){.kernel = {5, 5}};
+    dg_graph_avg_pool2d(g, "p", x, &pp);
+    expect(g, "pool window larger than input", DG_ERROR_INVALID_SHAPE,
+           "x.dims[2]", 0);
+    dg_graph_destroy(g);
+
+    g = dg_graph_create(ctx, "t");
+    x = dg_graph_input(g, "x", &xd);
+    pp = (dg_pool2d_params){.kernel = {2, 2}, .pads = {2, 0, 0, 0}};
+    dg_graph_max_pool2d(g, "p", x, &pp);
+    expect(g, "pool pad >= kernel", DG_ERROR_INVALID_ARGUMENT, "params.pads",
+           0);
+    dg_graph_destroy(g);
+  }
+  { /* fully connected, matmul, add, softmax, clip, reshape, concat */
+    dg_graph *g = dg_graph_create(ctx, "t");
+    dg_tensor_desc xd = f32(2, 2, 8, 0, 0), wd = f32(2, 4, 7, 0, 0);
+    dg_tensor x = dg_graph_input(g, "x", &xd);
+    dg_tensor w = dg_graph_constant(g, "w", &wd, zeros, 0);
+    dg_graph_fully_connected(g, "fc", x, w, DG_TENSOR_NONE, 0);
+    expect(g, "fc K mismatch", DG_ERROR_INVALID_SHAPE, "w.dims[1]", 0);
+    dg_graph_destroy(g);
+
+    g = dg_graph_create(ctx, "t");
+    dg_tensor_desc ad = f32(3, 2, 3, 4, 0), bd = f32(3, 3, 4, 5, 0);
+    dg_tensor a = dg_graph_input(g, "a", &ad);
+    dg_tensor b = dg_graph_input(g, "b", &bd);
+    dg_graph_matmul(g, "mm", a, b);
+    expect(g, "matmul batch mismatch", DG_ERROR_INVALID_SHAPE, "b", 0);
+    dg_graph_destroy(g);
+
+    g = dg_graph_create(ctx, "t");
+    ad = f32(2, 3, 4, 0, 0);
+    bd = f32(2, 2, 4, 0, 0);
+    a = dg_graph_input(g, "a", &ad);
+    b = dg_graph_input(g, "b", &bd);
+    dg_graph_add(g, "add", a, b);
+    expect(g, "add shapes not broadcastable", DG_ERROR_INVALID_SHAPE, "b", 0);
+    dg_graph_destroy(g);
+
+    g = dg_graph_create(ctx, "t");
+    a = dg_graph_input(g, "a", &ad);
+    dg_graph_softmax(g, "sm", a, 2);
+    expect(g, "softmax axis 2 of rank 2", DG_ERROR_INVALID_ARGUMENT, "axis",
+           0);
+    dg_graph_destroy(g);
+
+    g = dg_graph_create(ctx, "t");
+    a = dg_graph_input(g, "a", &ad);
+    dg_graph_clip(g, "clip", a, 1.0f, -1.0f);
+    expect(g, "clip lo > hi", DG_ERROR_INVALID_ARGUMENT, "lo", 0);
+    dg_graph_destroy(g);
+
+    g = dg_graph_create(ctx, "t");
+    a = dg_graph_input(g, "a", &ad);
+    int64_t dims[2] = {5, -1};
+    dg_graph_reshape(g, "r", a, 2, dims);
+    expect(g, "reshape 12 elements to [5,-1]", DG_ERROR_INVALID_SHAPE, "dims",
+           0);
+    dg_graph_destroy(g);
+
+    g = dg_graph_create(ctx, "t");
+    a = dg_graph_input(g, "a", &ad);
+    int64_t dims2[2] = {-1, -1};
+    dg_graph_reshape(g, "r", a, 2, dims2);
+    expect(g, "reshape with two -1", DG_ERROR_INVALID_SHAPE, "dims", 0);
+    dg_graph_destroy(g);
+
+    g = dg_graph_create(ctx, "t");
+    a = dg_graph_input(g, "a", &ad);
+    b = dg_graph_input(g, "b", &bd);
+    dg_tensor ts[2] = {a, b};
+    dg_graph_concat(g, "cat", ts, 2, 1);
+    expect(g, "concat dims differ off-axis", DG_ERROR_INVALID_SHAPE,
+           "tensors[1]", 0);
+    dg_graph_destroy(g);
+
+    g = dg_graph_create(ctx, "t");
+    dg_graph_concat(g, "cat", NULL, 0, 0);
+    expect(g, "concat of nothing", DG_ERROR_INVALID_ARGUMENT, "tensors", 0);
+    dg_graph_destroy(g);
+
+    g = dg_graph_create(ctx, "t");
+    a = dg_graph_input(g, "a", &ad);
+    dg_graph_quantize(g, "q", a, DG_DTYPE_F16, &(dg_quant_params){.scale = 1});
+    expect(g, "quantize to f16", DG_ERROR_INVALID_DTYPE, "dtype", 0);
+    dg_graph_destroy(g);
+
+    g = dg_graph_create(ctx, "t");
+    a = dg_graph_input(g, "a", &ad);
+    dg_graph_dequantize(g, "dq", a);
+    expect(g, "dequantize f32", DG_ERROR_INVALID_DTYPE, "x", 0);
+    dg_graph_destroy(g);
+  }
+  { /* handles: foreign, missing; sticky error; use after failure */
+    dg_graph *g = dg_graph_create(ctx, "t");
+    dg_tensor_desc ad = f32(2, 3, 4, 0, 0);
+    dg_tensor a = dg_graph_input(g, "a", &ad);
+    dg_graph_relu(g, "r", (dg_tensor){99});
+    expect(g, "foreign tensor handle", DG_ERROR_INVALID_ARGUMENT, "x", 0);
+    dg_diagnostic first = *dg_graph_error(g);
+    dg_tensor r = dg_graph_relu(g, "r2", a);
+    CHECK(!r.id, "calls after failure return no tensor");
+    CHECK(!strcmp(dg_graph_error(g)->message, first.message),
+          "the first error sticks");
+    CHECK(dg_graph_output(g, "y", a, DG_LAYOUT_NCHW) == DG_ERROR_GRAPH_FAILED,
+          "output on a failed graph says graph failed");
+    dg_session *s = (dg_session *)1;
+    dg_diagnostic d;
+    CHECK(dg_graph_compile(g, NULL, &s, &d) == DG_ERROR_GRAPH_FAILED && !s &&
+              strstr(d.message, "foreign") == NULL &&
+              d.status == DG_ERROR_GRAPH_FAILED,
+          "compile of a failed graph fails, with the graph's diagnostic");
+    CHECK(dg_graph_node_count(g) == 0, "failed calls add no node");
+    dg_graph_destroy(g);
+
+    g = dg_graph_create(ctx, "t");
+    a = dg_graph_input(g, "a", &ad);
+    dg_graph_add(g, "add", a, DG_TENSOR_NONE);
+    expect(g, "missing operand", DG_ERROR_INVALID_ARGUMENT, "b", 0);
+    dg_graph_destroy(g);
+
+    g = dg_graph_create(ctx, "t");
+    a = dg_graph_input(g, "a", &ad);
+    dg_graph_relu(g, "r", a);
+    dg_graph_relu(g, "r", (dg_tensor){0});
+    expect(g, "second node's error names node 1", DG_ERROR_INVALID_ARGUMENT,
+           "x", 1);
+    dg_graph_destroy(g);
+
+    g = dg_graph_create(ctx, "t");
+    a = dg_graph_input(g, "a", &ad);
+    CHECK(dg_graph_output(g, "y", a, DG_LAYOUT_NHWC) != DG_OK,
+          "NHWC output of a rank-2 tensor is refused");
+    dg_graph_destroy(g);
+
+    g = dg_graph_create(ctx, "t");
+    a = dg_graph_input(g, "a", &ad);
+    CHECK(dg_graph_compile(g, NULL, &s, &d) == DG_ERROR_INVALID_ARGUMENT &&
+              strstr(d.message, "no output"),
+          "compile of a graph without outputs says so");
+    CHECK(dg_graph_set_device(g, 99) == DG_ERROR_NOT_FOUND,
+          "pinning to a device that does not exist");
+    dg_graph_destroy(g);
+  }
+  /* NULL handles everywhere are safe. */
+  dg_graph_destroy(NULL);
+  dg_session_destroy(NULL);
+  dg_context_destroy(NULL);
+  CHECK(dg_graph_relu(NULL, "r", (dg_tensor){1}).id == 0,
+        "builder call on a NULL graph");
+  CHECK(dg_graph_status(NULL) == DG_ERROR_INVALID_ARGUMENT,
+        "status of a NULL graph");
+  CHECK(dg_session_run(NULL, NULL, 0, NULL, 0, NULL) ==
+            DG_ERROR_INVALID_ARGUMENT,
+        "run of a NULL session");
+  CHECK(dg_plan_write(NULL, DG_PLAN_FORMAT_TABLE, stdout) ==
+            DG_ERROR_INVALID_ARGUMENT,
+        "plan_write of a NULL plan");
+  dg_context_destroy(ctx);
+  return t_exit();
+}
