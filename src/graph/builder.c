@@ -389,10 +389,6 @@ dg_tensor dg_graph_input(dg_graph *g, const char *name,
     return DG_TENSOR_NONE;
   if (!check_io_name(&b, name) || !dg_build_desc(&b, desc, "desc"))
     return DG_TENSOR_NONE;
-  if (desc->dtype == DG_DTYPE_I8 || desc->dtype == DG_DTYPE_U8) {
-    if (!dg_build_quant(&b, desc, "desc", -1))
-      return DG_TENSOR_NONE;
-  }
   uint32_t id = add_tensor(&b, name, DG_TENSOR_INPUT, desc, -1);
   if (!id || !push_io(&b, &g->ir.inputs, &g->ir.input_count, name, id,
                       DG_LAYOUT_NCHW))

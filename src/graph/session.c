@@ -279,6 +279,14 @@ dg_status dg_session_execute(dg_session *s, const dg_binding *inputs,
   if (input_count < 0 || (input_count && !inputs))
     return bad_binding(diag, DG_ERROR_INVALID_ARGUMENT, "", "inputs",
                        "input array is NULL or its count negative");
+  for (int k = 0; k < input_count; k++) {
+    bool known = false;
+    for (int i = 0; i < ir->input_count && !known; i++)
+      known = inputs[k].name && !strcmp(inputs[k].name, ir->inputs[i].name);
+    if (!known)
+      return bad_binding(diag, DG_ERROR_NOT_FOUND, inputs[k].name, "input",
+                         "no input of this name");
+  }
   for (int i = 0; i < ir->input_count; i++) {
     const dg_io_binding *b = &ir->inputs[i];
     const dg_binding *u = NULL;
@@ -306,14 +314,6 @@ dg_status dg_session_execute(dg_session *s, const dg_binding *inputs,
     } else {
       s->host[b->tensor] = u->data;
     }
-  }
-  for (int k = 0; k < input_count; k++) {
-    bool known = false;
-    for (int i = 0; i < ir->input_count && !known; i++)
-      known = inputs[k].name && !strcmp(inputs[k].name, ir->inputs[i].name);
-    if (!known)
-      return bad_binding(diag, DG_ERROR_NOT_FOUND, inputs[k].name, "input",
-                         "no input of this name");
   }
   for (int i = 0; i < s->segment_count; i++) {
     dg_segment_rt *seg = &s->segments[i];

@@ -525,6 +525,8 @@ bool dg_cpu_node_prepare(dg_cpu_node *cn, const dg_ir *ir, const dg_node *n) {
   cn->f16 = dg_ir_tensor(ir, n->output)->desc.dtype == DG_DTYPE_F16 ||
             (n->input_count &&
              dg_ir_tensor(ir, n->inputs[0])->desc.dtype == DG_DTYPE_F16);
+  if (n->op == DG_OP_RESHAPE || n->op == DG_OP_CONCAT)
+    cn->f16 = false; /* moves bytes, whatever they hold */
   switch (n->op) {
   case DG_OP_CONV2D:
   case DG_OP_QCONV2D: {

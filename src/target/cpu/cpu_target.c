@@ -25,6 +25,7 @@ typedef struct cpu_segment {
   void *scratch; /* shared by all nodes: kernels and f16 staging */
   size_t scratch_bytes;
   bool timing;
+  int corrupt; /* test hook: index of a node whose output is damaged */
 } cpu_segment;
 
 static int cpu_supports(dg_device *dev, const dg_ir *ir, const dg_node *n,
@@ -88,9 +89,15 @@ static dg_status cpu_compile(dg_device *dev, const dg_segment *seg,
   s->dev = dev->impl;
   s->ir = seg->ir;
   s->timing = getenv("DG_PROFILE") != NULL;
+  /* DG_TEST_CORRUPT_NODE=name damages that node's output, so that tests
+   * can check verify finds it. */
+  const char *corrupt = getenv("DG_TEST_CORRUPT_NODE");
+  s->corrupt = -1;
   for (int i = 0; i < seg->node_count; i++) {
     const dg_node *n = &seg->ir->nodes[seg->nodes[i]];
     s->node_count = i + 1;
+    if (corrupt && !strcmp(corrupt, n->name))
+      s->corrupt = i;
     if (!dg_cpu_node_prepare(&s->nodes[i], seg->ir, n)) {
       cpu_release(s);
       dg_diag_set(diag, DG_ERROR_OUT_OF_MEMORY, seg->nodes[i], n->name,
@@ -170,6 +177,11 @@ static dg_status cpu_run(void *state, void *const *host, double *node_us,
   for (int i = 0; i < s->node_count; i++) {
     double t0 = s->timing ? now_us() : 0;
     run_node(s, &s->nodes[i], host);
+    if (i == s->corrupt) {
+      const dg_node *n = s->nodes[i].node;
+      unsigned char *p = host[n->output];
+      p[dg_desc_bytes(&dg_ir_tensor(s->ir, n->output)->desc) - 1] ^= 0x40;
+    }
     if (s->timing && node_us)
       node_us[i] = now_us() - t0;
   }

@@ -224,6 +224,15 @@ epi_512(const qtile *t, int i, int j, __m512i s, int n) {
   _mm512_mask_cvtepi32_storeu_epi8(t->c + i * t->ldc + j, mk, v);
 }
 
+__attribute__((noinline)) T512 static void
+epi_rows_512(const qtile *t, int mr, int nv, int32_t (*sums)[32]) {
+  for (int i = 0; i < mr; i++) {
+    epi_512(t, i, 0, _mm512_load_si512(sums[i]), t->nr);
+    if (nv == 2)
+      epi_512(t, i, 16, _mm512_load_si512(sums[i] + 16), t->nr - 16);
+  }
+}
+
 static inline __attribute__((always_inline)) T512 void
 qk512_body(const int MR, const int NV, const qtile *t) {
   __m512i c0[V_MR], c1[V_MR];
@@ -232,7 +241,6 @@ qk512_body(const int MR, const int NV, const qtile *t) {
     c0[i] = c1[i] = _mm512_setzero_si512();
   const int32_t *a = t->a;
   const uint8_t *b = t->b;
-#pragma GCC unroll 2
   for (int g = 0; g < t->ng; g++, a += MR, b += 4 * V_NR) {
     __m512i b0 = _mm512_loadu_si512(b), b1 = b0;
     if (NV == 2)
@@ -245,11 +253,16 @@ qk512_body(const int MR, const int NV, const qtile *t) {
         c1[i] = _mm512_dpbusd_epi32(c1[i], b1, av);
     }
   }
+  /* Parking the sums keeps the epilogue's registers from competing with
+   * the accumulators (GCC otherwise spills inside the main loop). */
+  _Alignas(64) int32_t sums[V_MR][32];
+#pragma GCC unroll 14
   for (int i = 0; i < MR; i++) {
-    epi_512(t, i, 0, c0[i], t->nr);
+    _mm512_store_si512(sums[i], c0[i]);
     if (NV == 2)
-      epi_512(t, i, 16, c1[i], t->nr - 16);
+      _mm512_store_si512(sums[i] + 16, c1[i]);
   }
+  epi_rows_512(t, MR, NV, sums);
 }
 
 #define QK512_CASES(NV)                                                        \
@@ -315,6 +328,45 @@ T512 static void vnni_pack_b16(const uint8_t *src, size_t ldb, int K, int w,
   for (int j = 0; j < w; j++)
     colsum[j] = tmp[j];
 }
+
+/* Sum of the K bytes at p after xor with `flip`, read as s8 or u8. */
+T512 static int32_t vnni_row_sum(const uint8_t *p, int K, uint8_t flip,
+                                 int as_signed) {
+  /* psadbw sums unsigned bytes; a signed byte is its xor-0x80 minus 128. */
+  __m512i fx = _mm512_set1_epi8((char)(flip ^ (as_signed ? 0x80 : 0)));
+  __m512i acc = _mm512_setzero_si512();
+  for (int k = 0; k < K; k += 64) {
+    __mmask64 mk = K - k >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << (K - k)) - 1;
+    __m512i x = _mm512_maskz_mov_epi8(
+        mk, _mm512_xor_si512(_mm512_maskz_loadu_epi8(mk, p + k), fx));
+    acc = _mm512_add_epi64(acc, _mm512_sad_epu8(x, _mm512_setzero_si512()));
+  }
+  int64_t s = _mm512_reduce_add_epi64(acc);
+  return (int32_t)(s - (as_signed ? 128 * (int64_t)K : 0));
+}
+
+/* Row i of src (K bytes, contiguous in k) becomes dst[g * stride + i] for
+ * each group g of 4 k, flipped, zero-padded after K. */
+static void vnni_pack_rows(const uint8_t *src, size_t ld, int rows, int K,
+                           int ng, uint8_t flip, int32_t *dst, int stride) {
+  uint32_t f4 = flip * 0x01010101u;
+  for (int i = 0; i < rows; i++) {
+    const uint8_t *row = src + (size_t)i * ld;
+    int g = 0;
+    for (; 4 * g + 4 <= K; g++) {
+      uint32_t w;
+      memcpy(&w, row + 4 * g, 4);
+      w ^= f4;
+      memcpy(dst + (size_t)g * stride + i, &w, 4);
+    }
+    for (; g < ng; g++) {
+      uint8_t q[4] = {0};
+      for (int b = 0; b < 4 && 4 * g + b < K; b++)
+        q[b] = row[4 * g + b] ^ flip;
+      memcpy(dst + (size_t)g * stride + i, q, 4);
+    }
+  }
+}
 #endif /* DG_X86 */
 
 /* ---- packing and driver ---- */
@@ -366,14 +418,15 @@ static void pack_a(const qplan *p, void *dst, int r, int mr, int32_t *radd,
                                   ? bias_of(g, m)
                                   : 0);
     if (p->path == PATH_VNNI) {
-      /* a_s = a - alpha as s8; dwords of 4 k, row i of each group. */
-      int8_t *d = dst;
+#ifdef DG_X86
+      /* a_s = a - alpha as s8 is a top-bit flip when alpha is 128. */
+      const uint8_t *row = (const uint8_t *)g->A + (size_t)m * g->lda;
+      vnni_pack_rows(row, 0, 1, K, p->ng, (uint8_t)p->alpha,
+                     (int32_t *)dst + i, mr);
+      int32_t sum = vnni_row_sum(row, K, (uint8_t)p->alpha, 1);
+#else
       int32_t sum = 0;
-      for (int k = 0; k < p->ng * 4; k++) {
-        int v = k < K ? a_at(g, m, k) - p->alpha : 0;
-        d[((size_t)(k >> 2) * mr + i) * 4 + (k & 3)] = (int8_t)v;
-        sum += v;
-      }
+#endif
       int32_t zap = (int32_t)((uint32_t)za_of(g, m) - (uint32_t)p->alpha);
       rra[i] = sum;
       rza[i] = zap;
@@ -412,18 +465,13 @@ static void pack_b(const qplan *p, uint8_t *dst, int jc, int nc,
       } else
 #endif
       {
-        for (int j = 0; j < NR; j++) {
-          int32_t sum = 0;
-          for (int k = 0; k < p->ng * 4; k++) {
-            int v = 0;
-            if (j < w && k < K)
-              v = b_at(g, k, jc + j0 + j) + p->beta;
-            dst[((size_t)(k >> 2) * NR + j) * 4 + (k & 3)] = (uint8_t)v;
-            sum += v;
-          }
-          if (j < w)
-            colsum[j] = sum;
-        }
+        /* B is [N, K]: each column is a contiguous row of bytes. */
+        const uint8_t *src = (const uint8_t *)g->B + (size_t)(jc + j0) * g->ldb;
+        memset(dst, 0, panel);
+        vnni_pack_rows(src, (size_t)g->ldb, w, K, p->ng, flip, (int32_t *)dst,
+                       NR);
+        for (int j = 0; j < w; j++)
+          colsum[j] = vnni_row_sum(src + (size_t)j * g->ldb, K, flip, 0);
       }
       for (int j = 0; j < w; j++) {
         int n = jc + j0 + j;

@@ -1,0 +1,368 @@
+/* Standalone checks for the CPU kernels: the pool, dg_cpu_sgemm against a
+ * double-precision loop, and dg_cpu_qgemm bit for bit against a scalar
+ * loop written here, for every SIMD level the machine has and for pools
+ * of 0 (NULL), 1 and 2 threads. Prints "ok ..." or "FAIL ..." per case;
+ * exits nonzero on any failure. */
+#define _POSIX_C_SOURCE 200809L
+#include "cpu_kernels.h"
+
+#include <math.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int failures;
+static uint64_t rng_state;
+
+static uint32_t rnd(void) {
+  rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+  return (uint32_t)(rng_state >> 33);
+}
+static int rint_in(int lo, int hi) { return lo + (int)(rnd() % (uint32_t)(hi - lo + 1)); }
+static float rfloat(void) { return (float)rnd() / 2147483648.0f - 1.0f; }
+
+static void report(int ok, const char *what) {
+  printf("%s %s\n", ok ? "ok" : "FAIL", what);
+  if (!ok)
+    failures++;
+}
+
+/* ---- pool ---- */
+
+typedef struct {
+  _Atomic int *hits;
+  _Atomic int calls;
+  dg_cpu_pool *pool;
+} pool_job;
+
+static void count_item(void *arg, int i, int n) {
+  pool_job *j = arg;
+  (void)n;
+  atomic_fetch_add(&j->hits[i], 1);
+  atomic_fetch_add(&j->calls, 1);
+}
+
+static void nested_item(void *arg, int i, int n) {
+  pool_job *j = arg;
+  (void)i;
+  (void)n;
+  /* Must run inline rather than deadlock. */
+  dg_cpu_pool_run(j->pool, count_item, j, 3);
+}
+
+static void test_pool(int threads) {
+  char what[128];
+  dg_cpu_pool *pool = dg_cpu_pool_create(threads);
+  snprintf(what, sizeof what, "pool create threads=%d", threads);
+  report(pool && dg_cpu_pool_threads(pool) == (threads < 1 ? 1 : threads),
+         what);
+  if (!pool)
+    return;
+  _Atomic int hits[200];
+  pool_job j = {hits, 0, pool};
+  int ok = 1;
+  for (int rep = 0; rep < 20000 && ok; rep++) {
+    int n = rep % 67;
+    for (int i = 0; i < n; i++)
+      atomic_store(&hits[i], 0);
+    atomic_store(&j.calls, 0);
+    dg_cpu_pool_run(pool, count_item, &j, n);
+    for (int i = 0; i < n; i++)
+      ok &= atomic_load(&hits[i]) == 1;
+    ok &= atomic_load(&j.calls) == n;
+  }
+  snprintf(what, sizeof what, "pool 20000 quick runs threads=%d", threads);
+  report(ok, what);
+  /* Idle longer than the spin so workers sleep, then wake them. */
+  ok = 1;
+  for (int rep = 0; rep < 5; rep++) {
+    struct timespec ts = {0, 3000000};
+    nanosleep(&ts, NULL);
+    for (int i = 0; i < 50; i++)
+      atomic_store(&hits[i], 0);
+    dg_cpu_pool_run(pool, count_item, &j, 50);
+    for (int i = 0; i < 50; i++)
+      ok &= atomic_load(&hits[i]) == 1;
+  }
+  snprintf(what, sizeof what, "pool wake after sleep threads=%d", threads);
+  report(ok, what);
+  for (int i = 0; i < 3; i++)
+    atomic_store(&hits[i], 0);
+  atomic_store(&j.calls, 0);
+  dg_cpu_pool_run(pool, nested_item, &j, 4);
+  snprintf(what, sizeof what, "pool nested run inline threads=%d", threads);
+  report(atomic_load(&j.calls) == 12 && atomic_load(&hits[0]) == 4, what);
+  void *s1 = dg_cpu_pool_scratch(pool, 100);
+  void *s2 = dg_cpu_pool_scratch(pool, 1 << 20);
+  snprintf(what, sizeof what, "pool scratch aligned threads=%d", threads);
+  report(s1 && s2 && ((uintptr_t)s2 & 63) == 0, what);
+  if (s2)
+    memset(s2, 1, 1 << 20);
+  dg_cpu_pool_destroy(pool);
+}
+
+/* ---- sgemm ---- */
+
+static void sgemm_case(dg_cpu_pool *pool, const char *tag, int M, int N, int K,
+                       int trans_b, int bias_mode, int clamp) {
+  int lda = K + rint_in(0, 3), ldc = N + rint_in(0, 3);
+  int ldb = (trans_b ? K : N) + rint_in(0, 3);
+  if (lda < 1)
+    lda = 1;
+  if (ldb < 1)
+    ldb = 1;
+  size_t brows = trans_b ? (size_t)N : (size_t)K;
+  float *A = malloc(sizeof(float) * ((size_t)M * lda + 1));
+  float *B = malloc(sizeof(float) * (brows * ldb + 1));
+  float *C = malloc(sizeof(float) * (size_t)M * ldc);
+  float *bias = malloc(sizeof(float) * (size_t)(M > N ? M : N));
+  for (size_t i = 0; i < (size_t)M * lda; i++)
+    A[i] = rfloat();
+  for (size_t i = 0; i < brows * ldb; i++)
+    B[i] = rfloat();
+  for (int i = 0; i < (M > N ? M : N); i++)
+    bias[i] = rfloat();
+  for (size_t i = 0; i < (size_t)M * ldc; i++)
+    C[i] = 12345.0f; /* sentinel for the padding */
+  float lo = -INFINITY, hi = INFINITY;
+  if (clamp) {
+    lo = rfloat() * 0.5f;
+    hi = lo + fabsf(rfloat()) * 2.0f;
+  }
+  dg_cpu_sgemm_args a = {M, N, K, A, lda, B, ldb, trans_b, C, ldc,
+                         bias_mode ? bias : NULL, bias_mode == 1, lo, hi};
+  dg_cpu_sgemm(pool, &a);
+  int ok = 1;
+  double worst = 0;
+  for (int m = 0; m < M && ok; m++) {
+    for (int n = 0; n < N; n++) {
+      double s = 0, mag = 0;
+      for (int k = 0; k < K; k++) {
+        double av = A[(size_t)m * lda + k];
+        double bv = trans_b ? B[(size_t)n * ldb + k] : B[(size_t)k * ldb + n];
+        s += av * bv;
+        mag += fabs(av * bv);
+      }
+      if (bias_mode) {
+        double b = bias[bias_mode == 1 ? m : n];
+        s += b;
+        mag += fabs(b);
+      }
+      if (s < lo)
+        s = lo;
+      if (s > hi)
+        s = hi;
+      double got = C[(size_t)m * ldc + n];
+      double tol = 1e-5 * sqrt((double)K + 1) * mag + 1e-30;
+      double err = fabs(got - s);
+      if (err / tol > worst)
+        worst = err / tol;
+      if (!(err <= tol))
+        ok = 0;
+    }
+    for (int n = N; n < ldc; n++)
+      ok &= C[(size_t)m * ldc + n] == 12345.0f;
+  }
+  char what[200];
+  snprintf(what, sizeof what,
+           "sgemm %s M=%d N=%d K=%d tb=%d bias=%d clamp=%d (err/tol %.3f)",
+           tag, M, N, K, trans_b, bias_mode, clamp, worst);
+  report(ok, what);
+  free(A);
+  free(B);
+  free(C);
+  free(bias);
+}
+
+static void test_sgemm(dg_cpu_pool *pool, const char *tag) {
+  static const int fixed[][3] = {
+      {1, 1, 1},     {1, 1, 0},      {3, 5, 0},     {6, 784, 25},
+      {16, 100, 150}, {1, 120, 400},  {1, 10, 84},   {14, 32, 7},
+      {15, 33, 257}, {28, 17, 513},  {29, 64, 64},  {64, 49, 576},
+      {5, 1100, 40}, {40, 1100, 300}, {130, 77, 260}, {100, 300, 1000}};
+  for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+    for (int tb = 0; tb < 2; tb++)
+      sgemm_case(pool, tag, fixed[i][0], fixed[i][1], fixed[i][2], tb,
+                 (int)(i % 3), (int)(i % 2));
+  for (int r = 0; r < 40; r++) {
+    int big = r % 4 == 0;
+    sgemm_case(pool, tag, rint_in(1, big ? 90 : 33), rint_in(1, big ? 200 : 70),
+               rint_in(1, big ? 600 : 40), rint_in(0, 1), rint_in(0, 2),
+               rint_in(0, 1));
+  }
+}
+
+/* ---- qgemm ---- */
+
+static int qval(const void *p, size_t i, int is_signed) {
+  return is_signed ? ((const int8_t *)p)[i] : ((const uint8_t *)p)[i];
+}
+
+/* The scalar definition of the semantics in cpu_kernels.h. */
+static int ref_q(const dg_cpu_qgemm_args *q, int m, int n) {
+  int64_t acc = 0;
+  int32_t za = q->za[q->a_zero_per_row ? m : 0];
+  int32_t zb = q->zb[q->b_zero_per_col ? n : 0];
+  for (int k = 0; k < q->K; k++) {
+    int a = qval(q->A, (size_t)m * q->lda + k, q->a_signed);
+    size_t bi = q->trans_b ? (size_t)n * q->ldb + k : (size_t)k * q->ldb + n;
+    int b = qval(q->B, bi, q->b_signed);
+    acc += (int64_t)(a - za) * (b - zb);
+  }
+  int c = q->chan_per_row ? m : n;
+  if (q->bias)
+    acc += q->bias[q->per_channel ? c : 0];
+  float f = (float)(int32_t)acc;
+  volatile float prod = f * q->mult[q->per_channel ? c : 0];
+  float r = nearbyintf(prod);
+  int64_t v;
+  if (r > 1e12f)
+    v = 1000000000000ll;
+  else if (r < -1e12f)
+    v = -1000000000000ll;
+  else
+    v = (int64_t)r;
+  v += q->c_zero;
+  int qmin = q->c_signed ? -128 : 0, qmax = q->c_signed ? 127 : 255;
+  v = v < qmin ? qmin : (v > qmax ? qmax : v);
+  v = v < q->clamp_lo ? q->clamp_lo : v;
+  v = v > q->clamp_hi ? q->clamp_hi : v;
+  return (int)v;
+}
+
+static void fill_q(uint8_t *p, size_t n, int mode) {
+  for (size_t i = 0; i < n; i++) {
+    uint32_t r = rnd();
+    /* mode 1: mostly extremes, to push sums towards the int32 edges */
+    if (mode == 1 && (r & 3))
+      p[i] = (r & 4) ? 0x7f : 0x80 + ((r >> 3) & 1) * 0x7f;
+    else
+      p[i] = (uint8_t)(r >> 8);
+  }
+}
+
+static void qgemm_case(dg_cpu_pool *pool, const char *tag, int M, int N, int K,
+                       int flags) {
+  dg_cpu_qgemm_args q = {0};
+  q.M = M, q.N = N, q.K = K;
+  q.a_signed = flags & 1, q.b_signed = (flags >> 1) & 1;
+  q.c_signed = (flags >> 2) & 1;
+  q.trans_b = (flags >> 3) & 1;
+  q.a_zero_per_row = (flags >> 4) & 1, q.b_zero_per_col = (flags >> 5) & 1;
+  q.chan_per_row = (flags >> 6) & 1, q.per_channel = (flags >> 7) & 1;
+  int has_bias = (flags >> 8) & 1, extremes = (flags >> 9) & 1;
+  int mult_mode = (flags >> 10) & 3, clamp = (flags >> 12) & 1;
+  q.lda = K + rint_in(0, 5);
+  q.ldb = (q.trans_b ? K : N) + rint_in(0, 5);
+  q.ldc = N + rint_in(0, 5);
+  size_t brows = q.trans_b ? (size_t)N : (size_t)K;
+  uint8_t *A = malloc((size_t)M * q.lda + 1), *B = malloc(brows * q.ldb + 1);
+  uint8_t *C = malloc((size_t)M * q.ldc);
+  fill_q(A, (size_t)M * q.lda, extremes);
+  fill_q(B, brows * q.ldb, extremes);
+  memset(C, 0xA5, (size_t)M * q.ldc);
+  int32_t *za = malloc(sizeof(int32_t) * M), *zb = malloc(sizeof(int32_t) * N);
+  int nch = q.per_channel ? (q.chan_per_row ? M : N) : 1;
+  int32_t *bias = malloc(sizeof(int32_t) * nch);
+  float *mult = malloc(sizeof(float) * nch);
+  for (int i = 0; i < M; i++)
+    za[i] = extremes && (i & 1) ? (q.a_signed ? -128 : 255)
+                                : (q.a_signed ? rint_in(-128, 127)
+                                              : rint_in(0, 255));
+  for (int i = 0; i < N; i++)
+    zb[i] = extremes && (i & 1) ? (q.b_signed ? 127 : 0)
+                                : (q.b_signed ? rint_in(-128, 127)
+                                              : rint_in(0, 255));
+  /* Scale so typical outputs span the range; mode 2 makes exact ties
+   * (x.5) common, mode 3 saturates. */
+  float base = 1.0f / (60.0f * sqrtf((float)K + 1) * 40.0f);
+  for (int i = 0; i < nch; i++) {
+    bias[i] = (int32_t)(rnd() % 200001) - 100000;
+    mult[i] = mult_mode == 2 ? 0.5f
+              : mult_mode == 3 ? base * 100.0f
+                               : base * (0.25f + (float)(rnd() % 1000) / 500.0f);
+  }
+  q.A = A, q.B = B, q.C = C, q.za = za, q.zb = zb;
+  q.bias = has_bias ? bias : NULL;
+  q.mult = mult;
+  q.c_zero = q.c_signed ? rint_in(-128, 127) : rint_in(0, 255);
+  q.clamp_lo = q.c_signed ? -128 : 0;
+  q.clamp_hi = q.c_signed ? 127 : 255;
+  if (clamp) {
+    q.clamp_lo = q.c_zero; /* relu */
+    if (rnd() & 1)
+      q.clamp_hi = q.c_zero + 40 < q.clamp_hi ? q.c_zero + 40 : q.clamp_hi;
+  }
+  dg_cpu_qgemm(pool, &q);
+  int ok = 1, bad_m = -1, bad_n = -1, want = 0, got = 0;
+  for (int m = 0; m < M && ok; m++) {
+    for (int n = 0; n < N && ok; n++) {
+      want = ref_q(&q, m, n);
+      got = qval(C, (size_t)m * q.ldc + n, q.c_signed);
+      if (want != got)
+        ok = 0, bad_m = m, bad_n = n;
+    }
+    for (int n = N; n < q.ldc; n++)
+      ok &= C[(size_t)m * q.ldc + n] == 0xA5;
+  }
+  char what[256];
+  snprintf(what, sizeof what, "qgemm %s M=%d N=%d K=%d flags=0x%x%s", tag, M,
+           N, K, flags, ok ? "" : " mismatch");
+  if (!ok)
+    printf("  at m=%d n=%d want %d got %d\n", bad_m, bad_n, want, got);
+  report(ok, what);
+  free(A), free(B), free(C), free(za), free(zb), free(bias), free(mult);
+}
+
+static void test_qgemm(dg_cpu_pool *pool, const char *tag) {
+  static const int fixed[][3] = {
+      {1, 1, 1},    {1, 1, 0},     {2, 3, 3},     {6, 784, 25},
+      {14, 32, 4},  {15, 33, 5},   {13, 17, 1023}, {1, 120, 400},
+      {29, 49, 64}, {20, 1100, 1001}, {128, 96, 1152}};
+  for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+    for (int f = 0; f < 3; f++)
+      qgemm_case(pool, tag, fixed[i][0], fixed[i][1], fixed[i][2],
+                 (int)(rnd() & 0x1fff));
+  /* Every combination of the boolean options on one odd shape. */
+  for (int f = 0; f < 512; f += 1)
+    qgemm_case(pool, tag, 7, 19, 13, f | (int)(rnd() & 0x1e00));
+  for (int r = 0; r < 80; r++) {
+    int big = r % 5 == 0;
+    qgemm_case(pool, tag, rint_in(1, big ? 60 : 20), rint_in(1, big ? 150 : 40),
+               rint_in(1, big ? 700 : 37), (int)(rnd() & 0x1fff));
+  }
+}
+
+int main(void) {
+  rng_state = 12345;
+  test_pool(0);
+  test_pool(1);
+  test_pool(2);
+  test_pool(3);
+  dg_cpu_pool_destroy(NULL);
+  report(1, "pool destroy NULL");
+
+  static const char *levels[] = {"portable", "avx2", "avx512", "neon"};
+  for (int l = 0; l < 4; l++) {
+    dg_cpu_simd_force(levels[l]);
+    if (strcmp(dg_cpu_simd_name(), levels[l])) {
+      printf("skip simd=%s (not available)\n", levels[l]);
+      continue;
+    }
+    for (int th = 0; th <= 2; th++) {
+      dg_cpu_pool *pool = th ? dg_cpu_pool_create(th) : NULL;
+      char tag[64];
+      snprintf(tag, sizeof tag, "simd=%s threads=%d", levels[l], th);
+      rng_state = 1000 + (uint64_t)l * 10 + (uint64_t)th;
+      test_sgemm(pool, tag);
+      test_qgemm(pool, tag);
+      dg_cpu_pool_destroy(pool);
+    }
+  }
+  dg_cpu_simd_force(NULL);
+  printf("%s: %d failure(s)\n", failures ? "FAIL" : "ok", failures);
+  return failures ? 1 : 0;
+}
