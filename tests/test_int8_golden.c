@@ -27,8 +27,10 @@ static dg_dtype dtype_of(const char *s) {
 }
 
 static void copy_str(char *dst, size_t size, const char *src) {
-  strncpy(dst, src, size - 1);
-  dst[size - 1] = 0;
+  size_t n = strlen(src);
+  n = n < size ? n : size - 1;
+  memcpy(dst, src, n);
+  dst[n] = 0;
 }
 
 static int load_params(const char *dir, params *p) {

@@ -120,6 +120,7 @@ T256 static inline int32_t load_i32(const void *p) {
 
 /* Requantises 8 sums of row i, columns j..j+7, and stores `n` bytes. */
 T256 static void epi_avx2(const qtile *t, int i, int j, __m256i s, int n) {
+  n = n > 8 ? 8 : n;
   __m256i mk = q_mask8(n);
   s = _mm256_add_epi32(s, _mm256_set1_epi32(t->radd[i]));
   s = _mm256_add_epi32(s, _mm256_maskload_epi32(t->cadd + j, mk));
