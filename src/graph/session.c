@@ -327,6 +327,13 @@ dg_status dg_session_execute(dg_session *s, const dg_binding *inputs,
   return DG_OK;
 }
 
+static const dg_io_binding *find_output(const dg_ir *ir, const char *name) {
+  for (int o = 0; name && o < ir->output_count; o++)
+    if (!strcmp(name, ir->outputs[o].name))
+      return &ir->outputs[o];
+  return NULL;
+}
+
 dg_status dg_session_run(dg_session *s, const dg_binding *inputs,
                          int input_count, const dg_binding *outputs,
                          int output_count, dg_diagnostic *diag) {
@@ -339,10 +346,7 @@ dg_status dg_session_run(dg_session *s, const dg_binding *inputs,
                        "output array is NULL or its count negative");
   /* Check output bindings before running, so nothing runs in vain. */
   for (int k = 0; k < output_count; k++) {
-    const dg_io_binding *b = NULL;
-    for (int o = 0; o < ir->output_count; o++)
-      if (outputs[k].name && !strcmp(outputs[k].name, ir->outputs[o].name))
-        b = &ir->outputs[o];
+    const dg_io_binding *b = find_output(ir, outputs[k].name);
     if (!b)
       return bad_binding(diag, DG_ERROR_NOT_FOUND, outputs[k].name, "output",
                          "no output of this name");
@@ -356,19 +360,34 @@ dg_status dg_session_run(dg_session *s, const dg_binding *inputs,
                          "output", msg);
     }
   }
-  dg_status st = dg_session_execute(s, inputs, input_count, diag);
-  if (st != DG_OK)
-    return st;
-  for (int k = 0; k < output_count; k++)
-    for (int o = 0; o < ir->output_count; o++) {
-      const dg_io_binding *b = &ir->outputs[o];
-      if (strcmp(outputs[k].name, b->name))
-        continue;
-      const dg_tensor_desc *d = &dg_ir_tensor(ir, b->tensor)->desc;
-      if (b->layout == DG_LAYOUT_NHWC)
-        nchw_to_nhwc(d, s->host[b->tensor], outputs[k].data);
-      else
-        memcpy(outputs[k].data, s->host[b->tensor], outputs[k].size);
+  /* NCHW outputs made by a node are written straight into the caller's
+   * buffer (no copy); the arena region is simply left unused this run. */
+  void **direct = calloc((size_t)output_count + 1, sizeof(void *));
+  if (!direct)
+    return bad_binding(diag, DG_ERROR_OUT_OF_MEMORY, "", "outputs",
+                       "out of host memory");
+  for (int k = 0; k < output_count; k++) {
+    const dg_io_binding *b = find_output(ir, outputs[k].name);
+    uint32_t t = b->tensor;
+    if (b->layout == DG_LAYOUT_NCHW &&
+        dg_ir_tensor(ir, t)->kind == DG_TENSOR_VALUE &&
+        s->host[t] == (char *)s->arena + s->offsets[t - 1]) {
+      direct[k] = s->host[t];
+      s->host[t] = outputs[k].data;
     }
-  return DG_OK;
+  }
+  dg_status st = dg_session_execute(s, inputs, input_count, diag);
+  for (int k = 0; k < output_count; k++) {
+    const dg_io_binding *b = find_output(ir, outputs[k].name);
+    const dg_tensor_desc *d = &dg_ir_tensor(ir, b->tensor)->desc;
+    if (st == DG_OK && b->layout == DG_LAYOUT_NHWC)
+      nchw_to_nhwc(d, s->host[b->tensor], outputs[k].data);
+    else if (st == DG_OK && s->host[b->tensor] != outputs[k].data)
+      memcpy(outputs[k].data, s->host[b->tensor], outputs[k].size);
+  }
+  for (int k = output_count - 1; k >= 0; k--)
+    if (direct[k])
+      s->host[find_output(ir, outputs[k].name)->tensor] = direct[k];
+  free(direct);
+  return st;
 }

@@ -296,6 +296,7 @@ T512 static void qkern_vnni(const qtile *t) {
  * per 64-byte row of the panel, flipped to u8; adds column sums. */
 T512 static void vnni_pack_b16(const uint8_t *src, size_t ldb, int K, int w,
                                uint8_t flip, uint8_t *dst, int32_t *colsum) {
+  w = w > 16 ? 16 : w;
   __mmask16 mk = mask16(w);
   __m128i fx = _mm_set1_epi8((char)flip), z = _mm_setzero_si128();
   __m128i ones = _mm_set1_epi8(1);

@@ -1,0 +1,317 @@
+/* LeNet-5 on Fashion-MNIST, built layer by layer and run on the best device
+ * (or the one asked for): prints accuracy over the 10,000 test images,
+ * latency per image at batch 1 and per batch, and the plan.
+ *
+ *   lenet [--weights DIR] [--data DIR] [--device N] [--int8] [--batch B]
+ *         [--limit N] [--dot FILE] [--check]
+ *
+ * --check runs the f32 and the int8 network on every device and prints one
+ * "ok"/"FAIL" line per requirement (accuracy >= 89%, int8 within 1.5
+ * points of f32, agreement with the training script's figures, verify). */
+#define _POSIX_C_SOURCE 200809L
+#include "common/fashion_mnist.h"
+#include "common/lenet_model.h"
+#include "common/npy.h"
+#include "graph.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct options {
+  const char *weights, *data, *dot;
+  int device, int8, batch, limit, check;
+} options;
+
+static double now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static void to_input(const mnist_set *set, int first, int n, float *x) {
+  for (int i = 0; i < n * 784; i++)
+    x[i] = (float)set->images[(size_t)first * 784 + (size_t)i] / 255.0f;
+}
+
+static int argmax10(const float *p) {
+  int best = 0;
+  for (int k = 1; k < 10; k++)
+    if (p[k] > p[best])
+      best = k;
+  return best;
+}
+
+typedef struct result {
+  double accuracy, batch1_us, batch_us;
+  int ok;
+} result;
+
+/* Compiles the network for batch b on device (-1: auto). */
+static dg_session *compile(dg_context *ctx, const options *o, int batch,
+                           int int8, int device, int strict) {
+  char err[512];
+  dg_graph *g = lenet_build(ctx, o->weights, batch, int8, device, err,
+                            sizeof err);
+  if (!g) {
+    fprintf(stderr, "lenet: %s\n", err);
+    return NULL;
+  }
+  if (dg_graph_status(g) != DG_OK) {
+    fprintf(stderr, "lenet: %s\n", dg_graph_error(g)->message);
+    dg_graph_destroy(g);
+    return NULL;
+  }
+  dg_session *s = NULL;
+  dg_diagnostic d;
+  dg_compile_options co = {.policy = strict ? DG_POLICY_STRICT
+                                            : DG_POLICY_AUTO};
+  if (dg_graph_compile(g, &co, &s, &d) != DG_OK)
+    fprintf(stderr, "lenet: compile: %s\n", d.message);
+  dg_graph_destroy(g);
+  return s;
+}
+
+/* Accuracy with batch o->batch; latency at batch 1 over the first images. */
+static result evaluate(dg_context *ctx, const options *o,
+                       const mnist_set *test, int int8, int device,
+                       int strict, int print_plan) {
+  result r = {0};
+  int n = o->limit < test->count ? o->limit : test->count;
+  int B = o->batch;
+  dg_session *sb = compile(ctx, o, B, int8, device, strict);
+  dg_session *s1 = compile(ctx, o, 1, int8, device, strict);
+  float *x = malloc(sizeof(float) * 784 * (size_t)B);
+  float *p = malloc(sizeof(float) * 10 * (size_t)B);
+  if (!sb || !s1 || !x || !p)
+    goto done;
+  int correct = 0, batches = 0;
+  double t_batches = 0;
+  for (int first = 0; first + B <= n; first += B) {
+    to_input(test, first, B, x);
+    dg_binding in = {"image", x, sizeof(float) * 784 * (size_t)B};
+    dg_binding out = {"probs", p, sizeof(float) * 10 * (size_t)B};
+    dg_diagnostic d;
+    double t0 = now_us();
+    if (dg_session_run(sb, &in, 1, &out, 1, &d) != DG_OK) {
+      fprintf(stderr, "lenet: run: %s\n", d.message);
+      goto done;
+    }
+    t_batches += now_us() - t0;
+    batches++;
+    for (int i = 0; i < B; i++)
+      correct += argmax10(p + 10 * i) == test->labels[first + i];
+  }
+  /* The tail that does not fill a batch runs at batch 1. */
+  int tail_start = batches * B;
+  double lat[1000];
+  int nlat = 0;
+  for (int i = 0; i < n; i++) {
+    if (i >= tail_start || nlat < 1000) {
+      to_input(test, i, 1, x);
+      dg_binding in = {"image", x, sizeof(float) * 784};
+      dg_binding out = {"probs", p, sizeof(float) * 10};
+      double t0 = now_us();
+      if (dg_session_run(s1, &in, 1, &out, 1, NULL) != DG_OK)
+        goto done;
+      double t = now_us() - t0;
+      if (nlat < 1000)
+        lat[nlat++] = t;
+      if (i >= tail_start)
+        correct += argmax10(p) == test->labels[i];
+    }
+  }
+  qsort(lat, (size_t)nlat, sizeof lat[0], cmp_double);
+  r.accuracy = (double)correct / n;
+  r.batch1_us = nlat ? lat[nlat / 2] : 0;
+  r.batch_us = batches ? t_batches / batches : 0;
+  r.ok = 1;
+  if (print_plan) {
+    printf("\nplan (batch 1):\n");
+    dg_plan_write(dg_session_plan(s1), DG_PLAN_FORMAT_TABLE, stdout);
+    if (o->dot) {
+      FILE *f = fopen(o->dot, "w");
+      if (f) {
+        dg_plan_write(dg_session_plan(s1), DG_PLAN_FORMAT_DOT, f);
+        fclose(f);
+      }
+    }
+  }
+done:
+  dg_session_destroy(sb);
+  dg_session_destroy(s1);
+  free(x);
+  free(p);
+  return r;
+}
+
+static double expected_accuracy(const char *dir, const char *key) {
+  char path[1024], k[64];
+  double v, found = -1;
+  snprintf(path, sizeof path, "%s/expected.txt", dir);
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return -1;
+  while (fscanf(f, "%63s %lf", k, &v) == 2)
+    if (!strcmp(k, key))
+      found = v;
+  fclose(f);
+  return found > 1 ? found / 100 : found;
+}
+
+static int checks_failed;
+static void check(int ok, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+#include <stdarg.h>
+static void check(int ok, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  printf("%s - ", ok ? "ok" : "FAIL");
+  vprintf(fmt, ap);
+  printf("\n");
+  va_end(ap);
+  checks_failed += !ok;
+}
+
+/* The first 8 test images against the training script's torch logits
+ * (through softmax), on each device. */
+static void check_logits(dg_context *ctx, const options *o,
+                         const mnist_set *test, int device) {
+  char path[1024], err[256];
+  npy_array ref;
+  snprintf(path, sizeof path, "%s/test_logits8.npy", o->weights);
+  if (npy_load(path, &ref, err, sizeof err)) {
+    check(0, "reference logits: %s", err);
+    return;
+  }
+  dg_session *s = compile(ctx, o, 8, 0, device, 1);
+  float x[8 * 784], p[80], *l = ref.data;
+  double err_max = 0;
+  to_input(test, 0, 8, x);
+  int rc = s ? (int)dg_session_run(s, &(dg_binding){"image", x, sizeof x}, 1,
+                              &(dg_binding){"probs", p, sizeof p}, 1, NULL)
+             : -1;
+  for (int i = 0; rc == 0 && i < 8; i++) {
+    double mx = -INFINITY, sum = 0;
+    for (int k = 0; k < 10; k++)
+      mx = fmax(mx, l[i * 10 + k]);
+    for (int k = 0; k < 10; k++)
+      sum += exp(l[i * 10 + k] - mx);
+    for (int k = 0; k < 10; k++)
+      err_max = fmax(err_max, fabs(p[i * 10 + k] -
+                                   exp(l[i * 10 + k] - mx) / sum));
+  }
+  check(rc == 0 && err_max < 1e-4,
+        "device %d: probabilities of 8 test images match PyTorch's "
+        "(max abs diff %.2g)", device, err_max);
+  if (s) {
+    dg_verify_report vr;
+    dg_status vs = dg_session_verify(
+        s, &(dg_binding){"image", x, sizeof x}, 1, &vr);
+    check(vs == DG_OK && vr.ok,
+          "device %d: verify passes on every LeNet node (%d checked, worst "
+          "rel err %.2g at %s)", device, vr.nodes_checked, vr.max_rel_error,
+          vr.node_name);
+  }
+  dg_session_destroy(s);
+  npy_free(&ref);
+}
+
+static int run_checks(dg_context *ctx, options *o, const mnist_set *test) {
+  double want_f32 = expected_accuracy(o->weights, "f32_test_accuracy");
+  for (int dev = 0; dev < dg_context_device_count(ctx); dev++) {
+    dg_device_info info;
+    dg_context_device_info(ctx, dev, &info);
+    if (info.is_simulator)
+      continue;
+    result f = evaluate(ctx, o, test, 0, dev, 1, 0);
+    result q = evaluate(ctx, o, test, 1, dev, 1, 0);
+    int full = o->limit >= test->count;
+    check(f.ok && f.accuracy >= (full ? 0.89 : 0.85),
+          "device %d (%s): f32 accuracy %.2f%% on %d images (floor %s)", dev,
+          dg_device_kind_name(info.kind), 100 * f.accuracy,
+          o->limit < test->count ? o->limit : test->count,
+          full ? "89%" : "85% on a subset");
+    if (want_f32 > 0 && full)
+      check(fabs(f.accuracy - want_f32) <= 0.002,
+            "device %d: f32 accuracy agrees with PyTorch's %.2f%%", dev,
+            100 * want_f32);
+    check(q.ok && q.accuracy >= f.accuracy - 0.015,
+          "device %d: int8 accuracy %.2f%% within 1.5 points of f32", dev,
+          100 * q.accuracy);
+    check_logits(ctx, o, test, dev);
+  }
+  return checks_failed ? 1 : 0;
+}
+
+int main(int argc, char **argv) {
+  options o = {"examples/lenet-weights", "/usr/share/datasets/fashion-mnist",
+               NULL, -1, 0, 100, 10000, 0};
+  const char *lim = getenv("DG_LENET_LIMIT");
+  if (lim)
+    o.limit = atoi(lim);
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--weights") && v) o.weights = v, i++;
+    else if (!strcmp(a, "--data") && v) o.data = v, i++;
+    else if (!strcmp(a, "--dot") && v) o.dot = v, i++;
+    else if (!strcmp(a, "--device") && v) o.device = atoi(v), i++;
+    else if (!strcmp(a, "--batch") && v) o.batch = atoi(v), i++;
+    else if (!strcmp(a, "--limit") && v) o.limit = atoi(v), i++;
+    else if (!strcmp(a, "--int8")) o.int8 = 1;
+    else if (!strcmp(a, "--check")) o.check = 1;
+    else {
+      fprintf(stderr, "usage: %s [--weights DIR] [--data DIR] [--device N] "
+              "[--int8] [--batch B] [--limit N] [--dot FILE] [--check]\n",
+              argv[0]);
+      return 2;
+    }
+  }
+  if (o.batch < 1 || o.batch > 10000 || o.limit < 1) {
+    fprintf(stderr, "lenet: --batch must be 1..10000 and --limit >= 1\n");
+    return 2;
+  }
+  mnist_set test;
+  char err[512];
+  if (mnist_load(o.data, "t10k", &test, err, sizeof err)) {
+    fprintf(stderr, "lenet: %s\n", err);
+    return 1;
+  }
+  dg_context *ctx;
+  if (dg_context_create(NULL, &ctx) != DG_OK) {
+    fprintf(stderr, "lenet: cannot create a context\n");
+    mnist_free(&test);
+    return 1;
+  }
+  int rc;
+  if (o.check) {
+    rc = run_checks(ctx, &o, &test);
+  } else {
+    printf("devices:\n");
+    for (int d = 0; d < dg_context_device_count(ctx); d++) {
+      dg_device_info info;
+      dg_context_device_info(ctx, d, &info);
+      printf("  %d: %-7s %s (%s)\n", d, dg_device_kind_name(info.kind),
+             info.name, info.driver);
+    }
+    result r = evaluate(ctx, &o, &test, o.int8, o.device, o.device >= 0, 1);
+    rc = !r.ok;
+    if (r.ok)
+      printf("\nLeNet %s on Fashion-MNIST: accuracy %.2f%% (%d test "
+             "images)\nlatency: %.1f us per image at batch 1 (median), "
+             "%.1f us per batch of %d (%.2f us per image)\n",
+             o.int8 ? "int8" : "f32", 100 * r.accuracy,
+             o.limit < test.count ? o.limit : test.count, r.batch1_us,
+             r.batch_us, o.batch, r.batch_us / o.batch);
+  }
+  dg_context_destroy(ctx);
+  mnist_free(&test);
+  return rc;
+}

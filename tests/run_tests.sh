@@ -1,0 +1,85 @@
+#!/bin/sh
+# Sets up, builds and runs every test twice: a release build, and a build
+# under AddressSanitizer + UndefinedBehaviorSanitizer (leaks included).
+# Each test program prints one line per case ("ok - ...", "FAIL - ...",
+# "skipped: ..."); a program that exits non-zero without a FAIL line (a
+# crash, a sanitizer report) counts as one failure. Ends with the line
+# "N passed, N failed".
+set -u
+cd "$(dirname "$0")/.."
+tools/setup-debian.sh || { echo "0 passed, 1 failed"; exit 1; }
+
+passed=0
+failed=0
+skipped=0
+log=$(mktemp -d)
+
+build() { # dir, extra meson args...
+  dir=$1
+  shift
+  if [ ! -d "$dir" ]; then
+    meson setup "$dir" "$@" >"$log/setup-$dir.txt" 2>&1 || {
+      cat "$log/setup-$dir.txt"
+      return 1
+    }
+  fi
+  ninja -C "$dir" >"$log/build-$dir.txt" 2>&1 || {
+    cat "$log/build-$dir.txt"
+    return 1
+  }
+}
+
+run() { # label, command...
+  label=$1
+  shift
+  out="$log/out.txt"
+  "$@" >"$out" 2>&1
+  rc=$?
+  p=$(grep -c '^ok ' "$out")
+  f=$(grep -c '^FAIL' "$out")
+  s=$(grep -c '^skipped:' "$out")
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+    f=1
+    echo "FAIL - $label exited with status $rc" >>"$out"
+  fi
+  sed "s/^/[$label] /" "$out" | grep -E '^\[[^]]*\] (ok|FAIL|skipped|#)' || true
+  if [ "$f" -ne 0 ] || [ "$rc" -ne 0 ]; then
+    echo "---- $label output ----"
+    tail -n 40 "$out"
+  fi
+  passed=$((passed + p))
+  failed=$((failed + f))
+  skipped=$((skipped + s))
+}
+
+tests="test_builder test_reference test_differential test_int8_golden test_session test_cpu_kernels"
+
+if build build --buildtype=release; then
+  for t in $tests; do
+    [ -x "build/tests/$t" ] && run "$t" "build/tests/$t"
+  done
+  run "examples" tests/examples_test.sh build
+else
+  failed=$((failed + 1))
+fi
+
+# Sanitizers: LeNet on a subset (the full test set runs above).
+if build build-asan --buildtype=debug -Db_sanitize=address,undefined \
+  -Db_lundef=false; then
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+  export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+  for t in $tests; do
+    [ -x "build-asan/tests/$t" ] && run "asan:$t" "build-asan/tests/$t"
+  done
+  DG_LENET_LIMIT=500 run "asan:examples" tests/examples_test.sh build-asan
+else
+  failed=$((failed + 1))
+fi
+
+rm -rf "$log"
+if [ "$skipped" -gt 0 ]; then
+  echo "$passed passed, $failed failed, $skipped skipped"
+else
+  echo "$passed passed, $failed failed"
+fi
+[ "$failed" -eq 0 ]

@@ -1,0 +1,20 @@
+#!/bin/sh
+# Installs what directgraph needs to build, test and run its demo on Debian 12
+# or Ubuntu 24.04. Idempotent: packages already present are not fetched again.
+# Usage: tools/setup-debian.sh [--bench]   (--bench adds the benchmark peers)
+set -eu
+pkgs="gcc libc6-dev meson ninja-build pkg-config zlib1g-dev dataset-fashion-mnist"
+if [ "${1:-}" = "--bench" ]; then
+  pkgs="$pkgs libopenblas-dev libdnnl-dev"
+fi
+missing=""
+for p in $pkgs; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+    missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "installing:$missing" >&2
+$sudo apt-get update -q >&2
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends $missing >&2
