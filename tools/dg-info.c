@@ -1,0 +1,50 @@
+/* dg-info: lists the devices directgraph finds, what each runs, and where
+ * the cache lives. `dg-info --json` prints one JSON object per device. */
+#include "graph.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int main(int argc, char **argv) {
+  int json = argc > 1 && !strcmp(argv[1], "--json");
+  dg_context *ctx;
+  dg_status st = dg_context_create(NULL, &ctx);
+  if (st != DG_OK) {
+    fprintf(stderr, "dg-info: cannot create a context: %s\n",
+            dg_status_string(st));
+    return 1;
+  }
+  if (!json)
+    printf("directgraph %s\ncache: %s\n\n", dg_version_string(),
+           dg_context_cache_dir(ctx) ? dg_context_cache_dir(ctx)
+                                     : "(disabled)");
+  for (int i = 0; i < dg_context_device_count(ctx); i++) {
+    dg_device_info d;
+    dg_context_device_info(ctx, i, &d);
+    char dtypes[64] = "", ops[512] = "";
+    for (int t = 1; t < DG_DTYPE_COUNT_; t++)
+      if (d.dtypes & (1u << t))
+        snprintf(dtypes + strlen(dtypes), sizeof dtypes - strlen(dtypes),
+                 "%s%s", *dtypes ? " " : "", dg_dtype_name((dg_dtype)t));
+    for (int op = 1; op < DG_OP_COUNT_; op++)
+      if (d.ops & (1ull << op))
+        snprintf(ops + strlen(ops), sizeof ops - strlen(ops), "%s%s",
+                 *ops ? " " : "", dg_op_name((dg_op)op));
+    if (json) {
+      printf("{\"index\": %d, \"kind\": \"%s\", \"name\": \"%s\", "
+             "\"driver\": \"%s\", \"dtypes\": \"%s\", \"ops\": \"%s\", "
+             "\"simulator\": %d, \"int8_max_lsb_deviation\": %d}\n",
+             i, dg_device_kind_name(d.kind), d.name, d.driver, dtypes, ops,
+             d.is_simulator, d.int8_max_lsb_deviation);
+      continue;
+    }
+    printf("device %d: %s\n  kind:    %s%s\n  driver:  %s\n  dtypes:  %s\n"
+           "  ops:     %s\n  int8:    %s\n\n",
+           i, d.name, dg_device_kind_name(d.kind),
+           d.is_simulator ? " (simulator)" : "", d.driver, dtypes, ops,
+           d.int8_max_lsb_deviation ? "may differ by +-1 LSB"
+                                    : "bit-exact with the numerics contract");
+  }
+  dg_context_destroy(ctx);
+  return 0;
+}
