@@ -376,8 +376,44 @@ static void test_oneshot(void) {
         diff);
 }
 
+static char last_log[1024];
+static int log_calls;
+static void on_log(void *user, dg_log_level level, const char *msg) {
+  (void)user;
+  if (level == DG_LOG_ERROR) {
+    snprintf(last_log, sizeof last_log, "%s", msg);
+    log_calls++;
+  }
+}
+
+/* Logging goes through the callback only, at the level asked for. */
+static void test_logging(void) {
+  dg_context *c;
+  dg_context_options o = {.log = on_log, .log_level = DG_LOG_ERROR,
+                          .device_kinds = DG_DEVICE_CPU, .cpu_threads = 1,
+                          .disable_cache = 1};
+  CHECK(dg_context_create(&o, &c) == DG_OK && dg_context_cache_dir(c) == NULL,
+        "context with logging, one thread, no cache");
+  dg_device_info info;
+  dg_context_device_info(c, 0, &info);
+  CHECK(dg_context_device_count(c) == 1 && strstr(info.driver, "1 thread"),
+        "cpu_threads is honoured (%s)", info.driver);
+  dg_graph *g = dg_graph_create(c, "g");
+  dg_graph_relu(g, "bad", DG_TENSOR_NONE);
+  CHECK(log_calls == 1 && strstr(last_log, "bad"),
+        "a builder error reaches the log callback: %s", last_log);
+  dg_graph_destroy(g);
+  dg_context_destroy(c);
+  o = (dg_context_options){.cache_dir = "/tmp/dg-cache-test"};
+  CHECK(dg_context_create(&o, &c) == DG_OK &&
+            !strcmp(dg_context_cache_dir(c), "/tmp/dg-cache-test"),
+        "cache_dir option is used");
+  dg_context_destroy(c);
+}
+
 int main(void) {
   t_seed(7);
+  test_logging();
   if (dg_context_create(NULL, &ctx) != DG_OK) {
     CHECK(0, "context");
     return 1;
