@@ -58,6 +58,10 @@ if build build --buildtype=release; then
   for t in $tests; do
     [ -x "build/tests/$t" ] && run "$t" "build/tests/$t"
   done
+  # int8 must be bit-exact on every SIMD level, not just the best one.
+  for simd in avx2 portable; do
+    DG_CPU_SIMD=$simd run "$simd:test_int8_golden" build/tests/test_int8_golden
+  done
   run "examples" tests/examples_test.sh build
 else
   failed=$((failed + 1))

@@ -21,13 +21,32 @@ static uint32_t rnd(void) {
   rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
   return (uint32_t)(rng_state >> 33);
 }
-static int rint_in(int lo, int hi) { return lo + (int)(rnd() % (uint32_t)(hi - lo + 1)); }
+static int rint_in(int lo, int hi) {
+  return lo + (int)(rnd() % (uint32_t)(hi - lo + 1));
+}
 static float rfloat(void) { return (float)rnd() / 2147483648.0f - 1.0f; }
 
+/* Inside a group (one SIMD level and pool size), cases are counted and
+ * only failures are printed; group_end prints one line for the group. */
+static int group_cases, group_failures;
 static void report(int ok, const char *what) {
-  printf("%s %s\n", ok ? "ok" : "FAIL", what);
+  printf("%s - %s\n", ok ? "ok" : "FAIL", what);
   if (!ok)
     failures++;
+}
+static void group_case(int ok, const char *what) {
+  group_cases++;
+  if (!ok) {
+    group_failures++;
+    printf("FAIL - %s\n", what);
+    failures++;
+  }
+}
+static void group_end(const char *tag) {
+  if (!group_failures)
+    printf("ok - %s: all %d sgemm/qgemm cases exact or within tolerance\n",
+           tag, group_cases);
+  group_cases = group_failures = 0;
 }
 
 /* ---- pool ---- */
@@ -132,8 +151,20 @@ static void sgemm_case(dg_cpu_pool *pool, const char *tag, int M, int N, int K,
     lo = rfloat() * 0.5f;
     hi = lo + fabsf(rfloat()) * 2.0f;
   }
-  dg_cpu_sgemm_args a = {M, N, K, A, lda, B, ldb, trans_b, C, ldc,
-                         bias_mode ? bias : NULL, bias_mode == 1, lo, hi};
+  dg_cpu_sgemm_args a = {M,
+                         N,
+                         K,
+                         A,
+                         lda,
+                         B,
+                         ldb,
+                         trans_b,
+                         C,
+                         ldc,
+                         bias_mode ? bias : NULL,
+                         bias_mode == 1,
+                         lo,
+                         hi};
   dg_cpu_sgemm(pool, &a);
   int ok = 1;
   double worst = 0;
@@ -168,9 +199,9 @@ static void sgemm_case(dg_cpu_pool *pool, const char *tag, int M, int N, int K,
   }
   char what[200];
   snprintf(what, sizeof what,
-           "sgemm %s M=%d N=%d K=%d tb=%d bias=%d clamp=%d (err/tol %.3f)",
-           tag, M, N, K, trans_b, bias_mode, clamp, worst);
-  report(ok, what);
+           "sgemm %s M=%d N=%d K=%d tb=%d bias=%d clamp=%d (err/tol %.3f)", tag,
+           M, N, K, trans_b, bias_mode, clamp, worst);
+  group_case(ok, what);
   free(A);
   free(B);
   free(C);
@@ -179,10 +210,10 @@ static void sgemm_case(dg_cpu_pool *pool, const char *tag, int M, int N, int K,
 
 static void test_sgemm(dg_cpu_pool *pool, const char *tag) {
   static const int fixed[][3] = {
-      {1, 1, 1},     {1, 1, 0},      {3, 5, 0},     {6, 784, 25},
-      {16, 100, 150}, {1, 120, 400},  {1, 10, 84},   {14, 32, 7},
-      {15, 33, 257}, {28, 17, 513},  {29, 64, 64},  {64, 49, 576},
-      {5, 1100, 40}, {40, 1100, 300}, {130, 77, 260}, {100, 300, 1000}};
+      {1, 1, 1},      {1, 1, 0},       {3, 5, 0},      {6, 784, 25},
+      {16, 100, 150}, {1, 120, 400},   {1, 10, 84},    {14, 32, 7},
+      {15, 33, 257},  {28, 17, 513},   {29, 64, 64},   {64, 49, 576},
+      {5, 1100, 40},  {40, 1100, 300}, {130, 77, 260}, {100, 300, 1000}};
   for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
     for (int tb = 0; tb < 2; tb++)
       sgemm_case(pool, tag, fixed[i][0], fixed[i][1], fixed[i][2], tb,
@@ -269,21 +300,22 @@ static void qgemm_case(dg_cpu_pool *pool, const char *tag, int M, int N, int K,
   int32_t *bias = malloc(sizeof(int32_t) * nch);
   float *mult = malloc(sizeof(float) * nch);
   for (int i = 0; i < M; i++)
-    za[i] = extremes && (i & 1) ? (q.a_signed ? -128 : 255)
-                                : (q.a_signed ? rint_in(-128, 127)
-                                              : rint_in(0, 255));
+    za[i] = extremes && (i & 1)
+                ? (q.a_signed ? -128 : 255)
+                : (q.a_signed ? rint_in(-128, 127) : rint_in(0, 255));
   for (int i = 0; i < N; i++)
-    zb[i] = extremes && (i & 1) ? (q.b_signed ? 127 : 0)
-                                : (q.b_signed ? rint_in(-128, 127)
-                                              : rint_in(0, 255));
+    zb[i] = extremes && (i & 1)
+                ? (q.b_signed ? 127 : 0)
+                : (q.b_signed ? rint_in(-128, 127) : rint_in(0, 255));
   /* Scale so typical outputs span the range; mode 2 makes exact ties
    * (x.5) common, mode 3 saturates. */
   float base = 1.0f / (60.0f * sqrtf((float)K + 1) * 40.0f);
   for (int i = 0; i < nch; i++) {
     bias[i] = (int32_t)(rnd() % 200001) - 100000;
     mult[i] = mult_mode == 2 ? 0.5f
-              : mult_mode == 3 ? base * 100.0f
-                               : base * (0.25f + (float)(rnd() % 1000) / 500.0f);
+              : mult_mode == 3
+                  ? base * 100.0f
+                  : base * (0.25f + (float)(rnd() % 1000) / 500.0f);
   }
   q.A = A, q.B = B, q.C = C, q.za = za, q.zb = zb;
   q.bias = has_bias ? bias : NULL;
@@ -309,19 +341,19 @@ static void qgemm_case(dg_cpu_pool *pool, const char *tag, int M, int N, int K,
       ok &= C[(size_t)m * q.ldc + n] == 0xA5;
   }
   char what[256];
-  snprintf(what, sizeof what, "qgemm %s M=%d N=%d K=%d flags=0x%x%s", tag, M,
-           N, K, flags, ok ? "" : " mismatch");
+  snprintf(what, sizeof what, "qgemm %s M=%d N=%d K=%d flags=0x%x%s", tag, M, N,
+           K, flags, ok ? "" : " mismatch");
   if (!ok)
     printf("  at m=%d n=%d want %d got %d\n", bad_m, bad_n, want, got);
-  report(ok, what);
+  group_case(ok, what);
   free(A), free(B), free(C), free(za), free(zb), free(bias), free(mult);
 }
 
 static void test_qgemm(dg_cpu_pool *pool, const char *tag) {
-  static const int fixed[][3] = {
-      {1, 1, 1},    {1, 1, 0},     {2, 3, 3},     {6, 784, 25},
-      {14, 32, 4},  {15, 33, 5},   {13, 17, 1023}, {1, 120, 400},
-      {29, 49, 64}, {20, 1100, 1001}, {128, 96, 1152}};
+  static const int fixed[][3] = {{1, 1, 1},        {1, 1, 0},      {2, 3, 3},
+                                 {6, 784, 25},     {14, 32, 4},    {15, 33, 5},
+                                 {13, 17, 1023},   {1, 120, 400},  {29, 49, 64},
+                                 {20, 1100, 1001}, {128, 96, 1152}};
   for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
     for (int f = 0; f < 3; f++)
       qgemm_case(pool, tag, fixed[i][0], fixed[i][1], fixed[i][2],
@@ -349,7 +381,7 @@ int main(void) {
   for (int l = 0; l < 4; l++) {
     dg_cpu_simd_force(levels[l]);
     if (strcmp(dg_cpu_simd_name(), levels[l])) {
-      printf("skip simd=%s (not available)\n", levels[l]);
+      printf("skipped: simd=%s (not available on this CPU)\n", levels[l]);
       continue;
     }
     for (int th = 0; th <= 2; th++) {
@@ -359,10 +391,11 @@ int main(void) {
       rng_state = 1000 + (uint64_t)l * 10 + (uint64_t)th;
       test_sgemm(pool, tag);
       test_qgemm(pool, tag);
+      group_end(tag);
       dg_cpu_pool_destroy(pool);
     }
   }
   dg_cpu_simd_force(NULL);
-  printf("%s: %d failure(s)\n", failures ? "FAIL" : "ok", failures);
+  printf("# %d failure(s)\n", failures);
   return failures ? 1 : 0;
 }

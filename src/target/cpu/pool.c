@@ -65,9 +65,8 @@ static void work(dg_cpu_pool *p, uint32_t s) {
   for (;;) {
     if ((uint32_t)(w >> 32) != s || (uint32_t)w == 0)
       return;
-    if (!atomic_compare_exchange_weak_explicit(&p->claim, &w, w - 1,
-                                               memory_order_acq_rel,
-                                               memory_order_acquire))
+    if (!atomic_compare_exchange_weak_explicit(
+            &p->claim, &w, w - 1, memory_order_acq_rel, memory_order_acquire))
       continue;
     /* The fields are stable: the caller cannot start another job until
      * this item is counted in `done`. */

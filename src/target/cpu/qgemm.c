@@ -132,8 +132,8 @@ T256 static void epi_avx2(const qtile *t, int i, int j, __m256i s, int n) {
   __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(s), m);
   f = _mm256_min_ps(_mm256_max_ps(f, _mm256_set1_ps(-F_LIM)),
                     _mm256_set1_ps(F_LIM));
-  __m256i v = _mm256_add_epi32(_mm256_cvtps_epi32(f),
-                               _mm256_set1_epi32(t->czero));
+  __m256i v =
+      _mm256_add_epi32(_mm256_cvtps_epi32(f), _mm256_set1_epi32(t->czero));
   v = _mm256_max_epi32(v, _mm256_set1_epi32(t->qmin));
   v = _mm256_min_epi32(v, _mm256_set1_epi32(t->qmax));
   v = _mm256_max_epi32(v, _mm256_set1_epi32(t->lo));
@@ -171,12 +171,24 @@ qk256_body(const int MR, const qtile *t) {
 
 T256 static void qkern_avx2(const qtile *t) {
   switch (t->mr) {
-  case 1: qk256_body(1, t); break;
-  case 2: qk256_body(2, t); break;
-  case 3: qk256_body(3, t); break;
-  case 4: qk256_body(4, t); break;
-  case 5: qk256_body(5, t); break;
-  default: qk256_body(6, t); break;
+  case 1:
+    qk256_body(1, t);
+    break;
+  case 2:
+    qk256_body(2, t);
+    break;
+  case 3:
+    qk256_body(3, t);
+    break;
+  case 4:
+    qk256_body(4, t);
+    break;
+  case 5:
+    qk256_body(5, t);
+    break;
+  default:
+    qk256_body(6, t);
+    break;
   }
 }
 
@@ -198,13 +210,13 @@ epi_512(const qtile *t, int i, int j, __m512i s, int n) {
   s = _mm512_add_epi32(s, _mm512_set1_epi32(t->radd[i]));
   s = _mm512_add_epi32(s, _mm512_maskz_loadu_epi32(mk, t->cadd + j));
   if (t->cross_b)
-    s = _mm512_sub_epi32(s, _mm512_mullo_epi32(
-                                _mm512_maskz_loadu_epi32(mk, t->czb + j),
-                                _mm512_set1_epi32(t->rra[i])));
+    s = _mm512_sub_epi32(
+        s, _mm512_mullo_epi32(_mm512_maskz_loadu_epi32(mk, t->czb + j),
+                              _mm512_set1_epi32(t->rra[i])));
   if (t->cross_a)
-    s = _mm512_sub_epi32(s, _mm512_mullo_epi32(
-                                _mm512_maskz_loadu_epi32(mk, t->ccb + j),
-                                _mm512_set1_epi32(t->rza[i])));
+    s = _mm512_sub_epi32(
+        s, _mm512_mullo_epi32(_mm512_maskz_loadu_epi32(mk, t->ccb + j),
+                              _mm512_set1_epi32(t->rza[i])));
   __m512 m;
   if (t->rmult)
     m = _mm512_set1_ps(t->rmult[i]);
@@ -216,8 +228,8 @@ epi_512(const qtile *t, int i, int j, __m512i s, int n) {
   f = _mm512_min_ps(_mm512_max_ps(f, _mm512_set1_ps(-F_LIM)),
                     _mm512_set1_ps(F_LIM));
   /* Uses MXCSR rounding, round-half-even by default, like nearbyintf. */
-  __m512i v = _mm512_add_epi32(_mm512_cvtps_epi32(f),
-                               _mm512_set1_epi32(t->czero));
+  __m512i v =
+      _mm512_add_epi32(_mm512_cvtps_epi32(f), _mm512_set1_epi32(t->czero));
   v = _mm512_max_epi32(v, _mm512_set1_epi32(t->qmin));
   v = _mm512_min_epi32(v, _mm512_set1_epi32(t->qmax));
   v = _mm512_max_epi32(v, _mm512_set1_epi32(t->lo));
@@ -268,20 +280,48 @@ qk512_body(const int MR, const int NV, const qtile *t) {
 
 #define QK512_CASES(NV)                                                        \
   switch (t->mr) {                                                             \
-  case 1: qk512_body(1, NV, t); break;                                         \
-  case 2: qk512_body(2, NV, t); break;                                         \
-  case 3: qk512_body(3, NV, t); break;                                         \
-  case 4: qk512_body(4, NV, t); break;                                         \
-  case 5: qk512_body(5, NV, t); break;                                         \
-  case 6: qk512_body(6, NV, t); break;                                         \
-  case 7: qk512_body(7, NV, t); break;                                         \
-  case 8: qk512_body(8, NV, t); break;                                         \
-  case 9: qk512_body(9, NV, t); break;                                         \
-  case 10: qk512_body(10, NV, t); break;                                       \
-  case 11: qk512_body(11, NV, t); break;                                       \
-  case 12: qk512_body(12, NV, t); break;                                       \
-  case 13: qk512_body(13, NV, t); break;                                       \
-  default: qk512_body(14, NV, t); break;                                       \
+  case 1:                                                                      \
+    qk512_body(1, NV, t);                                                      \
+    break;                                                                     \
+  case 2:                                                                      \
+    qk512_body(2, NV, t);                                                      \
+    break;                                                                     \
+  case 3:                                                                      \
+    qk512_body(3, NV, t);                                                      \
+    break;                                                                     \
+  case 4:                                                                      \
+    qk512_body(4, NV, t);                                                      \
+    break;                                                                     \
+  case 5:                                                                      \
+    qk512_body(5, NV, t);                                                      \
+    break;                                                                     \
+  case 6:                                                                      \
+    qk512_body(6, NV, t);                                                      \
+    break;                                                                     \
+  case 7:                                                                      \
+    qk512_body(7, NV, t);                                                      \
+    break;                                                                     \
+  case 8:                                                                      \
+    qk512_body(8, NV, t);                                                      \
+    break;                                                                     \
+  case 9:                                                                      \
+    qk512_body(9, NV, t);                                                      \
+    break;                                                                     \
+  case 10:                                                                     \
+    qk512_body(10, NV, t);                                                     \
+    break;                                                                     \
+  case 11:                                                                     \
+    qk512_body(11, NV, t);                                                     \
+    break;                                                                     \
+  case 12:                                                                     \
+    qk512_body(12, NV, t);                                                     \
+    break;                                                                     \
+  case 13:                                                                     \
+    qk512_body(13, NV, t);                                                     \
+    break;                                                                     \
+  default:                                                                     \
+    qk512_body(14, NV, t);                                                     \
+    break;                                                                     \
   }
 
 T512 static void qkern_vnni(const qtile *t) {
@@ -304,13 +344,16 @@ T512 static void vnni_pack_b16(const uint8_t *src, size_t ldb, int K, int w,
   for (int k = 0; k < K; k += 4, dst += 4 * V_NR) {
     __m128i r[4];
     for (int q = 0; q < 4; q++)
-      r[q] = k + q < K ? _mm_maskz_mov_epi8(
-                             mk, _mm_xor_si128(_mm_maskz_loadu_epi8(
-                                                   mk, src + (k + q) * ldb),
-                                               fx))
-                       : z;
-    __m128i t0 = _mm_unpacklo_epi8(r[0], r[1]), t1 = _mm_unpackhi_epi8(r[0], r[1]);
-    __m128i t2 = _mm_unpacklo_epi8(r[2], r[3]), t3 = _mm_unpackhi_epi8(r[2], r[3]);
+      r[q] =
+          k + q < K
+              ? _mm_maskz_mov_epi8(
+                    mk, _mm_xor_si128(
+                            _mm_maskz_loadu_epi8(mk, src + (k + q) * ldb), fx))
+              : z;
+    __m128i t0 = _mm_unpacklo_epi8(r[0], r[1]),
+            t1 = _mm_unpackhi_epi8(r[0], r[1]);
+    __m128i t2 = _mm_unpacklo_epi8(r[2], r[3]),
+            t3 = _mm_unpackhi_epi8(r[2], r[3]);
     __m128i u0 = _mm_unpacklo_epi16(t0, t2), u1 = _mm_unpackhi_epi16(t0, t2);
     __m128i u2 = _mm_unpacklo_epi16(t1, t3), u3 = _mm_unpackhi_epi16(t1, t3);
     _mm_storeu_si128((__m128i *)dst, u0);
@@ -393,9 +436,9 @@ static inline int a_at(const dg_cpu_qgemm_args *g, int m, int k) {
 }
 
 static inline int b_at(const dg_cpu_qgemm_args *g, int k, int n) {
-  const uint8_t *p = (const uint8_t *)g->B +
-                     (g->trans_b ? (size_t)n * g->ldb + k
-                                 : (size_t)k * g->ldb + n);
+  const uint8_t *p =
+      (const uint8_t *)g->B +
+      (g->trans_b ? (size_t)n * g->ldb + k : (size_t)k * g->ldb + n);
   return g->b_signed ? (int)(int8_t)*p : (int)*p;
 }
 
@@ -416,25 +459,23 @@ static void pack_a(const qplan *p, void *dst, int r, int mr, int32_t *radd,
   int K = g->K;
   for (int i = 0; i < mr; i++) {
     int m = r + i;
-    uint32_t add = (uint32_t)(g->chan_per_row || !g->per_channel
-                                  ? bias_of(g, m)
-                                  : 0);
-    if (p->path == PATH_VNNI) {
+    uint32_t add =
+        (uint32_t)(g->chan_per_row || !g->per_channel ? bias_of(g, m) : 0);
 #ifdef DG_X86
+    if (p->path == PATH_VNNI) {
       /* a_s = a - alpha as s8 is a top-bit flip when alpha is 128. */
       const uint8_t *row = (const uint8_t *)g->A + (size_t)m * g->lda;
-      vnni_pack_rows(row, 0, 1, K, p->ng, (uint8_t)p->alpha,
-                     (int32_t *)dst + i, mr);
+      vnni_pack_rows(row, 0, 1, K, p->ng, (uint8_t)p->alpha, (int32_t *)dst + i,
+                     mr);
       int32_t sum = vnni_row_sum(row, K, (uint8_t)p->alpha, 1);
-#else
-      int32_t sum = 0;
-#endif
       int32_t zap = (int32_t)((uint32_t)za_of(g, m) - (uint32_t)p->alpha);
       rra[i] = sum;
       rza[i] = zap;
       if (!g->b_zero_per_col)
         add -= (uint32_t)(zb_of(g, 0) + p->beta) * (uint32_t)sum;
-    } else {
+    } else
+#endif
+    {
       int16_t *d = dst;
       int32_t za = za_of(g, m);
       for (int k = 0; k < p->ng * 2; k++)
@@ -447,26 +488,24 @@ static void pack_a(const qplan *p, void *dst, int r, int mr, int32_t *radd,
 }
 
 /* Packs columns jc..jc+nc of B into panels and fills per-column terms. */
-static void pack_b(const qplan *p, uint8_t *dst, int jc, int nc,
-                   int32_t *cadd, int32_t *czb, int32_t *ccb) {
+static void pack_b(const qplan *p, uint8_t *dst, int jc, int nc, int32_t *cadd,
+                   int32_t *czb, int32_t *ccb) {
   const dg_cpu_qgemm_args *g = p->g;
   int K = g->K, NR = p->nr;
-  size_t panel = (size_t)p->ng * p->kg * NR *
-                 (p->path == PATH_VNNI ? 1 : sizeof(int16_t));
+  size_t panel =
+      (size_t)p->ng * p->kg * NR * (p->path == PATH_VNNI ? 1 : sizeof(int16_t));
   for (int j0 = 0; j0 < nc; j0 += NR, dst += panel) {
     int w = nc - j0 < NR ? nc - j0 : NR;
+#ifdef DG_X86
     if (p->path == PATH_VNNI) {
       uint8_t flip = (uint8_t)p->beta;
       int32_t *colsum = ccb + j0;
-#ifdef DG_X86
       if (!g->trans_b) {
         const uint8_t *src = (const uint8_t *)g->B + jc + j0;
         for (int h = 0; h < NR; h += 16)
           vnni_pack_b16(src + h, (size_t)g->ldb, K, w - h, flip, dst + 4 * h,
                         colsum + h);
-      } else
-#endif
-      {
+      } else {
         /* B is [N, K]: each column is a contiguous row of bytes. */
         const uint8_t *src = (const uint8_t *)g->B + (size_t)(jc + j0) * g->ldb;
         memset(dst, 0, panel);
@@ -479,16 +518,17 @@ static void pack_b(const qplan *p, uint8_t *dst, int jc, int nc,
         int n = jc + j0 + j;
         uint32_t zbp = (uint32_t)zb_of(g, n) + (uint32_t)p->beta;
         uint32_t cb = (uint32_t)colsum[j] - (uint32_t)K * zbp;
-        uint32_t add = (uint32_t)(!g->chan_per_row && g->per_channel
-                                      ? bias_of(g, n)
-                                      : 0);
+        uint32_t add =
+            (uint32_t)(!g->chan_per_row && g->per_channel ? bias_of(g, n) : 0);
         if (!g->a_zero_per_row)
           add -= ((uint32_t)za_of(g, 0) - (uint32_t)p->alpha) * cb;
         cadd[j0 + j] = (int32_t)add;
         czb[j0 + j] = (int32_t)zbp;
         ccb[j0 + j] = (int32_t)cb;
       }
-    } else {
+    } else
+#endif
+    {
       int16_t *d = (int16_t *)dst;
       for (int j = 0; j < NR; j++) {
         int n = jc + j0 + j;
@@ -497,8 +537,7 @@ static void pack_b(const qplan *p, uint8_t *dst, int jc, int nc,
           d[((size_t)(k >> 1) * NR + j) * 2 + (k & 1)] =
               (int16_t)(j < w && k < K ? b_at(g, k, n) - zb : 0);
         if (j < w) {
-          cadd[j0 + j] = !g->chan_per_row && g->per_channel ? bias_of(g, n)
-                                                            : 0;
+          cadd[j0 + j] = !g->chan_per_row && g->per_channel ? bias_of(g, n) : 0;
           czb[j0 + j] = ccb[j0 + j] = 0;
         }
       }
@@ -606,8 +645,12 @@ static int zero_points_small(const dg_cpu_qgemm_args *g) {
 void dg_cpu_qgemm(dg_cpu_pool *pool, const dg_cpu_qgemm_args *g) {
   if (g->M <= 0 || g->N <= 0)
     return;
-  qplan p = {.g = g, .path = PATH_PORTABLE, .kern = qkern_portable,
-             .mr = P_MR, .nr = P_NR, .kg = 2};
+  qplan p = {.g = g,
+             .path = PATH_PORTABLE,
+             .kern = qkern_portable,
+             .mr = P_MR,
+             .nr = P_NR,
+             .kg = 2};
   int level = dg_cpu_simd_level();
 #ifdef DG_X86
   if (level >= DG_CPU_SIMD_AVX512_VNNI) {
@@ -663,8 +706,8 @@ void dg_cpu_qgemm(dg_cpu_pool *pool, const dg_cpu_qgemm_args *g) {
 
   p.a_bytes = ((size_t)p.mr * col_bytes + 63) & ~(size_t)63;
   p.b_bytes = (nc * col_bytes + 63) & ~(size_t)63;
-  p.per_task = p.a_bytes + p.b_bytes + ((3 * nc * sizeof(int32_t) + 63) &
-                                        ~(size_t)63);
+  p.per_task =
+      p.a_bytes + p.b_bytes + ((3 * nc * sizeof(int32_t) + 63) & ~(size_t)63);
   size_t bytes = p.per_task * (size_t)ntasks;
   void *own = NULL;
   p.scratch = dg_cpu_pool_scratch(pool, bytes);

@@ -94,8 +94,11 @@ static void kern_portable(const ktile *t) {
 }
 
 static void dot_rows_portable(int rows, int K, const float *a, size_t lda,
-                              const float *b, float *out) {
-  for (int m = 0; m < rows; m++) {
+                              const float *bcols, size_t ldb, int ncols,
+                              float *outs) {
+  for (int x = 0; x < rows * ncols; x++) {
+    int m = x / ncols, col = x % ncols;
+    const float *b = bcols + col * ldb;
     float s[8] = {0};
     int k = 0;
     for (; k + 8 <= K; k += 8)
@@ -103,7 +106,8 @@ static void dot_rows_portable(int rows, int K, const float *a, size_t lda,
         s[j] += a[m * lda + k + j] * b[k + j];
     for (; k < K; k++)
       s[0] += a[m * lda + k] * b[k];
-    out[m] = ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]));
+    outs[m * 4 + col] =
+        ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]));
   }
 }
 
@@ -119,7 +123,7 @@ k512_body(const int MR, const int NV, const ktile *t) {
   __m512 c0[A5_MR], c1[A5_MR];
   int nr = t->nr;
   __mmask16 m0 = nr >= 16 ? 0xffff : (__mmask16)((1u << nr) - 1);
-  __mmask16 m1 = nr >= 32 ? 0xffff
+  __mmask16 m1 = nr >= 32  ? 0xffff
                  : nr > 16 ? (__mmask16)((1u << (nr - 16)) - 1)
                            : 0;
   __m512 z = _mm512_setzero_ps();
@@ -182,20 +186,48 @@ k512_body(const int MR, const int NV, const ktile *t) {
 
 #define K512_CASES(NV)                                                         \
   switch (t->mr) {                                                             \
-  case 1: k512_body(1, NV, t); break;                                          \
-  case 2: k512_body(2, NV, t); break;                                          \
-  case 3: k512_body(3, NV, t); break;                                          \
-  case 4: k512_body(4, NV, t); break;                                          \
-  case 5: k512_body(5, NV, t); break;                                          \
-  case 6: k512_body(6, NV, t); break;                                          \
-  case 7: k512_body(7, NV, t); break;                                          \
-  case 8: k512_body(8, NV, t); break;                                          \
-  case 9: k512_body(9, NV, t); break;                                          \
-  case 10: k512_body(10, NV, t); break;                                        \
-  case 11: k512_body(11, NV, t); break;                                        \
-  case 12: k512_body(12, NV, t); break;                                        \
-  case 13: k512_body(13, NV, t); break;                                        \
-  default: k512_body(14, NV, t); break;                                        \
+  case 1:                                                                      \
+    k512_body(1, NV, t);                                                       \
+    break;                                                                     \
+  case 2:                                                                      \
+    k512_body(2, NV, t);                                                       \
+    break;                                                                     \
+  case 3:                                                                      \
+    k512_body(3, NV, t);                                                       \
+    break;                                                                     \
+  case 4:                                                                      \
+    k512_body(4, NV, t);                                                       \
+    break;                                                                     \
+  case 5:                                                                      \
+    k512_body(5, NV, t);                                                       \
+    break;                                                                     \
+  case 6:                                                                      \
+    k512_body(6, NV, t);                                                       \
+    break;                                                                     \
+  case 7:                                                                      \
+    k512_body(7, NV, t);                                                       \
+    break;                                                                     \
+  case 8:                                                                      \
+    k512_body(8, NV, t);                                                       \
+    break;                                                                     \
+  case 9:                                                                      \
+    k512_body(9, NV, t);                                                       \
+    break;                                                                     \
+  case 10:                                                                     \
+    k512_body(10, NV, t);                                                      \
+    break;                                                                     \
+  case 11:                                                                     \
+    k512_body(11, NV, t);                                                      \
+    break;                                                                     \
+  case 12:                                                                     \
+    k512_body(12, NV, t);                                                      \
+    break;                                                                     \
+  case 13:                                                                     \
+    k512_body(13, NV, t);                                                      \
+    break;                                                                     \
+  default:                                                                     \
+    k512_body(14, NV, t);                                                      \
+    break;                                                                     \
   }
 
 T512 static void kern_avx512(const ktile *t) {
@@ -206,25 +238,29 @@ T512 static void kern_avx512(const ktile *t) {
   }
 }
 
-T512 static float hsum512(__m512 v) { return _mm512_reduce_add_ps(v); }
-
+/* Four columns at once: four independent FMA chains hide the latency
+ * that a single dot product is bound by. */
 T512 static void dot_rows_avx512(int rows, int K, const float *a, size_t lda,
-                                 const float *b, float *out) {
+                                 const float *b, size_t ldb, int ncols,
+                                 float *out) {
+  const float *b0 = b, *b1 = ncols > 1 ? b + ldb : b;
+  const float *b2 = ncols > 2 ? b + 2 * ldb : b,
+              *b3 = ncols > 3 ? b + 3 * ldb : b;
   for (int m = 0; m < rows; m++) {
     const float *ar = a + m * lda;
-    __m512 s0 = _mm512_setzero_ps(), s1 = s0;
-    int k = 0;
-    for (; k + 32 <= K; k += 32) {
-      s0 = _mm512_fmadd_ps(_mm512_loadu_ps(ar + k), _mm512_loadu_ps(b + k), s0);
-      s1 = _mm512_fmadd_ps(_mm512_loadu_ps(ar + k + 16),
-                           _mm512_loadu_ps(b + k + 16), s1);
-    }
-    for (; k < K; k += 16) {
+    __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    for (int k = 0; k < K; k += 16) {
       __mmask16 mk = K - k >= 16 ? 0xffff : (__mmask16)((1u << (K - k)) - 1);
-      s0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mk, ar + k),
-                           _mm512_maskz_loadu_ps(mk, b + k), s0);
+      __m512 av = _mm512_maskz_loadu_ps(mk, ar + k);
+      s0 = _mm512_fmadd_ps(av, _mm512_maskz_loadu_ps(mk, b0 + k), s0);
+      s1 = _mm512_fmadd_ps(av, _mm512_maskz_loadu_ps(mk, b1 + k), s1);
+      s2 = _mm512_fmadd_ps(av, _mm512_maskz_loadu_ps(mk, b2 + k), s2);
+      s3 = _mm512_fmadd_ps(av, _mm512_maskz_loadu_ps(mk, b3 + k), s3);
     }
-    out[m] = hsum512(_mm512_add_ps(s0, s1));
+    out[m * 4 + 0] = _mm512_reduce_add_ps(s0);
+    out[m * 4 + 1] = _mm512_reduce_add_ps(s1);
+    out[m * 4 + 2] = _mm512_reduce_add_ps(s2);
+    out[m * 4 + 3] = _mm512_reduce_add_ps(s3);
   }
 }
 
@@ -305,18 +341,33 @@ k256_body(const int MR, const ktile *t) {
 
 T256 static void kern_avx2(const ktile *t) {
   switch (t->mr) {
-  case 1: k256_body(1, t); break;
-  case 2: k256_body(2, t); break;
-  case 3: k256_body(3, t); break;
-  case 4: k256_body(4, t); break;
-  case 5: k256_body(5, t); break;
-  default: k256_body(6, t); break;
+  case 1:
+    k256_body(1, t);
+    break;
+  case 2:
+    k256_body(2, t);
+    break;
+  case 3:
+    k256_body(3, t);
+    break;
+  case 4:
+    k256_body(4, t);
+    break;
+  case 5:
+    k256_body(5, t);
+    break;
+  default:
+    k256_body(6, t);
+    break;
   }
 }
 
 T256 static void dot_rows_avx2(int rows, int K, const float *a, size_t lda,
-                               const float *b, float *out) {
-  for (int m = 0; m < rows; m++) {
+                               const float *bcols, size_t ldb, int ncols,
+                               float *outs) {
+  for (int x = 0; x < rows * ncols; x++) {
+    int m = x / ncols, col = x % ncols;
+    const float *b = bcols + col * ldb;
     const float *ar = a + m * lda;
     __m256 s0 = _mm256_setzero_ps(), s1 = s0;
     int k = 0;
@@ -331,33 +382,34 @@ T256 static void dot_rows_avx2(int rows, int K, const float *a, size_t lda,
                            _mm256_maskload_ps(b + k, mk), s0);
     }
     __m256 s = _mm256_add_ps(s0, s1);
-    __m128 h = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+    __m128 h =
+        _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
     h = _mm_add_ps(h, _mm_movehl_ps(h, h));
     h = _mm_add_ss(h, _mm_movehdup_ps(h));
-    out[m] = _mm_cvtss_f32(h);
+    outs[m * 4 + col] = _mm_cvtss_f32(h);
   }
 }
 #endif /* DG_X86 */
 
 /* ---- driver ---- */
 
+/* out[m * 4 + j] = dot(A row m, B row j) for m < rows, j < ncols <= 4. */
 typedef void (*dot_fn)(int rows, int K, const float *a, size_t lda,
-                       const float *b, float *out);
+                       const float *b, size_t ldb, int ncols, float *out);
 
 typedef struct plan {
   const dg_cpu_sgemm_args *g;
   kernel_fn kern;
   dot_fn dot;
-  int mr, nr;     /* kernel's maximum rows, panel width */
-  int tm, tn;     /* task grid */
-  int direct_b;   /* read B in place instead of packing */
+  int mr, nr;   /* kernel's maximum rows, panel width */
+  int tm, tn;   /* task grid */
+  int direct_b; /* read B in place instead of packing */
   int clamp;
-  float *scratch; /* per task: A panel then B block */
+  float *scratch;  /* per task: A panel then B block */
   size_t per_task; /* floats */
 } plan;
 
-static void pack_b(const plan *p, float *dst, int pc, int kc, int jc,
-                   int nc) {
+static void pack_b(const plan *p, float *dst, int pc, int kc, int jc, int nc) {
   const dg_cpu_sgemm_args *g = p->g;
   int NR = p->nr;
   for (int j0 = 0; j0 < nc; j0 += NR, dst += (size_t)kc * NR) {
@@ -416,17 +468,20 @@ static void finish(const plan *p, float *c, int m, int n) {
 /* Few rows with B stored [N, K]: one dot product per output. */
 static void run_dot(const plan *p, int n0, int n1) {
   const dg_cpu_sgemm_args *g = p->g;
-  float out[8];
-  for (int n = n0; n < n1; n++) {
+  float out[8 * 4];
+  for (int n = n0; n < n1; n += 4) {
+    int cols = n1 - n < 4 ? n1 - n : 4;
     const float *b = g->B + (size_t)n * g->ldb;
     for (int m0 = 0; m0 < g->M; m0 += 8) {
       int rows = g->M - m0 < 8 ? g->M - m0 : 8;
-      p->dot(rows, g->K, g->A + (size_t)m0 * g->lda, (size_t)g->lda, b, out);
-      for (int i = 0; i < rows; i++) {
-        float *c = g->C + (size_t)(m0 + i) * g->ldc + n;
-        *c = out[i];
-        finish(p, c, m0 + i, n);
-      }
+      p->dot(rows, g->K, g->A + (size_t)m0 * g->lda, (size_t)g->lda, b,
+             (size_t)g->ldb, cols, out);
+      for (int i = 0; i < rows; i++)
+        for (int j = 0; j < cols; j++) {
+          float *c = g->C + (size_t)(m0 + i) * g->ldc + n + j;
+          *c = out[i * 4 + j];
+          finish(p, c, m0 + i, n + j);
+        }
     }
   }
 }
@@ -476,9 +531,8 @@ static void run_task(void *arg, int task, int ntasks) {
                    .bs = bs,
                    .ldc = (size_t)g->ldc,
                    .load_c = pc > 0,
-                   .bias_row = !pc && g->bias && g->bias_per_row
-                                   ? g->bias + r
-                                   : NULL,
+                   .bias_row =
+                       !pc && g->bias && g->bias_per_row ? g->bias + r : NULL,
                    .clamp = last && p->clamp,
                    .lo = g->clamp_lo,
                    .hi = g->clamp_hi};
@@ -486,9 +540,8 @@ static void run_task(void *arg, int task, int ntasks) {
           t.nr = nc - jr < p->nr ? nc - jr : p->nr;
           t.b = bsrc + bpanel * (size_t)pi;
           t.c = g->C + (size_t)r * g->ldc + jc + jr;
-          t.bias_col = !pc && g->bias && !g->bias_per_row
-                           ? g->bias + jc + jr
-                           : NULL;
+          t.bias_col =
+              !pc && g->bias && !g->bias_per_row ? g->bias + jc + jr : NULL;
           p->kern(&t);
         }
       }
