@@ -54,33 +54,56 @@ static bool conv_is_pointwise(const conv_dims *d) {
          !d->pl && d->OH == d->H && d->OW == d->W;
 }
 
-/* im2col of one group of one image: col[K, P], padding filled with pad
- * (esize 4 for f32, 1 for int8). */
-static void im2col(const conv_dims *d, const void *x, void *col, size_t es,
-                   int pad) {
-  int64_t k = 0;
-  for (int64_t c = 0; c < d->CG; c++)
-    for (int64_t kh = 0; kh < d->KH; kh++)
-      for (int64_t kw = 0; kw < d->KW; kw++, k++) {
-        char *dst = (char *)col + (size_t)(k * d->P) * es;
-        const char *src = (const char *)x + (size_t)(c * d->H * d->W) * es;
-        for (int64_t oh = 0; oh < d->OH; oh++) {
-          int64_t ih = oh * d->sh - d->pt + kh * d->dh;
-          char *row = dst + (size_t)(oh * d->OW) * es;
-          if (ih < 0 || ih >= d->H) {
-            memset(row, pad, (size_t)d->OW * es);
-            continue;
-          }
-          for (int64_t ow = 0; ow < d->OW; ow++) {
-            int64_t iw = ow * d->sw - d->pl + kw * d->dw;
-            if (iw < 0 || iw >= d->W)
-              memset(row + ow * es, pad, es);
-            else
-              memcpy(row + ow * es, src + (size_t)(ih * d->W + iw) * es, es);
-          }
-        }
-      }
+/* Output columns [lo, hi) of a row whose input column ow*stride - pad +
+ * k*dil lies inside [0, W). */
+static void valid_cols(int64_t OW, int64_t W, int stride, int pad, int64_t off,
+                       int64_t *lo, int64_t *hi) {
+  int64_t first = off - pad; /* input column of output 0 */
+  *lo = first >= 0 ? 0 : (-first + stride - 1) / stride;
+  *hi = W - first <= 0 ? 0 : (W - first + stride - 1) / stride;
+  if (*hi > OW)
+    *hi = OW;
+  if (*lo > *hi)
+    *lo = *hi;
 }
+
+/* im2col of one group of one image: col[K, P], the padding filled with
+ * pad. One typed copy per element size so the compiler can vectorise the
+ * stride-1 rows. */
+#define IM2COL(name, T)                                                        \
+  static void name(const conv_dims *d, const T *x, T *col, T pad) {          \
+    int64_t k = 0;                                                             \
+    for (int64_t c = 0; c < d->CG; c++)                                        \
+      for (int64_t kh = 0; kh < d->KH; kh++)                                   \
+        for (int64_t kw = 0; kw < d->KW; kw++, k++) {                          \
+          T *dst = col + k * d->P;                                             \
+          const T *src = x + c * d->H * d->W;                                  \
+          int64_t lo, hi;                                                      \
+          valid_cols(d->OW, d->W, d->sw, d->pl, kw * d->dw, &lo, &hi);        \
+          for (int64_t oh = 0; oh < d->OH; oh++) {                             \
+            int64_t ih = oh * d->sh - d->pt + kh * d->dh;                      \
+            T *row = dst + oh * d->OW;                                         \
+            if (ih < 0 || ih >= d->H) {                                        \
+              for (int64_t ow = 0; ow < d->OW; ow++)                           \
+                row[ow] = pad;                                                 \
+              continue;                                                        \
+            }                                                                  \
+            const T *in = src + ih * d->W - d->pl + kw * d->dw;                \
+            for (int64_t ow = 0; ow < lo; ow++)                                \
+              row[ow] = pad;                                                   \
+            if (d->sw == 1)                                                    \
+              memcpy(row + lo, in + lo, sizeof(T) * (size_t)(hi - lo));        \
+            else                                                               \
+              for (int64_t ow = lo; ow < hi; ow++)                             \
+                row[ow] = in[ow * d->sw];                                      \
+            for (int64_t ow = hi; ow < d->OW; ow++)                            \
+              row[ow] = pad;                                                   \
+          }                                                                    \
+        }                                                                      \
+  }
+IM2COL(im2col_f32, float)
+IM2COL(im2col_8, uint8_t)
+#undef IM2COL
 
 typedef struct dw_job {
   const conv_dims *d;
@@ -134,7 +157,7 @@ static void conv_f32(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
     for (int64_t g = 0; g < d.G; g++) {
       const float *xg = x + (n * d.C + g * d.CG) * d.H * d.W;
       if (!direct)
-        im2col(&d, xg, scratch, 4, 0);
+        im2col_f32(&d, xg, scratch, 0.0f);
       dg_cpu_sgemm_args a = {
           .M = (int)d.OG, .N = (int)d.P, .K = (int)d.K,
           .A = w + g * d.OG * d.K, .lda = (int)d.K,
@@ -164,7 +187,7 @@ static void conv_q8(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
       const int8_t *xg = (const int8_t *)in[0] + (n * d.C + g * d.CG) * d.H *
                                                      d.W;
       if (!direct)
-        im2col(&d, xg, scratch, 1, cn->x_zero);
+        im2col_8(&d, (const uint8_t *)xg, scratch, (uint8_t)cn->x_zero);
       dg_cpu_qgemm_args a = {
           .M = (int)d.OG, .N = (int)d.P, .K = (int)d.K,
           .A = (const int8_t *)in[1] + g * d.OG * d.K, .lda = (int)d.K,
@@ -266,52 +289,125 @@ static void matmul_q8(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
 
 /* ---- pooling ---- */
 
-static void pool_generic(dg_cpu_node *cn, void *const *in, void *out,
-                         bool is_max) {
+/* Pooling, one typed loop per element type: max over the window clipped
+ * to the input; averages divide as the reference does. */
+#define POOL(name, T, ACC, INIT)                                               \
+  static void name(dg_cpu_node *cn, const T *x, T *y, bool is_max) {         \
+    const dg_tensor_desc *xd = in_desc(cn, 0), *yd = out_desc(cn);            \
+    const dg_node_params *p = &cn->node->p;                                    \
+    int64_t NC = xd->dims[0] * xd->dims[1], H = xd->dims[2], W = xd->dims[3]; \
+    int64_t OH = yd->dims[2], OW = yd->dims[3];                                \
+    for (int64_t c = 0; c < NC; c++, x += H * W)                               \
+      for (int64_t oh = 0; oh < OH; oh++) {                                    \
+        int64_t h0 = oh * p->stride[0] - p->pads[0], h1 = h0 + p->kernel[0];   \
+        int64_t hs = h0 < 0 ? 0 : h0, he = h1 < H ? h1 : H;                    \
+        int64_t ph1 = h1 < H + p->pads[2] ? h1 : H + p->pads[2];               \
+        for (int64_t ow = 0; ow < OW; ow++) {                                  \
+          int64_t w0 = ow * p->stride[1] - p->pads[1], w1 = w0 + p->kernel[1]; \
+          int64_t ws = w0 < 0 ? 0 : w0, we = w1 < W ? w1 : W;                  \
+          ACC acc = is_max ? INIT : 0;                                         \
+          for (int64_t h = hs; h < he; h++)                                    \
+            for (int64_t w = ws; w < we; w++) {                                \
+              ACC v = x[h * W + w];                                            \
+              acc = is_max ? (v > acc ? v : acc) : acc + v;                    \
+            }                                                                  \
+          if (!is_max) {                                                       \
+            int64_t pw1 = w1 < W + p->pads[3] ? w1 : W + p->pads[3];           \
+            int64_t cnt = p->count_include_pad ? (ph1 - h0) * (pw1 - w0)       \
+                                               : (he - hs) * (we - ws);        \
+            acc /= (ACC)(cnt ? cnt : 1);                                       \
+          }                                                                    \
+          *y++ = (T)acc;                                                       \
+        }                                                                      \
+      }                                                                        \
+  }
+POOL(pool_f32, float, float, -INFINITY)
+POOL(pool_i8, int8_t, int, INT32_MIN)
+POOL(pool_u8, uint8_t, int, INT32_MIN)
+#undef POOL
+
+/* The common case: max pooling, no padding, every window inside the
+ * input (LeNet's 2x2/2). Rows of the window are combined pairwise, which
+ * the compiler vectorises for kw == stride == 2. */
+#define MAXPOOL_VALID(name, T)                                                 \
+  static void name(const dg_cpu_node *cn, const T *x, T *y) {                \
+    const dg_tensor_desc *xd = in_desc(cn, 0), *yd = out_desc(cn);            \
+    const dg_node_params *p = &cn->node->p;                                    \
+    int64_t NC = xd->dims[0] * xd->dims[1], H = xd->dims[2], W = xd->dims[3]; \
+    int64_t OH = yd->dims[2], OW = yd->dims[3];                                \
+    int kh = p->kernel[0], kw = p->kernel[1], sh = p->stride[0],              \
+        sw = p->stride[1];                                                     \
+    for (int64_t c = 0; c < NC; c++, x += H * W)                               \
+      for (int64_t oh = 0; oh < OH; oh++, y += OW) {                           \
+        const T *r = x + oh * sh * W;                                          \
+        for (int64_t ow = 0; ow < OW; ow++) {                                  \
+          T m = r[ow * sw];                                                    \
+          for (int i = 0; i < kh; i++)                                         \
+            for (int j = 0; j < kw; j++) {                                     \
+              T v = r[i * W + ow * sw + j];                                    \
+              m = v > m ? v : m;                                               \
+            }                                                                  \
+          y[ow] = m;                                                           \
+        }                                                                      \
+      }                                                                        \
+  }
+MAXPOOL_VALID(maxpool_valid_f32, float)
+MAXPOOL_VALID(maxpool_valid_i8, int8_t)
+MAXPOOL_VALID(maxpool_valid_u8, uint8_t)
+#undef MAXPOOL_VALID
+
+static bool pool_windows_inside(const dg_cpu_node *cn) {
   const dg_tensor_desc *xd = in_desc(cn, 0), *yd = out_desc(cn);
   const dg_node_params *p = &cn->node->p;
-  int64_t NC = xd->dims[0] * xd->dims[1], H = xd->dims[2], W = xd->dims[3];
-  int64_t OH = yd->dims[2], OW = yd->dims[3];
-  dg_dtype t = xd->dtype;
-  for (int64_t c = 0; c < NC; c++)
-    for (int64_t oh = 0; oh < OH; oh++)
-      for (int64_t ow = 0; ow < OW; ow++) {
-        int64_t h0 = oh * p->stride[0] - p->pads[0];
-        int64_t w0 = ow * p->stride[1] - p->pads[1];
-        int64_t h1 = h0 + p->kernel[0], w1 = w0 + p->kernel[1];
-        int64_t hs = h0 < 0 ? 0 : h0, he = h1 < H ? h1 : H;
-        int64_t ws = w0 < 0 ? 0 : w0, we = w1 < W ? w1 : W;
-        int64_t o = (c * OH + oh) * OW + ow;
-        if (t == DG_DTYPE_I8 || t == DG_DTYPE_U8) {
-          int m = INT32_MIN;
-          for (int64_t h = hs; h < he; h++)
-            for (int64_t w = ws; w < we; w++) {
-              int v = t == DG_DTYPE_I8
-                          ? ((const int8_t *)in[0])[(c * H + h) * W + w]
-                          : ((const uint8_t *)in[0])[(c * H + h) * W + w];
-              m = v > m ? v : m;
-            }
-          if (t == DG_DTYPE_I8)
-            ((int8_t *)out)[o] = (int8_t)m;
-          else
-            ((uint8_t *)out)[o] = (uint8_t)m;
-          continue;
-        }
-        const float *x = (const float *)in[0] + c * H * W;
-        float acc = is_max ? -INFINITY : 0.0f;
-        for (int64_t h = hs; h < he; h++)
-          for (int64_t w = ws; w < we; w++)
-            acc = is_max ? (x[h * W + w] > acc ? x[h * W + w] : acc)
-                         : acc + x[h * W + w];
-        if (!is_max) {
-          int64_t ph1 = h1 < H + p->pads[2] ? h1 : H + p->pads[2];
-          int64_t pw1 = w1 < W + p->pads[3] ? w1 : W + p->pads[3];
-          int64_t cnt = p->count_include_pad ? (ph1 - h0) * (pw1 - w0)
-                                             : (he - hs) * (we - ws);
-          acc /= (float)(cnt ? cnt : 1);
-        }
-        ((float *)out)[o] = acc;
-      }
+  return !p->pads[0] && !p->pads[1] &&
+         (yd->dims[2] - 1) * p->stride[0] + p->kernel[0] <= xd->dims[2] &&
+         (yd->dims[3] - 1) * p->stride[1] + p->kernel[1] <= xd->dims[3];
+}
+
+/* 2x2 windows with stride 2: max of two rows, then of column pairs. */
+#define MAXPOOL_2X2(name, T)                                                   \
+  static void name(const dg_cpu_node *cn, const T *x, T *y) {                \
+    const dg_tensor_desc *xd = in_desc(cn, 0), *yd = out_desc(cn);            \
+    int64_t NC = xd->dims[0] * xd->dims[1], H = xd->dims[2], W = xd->dims[3]; \
+    int64_t OH = yd->dims[2], OW = yd->dims[3];                                \
+    for (int64_t c = 0; c < NC; c++, x += H * W)                               \
+      for (int64_t oh = 0; oh < OH; oh++, y += OW) {                           \
+        const T *r0 = x + 2 * oh * W, *r1 = r0 + W;                            \
+        for (int64_t ow = 0; ow < OW; ow++) {                                  \
+          T a = r0[2 * ow] > r0[2 * ow + 1] ? r0[2 * ow] : r0[2 * ow + 1];     \
+          T b = r1[2 * ow] > r1[2 * ow + 1] ? r1[2 * ow] : r1[2 * ow + 1];     \
+          y[ow] = a > b ? a : b;                                               \
+        }                                                                      \
+      }                                                                        \
+  }
+MAXPOOL_2X2(maxpool_2x2_f32, float)
+MAXPOOL_2X2(maxpool_2x2_i8, int8_t)
+MAXPOOL_2X2(maxpool_2x2_u8, uint8_t)
+#undef MAXPOOL_2X2
+
+static void pool_generic(dg_cpu_node *cn, void *const *in, void *out,
+                         bool is_max) {
+  const dg_node_params *p = &cn->node->p;
+  if (is_max && pool_windows_inside(cn) && p->kernel[0] == 2 &&
+      p->kernel[1] == 2 && p->stride[0] == 2 && p->stride[1] == 2) {
+    switch (in_desc(cn, 0)->dtype) {
+    case DG_DTYPE_I8: maxpool_2x2_i8(cn, in[0], out); return;
+    case DG_DTYPE_U8: maxpool_2x2_u8(cn, in[0], out); return;
+    default: maxpool_2x2_f32(cn, in[0], out); return;
+    }
+  }
+  if (is_max && pool_windows_inside(cn)) {
+    switch (in_desc(cn, 0)->dtype) {
+    case DG_DTYPE_I8: maxpool_valid_i8(cn, in[0], out); return;
+    case DG_DTYPE_U8: maxpool_valid_u8(cn, in[0], out); return;
+    default: maxpool_valid_f32(cn, in[0], out); return;
+    }
+  }
+  switch (in_desc(cn, 0)->dtype) {
+  case DG_DTYPE_I8: pool_i8(cn, in[0], out, is_max); break;
+  case DG_DTYPE_U8: pool_u8(cn, in[0], out, is_max); break;
+  default: pool_f32(cn, in[0], out, is_max); break;
+  }
 }
 
 static void maxpool(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,

@@ -14,11 +14,19 @@
 
 typedef struct cpu_device {
   dg_cpu_pool *pool;
+  /* Inline (one-thread) pool for small segments: waking workers costs more
+   * than it saves below a few MFLOP, and a spinning worker slows the
+   * caller when the two share a core. */
+  dg_cpu_pool *inline_pool;
   double gflops; /* sustained estimate for compute-bound ops */
 } cpu_device;
 
+/* Segments doing less work than this run on the calling thread only. */
+#define SMALL_SEGMENT_FLOPS 8e6
+
 typedef struct cpu_segment {
   cpu_device *dev;
+  dg_cpu_pool *pool; /* the device's threaded or inline pool */
   const dg_ir *ir;
   dg_cpu_node *nodes;
   int node_count;
@@ -88,6 +96,12 @@ static dg_status cpu_compile(dg_device *dev, const dg_segment *seg,
   }
   s->dev = dev->impl;
   s->ir = seg->ir;
+  double flops = 0;
+  for (int i = 0; i < seg->node_count; i++) {
+    const dg_node *n = &seg->ir->nodes[seg->nodes[i]];
+    flops += dg_op_def_get(n->op)->flops(seg->ir, n);
+  }
+  s->pool = flops < SMALL_SEGMENT_FLOPS ? s->dev->inline_pool : s->dev->pool;
   s->timing = getenv("DG_PROFILE") != NULL;
   /* DG_TEST_CORRUPT_NODE=name damages that node's output, so that tests
    * can check verify finds it. */
@@ -144,7 +158,7 @@ static void run_node(cpu_segment *s, dg_cpu_node *cn, void *const *host) {
     ins[k] = n->inputs[k] ? host[n->inputs[k]] : NULL;
   void *out = host[n->output];
   if (!cn->f16) {
-    cn->run(cn, s->dev->pool, ins, out, s->scratch);
+    cn->run(cn, s->pool, ins, out, s->scratch);
   } else {
     char *stage = (char *)s->scratch + align64(cn->scratch_bytes);
     for (int k = 0; k < n->input_count; k++) {
@@ -156,7 +170,7 @@ static void run_node(cpu_segment *s, dg_cpu_node *cn, void *const *host) {
       stage += align64(f32_bytes(d));
     }
     const dg_tensor_desc *yd = &dg_ir_tensor(s->ir, n->output)->desc;
-    cn->run(cn, s->dev->pool, ins, stage, s->scratch);
+    cn->run(cn, s->pool, ins, stage, s->scratch);
     for (int64_t i = 0, e = dg_desc_elements(yd); i < e; i++)
       ((uint16_t *)out)[i] = dg_f32_to_f16(((float *)stage)[i]);
   }
@@ -190,8 +204,10 @@ static dg_status cpu_run(void *state, void *const *host, double *node_us,
 
 static void cpu_destroy(dg_device *dev) {
   cpu_device *cd = dev->impl;
-  if (cd)
+  if (cd) {
     dg_cpu_pool_destroy(cd->pool);
+    dg_cpu_pool_destroy(cd->inline_pool);
+  }
   free(cd);
 }
 
@@ -227,7 +243,10 @@ static dg_status cpu_enumerate(const dg_context_options *opts,
   if (threads > 256)
     threads = 256;
   cpu_device *cd = calloc(1, sizeof *cd);
-  if (!cd || !(cd->pool = dg_cpu_pool_create(threads))) {
+  if (!cd || !(cd->pool = dg_cpu_pool_create(threads)) ||
+      !(cd->inline_pool = dg_cpu_pool_create(1))) {
+    if (cd)
+      dg_cpu_pool_destroy(cd->pool);
     free(cd);
     return DG_ERROR_OUT_OF_MEMORY;
   }
@@ -240,6 +259,7 @@ static dg_status cpu_enumerate(const dg_context_options *opts,
   dg_device *d = dg_device_list_add(out, &cpu_vtbl);
   if (!d) {
     dg_cpu_pool_destroy(cd->pool);
+    dg_cpu_pool_destroy(cd->inline_pool);
     free(cd);
     return DG_ERROR_OUT_OF_MEMORY;
   }
