@@ -163,8 +163,8 @@ dg_status dg_context_create(const dg_context_options *options,
       return DG_ERROR_OUT_OF_MEMORY;
     }
   }
-  for (int i = 0; dg_targets[i]; i++) {
-    const dg_target *t = dg_targets[i];
+  const dg_target *t;
+  for (int i = 0; (t = dg_target_get(i)); i++) {
     if (!(o.device_kinds & t->kind))
       continue;
     int before = ctx->devices.count;

@@ -55,6 +55,8 @@ struct dg_device {
   double transfer_us_per_byte;
 };
 
+/* A target keeps what it needs per device in impl; a device that fails
+ * during a run reports DG_ERROR_DEVICE with a diagnostic naming it. */
 typedef struct dg_device_list {
   dg_device *items;
   int count, cap;
@@ -71,8 +73,8 @@ typedef struct dg_target {
   dg_status (*enumerate)(const dg_context_options *opts, dg_device_list *out);
 } dg_target;
 
-/* NULL-terminated list of the targets built into this library. */
-extern const dg_target *const dg_targets[];
+/* The i-th target built into this library, or NULL past the last. */
+const dg_target *dg_target_get(int i);
 
 extern const dg_target dg_target_cpu;
 
