@@ -28,6 +28,18 @@ typedef struct dg_segment {
   bool keep_all; /* verify: every node output must reach host[] */
 } dg_segment;
 
+/* The tensors crossing a segment's boundary (ids, each listed once):
+ * inputs come from the host (graph inputs or other segments' outputs) on
+ * every run; constants can be uploaded once at compile time; outputs must
+ * be left in host[] after a run (used by other segments, graph outputs, or
+ * every node output when keep_all). */
+typedef struct dg_segment_io {
+  uint32_t *inputs, *constants, *outputs;
+  int input_count, constant_count, output_count;
+} dg_segment_io;
+dg_status dg_segment_boundary(const dg_segment *seg, dg_segment_io *io);
+void dg_segment_io_free(dg_segment_io *io);
+
 typedef struct dg_target_vtbl {
   /* Non-zero when the device can run node; otherwise writes why (a short
    * phrase like "f16 not supported") into why. */
