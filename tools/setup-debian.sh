@@ -4,6 +4,10 @@
 # Usage: tools/setup-debian.sh [--bench]   (--bench adds the benchmark peers)
 set -eu
 pkgs="gcc libc6-dev meson ninja-build pkg-config zlib1g-dev dataset-fashion-mnist"
+# GPU targets, and the CPU implementations of Vulkan (Mesa's lavapipe) and
+# OpenCL (PoCL) that let their tests run on a machine without a GPU.
+pkgs="$pkgs libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers"
+pkgs="$pkgs ocl-icd-opencl-dev opencl-headers pocl-opencl-icd"
 if [ "${1:-}" = "--bench" ]; then
   pkgs="$pkgs libopenblas-dev libdnnl-dev"
 fi
