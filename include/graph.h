@@ -283,6 +283,21 @@ DG_API dg_status dg_graph_output(dg_graph *graph, const char *name,
 DG_API dg_status dg_graph_input_layout(dg_graph *graph, const char *name,
                                        dg_layout layout);
 
+/* Names, descriptors and layouts of a graph's inputs and outputs, in the
+ * order they were declared. name is owned by the graph (or session). */
+typedef struct dg_io_info {
+  const char *name;
+  dg_tensor_desc desc; /* NCHW dims; quant arrays owned by the graph */
+  dg_layout layout;
+} dg_io_info;
+DG_API int dg_graph_input_count(const dg_graph *graph);
+DG_API int dg_graph_output_count(const dg_graph *graph);
+/* DG_ERROR_NOT_FOUND when index is out of range. */
+DG_API dg_status dg_graph_input_info(const dg_graph *graph, int index,
+                                     dg_io_info *out);
+DG_API dg_status dg_graph_output_info(const dg_graph *graph, int index,
+                                      dg_io_info *out);
+
 /* Pins the nodes added from now on to the device with this index (see
  * dg_context_device_info), like "graph << Target::CL". -1 clears the pin.
  * What a pin means at compile time depends on the policy. */
@@ -470,6 +485,14 @@ typedef enum dg_plan_format {
 DG_API dg_status dg_plan_write(const dg_plan *plan, dg_plan_format format,
                                FILE *out);
 
+/* The same for a compiled session (valid while the session lives). */
+DG_API int dg_session_input_count(const dg_session *session);
+DG_API int dg_session_output_count(const dg_session *session);
+DG_API dg_status dg_session_input_info(const dg_session *session, int index,
+                                       dg_io_info *out);
+DG_API dg_status dg_session_output_info(const dg_session *session, int index,
+                                        dg_io_info *out);
+
 /* ---- run, verify ---------------------------------------------------------- */
 
 /* A host buffer bound to a named input or output. The data is read (inputs)
@@ -542,6 +565,46 @@ DG_API dg_status dg_oneshot_matmul(dg_context *ctx, int device_index,
                                    const void *b,
                                    const dg_tensor_desc *y_desc, void *y,
                                    size_t y_size, dg_diagnostic *diag);
+
+/* ---- ONNX import ------------------------------------------------------------ */
+
+/* A graph input whose value is fixed at import time (a shape, a scale, a
+ * clip bound fed as an input), turning it into a constant. */
+typedef struct dg_onnx_constant {
+  const char *name;            /* the ONNX graph input's name */
+  const dg_tensor_desc *desc;  /* dtype and dims (quant ignored) */
+  const void *data;            /* read during dg_onnx_load only */
+} dg_onnx_constant;
+
+typedef struct dg_onnx_options {
+  /* Value given to symbolic dimensions (dim_param, e.g. a batch size);
+   * 0 refuses models that have them. */
+  int64_t symbolic_dim_value;
+  /* Graph inputs to freeze as constants (array copied during the call). */
+  const dg_onnx_constant *constants;
+  int constant_count;
+} dg_onnx_options;
+
+/* Reads an ONNX model (opsets 7..21 of the default domain) and builds it
+ * with the builder calls above, nothing private: graph inputs and outputs
+ * keep their ONNX names; initializers become constants (copied).
+ * Conv, MaxPool, AveragePool, GlobalAveragePool, Gemm, MatMul, Softmax,
+ * Relu, Clip, Add, Flatten, Reshape, Concat, QuantizeLinear,
+ * DequantizeLinear, QLinearConv and QLinearMatMul are supported, and
+ * DequantizeLinear -> Conv/MatMul/Gemm (-> Relu) -> QuantizeLinear chains
+ * are folded into the int8 ops. Anything else fails with a diagnostic
+ * naming the node, the op and the attribute. A truncated, corrupt or
+ * hostile file gives an error (DG_ERROR_IO or DG_ERROR_INVALID_ARGUMENT),
+ * never a crash. opts may be NULL. On success *out is a new graph the
+ * caller destroys; on failure *out is NULL. Returns DG_ERROR_UNSUPPORTED
+ * when the library was built without ONNX support (protobuf-c). */
+DG_API dg_status dg_onnx_load(dg_context *ctx, const char *path,
+                              const dg_onnx_options *opts, dg_graph **out,
+                              dg_diagnostic *diag);
+/* The same from memory (data is only read during the call). */
+DG_API dg_status dg_onnx_load_memory(dg_context *ctx, const void *data,
+                                     size_t size, const dg_onnx_options *opts,
+                                     dg_graph **out, dg_diagnostic *diag);
 
 #ifdef __cplusplus
 }

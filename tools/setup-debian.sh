@@ -8,6 +8,8 @@ pkgs="gcc libc6-dev meson ninja-build pkg-config zlib1g-dev dataset-fashion-mnis
 # OpenCL (PoCL) that let their tests run on a machine without a GPU.
 pkgs="$pkgs libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers"
 pkgs="$pkgs ocl-icd-opencl-dev opencl-headers pocl-opencl-icd"
+# ONNX import (protobuf-c and ONNX's own onnx.proto) and ONNX's node tests.
+pkgs="$pkgs libprotobuf-c-dev protobuf-c-compiler libonnx-dev libonnx-testdata"
 if [ "${1:-}" = "--bench" ]; then
   pkgs="$pkgs libopenblas-dev libdnnl-dev"
 fi

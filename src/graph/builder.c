@@ -542,3 +542,30 @@ dg_tensor dg_build_finish(dg_build *b, const uint32_t *inputs, int count,
     n->p = *p;
   return (dg_tensor){id};
 }
+
+/* ---- input and output descriptions ---- */
+
+dg_status dg_io_info_get(const dg_ir *ir, bool output, int index,
+                         dg_io_info *out) {
+  if (!out)
+    return DG_ERROR_INVALID_ARGUMENT;
+  int count = output ? ir->output_count : ir->input_count;
+  if (index < 0 || index >= count)
+    return DG_ERROR_NOT_FOUND;
+  const dg_io_binding *b = output ? &ir->outputs[index] : &ir->inputs[index];
+  out->name = b->name;
+  out->desc = dg_ir_tensor(ir, b->tensor)->desc;
+  out->layout = b->layout;
+  return DG_OK;
+}
+
+int dg_graph_input_count(const dg_graph *g) { return g ? g->ir.input_count : 0; }
+int dg_graph_output_count(const dg_graph *g) {
+  return g ? g->ir.output_count : 0;
+}
+dg_status dg_graph_input_info(const dg_graph *g, int i, dg_io_info *out) {
+  return g ? dg_io_info_get(&g->ir, false, i, out) : DG_ERROR_INVALID_ARGUMENT;
+}
+dg_status dg_graph_output_info(const dg_graph *g, int i, dg_io_info *out) {
+  return g ? dg_io_info_get(&g->ir, true, i, out) : DG_ERROR_INVALID_ARGUMENT;
+}

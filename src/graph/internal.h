@@ -38,6 +38,10 @@ void dg_diag_set(dg_diagnostic *d, dg_status st, int node_index,
 /* Copies src into dst[size] with truncation, always terminated. */
 void dg_strlcpy(char *dst, const char *src, size_t size);
 
+/* Input (output) index of ir as a dg_io_info. */
+dg_status dg_io_info_get(const dg_ir *ir, bool output, int index,
+                         dg_io_info *out);
+
 /* Formats dims as "[1, 3, 32, 32]". */
 void dg_format_dims(char *buf, size_t size, int rank, const int64_t *dims);
 

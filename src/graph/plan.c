@@ -84,3 +84,16 @@ dg_status dg_plan_write(const dg_plan *p, dg_plan_format format, FILE *out) {
   fprintf(out, "}\n");
   return ferror(out) ? DG_ERROR_IO : DG_OK;
 }
+
+int dg_session_input_count(const dg_session *s) {
+  return s ? s->ir.input_count : 0;
+}
+int dg_session_output_count(const dg_session *s) {
+  return s ? s->ir.output_count : 0;
+}
+dg_status dg_session_input_info(const dg_session *s, int i, dg_io_info *out) {
+  return s ? dg_io_info_get(&s->ir, false, i, out) : DG_ERROR_INVALID_ARGUMENT;
+}
+dg_status dg_session_output_info(const dg_session *s, int i, dg_io_info *out) {
+  return s ? dg_io_info_get(&s->ir, true, i, out) : DG_ERROR_INVALID_ARGUMENT;
+}

@@ -1,0 +1,179 @@
+/* TensorProto decoding with every length checked against the dims, so a
+ * hostile file cannot make us read past its data or allocate without
+ * bound. */
+#include "onnx_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ONNX TensorProto.DataType values. */
+enum {
+  ONNX_FLOAT = 1,
+  ONNX_UINT8 = 2,
+  ONNX_INT8 = 3,
+  ONNX_INT32 = 6,
+  ONNX_INT64 = 7,
+  ONNX_FLOAT16 = 10,
+};
+
+dg_dtype onnx_dtype(int32_t t) {
+  switch (t) {
+  case ONNX_FLOAT: return DG_DTYPE_F32;
+  case ONNX_UINT8: return DG_DTYPE_U8;
+  case ONNX_INT8: return DG_DTYPE_I8;
+  case ONNX_INT32:
+  case ONNX_INT64: return DG_DTYPE_I32;
+  case ONNX_FLOAT16: return DG_DTYPE_F16;
+  default: return DG_DTYPE_INVALID;
+  }
+}
+
+bool onnx_tensor_decode(const Onnx__TensorProto *t, dg_tensor_desc *desc,
+                        void **data, char *err, size_t err_size) {
+  *data = NULL;
+  memset(desc, 0, sizeof *desc);
+  const char *name = t->name ? t->name : "";
+  if (t->has_data_location && t->data_location != 0) {
+    snprintf(err, err_size, "tensor '%s' uses external data, which is not "
+             "supported", name);
+    return false;
+  }
+  desc->dtype = onnx_dtype(t->data_type);
+  if (!desc->dtype) {
+    snprintf(err, err_size, "tensor '%s' has data type %d, not supported "
+             "(float, float16, int8, uint8, int32, int64)", name,
+             t->data_type);
+    return false;
+  }
+  if (t->n_dims > DG_MAX_RANK) {
+    snprintf(err, err_size, "tensor '%s' has rank %zu (at most %d)", name,
+             t->n_dims, DG_MAX_RANK);
+    return false;
+  }
+  uint64_t n = 1;
+  desc->rank = (int32_t)t->n_dims;
+  for (size_t i = 0; i < t->n_dims; i++) {
+    if (t->dims[i] < 0 || t->dims[i] > ((int64_t)1 << 40) ||
+        (t->dims[i] && n > ((uint64_t)1 << 40) / (uint64_t)t->dims[i])) {
+      snprintf(err, err_size, "tensor '%s' has a bad or huge dimension",
+               name);
+      return false;
+    }
+    desc->dims[i] = t->dims[i];
+    n *= (uint64_t)t->dims[i];
+  }
+  bool i64 = t->data_type == ONNX_INT64;
+  size_t src_size = i64 ? 8 : dg_dtype_size(desc->dtype);
+  size_t have; /* elements present in the file */
+  if (t->has_raw_data)
+    have = t->raw_data.len / src_size;
+  else if (t->data_type == ONNX_FLOAT)
+    have = t->n_float_data;
+  else if (i64)
+    have = t->n_int64_data;
+  else
+    have = t->n_int32_data; /* int8, uint8, int32, float16 (as bits) */
+  if ((t->has_raw_data && t->raw_data.len != n * src_size) || have != n) {
+    snprintf(err, err_size, "tensor '%s' holds %zu values where its dims "
+             "say %llu", name, have, (unsigned long long)n);
+    return false;
+  }
+  size_t bytes = (size_t)n * dg_dtype_size(desc->dtype);
+  *data = malloc(bytes ? bytes : 1);
+  if (!*data) {
+    snprintf(err, err_size, "out of memory reading tensor '%s'", name);
+    return false;
+  }
+  for (size_t i = 0; i < n; i++) {
+    int64_t v = 0;
+    if (t->has_raw_data) {
+      const uint8_t *p = t->raw_data.data + i * src_size;
+      if (i64) {
+        uint64_t u = 0;
+        for (int b = 7; b >= 0; b--)
+          u = u << 8 | p[b];
+        v = (int64_t)u;
+      } else {
+        memcpy((char *)*data + i * src_size, p, src_size);
+        continue;
+      }
+    } else if (t->data_type == ONNX_FLOAT) {
+      ((float *)*data)[i] = t->float_data[i];
+      continue;
+    } else {
+      v = i64 ? t->int64_data[i] : t->int32_data[i];
+    }
+    switch (t->data_type) {
+    case ONNX_INT64:
+      if (v < INT32_MIN || v > INT32_MAX) {
+        snprintf(err, err_size, "tensor '%s': int64 value %lld does not fit "
+                 "in int32", name, (long long)v);
+        free(*data);
+        *data = NULL;
+        return false;
+      }
+      /* fall through */
+    case ONNX_INT32: ((int32_t *)*data)[i] = (int32_t)v; break;
+    case ONNX_INT8: ((int8_t *)*data)[i] = (int8_t)v; break;
+    case ONNX_UINT8: ((uint8_t *)*data)[i] = (uint8_t)v; break;
+    case ONNX_FLOAT16: ((uint16_t *)*data)[i] = (uint16_t)v; break;
+    }
+  }
+  return true;
+}
+
+bool onnx_const_floats(onnx_ctx *c, const Onnx__TensorProto *t, float *out,
+                       int max, int *count) {
+  dg_tensor_desc d;
+  void *data;
+  char err[256];
+  if (!onnx_tensor_decode(t, &d, &data, err, sizeof err)) {
+    onnx_fail(c, DG_ERROR_INVALID_ARGUMENT, t->name, "%s", err);
+    return false;
+  }
+  int64_t n = 1;
+  for (int i = 0; i < d.rank; i++)
+    n *= d.dims[i];
+  if (n > max || d.dtype == DG_DTYPE_F16) {
+    free(data);
+    onnx_fail(c, DG_ERROR_INVALID_ARGUMENT, t->name,
+              "expected at most %d float values", max);
+    return false;
+  }
+  for (int64_t i = 0; i < n; i++)
+    out[i] = d.dtype == DG_DTYPE_F32   ? ((float *)data)[i]
+             : d.dtype == DG_DTYPE_I32 ? (float)((int32_t *)data)[i]
+             : d.dtype == DG_DTYPE_I8  ? (float)((int8_t *)data)[i]
+                                       : (float)((uint8_t *)data)[i];
+  *count = (int)n;
+  free(data);
+  return true;
+}
+
+bool onnx_const_ints(onnx_ctx *c, const Onnx__TensorProto *t, int64_t *out,
+                     int max, int *count) {
+  dg_tensor_desc d;
+  void *data;
+  char err[256];
+  if (!onnx_tensor_decode(t, &d, &data, err, sizeof err)) {
+    onnx_fail(c, DG_ERROR_INVALID_ARGUMENT, t->name, "%s", err);
+    return false;
+  }
+  int64_t n = 1;
+  for (int i = 0; i < d.rank; i++)
+    n *= d.dims[i];
+  if (n > max || d.dtype == DG_DTYPE_F32 || d.dtype == DG_DTYPE_F16) {
+    free(data);
+    onnx_fail(c, DG_ERROR_INVALID_ARGUMENT, t->name,
+              "expected at most %d integer values", max);
+    return false;
+  }
+  for (int64_t i = 0; i < n; i++)
+    out[i] = d.dtype == DG_DTYPE_I32  ? ((int32_t *)data)[i]
+             : d.dtype == DG_DTYPE_I8 ? ((int8_t *)data)[i]
+                                      : ((uint8_t *)data)[i];
+  *count = (int)n;
+  free(data);
+  return true;
+}

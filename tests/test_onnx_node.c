@@ -1,0 +1,237 @@
+/* ONNX's own node conformance tests (Debian's libonnx-testdata) for the ops
+ * the importer supports, run on every device: each test's model is
+ * imported, compiled for one device, fed its test_data_set_0 inputs and
+ * compared with the expected outputs at ONNX's tolerances (rtol 1e-3,
+ * atol 1e-7 for floats; exact for integers). A test whose model uses an
+ * attribute or form the importer declines prints "skipped:" with the
+ * importer's diagnostic, and is counted apart. */
+#define _POSIX_C_SOURCE 200809L
+#include "graph.h"
+#include "harness.h"
+#include "onnx/onnx_internal.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <string.h>
+
+#define NODE_DIR "/usr/share/libonnx-testdata/data/node"
+
+static const char *const prefixes[] = {
+    "test_conv_", "test_maxpool_", "test_averagepool_", "test_globalaverage",
+    "test_gemm_", "test_matmul_", "test_softmax_", "test_relu", "test_clip",
+    "test_add", "test_flatten_", "test_reshape_", "test_concat_",
+    "test_quantizelinear", "test_dequantizelinear", "test_qlinearconv",
+    "test_qlinearmatmul", NULL};
+
+static int wanted(const char *name) {
+  if (strstr(name, "_expanded"))
+    return 0; /* the same op decomposed into others we do not import */
+  for (int i = 0; prefixes[i]; i++)
+    if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+      return 1;
+  return 0;
+}
+
+static void *read_file(const char *path, size_t *size) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  void *p = malloc(n > 0 ? (size_t)n : 1);
+  if (p && fread(p, 1, (size_t)n, f) != (size_t)n) {
+    free(p);
+    p = NULL;
+  }
+  fclose(f);
+  *size = (size_t)n;
+  return p;
+}
+
+/* One tensor of test_data_set_0: its name, descriptor and data. */
+typedef struct pb_tensor {
+  char name[128];
+  dg_tensor_desc desc;
+  void *data;
+  size_t bytes;
+} pb_tensor;
+
+static int read_pb(const char *dir, const char *kind, int i, pb_tensor *out) {
+  char path[1024], err[256];
+  snprintf(path, sizeof path, "%s/test_data_set_0/%s_%d.pb", dir, kind, i);
+  size_t size;
+  void *buf = read_file(path, &size);
+  if (!buf)
+    return -1;
+  Onnx__TensorProto *t = onnx__tensor_proto__unpack(NULL, size, buf);
+  free(buf);
+  if (!t)
+    return -1;
+  snprintf(out->name, sizeof out->name, "%s", t->name ? t->name : "");
+  int ok = onnx_tensor_decode(t, &out->desc, &out->data, err, sizeof err);
+  onnx__tensor_proto__free_unpacked(t, NULL);
+  if (!ok)
+    return -1;
+  size_t n = 1;
+  for (int r = 0; r < out->desc.rank; r++)
+    n *= (size_t)out->desc.dims[r];
+  out->bytes = n * dg_dtype_size(out->desc.dtype);
+  return 0;
+}
+
+static int read_all(const char *dir, const char *kind, pb_tensor *t, int max) {
+  int n = 0;
+  while (n < max && read_pb(dir, kind, n, &t[n]) == 0)
+    n++;
+  return n;
+}
+
+typedef struct counts {
+  int passed, failed, declined;
+} counts;
+
+static double value_at(dg_dtype t, const void *p, size_t e) {
+  switch (t) {
+  case DG_DTYPE_F32: return ((const float *)p)[e];
+  case DG_DTYPE_I8: return ((const int8_t *)p)[e];
+  case DG_DTYPE_U8: return ((const uint8_t *)p)[e];
+  default: return ((const int32_t *)p)[e];
+  }
+}
+
+/* Imports the model; when it needs some inputs to be constants (shapes,
+ * scales, bounds fed as inputs, as these tests do), retries with every
+ * input but the first frozen to its test value. */
+static dg_status import(dg_context *ctx, const char *path, pb_tensor *ins,
+                        int nin, dg_graph **g, dg_diagnostic *d,
+                        int *frozen) {
+  *frozen = 0;
+  dg_status st = dg_onnx_load(ctx, path, NULL, g, d);
+  if (st != DG_ERROR_UNSUPPORTED || nin < 2)
+    return st;
+  dg_onnx_constant k[16];
+  for (int i = 1; i < nin && i < 16; i++)
+    k[i - 1] = (dg_onnx_constant){ins[i].name, &ins[i].desc, ins[i].data};
+  dg_onnx_options o = {.constants = k, .constant_count = nin - 1};
+  dg_diagnostic d2;
+  st = dg_onnx_load(ctx, path, &o, g, &d2);
+  if (st == DG_OK)
+    *frozen = 1;
+  return st;
+}
+
+static void run_test(dg_context *ctx, const char *name, counts *per_dev) {
+  char dir[512], path[1024];
+  snprintf(dir, sizeof dir, "%s/%s", NODE_DIR, name);
+  snprintf(path, sizeof path, "%s/model.onnx", dir);
+  pb_tensor ins[16] = {0}, want[8] = {0};
+  int nin = read_all(dir, "input", ins, 16);
+  int nwant = read_all(dir, "output", want, 8);
+  dg_graph *g = NULL;
+  dg_diagnostic d;
+  int frozen;
+  int ndev = dg_context_device_count(ctx);
+  dg_status st = import(ctx, path, ins, nin, &g, &d, &frozen);
+  if (st == DG_ERROR_UNSUPPORTED) {
+    printf("skipped: %s: declined by the importer: %s\n", name, d.message);
+    for (int k = 0; k < ndev; k++)
+      per_dev[k].declined++;
+  } else if (st != DG_OK || nwant != dg_graph_output_count(g)) {
+    CHECK(0, "%s: import: %s", name, st ? d.message : "output count");
+    for (int k = 0; k < ndev; k++)
+      per_dev[k].failed++;
+  } else {
+    int nbind = frozen ? 1 : nin;
+    dg_binding in[16], out[8];
+    for (int i = 0; i < nbind; i++)
+      in[i] = (dg_binding){ins[i].name, ins[i].data, ins[i].bytes};
+    for (int i = 0; i < nwant; i++) {
+      dg_io_info info;
+      dg_graph_output_info(g, i, &info);
+      out[i] = (dg_binding){info.name, calloc(1, want[i].bytes + 1),
+                            want[i].bytes};
+    }
+    for (int dev = 0; dev < ndev; dev++) {
+      dg_compile_options o = {.devices = &dev, .device_count = 1};
+      dg_session *s = NULL;
+      st = dg_graph_compile(g, &o, &s, &d);
+      if (st == DG_ERROR_UNSUPPORTED) {
+        printf("skipped: %s on device %d: %s\n", name, dev, d.message);
+        per_dev[dev].declined++;
+        continue;
+      }
+      if (st == DG_OK)
+        st = dg_session_run(s, in, nbind, out, nwant, &d);
+      double worst = 0;
+      int ok = st == DG_OK;
+      for (int i = 0; ok && i < nwant; i++) {
+        size_t n = want[i].bytes / dg_dtype_size(want[i].desc.dtype);
+        for (size_t e = 0; e < n; e++) {
+          double got = value_at(want[i].desc.dtype, out[i].data, e);
+          double exp = value_at(want[i].desc.dtype, want[i].data, e);
+          double err = fabs(got - exp);
+          double tol = want[i].desc.dtype == DG_DTYPE_F32
+                           ? 1e-7 + 1e-3 * fabs(exp)
+                           : 0;
+          if (!(err <= tol))
+            ok = 0;
+          if (err > worst)
+            worst = err;
+        }
+      }
+      CHECK(ok, "%s on device %d%s%s%s (max abs err %.3g)", name, dev,
+            frozen ? " (inputs after the first frozen)" : "",
+            st ? ": " : "", st ? d.message : "", worst);
+      if (ok)
+        per_dev[dev].passed++;
+      else
+        per_dev[dev].failed++;
+      dg_session_destroy(s);
+    }
+    for (int i = 0; i < nwant; i++)
+      free(out[i].data);
+  }
+  for (int i = 0; i < nin; i++)
+    free(ins[i].data);
+  for (int i = 0; i < nwant; i++)
+    free(want[i].data);
+  dg_graph_destroy(g);
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int main(void) {
+  DIR *dir = opendir(NODE_DIR);
+  if (!dir) {
+    t_skip("libonnx-testdata is not installed (" NODE_DIR ")");
+    return 0;
+  }
+  char *names[1024];
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(dir)) && n < 1024)
+    if (wanted(e->d_name))
+      names[n++] = strdup(e->d_name);
+  closedir(dir);
+  qsort(names, (size_t)n, sizeof names[0], cmp_str);
+  dg_context *ctx;
+  if (dg_context_create(NULL, &ctx) != DG_OK)
+    return 1;
+  counts per_dev[16] = {0};
+  for (int i = 0; i < n; i++) {
+    run_test(ctx, names[i], per_dev);
+    free(names[i]);
+  }
+  for (int k = 0; k < dg_context_device_count(ctx) && k < 16; k++) {
+    dg_device_info info;
+    dg_context_device_info(ctx, k, &info);
+    printf("# device %d (%s): %d passed, %d failed, %d declined of %d ONNX "
+           "node tests\n", k, dg_device_kind_name(info.kind),
+           per_dev[k].passed, per_dev[k].failed, per_dev[k].declined, n);
+  }
+  dg_context_destroy(ctx);
+  return t_exit();
+}
