@@ -1,7 +1,8 @@
 #!/bin/sh
 # Installs what directgraph needs to build, test and run its demo on Debian 12
 # or Ubuntu 24.04. Idempotent: packages already present are not fetched again.
-# Usage: tools/setup-debian.sh [--bench]   (--bench adds the benchmark peers)
+# Usage: tools/setup-debian.sh [--bench | --fuzz]   (benchmark peers; the
+# ONNX fuzzer's clang and libFuzzer)
 set -eu
 pkgs="gcc libc6-dev meson ninja-build pkg-config zlib1g-dev dataset-fashion-mnist"
 # GPU targets, and the CPU implementations of Vulkan (Mesa's lavapipe) and
@@ -10,9 +11,10 @@ pkgs="$pkgs libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers"
 pkgs="$pkgs ocl-icd-opencl-dev opencl-headers pocl-opencl-icd"
 # ONNX import (protobuf-c and ONNX's own onnx.proto) and ONNX's node tests.
 pkgs="$pkgs libprotobuf-c-dev protobuf-c-compiler libonnx-dev libonnx-testdata"
-if [ "${1:-}" = "--bench" ]; then
-  pkgs="$pkgs libopenblas-dev libdnnl-dev"
-fi
+case "${1:-}" in
+--bench) pkgs="$pkgs libopenblas-dev libdnnl-dev" ;;
+--fuzz) pkgs="$pkgs clang libclang-rt-14-dev" ;;
+esac
 missing=""
 for p in $pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -1,0 +1,372 @@
+/* dg-run: runs an ONNX model on the devices you choose.
+ *
+ *   dg-run MODEL.onnx [--input NAME=FILE]... [--random] [--device N]...
+ *          [--kinds cpu,vulkan,opencl,npu] [--strict] [--plan] [--dot FILE]
+ *          [--verify] [--repeat N] [--symbolic N] [--freeze NAME=FILE]...
+ *
+ * Inputs come from .npy files or ONNX TensorProto .pb files (as in ONNX's
+ * test_data_set folders), or with --random from seeded uniform data. It
+ * prints each output (shape and leading values), the plan with measured
+ * per-node times, the run time (median of --repeat runs) and, with
+ * --verify, the session compared node by node with the reference kernels.
+ * --freeze fixes a graph input to a constant at import (shapes, scales). */
+#define _POSIX_C_SOURCE 200809L
+#include "common/npy.h"
+#include "graph.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_IO 64
+
+typedef struct loaded {
+  char name[128];
+  dg_tensor_desc desc;
+  void *data;
+  size_t bytes;
+} loaded;
+
+static double now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* A TensorProto file read through a one-tensor ONNX model is overkill;
+ * the .pb form is small enough to parse here: fields 1 (dims, varint,
+ * packed or not), 2 (data_type), 8 (name), 9 (raw_data), 4 (float_data). */
+static int read_varint(const unsigned char **p, const unsigned char *end,
+                       uint64_t *v) {
+  *v = 0;
+  for (int shift = 0; *p < end && shift < 64; shift += 7) {
+    unsigned char b = *(*p)++;
+    *v |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80))
+      return 0;
+  }
+  return -1;
+}
+
+static int load_pb(const char *path, loaded *out, char *err, size_t es) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    snprintf(err, es, "%s: cannot open", path);
+    return -1;
+  }
+  unsigned char *buf = malloc(1 << 26);
+  size_t n = buf ? fread(buf, 1, 1 << 26, f) : 0;
+  fclose(f);
+  if (!buf) {
+    snprintf(err, es, "out of memory");
+    return -1;
+  }
+  const unsigned char *p = buf, *end = buf + n, *raw = NULL;
+  uint64_t raw_len = 0, type = 0;
+  size_t nfloat = 0;
+  const unsigned char *floats = NULL;
+  out->desc.rank = 0;
+  while (p < end) {
+    uint64_t key, v;
+    if (read_varint(&p, end, &key))
+      break;
+    int field = (int)(key >> 3), wire = (int)(key & 7);
+    if (wire == 0) {
+      if (read_varint(&p, end, &v))
+        break;
+      if (field == 1 && out->desc.rank < DG_MAX_RANK)
+        out->desc.dims[out->desc.rank++] = (int64_t)v;
+      else if (field == 2)
+        type = v;
+    } else if (wire == 2) {
+      if (read_varint(&p, end, &v) || v > (uint64_t)(end - p))
+        break;
+      if (field == 1) { /* packed dims */
+        const unsigned char *q = p, *qe = p + v;
+        uint64_t d;
+        while (q < qe && !read_varint(&q, qe, &d) &&
+               out->desc.rank < DG_MAX_RANK)
+          out->desc.dims[out->desc.rank++] = (int64_t)d;
+      } else if (field == 8) {
+        snprintf(out->name, sizeof out->name, "%.*s", (int)v, p);
+      } else if (field == 9) {
+        raw = p;
+        raw_len = v;
+      } else if (field == 4) {
+        floats = p;
+        nfloat = v / 4;
+      }
+      p += v;
+    } else if (wire == 5) {
+      p += 4;
+    } else if (wire == 1) {
+      p += 8;
+    } else {
+      break;
+    }
+  }
+  static const dg_dtype types[11] = {0, DG_DTYPE_F32, DG_DTYPE_U8,
+                                     DG_DTYPE_I8, 0, 0, DG_DTYPE_I32, 0, 0, 0,
+                                     DG_DTYPE_F16};
+  out->desc.dtype = type < 11 ? types[type] : 0;
+  size_t count = 1;
+  for (int i = 0; i < out->desc.rank; i++)
+    count *= (size_t)out->desc.dims[i];
+  out->bytes = count * dg_dtype_size(out->desc.dtype);
+  const unsigned char *src = raw ? raw : floats;
+  size_t have = raw ? raw_len : nfloat * 4;
+  if (!out->desc.dtype || !src || have != out->bytes) {
+    free(buf);
+    snprintf(err, es, "%s: unsupported or inconsistent TensorProto", path);
+    return -1;
+  }
+  out->data = malloc(out->bytes ? out->bytes : 1);
+  if (out->data)
+    memcpy(out->data, src, out->bytes);
+  free(buf);
+  return out->data ? 0 : -1;
+}
+
+static int load_file(const char *path, loaded *out, char *err, size_t es) {
+  size_t len = strlen(path);
+  if (len > 4 && !strcmp(path + len - 4, ".npy")) {
+    npy_array a;
+    if (npy_load(path, &a, err, es))
+      return -1;
+    out->desc = npy_desc(&a);
+    out->data = a.data;
+    out->bytes = a.bytes;
+    return 0;
+  }
+  return load_pb(path, out, err, es);
+}
+
+static void print_values(const dg_io_info *info, const void *data) {
+  size_t n = 1;
+  char dims[96] = "";
+  for (int i = 0; i < info->desc.rank; i++) {
+    n *= (size_t)info->desc.dims[i];
+    snprintf(dims + strlen(dims), sizeof dims - strlen(dims), "%s%lld",
+             i ? "x" : "", (long long)info->desc.dims[i]);
+  }
+  printf("output %s: %s [%s]", info->name, dg_dtype_name(info->desc.dtype),
+         dims);
+  for (size_t i = 0; i < n && i < 16; i++) {
+    switch (info->desc.dtype) {
+    case DG_DTYPE_F32: printf(" %.6g", ((const float *)data)[i]); break;
+    case DG_DTYPE_I8: printf(" %d", ((const int8_t *)data)[i]); break;
+    case DG_DTYPE_U8: printf(" %d", ((const uint8_t *)data)[i]); break;
+    case DG_DTYPE_I32: printf(" %d", ((const int32_t *)data)[i]); break;
+    default: printf(" ?"); break;
+    }
+  }
+  printf("%s\n", n > 16 ? " ..." : "");
+}
+
+static void usage(void) {
+  fprintf(stderr,
+          "usage: dg-run MODEL.onnx [--input NAME=FILE]... [--random] "
+          "[--device N]... [--kinds cpu,vulkan,opencl,npu] [--strict] "
+          "[--plan] [--dot FILE] [--verify] [--repeat N] [--symbolic N] "
+          "[--freeze NAME=FILE]...\n");
+}
+
+int main(int argc, char **argv) {
+  const char *model = NULL, *dot = NULL;
+  loaded ins[MAX_IO] = {0}, frozen[MAX_IO] = {0};
+  int nin = 0, nfrozen = 0, devices[16], ndev = 0, strict = 0, plan = 0,
+      verify = 0, repeat = 10, random = 0;
+  unsigned kinds = 0;
+  int64_t symbolic = 0;
+  char err[512];
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if ((!strcmp(a, "--input") || !strcmp(a, "--freeze")) && v) {
+      loaded *l = !strcmp(a, "--input") ? &ins[nin] : &frozen[nfrozen];
+      const char *eq = strchr(v, '=');
+      if (!eq || (a[2] == 'i' ? nin : nfrozen) >= MAX_IO) {
+        usage();
+        return 2;
+      }
+      snprintf(l->name, sizeof l->name, "%.*s", (int)(eq - v), v);
+      if (load_file(eq + 1, l, err, sizeof err)) {
+        fprintf(stderr, "dg-run: %s\n", err);
+        return 1;
+      }
+      if (a[2] == 'i')
+        nin++;
+      else
+        nfrozen++;
+      i++;
+    } else if (!strcmp(a, "--device") && v && ndev < 16) {
+      devices[ndev++] = atoi(v), i++;
+    } else if (!strcmp(a, "--kinds") && v) {
+      kinds |= strstr(v, "cpu") ? DG_DEVICE_CPU : 0;
+      kinds |= strstr(v, "vulkan") ? DG_DEVICE_VULKAN : 0;
+      kinds |= strstr(v, "opencl") ? DG_DEVICE_OPENCL : 0;
+      kinds |= strstr(v, "npu") ? DG_DEVICE_NPU : 0;
+      i++;
+    } else if (!strcmp(a, "--dot") && v) {
+      dot = v, i++;
+    } else if (!strcmp(a, "--repeat") && v) {
+      repeat = atoi(v), i++;
+    } else if (!strcmp(a, "--symbolic") && v) {
+      symbolic = atoll(v), i++;
+    } else if (!strcmp(a, "--strict")) {
+      strict = 1;
+    } else if (!strcmp(a, "--plan")) {
+      plan = 1;
+    } else if (!strcmp(a, "--verify")) {
+      verify = 1;
+    } else if (!strcmp(a, "--random")) {
+      random = 1;
+    } else if (a[0] != '-' && !model) {
+      model = a;
+    } else {
+      usage();
+      return 2;
+    }
+  }
+  if (!model || repeat < 1) {
+    usage();
+    return 2;
+  }
+  dg_context *ctx;
+  if (dg_context_create(NULL, &ctx) != DG_OK) {
+    fprintf(stderr, "dg-run: cannot create a context\n");
+    return 1;
+  }
+  dg_onnx_constant k[MAX_IO];
+  for (int i = 0; i < nfrozen; i++)
+    k[i] = (dg_onnx_constant){frozen[i].name, &frozen[i].desc,
+                              frozen[i].data};
+  dg_onnx_options oo = {.symbolic_dim_value = symbolic, .constants = k,
+                        .constant_count = nfrozen};
+  dg_graph *g;
+  dg_diagnostic d;
+  int rc = 1;
+  dg_session *s = NULL;
+  dg_binding bin[MAX_IO], bout[MAX_IO];
+  int nout = 0;
+  if (dg_onnx_load(ctx, model, &oo, &g, &d) != DG_OK) {
+    fprintf(stderr, "dg-run: %s\n", d.message);
+    goto done;
+  }
+  dg_compile_options co = {.policy = strict ? DG_POLICY_STRICT
+                                            : DG_POLICY_AUTO,
+                           .device_kinds = kinds,
+                           .devices = ndev ? devices : NULL,
+                           .device_count = ndev};
+  if (ndev == 1 && strict)
+    dg_graph_set_device(g, devices[0]); /* nothing pinned: no-op */
+  if (dg_graph_compile(g, &co, &s, &d) != DG_OK) {
+    fprintf(stderr, "dg-run: compile: %s\n", d.message);
+    dg_graph_destroy(g);
+    goto done;
+  }
+  dg_graph_destroy(g);
+  int ngraph_in = dg_session_input_count(s);
+  for (int i = 0; i < ngraph_in; i++) {
+    dg_io_info info;
+    dg_session_input_info(s, i, &info);
+    loaded *l = NULL;
+    for (int j = 0; j < nin; j++)
+      if (!strcmp(ins[j].name, info.name))
+        l = &ins[j];
+    if (!l && random && nin < MAX_IO) {
+      l = &ins[nin++];
+      snprintf(l->name, sizeof l->name, "%s", info.name);
+      l->desc = info.desc;
+      size_t n = 1;
+      for (int r = 0; r < info.desc.rank; r++)
+        n *= (size_t)info.desc.dims[r];
+      l->bytes = n * dg_dtype_size(info.desc.dtype);
+      l->data = malloc(l->bytes ? l->bytes : 1);
+      srand(1234 + (unsigned)i);
+      for (size_t e = 0; l->data && e < l->bytes; e++)
+        ((unsigned char *)l->data)[e] = (unsigned char)rand();
+      if (info.desc.dtype == DG_DTYPE_F32)
+        for (size_t e = 0; l->data && e < n; e++)
+          ((float *)l->data)[e] = (float)rand() / (float)RAND_MAX - 0.5f;
+    }
+    if (!l) {
+      fprintf(stderr, "dg-run: input '%s' not given (--input %s=FILE or "
+              "--random)\n", info.name, info.name);
+      goto done;
+    }
+    bin[i] = (dg_binding){info.name, l->data, l->bytes};
+  }
+  nout = dg_session_output_count(s);
+  for (int i = 0; i < nout && i < MAX_IO; i++) {
+    dg_io_info info;
+    dg_session_output_info(s, i, &info);
+    size_t n = 1;
+    for (int r = 0; r < info.desc.rank; r++)
+      n *= (size_t)info.desc.dims[r];
+    size_t bytes = n * dg_dtype_size(info.desc.dtype);
+    bout[i] = (dg_binding){info.name, calloc(1, bytes ? bytes : 1), bytes};
+  }
+  double *t = malloc(sizeof(double) * (size_t)repeat);
+  for (int r = 0; t && r < repeat; r++) {
+    double t0 = now_us();
+    if (dg_session_run(s, bin, ngraph_in, bout, nout, &d) != DG_OK) {
+      fprintf(stderr, "dg-run: run: %s\n", d.message);
+      free(t);
+      goto done;
+    }
+    t[r] = now_us() - t0;
+  }
+  for (int i = 0; i < nout; i++) {
+    dg_io_info info;
+    dg_session_output_info(s, i, &info);
+    print_values(&info, bout[i].data);
+  }
+  if (t) {
+    qsort(t, (size_t)repeat, sizeof t[0], cmp_double);
+    printf("run: %.1f us (median of %d)\n", t[repeat / 2], repeat);
+    free(t);
+  }
+  if (plan)
+    dg_plan_write(dg_session_plan(s), DG_PLAN_FORMAT_TABLE, stdout);
+  if (dot) {
+    FILE *f = fopen(dot, "w");
+    if (!f || dg_plan_write(dg_session_plan(s), DG_PLAN_FORMAT_DOT, f)) {
+      fprintf(stderr, "dg-run: cannot write %s\n", dot);
+      if (f)
+        fclose(f);
+      goto done;
+    }
+    fclose(f);
+  }
+  rc = 0;
+  if (verify) {
+    dg_verify_report vr;
+    dg_status vs = dg_session_verify(s, bin, ngraph_in, &vr);
+    if (vs == DG_OK)
+      printf("verify: ok, %d nodes within tolerance (worst rel err %.3g at "
+             "%s)\n", vr.nodes_checked, vr.max_rel_error, vr.node_name);
+    else {
+      printf("verify: MISMATCH at node %d '%s' (%s): max abs %.3g, rel %.3g, "
+             "%lld LSB (tolerance %g)\n", vr.node_index, vr.node_name,
+             dg_op_name(vr.op), vr.max_abs_error, vr.max_rel_error,
+             (long long)vr.max_lsb_error, vr.tolerance);
+      rc = 3;
+    }
+  }
+done:
+  for (int i = 0; i < nout; i++)
+    free(bout[i].data);
+  for (int i = 0; i < nin; i++)
+    free(ins[i].data);
+  for (int i = 0; i < nfrozen; i++)
+    free(frozen[i].data);
+  dg_session_destroy(s);
+  dg_context_destroy(ctx);
+  return rc;
+}
