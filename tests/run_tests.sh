@@ -52,7 +52,7 @@ run() { # label, command...
   skipped=$((skipped + s))
 }
 
-tests="test_builder test_reference test_differential test_int8_golden test_session test_cpu_kernels test_oom test_onnx_node"
+tests="test_builder test_reference test_differential test_int8_golden test_session test_cpu_kernels test_oom test_onnx_node test_onnx_import"
 
 if build build --buildtype=release; then
   for t in $tests; do
@@ -63,6 +63,7 @@ if build build --buildtype=release; then
     DG_CPU_SIMD=$simd run "$simd:test_int8_golden" build/tests/test_int8_golden
   done
   run "examples" tests/examples_test.sh build
+  run "tools" tests/tools_test.sh build
 else
   failed=$((failed + 1))
 fi

@@ -62,7 +62,13 @@ onnx_value *onnx_value_find(onnx_ctx *c, const char *name) {
   return NULL;
 }
 
+/* proto2 leaves unset names NULL: a value must have a non-empty one. */
 onnx_value *onnx_value_add(onnx_ctx *c, const char *name) {
+  if (!name || !name[0]) {
+    onnx_fail(c, DG_ERROR_INVALID_ARGUMENT, "name",
+              "a tensor, input or output has no name");
+    return NULL;
+  }
   onnx_value *v = onnx_value_find(c, name);
   if (v)
     return v;
@@ -198,7 +204,8 @@ dg_tensor onnx_input(onnx_ctx *c, int i, const dg_quant_params *quant,
     return v ? v->t : DG_TENSOR_NONE;
   }
   onnx_fail(c, DG_ERROR_INVALID_ARGUMENT, "input",
-            "input '%s' has no value yet", v->name);
+            "input '%s' is produced by no earlier node, initializer or "
+            "graph input", v->name);
   return DG_TENSOR_NONE;
 }
 
