@@ -110,6 +110,9 @@ int main(void) {
           "input", "'nowhere' is produced by no earlier node");
   refused("custom_domain.onnx", DG_ERROR_UNSUPPORTED, NULL, "Relu", "domain",
           "com.example");
+  /* Found by the fuzzer: a TensorProto without a name used to crash. */
+  refused("fuzz_unnamed_value.onnx", DG_ERROR_INVALID_ARGUMENT, NULL, NULL,
+          "name", "has no name");
   refused("does_not_exist.onnx", DG_ERROR_IO, NULL, NULL, "path",
           "cannot open");
   { /* the option that admits symbolic dims */
