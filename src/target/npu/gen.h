@@ -1,0 +1,79 @@
+/* Command-stream generator for one int8 convolution task (direct or
+ * depthwise, per-tensor quantisation) that fits the CBUF in one task.
+ * Emission order and formulas follow Mesa's hardware-validated recipe
+ * (NPU.md 2.3); every value goes through the field packers of regs.h.
+ * Addresses are emitted as relocations: the backend patches the IOVAs of
+ * its buffers (they differ per file descriptor, and 0 is a valid IOVA).
+ */
+#ifndef DG_NPU_GEN_H
+#define DG_NPU_GEN_H
+
+#include "regs.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* All values in the NPU's signed int8 domain (uint8 tensors: minus 128). */
+typedef struct npu_conv_desc {
+  int in_c, in_h, in_w;
+  int out_c, out_h, out_w;
+  int k_h, k_w, stride_y, stride_x;
+  int pad_top, pad_left; /* bottom/right follow from the output size */
+  bool depthwise;
+  int32_t x_zp;  /* input zero point = pad value */
+  int32_t w_zp;  /* weight zero point (BS_OW_OP = -w_zp) */
+  int32_t y_zp;  /* output zero point (OUT_CVT_OFFSET) */
+  float multiplier; /* (sx * sw) / sy in fp32 */
+  int truncate_bits; /* CORE_CLIP_TRUNCATE; bias divided accordingly */
+} npu_conv_desc;
+
+typedef enum npu_buffer {
+  NPU_BUF_INPUT,
+  NPU_BUF_WEIGHTS,
+  NPU_BUF_BIAS,
+  NPU_BUF_OUTPUT,
+  NPU_BUF_COUNT
+} npu_buffer;
+
+typedef struct npu_reloc {
+  int word;          /* index of the word whose value is an address */
+  npu_buffer buffer;
+  uint32_t offset;   /* added to the buffer's IOVA */
+} npu_reloc;
+
+#define NPU_STREAM_MAX 192
+typedef struct npu_stream {
+  uint64_t words[NPU_STREAM_MAX];
+  int count;
+  npu_reloc relocs[8];
+  int reloc_count;
+  bool overflow; /* more words than NPU_STREAM_MAX (a generator bug) */
+} npu_stream;
+
+/* CBUF plan of a one-task conv. */
+typedef struct npu_conv_plan {
+  int data_banks, weight_banks;
+  int data_entries;    /* CNA_CBUF_CON1 */
+  int out_channels;    /* channels the CORE/DPU produce (padded) */
+  size_t input_bytes, weight_bytes, bias_bytes, output_bytes; /* buffers */
+} npu_conv_plan;
+
+/* False (why set) when the conv cannot run as one task. */
+bool npu_conv_plan_make(const npu_conv_desc *d, npu_conv_plan *p, char *why,
+                        size_t why_size);
+
+/* OUT_CVT_SCALE / OUT_CVT_SHIFT for a multiplier (Mesa's rule, from the
+ * fp32 bits: 15-bit scale = 2^14 + top 14 mantissa bits + 1, shift =
+ * 141 - biased exponent, one less when truncating). False if out of range. */
+bool npu_requant_regs(float multiplier, int truncate_bits, uint32_t *scale,
+                      uint32_t *shift);
+
+/* Generates the task's list. False (why set) on a field overflow or a
+ * shape that does not fit. */
+bool npu_gen_conv(const npu_conv_desc *d, npu_stream *s, char *why,
+                  size_t why_size);
+
+/* Writes the buffers' IOVAs into the relocated words. */
+void npu_stream_patch(npu_stream *s, const uint32_t iova[NPU_BUF_COUNT]);
+
+#endif

@@ -1,0 +1,113 @@
+/* Host-side layouts (see pack.h). */
+#include "pack.h"
+
+#include <string.h>
+
+size_t npu_feature_bytes(int c, int h, int w, int elem) {
+  int c2 = NPU_ATOM / elem;
+  return (size_t)((c + c2 - 1) / c2) * (size_t)h * (size_t)w * NPU_ATOM;
+}
+
+/* One loop for both element sizes: index of (ch, y, x) in the cube. */
+static size_t cube_index(int ch, int y, int x, int h, int w, int c2) {
+  return (((size_t)(ch / c2) * (size_t)h + (size_t)y) * (size_t)w +
+          (size_t)x) * (size_t)c2 + (size_t)(ch % c2);
+}
+
+void npu_pack_feature_i8(const int8_t *chw, int c, int h, int w, int8_t pad,
+                         uint8_t *cube) {
+  int cp = npu_align(c, 16);
+  for (int ch = 0; ch < cp; ch++)
+    for (int y = 0; y < h; y++)
+      for (int x = 0; x < w; x++)
+        cube[cube_index(ch, y, x, h, w, 16)] =
+            (uint8_t)(ch < c ? chw[((size_t)ch * h + y) * w + x] : pad);
+}
+
+void npu_unpack_feature_i8(const uint8_t *cube, int c, int h, int w,
+                           int8_t *chw) {
+  for (int ch = 0; ch < c; ch++)
+    for (int y = 0; y < h; y++)
+      for (int x = 0; x < w; x++)
+        chw[((size_t)ch * h + y) * w + x] =
+            (int8_t)cube[cube_index(ch, y, x, h, w, 16)];
+}
+
+void npu_pack_feature_f16(const uint16_t *chw, int c, int h, int w,
+                          uint16_t pad, uint8_t *cube) {
+  int cp = npu_align(c, 8);
+  for (int ch = 0; ch < cp; ch++)
+    for (int y = 0; y < h; y++)
+      for (int x = 0; x < w; x++) {
+        uint16_t v = ch < c ? chw[((size_t)ch * h + y) * w + x] : pad;
+        size_t i = cube_index(ch, y, x, h, w, 8) * 2;
+        cube[i] = (uint8_t)v; /* the NPU reads little-endian halves */
+        cube[i + 1] = (uint8_t)(v >> 8);
+      }
+}
+
+void npu_unpack_feature_f16(const uint8_t *cube, int c, int h, int w,
+                            uint16_t *chw) {
+  for (int ch = 0; ch < c; ch++)
+    for (int y = 0; y < h; y++)
+      for (int x = 0; x < w; x++) {
+        size_t i = cube_index(ch, y, x, h, w, 8) * 2;
+        chw[((size_t)ch * h + y) * w + x] =
+            (uint16_t)(cube[i] | cube[i + 1] << 8);
+      }
+}
+
+size_t npu_weight_bytes(int o, int c, int kh, int kw, bool dw) {
+  return (size_t)kh * kw * npu_channels16(c) * npu_kernels(o, dw);
+}
+
+size_t npu_weight_buffer_bytes(int o, int c, int kh, int kw, bool dw) {
+  return (size_t)kh * kw * npu_kernels(o, dw) *
+         npu_align(c < 16 ? 16 : c, 32) * 2;
+}
+
+void npu_pack_weights_i8(const int8_t *w, int o, int c, int kh, int kw, bool dw,
+                         int8_t w_pad, uint8_t *out) {
+  size_t total = npu_weight_buffer_bytes(o, c, kh, kw, dw), n = 0;
+  memset(out, 0, total);
+  int kernels = npu_kernels(o, dw), c16 = npu_channels16(c);
+  int group = dw ? 64 : 32;
+  for (int k1 = 0; k1 < kernels; k1 += 32) {
+    int kn = kernels - k1 < 32 ? kernels - k1 : 32;
+    for (int c1 = 0; c1 < c16; c1 += group) {
+      int cn = c16 - c1 < group ? c16 - c1 : group;
+      for (int y = 0; y < kh; y++)
+        for (int x = 0; x < kw; x++)
+          for (int k = k1; k < k1 + kn; k++)
+            for (int ch = c1; ch < c1 + cn; ch++) {
+              int8_t v;
+              if (dw)
+                v = ch < c ? w[((size_t)ch * kh + y) * kw + x] : w_pad;
+              else if (k >= o)
+                v = 0; /* the kernel that pads to an even count */
+              else
+                v = ch < c ? w[(((size_t)k * c + ch) * kh + y) * kw + x]
+                           : w_pad;
+              out[n++] = (uint8_t)v;
+            }
+    }
+  }
+}
+
+bool npu_pack_bias(const int32_t *bias, const int8_t *w, int o, int c, int kh,
+                   int kw, bool dw, int32_t w_zp, int32_t x_zp,
+                   int truncate_bits, int32_t *out) {
+  bool ok = true;
+  int per = dw ? 1 : c; /* input channels feeding one output channel */
+  for (int k = 0; k < o; k++) {
+    int64_t corr = 0;
+    for (int i = 0; i < per * kh * kw; i++)
+      corr += (int64_t)(w[(size_t)k * per * kh * kw + i] - w_zp) * x_zp;
+    int64_t v = (bias ? bias[k] : 0) - corr;
+    v /= (int64_t)1 << truncate_bits; /* C division, as Mesa */
+    if (v < INT32_MIN || v > INT32_MAX)
+      ok = false;
+    out[k] = (int32_t)v;
+  }
+  return ok;
+}

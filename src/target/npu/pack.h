@@ -1,0 +1,65 @@
+/* Host-side data layouts of the NPU (NPU.md 2.2), int8 values in the
+ * NPU's signed domain (int8 tensors as they are; uint8 tensors minus 128,
+ * done by the caller).
+ *
+ * Features: NC1HWC2, [C/C2][H][W][C2] with 16-byte atoms: C2 = 16 for
+ * int8, 8 for fp16. Channels past C are filled with a pad value (the input
+ * zero point, so that they contribute nothing: their weights are the
+ * weight zero point).
+ *
+ * Weights (Mesa rkt_coefs.c, hardware-validated): per output group of 32
+ * kernels, per input group of G channels (32 direct, 64 depthwise),
+ * [kh][kw][kernel][channel]; channels padded to a multiple of 16 (the
+ * last group may be short), kernels padded to an even count (depthwise:
+ * one kernel holding every channel).
+ */
+#ifndef DG_NPU_PACK_H
+#define DG_NPU_PACK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define NPU_ATOM 16 /* bytes per feature atom */
+
+static inline int npu_align(int x, int a) { return (x + a - 1) / a * a; }
+
+/* Bytes of an NC1HWC2 cube of c channels with elem-byte elements. */
+size_t npu_feature_bytes(int c, int h, int w, int elem);
+
+void npu_pack_feature_i8(const int8_t *chw, int c, int h, int w, int8_t pad,
+                         uint8_t *cube);
+void npu_unpack_feature_i8(const uint8_t *cube, int c, int h, int w,
+                           int8_t *chw);
+void npu_pack_feature_f16(const uint16_t *chw, int c, int h, int w,
+                          uint16_t pad, uint8_t *cube);
+void npu_unpack_feature_f16(const uint8_t *cube, int c, int h, int w,
+                            uint16_t *chw);
+
+/* Input channels as the CNA sees them: at least 16, a multiple of 16. */
+static inline int npu_channels16(int c) { return npu_align(c < 16 ? 16 : c, 16); }
+/* Kernels in the weight cube: even count; 1 for depthwise. */
+static inline int npu_kernels(int o, bool dw) { return dw ? 1 : npu_align(o, 2); }
+
+/* Size of the weight buffer: the packed bytes plus the slack Mesa
+ * allocates (twice the 32-aligned size), which its dumps include. */
+size_t npu_weight_buffer_bytes(int o, int c, int kh, int kw, bool dw);
+/* Packed bytes (what CNA_WEIGHT_SIZE0 counts). */
+size_t npu_weight_bytes(int o, int c, int kh, int kw, bool dw);
+
+/* w: OIHW int8 (depthwise: [C][1][KH][KW]); w_pad: the weight zero point
+ * in the signed domain, written for padded channels. Fills
+ * npu_weight_buffer_bytes() bytes (slack zeroed). */
+void npu_pack_weights_i8(const int8_t *w, int o, int c, int kh, int kw, bool dw,
+                         int8_t w_pad, uint8_t *out);
+
+/* The int32 bias cube: per output channel, the bias minus the input zero
+ * point's contribution (x_zp * sum of (w - w_zp) over the kernel), divided
+ * by 2^truncate_bits as C division (Mesa), because the CORE truncates the
+ * accumulator before the DPU adds it. bias may be NULL (zeros). Returns
+ * false if a value does not fit int32. */
+bool npu_pack_bias(const int32_t *bias, const int8_t *w, int o, int c, int kh,
+                   int kw, bool dw, int32_t w_zp, int32_t x_zp,
+                   int truncate_bits, int32_t *out);
+
+#endif

@@ -1,0 +1,273 @@
+/* The simulator (see sim.h). */
+#include "sim.h"
+
+#include "decode.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define R(reg, field) npu_rf(rf, NPU_##reg##__##field)
+
+static int fail(char *err, size_t n, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, n, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+/* The buffer holding [addr, addr+len), or NULL. */
+static npu_sim_buffer *find(const npu_sim_job *job, uint32_t addr,
+                            size_t len) {
+  for (int i = 0; i < job->buffer_count; i++) {
+    npu_sim_buffer *b = &job->buffers[i];
+    if (addr >= b->iova && addr - b->iova <= b->size &&
+        len <= b->size - (addr - b->iova))
+      return b;
+  }
+  return NULL;
+}
+
+static int64_t round_shift(int64_t v, unsigned sh, npu_round mode) {
+  if (!sh)
+    return v;
+  int64_t half = (int64_t)1 << (sh - 1);
+  switch (mode) {
+  case NPU_ROUND_HALF_AWAY:
+    return v >= 0 ? (v + half) >> sh : -((-v + half) >> sh);
+  case NPU_ROUND_HALF_EVEN: {
+    int64_t q = v >> sh, r = v - q * ((int64_t)1 << sh);
+    return (r > half || (r == half && (q & 1))) ? q + 1 : q;
+  }
+  default:
+    return (v + half) >> sh;
+  }
+}
+
+typedef struct conv_cfg {
+  int c, h, w, c16, oh, ow, oc, oc_real, kh, kw, sx, sy, pt, pl, kernels;
+  bool dw;
+  int8_t pad;
+  int32_t ow_op, out_offset;
+  unsigned trunc, cvt_shift;
+  uint32_t cvt_scale;
+  const uint8_t *in, *wt, *bias;
+  uint8_t *out;
+  uint32_t out_surf; /* bytes between output channel groups */
+} conv_cfg;
+
+/* Static checks of a decoded conv list against the job's buffers. */
+static int validate(const npu_sim_job *job, const npu_regfile *rf,
+                    conv_cfg *k, char *err, size_t n) {
+  uint32_t need = NPU_EN_CNA | NPU_EN_CORE | NPU_EN_DPU | NPU_EN_DPU_RDMA;
+  if ((rf->op_en & need) != need || (rf->op_en & (NPU_EN_PPU | NPU_EN_PPU_RDMA)))
+    return fail(err, n, "op-enable 0x%x: only CNA+CORE+DPU+DPU_RDMA modelled",
+                rf->op_en);
+  if (R(CNA_CONV_CON1, IN_PRECISION) || R(CNA_CONV_CON1, PROC_PRECISION) ||
+      R(CORE_MISC_CFG, PROC_PRECISION) || rf->value[NPU_DPU_DATA_FORMAT])
+    return fail(err, n, "only int8 in and out is modelled");
+  if (R(CNA_CONV_CON1, ARGB_IN) || R(CNA_CONV_CON1, NONALIGN_DMA) ||
+      R(CNA_CONV_CON1, DECONV) || rf->value[NPU_CNA_CONV_CON3] >> 6)
+    return fail(err, n, "ARGB, non-aligned, deconvolution or dilation mode");
+  uint32_t mode = R(CNA_CONV_CON1, CONV_MODE);
+  if (mode != 0 && mode != 3)
+    return fail(err, n, "CNA conv mode %u not modelled", mode);
+  k->dw = mode == 3;
+  if (k->dw != (bool)R(CORE_MISC_CFG, DW_EN) ||
+      (k->dw ? 3u : 0u) != R(DPU_FEATURE_MODE_CFG, CONV_MODE) ||
+      (k->dw ? 3u : 0u) != R(DPU_RDMA_FEATURE_MODE_CFG, CONV_MODE))
+    return fail(err, n, "depthwise mode differs between CNA, CORE and DPU");
+  if (!R(CORE_MISC_CFG, QD_EN) || R(DPU_FEATURE_MODE_CFG, OUTPUT_MODE) != 2)
+    return fail(err, n, "only quantised output written to memory modelled");
+  k->w = (int)R(CNA_DATA_SIZE0, DATAIN_WIDTH);
+  k->h = (int)R(CNA_DATA_SIZE0, DATAIN_HEIGHT);
+  k->c = (int)R(CNA_DATA_SIZE1, DATAIN_CHANNEL_REAL) + 1;
+  k->c16 = (int)R(CNA_DATA_SIZE1, DATAIN_CHANNEL);
+  k->ow = (int)R(CORE_DATAOUT_SIZE_0, DATAOUT_WIDTH) + 1;
+  k->oh = (int)R(CORE_DATAOUT_SIZE_0, DATAOUT_HEIGHT) + 1;
+  k->oc = (int)R(CORE_DATAOUT_SIZE_1, DATAOUT_CHANNEL) + 1;
+  k->oc_real = (int)R(DPU_DATA_CUBE_CHANNEL, ORIG_CHANNEL) + 1;
+  k->kw = (int)R(CNA_WEIGHT_SIZE2, WEIGHT_WIDTH);
+  k->kh = (int)R(CNA_WEIGHT_SIZE2, WEIGHT_HEIGHT);
+  k->kernels = (int)R(CNA_WEIGHT_SIZE2, WEIGHT_KERNELS);
+  k->sx = (int)R(CNA_CONV_CON3, CONV_X_STRIDE);
+  k->sy = (int)R(CNA_CONV_CON3, CONV_Y_STRIDE);
+  k->pl = (int)R(CNA_PAD_CON0, PAD_LEFT);
+  k->pt = (int)R(CNA_PAD_CON0, PAD_TOP);
+  if (k->w < 1 || k->h < 1 || k->c16 < k->c || k->c16 % 16 || k->kw < 1 ||
+      k->kh < 1 || k->sx < 1 || k->sy < 1 || k->kernels < 1)
+    return fail(err, n, "empty or inconsistent CNA sizes");
+  if (k->dw ? (k->kernels != 1 || k->oc_real != k->c) : k->kernels < k->oc_real)
+    return fail(err, n, "weight kernels %d do not cover %d output channels",
+                k->kernels, k->oc_real);
+  if ((int)R(CNA_DATA_SIZE2, DATAOUT_WIDTH) != k->ow ||
+      (int)R(CNA_DATA_SIZE3, DATAOUT_ATOMICS) != k->ow * k->oh ||
+      (int)R(DPU_DATA_CUBE_WIDTH, WIDTH) + 1 != k->ow ||
+      (int)R(DPU_DATA_CUBE_HEIGHT, HEIGHT) + 1 != k->oh ||
+      (int)R(DPU_DATA_CUBE_CHANNEL, CHANNEL) + 1 != k->oc ||
+      (int)R(DPU_WDMA_SIZE_0, CHANNEL_WDMA) + 1 != k->oc ||
+      (int)R(DPU_WDMA_SIZE_1, WIDTH_WDMA) + 1 != k->ow ||
+      (int)R(DPU_WDMA_SIZE_1, HEIGHT_WDMA) + 1 != k->oh ||
+      (int)R(DPU_RDMA_DATA_CUBE_WIDTH, WIDTH) + 1 != k->ow ||
+      (int)R(DPU_RDMA_DATA_CUBE_HEIGHT, HEIGHT) + 1 != k->oh ||
+      (int)R(DPU_RDMA_DATA_CUBE_CHANNEL, CHANNEL) + 1 != k->oc)
+    return fail(err, n, "output sizes differ between CNA, CORE, DPU and RDMA");
+  if ((k->ow - 1) * k->sx + k->kw > k->w + k->pl + 15 ||
+      (k->oh - 1) * k->sy + k->kh > k->h + k->pt + 15)
+    return fail(err, n, "output larger than the padded input");
+  /* CBUF budget: 12 banks of 256 entries of 128 bytes. */
+  uint32_t dbanks = R(CNA_CBUF_CON0, DATA_BANK),
+           wbanks = R(CNA_CBUF_CON0, WEIGHT_BANK);
+  uint32_t entries = R(CNA_CBUF_CON1, DATA_ENTRIES);
+  uint32_t wbytes = rf->value[NPU_CNA_WEIGHT_SIZE0];
+  if (dbanks + wbanks > 12 || !dbanks || !wbanks)
+    return fail(err, n, "CBUF banks %u data + %u weight (12 exist)", dbanks,
+                wbanks);
+  if (entries * (uint32_t)k->h > dbanks * 256)
+    return fail(err, n, "input needs %u CBUF entries, %u data banks hold %u",
+                entries * k->h, dbanks, dbanks * 256);
+  if (wbytes > wbanks * 32768u ||
+      R(CNA_WEIGHT_SIZE1, WEIGHT_BYTES_PER_KERNEL) > 32768u)
+    return fail(err, n, "weights (%u bytes) exceed %u weight banks", wbytes,
+                wbanks);
+  /* Only the configurations of the validated recipe. */
+  int surf = k->w * (k->h - 4);
+  if ((int)entries != (k->w * 2 * (k->c16 / 16) + 7) / 8 ||
+      (int)R(CNA_DMA_CON1, LINE_STRIDE) != k->w * 4 ||
+      (int)R(CNA_DMA_CON2, SURF_STRIDE) != (surf < 0 ? 0 : surf) ||
+      (int)R(DPU_DST_SURF_STRIDE, DST_SURF_STRIDE) != k->ow * k->oh ||
+      (int)R(DPU_SURFACE_ADD, SURF_ADD) != k->ow * k->oh * 2 * (k->dw ? 2 : 1) ||
+      rf->value[NPU_CNA_WEIGHT_SIZE0] !=
+          (uint32_t)(k->kw * k->kh * k->c16 * k->kernels) ||
+      R(CNA_WEIGHT_SIZE1, WEIGHT_BYTES_PER_KERNEL) !=
+          (uint32_t)(k->kw * k->kh * k->c16))
+    return fail(err, n, "entries, strides or sizes outside the modelled recipe");
+  if (R(DPU_BS_CFG, BS_BYPASS) || R(DPU_BS_CFG, BS_ALU_BYPASS) ||
+      R(DPU_BS_CFG, BS_ALU_ALGO) != 2 || !R(DPU_BS_CFG, BS_ALU_SRC) ||
+      !R(DPU_BS_CFG, BS_MUL_BYPASS) || !R(DPU_BS_CFG, BS_RELU_BYPASS) ||
+      !R(DPU_BN_CFG, BN_BYPASS) || !R(DPU_EW_CFG, EW_BYPASS) ||
+      R(DPU_RDMA_BRDMA_CFG, BRDMA_DATA_USE) != 1 ||
+      !R(DPU_RDMA_ERDMA_CFG, ERDMA_DISABLE) ||
+      !R(DPU_RDMA_FEATURE_MODE_CFG, MRDMA_DISABLE) ||
+      R(DPU_RDMA_NRDMA_CFG, NRDMA_DATA_USE))
+    return fail(err, n, "DPU stages other than bias add + OUT_CVT not modelled");
+  /* Addresses: 16-byte aligned and inside the job's buffers (only those of
+   * enabled readers: a disabled reader's address may be 0, and 0 is also a
+   * valid IOVA, so nothing is inferred from the value itself). */
+  uint32_t a_in = rf->value[NPU_CNA_FEATURE_DATA_ADDR],
+           a_wt = rf->value[NPU_CNA_DCOMP_ADDR0],
+           a_bs = rf->value[NPU_DPU_RDMA_BS_BASE_ADDR],
+           a_out = rf->value[NPU_DPU_DST_BASE_ADDR];
+  if ((a_in | a_wt | a_bs | a_out) & 15)
+    return fail(err, n, "a base address is not 16-byte aligned");
+  size_t in_len = (size_t)(k->c16 / 16) * k->h * k->w * 16;
+  k->out_surf = (uint32_t)k->ow * k->oh * 16;
+  size_t out_len = (size_t)((k->oc + 15) / 16) * k->out_surf;
+  npu_sim_buffer *b;
+  if (!(b = find(job, a_in, in_len)))
+    return fail(err, n, "input [0x%x, +%zu) outside every buffer", a_in, in_len);
+  k->in = b->data + (a_in - b->iova);
+  if (!(b = find(job, a_wt, wbytes)))
+    return fail(err, n, "weights [0x%x, +%u) outside every buffer", a_wt, wbytes);
+  k->wt = b->data + (a_wt - b->iova);
+  /* BRDMA reads one int32 per real output channel [inference]. */
+  if (!(b = find(job, a_bs, (size_t)k->oc_real * 4)))
+    return fail(err, n, "bias [0x%x, +%d) outside every buffer", a_bs,
+                k->oc_real * 4);
+  k->bias = b->data + (a_bs - b->iova);
+  if (!(b = find(job, a_out, out_len)))
+    return fail(err, n, "output [0x%x, +%zu) outside every buffer", a_out,
+                out_len);
+  if (!b->is_output)
+    return fail(err, n, "output written into buffer '%s' not listed as output",
+                b->name ? b->name : "?");
+  k->out = b->data + (a_out - b->iova);
+  /* The pad value: the low byte of PAD_VALUE [inference; Mesa's special
+   * cases suggest byte lanes, see the report]. */
+  k->pad = (int8_t)(rf->value[NPU_CNA_PAD_CON1] & 0xff);
+  k->ow_op = (int16_t)R(DPU_BS_OW_OP, OW_OP);
+  k->out_offset = (int32_t)rf->value[NPU_DPU_OUT_CVT_OFFSET];
+  k->trunc = R(CORE_CLIP_TRUNCATE, CLIP_TRUNCATE);
+  k->cvt_scale = R(DPU_OUT_CVT_SCALE, OUT_CVT_SCALE);
+  k->cvt_shift = R(DPU_OUT_CVT_SHIFT, OUT_CVT_SHIFT);
+  if (k->cvt_shift > 62)
+    return fail(err, n, "OUT_CVT_SHIFT %u too large", k->cvt_shift);
+  return 0;
+}
+
+/* Byte offset of weight (kernel, channel, ky, kx) in the packed cube:
+ * groups of 32 kernels, then channel groups of 32 (64 depthwise), then
+ * [ky][kx][kernel][channel] within the group. */
+static size_t weight_at(const conv_cfg *k, int kern, int ch, int ky, int kx) {
+  int group = k->dw ? 64 : 32;
+  int k1 = kern / 32 * 32, kn = k->kernels - k1 < 32 ? k->kernels - k1 : 32;
+  size_t off = (size_t)k1 * k->kh * k->kw * k->c16; /* earlier kernel groups */
+  int c1 = ch / group * group, cn = k->c16 - c1 < group ? k->c16 - c1 : group;
+  off += (size_t)c1 * k->kh * k->kw * kn;
+  return off + (((size_t)ky * k->kw + kx) * kn + (kern - k1)) * cn + (ch - c1);
+}
+
+static int8_t input_at(const conv_cfg *k, int ch, int y, int x) {
+  if (y < 0 || y >= k->h || x < 0 || x >= k->w)
+    return k->pad;
+  return (int8_t)k->in[(((size_t)(ch / 16) * k->h + y) * k->w + x) * 16 +
+                       ch % 16];
+}
+
+static void execute(const conv_cfg *k, npu_round mode) {
+  for (int o = 0; o < k->oc; o++)
+    for (int oy = 0; oy < k->oh; oy++)
+      for (int ox = 0; ox < k->ow; ox++) {
+        int64_t acc = 0, xsum = 0;
+        /* Channels past the real ones produce no data we model: the
+         * bias-free, weight-free result is written [inference]. */
+        if (o < k->oc_real) {
+          int c0 = k->dw ? o : 0, c1 = k->dw ? o + 1 : k->c16;
+          for (int ky = 0; ky < k->kh; ky++)
+            for (int kx = 0; kx < k->kw; kx++) {
+              int iy = oy * k->sy + ky - k->pt, ix = ox * k->sx + kx - k->pl;
+              for (int ch = c0; ch < c1; ch++) {
+                int8_t x = input_at(k, ch, iy, ix);
+                int8_t w = (int8_t)k->wt[weight_at(k, k->dw ? 0 : o, ch, ky,
+                                                   kx)];
+                acc += (int64_t)x * w;
+                xsum += x;
+              }
+            }
+        }
+        /* CORE: OW_OP x window sum (weight zero point), then the
+         * CLIP_TRUNCATE right shift [inference on the order]. */
+        acc += (int64_t)k->ow_op * xsum;
+        acc = round_shift(acc, k->trunc, mode);
+        if (o < k->oc_real) {
+          const uint8_t *bp = k->bias + 4 * (size_t)o;
+          acc += (int32_t)((uint32_t)bp[0] | (uint32_t)bp[1] << 8 |
+                           (uint32_t)bp[2] << 16 | (uint32_t)bp[3] << 24);
+        }
+        if (acc > INT32_MAX)
+          acc = INT32_MAX; /* the CACC -> DPU path is 32 bits wide */
+        if (acc < INT32_MIN)
+          acc = INT32_MIN;
+        int64_t y = round_shift(acc * (int64_t)k->cvt_scale, k->cvt_shift, mode) +
+                    k->out_offset;
+        y = y < -128 ? -128 : (y > 127 ? 127 : y);
+        k->out[(size_t)(o / 16) * k->out_surf +
+               ((size_t)oy * k->ow + ox) * 16 + o % 16] = (uint8_t)(int8_t)y;
+      }
+}
+
+int npu_sim_run(const npu_sim_job *job, char *err, size_t n) {
+  npu_regfile *rf = malloc(sizeof *rf);
+  if (!rf)
+    return fail(err, n, "out of memory");
+  int rc = npu_decode(job->words, job->word_count, rf, err, n);
+  conv_cfg k = {0};
+  if (!rc)
+    rc = validate(job, rf, &k, err, n);
+  if (!rc)
+    execute(&k, job->round);
+  free(rf);
+  return rc;
+}

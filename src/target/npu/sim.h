@@ -1,0 +1,46 @@
+/* The simulator: decodes a task's command list, validates it statically,
+ * and runs the functional model CNA -> CORE -> DPU on host buffers that
+ * stand in for NPU memory (IOVAs are plain numbers; 0 is valid).
+ *
+ * Modelled subset: int8 direct and depthwise conv with per-channel bias
+ * from BRDMA, OW_OP (weight zero point) and OUT_CVT requantisation, output
+ * to memory; only the register configurations Mesa's recipe produces
+ * (strides, entry counts) are accepted, anything else is an error rather
+ * than a guess.
+ */
+#ifndef DG_NPU_SIM_H
+#define DG_NPU_SIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* How OUT_CVT rounds (acc * scale) >> shift: disputed (NPU.md 2.6), so a
+ * switch until a board settles it. The golden capture has no ties and
+ * cannot tell them apart. */
+typedef enum npu_round {
+  NPU_ROUND_HALF_UP,    /* add 2^(shift-1), arithmetic shift (default) */
+  NPU_ROUND_HALF_AWAY,  /* NVDLA-style: ties away from zero */
+  NPU_ROUND_HALF_EVEN,  /* RUS's measurement */
+} npu_round;
+
+typedef struct npu_sim_buffer {
+  const char *name;
+  uint32_t iova;
+  size_t size;
+  uint8_t *data;
+  bool is_output; /* listed as written by the job */
+} npu_sim_buffer;
+
+typedef struct npu_sim_job {
+  const uint64_t *words;
+  int word_count;
+  npu_sim_buffer *buffers;
+  int buffer_count;
+  npu_round round;
+} npu_sim_job;
+
+/* 0 on success; -1 with err set when the list or the job is invalid. */
+int npu_sim_run(const npu_sim_job *job, char *err, size_t err_size);
+
+#endif
