@@ -163,6 +163,9 @@ dg_status dg_context_create(const dg_context_options *options,
       return DG_ERROR_OUT_OF_MEMORY;
     }
   }
+  /* Targets see the resolved directory (owned by the context), or NULL
+   * when caching is off. */
+  ctx->opts.cache_dir = ctx->cache_dir;
   const dg_target *t;
   for (int i = 0; (t = dg_target_get(i)); i++) {
     if (!(o.device_kinds & t->kind))

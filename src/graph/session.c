@@ -102,7 +102,11 @@ static dg_status plan_memory(dg_session *s) {
   return DG_OK;
 }
 
-static dg_status make_segments(dg_session *s, dg_diagnostic *diag) {
+/* Splits the placement into segments and compiles each on its device.
+ * *target_failed tells a target's own error (diagnostic filled) from an
+ * allocation failure here. */
+static dg_status make_segments(dg_session *s, dg_diagnostic *diag,
+                               bool *target_failed) {
   const dg_ir *ir = &s->ir;
   int N = ir->node_count;
   s->segments = calloc((size_t)N + 1, sizeof *s->segments);
@@ -123,8 +127,10 @@ static dg_status make_segments(dg_session *s, dg_diagnostic *diag) {
       seg->nodes[k - i] = k;
     dg_segment desc = {ir, seg->nodes, seg->node_count, s->keep_all};
     dg_status st = seg->dev->vt->compile(seg->dev, &desc, &seg->state, diag);
-    if (st != DG_OK)
+    if (st != DG_OK) {
+      *target_failed = true; /* the target wrote the diagnostic */
       return st;
+    }
     i = j;
   }
   s->plan.segment_count = s->segment_count;
@@ -189,8 +195,9 @@ dg_status dg_session_compile(dg_context *ctx, const dg_ir *ir,
   st = plan_memory(s);
   if (st != DG_OK)
     goto fail;
-  st = make_segments(s, diag);
-  if (st == DG_ERROR_OUT_OF_MEMORY)
+  bool target_failed = false;
+  st = make_segments(s, diag, &target_failed);
+  if (st != DG_OK && !target_failed)
     goto fail;
   if (st != DG_OK)
     goto fail_diag;

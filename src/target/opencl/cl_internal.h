@@ -1,0 +1,87 @@
+/* The OpenCL target's private structures, shared by its files:
+ * cl_device.c (discovery, capabilities, cost model), cl_program.c (program
+ * build and on-disk binary cache), cl_nodes.c (kernel choice and arguments
+ * per node), cl_segment.c (compile, run, release), cl_util.c (errors and
+ * buffer creation). */
+#ifndef DG_CL_INTERNAL_H
+#define DG_CL_INTERNAL_H
+
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+
+#include "../../graph/internal.h"
+#include "../target.h"
+#include "cl_test.h"
+
+#include <pthread.h>
+
+typedef struct dg_cl_device {
+  cl_platform_id platform;
+  cl_device_id device;
+  cl_context context;
+  cl_command_queue queue; /* in order, profiling on */
+  pthread_mutex_t lock;   /* guards program */
+  cl_program program;     /* built on the first compile that needs it */
+  char name[128];
+  char driver_version[64];
+  char device_version[96];
+  char platform_version[160];
+  char build_options[128];
+  char *cache_dir; /* NULL: no program cache */
+  bool is_cpu;      /* CL_DEVICE_TYPE_CPU (PoCL and the like) */
+  bool correct_div; /* correctly rounded fp32 division available */
+  cl_uint compute_units;
+  size_t max_wg;
+  cl_ulong local_mem;
+  double gflops; /* rough sustained estimate for the cost model */
+} dg_cl_device;
+
+/* The embedded program (generated from kernels/ by embed.py). */
+extern const char dg_opencl_program_source[];
+
+/* ---- cl_util.c ---- */
+const char *dg_cl_error_name(cl_int err);
+/* DG_ERROR_OUT_OF_MEMORY for the allocation errors, else DG_ERROR_DEVICE. */
+dg_status dg_cl_status(cl_int err);
+/* Fills diag for a failed CL call about node (NULL: not about a node) and
+ * returns the mapped status. */
+dg_status dg_cl_fail(dg_diagnostic *diag, cl_int err, int node_index,
+                     const dg_node *node, const char *call);
+/* clCreateBuffer, through the allocation-failure injection of cl_test.h. */
+cl_mem dg_cl_buffer(cl_context ctx, cl_mem_flags flags, size_t size,
+                    void *host, cl_int *err);
+/* clReleaseMemObject of a buffer from dg_cl_buffer; NULL is a no-op. */
+void dg_cl_buffer_free(cl_mem m);
+/* Test counters (cl_test.h), updated by cl_program.c. */
+void dg_cl_stat_add(int *counter, int delta);
+extern dg_opencl_stats dg_cl_stats;
+
+/* ---- cl_program.c ---- */
+/* Builds (or loads from the cache) the device's program once. */
+dg_status dg_cl_program_get(dg_cl_device *d, cl_program *out,
+                            dg_diagnostic *diag);
+
+/* ---- cl_nodes.c ---- */
+typedef enum dg_cl_cmd { CL_CMD_KERNEL, CL_CMD_COPY, CL_CMD_CONCAT } dg_cl_cmd;
+
+#define DG_CL_AUX 4
+
+typedef struct dg_cl_node {
+  int index; /* node index in the graph */
+  const dg_node *node;
+  dg_cl_cmd cmd;
+  cl_kernel kernel;
+  cl_uint dims;
+  size_t gws[3], lws[3];
+  cl_mem aux[DG_CL_AUX]; /* geometry, offsets, multipliers, zero points */
+  char tile[32];         /* kernel variant, for diagnostics */
+} dg_cl_node;
+
+/* Chooses the kernel of node and binds its arguments to mem[] (per tensor
+ * id; absent optional inputs are NULL). */
+dg_status dg_cl_node_prepare(dg_cl_device *d, cl_program prog,
+                             const dg_ir *ir, int index, cl_mem *mem,
+                             dg_cl_node *cn, dg_diagnostic *diag);
+void dg_cl_node_release(dg_cl_node *cn);
+
+#endif

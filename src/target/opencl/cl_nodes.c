@@ -1,0 +1,479 @@
+/* Per node: which kernel runs it, its geometry block (kernels/geom.h), its
+ * small host-computed arrays (GEMM batch offsets, requantisation
+ * multipliers and zero points from the same helpers as the CPU), and its
+ * arguments, bound once at compile time so that a run only enqueues. */
+#define _POSIX_C_SOURCE 200809L
+#include "cl_internal.h"
+#include "kernels/geom.h"
+
+#include "../../ops/ops.h"
+#include "../../ops/requant.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TILE 64 /* GEMM tile of gemm.cl / qgemm.cl, per 16 x 16 items */
+
+typedef struct prep {
+  dg_cl_device *d;
+  cl_program prog;
+  const dg_ir *ir;
+  const dg_node *n;
+  dg_cl_node *cn;
+  cl_mem *mem;
+  int aux_count;
+  const char *call; /* the CL call that failed */
+} prep;
+
+static const dg_tensor_desc *in_desc(const prep *p, int k) {
+  return &dg_ir_tensor(p->ir, p->n->inputs[k])->desc;
+}
+static const dg_tensor_desc *out_desc(const prep *p) {
+  return &dg_ir_tensor(p->ir, p->n->output)->desc;
+}
+static cl_mem in_mem(const prep *p, int k) {
+  return p->n->inputs[k] ? p->mem[p->n->inputs[k]] : NULL;
+}
+static cl_mem out_mem(const prep *p) { return p->mem[p->n->output]; }
+
+static int dt_code(dg_dtype t) {
+  switch (t) {
+  case DG_DTYPE_F16: return DT_F16;
+  case DG_DTYPE_I8: return DT_I8;
+  case DG_DTYPE_U8: return DT_U8;
+  case DG_DTYPE_I32: return DT_I32;
+  default: return DT_F32;
+  }
+}
+
+static int32_t fbits(float f) {
+  int32_t i;
+  memcpy(&i, &f, 4);
+  return i;
+}
+
+static size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
+
+/* A read-only buffer holding data, owned by the node. */
+static cl_int aux(prep *p, const void *data, size_t bytes, cl_mem *out) {
+  cl_int err;
+  cl_mem m = dg_cl_buffer(p->d->context,
+                          CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
+                          (void *)data, &err);
+  if (!m) {
+    p->call = "clCreateBuffer";
+    return err;
+  }
+  p->cn->aux[p->aux_count++] = m;
+  *out = m;
+  return CL_SUCCESS;
+}
+
+/* Creates the kernel and binds args (cl_mem each). */
+static cl_int kernel(prep *p, const char *name, int nargs,
+                     const cl_mem *args) {
+  cl_int err;
+  p->cn->kernel = clCreateKernel(p->prog, name, &err);
+  if (!p->cn->kernel) {
+    p->call = "clCreateKernel";
+    return err;
+  }
+  for (int i = 0; i < nargs; i++) {
+    err = clSetKernelArg(p->cn->kernel, (cl_uint)i, sizeof(cl_mem), &args[i]);
+    if (err != CL_SUCCESS) {
+      p->call = "clSetKernelArg";
+      return err;
+    }
+  }
+  snprintf(p->cn->tile, sizeof p->cn->tile, "%s", name);
+  return CL_SUCCESS;
+}
+
+static void grid1(dg_cl_node *cn, int64_t items) {
+  cn->dims = 1;
+  cn->lws[0] = 64;
+  cn->gws[0] = round_up((size_t)(items ? items : 1), 64);
+}
+
+static void grid_gemm(dg_cl_node *cn, int64_t M, int64_t N, int64_t z) {
+  cn->dims = 3;
+  cn->lws[0] = cn->lws[1] = 16;
+  cn->lws[2] = 1;
+  cn->gws[0] = (size_t)((N + TILE - 1) / TILE) * 16;
+  cn->gws[1] = (size_t)((M + TILE - 1) / TILE) * 16;
+  cn->gws[2] = (size_t)z;
+}
+
+static void act_bounds(dg_activation a, int32_t *g) {
+  g[G_LO] = fbits(a == DG_ACTIVATION_NONE ? -INFINITY : 0.0f);
+  g[G_HI] = fbits(a == DG_ACTIVATION_RELU6 ? 6.0f : INFINITY);
+}
+
+/* Requantisation arrays of a quantised node with `channels` output
+ * channels whose weights are input 1, and the int8 geometry fields. */
+static cl_int q8_setup(prep *p, int64_t channels, int32_t *g, cl_mem *mult,
+                       cl_mem *wz) {
+  const dg_tensor_desc *xd = in_desc(p, 0), *wd = in_desc(p, 1),
+                       *yd = out_desc(p);
+  float *m = malloc(sizeof(float) * (size_t)channels);
+  int32_t *z = malloc(sizeof(int32_t) * (size_t)channels);
+  if (!m || !z) {
+    free(m), free(z);
+    p->call = "malloc";
+    return CL_OUT_OF_HOST_MEMORY;
+  }
+  bool pc = wd->quant.channel_count != 0;
+  for (int64_t c = 0; c < channels; c++) {
+    m[c] = dg_requant_multiplier(xd->quant.scale,
+                                 dg_quant_scale(wd, pc ? c : 0),
+                                 yd->quant.scale);
+    z[c] = dg_quant_zero(wd, pc ? c : 0);
+  }
+  cl_int err = aux(p, m, sizeof(float) * (size_t)channels, mult);
+  if (err == CL_SUCCESS)
+    err = aux(p, z, sizeof(int32_t) * (size_t)channels, wz);
+  free(m), free(z);
+  int64_t lo, hi;
+  dg_dtype_int_range(yd->dtype, &lo, &hi);
+  dg_requant_clamp(p->n->p.activation, yd->quant.scale, yd->quant.zero_point,
+                   (int32_t)lo, (int32_t)hi, &g[G_LO], &g[G_HI]);
+  g[G_PC] = 1; /* per-tensor weights: every entry holds the same value */
+  g[G_ZX] = xd->quant.zero_point;
+  g[G_ZY] = yd->quant.zero_point;
+  g[G_YSGN] = yd->dtype == DG_DTYPE_I8;
+  return err;
+}
+
+/* The GEMM node: geometry g (M, N, K, strides... filled by the caller),
+ * batch offsets offs[3 * z]. */
+static cl_int gemm(prep *p, int32_t *g, const int32_t *offs, int64_t z,
+                   bool q, int64_t channels, cl_mem A, cl_mem B,
+                   cl_mem bias) {
+  cl_mem gm = NULL, om = NULL, mult = NULL, wz = NULL;
+  cl_int err = CL_SUCCESS;
+  if (q)
+    err = q8_setup(p, channels, g, &mult, &wz);
+  if (err == CL_SUCCESS)
+    err = aux(p, g, sizeof(int32_t) * DG_CL_GEOM_INTS, &gm);
+  if (err == CL_SUCCESS)
+    err = aux(p, offs, sizeof(int32_t) * 3 * (size_t)z, &om);
+  if (err != CL_SUCCESS)
+    return err;
+  cl_mem args[8] = {A, B, bias, out_mem(p), gm, om, mult, wz};
+  /* Tiles pay off on GPUs once a tile's rows are mostly full. */
+  if (p->d->is_cpu || g[G_M] < 16) {
+    dg_cl_node *cn = p->cn;
+    cn->dims = 2;
+    cn->lws[0] = 64;
+    cn->lws[1] = 1;
+    cn->gws[0] = round_up((size_t)g[G_M] * (size_t)g[G_N], 64);
+    cn->gws[1] = (size_t)z;
+    return kernel(p, q ? "gemm_small_q8" : "gemm_small_f32", q ? 8 : 6,
+                  args);
+  }
+  grid_gemm(p->cn, g[G_M], g[G_N], z);
+  return kernel(p, q ? "gemm_q8" : "gemm_f32", q ? 8 : 6, args);
+}
+
+static cl_int conv(prep *p) {
+  const dg_tensor_desc *x = in_desc(p, 0), *w = in_desc(p, 1),
+                       *y = out_desc(p);
+  const dg_node_params *np = &p->n->p;
+  bool q = p->n->op == DG_OP_QCONV2D;
+  int32_t g[DG_CL_GEOM_INTS] = {0};
+  int64_t G = np->groups, C = x->dims[1], O = w->dims[0];
+  g[G_NIMG] = (int32_t)x->dims[0];
+  g[G_C] = (int32_t)C;
+  g[G_H] = (int32_t)x->dims[2];
+  g[G_W] = (int32_t)x->dims[3];
+  g[G_O] = (int32_t)O;
+  g[G_OH] = (int32_t)y->dims[2];
+  g[G_OW] = (int32_t)y->dims[3];
+  g[G_KH] = (int32_t)w->dims[2];
+  g[G_KW] = (int32_t)w->dims[3];
+  g[G_SH] = np->stride[0];
+  g[G_SW] = np->stride[1];
+  g[G_DH] = np->dilation[0];
+  g[G_DW] = np->dilation[1];
+  g[G_PT] = np->pads[0];
+  g[G_PL] = np->pads[1];
+  g[G_CG] = (int32_t)(C / G);
+  g[G_OG] = (int32_t)(O / G);
+  g[G_HIO] = x->dtype == DG_DTYPE_F16;
+  g[G_BIAS] = p->n->inputs[2] ? 1 : 0;
+  act_bounds(np->activation, g);
+  if (!q && (g[G_OG] < 4 || p->d->is_cpu)) {
+    /* Few output channels per group (depthwise): direct. */
+    cl_mem gm = NULL;
+    cl_int err = aux(p, g, sizeof g, &gm);
+    if (err != CL_SUCCESS)
+      return err;
+    grid1(p->cn, dg_desc_elements(y));
+    cl_mem args[5] = {in_mem(p, 0), in_mem(p, 1), in_mem(p, 2), out_mem(p),
+                      gm};
+    return kernel(p, "conv_direct_f32", 5, args);
+  }
+  int64_t K = (int64_t)g[G_CG] * g[G_KH] * g[G_KW];
+  g[G_M] = g[G_OG];
+  g[G_N] = (int32_t)(x->dims[0] * y->dims[2] * y->dims[3]);
+  g[G_K] = (int32_t)K;
+  g[G_MODE] = 1;
+  g[G_SAM] = (int32_t)K;
+  g[G_SAK] = 1;
+  g[G_WSIDE] = 0;
+  g[G_ASGN] = w->dtype == DG_DTYPE_I8;
+  g[G_BSGN] = x->dtype == DG_DTYPE_I8;
+  int32_t *offs = calloc((size_t)G * 3, sizeof(int32_t));
+  if (!offs) {
+    p->call = "malloc";
+    return CL_OUT_OF_HOST_MEMORY;
+  }
+  for (int64_t z = 0; z < G; z++)
+    offs[3 * z] = (int32_t)(z * g[G_OG] * K);
+  /* Conv rows: A = weights, B = input gathered (order as the kernel). */
+  cl_int err = gemm(p, g, offs, G, q, O, in_mem(p, 1), in_mem(p, 0),
+                    in_mem(p, 2));
+  free(offs);
+  return err;
+}
+
+static cl_int fc(prep *p) {
+  const dg_tensor_desc *x = in_desc(p, 0), *w = in_desc(p, 1),
+                       *y = out_desc(p);
+  bool q = p->n->op == DG_OP_QFULLY_CONNECTED;
+  int32_t g[DG_CL_GEOM_INTS] = {0};
+  int32_t M = (int32_t)y->dims[0], N = (int32_t)w->dims[0],
+          K = (int32_t)w->dims[1];
+  g[G_M] = M;
+  g[G_N] = N;
+  g[G_K] = K;
+  g[G_SAM] = K;
+  g[G_SAK] = 1;
+  g[G_SBK] = 1; /* B(k, n) = w[n][k] */
+  g[G_SBN] = K;
+  g[G_SCM] = N;
+  g[G_SCN] = 1;
+  g[G_HIO] = x->dtype == DG_DTYPE_F16;
+  g[G_BIAS] = p->n->inputs[2] ? 2 : 0;
+  g[G_WSIDE] = 1;
+  g[G_ASGN] = x->dtype == DG_DTYPE_I8;
+  g[G_BSGN] = w->dtype == DG_DTYPE_I8;
+  act_bounds(p->n->p.activation, g);
+  int32_t offs[3] = {0, 0, 0};
+  return gemm(p, g, offs, 1, q, N, in_mem(p, 0), in_mem(p, 1), in_mem(p, 2));
+}
+
+static cl_int matmul(prep *p) {
+  const dg_tensor_desc *a = in_desc(p, 0), *b = in_desc(p, 1);
+  bool q = p->n->op == DG_OP_QMATMUL;
+  dg_matmul_shape s;
+  int r;
+  int64_t od[DG_MAX_RANK];
+  dg_matmul_shape_get(a, b, &s, &r, od);
+  int32_t g[DG_CL_GEOM_INTS] = {0};
+  g[G_M] = (int32_t)s.M;
+  g[G_N] = (int32_t)s.N;
+  g[G_K] = (int32_t)s.K;
+  g[G_SAM] = (int32_t)s.K;
+  g[G_SAK] = 1;
+  g[G_SBK] = (int32_t)s.N;
+  g[G_SBN] = 1;
+  g[G_SCM] = (int32_t)s.N;
+  g[G_SCN] = 1;
+  g[G_HIO] = a->dtype == DG_DTYPE_F16;
+  g[G_WSIDE] = 1;
+  g[G_ASGN] = a->dtype == DG_DTYPE_I8;
+  g[G_BSGN] = b->dtype == DG_DTYPE_I8;
+  act_bounds(DG_ACTIVATION_NONE, g);
+  int32_t *offs = malloc(sizeof(int32_t) * 3 * (size_t)s.batch);
+  if (!offs) {
+    p->call = "malloc";
+    return CL_OUT_OF_HOST_MEMORY;
+  }
+  for (int64_t i = 0; i < s.batch; i++) {
+    int64_t ia, ib;
+    dg_matmul_batch_index(&s, i, &ia, &ib);
+    offs[3 * i] = (int32_t)(ia * s.M * s.K);
+    offs[3 * i + 1] = (int32_t)(ib * s.K * s.N);
+    offs[3 * i + 2] = (int32_t)(i * s.M * s.N);
+  }
+  cl_int err = gemm(p, g, offs, s.batch, q, s.N, in_mem(p, 0), in_mem(p, 1),
+                    NULL);
+  free(offs);
+  return err;
+}
+
+static cl_int pool(prep *p) {
+  const dg_tensor_desc *x = in_desc(p, 0), *y = out_desc(p);
+  const dg_node_params *np = &p->n->p;
+  int32_t g[DG_CL_GEOM_INTS] = {0};
+  bool global = p->n->op == DG_OP_GLOBAL_AVG_POOL;
+  g[E_COUNT] = (int32_t)dg_desc_elements(y);
+  g[P_NC] = (int32_t)(x->dims[0] * x->dims[1]);
+  g[P_H] = (int32_t)x->dims[2];
+  g[P_W] = (int32_t)x->dims[3];
+  g[P_OH] = (int32_t)y->dims[2];
+  g[P_OW] = (int32_t)y->dims[3];
+  g[P_KH] = global ? g[P_H] : np->kernel[0];
+  g[P_KW] = global ? g[P_W] : np->kernel[1];
+  g[P_SH] = global ? 1 : np->stride[0];
+  g[P_SW] = global ? 1 : np->stride[1];
+  if (!global) {
+    g[P_PT] = np->pads[0];
+    g[P_PL] = np->pads[1];
+    g[P_PB] = np->pads[2];
+    g[P_PR] = np->pads[3];
+    g[P_INCL] = np->count_include_pad;
+  }
+  g[P_MAX] = p->n->op == DG_OP_MAX_POOL2D;
+  g[P_DT] = dt_code(x->dtype);
+  cl_mem gm = NULL;
+  cl_int err = aux(p, g, sizeof g, &gm);
+  if (err != CL_SUCCESS)
+    return err;
+  grid1(p->cn, g[E_COUNT]);
+  cl_mem args[3] = {in_mem(p, 0), out_mem(p), gm};
+  return kernel(p, "pool2d", 3, args);
+}
+
+static cl_int eltwise(prep *p) {
+  const dg_tensor_desc *y = out_desc(p);
+  int32_t g[DG_CL_GEOM_INTS] = {0};
+  g[E_COUNT] = (int32_t)dg_desc_elements(y);
+  g[E_HIO] = y->dtype == DG_DTYPE_F16;
+  const char *name = "clip_f32";
+  int64_t items = g[E_COUNT];
+  cl_mem args[4] = {in_mem(p, 0), out_mem(p), NULL, NULL};
+  int nargs = 3;
+  if (p->n->op == DG_OP_RELU) {
+    g[E_LO] = fbits(0.0f);
+    g[E_HI] = fbits(INFINITY);
+  } else if (p->n->op == DG_OP_CLIP) {
+    g[E_LO] = fbits(p->n->p.clip_lo);
+    g[E_HI] = fbits(p->n->p.clip_hi);
+  } else if (p->n->op == DG_OP_ADD) {
+    const dg_tensor_desc *a = in_desc(p, 0), *b = in_desc(p, 1);
+    int64_t sa[DG_MAX_RANK], sb[DG_MAX_RANK];
+    dg_broadcast_strides(a->rank, a->dims, y->rank, y->dims, sa);
+    dg_broadcast_strides(b->rank, b->dims, y->rank, y->dims, sb);
+    g[E_RANK] = y->rank;
+    for (int i = 0; i < y->rank; i++) {
+      g[E_DIMS + i] = (int32_t)y->dims[i];
+      g[E_SA + i] = (int32_t)sa[i];
+      g[E_SB + i] = (int32_t)sb[i];
+    }
+    name = "add_f32";
+    args[1] = in_mem(p, 1);
+    args[2] = out_mem(p);
+    nargs = 4;
+  } else { /* softmax */
+    int axis = p->n->p.axis;
+    int64_t outer = 1, inner = 1;
+    for (int i = 0; i < axis; i++)
+      outer *= y->dims[i];
+    for (int i = axis + 1; i < y->rank; i++)
+      inner *= y->dims[i];
+    g[E_OUTER] = (int32_t)outer;
+    g[E_LEN] = (int32_t)y->dims[axis];
+    g[E_INNER] = (int32_t)inner;
+    items = outer * inner;
+    name = "softmax_f32";
+  }
+  cl_mem gm = NULL;
+  cl_int err = aux(p, g, sizeof g, &gm);
+  if (err != CL_SUCCESS)
+    return err;
+  args[nargs - 1] = gm;
+  grid1(p->cn, items);
+  return kernel(p, name, nargs, args);
+}
+
+/* quantize / dequantize: q is the quantised tensor's descriptor. */
+static cl_int quant(prep *p) {
+  bool to_q = p->n->op == DG_OP_QUANTIZE;
+  const dg_tensor_desc *q = to_q ? out_desc(p) : in_desc(p, 0);
+  int32_t g[DG_CL_GEOM_INTS] = {0};
+  g[E_COUNT] = (int32_t)dg_desc_elements(q);
+  int64_t channels = 1, inner = 1;
+  if (q->quant.channel_count) {
+    channels = q->dims[q->quant.axis];
+    for (int k = q->quant.axis + 1; k < q->rank; k++)
+      inner *= q->dims[k];
+  }
+  g[E_QINNER] = (int32_t)inner;
+  g[E_QDIM] = (int32_t)channels;
+  g[E_QDT] = dt_code(q->dtype);
+  int64_t lo, hi;
+  dg_dtype_int_range(q->dtype, &lo, &hi);
+  g[E_QLO] = (int32_t)lo;
+  g[E_QHI] = (int32_t)hi;
+  float *s = malloc(sizeof(float) * (size_t)channels);
+  int32_t *z = malloc(sizeof(int32_t) * (size_t)channels);
+  if (!s || !z) {
+    free(s), free(z);
+    p->call = "malloc";
+    return CL_OUT_OF_HOST_MEMORY;
+  }
+  for (int64_t c = 0; c < channels; c++) {
+    s[c] = dg_quant_scale(q, c);
+    z[c] = dg_quant_zero(q, c);
+  }
+  cl_mem gm = NULL, sm = NULL, zm = NULL;
+  cl_int err = aux(p, g, sizeof g, &gm);
+  if (err == CL_SUCCESS)
+    err = aux(p, s, sizeof(float) * (size_t)channels, &sm);
+  if (err == CL_SUCCESS)
+    err = aux(p, z, sizeof(int32_t) * (size_t)channels, &zm);
+  free(s), free(z);
+  if (err != CL_SUCCESS)
+    return err;
+  grid1(p->cn, g[E_COUNT]);
+  cl_mem args[5] = {in_mem(p, 0), out_mem(p), gm, sm, zm};
+  return kernel(p, to_q ? "quantize_f32" : "dequantize_f32", 5, args);
+}
+
+dg_status dg_cl_node_prepare(dg_cl_device *d, cl_program prog,
+                             const dg_ir *ir, int index, cl_mem *mem,
+                             dg_cl_node *cn, dg_diagnostic *diag) {
+  memset(cn, 0, sizeof *cn);
+  cn->index = index;
+  cn->node = &ir->nodes[index];
+  prep p = {d, prog, ir, cn->node, cn, mem, 0, NULL};
+  cl_int err = CL_SUCCESS;
+  switch (cn->node->op) {
+  case DG_OP_CONV2D:
+  case DG_OP_QCONV2D: err = conv(&p); break;
+  case DG_OP_FULLY_CONNECTED:
+  case DG_OP_QFULLY_CONNECTED: err = fc(&p); break;
+  case DG_OP_MATMUL:
+  case DG_OP_QMATMUL: err = matmul(&p); break;
+  case DG_OP_MAX_POOL2D:
+  case DG_OP_AVG_POOL2D:
+  case DG_OP_GLOBAL_AVG_POOL: err = pool(&p); break;
+  case DG_OP_RELU:
+  case DG_OP_CLIP:
+  case DG_OP_ADD:
+  case DG_OP_SOFTMAX: err = eltwise(&p); break;
+  case DG_OP_QUANTIZE:
+  case DG_OP_DEQUANTIZE: err = quant(&p); break;
+  case DG_OP_RESHAPE: cn->cmd = CL_CMD_COPY; break;
+  case DG_OP_CONCAT: cn->cmd = CL_CMD_CONCAT; break;
+  default:
+    dg_diag_set(diag, DG_ERROR_UNSUPPORTED, index, cn->node->name,
+                dg_op_name(cn->node->op), "op", NULL, NULL,
+                "opencl: no kernel for node %d '%s'", index, cn->node->name);
+    return DG_ERROR_UNSUPPORTED;
+  }
+  if (err != CL_SUCCESS)
+    return dg_cl_fail(diag, err, index, cn->node, p.call);
+  return DG_OK;
+}
+
+void dg_cl_node_release(dg_cl_node *cn) {
+  if (cn->kernel)
+    clReleaseKernel(cn->kernel);
+  for (int i = 0; i < DG_CL_AUX; i++)
+    dg_cl_buffer_free(cn->aux[i]);
+  memset(cn, 0, sizeof *cn);
+}

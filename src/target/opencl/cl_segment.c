@@ -1,0 +1,303 @@
+/* Segments on an OpenCL device. compile: the program (built once per
+ * device), one buffer per tensor with reuse between tensors whose
+ * lifetimes do not overlap, constants uploaded once, per-node kernels with
+ * their arguments bound. run: upload the boundary inputs, enqueue every
+ * node in order on the device's in-order queue, download the boundary
+ * outputs, and wait once; per-node times come from profiling events. */
+#define _POSIX_C_SOURCE 200809L
+#include "cl_internal.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct free_buf {
+  cl_mem mem;
+  size_t size;
+} free_buf;
+
+typedef struct cl_segment {
+  dg_cl_device *dev;
+  const dg_ir *ir;
+  dg_cl_node *nodes;
+  int node_count;
+  dg_segment_io io;
+  cl_mem *mem;     /* per tensor id */
+  cl_mem *owned;   /* every buffer made for tensors, released once */
+  int owned_count;
+  cl_event *events; /* first and last command of each node */
+} cl_segment;
+
+void dg_cl_release(void *state) {
+  cl_segment *s = state;
+  if (!s)
+    return;
+  for (int i = 0; i < s->node_count; i++)
+    dg_cl_node_release(&s->nodes[i]);
+  for (int i = 0; i < s->owned_count; i++)
+    dg_cl_buffer_free(s->owned[i]);
+  dg_segment_io_free(&s->io);
+  free(s->nodes);
+  free(s->mem);
+  free(s->owned);
+  free(s->events);
+  free(s);
+}
+
+static size_t tensor_bytes(const dg_ir *ir, uint32_t id) {
+  return dg_desc_bytes(&dg_ir_tensor(ir, id)->desc);
+}
+
+static bool listed(const uint32_t *ids, int n, uint32_t id) {
+  for (int i = 0; i < n; i++)
+    if (ids[i] == id)
+      return true;
+  return false;
+}
+
+/* Buffer planner: a free list of buffers whose tensors are dead. */
+typedef struct planner {
+  cl_segment *s;
+  free_buf *free;
+  int free_count;
+} planner;
+
+static cl_int take(planner *pl, uint32_t id, cl_mem_flags flags, void *host) {
+  cl_segment *s = pl->s;
+  size_t size = tensor_bytes(s->ir, id);
+  if (!host) { /* best fit among dead buffers */
+    int best = -1;
+    for (int i = 0; i < pl->free_count; i++)
+      if (pl->free[i].size >= size &&
+          (best < 0 || pl->free[i].size < pl->free[best].size))
+        best = i;
+    if (best >= 0) {
+      s->mem[id] = pl->free[best].mem;
+      pl->free[best] = pl->free[--pl->free_count];
+      return CL_SUCCESS;
+    }
+  }
+  cl_int err;
+  cl_mem m = dg_cl_buffer(s->dev->context, flags, size, host, &err);
+  if (!m)
+    return err;
+  s->mem[id] = m;
+  s->owned[s->owned_count++] = m;
+  return CL_SUCCESS;
+}
+
+static void give_back(planner *pl, uint32_t id) {
+  cl_segment *s = pl->s;
+  for (int i = 0; i < pl->free_count; i++)
+    if (pl->free[i].mem == s->mem[id])
+      return;
+  pl->free[pl->free_count++] = (free_buf){s->mem[id], tensor_bytes(s->ir, id)};
+}
+
+static dg_status plan_buffers(cl_segment *s, const dg_segment *seg,
+                              dg_diagnostic *diag) {
+  const dg_ir *ir = s->ir;
+  int T = ir->tensor_count;
+  int *last = malloc(sizeof(int) * (size_t)(T + 1));
+  planner pl = {s, calloc((size_t)T + 1, sizeof(free_buf)), 0};
+  if (!last || !pl.free) {
+    free(last), free(pl.free);
+    dg_diag_set(diag, DG_ERROR_OUT_OF_MEMORY, -1, NULL, "compile", NULL, NULL,
+                NULL, "opencl: out of host memory planning buffers");
+    return DG_ERROR_OUT_OF_MEMORY;
+  }
+  for (int t = 0; t <= T; t++)
+    last[t] = -1;
+  for (int i = 0; i < seg->node_count; i++) {
+    const dg_node *n = &ir->nodes[seg->nodes[i]];
+    for (int k = 0; k < n->input_count; k++)
+      if (n->inputs[k])
+        last[n->inputs[k]] = i;
+  }
+  for (int o = 0; o < s->io.output_count; o++)
+    last[s->io.outputs[o]] = INT_MAX; /* downloaded after the last node */
+  cl_int err = CL_SUCCESS;
+  const char *what = "constant";
+  for (int i = 0; i < s->io.constant_count && err == CL_SUCCESS; i++) {
+    const dg_tensor_info *t = dg_ir_tensor(ir, s->io.constants[i]);
+    err = take(&pl, s->io.constants[i],
+               CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+               (void *)t->constant->data);
+  }
+  if (err == CL_SUCCESS)
+    what = "input";
+  for (int i = 0; i < s->io.input_count && err == CL_SUCCESS; i++)
+    err = take(&pl, s->io.inputs[i], CL_MEM_READ_WRITE, NULL);
+  int failed_node = -1;
+  for (int i = 0; i < seg->node_count && err == CL_SUCCESS; i++) {
+    const dg_node *n = &ir->nodes[seg->nodes[i]];
+    what = "node output";
+    err = take(&pl, n->output, CL_MEM_READ_WRITE, NULL);
+    if (err != CL_SUCCESS) {
+      failed_node = seg->nodes[i];
+      break;
+    }
+    /* Inputs dead after this node free their buffers for later nodes
+     * (never for this node's own output: that was taken first). */
+    for (int k = 0; k < n->input_count; k++) {
+      uint32_t id = n->inputs[k];
+      if (id && last[id] == i &&
+          !listed(s->io.constants, s->io.constant_count, id))
+        give_back(&pl, id);
+    }
+    if (last[n->output] < 0) /* never read: reusable at once */
+      give_back(&pl, n->output);
+  }
+  free(last), free(pl.free);
+  if (err == CL_SUCCESS)
+    return DG_OK;
+  if (failed_node >= 0)
+    return dg_cl_fail(diag, err, failed_node, &ir->nodes[failed_node],
+                      "clCreateBuffer");
+  dg_status st = dg_cl_fail(diag, err, -1, NULL, "clCreateBuffer");
+  if (diag) {
+    size_t used = strlen(diag->message);
+    snprintf(diag->message + used, sizeof diag->message - used,
+             " (%s buffer)", what);
+  }
+  return st;
+}
+
+dg_status dg_cl_compile(dg_device *dev, const dg_segment *seg, void **state,
+                        dg_diagnostic *diag) {
+  dg_cl_device *d = dev->impl;
+  *state = NULL;
+  cl_program prog;
+  dg_status st = dg_cl_program_get(d, &prog, diag);
+  if (st != DG_OK)
+    return st;
+  cl_segment *s = calloc(1, sizeof *s);
+  int T = seg->ir->tensor_count;
+  if (!s || (s->dev = d, s->ir = seg->ir,
+             dg_segment_boundary(seg, &s->io) != DG_OK) ||
+      !(s->nodes = calloc((size_t)seg->node_count, sizeof *s->nodes)) ||
+      !(s->mem = calloc((size_t)T + 1, sizeof(cl_mem))) ||
+      !(s->owned = calloc((size_t)T + 1, sizeof(cl_mem))) ||
+      !(s->events = calloc((size_t)seg->node_count * 2, sizeof(cl_event)))) {
+    dg_cl_release(s);
+    dg_diag_set(diag, DG_ERROR_OUT_OF_MEMORY, -1, NULL, "compile", NULL, NULL,
+                NULL, "opencl: out of host memory compiling a segment");
+    return DG_ERROR_OUT_OF_MEMORY;
+  }
+  st = plan_buffers(s, seg, diag);
+  for (int i = 0; i < seg->node_count && st == DG_OK; i++) {
+    st = dg_cl_node_prepare(d, prog, seg->ir, seg->nodes[i], s->mem,
+                            &s->nodes[i], diag);
+    s->node_count = i + 1;
+  }
+  if (st != DG_OK) {
+    dg_cl_release(s);
+    return st;
+  }
+  *state = s;
+  return DG_OK;
+}
+
+/* Enqueues node i; first/last receive the events of its first and last
+ * command. */
+static cl_int enqueue(cl_segment *s, dg_cl_node *cn, cl_event *first,
+                      cl_event *last, const char **call) {
+  cl_command_queue q = s->dev->queue;
+  const dg_node *n = cn->node;
+  if (cn->cmd == CL_CMD_KERNEL) {
+    *call = "clEnqueueNDRangeKernel";
+    return clEnqueueNDRangeKernel(q, cn->kernel, cn->dims, NULL, cn->gws,
+                                  cn->lws, 0, NULL, first);
+  }
+  if (cn->cmd == CL_CMD_COPY) {
+    *call = "clEnqueueCopyBuffer";
+    return clEnqueueCopyBuffer(q, s->mem[n->inputs[0]], s->mem[n->output], 0,
+                               0, tensor_bytes(s->ir, n->output), 0, NULL,
+                               first);
+  }
+  /* concat: one rectangular copy per input, rows of len bytes. */
+  *call = "clEnqueueCopyBufferRect";
+  const dg_tensor_desc *yd = &dg_ir_tensor(s->ir, n->output)->desc;
+  int axis = n->p.axis;
+  size_t es = dg_dtype_size(yd->dtype), outer = 1, inner = 1;
+  for (int i = 0; i < axis; i++)
+    outer *= (size_t)yd->dims[i];
+  for (int i = axis + 1; i < yd->rank; i++)
+    inner *= (size_t)yd->dims[i];
+  size_t row = (size_t)yd->dims[axis] * inner * es, off = 0;
+  for (int t = 0; t < n->input_count; t++) {
+    size_t len = (size_t)dg_ir_tensor(s->ir, n->inputs[t])->desc.dims[axis] *
+                 inner * es;
+    size_t src[3] = {0, 0, 0}, dst[3] = {off, 0, 0}, region[3] = {len, outer,
+                                                                  1};
+    cl_event *ev = t == 0 ? first : t == n->input_count - 1 ? last : NULL;
+    cl_int err = clEnqueueCopyBufferRect(q, s->mem[n->inputs[t]],
+                                         s->mem[n->output], src, dst, region,
+                                         len, 0, row, 0, 0, NULL, ev);
+    if (err != CL_SUCCESS)
+      return err;
+    off += len;
+  }
+  return CL_SUCCESS;
+}
+
+static double event_us(cl_event a, cl_event b) {
+  cl_ulong t0 = 0, t1 = 0;
+  if (clGetEventProfilingInfo(a, CL_PROFILING_COMMAND_START, sizeof t0, &t0,
+                              NULL) != CL_SUCCESS ||
+      clGetEventProfilingInfo(b, CL_PROFILING_COMMAND_END, sizeof t1, &t1,
+                              NULL) != CL_SUCCESS ||
+      t1 < t0)
+    return 0;
+  return (double)(t1 - t0) / 1e3;
+}
+
+dg_status dg_cl_run(void *state, void *const *host, double *node_us,
+                    dg_diagnostic *diag) {
+  cl_segment *s = state;
+  cl_command_queue q = s->dev->queue;
+  cl_int err = CL_SUCCESS;
+  const char *call = "clEnqueueWriteBuffer";
+  int failed = -1;
+  for (int i = 0; i < s->io.input_count && err == CL_SUCCESS; i++) {
+    uint32_t id = s->io.inputs[i];
+    err = clEnqueueWriteBuffer(q, s->mem[id], CL_FALSE, 0,
+                               tensor_bytes(s->ir, id), host[id], 0, NULL,
+                               NULL);
+  }
+  for (int i = 0; i < s->node_count && err == CL_SUCCESS; i++) {
+    cl_event *ev = &s->events[2 * i];
+    err = enqueue(s, &s->nodes[i], ev, ev + 1, &call);
+    if (err != CL_SUCCESS)
+      failed = i;
+  }
+  for (int i = 0; i < s->io.output_count && err == CL_SUCCESS; i++) {
+    uint32_t id = s->io.outputs[i];
+    call = "clEnqueueReadBuffer";
+    err = clEnqueueReadBuffer(q, s->mem[id], CL_FALSE, 0,
+                              tensor_bytes(s->ir, id), host[id], 0, NULL,
+                              NULL);
+  }
+  /* Always wait: host buffers may be in flight even after an error. */
+  cl_int ferr = clFinish(q);
+  if (err == CL_SUCCESS && ferr != CL_SUCCESS) {
+    err = ferr;
+    call = "clFinish";
+  }
+  for (int i = 0; i < s->node_count; i++) {
+    cl_event a = s->events[2 * i], b = s->events[2 * i + 1];
+    if (node_us && err == CL_SUCCESS && a)
+      node_us[i] = event_us(a, b ? b : a);
+    if (a)
+      clReleaseEvent(a);
+    if (b)
+      clReleaseEvent(b);
+    s->events[2 * i] = s->events[2 * i + 1] = NULL;
+  }
+  if (err == CL_SUCCESS)
+    return DG_OK;
+  if (failed >= 0)
+    return dg_cl_fail(diag, err, s->nodes[failed].index,
+                      s->nodes[failed].node, call);
+  return dg_cl_fail(diag, err, -1, NULL, call);
+}

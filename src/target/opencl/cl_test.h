@@ -1,0 +1,31 @@
+/* Test hooks of the OpenCL target, for tests/test_opencl.c (plain C: no
+ * OpenCL types, so tests need no CL headers).
+ *
+ * Environment variables read by the target:
+ *   DG_TEST_OPENCL_FAIL_ALLOC=N  the N-th clCreateBuffer counted from when
+ *       the variable last changed value fails with
+ *       CL_MEM_OBJECT_ALLOCATION_FAILURE (so a test can loop N = 1, 2, ...)
+ *   DG_TEST_OPENCL_BROKEN_SOURCE=1  programs are built from a source with a
+ *       compile error appended (never cached), to test build diagnostics.
+ */
+#ifndef DG_CL_TEST_H
+#define DG_CL_TEST_H
+
+typedef struct dg_opencl_stats {
+  int source_builds; /* programs built from source */
+  int cache_loads;   /* programs created from a cached binary */
+  int cache_rejects; /* cache entries found corrupt or foreign */
+  int cache_writes;  /* cache entries written */
+  int buffers;       /* buffers created and not yet released */
+} dg_opencl_stats;
+
+/* Counters since the process started. */
+void dg_opencl_get_stats(dg_opencl_stats *out);
+
+/* The cache file a device's program uses (for tests that damage it);
+ * returns 0 when there is none. device_index is the context's index. */
+struct dg_context;
+int dg_opencl_cache_path(const struct dg_context *ctx, int device_index,
+                         char *buf, unsigned long size);
+
+#endif

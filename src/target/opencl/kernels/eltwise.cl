@@ -1,0 +1,57 @@
+/* Memory-bound float ops, one element (or one softmax row) per
+ * work-item: clip (relu is clip to [0, inf)), add with numpy broadcasting
+ * through per-axis strides that are zero on broadcast axes, and softmax
+ * along any axis (rows of len elements, inner apart). */
+#pragma OPENCL FP_CONTRACT ON
+
+kernel __attribute__((reqd_work_group_size(WG1, 1, 1))) void
+clip_f32(const global void *x, global void *y, constant int *g) {
+  const int i = get_global_id(0);
+  if (i >= g[E_COUNT])
+    return;
+  const int hio = g[E_HIO];
+  float v = ld_f(x, i, hio);
+  float lo = as_float(g[E_LO]), hi = as_float(g[E_HI]);
+  v = v < lo ? lo : v; /* as the CPU: NaN passes through */
+  v = v > hi ? hi : v;
+  st_f(y, i, v, hio);
+}
+
+kernel __attribute__((reqd_work_group_size(WG1, 1, 1))) void
+add_f32(const global void *a, const global void *b, global void *y,
+        constant int *g) {
+  const int i = get_global_id(0);
+  if (i >= g[E_COUNT])
+    return;
+  int r = i, ia = 0, ib = 0;
+  for (int d = g[E_RANK] - 1; d >= 0; d--) {
+    int n = g[E_DIMS + d], c = r % n;
+    r /= n;
+    ia += c * g[E_SA + d];
+    ib += c * g[E_SB + d];
+  }
+  const int hio = g[E_HIO];
+  st_f(y, i, ld_f(a, ia, hio) + ld_f(b, ib, hio), hio);
+}
+
+kernel __attribute__((reqd_work_group_size(WG1, 1, 1))) void
+softmax_f32(const global void *x, global void *y, constant int *g) {
+  const int row = get_global_id(0);
+  const int inner = g[E_INNER], len = g[E_LEN];
+  if (row >= g[E_OUTER] * inner)
+    return;
+  const int hio = g[E_HIO];
+  const int o = row / inner, j = row - o * inner;
+  const int base = o * len * inner + j;
+  float mx = -INFINITY, s = 0.0f;
+  for (int k = 0; k < len; k++) {
+    float v = ld_f(x, base + k * inner, hio);
+    mx = v > mx ? v : mx;
+  }
+  for (int k = 0; k < len; k++)
+    s += exp(ld_f(x, base + k * inner, hio) - mx);
+  float inv = 1.0f / s;
+  for (int k = 0; k < len; k++)
+    st_f(y, base + k * inner, exp(ld_f(x, base + k * inner, hio) - mx) * inv,
+         hio);
+}

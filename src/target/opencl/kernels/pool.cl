@@ -1,0 +1,33 @@
+/* Pooling, one output per work-item, exactly as src/ops/pool.c: the
+ * window starts at o*stride - pad_begin; max ignores padding; the average
+ * divides by the window clipped to the padded input (count_include_pad)
+ * or to the input, never counting what a ceil-mode window hangs past the
+ * end padding. Global average pooling is the kernel with one window of
+ * H x W. Max pooling of i8/u8 compares exact small integers as floats. */
+#pragma OPENCL FP_CONTRACT ON
+
+kernel __attribute__((reqd_work_group_size(WG1, 1, 1))) void
+pool2d(const global void *x, global void *y, constant int *g) {
+  const int i = get_global_id(0);
+  if (i >= g[E_COUNT])
+    return;
+  const int H = g[P_H], W = g[P_W], OH = g[P_OH], OW = g[P_OW];
+  const int dt = g[P_DT], is_max = g[P_MAX];
+  int ow = i % OW, oh = (i / OW) % OH, nc = i / (OW * OH);
+  int h0 = oh * g[P_SH] - g[P_PT], w0 = ow * g[P_SW] - g[P_PL];
+  int h1 = h0 + g[P_KH], w1 = w0 + g[P_KW];
+  int hs = max(h0, 0), he = min(h1, H), ws = max(w0, 0), we = min(w1, W);
+  float acc = is_max ? -INFINITY : 0.0f;
+  const int base = nc * H * W;
+  for (int h = hs; h < he; h++)
+    for (int w = ws; w < we; w++) {
+      float v = ld_any(x, base + h * W + w, dt);
+      acc = is_max ? (v > acc ? v : acc) : acc + v;
+    }
+  if (!is_max) {
+    int ph1 = min(h1, H + g[P_PB]), pw1 = min(w1, W + g[P_PR]);
+    int cnt = g[P_INCL] ? (ph1 - h0) * (pw1 - w0) : (he - hs) * (we - ws);
+    acc /= (float)(cnt ? cnt : 1);
+  }
+  st_any(y, i, acc, dt);
+}
