@@ -224,25 +224,47 @@ static void check_logits(dg_context *ctx, const options *o,
   npy_free(&ref);
 }
 
+/* Every device runs LeNet pinned (strict). The CPU runs the whole test
+ * set; other devices run DG_LENET_DEVICE_LIMIT images (default 1000, as
+ * CPU implementations of Vulkan and OpenCL are slow in CI) and must match
+ * the CPU's accuracy on those same images. */
 static int run_checks(dg_context *ctx, options *o, const mnist_set *test) {
   double want_f32 = expected_accuracy(o->weights, "f32_test_accuracy");
+  const char *dl = getenv("DG_LENET_DEVICE_LIMIT");
+  int device_limit = dl ? atoi(dl) : 1000;
   for (int dev = 0; dev < dg_context_device_count(ctx); dev++) {
     dg_device_info info;
     dg_context_device_info(ctx, dev, &info);
     if (info.is_simulator)
       continue;
-    result f = evaluate(ctx, o, test, 0, dev, 1, 0);
-    result q = evaluate(ctx, o, test, 1, dev, 1, 0);
-    int full = o->limit >= test->count;
+    options od = *o;
+    if (info.kind != DG_DEVICE_CPU && od.limit > device_limit)
+      od.limit = device_limit;
+    int n = od.limit < test->count ? od.limit : test->count;
+    result f = evaluate(ctx, &od, test, 0, dev, 1, 0);
+    result q = evaluate(ctx, &od, test, 1, dev, 1, 0);
+    int full = n >= test->count;
     check(f.ok && f.accuracy >= (full ? 0.89 : 0.85),
           "device %d (%s): f32 accuracy %.2f%% on %d images (floor %s)", dev,
-          dg_device_kind_name(info.kind), 100 * f.accuracy,
-          o->limit < test->count ? o->limit : test->count,
+          dg_device_kind_name(info.kind), 100 * f.accuracy, n,
           full ? "89%" : "85% on a subset");
     if (want_f32 > 0 && full)
       check(fabs(f.accuracy - want_f32) <= 0.002,
             "device %d: f32 accuracy agrees with PyTorch's %.2f%%", dev,
             100 * want_f32);
+    if (info.kind != DG_DEVICE_CPU) {
+      result cf = evaluate(ctx, &od, test, 0, 0, 1, 0);
+      result cq = evaluate(ctx, &od, test, 1, 0, 1, 0);
+      check(cf.ok && fabs(f.accuracy - cf.accuracy) <= 0.002,
+            "device %d: f32 accuracy equals the CPU's on the same %d images "
+            "(%.2f%% vs %.2f%%)", dev, n, 100 * f.accuracy,
+            100 * cf.accuracy);
+      check(cq.ok && q.ok && fabs(q.accuracy - cq.accuracy) <=
+                                 (info.int8_max_lsb_deviation ? 0.005 : 0.0),
+            "device %d: int8 accuracy equals the CPU's on the same %d images "
+            "(%.2f%% vs %.2f%%)", dev, n, 100 * q.accuracy,
+            100 * cq.accuracy);
+    }
     check(q.ok && q.accuracy >= f.accuracy - 0.015,
           "device %d: int8 accuracy %.2f%% within 1.5 points of f32", dev,
           100 * q.accuracy);
