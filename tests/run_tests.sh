@@ -64,6 +64,9 @@ if build build --buildtype=release; then
   done
   run "examples" tests/examples_test.sh build
   run "tools" tests/tools_test.sh build
+  # ONNX Runtime 1.30.0 from the npm registry (cached after the first run).
+  tests/ort/fetch-ort.sh >/dev/null 2>&1 || true
+  run "ort_ep" tests/ort/run_ort_tests.sh build
 else
   failed=$((failed + 1))
 fi
@@ -77,6 +80,7 @@ if build build-asan --buildtype=debug -Db_sanitize=address,undefined \
     [ -x "build-asan/tests/$t" ] && run "asan:$t" "build-asan/tests/$t"
   done
   DG_SKIP_INSTALL_TEST=1 DG_LENET_LIMIT=500 run "asan:examples" tests/examples_test.sh build-asan
+  run "asan:ort_ep" tests/ort/run_ort_tests.sh build-asan
 else
   failed=$((failed + 1))
 fi

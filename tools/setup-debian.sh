@@ -11,6 +11,9 @@ pkgs="$pkgs libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers"
 pkgs="$pkgs ocl-icd-opencl-dev opencl-headers pocl-opencl-icd"
 # ONNX import (protobuf-c and ONNX's own onnx.proto) and ONNX's node tests.
 pkgs="$pkgs libprotobuf-c-dev protobuf-c-compiler libonnx-dev libonnx-testdata"
+# The ONNX Runtime plugin-EP test: models from python3-onnx, ORT from npm.
+pkgs="$pkgs python3-onnx python3-numpy"
+command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm"
 case "${1:-}" in
 --bench) pkgs="$pkgs libopenblas-dev libdnnl-dev" ;;
 --fuzz) pkgs="$pkgs clang libclang-rt-14-dev" ;;

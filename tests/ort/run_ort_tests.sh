@@ -1,0 +1,42 @@
+#!/bin/sh
+# The plugin-EP test: generates the models with Debian's python3-onnx and
+# runs tests/ort/ort_host against the cached ONNX Runtime.
+#
+#   tests/ort/run_ort_tests.sh BUILD_DIR           (from run_tests.sh)
+#   tests/ort/run_ort_tests.sh ORT_HOST EP_LIBRARY (from meson test)
+#
+# ONNX Runtime comes from $DG_ORT_LIB, else from tests/ort/fetch-ort.sh's
+# cache; without it (no network when it was fetched) the test says
+# "skipped". Prints "ok - ..." / "FAIL - ..." / "skipped: ..." lines.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../.." && pwd)
+if [ $# -eq 1 ]; then
+  host="$1/tests/ort_host"
+  ep="$1/src/ort_ep/libdirectgraph_ort_ep.so"
+else
+  host=$1
+  ep=$2
+fi
+# ORT resolves a relative EP path against its own folder: make it absolute.
+case $ep in /*) ;; *) ep="$(pwd)/$ep" ;; esac
+cache=${DG_ORT_CACHE:-${HOME:-/tmp}/.cache/directgraph-ci/ort}
+lib=${DG_ORT_LIB:-$cache/1.30.0/libonnxruntime.so.1}
+if [ ! -s "$lib" ]; then
+  echo "skipped: ONNX Runtime 1.30.0 not found at $lib; run tests/ort/fetch-ort.sh first (it needs the npm registry)"
+  exit 0
+fi
+if ! /usr/bin/python3 -c 'import onnx' 2>/dev/null; then
+  echo "skipped: Debian's python3-onnx is not installed (apt-get install python3-onnx)"
+  exit 0
+fi
+models=$(mktemp -d "${TMPDIR:-/tmp}/dg-ort-models.XXXXXX")
+trap 'rm -rf "$models"' EXIT INT TERM
+if ! /usr/bin/python3 "$here/gen_models.py" "$models" "$src/examples/lenet-weights" >"$models/gen.log" 2>&1; then
+  echo "FAIL - generating the ONNX models:"
+  sed 's/^/# /' "$models/gen.log"
+  exit 1
+fi
+# Under AddressSanitizer, ORT's own leftovers at exit are not ours.
+export LSAN_OPTIONS="suppressions=$here/lsan-ort.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+"$host" "$lib" "$ep" "$models"
