@@ -113,6 +113,19 @@ int main(void) {
   /* Found by the fuzzer: a TensorProto without a name used to crash. */
   refused("fuzz_unnamed_value.onnx", DG_ERROR_INVALID_ARGUMENT, NULL, NULL,
           "name", "has no name");
+  /* Found by the fuzzer: a Relu without outputs in a foldable chain. */
+  {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/onnx/fuzz_relu_without_output.onnx",
+             DG_SOURCE_DIR);
+    dg_graph *g;
+    dg_diagnostic d;
+    dg_status st = dg_onnx_load(ctx, path, NULL, &g, &d);
+    if (st == DG_OK)
+      dg_graph_destroy(g);
+    CHECK(st != DG_OK || g, "fuzz_relu_without_output.onnx: no crash (%s)",
+          st ? d.message : "imported");
+  }
   refused("does_not_exist.onnx", DG_ERROR_IO, NULL, NULL, "path",
           "cannot open");
   { /* the option that admits symbolic dims */

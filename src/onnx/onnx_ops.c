@@ -433,6 +433,11 @@ static void op_dequantize(onnx_ctx *c, bool emit) {
   static const char *const ok[] = {"axis", NULL};
   if (!onnx_attrs_allowed(c, ok))
     return;
+  if (c->node->n_input < 2 || !onnx_has_input(c, 0)) {
+    onnx_fail(c, DG_ERROR_INVALID_ARGUMENT, "input",
+              "DequantizeLinear needs x and x_scale");
+    return;
+  }
   if (!emit) {
     onnx_value *v = onnx_value_add(c, c->node->output[0]);
     if (v)
@@ -527,12 +532,13 @@ static bool try_fold(onnx_ctx *c) {
     return false;
   int ri = -1, qi = -1;
   const Onnx__NodeProto *next = sole_consumer(c, n->output[0], &ri);
-  const Onnx__NodeProto *relu = next && is_op(next, "Relu") ? next : NULL;
+  const Onnx__NodeProto *relu =
+      next && is_op(next, "Relu") && next->n_output >= 1 ? next : NULL;
   const Onnx__NodeProto *q =
       relu ? sole_consumer(c, relu->output[0], &qi) : next;
   if (!relu)
     qi = ri;
-  if (!q || !is_op(q, "QuantizeLinear") || q->n_input < 2)
+  if (!q || !is_op(q, "QuantizeLinear") || q->n_input < 2 || q->n_output < 1)
     return false;
   /* Read every quantisation parameter in the context of its DQ/Q node. */
   const Onnx__NodeProto *self = c->node;
