@@ -52,7 +52,7 @@ run() { # label, command...
   skipped=$((skipped + s))
 }
 
-tests="test_builder test_reference test_differential test_int8_golden test_session test_cpu_kernels test_oom test_onnx_node test_onnx_import test_npu test_opencl"
+tests="test_builder test_reference test_differential test_int8_golden test_session test_cpu_kernels test_oom test_onnx_node test_onnx_import test_npu test_opencl test_tvm_ffi test_dlpack_layout"
 
 if build build --buildtype=release; then
   for t in $tests; do
@@ -64,6 +64,7 @@ if build build --buildtype=release; then
   done
   run "examples" tests/examples_test.sh build
   run "tools" tests/tools_test.sh build
+  run "tvm_codegen" /usr/bin/python3 tests/tvm/test_codegen.py build
   # ONNX Runtime 1.30.0 from the npm registry (cached after the first run).
   tests/ort/fetch-ort.sh >/dev/null 2>&1 || true
   run "ort_ep" tests/ort/run_ort_tests.sh build
