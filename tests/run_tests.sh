@@ -52,7 +52,7 @@ run() { # label, command...
   skipped=$((skipped + s))
 }
 
-tests="test_builder test_reference test_differential test_int8_golden test_session test_cpu_kernels test_oom test_onnx_node test_onnx_import test_npu test_opencl test_tvm_ffi test_dlpack_layout"
+tests="test_builder test_reference test_differential test_int8_golden test_session test_cpu_kernels test_oom test_onnx_node test_onnx_import test_npu test_npu_fake test_opencl test_tvm_ffi test_dlpack_layout"
 
 if build build --buildtype=release; then
   for t in $tests; do

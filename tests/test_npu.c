@@ -2,6 +2,7 @@
  * decoder, packers, generator and simulator, checked against the golden
  * data captured on RK3588 hardware (../shared/npu-golden) and against the
  * int8 numerics contract. One line per check. */
+#include "test_npu_target.h"
 #include "test_npu_tflite.h"
 
 #include "ops/requant.h"
@@ -574,5 +575,7 @@ int main(void) {
   }
   test_sim_rejects();
   test_matrix();
+  npu_target_tests(check);
+  npu_lenet_tests(check);
   return failures ? 1 : 0;
 }

@@ -14,6 +14,8 @@ pkgs="$pkgs libprotobuf-c-dev protobuf-c-compiler libonnx-dev libonnx-testdata"
 # The ONNX Runtime plugin-EP test: models from python3-onnx, ORT from npm.
 pkgs="$pkgs python3-onnx python3-numpy"
 command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm"
+# NPU target: the rknpu backend finds the vendor driver through libdrm.
+pkgs="$pkgs libdrm-dev"
 # TVM-FFI: Debian's DLPack header, to cross-check our own layout declarations.
 pkgs="$pkgs libdlpack-dev"
 case "${1:-}" in

@@ -209,43 +209,60 @@ static size_t weight_at(const conv_cfg *k, int kern, int ch, int ky, int kx) {
   return off + (((size_t)ky * k->kw + kx) * kn + (kern - k1)) * cn + (ch - c1);
 }
 
-static int8_t input_at(const conv_cfg *k, int ch, int y, int x) {
-  if (y < 0 || y >= k->h || x < 0 || x >= k->w)
-    return k->pad;
-  return (int8_t)k->in[(((size_t)(ch / 16) * k->h + y) * k->w + x) * 16 +
-                       ch % 16];
+/* Sum over one output's window of x * w and of x (for OW_OP). wk holds
+ * the kernel's weights as [ky][kx][channel] (gathered once per kernel). */
+static void window(const conv_cfg *k, const int8_t *wk, int c0, int c1,
+                   int oy, int ox, int64_t *acc, int64_t *xsum) {
+  int64_t a = 0, s = 0;
+  for (int ky = 0; ky < k->kh; ky++)
+    for (int kx = 0; kx < k->kw; kx++) {
+      int iy = oy * k->sy + ky - k->pt, ix = ox * k->sx + kx - k->pl;
+      const int8_t *w = wk + ((size_t)ky * k->kw + kx) * k->c16;
+      if (iy < 0 || iy >= k->h || ix < 0 || ix >= k->w) {
+        for (int ch = c0; ch < c1; ch++)
+          a += (int32_t)k->pad * w[ch];
+        s += (int64_t)k->pad * (c1 - c0);
+        continue;
+      }
+      /* Channel ch of this pixel: group ch/16, lane ch%16 (input_at). */
+      const int8_t *px = (const int8_t *)k->in + ((size_t)iy * k->w + ix) * 16;
+      size_t group = (size_t)k->h * k->w * 16;
+      for (int ch = c0; ch < c1; ch++) {
+        int8_t x = px[(size_t)(ch >> 4) * group + (ch & 15)];
+        a += (int32_t)x * w[ch];
+        s += x;
+      }
+    }
+  *acc = a, *xsum = s;
 }
 
-static void execute(const conv_cfg *k, npu_round mode) {
-  for (int o = 0; o < k->oc; o++)
+static void execute(const conv_cfg *k, npu_round mode, int8_t *wk) {
+  for (int o = 0; o < k->oc; o++) {
+    /* Channels past the real ones produce no data we model: the
+     * bias-free, weight-free result is written [inference]. */
+    bool real = o < k->oc_real;
+    int c0 = k->dw ? o : 0, c1 = k->dw ? o + 1 : k->c16;
+    if (real)
+      for (int ky = 0; ky < k->kh; ky++)
+        for (int kx = 0; kx < k->kw; kx++)
+          for (int ch = c0; ch < c1; ch++)
+            wk[((size_t)ky * k->kw + kx) * k->c16 + ch] =
+                (int8_t)k->wt[weight_at(k, k->dw ? 0 : o, ch, ky, kx)];
+    int32_t bias = 0;
+    if (real) {
+      const uint8_t *bp = k->bias + 4 * (size_t)o;
+      bias = (int32_t)((uint32_t)bp[0] | (uint32_t)bp[1] << 8 |
+                       (uint32_t)bp[2] << 16 | (uint32_t)bp[3] << 24);
+    }
     for (int oy = 0; oy < k->oh; oy++)
       for (int ox = 0; ox < k->ow; ox++) {
         int64_t acc = 0, xsum = 0;
-        /* Channels past the real ones produce no data we model: the
-         * bias-free, weight-free result is written [inference]. */
-        if (o < k->oc_real) {
-          int c0 = k->dw ? o : 0, c1 = k->dw ? o + 1 : k->c16;
-          for (int ky = 0; ky < k->kh; ky++)
-            for (int kx = 0; kx < k->kw; kx++) {
-              int iy = oy * k->sy + ky - k->pt, ix = ox * k->sx + kx - k->pl;
-              for (int ch = c0; ch < c1; ch++) {
-                int8_t x = input_at(k, ch, iy, ix);
-                int8_t w = (int8_t)k->wt[weight_at(k, k->dw ? 0 : o, ch, ky,
-                                                   kx)];
-                acc += (int64_t)x * w;
-                xsum += x;
-              }
-            }
-        }
+        if (real)
+          window(k, wk, c0, c1, oy, ox, &acc, &xsum);
         /* CORE: OW_OP x window sum (weight zero point), then the
          * CLIP_TRUNCATE right shift [inference on the order]. */
         acc += (int64_t)k->ow_op * xsum;
-        acc = round_shift(acc, k->trunc, mode);
-        if (o < k->oc_real) {
-          const uint8_t *bp = k->bias + 4 * (size_t)o;
-          acc += (int32_t)((uint32_t)bp[0] | (uint32_t)bp[1] << 8 |
-                           (uint32_t)bp[2] << 16 | (uint32_t)bp[3] << 24);
-        }
+        acc = round_shift(acc, k->trunc, mode) + bias;
         if (acc > INT32_MAX)
           acc = INT32_MAX; /* the CACC -> DPU path is 32 bits wide */
         if (acc < INT32_MIN)
@@ -256,9 +273,10 @@ static void execute(const conv_cfg *k, npu_round mode) {
         k->out[(size_t)(o / 16) * k->out_surf +
                ((size_t)oy * k->ow + ox) * 16 + o % 16] = (uint8_t)(int8_t)y;
       }
+  }
 }
 
-int npu_sim_run(const npu_sim_job *job, char *err, size_t n) {
+static int decode_run(const npu_sim_job *job, bool run, char *err, size_t n) {
   npu_regfile *rf = malloc(sizeof *rf);
   if (!rf)
     return fail(err, n, "out of memory");
@@ -266,8 +284,32 @@ int npu_sim_run(const npu_sim_job *job, char *err, size_t n) {
   conv_cfg k = {0};
   if (!rc)
     rc = validate(job, rf, &k, err, n);
-  if (!rc)
-    execute(&k, job->round);
+  int8_t *wk = NULL;
+  if (!rc && run) {
+    wk = malloc((size_t)k.kh * k.kw * k.c16);
+    if (!wk)
+      rc = fail(err, n, "out of memory");
+    else
+      execute(&k, job->round, wk);
+  }
+  free(wk);
   free(rf);
   return rc;
+}
+
+int npu_sim_run(const npu_sim_job *job, char *err, size_t n) {
+  return decode_run(job, true, err, n);
+}
+
+int npu_sim_check(const npu_sim_job *job, char *err, size_t n) {
+  return decode_run(job, false, err, n);
+}
+
+npu_round npu_sim_round_default(void) {
+  const char *s = getenv("DG_NPU_SIM_ROUND");
+  if (s && !strcmp(s, "half-away"))
+    return NPU_ROUND_HALF_AWAY;
+  if (s && !strcmp(s, "half-even"))
+    return NPU_ROUND_HALF_EVEN;
+  return NPU_ROUND_HALF_UP;
 }

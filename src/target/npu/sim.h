@@ -42,5 +42,10 @@ typedef struct npu_sim_job {
 
 /* 0 on success; -1 with err set when the list or the job is invalid. */
 int npu_sim_run(const npu_sim_job *job, char *err, size_t err_size);
+/* Decode and static validation only (no buffer is touched): what every
+ * backend checks before it submits. */
+int npu_sim_check(const npu_sim_job *job, char *err, size_t err_size);
+/* DG_NPU_SIM_ROUND=half-up|half-away|half-even, default half-up. */
+npu_round npu_sim_round_default(void);
 
 #endif

@@ -1,0 +1,99 @@
+/* Backend selection (DG_NPU_DEVICE and discovery) and shared helpers. */
+#include "backend.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+int npu_errf(char *err, size_t n, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  if (err && n)
+    vsnprintf(err, n, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+int npu_ioctl(int fd, unsigned long request, void *arg) {
+  int rc;
+  do
+    rc = ioctl(fd, request, arg);
+  while (rc == -1 && (errno == EINTR || errno == EAGAIN));
+  return rc;
+}
+
+static int timeout_ms(void) {
+  const char *s = getenv("DG_NPU_TIMEOUT_MS");
+  long v = s ? strtol(s, NULL, 10) : 0;
+  return v > 0 && v < 3600000 ? (int)v : 5000;
+}
+
+/* Opens a device path: its driver (rocket or rknpu) decides the backend. */
+static npu_backend *open_path(const char *path, char *err, size_t n) {
+  npu_backend *b = npu_rocket_open(path, err, n);
+#ifdef DG_NPU_HAVE_LIBDRM
+  if (!b && strstr(err, "not rocket"))
+    b = npu_rknpu_open(path, err, n);
+#endif
+  return b;
+}
+
+static npu_backend *first_of(int count, char paths[][64],
+                             npu_backend *(*open_fn)(const char *, char *,
+                                                     size_t),
+                             const char *what, char *err, size_t n) {
+  if (!count) {
+    npu_errf(err, n, "no %s device found", what);
+    return NULL;
+  }
+  for (int i = 0; i < count; i++) {
+    npu_backend *b = open_fn(paths[i], err, n);
+    if (b)
+      return b;
+  }
+  return NULL;
+}
+
+npu_backend *npu_backend_open(const char *spec, char *err, size_t n) {
+  char paths[16][64];
+  npu_backend *b = NULL;
+  if (spec && !strcmp(spec, "sim")) {
+    b = npu_sim_backend_open(err, n);
+  } else if (spec && !strcmp(spec, "rocket")) {
+    b = first_of(npu_rocket_scan(paths, 16), paths, npu_rocket_open,
+                 "rocket accel", err, n);
+  } else if (spec && !strcmp(spec, "rknpu")) {
+#ifdef DG_NPU_HAVE_LIBDRM
+    b = first_of(npu_rknpu_scan(paths, 16), paths, npu_rknpu_open,
+                 "rknpu DRM", err, n);
+#else
+    npu_errf(err, n, "rknpu: built without libdrm");
+#endif
+  } else if (spec && spec[0] == '/') {
+    b = open_path(spec, err, n);
+  } else if (spec && spec[0]) {
+    npu_errf(err, n, "DG_NPU_DEVICE=%s: expected sim, rocket, rknpu or a "
+                     "device path", spec);
+  } else {
+    /* Discovery: the mainline driver first (NPU.md 0.1), then the
+     * vendor's; the simulator only when asked for. */
+    b = first_of(npu_rocket_scan(paths, 16), paths, npu_rocket_open,
+                 "rocket accel", err, n);
+#ifdef DG_NPU_HAVE_LIBDRM
+    if (!b)
+      b = first_of(npu_rknpu_scan(paths, 16), paths, npu_rknpu_open,
+                   "rknpu DRM", err, n);
+#endif
+  }
+  if (b)
+    b->timeout_ms = timeout_ms();
+  return b;
+}
+
+void npu_backend_close(npu_backend *b) {
+  if (b)
+    b->ops->close(b);
+}

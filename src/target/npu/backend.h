@@ -1,0 +1,99 @@
+/* One interface over the ways a command list reaches the NPU (NPU.md 1.5):
+ * `sim` (the in-process simulator), `rocket` (the mainline accel driver,
+ * /dev/accel/accelN) and `rknpu` (Rockchip's vendor DRM driver). The
+ * generator's lists are the same for all three; what differs is how
+ * buffers are made and addressed (IOVAs are private to each open file, and
+ * 0 is a valid one), how the CPU and the NPU hand buffers over (cache
+ * syncs), and how a job is submitted and waited for.
+ *
+ * Every function returns 0 on success or -1 with err set to one line that
+ * names the backend, the step and the kernel's answer.
+ */
+#ifndef DG_NPU_BACKEND_H
+#define DG_NPU_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct npu_bo {
+  uint32_t handle;   /* driver handle (sim: index) */
+  uint64_t iova;     /* NPU address, valid in this backend only; 0 is valid */
+  uint64_t obj_addr; /* rknpu: the kernel object, named by SYNC/SUBMIT */
+  uint64_t map_offset;
+  size_t size;
+  uint8_t *map;      /* CPU mapping, NULL when not allocated */
+} npu_bo;
+
+/* One task's command list with the buffers it reads and writes. The
+ * caller has checked (npu_sim_check) that every address of the list lies
+ * inside these buffers: mainline drops bad jobs silently (NPU.md 1.3). */
+typedef struct npu_job {
+  const npu_bo *cmd;  /* the list starts at cmd->iova */
+  int word_count;     /* including the 4 trailer words */
+  npu_bo *const *in;
+  int in_count;
+  npu_bo *const *out;
+  int out_count;
+} npu_job;
+
+typedef struct npu_backend npu_backend;
+
+typedef struct npu_backend_ops {
+  const char *name;
+  int (*bo_alloc)(npu_backend *b, size_t size, npu_bo *bo, char *err,
+                  size_t n);
+  void (*bo_free)(npu_backend *b, npu_bo *bo); /* zeroes *bo; NULL map ok */
+  /* Brackets CPU access: begin waits for the device and makes its writes
+   * visible (rocket PREP_BO, rknpu SYNC_FROM_DEVICE), end hands the CPU's
+   * writes to the device (FINI_BO, SYNC_TO_DEVICE). */
+  int (*cpu_begin)(npu_backend *b, npu_bo *bo, char *err, size_t n);
+  int (*cpu_end)(npu_backend *b, npu_bo *bo, char *err, size_t n);
+  int (*submit)(npu_backend *b, const npu_job *job, char *err, size_t n);
+  /* Waits until the job's outputs are written, at most timeout_ms. */
+  int (*wait)(npu_backend *b, const npu_job *job, int timeout_ms, char *err,
+              size_t n);
+  void (*close)(npu_backend *b);
+} npu_backend_ops;
+
+struct npu_backend {
+  const npu_backend_ops *ops;
+  char node[64];    /* "/dev/accel/accel0", "sim" */
+  char driver[96];  /* "rocket 0.0.0", "rknpu 0.9.8", "simulator" */
+  int fd;           /* -1 for sim */
+  int timeout_ms;   /* DG_NPU_TIMEOUT_MS, default 5000 */
+  int is_simulator;
+  void *priv;
+};
+
+/* Opens the backend a spec names: "sim", "rocket" (first accel node whose
+ * driver is rocket), "rknpu" (first DRM device named rknpu), or a device
+ * path (its driver decides). NULL or "": discovery, rocket first, then
+ * rknpu; never the simulator. Returns NULL with err set when none opens. */
+npu_backend *npu_backend_open(const char *spec, char *err, size_t n);
+void npu_backend_close(npu_backend *b); /* NULL: no-op */
+
+/* The backends (backend_*.c); each opens what it is given or fails. */
+npu_backend *npu_sim_backend_open(char *err, size_t n);
+npu_backend *npu_rocket_open(const char *path, char *err, size_t n);
+/* Accel node paths whose driver is rocket, from /sys/class/accel. */
+int npu_rocket_scan(char paths[][64], int max);
+#ifdef DG_NPU_HAVE_LIBDRM
+npu_backend *npu_rknpu_open(const char *path, char *err, size_t n);
+int npu_rknpu_scan(char paths[][64], int max); /* via drmGetDevices2 */
+#endif
+
+/* Decodes the job's list and checks every address it holds against the
+ * job's buffers (sim.h's static validation): done before every submit,
+ * on every backend, because a kernel may run a bad job or drop it
+ * silently. */
+int npu_job_check(const npu_job *job, char *err, size_t n);
+
+/* Shared helpers. */
+int npu_errf(char *err, size_t n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4))); /* always returns -1 */
+/* DRM_IOCTL_VERSION: driver name and major.minor.patch; -1 on error. */
+int npu_drm_version(int fd, char *name, size_t name_size, int ver[3]);
+/* ioctl retried on EINTR/EAGAIN. */
+int npu_ioctl(int fd, unsigned long request, void *arg);
+
+#endif

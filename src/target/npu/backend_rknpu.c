@@ -1,0 +1,215 @@
+/* The `rknpu` backend: Rockchip's vendor DRM driver (NPU.md 1.4), found
+ * with libdrm. Buffers come from MEM_CREATE (an NPU address, a kernel
+ * object address that SYNC/DESTROY/SUBMIT name, and an mmap offset from
+ * MEM_MAP); CPU access is bracketed with MEM_SYNC; a job is an rknpu_task
+ * array in a kernel-mapped buffer, and SUBMIT blocks until the NPU's
+ * interrupt or the timeout. */
+#define _GNU_SOURCE
+#include "backend.h"
+#include "uapi.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <xf86drm.h>
+
+/* What Rockchip's runtime asks for tensors: scattered pages behind the
+ * IOMMU, cached (synced explicitly). The task array must also be mapped
+ * in the kernel, which reads it at submit. */
+#define MEM_TENSOR (NPU_RKNPU_MEM_NON_CONTIGUOUS | NPU_RKNPU_MEM_CACHEABLE |    \
+                    NPU_RKNPU_MEM_IOMMU)
+#define MEM_TASKS (MEM_TENSOR | NPU_RKNPU_MEM_KERNEL_MAPPING)
+
+typedef struct rknpu_priv {
+  bool old_layout; /* mem_create without iommu_domain_id/core_mask */
+  npu_bo tasks;    /* holds the rknpu_task of the job being submitted */
+} rknpu_priv;
+
+int npu_rknpu_scan(char paths[][64], int max) {
+  int total = drmGetDevices2(0, NULL, 0);
+  if (total <= 0)
+    return 0;
+  drmDevicePtr *devs = calloc((size_t)total, sizeof *devs);
+  if (!devs)
+    return 0;
+  int got = drmGetDevices2(0, devs, total), count = 0;
+  for (int i = 0; i < got && count < max; i++)
+    if (devs[i]->available_nodes & (1 << DRM_NODE_RENDER))
+      snprintf(paths[count++], 64, "%s", devs[i]->nodes[DRM_NODE_RENDER]);
+  if (got > 0)
+    drmFreeDevices(devs, got);
+  free(devs);
+  return count;
+}
+
+static int mem_create(npu_backend *b, size_t size, uint32_t flags, npu_bo *bo,
+                      char *err, size_t n) {
+  rknpu_priv *p = b->priv;
+  struct npu_rknpu_mem_create c;
+  memset(&c, 0, sizeof c);
+  c.flags = flags;
+  c.size = size;
+  unsigned long req = p->old_layout ? NPU_RKNPU_IOCTL_MEM_CREATE_OLD
+                                    : NPU_RKNPU_IOCTL_MEM_CREATE;
+  if (npu_ioctl(b->fd, req, &c))
+    return npu_errf(err, n, "rknpu %s: MEM_CREATE of %zu bytes failed: %s",
+                    b->node, size, strerror(errno));
+  struct npu_rknpu_mem_destroy d = {c.handle, 0, c.obj_addr};
+  struct npu_rknpu_mem_map m = {c.handle, 0, 0};
+  if (c.dma_addr + size > 0x100000000ull) {
+    npu_ioctl(b->fd, NPU_RKNPU_IOCTL_MEM_DESTROY, &d);
+    return npu_errf(err, n, "rknpu %s: NPU address 0x%llx above 4 GiB",
+                    b->node, (unsigned long long)c.dma_addr);
+  }
+  if (npu_ioctl(b->fd, NPU_RKNPU_IOCTL_MEM_MAP, &m)) {
+    int e = errno;
+    npu_ioctl(b->fd, NPU_RKNPU_IOCTL_MEM_DESTROY, &d);
+    return npu_errf(err, n, "rknpu %s: MEM_MAP failed: %s", b->node,
+                    strerror(e));
+  }
+  void *map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, b->fd,
+                   (off_t)m.offset);
+  if (map == MAP_FAILED) {
+    int e = errno;
+    npu_ioctl(b->fd, NPU_RKNPU_IOCTL_MEM_DESTROY, &d);
+    return npu_errf(err, n, "rknpu %s: mmap failed: %s", b->node,
+                    strerror(e));
+  }
+  *bo = (npu_bo){c.handle, c.dma_addr, c.obj_addr, m.offset, size, map};
+  return 0;
+}
+
+static int rn_alloc(npu_backend *b, size_t size, npu_bo *bo, char *err,
+                    size_t n) {
+  memset(bo, 0, sizeof *bo);
+  if (!size)
+    return npu_errf(err, n, "rknpu: empty buffer");
+  return mem_create(b, size, MEM_TENSOR, bo, err, n);
+}
+
+static void rn_free(npu_backend *b, npu_bo *bo) {
+  if (bo->map) {
+    munmap(bo->map, bo->size);
+    struct npu_rknpu_mem_destroy d = {bo->handle, 0, bo->obj_addr};
+    npu_ioctl(b->fd, NPU_RKNPU_IOCTL_MEM_DESTROY, &d);
+  }
+  memset(bo, 0, sizeof *bo);
+}
+
+static int sync_bo(npu_backend *b, npu_bo *bo, uint32_t dir, char *err,
+                   size_t n) {
+  struct npu_rknpu_mem_sync s = {dir, 0, bo->obj_addr, 0, bo->size};
+  if (npu_ioctl(b->fd, NPU_RKNPU_IOCTL_MEM_SYNC, &s))
+    return npu_errf(err, n, "rknpu %s: MEM_SYNC %s failed: %s", b->node,
+                    dir == NPU_RKNPU_SYNC_TO_DEVICE ? "to device"
+                                                    : "from device",
+                    strerror(errno));
+  return 0;
+}
+
+static int rn_begin(npu_backend *b, npu_bo *bo, char *err, size_t n) {
+  return sync_bo(b, bo, NPU_RKNPU_SYNC_FROM_DEVICE, err, n);
+}
+
+static int rn_end(npu_backend *b, npu_bo *bo, char *err, size_t n) {
+  return sync_bo(b, bo, NPU_RKNPU_SYNC_TO_DEVICE, err, n);
+}
+
+static int rn_submit(npu_backend *b, const npu_job *job, char *err,
+                     size_t n) {
+  rknpu_priv *p = b->priv;
+  if (rn_begin(b, &p->tasks, err, n))
+    return -1;
+  /* One conv task: CNA|CORE|DPU|DPU_RDMA, completion on the DPU's
+   * interrupt group (0x300), every status bit cleared first. */
+  struct npu_rknpu_task t = {0, 0, 0x1d, 0x300, 0x1ffff, 0,
+                             (uint32_t)job->word_count - 4, 0,
+                             job->cmd->iova};
+  memcpy(p->tasks.map, &t, sizeof t);
+  if (rn_end(b, &p->tasks, err, n))
+    return -1;
+  struct npu_rknpu_submit s;
+  memset(&s, 0, sizeof s);
+  s.flags = NPU_RKNPU_JOB_PC | NPU_RKNPU_JOB_PINGPONG; /* blocking */
+  s.timeout = (uint32_t)b->timeout_ms;
+  s.task_number = 1;
+  s.task_obj_addr = p->tasks.obj_addr;
+  s.core_mask = 1;
+  s.fence_fd = -1;
+  s.subcore_task[0] = (struct npu_rknpu_subcore_task){0, 1};
+  if (npu_ioctl(b->fd, NPU_RKNPU_IOCTL_SUBMIT, &s)) {
+    if (errno == ETIMEDOUT)
+      return npu_errf(err, n, "rknpu %s: job timed out after %d ms", b->node,
+                      b->timeout_ms);
+    return npu_errf(err, n, "rknpu %s: SUBMIT failed: %s", b->node,
+                    strerror(errno));
+  }
+  return 0;
+}
+
+/* SUBMIT without NONBLOCK returns when the job is done. */
+static int rn_wait(npu_backend *b, const npu_job *job, int timeout_ms,
+                   char *err, size_t n) {
+  (void)b, (void)job, (void)timeout_ms, (void)err, (void)n;
+  return 0;
+}
+
+static void rn_close(npu_backend *b) {
+  rknpu_priv *p = b->priv;
+  if (p)
+    rn_free(b, &p->tasks);
+  free(p);
+  if (b->fd >= 0)
+    close(b->fd);
+  free(b);
+}
+
+static const npu_backend_ops rknpu_ops = {"rknpu",  rn_alloc, rn_free,
+                                          rn_begin, rn_end,   rn_submit,
+                                          rn_wait,  rn_close};
+
+npu_backend *npu_rknpu_open(const char *path, char *err, size_t n) {
+  int fd = open(path, O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    npu_errf(err, n, "rknpu: cannot open %s: %s", path, strerror(errno));
+    return NULL;
+  }
+  drmVersionPtr v = drmGetVersion(fd);
+  if (!v || strcmp(v->name, "rknpu")) {
+    npu_errf(err, n, "%s: driver is %s, not rknpu", path,
+             v ? v->name : "unknown");
+    drmFreeVersion(v);
+    close(fd);
+    return NULL;
+  }
+  int ver[3] = {v->version_major, v->version_minor, v->version_patchlevel};
+  drmFreeVersion(v);
+  npu_backend *b = calloc(1, sizeof *b);
+  rknpu_priv *p = calloc(1, sizeof *p);
+  if (!b || !p) {
+    free(b);
+    free(p);
+    close(fd);
+    npu_errf(err, n, "rknpu: out of host memory");
+    return NULL;
+  }
+  b->ops = &rknpu_ops;
+  b->fd = fd;
+  b->priv = p;
+  snprintf(b->node, sizeof b->node, "%s", path);
+  snprintf(b->driver, sizeof b->driver, "rknpu %d.%d.%d (%s)", ver[0], ver[1],
+           ver[2], path);
+  /* mem_create grew by iommu_domain_id and core_mask in 0.9.8 (NPU.md
+   * 1.4); the struct size is part of the ioctl number. */
+  p->old_layout = ver[0] * 10000 + ver[1] * 100 + ver[2] < 908;
+  if (mem_create(b, 4096, MEM_TASKS, &p->tasks, err, n)) {
+    rn_close(b);
+    return NULL;
+  }
+  return b;
+}

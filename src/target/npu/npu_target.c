@@ -1,0 +1,215 @@
+/* The NPU target: RK3588 int8 convolutions from our own command lists,
+ * through one of the backends of backend.h. The device exists when
+ * DG_NPU_DEVICE names a backend or a node (sim, rocket, rknpu, /dev/...),
+ * or, with it unset, when discovery finds a rocket or rknpu driver; the
+ * simulator is a device only when asked for. DG_NPU_DEVICE=none hides
+ * every NPU. Its int8 results may differ from the contract by 1 LSB (the
+ * DPU's fixed-point requantiser, NPU.md 2.6): declared in the device info,
+ * shown per node in the plan, used by verify. */
+#include "lower.h"
+
+#include "../../graph/internal.h"
+#include "../../ops/ops.h"
+#include "../target.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct npu_device {
+  npu_backend *be;
+} npu_device;
+
+typedef struct npu_segment {
+  npu_device *dev;
+  const dg_ir *ir;
+  const int *nodes;
+  npu_conv *convs;
+  int count;
+  void **own;   /* per tensor id: our buffer for tensors internal to the
+                   segment (NULL: use host[]) */
+  bool timing;
+} npu_segment;
+
+static int npu_supports(dg_device *dev, const dg_ir *ir, const dg_node *n,
+                        char *why, size_t why_size) {
+  (void)dev;
+  return npu_conv_lower(ir, n, NULL, why, why_size);
+}
+
+/* One core: 1024 int8 MACs per cycle at 1 GHz, taken at half efficiency
+ * (padded channels, pipeline fill); 20 us per task for the kick and the
+ * interrupt; host packing at about 1 GB/s. A guide for placement only. */
+static double npu_estimate(dg_device *dev, const dg_ir *ir, const dg_node *n) {
+  (void)dev;
+  npu_conv c;
+  char why[160];
+  int tasks = 1;
+  if (npu_conv_lower(ir, n, &c, why, sizeof why)) {
+    tasks = c.task_count * c.N;
+    free(c.tasks);
+  }
+  double macs = dg_op_def_get(n->op)->flops(ir, n) / 2;
+  double bytes = (double)dg_desc_bytes(&dg_ir_tensor(ir, n->inputs[0])->desc) +
+                 (double)dg_desc_bytes(&dg_ir_tensor(ir, n->output)->desc);
+  return 20.0 * tasks + macs / 512e3 + bytes / 1e3;
+}
+
+static void npu_release(void *state) {
+  npu_segment *s = state;
+  if (!s)
+    return;
+  for (int i = 0; i < s->count; i++)
+    npu_conv_release(&s->convs[i], s->dev->be);
+  if (s->own)
+    for (int t = 0; t <= s->ir->tensor_count; t++)
+      free(s->own[t]);
+  free(s->own);
+  free(s->convs);
+  free(s);
+}
+
+/* Tensors made and used only inside the segment get buffers of our own:
+ * host[] is only promised for the boundary (target.h). */
+static dg_status own_buffers(npu_segment *s, const dg_segment *seg) {
+  dg_segment_io io;
+  dg_status st = dg_segment_boundary(seg, &io);
+  if (st != DG_OK)
+    return st;
+  s->own = calloc((size_t)s->ir->tensor_count + 1, sizeof *s->own);
+  for (int i = 0; s->own && i < seg->node_count; i++) {
+    uint32_t t = s->ir->nodes[seg->nodes[i]].output;
+    bool boundary = false;
+    for (int k = 0; k < io.output_count; k++)
+      boundary |= io.outputs[k] == t;
+    if (!boundary &&
+        !(s->own[t] = malloc(dg_desc_bytes(&dg_ir_tensor(s->ir, t)->desc))))
+      st = DG_ERROR_OUT_OF_MEMORY;
+  }
+  if (!s->own)
+    st = DG_ERROR_OUT_OF_MEMORY;
+  dg_segment_io_free(&io);
+  return st;
+}
+
+static dg_status npu_compile(dg_device *dev, const dg_segment *seg,
+                             void **state, dg_diagnostic *diag) {
+  npu_segment *s = calloc(1, sizeof *s);
+  if (!s || !(s->convs = calloc((size_t)seg->node_count, sizeof *s->convs))) {
+    free(s);
+    dg_diag_set(diag, DG_ERROR_OUT_OF_MEMORY, -1, NULL, "compile", NULL, NULL,
+                NULL, "npu: out of host memory compiling a segment");
+    return DG_ERROR_OUT_OF_MEMORY;
+  }
+  s->dev = dev->impl;
+  s->ir = seg->ir;
+  s->nodes = seg->nodes;
+  s->timing = getenv("DG_PROFILE") != NULL;
+  if (own_buffers(s, seg) != DG_OK) {
+    npu_release(s);
+    dg_diag_set(diag, DG_ERROR_OUT_OF_MEMORY, -1, NULL, "compile", NULL, NULL,
+                NULL, "npu: out of host memory compiling a segment");
+    return DG_ERROR_OUT_OF_MEMORY;
+  }
+  for (int i = 0; i < seg->node_count; i++) {
+    const dg_node *n = &seg->ir->nodes[seg->nodes[i]];
+    char err[256] = "";
+    s->count = i + 1;
+    if (!npu_conv_lower(seg->ir, n, &s->convs[i], err, sizeof err) ||
+        npu_conv_prepare(&s->convs[i], seg->ir, s->dev->be, err, sizeof err)) {
+      npu_release(s);
+      dg_diag_set(diag, DG_ERROR_DEVICE, seg->nodes[i], n->name,
+                  dg_op_name(n->op), NULL, NULL, NULL,
+                  "npu (%s): cannot compile node '%s': %s",
+                  dev->info.driver, n->name, err);
+      return DG_ERROR_DEVICE;
+    }
+  }
+  *state = s;
+  return DG_OK;
+}
+
+static double now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static dg_status npu_run(void *state, void *const *host, double *node_us,
+                         dg_diagnostic *diag) {
+  npu_segment *s = state;
+  for (int i = 0; i < s->count; i++) {
+    npu_conv *c = &s->convs[i];
+    const dg_node *n = c->node;
+    uint32_t xt = n->inputs[0], yt = n->output;
+    double t0 = s->timing ? now_us() : 0;
+    char err[256] = "";
+    if (npu_conv_run(c, s->dev->be, s->own[xt] ? s->own[xt] : host[xt],
+                     s->own[yt] ? s->own[yt] : host[yt], err, sizeof err)) {
+      dg_diag_set(diag, DG_ERROR_DEVICE, s->nodes[i], n->name,
+                  dg_op_name(n->op), NULL, NULL, NULL,
+                  "npu (%s): node '%s' failed: %s", s->dev->be->driver,
+                  n->name, err);
+      return DG_ERROR_DEVICE;
+    }
+    if (s->timing && node_us)
+      node_us[i] = now_us() - t0;
+  }
+  return DG_OK;
+}
+
+static void npu_destroy(dg_device *dev) {
+  npu_device *d = dev->impl;
+  if (d)
+    npu_backend_close(d->be);
+  free(d);
+}
+
+static const dg_target_vtbl npu_vtbl = {npu_supports, npu_estimate,
+                                        npu_compile,  npu_run,
+                                        npu_release,  npu_destroy};
+
+static void say(const dg_context_options *opts, dg_log_level level,
+                const char *msg) {
+  if (opts->log && opts->log_level >= level)
+    opts->log(opts->log_user, level, msg);
+}
+
+static dg_status npu_enumerate(const dg_context_options *opts,
+                               dg_device_list *out) {
+  const char *spec = getenv("DG_NPU_DEVICE");
+  if (spec && !strcmp(spec, "none"))
+    return DG_OK;
+  char err[256] = "";
+  npu_backend *be = npu_backend_open(spec, err, sizeof err);
+  if (!be) {
+    char msg[320];
+    snprintf(msg, sizeof msg, "npu: no device: %s", err);
+    /* Asked for by name: worth a warning; found by nobody: just info. */
+    say(opts, spec && spec[0] ? DG_LOG_WARNING : DG_LOG_INFO, msg);
+    return DG_OK;
+  }
+  npu_device *nd = calloc(1, sizeof *nd);
+  dg_device *d = nd ? dg_device_list_add(out, &npu_vtbl) : NULL;
+  if (!d) {
+    free(nd);
+    npu_backend_close(be);
+    return DG_ERROR_OUT_OF_MEMORY;
+  }
+  nd->be = be;
+  d->impl = nd;
+  d->launch_us = 30;
+  d->transfer_us_per_byte = 0.001; /* packing to and from NC1HWC2 */
+  d->info.kind = DG_DEVICE_NPU;
+  snprintf(d->info.name, sizeof d->info.name, "RK3588 NPU%s (%s)",
+           be->is_simulator ? " simulator" : "", be->ops->name);
+  snprintf(d->info.driver, sizeof d->info.driver, "%s", be->driver);
+  d->info.dtypes = 1u << DG_DTYPE_I8 | 1u << DG_DTYPE_U8;
+  d->info.ops = 1ull << DG_OP_QCONV2D;
+  d->info.is_simulator = be->is_simulator;
+  d->info.int8_max_lsb_deviation = 1;
+  return DG_OK;
+}
+
+const dg_target dg_target_npu = {"npu", DG_DEVICE_NPU, npu_enumerate};

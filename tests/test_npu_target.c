@@ -1,0 +1,154 @@
+#define _GNU_SOURCE
+/* The NPU as a device of the library (DG_NPU_DEVICE=sim): discovery, the
+ * declared deviation, the conv matrix against the CPU through graphs and
+ * sessions, the reasons the plan shows for declined nodes, verify with the
+ * declared tolerance. Called from test_npu.c. */
+#include "test_npu_target.h"
+
+#include "test_npu_conv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static dg_context *open_ctx(const char *spec) {
+  if (spec)
+    setenv("DG_NPU_DEVICE", spec, 1);
+  else
+    unsetenv("DG_NPU_DEVICE");
+  dg_context *ctx = NULL;
+  dg_context_options o = {.disable_cache = 1, .cpu_threads = 2};
+  return dg_context_create(&o, &ctx) == DG_OK ? ctx : NULL;
+}
+
+/* Reason shown in the plan for node 0 of a one-conv graph pinned to npu
+ * under the auto policy (the node falls back to the CPU). */
+static void plan_reason(dg_context *ctx, int npu, int f32, int C, int H,
+                        int dil, char *out, size_t n) {
+  dg_graph *g = dg_graph_create(ctx, "decline");
+  dg_dtype t = f32 ? DG_DTYPE_F32 : DG_DTYPE_I8;
+  dg_tensor_desc xd = {.dtype = t, .rank = 4, .dims = {1, C, H, H},
+                       .quant = {.scale = 0.1f}};
+  dg_tensor_desc wd = {.dtype = t, .rank = 4, .dims = {16, C, 3, 3},
+                       .quant = {.scale = 0.1f}};
+  size_t wn = (size_t)16 * C * 9 * (f32 ? 4 : 1);
+  void *w = calloc(1, wn);
+  dg_tensor x = dg_graph_input(g, "x", &xd);
+  dg_tensor wt = dg_graph_constant(g, "w", &wd, w, 0);
+  dg_graph_set_device(g, npu);
+  dg_conv2d_params p = {.dilation = {dil, dil}};
+  dg_quant_params yq = {.scale = 1.0f};
+  dg_tensor y = f32 ? dg_graph_conv2d(g, "c", x, wt, DG_TENSOR_NONE, &p)
+                    : dg_graph_qconv2d(g, "c", x, wt, DG_TENSOR_NONE, &p,
+                                       DG_DTYPE_I8, &yq);
+  dg_graph_output(g, "y", y, DG_LAYOUT_NCHW);
+  dg_session *s = NULL;
+  dg_plan_node pn;
+  out[0] = 0;
+  if (dg_graph_compile(g, NULL, &s, NULL) == DG_OK &&
+      dg_plan_get_node(dg_session_plan(s), 0, &pn) == DG_OK)
+    snprintf(out, n, "%s", pn.reason_text);
+  dg_session_destroy(s);
+  dg_graph_destroy(g);
+  free(w);
+}
+
+static void test_verify(dg_context *ctx, int npu, npu_check_fn check) {
+  dg_graph *g = dg_graph_create(ctx, "verify");
+  dg_tensor_desc xd = {.dtype = DG_DTYPE_I8, .rank = 4, .dims = {1, 8, 9, 9},
+                       .quant = {.scale = 0.05f, .zero_point = -3}};
+  dg_tensor_desc wd = {.dtype = DG_DTYPE_I8, .rank = 4, .dims = {8, 8, 3, 3},
+                       .quant = {.scale = 0.01f}};
+  int8_t w[8 * 8 * 9], x[8 * 81];
+  for (int i = 0; i < (int)sizeof w; i++)
+    w[i] = (int8_t)((i * 37) % 255 - 127);
+  for (int i = 0; i < (int)sizeof x; i++)
+    x[i] = (int8_t)((i * 91) % 256 - 128);
+  dg_tensor xt = dg_graph_input(g, "x", &xd);
+  dg_tensor wt = dg_graph_constant(g, "w", &wd, w, 0);
+  dg_graph_set_device(g, npu);
+  dg_conv2d_params p = {.padding = DG_PADDING_SAME_UPPER};
+  dg_quant_params yq = {.scale = 0.0031f, .zero_point = 2};
+  dg_tensor y = dg_graph_qconv2d(g, "conv", xt, wt, DG_TENSOR_NONE, &p,
+                                 DG_DTYPE_I8, &yq);
+  dg_graph_output(g, "y", y, DG_LAYOUT_NCHW);
+  dg_session *s = NULL;
+  dg_verify_report r;
+  memset(&r, 0, sizeof r);
+  dg_compile_options o = {.policy = DG_POLICY_STRICT};
+  dg_binding in = {"x", x, sizeof x};
+  dg_status st = dg_graph_compile(g, &o, &s, NULL);
+  if (st == DG_OK)
+    st = dg_session_verify(s, &in, 1, &r);
+  printf("# verify on the NPU: status %d, max %lld LSB, tolerance %g\n",
+         (int)st, (long long)r.max_lsb_error, r.tolerance);
+  check(st == DG_OK && r.ok && r.max_lsb_error <= 1,
+        "target: dg_session_verify accepts the NPU within its declared 1 LSB");
+  dg_plan_node pn;
+  check(s && dg_plan_get_node(dg_session_plan(s), 0, &pn) == DG_OK &&
+            pn.device_kind == DG_DEVICE_NPU && pn.int8_max_lsb_deviation == 1,
+        "target: the plan shows the conv on the NPU with its 1 LSB deviation");
+  dg_session_destroy(s);
+  dg_graph_destroy(g);
+}
+
+/* tools/npu-hw-check against the simulator: the board check runs, writes
+ * its golden sets, and they replay byte for byte. */
+static void hw_check(npu_check_fn check) {
+  char dir[] = "/tmp/dg-npu-hw-check-XXXXXX", cmd[512];
+  if (!mkdtemp(dir)) {
+    printf("skipped: npu-hw-check: no temporary directory\n");
+    return;
+  }
+  snprintf(cmd, sizeof cmd,
+           "DG_NPU_DEVICE=sim '%s' --out %s/golden > %s/log 2>&1 && "
+           "'%s' --replay %s/golden >> %s/log 2>&1",
+           DG_NPU_HW_CHECK, dir, dir, DG_NPU_HW_CHECK, dir, dir);
+  int rc = system(cmd);
+  snprintf(cmd, sizeof cmd, "sed 's/^/# hw-check: /' %s/log; rm -rf %s", dir,
+           dir);
+  if (system(cmd) != 0)
+    printf("# could not clean %s\n", dir);
+  check(rc == 0, "npu-hw-check on the simulator: matrix passes, golden sets "
+                 "written and replayed byte for byte");
+}
+
+void npu_target_tests(npu_check_fn check) {
+  hw_check(check);
+  dg_context *ctx = open_ctx("none");
+  check(ctx && npu_device_index(ctx) < 0,
+        "target: DG_NPU_DEVICE=none: no NPU device");
+  dg_context_destroy(ctx);
+  ctx = open_ctx("sim");
+  int npu = ctx ? npu_device_index(ctx) : -1;
+  dg_device_info info;
+  memset(&info, 0, sizeof info);
+  if (npu >= 0)
+    dg_context_device_info(ctx, npu, &info);
+  printf("# device %d: %s, driver %s\n", npu, info.name, info.driver);
+  check(npu >= 0 && info.is_simulator == 1 &&
+            info.int8_max_lsb_deviation == 1 &&
+            info.ops == (1ull << DG_OP_QCONV2D),
+        "target: DG_NPU_DEVICE=sim: a simulated NPU device, 1 LSB declared");
+  if (npu < 0) {
+    dg_context_destroy(ctx);
+    return;
+  }
+  check(npu_matrix_run(ctx, npu, "sim matrix", 0) == 0,
+        "target: conv matrix (direct, depthwise, 1/3/5, stride 1/2, u8/i8, "
+        "relu, per-channel) on the NPU within 1 LSB of the CPU");
+  char why[160];
+  plan_reason(ctx, npu, 1, 16, 8, 1, why, sizeof why);
+  printf("# f32 conv: %s\n", why);
+  check(strstr(why, "f32 op") != NULL, "target: an f32 conv is declined: f32 op");
+  plan_reason(ctx, npu, 0, 16, 8, 2, why, sizeof why);
+  printf("# dilated conv: %s\n", why);
+  check(strstr(why, "dilation") != NULL, "target: a dilated conv is declined");
+  plan_reason(ctx, npu, 0, 256, 100, 1, why, sizeof why);
+  printf("# big conv: %s\n", why);
+  check(strstr(why, "does not fit the CBUF in one task") != NULL,
+        "target: a conv too big for one task is declined with the reason");
+  test_verify(ctx, npu, check);
+  dg_context_destroy(ctx);
+  unsetenv("DG_NPU_DEVICE");
+}

@@ -1,0 +1,374 @@
+/* npu-hw-check: for anyone with an RK3588 board. Runs a fixed set of int8
+ * convolutions on the NPU (the backend DG_NPU_DEVICE names, else the one
+ * discovery finds) and on the CPU reference of the numerics contract,
+ * prints a pass/fail table, and with --out DIR writes every case as a
+ * golden set (format below) that --replay DIR checks byte for byte
+ * through the simulator. Three probes measure what the simulator can only
+ * assume (src/target/npu/README.md, findings): rounding ties in OUT_CVT,
+ * the pad value of each channel lane for an out-of-range PAD_VALUE, and
+ * the rounding of CLIP_TRUNCATE.
+ *
+ * Golden set, one folder per case:
+ *   regcmd.txt   the command list as run, "target value register" per line
+ *                in hex (the format of ../shared/npu-golden/vendor-fp16-conv)
+ *   buffers.txt  "name iova size" per buffer, in the list's address space
+ *   input.bin, weights.bin, biases.bin   the cubes the NPU read
+ *   output.bin   the cube the NPU wrote: the oracle
+ * Usage: npu-hw-check [--out DIR | --replay DIR]; exit status 0 when every
+ * matrix case is within 1 LSB (probes report, they do not fail).
+ */
+#define _GNU_SOURCE
+#include "ops/requant.h"
+#include "target/npu/backend.h"
+#include "target/npu/gen.h"
+#include "target/npu/pack.h"
+#include "target/npu/sim.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char *names[4] = {"input", "weights", "biases", "output"};
+
+typedef struct conv_case {
+  const char *name;
+  int C, O, H, W, K, S, pad, dw;
+} conv_case;
+
+static const conv_case matrix[] = {
+    {"direct-1x1-c16-o32", 16, 32, 8, 8, 1, 1, 0, 0},
+    {"direct-3x3-c3-o8", 3, 8, 16, 16, 3, 1, 1, 0},
+    {"direct-3x3-s2-c32-o64", 32, 64, 14, 14, 3, 2, 1, 0},
+    {"direct-5x5-c1-o6", 1, 6, 28, 28, 5, 1, 2, 0},
+    {"direct-3x3-c64-o64-13x7", 64, 64, 13, 7, 3, 1, 1, 0},
+    {"dw-3x3-c64", 64, 64, 8, 8, 3, 1, 1, 1},
+    {"dw-3x3-s2-c40", 40, 40, 15, 15, 3, 2, 1, 1},
+    {"dw-5x5-c16", 16, 16, 12, 12, 5, 1, 2, 1},
+};
+
+static unsigned seed = 1;
+static int rnd(int lo, int hi) {
+  seed = seed * 1103515245u + 12345u;
+  return lo + (int)((seed >> 8) % (unsigned)(hi - lo + 1));
+}
+
+/* A job's buffers on the backend, filled, run, read back into out. */
+typedef struct job_run {
+  npu_bo bo[5]; /* input, weights, biases, output, cmd */
+} job_run;
+
+static int run_job(npu_backend *b, npu_stream *s, const npu_conv_plan *p,
+                   const uint8_t *in, const uint8_t *wt, const int32_t *bias,
+                   uint8_t *out, job_run *r, char *err, size_t n) {
+  const npu_backend_ops *o = b->ops;
+  size_t sizes[5] = {p->input_bytes, p->weight_bytes, p->bias_bytes,
+                     p->output_bytes, (size_t)s->count * 8};
+  const void *src[3] = {in, wt, bias};
+  memset(r, 0, sizeof *r);
+  for (int i = 0; i < 5; i++)
+    if (o->bo_alloc(b, sizes[i], &r->bo[i], err, n))
+      return -1;
+  uint32_t iova[NPU_BUF_COUNT];
+  for (int i = 0; i < 4; i++)
+    iova[i] = (uint32_t)r->bo[i].iova;
+  npu_stream_patch(s, iova);
+  for (int i = 0; i < 5; i++) {
+    if (o->cpu_begin(b, &r->bo[i], err, n))
+      return -1;
+    if (i < 3)
+      memcpy(r->bo[i].map, src[i], sizes[i]);
+    if (i == 4)
+      memcpy(r->bo[i].map, s->words, sizes[i]);
+    if (o->cpu_end(b, &r->bo[i], err, n))
+      return -1;
+  }
+  npu_bo *ins[3] = {&r->bo[0], &r->bo[1], &r->bo[2]}, *outs[1] = {&r->bo[3]};
+  npu_job job = {&r->bo[4], s->count, ins, 3, outs, 1};
+  if (npu_job_check(&job, err, n) || o->submit(b, &job, err, n) ||
+      o->wait(b, &job, b->timeout_ms, err, n) ||
+      o->cpu_begin(b, &r->bo[3], err, n))
+    return -1;
+  memcpy(out, r->bo[3].map, p->output_bytes);
+  return o->cpu_end(b, &r->bo[3], err, n);
+}
+
+static void free_job(npu_backend *b, job_run *r) {
+  for (int i = 0; i < 5; i++)
+    if (r->bo[i].map)
+      b->ops->bo_free(b, &r->bo[i]);
+}
+
+static int save(const char *dir, const char *name, const npu_stream *s,
+                const job_run *r, const void *const data[4]) {
+  char path[1200];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  mkdir(dir, 0755);
+  if (mkdir(path, 0755) && errno != EEXIST)
+    return -1;
+  snprintf(path, sizeof path, "%s/%s/regcmd.txt", dir, name);
+  FILE *f = fopen(path, "w");
+  if (!f)
+    return -1;
+  for (int i = 0; i < s->count; i++)
+    fprintf(f, "%04x %08x %04x\n", npu_word_target(s->words[i]),
+            npu_word_value(s->words[i]), npu_word_offset(s->words[i]));
+  fclose(f);
+  snprintf(path, sizeof path, "%s/%s/buffers.txt", dir, name);
+  if (!(f = fopen(path, "w")))
+    return -1;
+  for (int i = 0; i < 4; i++)
+    fprintf(f, "%s %llx %zu\n", names[i], (unsigned long long)r->bo[i].iova,
+            r->bo[i].size);
+  fclose(f);
+  for (int i = 0; i < 4; i++) {
+    snprintf(path, sizeof path, "%s/%s/%s.bin", dir, name, names[i]);
+    if (!(f = fopen(path, "wb")))
+      return -1;
+    fwrite(data[i], 1, r->bo[i].size, f);
+    fclose(f);
+  }
+  return 0;
+}
+
+/* Runs one matrix case on the NPU and against the contract. */
+static int matrix_case(npu_backend *b, const conv_case *c, const char *out_dir,
+                       int *worst) {
+  int OH = (c->H + 2 * c->pad - c->K) / c->S + 1;
+  int OW = (c->W + 2 * c->pad - c->K) / c->S + 1;
+  int per = c->dw ? 1 : c->C;
+  int32_t zx = rnd(-10, 10), zy = rnd(-10, 10);
+  float sx = 0.05f, sw = 0.01f, sy = sx * sw * (float)(per * c->K * c->K) * 2;
+  float m = dg_requant_multiplier(sx, sw, sy);
+  npu_conv_desc d = {c->C, c->H, c->W, c->O, OH, OW, c->K, c->K, c->S, c->S,
+                     c->pad, c->pad, c->dw, zx, 0, zy, m, 0};
+  npu_stream s;
+  npu_conv_plan p;
+  char err[256];
+  if (!npu_gen_conv(&d, &s, err, sizeof err) ||
+      !npu_conv_plan_make(&d, &p, err, sizeof err)) {
+    printf("| %-26s | FAIL | %s\n", c->name, err);
+    return 1;
+  }
+  size_t xn = (size_t)c->C * c->H * c->W, wn = (size_t)c->O * per * c->K * c->K;
+  int8_t *x = malloc(xn), *w = malloc(wn);
+  int32_t *bias = malloc((size_t)c->O * 4), *pb = malloc((size_t)c->O * 4);
+  uint8_t *in = calloc(1, p.input_bytes), *wt = calloc(1, p.weight_bytes),
+          *out = calloc(1, p.output_bytes);
+  for (size_t i = 0; i < xn; i++)
+    x[i] = (int8_t)rnd(-128, 127);
+  for (size_t i = 0; i < wn; i++)
+    w[i] = (int8_t)rnd(-127, 127);
+  for (int i = 0; i < c->O; i++)
+    bias[i] = rnd(-2000, 2000);
+  npu_pack_feature_i8(x, c->C, c->H, c->W, (int8_t)zx, in);
+  npu_pack_weights_i8(w, c->O, c->C, c->K, c->K, c->dw, 0, wt);
+  npu_pack_bias(bias, w, c->O, c->C, c->K, c->K, c->dw, 0, zx, 0, pb);
+  job_run r;
+  int rc = run_job(b, &s, &p, in, wt, pb, out, &r, err, sizeof err);
+  int diff = -1;
+  long exact = 0, total = 0;
+  if (!rc) {
+    diff = 0;
+    for (int o = 0; o < c->O; o++)
+      for (int oy = 0; oy < OH; oy++)
+        for (int ox = 0; ox < OW; ox++) {
+          int64_t acc = bias[o];
+          for (int ci = 0; ci < per; ci++)
+            for (int ky = 0; ky < c->K; ky++)
+              for (int kx = 0; kx < c->K; kx++) {
+                int iy = oy * c->S + ky - c->pad, ix = ox * c->S + kx - c->pad;
+                if (iy < 0 || iy >= c->H || ix < 0 || ix >= c->W)
+                  continue;
+                int ch = c->dw ? o : ci;
+                acc += (int64_t)(x[((size_t)ch * c->H + iy) * c->W + ix] - zx) *
+                       w[(((size_t)o * per + ci) * c->K + ky) * c->K + kx];
+              }
+          int ref = dg_requant((int32_t)acc, m, zy, -128, 127);
+          int got = (int8_t)out[(size_t)(o / 16) * OH * OW * 16 +
+                                ((size_t)oy * OW + ox) * 16 + o % 16];
+          int e = abs(got - ref);
+          diff = e > diff ? e : diff;
+          exact += !e;
+          total++;
+        }
+    if (out_dir) {
+      const void *data[4] = {in, wt, pb, out};
+      if (save(out_dir, c->name, &s, &r, data))
+        printf("# cannot write %s/%s\n", out_dir, c->name);
+    }
+  }
+  free_job(b, &r);
+  int bad = rc || diff > 1;
+  if (rc)
+    printf("| %-26s | FAIL | %s\n", c->name, err);
+  else
+    printf("| %-26s | %s | max diff %d LSB, %ld/%ld exact\n", c->name,
+           bad ? "FAIL" : "pass", diff, exact, total);
+  if (diff > *worst)
+    *worst = diff;
+  free(x), free(w), free(bias), free(pb), free(in), free(wt), free(out);
+  return bad;
+}
+
+/* Rewrites register reg's value in a generated list. */
+static void set_reg(npu_stream *s, npu_reg reg, uint32_t value) {
+  for (int i = 0; i < s->count; i++)
+    if (npu_word_offset(s->words[i]) == npu_regs[reg].offset &&
+        npu_word_target(s->words[i]) == (npu_blocks[npu_regs[reg].block].id | 1))
+      s->words[i] = npu_reg_word(reg, value);
+}
+
+/* A probe: a 3x3 conv over 32 channels with registers rewritten, run on
+ * the NPU and on the simulator in each rounding mode; prints which modes
+ * the device agreed with. */
+static void probe(npu_backend *b, const char *name, const char *what,
+                  int ow_zero, uint32_t pad_value, uint32_t scale,
+                  uint32_t shift, uint32_t trunc, const char *out_dir) {
+  npu_conv_desc d = {32, 6, 6, 32, 6, 6, 3, 3, 1, 1, 1, 1, false, 0, 0, 0,
+                     0.01f, 0};
+  npu_stream s;
+  npu_conv_plan p;
+  char err[256];
+  if (!npu_gen_conv(&d, &s, err, sizeof err) ||
+      !npu_conv_plan_make(&d, &p, err, sizeof err))
+    return;
+  if (pad_value)
+    set_reg(&s, NPU_CNA_PAD_CON1, pad_value);
+  set_reg(&s, NPU_DPU_OUT_CVT_SCALE, scale);
+  set_reg(&s, NPU_DPU_OUT_CVT_SHIFT, shift);
+  set_reg(&s, NPU_CORE_CLIP_TRUNCATE, trunc);
+  uint8_t *in = calloc(1, p.input_bytes), *wt = calloc(1, p.weight_bytes),
+          *out = calloc(1, p.output_bytes), *ref = calloc(1, p.output_bytes);
+  int32_t bias[32] = {0};
+  for (size_t i = 0; i < 32 * 36; i++)
+    in[i] = (uint8_t)(ow_zero ? 0 : rnd(-9, 9));
+  for (size_t i = 0; i < p.weight_bytes / 2; i++)
+    wt[i] = (uint8_t)(ow_zero ? 1 : rnd(-3, 3));
+  job_run r;
+  int rc = run_job(b, &s, &p, in, wt, bias, out, &r, err, sizeof err);
+  const char *modes[3] = {"half-up", "half-away", "half-even"};
+  char agree[64] = "";
+  for (int m = 0; !rc && m < 3; m++) {
+    npu_sim_buffer bufs[4] = {
+        {"input", (uint32_t)r.bo[0].iova, p.input_bytes, in, false},
+        {"weights", (uint32_t)r.bo[1].iova, p.weight_bytes, wt, false},
+        {"biases", (uint32_t)r.bo[2].iova, p.bias_bytes, (uint8_t *)bias, false},
+        {"output", (uint32_t)r.bo[3].iova, p.output_bytes, ref, true}};
+    npu_sim_job job = {s.words, s.count, bufs, 4, (npu_round)m};
+    if (!npu_sim_run(&job, err, sizeof err) &&
+        !memcmp(ref, out, p.output_bytes))
+      snprintf(agree + strlen(agree), sizeof agree - strlen(agree), "%s%s",
+               agree[0] ? ", " : "", modes[m]);
+  }
+  if (rc)
+    printf("| %-26s | FAIL | %s\n", name, err);
+  else
+    printf("| %-26s | info | %s: the simulator agrees with %s\n", name, what,
+           agree[0] ? agree : "no rounding mode (report this)");
+  if (!rc && out_dir) {
+    const void *data[4] = {in, wt, bias, out};
+    save(out_dir, name, &s, &r, data);
+  }
+  free_job(b, &r);
+  free(in), free(wt), free(out), free(ref);
+}
+
+/* --replay: every golden set through the simulator, byte for byte. */
+static int replay_one(const char *dir, const char *name) {
+  char path[1200];
+  snprintf(path, sizeof path, "%s/%s/regcmd.txt", dir, name);
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return -1;
+  static uint64_t words[1024];
+  int count = 0;
+  unsigned t, v, reg;
+  while (count < 1024 && fscanf(f, "%x %x %x", &t, &v, &reg) == 3)
+    words[count++] = npu_word((uint16_t)t, v, (uint16_t)reg);
+  fclose(f);
+  snprintf(path, sizeof path, "%s/%s/buffers.txt", dir, name);
+  npu_sim_buffer bufs[4];
+  uint8_t *data[5] = {0};
+  int ok = (f = fopen(path, "r")) != NULL;
+  for (int i = 0; ok && i < 4; i++) {
+    char nm[32];
+    unsigned long long iova;
+    size_t size;
+    ok = fscanf(f, "%31s %llx %zu", nm, &iova, &size) == 3 && size < (1u << 28);
+    if (!ok)
+      break;
+    data[i] = calloc(1, size);
+    bufs[i] = (npu_sim_buffer){names[i], (uint32_t)iova, size, data[i], i == 3};
+    char bin[1300];
+    snprintf(bin, sizeof bin, "%s/%s/%s.bin", dir, name, names[i]);
+    FILE *g = fopen(bin, "rb");
+    if (i < 3)
+      ok = g && fread(data[i], 1, size, g) == size;
+    else if ((data[4] = calloc(1, size)))
+      ok = g && fread(data[4], 1, size, g) == size;
+    if (g)
+      fclose(g);
+  }
+  if (f)
+    fclose(f);
+  char err[256] = "";
+  npu_sim_job job = {words, count, bufs, 4, npu_sim_round_default()};
+  ok = ok && !npu_sim_run(&job, err, sizeof err) &&
+       !memcmp(data[3], data[4], bufs[3].size);
+  printf("| %-26s | %s | replayed through the simulator %s\n", name,
+         ok ? "pass" : "FAIL", err);
+  for (int i = 0; i < 5; i++)
+    free(data[i]);
+  return ok ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+  const char *out_dir = NULL, *replay = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--out") && i + 1 < argc)
+      out_dir = argv[++i];
+    else if (!strcmp(argv[i], "--replay") && i + 1 < argc)
+      replay = argv[++i];
+    else {
+      fprintf(stderr, "usage: %s [--out DIR | --replay DIR]\n", argv[0]);
+      return 2;
+    }
+  }
+  const char *probes[3] = {"probe-ties", "probe-pad-lanes", "probe-truncate"};
+  int bad = 0;
+  printf("| case                       | ok   | detail\n");
+  if (replay) {
+    for (size_t i = 0; i < sizeof matrix / sizeof matrix[0]; i++)
+      bad += replay_one(replay, matrix[i].name) != 0;
+    for (int i = 0; i < 3; i++)
+      bad += replay_one(replay, probes[i]) != 0;
+    printf("%s\n", bad ? "FAIL" : "PASS");
+    return bad ? 1 : 0;
+  }
+  char err[256];
+  npu_backend *b = npu_backend_open(getenv("DG_NPU_DEVICE"), err, sizeof err);
+  if (!b) {
+    fprintf(stderr, "npu-hw-check: no NPU: %s (set DG_NPU_DEVICE=rocket, "
+                    "rknpu, a /dev path, or sim)\n", err);
+    return 2;
+  }
+  printf("# device: %s\n", b->driver);
+  int worst = 0;
+  for (size_t i = 0; i < sizeof matrix / sizeof matrix[0]; i++)
+    bad += matrix_case(b, &matrix[i], out_dir, &worst);
+  /* Ties: SCALE 2^14, SHIFT 15 is a multiplier of exactly 1/2, so every
+   * odd accumulator lands on .5 (Mesa's odd scales never tie). */
+  probe(b, probes[0], "OUT_CVT ties (x.5)", 0, 0, 1u << 14, 15, 0, out_dir);
+  /* Pad lanes: PAD_VALUE 0xffffff7e as in the Teflon capture, on an
+   * all-zero input with weights 1: borders show each lane's pad. */
+  probe(b, probes[1], "pad value per lane", 1, 0xffffff7eu, 1u << 14, 14, 0,
+        out_dir);
+  /* CLIP_TRUNCATE 3 before the DPU: how its right shift rounds. */
+  probe(b, probes[2], "CLIP_TRUNCATE rounding", 0, 0, 1u << 14, 14, 3,
+        out_dir);
+  printf("# matrix: worst %d LSB; %s\n", worst, bad ? "FAIL" : "PASS");
+  npu_backend_close(b);
+  return bad ? 1 : 0;
+}
