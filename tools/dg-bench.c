@@ -24,6 +24,7 @@
  * run as `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE dg-bench` to let it
  * pick its own kernels (dg-bench warns when they are set). */
 #define _POSIX_C_SOURCE 200809L
+#include "bench_gpu.h"
 #include "bench_peers.h"
 #include "common/lenet_model.h"
 #include "graph.h"
@@ -285,6 +286,7 @@ static double measure_peak(peak_kind kind, int threads, int trials) {
 
 typedef struct opts {
   int quick;
+  int gpu; /* the GPU suite on non-CPU devices instead of the CPU suite */
   int device; /* -1: all */
   const char *json;
   const char *weights;
@@ -607,7 +609,7 @@ done:
 /* ---- main -------------------------------------------------------------------------- */
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: dg-bench [--quick] [--device N] [--json FILE] "
+  fprintf(f, "usage: dg-bench [--quick] [--gpu] [--device N] [--json FILE] "
              "[--weights DIR]\n");
 }
 
@@ -649,11 +651,87 @@ static void warn_load(const char *when) {
            load, ncpu, when);
 }
 
+/* The GPU suite: on every non-CPU device, SGEMM 4096^3, HGEMM 4096^3 and
+ * 8192^3 (where the device runs f16), f32 and f16 conv on the ResNet-50
+ * 3x3 layers at batch 32, LeNet batch-1 latency; CLBlast SGEMM as the
+ * OpenCL peer when built with it. cuBLAS/cuDNN figures come from
+ * tools/gpu_peers.py run in the same command. */
+static int gpu_suite(const opts *o, dev *devs, int ndev, FILE *jf) {
+  int failed = 0;
+  for (int i = 0; i < ndev; i++) {
+    dev *d = &devs[i];
+    if (d->info.kind == DG_DEVICE_CPU)
+      continue;
+    int f16 = (d->info.dtypes >> DG_DTYPE_F16) & 1;
+    static const int gemm[][2] = {{4096, DG_DTYPE_F32}, {4096, DG_DTYPE_F16},
+                                  {8192, DG_DTYPE_F16}};
+    for (int g = 0; g < 3; g++) {
+      if (gemm[g][1] == DG_DTYPE_F16 && !f16)
+        continue;
+      int n = o->quick ? gemm[g][0] / 4 : gemm[g][0];
+      char shape[40];
+      snprintf(shape, sizeof shape, "%dx%dx%d %s", n, n, n,
+               dg_dtype_name((dg_dtype)gemm[g][1]));
+      row *r = add_row(gemm[g][1] == DG_DTYPE_F16 ? "hgemm" : "sgemm",
+                       d->label, shape);
+      double us = bench_gpu_gemm_us(ctx, d->index, n, n, n,
+                                    (dg_dtype)gemm[g][1], r->check,
+                                    sizeof r->check, &r->reps);
+      set_perf(r, 2.0 * n * n * n, us, -1);
+      if (gemm[g][1] == DG_DTYPE_F32 && d->info.kind == DG_DEVICE_OPENCL) {
+        char pname[40];
+        double pus = peer_clblast_sgemm_us(n, n, n, pname, sizeof pname);
+        if (pus > 0)
+          set_peer(r, pname, pus);
+      }
+      print_row(r);
+    }
+    for (int l = 0; l < NLAYERS; l++) {
+      for (int t = 0; t < 2; t++) {
+        dg_dtype dt = t ? DG_DTYPE_F16 : DG_DTYPE_F32;
+        if (dt == DG_DTYPE_F16 && !f16)
+          continue;
+        int C = (int)conv_layers[l][0], H = (int)conv_layers[l][1];
+        int batch = o->quick ? 4 : 32;
+        char shape[48];
+        snprintf(shape, sizeof shape, "3x3 %d@%dx%d b%d %s", C, H, H, batch,
+                 dg_dtype_name(dt));
+        row *r = add_row("conv_gpu", d->label, shape);
+        double us = bench_gpu_conv_us(ctx, d->index, batch, C, H, H, dt,
+                                      r->check, sizeof r->check, &r->reps);
+        set_perf(r, batch * conv_flops(C, C, H, H), us, -1);
+        print_row(r);
+      }
+    }
+    char err[256];
+    row tmp;
+    memset(&tmp, 0, sizeof tmp);
+    double us = our_lenet(d, o->weights, 1, 0, 2000, &tmp, err, sizeof err);
+    if (us > 0) {
+      row *r = add_row("lenet_b1", d->label, "f32, latency");
+      snprintf(r->check, sizeof r->check, "%s", tmp.check);
+      r->reps = tmp.reps;
+      r->ours_us = us;
+      print_row(r);
+    }
+  }
+  printf("\n");
+  for (int i = 0; i < nrows; i++) {
+    failed += !strcmp(rows[i].check, "FAIL");
+    json_row(stdout, &rows[i]);
+    if (jf)
+      json_row(jf, &rows[i]);
+  }
+  return failed ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
   opts o = {.device = -1};
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--quick"))
       o.quick = 1;
+    else if (!strcmp(argv[i], "--gpu"))
+      o.gpu = 1;
     else if (!strcmp(argv[i], "--device") && i + 1 < argc)
       o.device = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--json") && i + 1 < argc)
@@ -802,6 +880,16 @@ int main(int argc, char **argv) {
           devs[i].peak_int8 = pv;
         }
     }
+  }
+
+  if (o.gpu) {
+    int rc = gpu_suite(&o, devs, ndev, jf);
+    if (jf)
+      fclose(jf);
+    free(devs);
+    free(rows);
+    dg_context_destroy(ctx);
+    return rc;
   }
 
   /* ---- conv f32 and int8 on the ResNet-50 3x3 layers ---- */

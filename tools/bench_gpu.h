@@ -1,0 +1,25 @@
+/* dg-bench's GPU suite: GEMM and convolution shapes sized for a discrete
+ * GPU, through directgraph sessions pinned to one device, each result spot
+ * checked against float64 before it is timed. */
+#ifndef DG_BENCH_GPU_H
+#define DG_BENCH_GPU_H
+
+#include "graph.h"
+
+/* Median microseconds of one run of C[M,N] = A[M,K] B[K,N] in dtype (f32
+ * or f16) on device, or -1 (with why in check). check gets "ok"/"FAIL". */
+double bench_gpu_gemm_us(dg_context *ctx, int device, int M, int N, int K,
+                         dg_dtype dtype, char *check, size_t check_size,
+                         int *reps);
+
+/* The same for a 3x3 stride-1 pad-1 conv C->C at HxW with batch N. */
+double bench_gpu_conv_us(dg_context *ctx, int device, int N, int C, int H,
+                         int W, dg_dtype dtype, char *check,
+                         size_t check_size, int *reps);
+
+/* SGEMM through CLBlast on the first OpenCL GPU, or -1 when CLBlast or a
+ * GPU is missing (name gets the device). */
+double peer_clblast_sgemm_us(int M, int N, int K, char *name,
+                             size_t name_size);
+
+#endif
