@@ -11,11 +11,12 @@ if [ ! -d build-fuzz ]; then
     -Db_sanitize=address,undefined -Db_lundef=false \
     -Dc_args=-fsanitize=fuzzer-no-link >/dev/null
 fi
-ninja -C build-fuzz src/libdirectgraph.a libdirectgraph.a >/dev/null 2>&1 ||
-  ninja -C build-fuzz >/dev/null
-lib=$(find build-fuzz -maxdepth 1 -name 'libdirectgraph.a' | head -n 1)
+# Only the static library: the other programs are not built for libFuzzer.
+ninja -C build-fuzz libdirectgraph.a >/dev/null
+lib=build-fuzz/libdirectgraph.a
 clang -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude \
-  tests/fuzz/fuzz_onnx.c "$lib" $(pkg-config --libs libprotobuf-c) -lm \
+  tests/fuzz/fuzz_onnx.c "$lib" \
+  $(pkg-config --libs libprotobuf-c OpenCL libdrm 2>/dev/null) -lm -ldl \
   -pthread -o build-fuzz/fuzz_onnx
 mkdir -p build-fuzz/corpus
 cp tests/fuzz/corpus/*.onnx build-fuzz/corpus/
