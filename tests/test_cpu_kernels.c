@@ -202,6 +202,38 @@ static void sgemm_case(dg_cpu_pool *pool, const char *tag, int M, int N, int K,
            "sgemm %s M=%d N=%d K=%d tb=%d bias=%d clamp=%d (err/tol %.3f)", tag,
            M, N, K, trans_b, bias_mode, clamp, worst);
   group_case(ok, what);
+  /* Prepacked A, B and both: the same kernels on the same data, so the
+   * result is identical to the unpacked call, except that few-row calls
+   * with B transposed use dot products unpacked (then: within tolerance
+   * of the unpacked result). */
+  dg_cpu_sgemm_packed *pa = dg_cpu_sgemm_pack_a(M, K, A, lda);
+  dg_cpu_sgemm_packed *pb = dg_cpu_sgemm_pack_b(N, K, B, ldb, trans_b);
+  float *C2 = malloc(sizeof(float) * (size_t)M * ldc);
+  int pok = (K <= 0 || (pa && pb)) && C2;
+  int same_path = !(trans_b && M <= 4);
+  dg_cpu_sgemm_args a2 = a;
+  a2.C = C2;
+  for (int mode = 1; mode <= 3 && pok; mode++) {
+    for (size_t i = 0; i < (size_t)M * ldc; i++)
+      C2[i] = 12345.0f;
+    dg_cpu_sgemm_packed_run(pool, &a2, mode & 1 ? pa : NULL,
+                            mode & 2 ? pb : NULL);
+    for (int m = 0; m < M && pok; m++)
+      for (int n = 0; n < ldc; n++) {
+        float want = C[(size_t)m * ldc + n], got = C2[(size_t)m * ldc + n];
+        if (same_path || n >= N || mode == 1)
+          pok &= want == got || (want != want && got != got);
+        else
+          pok &= fabsf(want - got) <= 1e-5f * (1.0f + fabsf(want)) *
+                                           sqrtf((float)K + 1);
+      }
+  }
+  snprintf(what, sizeof what, "sgemm packed %s M=%d N=%d K=%d tb=%d", tag, M,
+           N, K, trans_b);
+  group_case(pok, what);
+  dg_cpu_sgemm_packed_free(pa);
+  dg_cpu_sgemm_packed_free(pb);
+  free(C2);
   free(A);
   free(B);
   free(C);
@@ -213,7 +245,8 @@ static void test_sgemm(dg_cpu_pool *pool, const char *tag) {
       {1, 1, 1},      {1, 1, 0},       {3, 5, 0},      {6, 784, 25},
       {16, 100, 150}, {1, 120, 400},   {1, 10, 84},    {14, 32, 7},
       {15, 33, 257},  {28, 17, 513},   {29, 64, 64},   {64, 49, 576},
-      {5, 1100, 40},  {40, 1100, 300}, {130, 77, 260}, {100, 300, 1000}};
+      {5, 1100, 40},  {40, 1100, 300}, {130, 77, 260}, {100, 300, 1000},
+      {2, 84, 120},   {3, 10, 84},     {4, 120, 400}};
   for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
     for (int tb = 0; tb < 2; tb++)
       sgemm_case(pool, tag, fixed[i][0], fixed[i][1], fixed[i][2], tb,
@@ -346,6 +379,27 @@ static void qgemm_case(dg_cpu_pool *pool, const char *tag, int M, int N, int K,
   if (!ok)
     printf("  at m=%d n=%d want %d got %d\n", bad_m, bad_n, want, got);
   group_case(ok, what);
+  /* Prepacked A, B and both must give the same bytes (bit-exact). */
+  dg_cpu_qgemm_packed *pa = dg_cpu_qgemm_pack_a(M, K, A, q.lda, q.a_signed, za,
+                                                q.a_zero_per_row);
+  dg_cpu_qgemm_packed *pb = dg_cpu_qgemm_pack_b(
+      N, K, B, q.ldb, q.b_signed, q.trans_b, zb, q.b_zero_per_col);
+  uint8_t *C2 = malloc((size_t)M * q.ldc);
+  int pok = (K <= 0 || (pa && pb)) && C2;
+  dg_cpu_qgemm_args q2 = q;
+  q2.C = C2;
+  for (int mode = 1; mode <= 3 && pok; mode++) {
+    memset(C2, 0xA5, (size_t)M * q.ldc);
+    dg_cpu_qgemm_packed_run(pool, &q2, mode & 1 ? pa : NULL,
+                            mode & 2 ? pb : NULL);
+    pok &= !memcmp(C, C2, (size_t)M * q.ldc);
+  }
+  snprintf(what, sizeof what, "qgemm packed %s M=%d N=%d K=%d flags=0x%x", tag,
+           M, N, K, flags);
+  group_case(pok, what);
+  dg_cpu_qgemm_packed_free(pa);
+  dg_cpu_qgemm_packed_free(pb);
+  free(C2);
   free(A), free(B), free(C), free(za), free(zb), free(bias), free(mult);
 }
 
@@ -353,7 +407,10 @@ static void test_qgemm(dg_cpu_pool *pool, const char *tag) {
   static const int fixed[][3] = {{1, 1, 1},        {1, 1, 0},      {2, 3, 3},
                                  {6, 784, 25},     {14, 32, 4},    {15, 33, 5},
                                  {13, 17, 1023},   {1, 120, 400},  {29, 49, 64},
-                                 {20, 1100, 1001}, {128, 96, 1152}};
+                                 {20, 1100, 1001}, {128, 96, 1152},
+                                 {1, 84, 120},     {2, 10, 84},
+                                 {3, 120, 400},    {4, 33, 64},
+                                 {4, 70, 18}};
   for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
     for (int f = 0; f < 3; f++)
       qgemm_case(pool, tag, fixed[i][0], fixed[i][1], fixed[i][2],
@@ -366,6 +423,64 @@ static void test_qgemm(dg_cpu_pool *pool, const char *tag) {
     qgemm_case(pool, tag, rint_in(1, big ? 60 : 20), rint_in(1, big ? 150 : 40),
                rint_in(1, big ? 700 : 37), (int)(rnd() & 0x1fff));
   }
+}
+
+/* A packing made at one SIMD level and used at another is ignored (the
+ * call reads A / B): results stay right when tests force levels. */
+static void test_pack_level_mismatch(void) {
+  static const char *levels[] = {"avx512", "avx2", "portable"};
+  int ok = 1;
+  for (int from = 0; from < 3; from++)
+    for (int to = 0; to < 3; to++) {
+      dg_cpu_simd_force(levels[from]);
+      int M = 5, N = 37, K = 24;
+      float A[5 * 24], B[37 * 24], C[5 * 37], C2[5 * 37];
+      int8_t qa[5 * 24], qb[37 * 24], qc[5 * 37], qc2[5 * 37];
+      for (int i = 0; i < M * K; i++)
+        A[i] = rfloat(), qa[i] = (int8_t)rnd();
+      for (int i = 0; i < N * K; i++)
+        B[i] = rfloat(), qb[i] = (int8_t)rnd();
+      dg_cpu_sgemm_packed *pa = dg_cpu_sgemm_pack_a(M, K, A, K);
+      dg_cpu_sgemm_packed *pb = dg_cpu_sgemm_pack_b(N, K, B, K, 1);
+      int32_t za = 3, zb = -2, bias = 100;
+      float mult = 0.01f;
+      dg_cpu_qgemm_packed *qpa = dg_cpu_qgemm_pack_a(M, K, qa, K, 1, &za, 0);
+      dg_cpu_qgemm_packed *qpb =
+          dg_cpu_qgemm_pack_b(N, K, qb, K, 1, 1, &zb, 0);
+      dg_cpu_simd_force(levels[to]);
+      dg_cpu_sgemm_args a = {.M = M, .N = N, .K = K, .A = A, .lda = K,
+                             .B = B, .ldb = K, .trans_b = 1, .C = C,
+                             .ldc = N, .clamp_lo = -INFINITY,
+                             .clamp_hi = INFINITY};
+      dg_cpu_sgemm(NULL, &a);
+      a.C = C2;
+      dg_cpu_sgemm_packed_run(NULL, &a, pa, pb);
+      ok &= !memcmp(C, C2, sizeof C);
+      dg_cpu_qgemm_args q = {.M = M, .N = N, .K = K, .A = qa, .lda = K,
+                             .a_signed = 1, .za = &za, .B = qb, .ldb = K,
+                             .b_signed = 1, .trans_b = 1, .zb = &zb, .C = qc,
+                             .ldc = N, .c_signed = 1, .bias = &bias,
+                             .mult = &mult, .clamp_lo = -128,
+                             .clamp_hi = 127};
+      dg_cpu_qgemm(NULL, &q);
+      q.C = qc2;
+      dg_cpu_qgemm_packed_run(NULL, &q, qpa, qpb);
+      ok &= !memcmp(qc, qc2, sizeof qc);
+      for (int m = 0; m < M; m++)
+        for (int n = 0; n < N; n++)
+          ok &= qc2[m * N + n] == ref_q(&q, m, n);
+      dg_cpu_sgemm_packed_free(pa);
+      dg_cpu_sgemm_packed_free(pb);
+      dg_cpu_qgemm_packed_free(qpa);
+      dg_cpu_qgemm_packed_free(qpb);
+    }
+  dg_cpu_simd_force(NULL);
+  report(ok, "packed operands made at another SIMD level are ignored");
+  dg_cpu_sgemm_packed_free(NULL);
+  dg_cpu_qgemm_packed_free(NULL);
+  report(!dg_cpu_sgemm_pack_a(0, 3, NULL, 3) && !dg_cpu_qgemm_pack_b(
+             3, 0, "", 1, 0, 0, (const int32_t[]){0}, 0),
+         "packing empty operands gives NULL; freeing NULL is a no-op");
 }
 
 int main(void) {
@@ -396,6 +511,7 @@ int main(void) {
     }
   }
   dg_cpu_simd_force(NULL);
+  test_pack_level_mismatch();
   printf("# %d failure(s)\n", failures);
   return failures ? 1 : 0;
 }

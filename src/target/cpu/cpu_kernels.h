@@ -63,6 +63,25 @@ typedef struct dg_cpu_sgemm_args {
 } dg_cpu_sgemm_args;
 void dg_cpu_sgemm(dg_cpu_pool *pool, const dg_cpu_sgemm_args *args);
 
+/* Packs a constant operand once so that every later dg_cpu_sgemm call
+ * skips the copy: A[M, K] (lda), or op(B) as the N x K operand given by
+ * B, ldb and trans_b exactly as in dg_cpu_sgemm_args. Layout follows the
+ * SIMD level at the time of the call. NULL on OOM or M/N/K <= 0 (then
+ * call without it). */
+typedef struct dg_cpu_sgemm_packed dg_cpu_sgemm_packed;
+dg_cpu_sgemm_packed *dg_cpu_sgemm_pack_a(int M, int K, const float *A,
+                                         int lda);
+dg_cpu_sgemm_packed *dg_cpu_sgemm_pack_b(int N, int K, const float *B,
+                                         int ldb, int trans_b);
+void dg_cpu_sgemm_packed_free(dg_cpu_sgemm_packed *p); /* NULL is a no-op */
+/* dg_cpu_sgemm with A and/or B (either may be NULL) taken from packings.
+ * args->A / B must still point at the data that was packed: a packing
+ * that does not fit the call (shape, or another SIMD level than the
+ * current one) is ignored and A / B are read instead. */
+void dg_cpu_sgemm_packed_run(dg_cpu_pool *pool, const dg_cpu_sgemm_args *args,
+                             const dg_cpu_sgemm_packed *packed_a,
+                             const dg_cpu_sgemm_packed *packed_b);
+
 /* Quantised GEMM with ONNX QLinearMatMul/QLinearConv semantics:
  *   acc[m,n] = sum_k (A[m,k] - za[m]) * (op(B)[k,n] - zb[n]) + bias[c]
  *   C[m,n]   = clamp(saturate(nearbyintf((float)acc * mult[c]) + c_zero))
@@ -100,5 +119,25 @@ typedef struct dg_cpu_qgemm_args {
   int32_t clamp_lo, clamp_hi;
 } dg_cpu_qgemm_args;
 void dg_cpu_qgemm(dg_cpu_pool *pool, const dg_cpu_qgemm_args *args);
+
+/* Packs a constant int8 operand once, with the sums the zero-point
+ * corrections need: A[M, K] with its zero points (za, a_zero_per_row), or
+ * op(B) (N x K given by B, ldb, trans_b) with zb / b_zero_per_col, as in
+ * dg_cpu_qgemm_args. NULL on OOM or M/N/K <= 0. */
+typedef struct dg_cpu_qgemm_packed dg_cpu_qgemm_packed;
+dg_cpu_qgemm_packed *dg_cpu_qgemm_pack_a(int M, int K, const void *A, int lda,
+                                         int a_signed, const int32_t *za,
+                                         int a_zero_per_row);
+dg_cpu_qgemm_packed *dg_cpu_qgemm_pack_b(int N, int K, const void *B, int ldb,
+                                         int b_signed, int trans_b,
+                                         const int32_t *zb,
+                                         int b_zero_per_col);
+void dg_cpu_qgemm_packed_free(dg_cpu_qgemm_packed *p); /* NULL is a no-op */
+/* dg_cpu_qgemm with prepacked A and/or B (either may be NULL), made from
+ * the same data, signedness and zero points as args; as for sgemm, a
+ * packing that does not fit the call or the SIMD level is ignored. */
+void dg_cpu_qgemm_packed_run(dg_cpu_pool *pool, const dg_cpu_qgemm_args *args,
+                             const dg_cpu_qgemm_packed *packed_a,
+                             const dg_cpu_qgemm_packed *packed_b);
 
 #endif

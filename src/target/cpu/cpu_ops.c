@@ -67,11 +67,52 @@ static void valid_cols(int64_t OW, int64_t W, int stride, int pad, int64_t off,
     *lo = *hi;
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define T512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+/* Short rows (LeNet's are 10-28 elements) cost more in memcpy's call and
+ * dispatch than in the copy: masked vector moves instead. */
+T512 static void copy_f32_512(float *dst, const float *src, int64_t n) {
+  for (; n > 0; n -= 16, dst += 16, src += 16) {
+    __mmask16 m = n >= 16 ? 0xffff : (__mmask16)((1u << n) - 1);
+    _mm512_mask_storeu_ps(dst, m, _mm512_maskz_loadu_ps(m, src));
+  }
+}
+T512 static void copy_u8_512(uint8_t *dst, const uint8_t *src, int64_t n) {
+  for (; n > 0; n -= 64, dst += 64, src += 64) {
+    __mmask64 m = n >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << n) - 1;
+    _mm512_mask_storeu_epi8(dst, m, _mm512_maskz_loadu_epi8(m, src));
+  }
+}
+#endif
+
+static void copy_f32(float *dst, const float *src, int64_t n, bool wide) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (wide) {
+    copy_f32_512(dst, src, n);
+    return;
+  }
+#endif
+  (void)wide;
+  memcpy(dst, src, sizeof(float) * (size_t)n);
+}
+static void copy_u8(uint8_t *dst, const uint8_t *src, int64_t n, bool wide) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (wide) {
+    copy_u8_512(dst, src, n);
+    return;
+  }
+#endif
+  (void)wide;
+  memcpy(dst, src, (size_t)n);
+}
+
 /* im2col of one group of one image: col[K, P], the padding filled with
  * pad. One typed copy per element size so the compiler can vectorise the
  * stride-1 rows. */
-#define IM2COL(name, T)                                                        \
+#define IM2COL(name, T, COPY)                                                  \
   static void name(const conv_dims *d, const T *x, T *col, T pad) {          \
+    bool wide = dg_cpu_simd_level() >= DG_CPU_SIMD_AVX512;                    \
     int64_t k = 0;                                                             \
     for (int64_t c = 0; c < d->CG; c++)                                        \
       for (int64_t kh = 0; kh < d->KH; kh++)                                   \
@@ -92,7 +133,7 @@ static void valid_cols(int64_t OW, int64_t W, int stride, int pad, int64_t off,
             for (int64_t ow = 0; ow < lo; ow++)                                \
               row[ow] = pad;                                                   \
             if (d->sw == 1)                                                    \
-              memcpy(row + lo, in + lo, sizeof(T) * (size_t)(hi - lo));        \
+              COPY(row + lo, in + lo, hi - lo, wide);                          \
             else                                                               \
               for (int64_t ow = lo; ow < hi; ow++)                             \
                 row[ow] = in[ow * d->sw];                                      \
@@ -101,8 +142,8 @@ static void valid_cols(int64_t OW, int64_t W, int stride, int pad, int64_t off,
           }                                                                    \
         }                                                                      \
   }
-IM2COL(im2col_f32, float)
-IM2COL(im2col_8, uint8_t)
+IM2COL(im2col_f32, float, copy_f32)
+IM2COL(im2col_8, uint8_t, copy_u8)
 #undef IM2COL
 
 typedef struct dw_job {
@@ -165,7 +206,8 @@ static void conv_f32(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
           .C = y + (n * d.O + g * d.OG) * d.P, .ldc = (int)d.P,
           .bias = b ? b + g * d.OG : NULL, .bias_per_row = 1,
           .clamp_lo = lo, .clamp_hi = hi};
-      dg_cpu_sgemm(pool, &a);
+      dg_cpu_sgemm_packed_run(pool, &a, cn->spack ? cn->spack[g] : NULL,
+                              NULL);
     }
 }
 
@@ -200,7 +242,8 @@ static void conv_q8(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
           .chan_per_row = 1, .per_channel = 1,
           .bias = cn->bias + g * d.OG, .mult = cn->mult + g * d.OG,
           .clamp_lo = cn->clamp_lo, .clamp_hi = cn->clamp_hi};
-      dg_cpu_qgemm(pool, &a);
+      dg_cpu_qgemm_packed_run(pool, &a, cn->qpack ? cn->qpack[g] : NULL,
+                              NULL);
     }
 }
 
@@ -218,7 +261,7 @@ static void fc_f32(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
                          .B = in[1], .ldb = K, .trans_b = 1, .C = out,
                          .ldc = N, .bias = in[2], .clamp_lo = lo,
                          .clamp_hi = hi};
-  dg_cpu_sgemm(pool, &a);
+  dg_cpu_sgemm_packed_run(pool, &a, NULL, cn->spack ? cn->spack[0] : NULL);
 }
 
 static void fc_q8(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
@@ -236,7 +279,7 @@ static void fc_q8(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
       .ldc = N, .c_signed = yd->dtype == DG_DTYPE_I8, .c_zero = cn->y_zero,
       .per_channel = 1, .bias = cn->bias, .mult = cn->mult,
       .clamp_lo = cn->clamp_lo, .clamp_hi = cn->clamp_hi};
-  dg_cpu_qgemm(pool, &a);
+  dg_cpu_qgemm_packed_run(pool, &a, NULL, cn->qpack ? cn->qpack[0] : NULL);
 }
 
 static void matmul_any(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
@@ -546,13 +589,52 @@ static int64_t inner_of(const dg_tensor_desc *d) {
   return inner;
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+/* Per-tensor f32 -> i8/u8, 16 at a time: the same fp32 division and
+ * round-half-even (roundscale in the current mode, like nearbyintf), then
+ * the clamp done on the float before the zero point is added (exact: both
+ * sides are small integers). Returns how many elements it did; it stops
+ * at the first block holding a NaN, which the scalar loop then handles. */
+T512 static int64_t quantize_512(const float *x, void *y, int64_t e,
+                                 float scale, int32_t zero, int32_t lo,
+                                 int32_t hi, bool is_signed) {
+  __m512 s = _mm512_set1_ps(scale);
+  __m512 flo = _mm512_set1_ps((float)(lo - zero));
+  __m512 fhi = _mm512_set1_ps((float)(hi - zero));
+  __m512i z = _mm512_set1_epi32(zero);
+  int64_t i = 0;
+  for (; i < e; i += 16) {
+    __mmask16 m = e - i >= 16 ? 0xffff : (__mmask16)((1u << (e - i)) - 1);
+    __m512 q = _mm512_div_ps(_mm512_maskz_loadu_ps(m, x + i), s);
+    if (_mm512_cmp_ps_mask(q, q, _CMP_UNORD_Q) & m)
+      break;
+    q = _mm512_roundscale_ps(q, _MM_FROUND_CUR_DIRECTION | _MM_FROUND_NO_EXC);
+    q = _mm512_min_ps(_mm512_max_ps(q, flo), fhi);
+    __m512i v = _mm512_add_epi32(_mm512_cvtps_epi32(q), z);
+    if (is_signed)
+      _mm512_mask_cvtepi32_storeu_epi8((int8_t *)y + i, m, v);
+    else
+      _mm512_mask_cvtusepi32_storeu_epi8((uint8_t *)y + i, m, v);
+  }
+  return i < e ? i : e;
+}
+#endif
+
 static void quantize_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
                        void *out, void *scratch) {
   (void)pool, (void)scratch;
   const dg_tensor_desc *yd = out_desc(cn);
   int64_t lo, hi, inner = inner_of(yd);
   dg_dtype_int_range(yd->dtype, &lo, &hi);
-  for (int64_t i = 0, e = dg_desc_elements(yd); i < e; i++) {
+  int64_t i = 0;
+#if defined(__x86_64__) || defined(__i386__)
+  if (!yd->quant.channel_count && yd->dtype != DG_DTYPE_I32 &&
+      dg_cpu_simd_level() >= DG_CPU_SIMD_AVX512)
+    i = quantize_512(in[0], out, dg_desc_elements(yd), yd->quant.scale,
+                     yd->quant.zero_point, (int32_t)lo, (int32_t)hi,
+                     yd->dtype == DG_DTYPE_I8);
+#endif
+  for (int64_t e = dg_desc_elements(yd); i < e; i++) {
     int64_t c = channel_of(yd, i, inner);
     float v = nearbyintf(((const float *)in[0])[i] / dg_quant_scale(yd, c));
     double q = (double)v + dg_quant_zero(yd, c);
@@ -614,6 +696,64 @@ static bool prepare_q8(dg_cpu_node *cn, int64_t channels, bool has_bias) {
   return true;
 }
 
+/* The weights (input 1) when they are a graph constant the node reads
+ * as stored (not through an f16 copy), else NULL. */
+static const void *const_weights(const dg_cpu_node *cn) {
+  const dg_tensor_info *wt = dg_ir_tensor(cn->ir, cn->node->inputs[1]);
+  return !cn->f16 && wt->constant ? wt->constant->data : NULL;
+}
+
+/* Packs constant weights once so runs skip the GEMM's copy of them: conv
+ * weights are A (one packing per group), fully connected weights are B.
+ * False on OOM: the node then fails to prepare rather than run a path
+ * whose f32 sums are ordered differently (results must not depend on
+ * whether memory ran short). */
+static bool prepare_packs(dg_cpu_node *cn, bool q) {
+  const void *w = const_weights(cn);
+  if (!w)
+    return true;
+  const dg_tensor_desc *wd = in_desc(cn, 1);
+  bool conv = cn->node->op == DG_OP_CONV2D || cn->node->op == DG_OP_QCONV2D;
+  int count = 1;
+  int64_t rows = wd->dims[0], K = wd->dims[1];
+  if (conv) {
+    conv_dims d = conv_get(cn);
+    if (d.CG == 1 && d.OG == 1 && !q)
+      return true; /* depthwise: direct kernel, no GEMM */
+    count = (int)d.G;
+    rows = d.OG;
+    K = d.K;
+  }
+  if (rows <= 0 || K <= 0)
+    return true; /* nothing to pack; the GEMM handles empty shapes */
+  if (q)
+    cn->qpack = calloc((size_t)count, sizeof *cn->qpack);
+  else
+    cn->spack = calloc((size_t)count, sizeof *cn->spack);
+  if (!cn->qpack && !cn->spack)
+    return false;
+  cn->pack_count = count;
+  bool is8 = wd->dtype == DG_DTYPE_I8;
+  for (int g = 0; g < count; g++) {
+    size_t off = (size_t)(g * rows * K);
+    if (!q && conv)
+      cn->spack[g] = dg_cpu_sgemm_pack_a((int)rows, (int)K,
+                                         (const float *)w + off, (int)K);
+    else if (!q)
+      cn->spack[g] = dg_cpu_sgemm_pack_b((int)rows, (int)K, w, (int)K, 1);
+    else if (conv)
+      cn->qpack[g] = dg_cpu_qgemm_pack_a(
+          (int)rows, (int)K, (const int8_t *)w + off, (int)K, is8,
+          cn->w_zero + g * rows, 1);
+    else
+      cn->qpack[g] = dg_cpu_qgemm_pack_b((int)rows, (int)K, w, (int)K, is8,
+                                         1, cn->w_zero, 1);
+    if (q ? !cn->qpack[g] : !cn->spack[g])
+      return false;
+  }
+  return true;
+}
+
 bool dg_cpu_node_prepare(dg_cpu_node *cn, const dg_ir *ir, const dg_node *n) {
   memset(cn, 0, sizeof *cn);
   cn->ir = ir;
@@ -631,12 +771,17 @@ bool dg_cpu_node_prepare(dg_cpu_node *cn, const dg_ir *ir, const dg_node *n) {
     cn->run = q ? conv_q8 : conv_f32;
     if (!conv_is_pointwise(&d) && !(!q && d.CG == 1 && d.OG == 1))
       cn->scratch_bytes = (size_t)(d.K * d.P) * (q ? 1 : 4);
-    return !q || prepare_q8(cn, d.O, true);
+    if (q && !prepare_q8(cn, d.O, true))
+      return false;
+    return prepare_packs(cn, q);
   }
-  case DG_OP_FULLY_CONNECTED: cn->run = fc_f32; return true;
+  case DG_OP_FULLY_CONNECTED:
+    cn->run = fc_f32;
+    return prepare_packs(cn, false);
   case DG_OP_QFULLY_CONNECTED:
     cn->run = fc_q8;
-    return prepare_q8(cn, in_desc(cn, 1)->dims[0], true);
+    return prepare_q8(cn, in_desc(cn, 1)->dims[0], true) &&
+           prepare_packs(cn, true);
   case DG_OP_MATMUL: cn->run = matmul_f32; return true;
   case DG_OP_QMATMUL: {
     const dg_tensor_desc *bd = in_desc(cn, 1);
@@ -661,6 +806,14 @@ bool dg_cpu_node_prepare(dg_cpu_node *cn, const dg_ir *ir, const dg_node *n) {
 }
 
 void dg_cpu_node_release(dg_cpu_node *cn) {
+  for (int g = 0; g < cn->pack_count; g++) {
+    if (cn->spack)
+      dg_cpu_sgemm_packed_free(cn->spack[g]);
+    if (cn->qpack)
+      dg_cpu_qgemm_packed_free(cn->qpack[g]);
+  }
+  free(cn->spack);
+  free(cn->qpack);
   free(cn->w_zero);
   free(cn->bias);
   free(cn->mult);

@@ -20,6 +20,11 @@ typedef struct dg_cpu_node {
   int32_t *bias;
   float *mult;
   bool bias_is_input; /* bias read from the run's buffers */
+  /* Constant weights packed once at prepare (one per conv group), or NULL
+   * (weights fed at run time, f16, or no memory: the GEMM packs them). */
+  dg_cpu_sgemm_packed **spack;
+  dg_cpu_qgemm_packed **qpack;
+  int pack_count;
   int32_t x_zero, y_zero, clamp_lo, clamp_hi;
 } dg_cpu_node;
 

@@ -51,6 +51,9 @@ typedef struct qtile {
   const void *a, *b;
   uint8_t *c;
   size_t ldc;
+  const uint8_t *arow;             /* direct A: row 0, or NULL (packed) */
+  size_t ald;                      /* direct A: bytes between rows */
+  uint32_t aflip;                  /* direct A: xor applied to 4 bytes */
   const int32_t *radd, *rra, *rza; /* per row of the tile */
   const float *rmult;              /* per row, or NULL */
   const int32_t *cadd, *czb, *ccb; /* per column of the tile */
@@ -278,6 +281,57 @@ qk512_body(const int MR, const int NV, const qtile *t) {
   epi_rows_512(t, MR, NV, sums);
 }
 
+/* Few rows read in place (no packing of activations): the same sums as
+ * qk512_body, with A's four bytes per group loaded from each row and
+ * flipped on the fly. Needs K % 4 == 0 so no group reads past a row. */
+static inline __attribute__((always_inline)) T512 void
+qk512_direct_body(const int MR, const int NV, const qtile *t) {
+  __m512i c0[4], c1[4];
+#pragma GCC unroll 4
+  for (int i = 0; i < MR; i++)
+    c0[i] = c1[i] = _mm512_setzero_si512();
+  const uint8_t *a = t->arow, *b = t->b;
+  size_t ald = t->ald;
+  for (int g = 0; g < t->ng; g++, a += 4, b += 4 * V_NR) {
+    __m512i b0 = _mm512_loadu_si512(b), b1 = b0;
+    if (NV == 2)
+      b1 = _mm512_loadu_si512(b + 64);
+#pragma GCC unroll 4
+    for (int i = 0; i < MR; i++) {
+      __m512i av = _mm512_set1_epi32((int)(load_i32(a + i * ald) ^ t->aflip));
+      c0[i] = _mm512_dpbusd_epi32(c0[i], b0, av);
+      if (NV == 2)
+        c1[i] = _mm512_dpbusd_epi32(c1[i], b1, av);
+    }
+  }
+  _Alignas(64) int32_t sums[4][32];
+#pragma GCC unroll 4
+  for (int i = 0; i < MR; i++) {
+    _mm512_store_si512(sums[i], c0[i]);
+    if (NV == 2)
+      _mm512_store_si512(sums[i] + 16, c1[i]);
+  }
+  epi_rows_512(t, MR, NV, sums);
+}
+
+T512 static void qkern_vnni_direct(const qtile *t) {
+  if (t->nr > 16) {
+    switch (t->mr) {
+    case 1: qk512_direct_body(1, 2, t); break;
+    case 2: qk512_direct_body(2, 2, t); break;
+    case 3: qk512_direct_body(3, 2, t); break;
+    default: qk512_direct_body(4, 2, t); break;
+    }
+  } else {
+    switch (t->mr) {
+    case 1: qk512_direct_body(1, 1, t); break;
+    case 2: qk512_direct_body(2, 1, t); break;
+    case 3: qk512_direct_body(3, 1, t); break;
+    default: qk512_direct_body(4, 1, t); break;
+    }
+  }
+}
+
 #define QK512_CASES(NV)                                                        \
   switch (t->mr) {                                                             \
   case 1:                                                                      \
@@ -418,6 +472,18 @@ static void vnni_pack_rows(const uint8_t *src, size_t ld, int rows, int K,
 
 enum { PATH_PORTABLE, PATH_AVX2, PATH_VNNI };
 
+/* A prepacked operand (see dg_cpu_qgemm_pack_a / _b). A: ceil(M / mr)
+ * balanced row blocks; the block of rows [r, r + mr) is at element
+ * r * ng of data in the layout pack_a writes (VNNI: int32 quads
+ * [ng][mr]; int16 paths: pairs [ng][mr][2] with za subtracted). B: panels
+ * of nr columns, panel q at q * panel bytes, as pack_b writes them.
+ * sums: VNNI only, the flipped row (A) or column (B) sums. */
+struct dg_cpu_qgemm_packed {
+  int is_b, path, rows, K, unit, ng, nblk, is_signed;
+  int32_t *sums;
+  void *data;
+};
+
 typedef struct qplan {
   const dg_cpu_qgemm_args *g;
   int path;
@@ -426,6 +492,8 @@ typedef struct qplan {
   int nc;             /* column block */
   int tm, tn;
   int alpha, beta; /* VNNI flips (see top) */
+  int a_direct;    /* VNNI, few rows: read A in place */
+  const dg_cpu_qgemm_packed *pa, *pb;
   uint8_t *scratch;
   size_t per_task, a_bytes, b_bytes; /* per task: A panel, B block, cols */
 } qplan;
@@ -452,27 +520,63 @@ static inline int32_t bias_of(const dg_cpu_qgemm_args *g, int c) {
   return g->bias ? g->bias[g->per_channel ? c : 0] : 0;
 }
 
-/* Packs rows r..r+mr of A and fills the per-row epilogue terms. */
-static void pack_a(const qplan *p, void *dst, int r, int mr, int32_t *radd,
-                   int32_t *rra, int32_t *rza) {
+/* Bytes of one packed B panel (nr columns, all of K). */
+static size_t panel_bytes(const qplan *p) {
+  return (size_t)p->ng * p->kg * p->nr *
+         (p->path == PATH_VNNI ? 1 : sizeof(int16_t));
+}
+
+/* The epilogue's terms for row m of A; sum is its flipped row sum (VNNI
+ * only). Split from the packing so prepacked rows share them. */
+static void row_terms(const qplan *p, int m, int32_t sum, int32_t *radd,
+                      int32_t *rra, int32_t *rza) {
+  const dg_cpu_qgemm_args *g = p->g;
+  uint32_t add =
+      (uint32_t)(g->chan_per_row || !g->per_channel ? bias_of(g, m) : 0);
+  if (p->path == PATH_VNNI) {
+    *rra = sum;
+    *rza = (int32_t)((uint32_t)za_of(g, m) - (uint32_t)p->alpha);
+    if (!g->b_zero_per_col)
+      add -= (uint32_t)(zb_of(g, 0) + p->beta) * (uint32_t)sum;
+  } else {
+    *rra = *rza = 0;
+  }
+  *radd = (int32_t)add;
+}
+
+/* The epilogue's terms for column n of B, from its flipped column sum. */
+static void col_terms(const qplan *p, int n, int32_t colsum, int32_t *cadd,
+                      int32_t *czb, int32_t *ccb) {
+  const dg_cpu_qgemm_args *g = p->g;
+  uint32_t add =
+      (uint32_t)(!g->chan_per_row && g->per_channel ? bias_of(g, n) : 0);
+  if (p->path == PATH_VNNI) {
+    uint32_t zbp = (uint32_t)zb_of(g, n) + (uint32_t)p->beta;
+    uint32_t cb = (uint32_t)colsum - (uint32_t)g->K * zbp;
+    if (!g->a_zero_per_row)
+      add -= ((uint32_t)za_of(g, 0) - (uint32_t)p->alpha) * cb;
+    *czb = (int32_t)zbp;
+    *ccb = (int32_t)cb;
+  } else {
+    *czb = *ccb = 0;
+  }
+  *cadd = (int32_t)add;
+}
+
+/* Packs rows r..r+mr of A (dst) and returns their flipped sums (VNNI). */
+static void pack_a_rows(const qplan *p, void *dst, int r, int mr,
+                        int32_t *sums) {
   const dg_cpu_qgemm_args *g = p->g;
   int K = g->K;
   for (int i = 0; i < mr; i++) {
     int m = r + i;
-    uint32_t add =
-        (uint32_t)(g->chan_per_row || !g->per_channel ? bias_of(g, m) : 0);
 #ifdef DG_X86
     if (p->path == PATH_VNNI) {
       /* a_s = a - alpha as s8 is a top-bit flip when alpha is 128. */
       const uint8_t *row = (const uint8_t *)g->A + (size_t)m * g->lda;
       vnni_pack_rows(row, 0, 1, K, p->ng, (uint8_t)p->alpha, (int32_t *)dst + i,
                      mr);
-      int32_t sum = vnni_row_sum(row, K, (uint8_t)p->alpha, 1);
-      int32_t zap = (int32_t)((uint32_t)za_of(g, m) - (uint32_t)p->alpha);
-      rra[i] = sum;
-      rza[i] = zap;
-      if (!g->b_zero_per_col)
-        add -= (uint32_t)(zb_of(g, 0) + p->beta) * (uint32_t)sum;
+      sums[i] = vnni_row_sum(row, K, (uint8_t)p->alpha, 1);
     } else
 #endif
     {
@@ -481,30 +585,29 @@ static void pack_a(const qplan *p, void *dst, int r, int mr, int32_t *radd,
       for (int k = 0; k < p->ng * 2; k++)
         d[((size_t)(k >> 1) * mr + i) * 2 + (k & 1)] =
             (int16_t)(k < K ? a_at(g, m, k) - za : 0);
-      rra[i] = rza[i] = 0;
+      sums[i] = 0;
     }
-    radd[i] = (int32_t)add;
   }
 }
 
-/* Packs columns jc..jc+nc of B into panels and fills per-column terms. */
-static void pack_b(const qplan *p, uint8_t *dst, int jc, int nc, int32_t *cadd,
-                   int32_t *czb, int32_t *ccb) {
+/* Packs columns jc..jc+nc of B into panels; colsum gets the flipped
+ * column sums (VNNI). */
+static void pack_b_cols(const qplan *p, uint8_t *dst, int jc, int nc,
+                        int32_t *colsum) {
   const dg_cpu_qgemm_args *g = p->g;
   int K = g->K, NR = p->nr;
-  size_t panel =
-      (size_t)p->ng * p->kg * NR * (p->path == PATH_VNNI ? 1 : sizeof(int16_t));
+  size_t panel = panel_bytes(p);
   for (int j0 = 0; j0 < nc; j0 += NR, dst += panel) {
     int w = nc - j0 < NR ? nc - j0 : NR;
 #ifdef DG_X86
     if (p->path == PATH_VNNI) {
       uint8_t flip = (uint8_t)p->beta;
-      int32_t *colsum = ccb + j0;
+      int32_t *cs = colsum + j0;
       if (!g->trans_b) {
         const uint8_t *src = (const uint8_t *)g->B + jc + j0;
         for (int h = 0; h < NR; h += 16)
           vnni_pack_b16(src + h, (size_t)g->ldb, K, w - h, flip, dst + 4 * h,
-                        colsum + h);
+                        cs + h);
       } else {
         /* B is [N, K]: each column is a contiguous row of bytes. */
         const uint8_t *src = (const uint8_t *)g->B + (size_t)(jc + j0) * g->ldb;
@@ -512,19 +615,7 @@ static void pack_b(const qplan *p, uint8_t *dst, int jc, int nc, int32_t *cadd,
         vnni_pack_rows(src, (size_t)g->ldb, w, K, p->ng, flip, (int32_t *)dst,
                        NR);
         for (int j = 0; j < w; j++)
-          colsum[j] = vnni_row_sum(src + (size_t)j * g->ldb, K, flip, 0);
-      }
-      for (int j = 0; j < w; j++) {
-        int n = jc + j0 + j;
-        uint32_t zbp = (uint32_t)zb_of(g, n) + (uint32_t)p->beta;
-        uint32_t cb = (uint32_t)colsum[j] - (uint32_t)K * zbp;
-        uint32_t add =
-            (uint32_t)(!g->chan_per_row && g->per_channel ? bias_of(g, n) : 0);
-        if (!g->a_zero_per_row)
-          add -= ((uint32_t)za_of(g, 0) - (uint32_t)p->alpha) * cb;
-        cadd[j0 + j] = (int32_t)add;
-        czb[j0 + j] = (int32_t)zbp;
-        ccb[j0 + j] = (int32_t)cb;
+          cs[j] = vnni_row_sum(src + (size_t)j * g->ldb, K, flip, 0);
       }
     } else
 #endif
@@ -536,10 +627,8 @@ static void pack_b(const qplan *p, uint8_t *dst, int jc, int nc, int32_t *cadd,
         for (int k = 0; k < p->ng * 2; k++)
           d[((size_t)(k >> 1) * NR + j) * 2 + (k & 1)] =
               (int16_t)(j < w && k < K ? b_at(g, k, n) - zb : 0);
-        if (j < w) {
-          cadd[j0 + j] = !g->chan_per_row && g->per_channel ? bias_of(g, n) : 0;
-          czb[j0 + j] = ccb[j0 + j] = 0;
-        }
+        if (j < w)
+          colsum[j0 + j] = 0;
       }
     }
   }
@@ -553,12 +642,27 @@ static void split(int len, int unit, int parts, int idx, int *lo, int *hi) {
   *hi = u1 * unit < len ? u1 * unit : len;
 }
 
+/* First row of row block b of n blocks over M rows. */
+static int blk_row(int M, int nblk, int b) {
+  return (int)((long long)M * b / nblk);
+}
+
 static void run_task(void *arg, int task, int ntasks) {
   (void)ntasks;
   const qplan *p = arg;
   const dg_cpu_qgemm_args *g = p->g;
-  int m0, m1, n0, n1;
-  split(g->M, 1, p->tm, task / p->tn, &m0, &m1);
+  const dg_cpu_qgemm_packed *pa = p->pa, *pb = p->pb;
+  int m0, m1, n0, n1, b0 = 0, nblk;
+  if (pa) { /* whole prepacked row blocks per task */
+    int b1;
+    split(pa->nblk, 1, p->tm, task / p->tn, &b0, &b1);
+    m0 = blk_row(g->M, pa->nblk, b0);
+    m1 = blk_row(g->M, pa->nblk, b1);
+    nblk = b1 - b0;
+  } else {
+    split(g->M, 1, p->tm, task / p->tn, &m0, &m1);
+    nblk = (m1 - m0 + p->mr - 1) / p->mr;
+  }
   split(g->N, p->nr, p->tn, task % p->tn, &n0, &n1);
   if (m0 >= m1 || n0 >= n1)
     return;
@@ -567,21 +671,57 @@ static void run_task(void *arg, int task, int ntasks) {
   int32_t *cadd = (int32_t *)(bblk + p->b_bytes);
   int32_t *czb = cadd + p->nc, *ccb = czb + p->nc;
   int32_t radd[V_ROWS_MAX], rra[V_ROWS_MAX], rza[V_ROWS_MAX];
-  int nblk = (m1 - m0 + p->mr - 1) / p->mr;
-  size_t panel = (size_t)p->ng * p->kg * p->nr *
-                 (p->path == PATH_VNNI ? 1 : sizeof(int16_t));
+  int32_t rsum[V_ROWS_MAX];
+  size_t panel = panel_bytes(p);
+  size_t col_bytes = (size_t)p->ng * 4; /* packed bytes per row / col */
   int crow = g->chan_per_row && g->per_channel;
   int ccol = !g->chan_per_row && g->per_channel;
   for (int jc = n0; jc < n1; jc += p->nc) {
     int nc = n1 - jc < p->nc ? n1 - jc : p->nc;
-    pack_b(p, bblk, jc, nc, cadd, czb, ccb);
+    const uint8_t *bsrc = bblk;
+    const int32_t *colsum = ccb;
+    if (pb) {
+      bsrc = (const uint8_t *)pb->data + (size_t)(jc / p->nr) * panel;
+      colsum = pb->sums ? pb->sums + jc : NULL;
+    } else {
+      pack_b_cols(p, bblk, jc, nc, ccb);
+    }
+    for (int j = 0; j < nc; j++) /* reads colsum[j] before ccb[j] */
+      col_terms(p, jc + j, colsum ? colsum[j] : 0, &cadd[j], &czb[j], &ccb[j]);
     for (int rb = 0; rb < nblk; rb++) {
-      int r = m0 + (int)((long long)(m1 - m0) * rb / nblk);
-      int mr = m0 + (int)((long long)(m1 - m0) * (rb + 1) / nblk) - r;
-      pack_a(p, apan, r, mr, radd, rra, rza);
+      int r, re;
+      if (pa) {
+        r = blk_row(g->M, pa->nblk, b0 + rb);
+        re = blk_row(g->M, pa->nblk, b0 + rb + 1);
+      } else {
+        r = m0 + (int)((long long)(m1 - m0) * rb / nblk);
+        re = m0 + (int)((long long)(m1 - m0) * (rb + 1) / nblk);
+      }
+      int mr = re - r;
+      const void *a = apan;
+      const uint8_t *arow = NULL;
+      if (pa) {
+        a = (const uint8_t *)pa->data + (size_t)r * col_bytes;
+        for (int i = 0; i < mr; i++)
+          rsum[i] = pa->sums ? pa->sums[r + i] : 0;
+      } else if (p->a_direct) {
+#ifdef DG_X86
+        arow = (const uint8_t *)g->A + (size_t)r * g->lda;
+        for (int i = 0; i < mr; i++)
+          rsum[i] = vnni_row_sum(arow + (size_t)i * g->lda, g->K,
+                                 (uint8_t)p->alpha, 1);
+#endif
+      } else {
+        pack_a_rows(p, apan, r, mr, rsum);
+      }
+      for (int i = 0; i < mr; i++)
+        row_terms(p, r + i, rsum[i], &radd[i], &rra[i], &rza[i]);
       qtile t = {.mr = mr,
                  .ng = p->ng,
-                 .a = apan,
+                 .a = a,
+                 .arow = arow,
+                 .ald = (size_t)g->lda,
+                 .aflip = (uint32_t)p->alpha * 0x01010101u,
                  .ldc = (size_t)g->ldc,
                  .radd = radd,
                  .rra = rra,
@@ -595,15 +735,20 @@ static void run_task(void *arg, int task, int ntasks) {
                  .qmax = g->c_signed ? 127 : 255,
                  .lo = g->clamp_lo,
                  .hi = g->clamp_hi};
+      qkernel_fn kern = p->kern;
+#ifdef DG_X86
+      if (arow)
+        kern = qkern_vnni_direct;
+#endif
       for (int jr = 0, pi = 0; jr < nc; jr += p->nr, pi++) {
         t.nr = nc - jr < p->nr ? nc - jr : p->nr;
-        t.b = bblk + panel * (size_t)pi;
+        t.b = bsrc + panel * (size_t)pi;
         t.c = (uint8_t *)g->C + (size_t)r * g->ldc + jc + jr;
         t.cadd = cadd + jr;
         t.czb = czb + jr;
         t.ccb = ccb + jr;
         t.cmult = ccol ? g->mult + jc + jr : NULL;
-        p->kern(&t);
+        kern(&t);
       }
     }
   }
@@ -642,42 +787,142 @@ static int zero_points_small(const dg_cpu_qgemm_args *g) {
   return 1;
 }
 
-void dg_cpu_qgemm(dg_cpu_pool *pool, const dg_cpu_qgemm_args *g) {
-  if (g->M <= 0 || g->N <= 0)
-    return;
-  qplan p = {.g = g,
-             .path = PATH_PORTABLE,
-             .kern = qkern_portable,
-             .mr = P_MR,
-             .nr = P_NR,
-             .kg = 2};
+/* The kernel for the current SIMD level and these signednesses. */
+static void pick_path(qplan *p, int a_signed, int b_signed) {
+  p->path = PATH_PORTABLE;
+  p->kern = qkern_portable;
+  p->mr = P_MR;
+  p->nr = P_NR;
+  p->kg = 2;
   int level = dg_cpu_simd_level();
 #ifdef DG_X86
   if (level >= DG_CPU_SIMD_AVX512_VNNI) {
-    p.path = PATH_VNNI;
-    p.kern = qkern_vnni;
-    p.mr = V_MR;
-    p.nr = V_NR;
-    p.kg = 4;
-    p.alpha = g->a_signed ? 0 : 128;
-    p.beta = g->b_signed ? 128 : 0;
+    p->path = PATH_VNNI;
+    p->kern = qkern_vnni;
+    p->mr = V_MR;
+    p->nr = V_NR;
+    p->kg = 4;
+    p->alpha = a_signed ? 0 : 128;
+    p->beta = b_signed ? 128 : 0;
   } else if (level >= DG_CPU_SIMD_AVX2) {
-    p.path = PATH_AVX2;
-    p.kern = qkern_avx2;
-    p.mr = A2_MR;
-    p.nr = A2_NR;
+    p->path = PATH_AVX2;
+    p->kern = qkern_avx2;
+    p->mr = A2_MR;
+    p->nr = A2_NR;
   }
 #else
-  (void)level;
+  (void)level, (void)a_signed, (void)b_signed;
 #endif
+}
+
+static dg_cpu_qgemm_packed *qpacked_new(const qplan *p, int is_b, int rows,
+                                        int K, size_t bytes) {
+  dg_cpu_qgemm_packed *pk = malloc(sizeof *pk);
+  if (!pk)
+    return NULL;
+  *pk = (dg_cpu_qgemm_packed){.is_b = is_b, .path = p->path, .rows = rows,
+                              .K = K, .unit = is_b ? p->nr : p->mr,
+                              .ng = p->ng};
+  pk->data = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+  pk->sums = malloc(sizeof(int32_t) * (size_t)rows);
+  if (!pk->data || !pk->sums) {
+    dg_cpu_qgemm_packed_free(pk);
+    return NULL;
+  }
+  return pk;
+}
+
+dg_cpu_qgemm_packed *dg_cpu_qgemm_pack_a(int M, int K, const void *A, int lda,
+                                         int a_signed, const int32_t *za,
+                                         int a_zero_per_row) {
+  if (M <= 0 || K <= 0 || !A || !za)
+    return NULL;
+  dg_cpu_qgemm_args g = {.M = M, .K = K, .A = A, .lda = lda,
+                         .a_signed = a_signed, .za = za,
+                         .a_zero_per_row = a_zero_per_row};
+  qplan p = {.g = &g};
+  pick_path(&p, a_signed, 0);
+  /* Zero points outside the int16 paths' range are packed anyway: such
+   * calls run the exact scalar loop, which ignores the packing. */
+  p.ng = (K + p.kg - 1) / p.kg;
+  size_t col_bytes = (size_t)p.ng * 4;
+  dg_cpu_qgemm_packed *pk = qpacked_new(&p, 0, M, K, (size_t)M * col_bytes);
+  if (!pk)
+    return NULL;
+  pk->nblk = (M + p.mr - 1) / p.mr;
+  for (int b = 0; b < pk->nblk; b++) {
+    int r = blk_row(M, pk->nblk, b), re = blk_row(M, pk->nblk, b + 1);
+    pack_a_rows(&p, (uint8_t *)pk->data + (size_t)r * col_bytes, r, re - r,
+                pk->sums + r);
+  }
+  pk->is_signed = a_signed;
+  return pk;
+}
+
+dg_cpu_qgemm_packed *dg_cpu_qgemm_pack_b(int N, int K, const void *B, int ldb,
+                                         int b_signed, int trans_b,
+                                         const int32_t *zb,
+                                         int b_zero_per_col) {
+  if (N <= 0 || K <= 0 || !B || !zb)
+    return NULL;
+  dg_cpu_qgemm_args g = {.N = N, .K = K, .B = B, .ldb = ldb,
+                         .b_signed = b_signed, .trans_b = trans_b, .zb = zb,
+                         .b_zero_per_col = b_zero_per_col};
+  qplan p = {.g = &g};
+  pick_path(&p, 0, b_signed);
+  p.ng = (K + p.kg - 1) / p.kg;
+  size_t panels = ((size_t)N + p.nr - 1) / p.nr;
+  dg_cpu_qgemm_packed *pk =
+      qpacked_new(&p, 1, N, K, panels * panel_bytes(&p));
+  if (!pk)
+    return NULL;
+  pack_b_cols(&p, pk->data, 0, N, pk->sums);
+  pk->is_signed = b_signed;
+  return pk;
+}
+
+void dg_cpu_qgemm_packed_free(dg_cpu_qgemm_packed *pk) {
+  if (!pk)
+    return;
+  free(pk->data);
+  free(pk->sums);
+  free(pk);
+}
+
+void dg_cpu_qgemm(dg_cpu_pool *pool, const dg_cpu_qgemm_args *g) {
+  dg_cpu_qgemm_packed_run(pool, g, NULL, NULL);
+}
+
+/* A packing fits when made for this path, shape and signedness. */
+static int fits(const dg_cpu_qgemm_packed *pk, const qplan *p, int is_b,
+                int rows, int is_signed) {
+  return pk && pk->is_b == is_b && pk->path == p->path && pk->rows == rows &&
+         pk->K == p->g->K && pk->unit == (is_b ? p->nr : p->mr) &&
+         pk->ng == p->ng && pk->is_signed == is_signed;
+}
+
+void dg_cpu_qgemm_packed_run(dg_cpu_pool *pool, const dg_cpu_qgemm_args *g,
+                             const dg_cpu_qgemm_packed *pa,
+                             const dg_cpu_qgemm_packed *pb) {
+  if (g->M <= 0 || g->N <= 0)
+    return;
+  qplan p = {.g = g};
+  pick_path(&p, g->a_signed, g->b_signed);
   if (p.path != PATH_VNNI && !zero_points_small(g)) {
     run_naive(g);
     return;
   }
   int K = g->K > 0 ? g->K : 0;
   p.ng = (K + p.kg - 1) / p.kg;
-  size_t esize = p.path == PATH_VNNI ? 1 : sizeof(int16_t);
-  size_t col_bytes = (size_t)p.ng * p.kg * esize; /* packed bytes per col */
+  if (fits(pa, &p, 0, g->M, g->a_signed))
+    p.pa = pa;
+  if (fits(pb, &p, 1, g->N, g->b_signed))
+    p.pb = pb;
+  /* Few rows (a batch of 1-4 through fully connected): packing A would
+   * cost about as much as the multiply, so the kernel reads it in place. */
+  p.a_direct = !p.pa && p.path == PATH_VNNI && g->M <= 4 && K > 0 &&
+               K % 4 == 0;
+  size_t col_bytes = (size_t)p.ng * 4; /* packed bytes per col */
   /* B block of about 1 MiB: stays in L2 while every row block sweeps it. */
   size_t nc = col_bytes ? ((size_t)1 << 20) / col_bytes : 4096;
   nc = nc / (size_t)p.nr * (size_t)p.nr;
@@ -704,8 +949,10 @@ void dg_cpu_qgemm(dg_cpu_pool *pool, const dg_cpu_qgemm_args *g) {
   }
   ntasks = p.tm * p.tn;
 
-  p.a_bytes = ((size_t)p.mr * col_bytes + 63) & ~(size_t)63;
-  p.b_bytes = (nc * col_bytes + 63) & ~(size_t)63;
+  p.a_bytes = p.pa || p.a_direct
+                  ? 0
+                  : ((size_t)p.mr * col_bytes + 63) & ~(size_t)63;
+  p.b_bytes = p.pb ? 0 : (nc * col_bytes + 63) & ~(size_t)63;
   p.per_task =
       p.a_bytes + p.b_bytes + ((3 * nc * sizeof(int32_t) + 63) & ~(size_t)63);
   size_t bytes = p.per_task * (size_t)ntasks;

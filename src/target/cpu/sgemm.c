@@ -405,19 +405,39 @@ typedef struct plan {
   int tm, tn;   /* task grid */
   int direct_b; /* read B in place instead of packing */
   int clamp;
+  const dg_cpu_sgemm_packed *pa, *pb; /* prepacked, or NULL */
   float *scratch;  /* per task: A panel then B block */
   size_t per_task; /* floats */
 } plan;
 
-static void pack_b(const plan *p, float *dst, int pc, int kc, int jc, int nc) {
-  const dg_cpu_sgemm_args *g = p->g;
-  int NR = p->nr;
+/* A prepacked operand. A: ceil(M / mr) balanced row blocks, block of rows
+ * [r, r + mr) stored at data + r * K as [K][mr] (so a KC slice starting at
+ * pc is at + pc * mr). B: NR-wide panels, panel q at data + q * K * NR as
+ * [K][NR] (slice at + pc * NR). The kernel's mr / nr are recorded so a
+ * packing made for another SIMD level is never misread. */
+struct dg_cpu_sgemm_packed {
+  int is_b;
+  int rows, K; /* M or N */
+  int unit;    /* mr (A) or nr (B) */
+  int nblk;    /* A: row blocks */
+  float *data;
+};
+
+/* First row of row block b of n blocks over M rows. */
+static int blk_row(int M, int nblk, int b) {
+  return (int)((long long)M * b / nblk);
+}
+
+/* Packs columns jc..jc+nc, k in pc..pc+kc, of op(B) into NR-wide panels
+ * [kc][NR], zero-padded to NR. */
+static void pack_b_raw(const float *B, int ldb, int trans_b, int NR,
+                       float *dst, int pc, int kc, int jc, int nc) {
   for (int j0 = 0; j0 < nc; j0 += NR, dst += (size_t)kc * NR) {
     int w = nc - j0 < NR ? nc - j0 : NR;
-    if (!g->trans_b) {
-      const float *src = g->B + (size_t)pc * g->ldb + jc + j0;
+    if (!trans_b) {
+      const float *src = B + (size_t)pc * ldb + jc + j0;
       for (int k = 0; k < kc; k++) {
-        memcpy(dst + (size_t)k * NR, src + (size_t)k * g->ldb,
+        memcpy(dst + (size_t)k * NR, src + (size_t)k * ldb,
                sizeof(float) * (size_t)w);
         for (int j = w; j < NR; j++)
           dst[(size_t)k * NR + j] = 0.0f;
@@ -425,7 +445,7 @@ static void pack_b(const plan *p, float *dst, int pc, int kc, int jc, int nc) {
     } else {
       for (int j = 0; j < NR; j++) {
         if (j < w) {
-          const float *src = g->B + (size_t)(jc + j0 + j) * g->ldb + pc;
+          const float *src = B + (size_t)(jc + j0 + j) * ldb + pc;
           for (int k = 0; k < kc; k++)
             dst[(size_t)k * NR + j] = src[k];
         } else {
@@ -437,13 +457,23 @@ static void pack_b(const plan *p, float *dst, int pc, int kc, int jc, int nc) {
   }
 }
 
-static void pack_a(const dg_cpu_sgemm_args *g, float *dst, int r, int mr,
-                   int pc, int kc) {
+/* Rows r..r+mr, k in pc..pc+kc, as dst[k * mr + i]. */
+static void pack_a_raw(const float *A, int lda, float *dst, int r, int mr,
+                       int pc, int kc) {
   for (int i = 0; i < mr; i++) {
-    const float *src = g->A + (size_t)(r + i) * g->lda + pc;
+    const float *src = A + (size_t)(r + i) * lda + pc;
     for (int k = 0; k < kc; k++)
       dst[(size_t)k * mr + i] = src[k];
   }
+}
+
+static void pack_b(const plan *p, float *dst, int pc, int kc, int jc, int nc) {
+  pack_b_raw(p->g->B, p->g->ldb, p->g->trans_b, p->nr, dst, pc, kc, jc, nc);
+}
+
+static void pack_a(const dg_cpu_sgemm_args *g, float *dst, int r, int mr,
+                   int pc, int kc) {
+  pack_a_raw(g->A, g->lda, dst, r, mr, pc, kc);
 }
 
 /* Splits [0, len) into `parts` pieces aligned to `unit`. */
@@ -490,8 +520,18 @@ static void run_task(void *arg, int task, int ntasks) {
   (void)ntasks;
   const plan *p = arg;
   const dg_cpu_sgemm_args *g = p->g;
-  int m0, m1, n0, n1;
-  split(g->M, 1, p->tm, task / p->tn, &m0, &m1);
+  const dg_cpu_sgemm_packed *pa = p->pa, *pb = p->pb;
+  int m0, m1, n0, n1, b0 = 0, nblk;
+  if (pa) { /* whole prepacked row blocks per task */
+    int b1;
+    split(pa->nblk, 1, p->tm, task / p->tn, &b0, &b1);
+    m0 = blk_row(g->M, pa->nblk, b0);
+    m1 = blk_row(g->M, pa->nblk, b1);
+    nblk = b1 - b0;
+  } else {
+    split(g->M, 1, p->tm, task / p->tn, &m0, &m1);
+    nblk = (m1 - m0 + p->mr - 1) / p->mr;
+  }
   split(g->N, p->nr, p->tn, task % p->tn, &n0, &n1);
   if (m0 >= m1 || n0 >= n1)
     return;
@@ -499,9 +539,9 @@ static void run_task(void *arg, int task, int ntasks) {
     run_dot(p, n0, n1);
     return;
   }
-  float *apan = p->scratch + p->per_task * (size_t)task;
-  float *bblk = apan + (size_t)p->mr * KC;
-  int nblk = (m1 - m0 + p->mr - 1) / p->mr;
+  /* No scratch when both operands come prepacked or in place. */
+  float *apan = p->scratch ? p->scratch + p->per_task * (size_t)task : NULL;
+  float *bblk = apan ? apan + (size_t)p->mr * KC : NULL;
   for (int jc = n0; jc < n1; jc += NC) {
     int nc = n1 - jc < NC ? n1 - jc : NC;
     int pc = 0;
@@ -510,7 +550,11 @@ static void run_task(void *arg, int task, int ntasks) {
       int last = pc + kc >= g->K;
       const float *bsrc;
       size_t bs, bpanel;
-      if (p->direct_b) {
+      if (pb) {
+        bsrc = pb->data + (size_t)jc * g->K + (size_t)pc * p->nr;
+        bs = (size_t)p->nr;
+        bpanel = (size_t)g->K * p->nr;
+      } else if (p->direct_b) {
         bsrc = g->B + (size_t)pc * g->ldb + jc;
         bs = (size_t)g->ldb;
         bpanel = (size_t)p->nr;
@@ -521,13 +565,22 @@ static void run_task(void *arg, int task, int ntasks) {
         bpanel = (size_t)kc * p->nr;
       }
       for (int rb = 0; rb < nblk; rb++) {
-        int r = m0 + (int)((long long)(m1 - m0) * rb / nblk);
-        int re = m0 + (int)((long long)(m1 - m0) * (rb + 1) / nblk);
+        int r, re;
+        const float *a;
+        if (pa) {
+          r = blk_row(g->M, pa->nblk, b0 + rb);
+          re = blk_row(g->M, pa->nblk, b0 + rb + 1);
+          a = pa->data + (size_t)r * g->K + (size_t)pc * (re - r);
+        } else {
+          r = m0 + (int)((long long)(m1 - m0) * rb / nblk);
+          re = m0 + (int)((long long)(m1 - m0) * (rb + 1) / nblk);
+          pack_a(g, apan, r, re - r, pc, kc);
+          a = apan;
+        }
         int mr = re - r;
-        pack_a(g, apan, r, mr, pc, kc);
         ktile t = {.mr = mr,
                    .kc = kc,
-                   .a = apan,
+                   .a = a,
                    .bs = bs,
                    .ldc = (size_t)g->ldc,
                    .load_c = pc > 0,
@@ -568,34 +621,108 @@ static void run_naive(const plan *p) {
     }
 }
 
-void dg_cpu_sgemm(dg_cpu_pool *pool, const dg_cpu_sgemm_args *g) {
-  if (g->M <= 0 || g->N <= 0)
-    return;
-  plan p = {.g = g,
-            .kern = kern_portable,
-            .mr = P_MR,
-            .nr = P_NR,
-            .clamp = g->clamp_lo > -INFINITY || g->clamp_hi < INFINITY};
-  dot_fn dot = dot_rows_portable;
+/* The kernel the current SIMD level uses, and its shape. */
+static void pick_kernel(plan *p, dot_fn *dot) {
+  p->kern = kern_portable;
+  p->mr = P_MR;
+  p->nr = P_NR;
+  *dot = dot_rows_portable;
   int level = dg_cpu_simd_level();
 #ifdef DG_X86
   if (level >= DG_CPU_SIMD_AVX512) {
-    p.kern = kern_avx512;
-    p.mr = A5_MR;
-    p.nr = A5_NR;
-    dot = dot_rows_avx512;
+    p->kern = kern_avx512;
+    p->mr = A5_MR;
+    p->nr = A5_NR;
+    *dot = dot_rows_avx512;
   } else if (level >= DG_CPU_SIMD_AVX2) {
-    p.kern = kern_avx2;
-    p.mr = A2_MR;
-    p.nr = A2_NR;
-    dot = dot_rows_avx2;
+    p->kern = kern_avx2;
+    p->mr = A2_MR;
+    p->nr = A2_NR;
+    *dot = dot_rows_avx2;
   }
 #else
   (void)level;
 #endif
+}
+
+static dg_cpu_sgemm_packed *packed_new(int is_b, int rows, int K,
+                                       size_t floats) {
+  dg_cpu_sgemm_packed *pk = malloc(sizeof *pk);
+  if (!pk)
+    return NULL;
+  *pk = (dg_cpu_sgemm_packed){.is_b = is_b, .rows = rows, .K = K};
+  pk->data = aligned_alloc(64, (sizeof(float) * floats + 63) & ~(size_t)63);
+  if (!pk->data) {
+    free(pk);
+    return NULL;
+  }
+  return pk;
+}
+
+dg_cpu_sgemm_packed *dg_cpu_sgemm_pack_a(int M, int K, const float *A,
+                                         int lda) {
+  if (M <= 0 || K <= 0 || !A)
+    return NULL;
+  plan p;
+  dot_fn dot;
+  pick_kernel(&p, &dot);
+  dg_cpu_sgemm_packed *pk = packed_new(0, M, K, (size_t)M * K);
+  if (!pk)
+    return NULL;
+  pk->unit = p.mr;
+  pk->nblk = (M + p.mr - 1) / p.mr;
+  for (int b = 0; b < pk->nblk; b++) {
+    int r = blk_row(M, pk->nblk, b), re = blk_row(M, pk->nblk, b + 1);
+    pack_a_raw(A, lda, pk->data + (size_t)r * K, r, re - r, 0, K);
+  }
+  return pk;
+}
+
+dg_cpu_sgemm_packed *dg_cpu_sgemm_pack_b(int N, int K, const float *B,
+                                         int ldb, int trans_b) {
+  if (N <= 0 || K <= 0 || !B)
+    return NULL;
+  plan p;
+  dot_fn dot;
+  pick_kernel(&p, &dot);
+  size_t panels = ((size_t)N + p.nr - 1) / p.nr;
+  dg_cpu_sgemm_packed *pk = packed_new(1, N, K, panels * p.nr * K);
+  if (!pk)
+    return NULL;
+  pk->unit = p.nr;
+  pack_b_raw(B, ldb, trans_b, p.nr, pk->data, 0, K, 0, N);
+  return pk;
+}
+
+void dg_cpu_sgemm_packed_free(dg_cpu_sgemm_packed *pk) {
+  if (pk)
+    free(pk->data);
+  free(pk);
+}
+
+void dg_cpu_sgemm(dg_cpu_pool *pool, const dg_cpu_sgemm_args *g) {
+  dg_cpu_sgemm_packed_run(pool, g, NULL, NULL);
+}
+
+void dg_cpu_sgemm_packed_run(dg_cpu_pool *pool, const dg_cpu_sgemm_args *g,
+                             const dg_cpu_sgemm_packed *pa,
+                             const dg_cpu_sgemm_packed *pb) {
+  if (g->M <= 0 || g->N <= 0)
+    return;
+  plan p = {.g = g,
+            .clamp = g->clamp_lo > -INFINITY || g->clamp_hi < INFINITY};
+  dot_fn dot;
+  pick_kernel(&p, &dot);
+  /* A packing is usable only if it matches this call and this level. */
+  if (pa && !pa->is_b && pa->rows == g->M && pa->K == g->K &&
+      pa->unit == p.mr)
+    p.pa = pa;
+  if (pb && pb->is_b && pb->rows == g->N && pb->K == g->K && pb->unit == p.nr)
+    p.pb = pb;
   /* Transposing B into panels costs as much as the multiply itself when
-   * A has only a few rows; dot products read it once, in place. */
-  if (g->trans_b && g->M <= 4 && g->K > 0)
+   * A has only a few rows; dot products read it once, in place. A
+   * prepacked B needs neither. */
+  if (g->trans_b && g->M <= 4 && g->K > 0 && !p.pb)
     p.dot = dot;
   /* Packing B pays off only when the panel is reused by many row blocks. */
   p.direct_b = !g->trans_b && g->M <= 2 * p.mr;
@@ -627,8 +754,9 @@ void dg_cpu_sgemm(dg_cpu_pool *pool, const dg_cpu_sgemm_args *g) {
   ntasks = p.tm * p.tn;
 
   void *own = NULL;
-  if (!p.dot) {
-    p.per_task = (size_t)p.mr * KC + (p.direct_b ? 0 : (size_t)KC * NC);
+  if (!p.dot && !(p.pa && (p.pb || p.direct_b))) {
+    p.per_task = (size_t)p.mr * KC +
+                 (p.direct_b || p.pb ? 0 : (size_t)KC * NC);
     size_t bytes = sizeof(float) * p.per_task * (size_t)ntasks;
     p.scratch = dg_cpu_pool_scratch(pool, bytes);
     if (!p.scratch)
