@@ -1,0 +1,30 @@
+#!/bin/bash
+# Everything the GPU machine checks and measures, in one command (see
+# README): the test programs on NVIDIA Vulkan (validation layer on) and
+# OpenCL, LeNet on every device on the whole test set, dg-bench's GPU suite
+# with PyTorch's cuBLAS/cuDNN measured in the same run, the plugin EP from
+# Python onnxruntime, and real torch DLPack tensors through the TVM-FFI
+# entry points. Usage: tests/gpu/run_on_gpu.sh BUILD_DIR [--quick]
+set -u
+b=${1:-build}
+quick=${2:-}
+export LD_LIBRARY_PATH=/opt/dgdeps/usr/lib/x86_64-linux-gnu/openblas-pthread:${LD_LIBRARY_PATH:-}
+export DG_LENET_DEVICE_LIMIT=10000 DG_CACHE_DIR=/tmp/dg-cache
+"$b/tools/dg-info"
+for t in test_reference test_int8_golden test_session test_differential \
+  test_opencl test_vulkan test_onnx_node; do
+  [ -x "$b/tests/$t" ] || continue
+  echo "== $t"
+  DG_VULKAN_VALIDATION=1 "$b/tests/$t" 2>&1 | grep -Ev '^ok ' | tail -n 20
+  echo "   $("$b/tests/$t" 2>/dev/null | grep -c '^ok') ok"
+done
+echo "== lenet --check"
+"$b/examples/lenet" --weights examples/lenet-weights --check
+echo "== dg-bench --gpu"
+"$b/tools/dg-bench" --gpu $quick --weights examples/lenet-weights
+echo "== torch peers"
+python3 tools/gpu_peers.py $quick
+echo "== ORT plugin EP from Python"
+python3 tests/ort/test_python_ep.py "$b/src/ort_ep/libdirectgraph_ort_ep.so" examples/lenet-weights
+echo "== torch DLPack through TVM-FFI"
+python3 tests/tvm/torch_dlpack.py "$b/libdirectgraph.so"
