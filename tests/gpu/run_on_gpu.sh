@@ -15,8 +15,9 @@ for t in test_reference test_int8_golden test_session test_differential \
   test_opencl test_vulkan test_onnx_node; do
   [ -x "$b/tests/$t" ] || continue
   echo "== $t"
-  DG_VULKAN_VALIDATION=1 "$b/tests/$t" 2>&1 | grep -Ev '^ok ' | tail -n 20
-  echo "   $("$b/tests/$t" 2>/dev/null | grep -c '^ok') ok"
+  out=$(DG_VULKAN_VALIDATION=1 "$b/tests/$t" 2>&1)
+  echo "$out" | grep -Ev '^ok ' | tail -n 20
+  echo "   $(echo "$out" | grep -c '^ok') ok, $(echo "$out" | grep -c '^FAIL') FAIL"
 done
 echo "== lenet --check"
 "$b/examples/lenet" --weights examples/lenet-weights --check
