@@ -41,6 +41,7 @@ typedef struct onnx_ctx {
   dg_status st;
   dg_diagnostic *diag;
   quant_buf *qbuf; /* 3 */
+  int emitting_dq; /* node index of the DequantizeLinear being emitted */
   Onnx__TensorProto *frozen; /* opts.constants as tensors */
   int64_t *frozen_dims;
 } onnx_ctx;

@@ -189,15 +189,17 @@ dg_tensor onnx_input(onnx_ctx *c, int i, const dg_quant_params *quant,
   if (v->init)
     return make_constant(c, v, quant);
   if (v->dq_node >= 0) {
-    /* A dequantisation nobody folded: emit it now, as a float value. */
+    /* A dequantisation nobody folded: emit it now, as a float value. The
+     * value forgets its producer first, so a cycle back to it is an
+     * error, not an endless recursion. */
     const Onnx__NodeProto *saved = c->node;
-    int saved_index = c->node_index;
-    c->node_index = v->dq_node;
-    c->node = c->gp->node[v->dq_node];
-    c->done[v->dq_node] = false;
+    int saved_index = c->node_index, saved_emit = c->emitting_dq;
     int dq = v->dq_node;
+    v->dq_node = -1;
+    c->node_index = c->emitting_dq = dq;
+    c->node = c->gp->node[dq];
     onnx_translate_node(c); /* may grow the value table: v is stale */
-    c->done[dq] = true;
+    c->emitting_dq = saved_emit;
     c->node = saved;
     c->node_index = saved_index;
     v = onnx_value_find(c, saved->input[i]);
@@ -392,9 +394,11 @@ static dg_status import(onnx_ctx *c, const Onnx__ModelProto *m) {
     if (v && !v->t.id && v->dq_node >= 0) {
       /* A dequantised graph output: emit the DequantizeLinear now. */
       int dq = v->dq_node;
-      c->node_index = dq;
+      v->dq_node = -1;
+      c->node_index = c->emitting_dq = dq;
       c->node = gp->node[dq];
       onnx_translate_node(c);
+      c->emitting_dq = -1;
       c->node = NULL;
       v = onnx_value_find(c, gp->output[i]->name);
     }
@@ -423,7 +427,7 @@ static dg_status import(onnx_ctx *c, const Onnx__ModelProto *m) {
 dg_status dg_onnx_load_memory(dg_context *ctx, const void *data, size_t size,
                               const dg_onnx_options *opts, dg_graph **out,
                               dg_diagnostic *diag) {
-  onnx_ctx c = {.dctx = ctx, .diag = diag};
+  onnx_ctx c = {.dctx = ctx, .diag = diag, .emitting_dq = -1};
   if (out)
     *out = NULL;
   if (!ctx || !out || (!data && size)) {

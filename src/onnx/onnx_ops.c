@@ -651,11 +651,9 @@ void onnx_translate_node(onnx_ctx *c) {
   } else if (!strcmp(op, "Reshape")) op_reshape(c);
   else if (!strcmp(op, "Concat")) op_concat(c);
   else if (!strcmp(op, "QuantizeLinear")) op_quantize(c);
-  else if (!strcmp(op, "DequantizeLinear")) {
-    /* Emitted only when onnx_input asks for it (dq_node already set). */
-    onnx_value *v = onnx_value_find(c, n->output[0]);
-    op_dequantize(c, v && v->dq_node == c->node_index);
-  }
+  else if (!strcmp(op, "DequantizeLinear"))
+    /* Emitted only when a float consumer asks for it (onnx_input). */
+    op_dequantize(c, c->emitting_dq == c->node_index);
   else if (!strcmp(op, "QLinearConv")) op_qlinear_conv(c);
   else if (!strcmp(op, "QLinearMatMul")) op_qlinear_matmul(c);
   else if (!strcmp(op, "Constant")) {
