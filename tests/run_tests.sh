@@ -52,7 +52,11 @@ run() { # label, command...
   skipped=$((skipped + s))
 }
 
-tests="test_builder test_reference test_differential test_int8_golden test_session test_cpu_kernels test_oom test_onnx_node test_onnx_import test_npu test_npu_fake test_opencl test_tvm_ffi test_dlpack_layout"
+# Vulkan runs with the Khronos validation layer on; test_vulkan fails on
+# any message it counts, the others print them.
+export DG_VULKAN_VALIDATION=1
+
+tests="test_builder test_reference test_differential test_int8_golden test_session test_cpu_kernels test_oom test_onnx_node test_onnx_import test_npu test_npu_fake test_opencl test_vulkan test_tvm_ffi test_dlpack_layout"
 
 if build build --buildtype=release; then
   for t in $tests; do

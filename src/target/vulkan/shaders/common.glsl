@@ -1,0 +1,55 @@
+// Shared by every shader: element-type variants and index helpers.
+//
+// Float tensors are stored as float (default) or float16_t (-DF16, needs
+// 16-bit storage); arithmetic is always fp32, so f16 results carry one
+// rounding at the store, like the CPU target's. Byte tensors (i8/u8) are
+// uint8_t buffers (8-bit storage); signedness travels in push constants
+// so one module serves i8 and u8.
+#if defined(Q8) || defined(BYTES)
+#extension GL_EXT_shader_8bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
+#endif
+#ifdef F16
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#define DT float16_t
+#define TO_DT(v) float16_t(v)
+#else
+#define DT float
+#define TO_DT(v) (v)
+#endif
+
+#if defined(Q8) || defined(BYTES)
+// A byte as an int, sign-extended when the tensor is i8.
+int ld8(uint8_t v, bool is_signed) {
+  int x = int(uint(v));
+  return (is_signed && x >= 128) ? x - 256 : x;
+}
+#endif
+
+// Linear invocation index of a 1-D job dispatched as a 2-D grid (the x
+// count is capped at 65535 workgroups). Shaders declare their local size
+// before including this file: gl_WorkGroupSize used earlier would be the
+// default (1, 1, 1).
+uint linear_id() {
+  return (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) *
+             gl_WorkGroupSize.x + gl_LocalInvocationID.x;
+}
+
+#ifdef Q8
+// The numerics contract's requantisation (docs/numerics.md): one int32 ->
+// fp32 conversion, one fp32 multiply (precise: never fused), round half
+// to even, saturate in float, then the zero point added as an integer and
+// the activation's clamp [clo, chi]. Returns the byte to store.
+uint8_t requant(int acc, float m, int yz, int clo, int chi) {
+  precise float v = float(acc) * m;
+  v = roundEven(v);
+  v = v < -2147418112.0 ? -2147418112.0 : v;
+  v = v > 2147418112.0 ? 2147418112.0 : v;
+  int q = int(v) + yz;
+  q = q < clo ? clo : (q > chi ? chi : q);
+  return uint8_t(q & 255);
+}
+#endif
+
+float f_inf() { return uintBitsToFloat(0x7f800000u); }

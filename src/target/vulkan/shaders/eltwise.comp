@@ -1,0 +1,44 @@
+#version 450
+// Elementwise ops. mode 0: y = min(max(x, lo), hi) (relu, clip); mode 1:
+// y = a + b with numpy broadcasting, the output index decomposed over up
+// to 6 dims with per-dim element strides for a and b (0 on broadcast
+// axes).
+#extension GL_GOOGLE_include_directive : require
+layout(local_size_x = 256) in;
+#include "common.glsl"
+
+
+layout(set = 0, binding = 0) readonly buffer A { DT a[]; };
+layout(set = 0, binding = 1) readonly buffer B { DT b[]; };
+layout(set = 0, binding = 3) writeonly buffer Y { DT y[]; };
+
+layout(push_constant) uniform PC {
+  int total, mode, rank;
+  int dims[6];
+  int sa[6];
+  int sb[6];
+  float lo, hi;
+} pc;
+
+void main() {
+  uint id = linear_id();
+  if (id >= uint(pc.total))
+    return;
+  int i = int(id);
+  if (pc.mode == 0) {
+    // Explicit comparisons: NaN passes through, as on the CPU.
+    float v = float(a[i]);
+    v = v < pc.lo ? pc.lo : v;
+    v = v > pc.hi ? pc.hi : v;
+    y[i] = TO_DT(v);
+    return;
+  }
+  int ia = 0, ib = 0, rem = i;
+  for (int d = pc.rank - 1; d >= 0; d--) {
+    int k = rem % pc.dims[d];
+    rem /= pc.dims[d];
+    ia += k * pc.sa[d];
+    ib += k * pc.sb[d];
+  }
+  y[i] = TO_DT(float(a[ia]) + float(b[ib]));
+}

@@ -1,0 +1,213 @@
+#version 450
+// Tiled GEMM through shared memory, one 64x64 output tile per workgroup of
+// 16x16 invocations (4x4 outputs each), BK = 16. Variants:
+//   default / -DF16: C = act(A B + bias) in fp32 arithmetic;
+//   -DQ8: int8 with exact int32 accumulation and the numerics contract's
+//         requantisation (docs/numerics.md);
+//   -DCONV: B is the implicit im2col of x (no buffer), so a convolution
+//         is the GEMM W[OG, CG*KH*KW] x col[CG*KH*KW, OH*OW] per (image,
+//         group).
+// Bindings: 0 = x / a, 1 = w / b, 2 = bias, 3 = y, 4 = int8 per-channel
+// parameters (multiplier bits [0, C), weight zero points [C, 2C)).
+#extension GL_GOOGLE_include_directive : require
+layout(local_size_x = 16, local_size_y = 16) in;
+#include "common.glsl"
+
+
+#define BM 64
+#define BN 64
+#define BK 16
+
+#ifdef Q8
+#define SH int
+#define ACC int
+layout(set = 0, binding = 0) readonly buffer In0 { uint8_t in0[]; };
+layout(set = 0, binding = 1) readonly buffer In1 { uint8_t in1[]; };
+layout(set = 0, binding = 2) readonly buffer Bias { int bias[]; };
+layout(set = 0, binding = 3) writeonly buffer Out { uint8_t y[]; };
+layout(set = 0, binding = 4) readonly buffer QP { uint qp[]; };
+#else
+#define SH float
+#define ACC float
+layout(set = 0, binding = 0) readonly buffer In0 { DT in0[]; };
+layout(set = 0, binding = 1) readonly buffer In1 { DT in1[]; };
+layout(set = 0, binding = 2) readonly buffer Bias { DT bias[]; };
+layout(set = 0, binding = 3) writeonly buffer Out { DT y[]; };
+#endif
+
+// Q8 flags: bit 0: x/a signed; bit 1: w/b signed; bit 2: y signed.
+#ifdef CONV
+layout(push_constant) uniform PC {
+  int N, C, H, W, O, OH, OW, KH, KW, G, CG, OG;
+  int sh, sw, dh, dw, pt, pl;
+  int has_bias;
+  float lo, hi;
+  int xz, flags, yz, clo, chi;
+} pc;
+#else
+// A[m][k] = in0[abase + m*sam + k*sak], B[k][n] = in1[bbase + k*sbk + n*sbn];
+// bias_mode 0: none, 1: per row, 2: per column. Batch z decomposes over
+// up to 4 broadcast dims with per-dim strides (in elements) for a and b.
+layout(push_constant) uniform PC {
+  int M, N, K;
+  int sam, sak, sbk, sbn;
+  int bias_mode;
+  int brank;
+  int bdim[4];
+  int astr[4];
+  int bstr[4];
+  float lo, hi;
+  int xz, flags, yz, clo, chi;
+} pc;
+#endif
+
+shared SH As[BK][BM];
+shared SH Bs[BK][BN];
+
+#ifdef Q8
+// The channel axis of the per-channel parameters: rows for conv (output
+// channels), columns for fully_connected / matmul.
+int channels() {
+#ifdef CONV
+  return pc.O;
+#else
+  return pc.N;
+#endif
+}
+int wzero(int ch) { return int(qp[channels() + ch]); }
+#endif
+
+void main() {
+  uint tx = gl_LocalInvocationID.x, ty = gl_LocalInvocationID.y;
+  int tid = int(ty * 16u + tx);
+  int m0 = int(gl_WorkGroupID.y) * BM, n0 = int(gl_WorkGroupID.x) * BN;
+  int z = int(gl_WorkGroupID.z);
+#ifdef CONV
+  int img = z / pc.G, g = z % pc.G;
+  int M = pc.OG, NN = pc.OH * pc.OW, K = pc.CG * pc.KH * pc.KW;
+  int khw = pc.KH * pc.KW;
+  int wbase = g * pc.OG * K;                          // weights of group g
+  int xbase = (img * pc.C + g * pc.CG) * pc.H * pc.W; // its input channels
+  int ybase = (img * pc.O + g * pc.OG) * NN;
+  bool a_kfast = true, b_kfast = false;
+#else
+  int M = pc.M, NN = pc.N, K = pc.K;
+  int abase = 0, bbase = 0, rem = z;
+  for (int d = pc.brank - 1; d >= 0; d--) {
+    int i = rem % pc.bdim[d];
+    rem /= pc.bdim[d];
+    abase += i * pc.astr[d];
+    bbase += i * pc.bstr[d];
+  }
+  int ybase = z * M * NN;
+  // Load order that keeps neighbouring invocations on neighbouring
+  // addresses.
+  bool a_kfast = pc.sak == 1, b_kfast = pc.sbk == 1;
+#endif
+#ifdef Q8
+  bool xs = (pc.flags & 1) != 0, ws = (pc.flags & 2) != 0;
+#endif
+
+  ACC acc[4][4];
+  for (int i = 0; i < 4; i++)
+    for (int j = 0; j < 4; j++)
+      acc[i][j] = ACC(0);
+
+  for (int k0 = 0; k0 < K; k0 += BK) {
+    for (int r = 0; r < 4; r++) {
+      int e = tid + r * 256;
+      int mm = a_kfast ? e / BK : e % BM;
+      int kk = a_kfast ? e % BK : e / BM;
+      int m = m0 + mm, k = k0 + kk;
+      SH v = SH(0);
+      if (m < M && k < K) {
+#ifdef CONV
+#ifdef Q8
+        v = ld8(in1[wbase + m * K + k], ws) - wzero(g * pc.OG + m);
+#else
+        v = float(in1[wbase + m * K + k]);
+#endif
+#else
+#ifdef Q8
+        v = ld8(in0[abase + m * pc.sam + k * pc.sak], xs) - pc.xz;
+#else
+        v = float(in0[abase + m * pc.sam + k * pc.sak]);
+#endif
+#endif
+      }
+      As[kk][mm] = v;
+    }
+    for (int r = 0; r < 4; r++) {
+      int e = tid + r * 256;
+      int nn = b_kfast ? e / BK : e % BN;
+      int kk = b_kfast ? e % BK : e / BN;
+      int n = n0 + nn, k = k0 + kk;
+      SH v = SH(0);
+      if (n < NN && k < K) {
+#ifdef CONV
+        // Implicit im2col: k = (c, kh, kw), n = (oh, ow). Padding reads
+        // as zero (for int8: as the zero point, i.e. 0 after subtracting).
+        int c = k / khw, rr = k % khw;
+        int kh = rr / pc.KW, kw = rr % pc.KW;
+        int oh = n / pc.OW, ow = n % pc.OW;
+        int ih = oh * pc.sh - pc.pt + kh * pc.dh;
+        int iw = ow * pc.sw - pc.pl + kw * pc.dw;
+        if (ih >= 0 && ih < pc.H && iw >= 0 && iw < pc.W) {
+#ifdef Q8
+          v = ld8(in0[xbase + (c * pc.H + ih) * pc.W + iw], xs) - pc.xz;
+#else
+          v = float(in0[xbase + (c * pc.H + ih) * pc.W + iw]);
+#endif
+        }
+#else
+#ifdef Q8
+        v = ld8(in1[bbase + k * pc.sbk + n * pc.sbn], ws) - wzero(n);
+#else
+        v = float(in1[bbase + k * pc.sbk + n * pc.sbn]);
+#endif
+#endif
+      }
+      Bs[kk][nn] = v;
+    }
+    barrier();
+    for (int kk = 0; kk < BK; kk++) {
+      SH av[4], bv[4];
+      for (int i = 0; i < 4; i++)
+        av[i] = As[kk][int(ty) + 16 * i];
+      for (int j = 0; j < 4; j++)
+        bv[j] = Bs[kk][int(tx) + 16 * j];
+      for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+          acc[i][j] += av[i] * bv[j];
+    }
+    barrier();
+  }
+
+  for (int i = 0; i < 4; i++) {
+    int m = m0 + int(ty) + 16 * i;
+    if (m >= M)
+      continue;
+    for (int j = 0; j < 4; j++) {
+      int n = n0 + int(tx) + 16 * j;
+      if (n >= NN)
+        continue;
+#ifdef CONV
+      int ch = g * pc.OG + m;
+      bool hb = pc.has_bias != 0;
+#else
+      int ch = pc.bias_mode == 1 ? m : n;
+      bool hb = pc.bias_mode != 0;
+#endif
+#ifdef Q8
+      int a = acc[i][j] + (hb ? bias[ch] : 0);
+      y[ybase + m * NN + n] =
+          requant(a, uintBitsToFloat(qp[ch]), pc.yz, pc.clo, pc.chi);
+#else
+      float v = acc[i][j] + (hb ? float(bias[ch]) : 0.0);
+      v = v < pc.lo ? pc.lo : v;
+      v = v > pc.hi ? pc.hi : v;
+      y[ybase + m * NN + n] = TO_DT(v);
+#endif
+    }
+  }
+}

@@ -1,0 +1,74 @@
+#version 450
+// GEMM, one invocation per output element, no shared memory and no
+// barriers: for matrix-vector shapes (batch-1 fully_connected), and for
+// every GEMM on CPU-type devices (lavapipe), where workgroup barriers are
+// expensive. Push constants and bindings as gemm.comp (without -DCONV);
+// variants f32, f16 (-DF16) and int8 (-DQ8).
+#extension GL_GOOGLE_include_directive : require
+layout(local_size_x = 64) in;
+#include "common.glsl"
+
+#ifdef Q8
+layout(set = 0, binding = 0) readonly buffer In0 { uint8_t in0[]; };
+layout(set = 0, binding = 1) readonly buffer In1 { uint8_t in1[]; };
+layout(set = 0, binding = 2) readonly buffer Bias { int bias[]; };
+layout(set = 0, binding = 3) writeonly buffer Out { uint8_t y[]; };
+layout(set = 0, binding = 4) readonly buffer QP { uint qp[]; };
+#else
+layout(set = 0, binding = 0) readonly buffer In0 { DT in0[]; };
+layout(set = 0, binding = 1) readonly buffer In1 { DT in1[]; };
+layout(set = 0, binding = 2) readonly buffer Bias { DT bias[]; };
+layout(set = 0, binding = 3) writeonly buffer Out { DT y[]; };
+#endif
+
+layout(push_constant) uniform PC {
+  int M, N, K;
+  int sam, sak, sbk, sbn;
+  int bias_mode;
+  int brank;
+  int bdim[4];
+  int astr[4];
+  int bstr[4];
+  float lo, hi;
+  int xz, flags, yz, clo, chi;
+} pc;
+
+void main() {
+  uint id = linear_id();
+  int MN = pc.M * pc.N;
+  int batch = 1;
+  for (int d = 0; d < pc.brank; d++)
+    batch *= pc.bdim[d];
+  if (id >= uint(batch * MN))
+    return;
+  int i = int(id), z = i / MN, m = (i % MN) / pc.N, n = i % pc.N;
+  int abase = 0, bbase = 0, rem = z;
+  for (int d = pc.brank - 1; d >= 0; d--) {
+    int k = rem % pc.bdim[d];
+    rem /= pc.bdim[d];
+    abase += k * pc.astr[d];
+    bbase += k * pc.bstr[d];
+  }
+  int ap = abase + m * pc.sam, bp = bbase + n * pc.sbn;
+  int ch = pc.bias_mode == 1 ? m : n;
+#ifdef Q8
+  bool xs = (pc.flags & 1) != 0, ws = (pc.flags & 2) != 0;
+  int wz = int(qp[pc.N + n]);
+  int s = 0;
+  for (int k = 0; k < pc.K; k++)
+    s += (ld8(in0[ap + k * pc.sak], xs) - pc.xz) *
+         (ld8(in1[bp + k * pc.sbk], ws) - wz);
+  if (pc.bias_mode != 0)
+    s += bias[ch];
+  y[i] = requant(s, uintBitsToFloat(qp[ch]), pc.yz, pc.clo, pc.chi);
+#else
+  float s = 0.0;
+  for (int k = 0; k < pc.K; k++)
+    s += float(in0[ap + k * pc.sak]) * float(in1[bp + k * pc.sbk]);
+  if (pc.bias_mode != 0)
+    s += float(bias[ch]);
+  s = s < pc.lo ? pc.lo : s;
+  s = s > pc.hi ? pc.hi : s;
+  y[i] = TO_DT(s);
+#endif
+}

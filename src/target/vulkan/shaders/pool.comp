@@ -1,0 +1,57 @@
+#version 450
+// max_pool2d / avg_pool2d, one invocation per output element, with the
+// reference's window rules (src/ops/pool.c): the sum runs over the window
+// clipped to the input; the divisor is that count, or with
+// count_include_pad the window clipped to the padded input. -DBYTES: max
+// pooling of i8/u8 (signedness in flags bit 0).
+#extension GL_GOOGLE_include_directive : require
+layout(local_size_x = 256) in;
+#include "common.glsl"
+
+
+#ifdef BYTES
+layout(set = 0, binding = 0) readonly buffer X { uint8_t x[]; };
+layout(set = 0, binding = 3) writeonly buffer Y { uint8_t y[]; };
+#else
+layout(set = 0, binding = 0) readonly buffer X { DT x[]; };
+layout(set = 0, binding = 3) writeonly buffer Y { DT y[]; };
+#endif
+
+layout(push_constant) uniform PC {
+  int NC, H, W, OH, OW, kh, kw, sh, sw, pt, pl, pb, pr;
+  int is_max, count_include_pad, flags;
+} pc;
+
+void main() {
+  uint id = linear_id();
+  if (id >= uint(pc.NC * pc.OH * pc.OW))
+    return;
+  int i = int(id);
+  int ow = i % pc.OW, oh = (i / pc.OW) % pc.OH, c = i / (pc.OW * pc.OH);
+  int h0 = oh * pc.sh - pc.pt, w0 = ow * pc.sw - pc.pl;
+  int h1 = h0 + pc.kh, w1 = w0 + pc.kw;
+  int hs = max(h0, 0), he = min(h1, pc.H), ws = max(w0, 0), we = min(w1, pc.W);
+  int base = c * pc.H * pc.W;
+#ifdef BYTES
+  bool sgn = (pc.flags & 1) != 0;
+  int m = -2147483647 - 1; // an empty window stores its low byte, 0, as the CPU does
+  for (int h = hs; h < he; h++)
+    for (int w = ws; w < we; w++)
+      m = max(m, ld8(x[base + h * pc.W + w], sgn));
+  y[i] = uint8_t(m & 255);
+#else
+  float acc = pc.is_max != 0 ? -f_inf() : 0.0;
+  for (int h = hs; h < he; h++)
+    for (int w = ws; w < we; w++) {
+      float v = float(x[base + h * pc.W + w]);
+      acc = pc.is_max != 0 ? (v > acc ? v : acc) : acc + v;
+    }
+  if (pc.is_max == 0) {
+    int ph1 = min(h1, pc.H + pc.pb), pw1 = min(w1, pc.W + pc.pr);
+    int cnt = pc.count_include_pad != 0 ? (ph1 - h0) * (pw1 - w0)
+                                        : (he - hs) * (we - ws);
+    acc /= float(cnt != 0 ? cnt : 1);
+  }
+  y[i] = TO_DT(acc);
+#endif
+}

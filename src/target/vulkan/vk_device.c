@@ -1,0 +1,470 @@
+/* The Vulkan target's entry point: the instance (with the Khronos
+ * validation layer and a debug messenger when asked for), one dg_device
+ * per physical device with a compute queue (Vulkan 1.1 or later), the
+ * features each has, and their destruction. No loader, no driver or no
+ * device is not an error: the target then adds nothing. */
+#define _POSIX_C_SOURCE 200809L
+#include "vk_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+atomic_int dg_vk_submits;
+atomic_int dg_vk_validation_total;
+static atomic_int validation_on;
+
+int dg_vulkan_validation_messages(void) {
+  return atomic_load(&dg_vk_validation_total);
+}
+int dg_vulkan_validation_enabled(void) { return atomic_load(&validation_on); }
+int dg_vulkan_submit_count(void) { return atomic_load(&dg_vk_submits); }
+
+static const dg_target_vtbl vk_vtbl;
+
+static vk_device *vk_of(const dg_device *dev) {
+  return dev && dev->vt == &vk_vtbl ? dev->impl : NULL;
+}
+long dg_vulkan_cache_loaded_bytes(const dg_device *dev) {
+  vk_device *vd = vk_of(dev);
+  return vd ? (long)vd->cache_loaded : -1;
+}
+const char *dg_vulkan_cache_path(const dg_device *dev) {
+  vk_device *vd = vk_of(dev);
+  return vd ? vd->cache_path : NULL;
+}
+
+/* ---- instance and validation ---- */
+
+static VKAPI_ATTR VkBool32 VKAPI_CALL
+on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+           VkDebugUtilsMessageTypeFlagsEXT types,
+           const VkDebugUtilsMessengerCallbackDataEXT *data, void *user) {
+  (void)types;
+  vk_instance *vi = user;
+  bool error = severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+  atomic_fetch_add(&vi->messages, 1);
+  atomic_fetch_add(&dg_vk_validation_total, 1);
+  const char *msg = data && data->pMessage ? data->pMessage : "(no text)";
+  /* The user asked for validation: its findings are bugs, so they are
+   * shown even without a log callback. */
+  if (vi->log) {
+    char buf[1024];
+    snprintf(buf, sizeof buf, "vulkan validation %s: %s",
+             error ? "error" : "warning", msg);
+    vi->log(vi->log_user, error ? DG_LOG_ERROR : DG_LOG_WARNING, buf);
+  } else {
+    fprintf(stderr, "directgraph: vulkan validation %s: %s\n",
+            error ? "error" : "warning", msg);
+  }
+  return VK_FALSE;
+}
+
+static bool validation_wanted(void) {
+  const char *v = getenv("DG_VULKAN_VALIDATION");
+  const char *l = getenv("VK_INSTANCE_LAYERS");
+  return (v && !strcmp(v, "1")) ||
+         (l && strstr(l, "VK_LAYER_KHRONOS_validation"));
+}
+
+static bool has_layer(const char *name) {
+  uint32_t n = 0;
+  if (vkEnumerateInstanceLayerProperties(&n, NULL) != VK_SUCCESS || !n)
+    return false;
+  VkLayerProperties *p = calloc(n, sizeof *p);
+  bool found = false;
+  if (p && vkEnumerateInstanceLayerProperties(&n, p) == VK_SUCCESS)
+    for (uint32_t i = 0; i < n && !found; i++)
+      found = !strcmp(p[i].layerName, name);
+  free(p);
+  return found;
+}
+
+static void instance_release(vk_instance *vi) {
+  if (!vi || --vi->refs > 0)
+    return;
+  if (vi->messenger && vi->destroy_messenger)
+    vi->destroy_messenger(vi->instance, vi->messenger, NULL);
+  if (vi->instance)
+    vkDestroyInstance(vi->instance, NULL);
+  free(vi);
+}
+
+static vk_instance *instance_create(const dg_context_options *opts,
+                                    uint32_t *api) {
+  uint32_t version = VK_API_VERSION_1_0;
+  if (vkEnumerateInstanceVersion(&version) != VK_SUCCESS ||
+      version < VK_API_VERSION_1_1)
+    return NULL;
+  /* Ask for what we use at most; devices may report less. */
+  *api = version < VK_API_VERSION_1_3 ? version : VK_API_VERSION_1_3;
+  vk_instance *vi = calloc(1, sizeof *vi);
+  if (!vi)
+    return NULL;
+  vi->refs = 1;
+  vi->log = opts->log;
+  vi->log_user = opts->log_user;
+  const char *layer = "VK_LAYER_KHRONOS_validation";
+  const char *ext = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+  bool validate = validation_wanted() && has_layer(layer);
+  VkDebugUtilsMessengerCreateInfoEXT mi = {
+      .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+      .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                         VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+      .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                     VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                     VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
+      .pfnUserCallback = on_message,
+      .pUserData = vi};
+  VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+                           .pApplicationName = "directgraph",
+                           .pEngineName = "directgraph",
+                           .engineVersion = VK_MAKE_VERSION(0, 1, 0),
+                           .apiVersion = *api};
+  VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+                             .pNext = validate ? &mi : NULL,
+                             .pApplicationInfo = &app,
+                             .enabledLayerCount = validate ? 1 : 0,
+                             .ppEnabledLayerNames = &layer,
+                             .enabledExtensionCount = validate ? 1 : 0,
+                             .ppEnabledExtensionNames = &ext};
+  if (vkCreateInstance(&ci, NULL, &vi->instance) != VK_SUCCESS) {
+    free(vi);
+    return NULL; /* no driver: no Vulkan devices */
+  }
+  if (validate) {
+    PFN_vkCreateDebugUtilsMessengerEXT create =
+        (PFN_vkCreateDebugUtilsMessengerEXT)vkGetInstanceProcAddr(
+            vi->instance, "vkCreateDebugUtilsMessengerEXT");
+    vi->destroy_messenger =
+        (PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr(
+            vi->instance, "vkDestroyDebugUtilsMessengerEXT");
+    if (create && vi->destroy_messenger &&
+        create(vi->instance, &mi, NULL, &vi->messenger) == VK_SUCCESS)
+      atomic_store(&validation_on, 1);
+  }
+  return vi;
+}
+
+/* ---- devices ---- */
+
+static bool has_ext(const VkExtensionProperties *e, uint32_t n,
+                    const char *name) {
+  for (uint32_t i = 0; i < n; i++)
+    if (!strcmp(e[i].extensionName, name))
+      return true;
+  return false;
+}
+
+static const char *type_name(VkPhysicalDeviceType t) {
+  switch (t) {
+  case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete";
+  case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated";
+  case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual";
+  case VK_PHYSICAL_DEVICE_TYPE_CPU: return "cpu";
+  default: return "other";
+  }
+}
+
+static void device_free(vk_device *vd) {
+  if (!vd)
+    return;
+  if (vd->dev) {
+    vkDeviceWaitIdle(vd->dev);
+    dg_vk_cache_save(vd);
+    dg_vk_pipelines_destroy(vd);
+    vkDestroyDevice(vd->dev, NULL);
+  }
+  pthread_mutex_destroy(&vd->lock);
+  instance_release(vd->vi);
+  free(vd);
+}
+
+static void vk_destroy(dg_device *dev) {
+  device_free(dev->impl);
+  dev->impl = NULL;
+}
+
+static char *cache_dir(const dg_context_options *opts, char *buf,
+                       size_t size) {
+  if (opts->disable_cache)
+    return NULL;
+  if (opts->cache_dir && *opts->cache_dir) {
+    dg_strlcpy(buf, opts->cache_dir, size);
+    return buf;
+  }
+  /* The context passes its resolved directory in opts->cache_dir; the
+   * same rule is repeated here for callers that do not. */
+  const char *e = getenv("DG_CACHE_DIR");
+  if (e && *e)
+    snprintf(buf, size, "%s", e);
+  else if ((e = getenv("XDG_CACHE_HOME")) && *e)
+    snprintf(buf, size, "%s/directgraph", e);
+  else if ((e = getenv("HOME")) && *e)
+    snprintf(buf, size, "%s/.cache/directgraph", e);
+  else
+    return NULL;
+  return buf;
+}
+
+/* Opens phys; NULL when it has no usable compute queue or the device
+ * cannot be created (then why says so). */
+static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
+                              uint32_t api, const dg_context_options *opts,
+                              char *why, size_t why_size) {
+  vk_device *vd = calloc(1, sizeof *vd);
+  if (!vd) {
+    snprintf(why, why_size, "out of host memory");
+    return NULL;
+  }
+  pthread_mutex_init(&vd->lock, NULL);
+  vi->refs++;
+  vd->vi = vi;
+  vd->phys = phys;
+  vkGetPhysicalDeviceProperties(phys, &vd->props);
+  vkGetPhysicalDeviceMemoryProperties(phys, &vd->mem);
+  uint32_t dev_api = vd->props.apiVersion < api ? vd->props.apiVersion : api;
+  if (VK_API_VERSION_MAJOR(dev_api) == 1 &&
+      VK_API_VERSION_MINOR(dev_api) < 1) {
+    snprintf(why, why_size, "Vulkan 1.0 only");
+    goto fail;
+  }
+
+  /* A compute queue; prefer one with timestamps. */
+  uint32_t nq = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(phys, &nq, NULL);
+  VkQueueFamilyProperties *qf = calloc(nq ? nq : 1, sizeof *qf);
+  if (!qf) {
+    snprintf(why, why_size, "out of host memory");
+    goto fail;
+  }
+  vkGetPhysicalDeviceQueueFamilyProperties(phys, &nq, qf);
+  int family = -1;
+  for (uint32_t i = 0; i < nq; i++)
+    if ((qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) &&
+        (family < 0 || (!qf[family].timestampValidBits &&
+                        qf[i].timestampValidBits)))
+      family = (int)i;
+  if (family >= 0) {
+    uint32_t bits = qf[family].timestampValidBits;
+    vd->timestamps = bits > 0 && vd->props.limits.timestampPeriod > 0;
+    vd->timestamp_mask = bits >= 64 ? ~0ull : ((1ull << bits) - 1);
+    vd->timestamp_ns = vd->props.limits.timestampPeriod;
+  }
+  free(qf);
+  if (family < 0) {
+    snprintf(why, why_size, "no compute queue");
+    goto fail;
+  }
+  vd->queue_family = (uint32_t)family;
+
+  /* Extensions and features. */
+  uint32_t ne = 0;
+  vkEnumerateDeviceExtensionProperties(phys, NULL, &ne, NULL);
+  VkExtensionProperties *ext = calloc(ne ? ne : 1, sizeof *ext);
+  if (!ext) {
+    snprintf(why, why_size, "out of host memory");
+    goto fail;
+  }
+  vkEnumerateDeviceExtensionProperties(phys, NULL, &ne, ext);
+  bool core12 = VK_API_VERSION_MINOR(dev_api) >= 2;
+  bool has8 = core12 || has_ext(ext, ne, VK_KHR_8BIT_STORAGE_EXTENSION_NAME);
+  bool has_f16i8 =
+      core12 || has_ext(ext, ne, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
+  bool has_driver_props =
+      core12 || has_ext(ext, ne, VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME);
+  vd->int_dot = has_ext(ext, ne, "VK_KHR_shader_integer_dot_product") ||
+                VK_API_VERSION_MINOR(dev_api) >= 3;
+  bool coop_khr = has_ext(ext, ne, "VK_KHR_cooperative_matrix");
+  bool coop_nv = has_ext(ext, ne, "VK_NV_cooperative_matrix");
+  bool coop_nv2 = has_ext(ext, ne, "VK_NV_cooperative_matrix2");
+  vd->coopmat = coop_khr || coop_nv;
+
+  VkPhysicalDeviceShaderFloat16Int8Features f16i8 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+  VkPhysicalDevice8BitStorageFeatures s8 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES};
+  VkPhysicalDevice16BitStorageFeatures s16 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  VkPhysicalDeviceFeatures2 f2 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &s16};
+  void **tail = &s16.pNext;
+  if (has8) {
+    *tail = &s8;
+    tail = &s8.pNext;
+  }
+  if (has_f16i8) {
+    *tail = &f16i8;
+    tail = &f16i8.pNext;
+  }
+  vkGetPhysicalDeviceFeatures2(phys, &f2);
+  vd->f16 = f16i8.shaderFloat16 && s16.storageBuffer16BitAccess;
+  vd->int8 = f16i8.shaderInt8 && s8.storageBuffer8BitAccess;
+
+  /* Enable only what the shaders use. */
+  VkPhysicalDeviceShaderFloat16Int8Features e_f16i8 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES,
+      .shaderFloat16 = vd->f16,
+      .shaderInt8 = vd->int8};
+  VkPhysicalDevice8BitStorageFeatures e_s8 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES,
+      .pNext = &e_f16i8,
+      .storageBuffer8BitAccess = vd->int8};
+  VkPhysicalDevice16BitStorageFeatures e_s16 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
+      .pNext = (vd->f16 || vd->int8) ? (void *)&e_s8 : NULL,
+      .storageBuffer16BitAccess = vd->f16};
+  const char *exts[3];
+  uint32_t next = 0;
+  if (!core12 && vd->int8)
+    exts[next++] = VK_KHR_8BIT_STORAGE_EXTENSION_NAME;
+  if (!core12 && (vd->int8 || vd->f16))
+    exts[next++] = VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME;
+
+  /* Subgroup size and the driver's name. */
+  VkPhysicalDeviceDriverProperties drv = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+  VkPhysicalDeviceSubgroupProperties sg = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
+      .pNext = has_driver_props ? &drv : NULL};
+  VkPhysicalDeviceProperties2 p2 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sg};
+  vkGetPhysicalDeviceProperties2(phys, &p2);
+  vd->subgroup_size = sg.subgroupSize;
+  free(ext);
+
+  float prio = 1.0f;
+  VkDeviceQueueCreateInfo qi = {
+      .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+      .queueFamilyIndex = vd->queue_family,
+      .queueCount = 1,
+      .pQueuePriorities = &prio};
+  VkDeviceCreateInfo di = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                           .pNext = &e_s16,
+                           .queueCreateInfoCount = 1,
+                           .pQueueCreateInfos = &qi,
+                           .enabledExtensionCount = next,
+                           .ppEnabledExtensionNames = exts};
+  VkResult r = vkCreateDevice(phys, &di, NULL, &vd->dev);
+  if (r != VK_SUCCESS) {
+    vd->dev = VK_NULL_HANDLE;
+    snprintf(why, why_size, "vkCreateDevice failed: %s",
+             dg_vk_result_name(r));
+    goto fail;
+  }
+  vkGetDeviceQueue(vd->dev, vd->queue_family, 0, &vd->queue);
+  const char *paths = getenv("DG_TEST_VULKAN_PATHS");
+  vd->test_paths = !paths ? 0 : !strcmp(paths, "gpu") ? 1
+                              : !strcmp(paths, "tiled") ? 2 : 0;
+  if (!dg_vk_choose_memory(vd)) {
+    snprintf(why, why_size, "no usable memory type");
+    goto fail;
+  }
+  char dir[900];
+  if ((r = dg_vk_pipelines_init(vd)) != VK_SUCCESS ||
+      (r = dg_vk_cache_open(vd, cache_dir(opts, dir, sizeof dir))) !=
+          VK_SUCCESS) {
+    snprintf(why, why_size, "pipeline setup failed: %s",
+             dg_vk_result_name(r));
+    goto fail;
+  }
+  vd->cost_type = vd->props.deviceType;
+  snprintf(vd->label, sizeof vd->label, "vulkan (%.100s)",
+           vd->props.deviceName);
+  /* Remember the driver strings for the device info. */
+  snprintf(vd->driver_text, sizeof vd->driver_text, "%.40s %.60s",
+           has_driver_props ? drv.driverName : "driver",
+           has_driver_props ? drv.driverInfo : "");
+  vd->coopmat_nv2 = coop_nv2;
+  return vd;
+fail:
+  device_free(vd);
+  return NULL;
+}
+
+static void fill_info(dg_device *d, vk_device *vd) {
+  d->info.kind = DG_DEVICE_VULKAN;
+  snprintf(d->info.name, sizeof d->info.name, "%.90s (%s)",
+           vd->props.deviceName, type_name(vd->props.deviceType));
+  uint32_t v = vd->props.apiVersion;
+  char feat[96];
+  snprintf(feat, sizeof feat, "%s%s%s%s%s sg%u smem%uK",
+           vd->f16 ? " fp16" : "", vd->f16 ? " s16" : "",
+           vd->int8 ? " s8 i8" : "", vd->int_dot ? " dot" : "",
+           vd->coopmat_nv2  ? " coopmat2"
+           : vd->coopmat ? " coopmat"
+                         : "",
+           vd->subgroup_size,
+           vd->props.limits.maxComputeSharedMemorySize / 1024);
+  snprintf(d->info.driver, sizeof d->info.driver,
+           "%.56s (0x%x), Vulkan %u.%u.%u;%.40s", vd->driver_text,
+           vd->props.driverVersion, VK_API_VERSION_MAJOR(v),
+           VK_API_VERSION_MINOR(v), VK_API_VERSION_PATCH(v), feat);
+  d->info.dtypes = 1u << DG_DTYPE_F32 | 1u << DG_DTYPE_I32;
+  if (vd->f16)
+    d->info.dtypes |= 1u << DG_DTYPE_F16;
+  if (vd->int8)
+    d->info.dtypes |= 1u << DG_DTYPE_I8 | 1u << DG_DTYPE_U8;
+  for (int op = 1; op < DG_OP_COUNT_; op++) {
+    bool q = op == DG_OP_QCONV2D || op == DG_OP_QFULLY_CONNECTED ||
+             op == DG_OP_QMATMUL;
+    if (!q || vd->int8)
+      d->info.ops |= 1ull << op;
+  }
+  d->info.int8_max_lsb_deviation = 0; /* bit-exact */
+  d->info.is_simulator = 0;
+}
+
+static dg_status vk_enumerate(const dg_context_options *opts,
+                              dg_device_list *out) {
+  uint32_t api;
+  vk_instance *vi = instance_create(opts, &api);
+  if (!vi)
+    return DG_OK;
+  uint32_t n = 0;
+  VkPhysicalDevice *phys = NULL;
+  dg_status st = DG_OK;
+  if (vkEnumeratePhysicalDevices(vi->instance, &n, NULL) == VK_SUCCESS && n &&
+      (phys = calloc(n, sizeof *phys)) &&
+      vkEnumeratePhysicalDevices(vi->instance, &n, phys) >= 0) {
+    for (uint32_t i = 0; i < n; i++) {
+      char why[160] = "";
+      vk_device *vd = device_open(vi, phys[i], api, opts, why, sizeof why);
+      if (!vd) {
+        if (opts->log && opts->log_level >= DG_LOG_INFO) {
+          char msg[256];
+          snprintf(msg, sizeof msg, "vulkan: physical device %u skipped: %s",
+                   i, why);
+          opts->log(opts->log_user, DG_LOG_INFO, msg);
+        }
+        continue;
+      }
+      dg_device *d = dg_device_list_add(out, &vk_vtbl);
+      if (!d) {
+        device_free(vd);
+        st = DG_ERROR_OUT_OF_MEMORY;
+        break;
+      }
+      d->impl = vd;
+      fill_info(d, vd);
+      dg_vk_cost_init(d);
+    }
+  }
+  free(phys);
+  instance_release(vi); /* devices hold their own references */
+  return st;
+}
+
+static const dg_target_vtbl vk_vtbl = {dg_vk_supports, dg_vk_estimate,
+                                       dg_vk_compile,  dg_vk_run,
+                                       dg_vk_release,  vk_destroy};
+
+const dg_target dg_target_vulkan = {"vulkan", DG_DEVICE_VULKAN, vk_enumerate};
+
+void dg_vulkan_pretend_device_type(dg_device *dev, int type) {
+  vk_device *vd = vk_of(dev);
+  if (!vd)
+    return;
+  vd->cost_type = type < 0 ? vd->props.deviceType : (VkPhysicalDeviceType)type;
+  dg_vk_cost_init(dev);
+}

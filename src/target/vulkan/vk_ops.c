@@ -1,0 +1,489 @@
+/* Per node: whether this device runs it, and what it records (the shader,
+ * its bindings, push constants and workgroup counts, or the buffer copies
+ * of reshape and concat). Each setup follows the op's reference kernel in
+ * src/ops and the CPU kernel in src/target/cpu/cpu_ops.c. */
+#include "vk_internal.h"
+
+#include "../../ops/ops.h"
+#include "../../ops/requant.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const dg_tensor_desc *tdesc(const dg_ir *ir, uint32_t id) {
+  return &dg_ir_tensor(ir, id)->desc;
+}
+
+static bool moves_bytes(dg_op op) {
+  return op == DG_OP_RESHAPE || op == DG_OP_CONCAT;
+}
+
+/* Workgroups along z (batch, image x group) are capped by the device. */
+static int64_t z_groups(const dg_ir *ir, const dg_node *n) {
+  if (n->op == DG_OP_CONV2D || n->op == DG_OP_QCONV2D)
+    return tdesc(ir, n->inputs[0])->dims[0] * n->p.groups;
+  if (n->op == DG_OP_MATMUL || n->op == DG_OP_QMATMUL) {
+    dg_matmul_shape s;
+    int r;
+    int64_t od[DG_MAX_RANK];
+    dg_matmul_shape_get(tdesc(ir, n->inputs[0]), tdesc(ir, n->inputs[1]), &s,
+                        &r, od);
+    return s.batch_rank > 4 ? INT64_MAX : s.batch;
+  }
+  return 1;
+}
+
+int dg_vk_supports(dg_device *dev, const dg_ir *ir, const dg_node *n,
+                   char *why, size_t why_size) {
+  vk_device *vd = dev->impl;
+  if (atomic_load(&vd->lost)) {
+    snprintf(why, why_size, "vulkan device lost");
+    return 0;
+  }
+  if (!dg_op_def_get(n->op)) {
+    snprintf(why, why_size, "unknown op");
+    return 0;
+  }
+  uint64_t range = vd->props.limits.maxStorageBufferRange;
+  for (int k = -1; k < n->input_count; k++) {
+    uint32_t id = k < 0 ? n->output : n->inputs[k];
+    if (!id)
+      continue;
+    const dg_tensor_desc *d = tdesc(ir, id);
+    if (!moves_bytes(n->op) && d->dtype == DG_DTYPE_F16 && !vd->f16) {
+      snprintf(why, why_size,
+               "f16 needs shaderFloat16 and 16-bit storage buffers");
+      return 0;
+    }
+    if (!moves_bytes(n->op) &&
+        (d->dtype == DG_DTYPE_I8 || d->dtype == DG_DTYPE_U8) && !vd->int8) {
+      snprintf(why, why_size, "int8 needs shaderInt8 and 8-bit storage buffers");
+      return 0;
+    }
+    size_t bytes = dg_desc_bytes(d);
+    if (bytes > range || dg_desc_elements(d) >= ((int64_t)1 << 31)) {
+      snprintf(why, why_size,
+               "tensor of %zu bytes exceeds maxStorageBufferRange (%llu)",
+               bytes, (unsigned long long)range);
+      return 0;
+    }
+  }
+  int64_t z = z_groups(ir, n);
+  if (z > (int64_t)vd->props.limits.maxComputeWorkGroupCount[2]) {
+    snprintf(why, why_size, "batch of %lld exceeds the workgroup count limit",
+             (long long)z);
+    return 0;
+  }
+  return 1;
+}
+
+/* ---- setup helpers ---- */
+
+static void push_i(vk_work *w, int i, int64_t v) { w->push[i] = (uint32_t)(int32_t)v; }
+static void push_f(vk_work *w, int i, float v) { memcpy(&w->push[i], &v, 4); }
+
+/* A 1-D job of total invocations in workgroups of local: a 2-D grid with
+ * at most 65535 groups along x (shaders rebuild the linear index). */
+static void grid_1d(vk_work *w, int64_t total, int local) {
+  int64_t groups = (total + local - 1) / local;
+  int64_t gx = groups < 65535 ? groups : 65535;
+  w->groups[0] = (uint32_t)(gx ? gx : 1);
+  w->groups[1] = (uint32_t)((groups + gx - 1) / (gx ? gx : 1));
+  w->groups[2] = 1;
+}
+
+static void act_range(dg_activation a, float *lo, float *hi) {
+  *lo = a == DG_ACTIVATION_NONE ? -INFINITY : 0.0f;
+  *hi = a == DG_ACTIVATION_RELU6 ? 6.0f : INFINITY;
+}
+
+/* The int8 parameter blob: multiplier bits [0, C) and weight zero points
+ * [C, 2C), per output channel (replicated when per-tensor). */
+static bool q_params(vk_work *w, const dg_ir *ir, const dg_node *n,
+                     int64_t channels) {
+  const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]),
+                       *wd = tdesc(ir, n->inputs[1]),
+                       *yd = tdesc(ir, n->output);
+  uint32_t *p = malloc(sizeof(uint32_t) * 2 * (size_t)channels);
+  if (!p)
+    return false;
+  bool pc = wd->quant.channel_count != 0;
+  for (int64_t c = 0; c < channels; c++) {
+    float m = dg_requant_multiplier(xd->quant.scale,
+                                    dg_quant_scale(wd, pc ? c : 0),
+                                    yd->quant.scale);
+    memcpy(&p[c], &m, 4);
+    p[channels + c] = (uint32_t)dg_quant_zero(wd, pc ? c : 0);
+  }
+  w->params = p;
+  w->params_bytes = sizeof(uint32_t) * 2 * (size_t)channels;
+  w->bind[4] = VK_BIND_PARAMS;
+  return true;
+}
+
+/* Push constants shared by the int8 GEMM and conv (the last five words of
+ * both layouts, starting at word first). */
+static void q_push(vk_work *w, int first, const dg_ir *ir, const dg_node *n) {
+  const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]),
+                       *wd = tdesc(ir, n->inputs[1]),
+                       *yd = tdesc(ir, n->output);
+  int64_t lo, hi;
+  dg_dtype_int_range(yd->dtype, &lo, &hi);
+  int32_t clo, chi;
+  dg_requant_clamp(n->p.activation, yd->quant.scale, yd->quant.zero_point,
+                   (int32_t)lo, (int32_t)hi, &clo, &chi);
+  push_i(w, first, xd->quant.zero_point);
+  push_i(w, first + 1, (xd->dtype == DG_DTYPE_I8) |
+                           (wd->dtype == DG_DTYPE_I8) << 1 |
+                           (yd->dtype == DG_DTYPE_I8) << 2);
+  push_i(w, first + 2, yd->quant.zero_point);
+  push_i(w, first + 3, clo);
+  push_i(w, first + 4, chi);
+}
+
+/* Tiled (shared memory) or direct kernels. CPU-type devices always take
+ * the direct ones: their workgroup barriers cost more than shared memory
+ * saves. On GPUs, the 64x64 tiles pay once both sides of the output are
+ * wide enough to fill them. */
+static bool cpu_like(const vk_device *vd) {
+  return vd->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU &&
+         !vd->test_paths;
+}
+static bool direct_conv(const vk_device *vd, int64_t OG, int64_t P) {
+  if (vd->test_paths == 2)
+    return false;
+  return cpu_like(vd) || OG < 8 || P < 16;
+}
+static bool direct_gemm(const vk_device *vd, int64_t M, int64_t N) {
+  if (vd->test_paths == 2)
+    return false;
+  return cpu_like(vd) || M < 8 || N < 8;
+}
+
+static bool setup_conv(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                       const dg_node *n) {
+  const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]),
+                       *wd = tdesc(ir, n->inputs[1]),
+                       *yd = tdesc(ir, n->output);
+  const dg_node_params *p = &n->p;
+  bool q = n->op == DG_OP_QCONV2D, f16 = xd->dtype == DG_DTYPE_F16;
+  int64_t N = xd->dims[0], C = xd->dims[1], O = wd->dims[0], G = p->groups;
+  int64_t CG = C / G, OG = O / G, OH = yd->dims[2], OW = yd->dims[3];
+  int64_t v[19] = {N,  C,  xd->dims[2], xd->dims[3], O,  OH, OW,
+                   wd->dims[2], wd->dims[3], G, CG, OG,
+                   p->stride[0], p->stride[1], p->dilation[0], p->dilation[1],
+                   p->pads[0],   p->pads[1],   n->input_count > 2 && n->inputs[2]};
+  for (int i = 0; i < 19; i++)
+    push_i(w, i, v[i]);
+  float lo, hi;
+  act_range(p->activation, &lo, &hi);
+  push_f(w, 19, lo);
+  push_f(w, 20, hi);
+  w->bind[0] = n->inputs[0];
+  w->bind[1] = n->inputs[1];
+  w->bind[2] = n->input_count > 2 ? n->inputs[2] : 0;
+  w->bind[3] = n->output;
+  if (direct_conv(vd, OG, OH * OW)) {
+    w->shader = q ? SH_CONVD_Q8 : f16 ? SH_CONVD_F16 : SH_CONVD_F32;
+    grid_1d(w, N * O * OH * OW, 64);
+  } else {
+    w->shader = q ? SH_CONV_Q8 : f16 ? SH_CONV_F16 : SH_CONV_F32;
+    w->groups[0] = (uint32_t)((OH * OW + 63) / 64);
+    w->groups[1] = (uint32_t)((OG + 63) / 64);
+    w->groups[2] = (uint32_t)(N * G);
+  }
+  if (q) {
+    q_push(w, 21, ir, n);
+    return q_params(w, ir, n, O);
+  }
+  return true;
+}
+
+/* GEMM push layout: M N K sam sak sbk sbn bias_mode brank bdim[4] astr[4]
+ * bstr[4] lo hi | xz flags yz clo chi. */
+static void gemm_push(vk_work *w, int64_t M, int64_t N, int64_t K,
+                      int64_t sam, int64_t sak, int64_t sbk, int64_t sbn,
+                      int bias_mode, dg_activation act) {
+  int64_t v[8] = {M, N, K, sam, sak, sbk, sbn, bias_mode};
+  for (int i = 0; i < 8; i++)
+    push_i(w, i, v[i]);
+  push_i(w, 8, 0);
+  for (int i = 0; i < 4; i++) {
+    push_i(w, 9 + i, 1);
+    push_i(w, 13 + i, 0);
+    push_i(w, 17 + i, 0);
+  }
+  float lo, hi;
+  act_range(act, &lo, &hi);
+  push_f(w, 21, lo);
+  push_f(w, 22, hi);
+}
+
+/* Picks the tiled or direct GEMM for M x N outputs in batch matrices. */
+static void gemm_kernel(const vk_device *vd, vk_work *w, bool q, bool f16,
+                        int64_t M, int64_t N, int64_t batch) {
+  if (direct_gemm(vd, M, N)) {
+    w->shader = q ? SH_GEMMD_Q8 : f16 ? SH_GEMMD_F16 : SH_GEMMD_F32;
+    grid_1d(w, batch * M * N, 64);
+  } else {
+    w->shader = q ? SH_GEMM_Q8 : f16 ? SH_GEMM_F16 : SH_GEMM_F32;
+    w->groups[0] = (uint32_t)((N + 63) / 64);
+    w->groups[1] = (uint32_t)((M + 63) / 64);
+    w->groups[2] = (uint32_t)batch;
+  }
+}
+
+static bool setup_fc(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                     const dg_node *n) {
+  const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]),
+                       *wd = tdesc(ir, n->inputs[1]),
+                       *yd = tdesc(ir, n->output);
+  bool q = n->op == DG_OP_QFULLY_CONNECTED;
+  int64_t M = yd->dims[0], N = wd->dims[0], K = wd->dims[1];
+  bool bias = n->input_count > 2 && n->inputs[2];
+  /* B[k][n] = w[n][k]: the weights read transposed. */
+  gemm_push(w, M, N, K, K, 1, 1, K, bias ? 2 : 0, n->p.activation);
+  w->bind[0] = n->inputs[0];
+  w->bind[1] = n->inputs[1];
+  w->bind[2] = bias ? n->inputs[2] : 0;
+  w->bind[3] = n->output;
+  gemm_kernel(vd, w, q, xd->dtype == DG_DTYPE_F16, M, N, 1);
+  if (q) {
+    q_push(w, 23, ir, n);
+    return q_params(w, ir, n, N);
+  }
+  return true;
+}
+
+static bool setup_matmul(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                         const dg_node *n) {
+  const dg_tensor_desc *ad = tdesc(ir, n->inputs[0]),
+                       *bd = tdesc(ir, n->inputs[1]);
+  bool q = n->op == DG_OP_QMATMUL;
+  dg_matmul_shape s;
+  int r;
+  int64_t od[DG_MAX_RANK];
+  dg_matmul_shape_get(ad, bd, &s, &r, od);
+  gemm_push(w, s.M, s.N, s.K, s.K, 1, s.N, 1, 0, DG_ACTIVATION_NONE);
+  push_i(w, 8, s.batch_rank);
+  for (int d = 0; d < s.batch_rank; d++) {
+    push_i(w, 9 + d, s.batch_dims[d]);
+    push_i(w, 13 + d, s.a_bstride[d] * s.M * s.K);
+    push_i(w, 17 + d, s.b_bstride[d] * s.K * s.N);
+  }
+  gemm_kernel(vd, w, q, ad->dtype == DG_DTYPE_F16, s.M, s.N, s.batch);
+  w->bind[0] = n->inputs[0];
+  w->bind[1] = n->inputs[1];
+  w->bind[3] = n->output;
+  if (q) {
+    /* qmatmul has no activation: the clamp is the dtype's range. */
+    q_push(w, 23, ir, n);
+    return q_params(w, ir, n, s.N);
+  }
+  return true;
+}
+
+static void setup_pool(vk_work *w, const dg_ir *ir, const dg_node *n) {
+  const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]), *yd = tdesc(ir, n->output);
+  const dg_node_params *p = &n->p;
+  int64_t v[16] = {xd->dims[0] * xd->dims[1], xd->dims[2], xd->dims[3],
+                   yd->dims[2], yd->dims[3], p->kernel[0], p->kernel[1],
+                   p->stride[0], p->stride[1], p->pads[0], p->pads[1],
+                   p->pads[2], p->pads[3], n->op == DG_OP_MAX_POOL2D,
+                   p->count_include_pad, xd->dtype == DG_DTYPE_I8};
+  for (int i = 0; i < 16; i++)
+    push_i(w, i, v[i]);
+  w->shader = xd->dtype == DG_DTYPE_F32   ? SH_POOL_F32
+              : xd->dtype == DG_DTYPE_F16 ? SH_POOL_F16
+                                          : SH_POOL_8;
+  w->bind[0] = n->inputs[0];
+  w->bind[3] = n->output;
+  grid_1d(w, dg_desc_elements(yd), 256);
+}
+
+static void setup_gap(vk_work *w, const dg_ir *ir, const dg_node *n) {
+  const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]);
+  int64_t NC = xd->dims[0] * xd->dims[1];
+  push_i(w, 0, NC);
+  push_i(w, 1, xd->dims[2] * xd->dims[3]);
+  w->shader = xd->dtype == DG_DTYPE_F16 ? SH_GAP_F16 : SH_GAP_F32;
+  w->bind[0] = n->inputs[0];
+  w->bind[3] = n->output;
+  grid_1d(w, NC, 1); /* one workgroup per channel */
+}
+
+static void setup_softmax(vk_work *w, const dg_ir *ir, const dg_node *n) {
+  const dg_tensor_desc *d = tdesc(ir, n->output);
+  int axis = n->p.axis;
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < axis; i++)
+    outer *= d->dims[i];
+  for (int i = axis + 1; i < d->rank; i++)
+    inner *= d->dims[i];
+  push_i(w, 0, outer);
+  push_i(w, 1, d->dims[axis]);
+  push_i(w, 2, inner);
+  w->shader = d->dtype == DG_DTYPE_F16 ? SH_SOFTMAX_F16 : SH_SOFTMAX_F32;
+  w->bind[0] = n->inputs[0];
+  w->bind[3] = n->output;
+  grid_1d(w, outer * inner, 64);
+}
+
+/* Eltwise push layout: total mode rank dims[6] sa[6] sb[6] lo hi. */
+static void setup_eltwise(vk_work *w, const dg_ir *ir, const dg_node *n) {
+  const dg_tensor_desc *yd = tdesc(ir, n->output);
+  int64_t total = dg_desc_elements(yd);
+  push_i(w, 0, total);
+  w->bind[0] = n->inputs[0];
+  w->bind[3] = n->output;
+  if (n->op == DG_OP_ADD) {
+    const dg_tensor_desc *ad = tdesc(ir, n->inputs[0]),
+                         *bd = tdesc(ir, n->inputs[1]);
+    int64_t sa[DG_MAX_RANK] = {0}, sb[DG_MAX_RANK] = {0};
+    dg_broadcast_strides(ad->rank, ad->dims, yd->rank, yd->dims, sa);
+    dg_broadcast_strides(bd->rank, bd->dims, yd->rank, yd->dims, sb);
+    push_i(w, 1, 1);
+    push_i(w, 2, yd->rank);
+    for (int d = 0; d < 6; d++) {
+      push_i(w, 3 + d, d < yd->rank ? yd->dims[d] : 1);
+      push_i(w, 9 + d, d < yd->rank ? sa[d] : 0);
+      push_i(w, 15 + d, d < yd->rank ? sb[d] : 0);
+    }
+    w->bind[1] = n->inputs[1];
+  } else {
+    bool relu = n->op == DG_OP_RELU;
+    push_i(w, 1, 0);
+    push_f(w, 21, relu ? 0.0f : n->p.clip_lo);
+    push_f(w, 22, relu ? INFINITY : n->p.clip_hi);
+  }
+  w->shader = yd->dtype == DG_DTYPE_F16 ? SH_ELTWISE_F16 : SH_ELTWISE_F32;
+  grid_1d(w, total, 256);
+}
+
+/* Per-channel quantisation of d as the blob [scale bits, zero points]:
+ * inner is the element stride of the channel axis. */
+static bool quant_blob(vk_work *w, const dg_tensor_desc *d, int64_t *inner,
+                       int64_t *chans) {
+  *inner = 1;
+  *chans = 1;
+  if (!d->quant.channel_count) {
+    w->bind[4] = 0;
+    return true;
+  }
+  for (int k = d->quant.axis + 1; k < d->rank; k++)
+    *inner *= d->dims[k];
+  *chans = d->dims[d->quant.axis];
+  uint32_t *p = malloc(sizeof(uint32_t) * 2 * (size_t)*chans);
+  if (!p)
+    return false;
+  for (int64_t c = 0; c < *chans; c++) {
+    float s = dg_quant_scale(d, c);
+    memcpy(&p[c], &s, 4);
+    p[*chans + c] = (uint32_t)dg_quant_zero(d, c);
+  }
+  w->params = p;
+  w->params_bytes = sizeof(uint32_t) * 2 * (size_t)*chans;
+  w->bind[4] = VK_BIND_PARAMS;
+  return true;
+}
+
+static bool setup_quant(vk_work *w, const dg_ir *ir, const dg_node *n) {
+  bool quantize = n->op == DG_OP_QUANTIZE;
+  const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]), *yd = tdesc(ir, n->output);
+  const dg_tensor_desc *qd = quantize ? yd : xd; /* carries the quant */
+  int64_t inner, chans;
+  if (!quant_blob(w, qd, &inner, &chans))
+    return false;
+  int64_t total = dg_desc_elements(yd);
+  push_i(w, 0, total);
+  push_i(w, 1, inner);
+  push_i(w, 2, chans);
+  push_i(w, 3, qd->quant.channel_count != 0);
+  if (quantize) {
+    int64_t lo, hi;
+    dg_dtype_int_range(yd->dtype, &lo, &hi);
+    push_i(w, 4, lo);
+    push_i(w, 5, hi);
+    push_f(w, 6, qd->quant.scale);
+    push_i(w, 7, qd->quant.zero_point);
+    w->shader = yd->dtype == DG_DTYPE_I32 ? SH_QUANTIZE_32 : SH_QUANTIZE_8;
+  } else {
+    push_i(w, 4, xd->dtype == DG_DTYPE_I8);
+    push_f(w, 5, qd->quant.scale);
+    push_i(w, 6, qd->quant.zero_point);
+    w->shader = xd->dtype == DG_DTYPE_I32 ? SH_DEQUANTIZE_32 : SH_DEQUANTIZE_8;
+  }
+  w->bind[0] = n->inputs[0];
+  w->bind[3] = n->output;
+  grid_1d(w, total, 256);
+  return true;
+}
+
+/* reshape: one copy; concat: one region per input and outer index. */
+static bool setup_copies(vk_work *w, const dg_ir *ir, const dg_node *n) {
+  w->is_copy = true;
+  const dg_tensor_desc *yd = tdesc(ir, n->output);
+  if (n->op == DG_OP_RESHAPE) {
+    w->copies = malloc(sizeof *w->copies);
+    if (!w->copies)
+      return false;
+    w->copies[0] = (vk_copy){n->inputs[0], n->output, 0, 0, dg_desc_bytes(yd)};
+    w->copy_count = 1;
+    return true;
+  }
+  int axis = n->p.axis;
+  size_t es = dg_dtype_size(yd->dtype);
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < axis; i++)
+    outer *= yd->dims[i];
+  for (int i = axis + 1; i < yd->rank; i++)
+    inner *= yd->dims[i];
+  w->copies = malloc(sizeof *w->copies * (size_t)(outer * n->input_count));
+  if (!w->copies)
+    return false;
+  int64_t off = 0, row = yd->dims[axis] * inner;
+  for (int t = 0; t < n->input_count; t++) {
+    int64_t len = tdesc(ir, n->inputs[t])->dims[axis] * inner;
+    for (int64_t o = 0; o < outer; o++)
+      w->copies[w->copy_count++] = (vk_copy){
+          n->inputs[t], n->output, (VkDeviceSize)(o * len) * es,
+          (VkDeviceSize)(o * row + off) * es, (VkDeviceSize)len * es};
+    off += len;
+  }
+  return true;
+}
+
+bool dg_vk_work_prepare(vk_device *vd, const dg_ir *ir, const dg_node *n,
+                        vk_work *w) {
+  memset(w, 0, sizeof *w);
+  w->push_bytes = VK_PUSH_BYTES;
+  switch (n->op) {
+  case DG_OP_CONV2D:
+  case DG_OP_QCONV2D: return setup_conv(vd, w, ir, n);
+  case DG_OP_FULLY_CONNECTED:
+  case DG_OP_QFULLY_CONNECTED: return setup_fc(vd, w, ir, n);
+  case DG_OP_MATMUL:
+  case DG_OP_QMATMUL: return setup_matmul(vd, w, ir, n);
+  case DG_OP_MAX_POOL2D:
+  case DG_OP_AVG_POOL2D: setup_pool(w, ir, n); return true;
+  case DG_OP_GLOBAL_AVG_POOL: setup_gap(w, ir, n); return true;
+  case DG_OP_SOFTMAX: setup_softmax(w, ir, n); return true;
+  case DG_OP_RELU:
+  case DG_OP_CLIP:
+  case DG_OP_ADD: setup_eltwise(w, ir, n); return true;
+  case DG_OP_RESHAPE:
+  case DG_OP_CONCAT: return setup_copies(w, ir, n);
+  case DG_OP_QUANTIZE:
+  case DG_OP_DEQUANTIZE: return setup_quant(w, ir, n);
+  default: return false;
+  }
+}
+
+void dg_vk_work_release(vk_work *w) {
+  free(w->copies);
+  free(w->params);
+  w->copies = NULL;
+  w->params = NULL;
+}

@@ -1,0 +1,692 @@
+/* A compiled segment: its memory plan, descriptor sets and ONE command
+ * buffer recorded at compile time; a run copies inputs in, submits once,
+ * waits on one fence and copies outputs out.
+ *
+ * Memory plan. Every tensor the segment touches gets a region of one
+ * device buffer (aligned for storage-buffer descriptors). Inputs, outputs,
+ * constants and the nodes' parameter blobs keep their own regions;
+ * tensors produced and consumed inside the segment share bytes when their
+ * lifetimes (producer to last consumer, in segment order) do not overlap.
+ * On a unified device (CPU-type or integrated, device-local memory the
+ * host can map) the host reads and writes that buffer directly; otherwise
+ * inputs and outputs also get regions of a host-visible staging buffer and
+ * the command buffer starts and ends with the copies.
+ *
+ * Barriers. A global memory barrier is recorded before a node only when it
+ * reads bytes written since the last barrier (data flow) or writes bytes
+ * read or written since then (reuse of a shared region). */
+#include "vk_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct vk_slot {
+  VkDeviceSize offset, size;  /* in the device buffer */
+  VkDeviceSize stage_offset;  /* in the staging buffer (inputs, outputs) */
+} vk_slot;
+
+typedef struct vk_range {
+  VkDeviceSize lo, hi;
+} vk_range;
+
+typedef struct vk_segment {
+  vk_device *vd;
+  const dg_ir *ir;
+  int node_count;
+  int *nodes;
+  vk_work *work;
+  VkDeviceSize *param_offset; /* per node, for its parameter blob */
+  int *slot_of;               /* per tensor id: index into slots, -1 */
+  vk_slot *slots;
+  int slot_count;
+  dg_segment_io io;
+  vk_buffer dev_buf, stage_buf;
+  VkDescriptorPool pool;
+  VkCommandPool cmd_pool;
+  VkCommandBuffer cmd;
+  VkFence fence;
+  VkQueryPool queries;
+  /* Pending accesses since the last barrier, while recording. */
+  vk_range *reads, *writes;
+  int read_count, write_count, read_cap, write_cap;
+  uint64_t *ts;   /* timestamps read back */
+  bool in_flight; /* submitted and not yet waited for */
+} vk_segment;
+
+#define DUMMY_BYTES 64
+
+static VkDeviceSize align_up(VkDeviceSize v, VkDeviceSize a) {
+  return (v + a - 1) / a * a;
+}
+
+void dg_vk_release(void *state) {
+  vk_segment *s = state;
+  if (!s)
+    return;
+  vk_device *vd = s->vd;
+  if (s->in_flight) /* a run failed while waiting: let the queue drain */
+    vkQueueWaitIdle(vd->queue);
+  if (s->queries)
+    vkDestroyQueryPool(vd->dev, s->queries, NULL);
+  if (s->fence)
+    vkDestroyFence(vd->dev, s->fence, NULL);
+  if (s->cmd_pool)
+    vkDestroyCommandPool(vd->dev, s->cmd_pool, NULL); /* frees s->cmd */
+  if (s->pool)
+    vkDestroyDescriptorPool(vd->dev, s->pool, NULL);
+  dg_vk_buffer_destroy(vd, &s->dev_buf);
+  dg_vk_buffer_destroy(vd, &s->stage_buf);
+  for (int i = 0; s->work && i < s->node_count; i++)
+    dg_vk_work_release(&s->work[i]);
+  free(s->work);
+  free(s->param_offset);
+  free(s->slot_of);
+  free(s->slots);
+  free(s->nodes);
+  free(s->reads);
+  free(s->writes);
+  free(s->ts);
+  dg_segment_io_free(&s->io);
+  free(s);
+}
+
+static dg_status oom(vk_segment *s, dg_diagnostic *diag, const char *what) {
+  dg_diag_set(diag, DG_ERROR_OUT_OF_MEMORY, -1, NULL, "compile", NULL, NULL,
+              NULL, "%s: out of host memory (%s)", s->vd->label, what);
+  dg_vk_release(s);
+  return DG_ERROR_OUT_OF_MEMORY;
+}
+
+static dg_status fail(vk_segment *s, dg_diagnostic *diag, int node,
+                      const char *call, VkResult r) {
+  dg_status st = dg_vk_fail(s->vd, diag, s->ir, node, call, r);
+  dg_vk_release(s);
+  return st;
+}
+
+static bool listed(const uint32_t *ids, int n, uint32_t id) {
+  for (int i = 0; i < n; i++)
+    if (ids[i] == id)
+      return true;
+  return false;
+}
+
+/* ---- memory plan ---- */
+
+static bool plan_memory(vk_segment *s, VkDeviceSize *dev_bytes,
+                        VkDeviceSize *stage_bytes) {
+  const dg_ir *ir = s->ir;
+  VkDeviceSize align = s->vd->props.limits.minStorageBufferOffsetAlignment;
+  if (align < 64)
+    align = 64;
+  int T = ir->tensor_count;
+  s->slot_of = malloc(sizeof(int) * (size_t)(T + 1));
+  s->slots = calloc((size_t)T + 1, sizeof *s->slots);
+  int *first = malloc(sizeof(int) * (size_t)(T + 1));
+  int *last = malloc(sizeof(int) * (size_t)(T + 1));
+  uint32_t *order = malloc(sizeof(uint32_t) * (size_t)(T + 1));
+  if (!s->slot_of || !s->slots || !first || !last || !order) {
+    free(first), free(last), free(order);
+    return false;
+  }
+  for (int t = 0; t <= T; t++)
+    s->slot_of[t] = -1, first[t] = -1, last[t] = -1;
+  /* Tensors in order of first use, with the interval they are live. */
+  int count = 0;
+  for (int i = 0; i < s->node_count; i++) {
+    const dg_node *n = &ir->nodes[s->nodes[i]];
+    for (int k = -1; k < n->input_count; k++) {
+      uint32_t id = k < 0 ? n->output : n->inputs[k];
+      if (!id)
+        continue;
+      if (first[id] < 0) {
+        first[id] = i;
+        order[count++] = id;
+      }
+      last[id] = i;
+    }
+  }
+  VkDeviceSize top = DUMMY_BYTES, stage = 0;
+  for (int c = 0; c < count; c++) {
+    uint32_t id = order[c];
+    VkDeviceSize size = align_up(dg_desc_bytes(&dg_ir_tensor(ir, id)->desc), 4);
+    bool shared = !listed(s->io.inputs, s->io.input_count, id) &&
+                  !listed(s->io.outputs, s->io.output_count, id) &&
+                  !listed(s->io.constants, s->io.constant_count, id);
+    VkDeviceSize off = align_up(top, align);
+    if (shared) {
+      /* First fit among candidate offsets: 0-ish and just past each
+       * placed shared tensor, skipping any live at the same time. */
+      for (int p = -1; p < c; p++) {
+        VkDeviceSize cand = DUMMY_BYTES;
+        if (p >= 0) {
+          const vk_slot *q = &s->slots[s->slot_of[order[p]]];
+          cand = q->offset + q->size;
+        }
+        cand = align_up(cand, align);
+        bool clash = false;
+        for (int u = 0; u < c && !clash; u++) {
+          uint32_t o = order[u];
+          const vk_slot *q = &s->slots[s->slot_of[o]];
+          bool other_shared = !listed(s->io.inputs, s->io.input_count, o) &&
+                              !listed(s->io.outputs, s->io.output_count, o) &&
+                              !listed(s->io.constants, s->io.constant_count, o);
+          bool live = !other_shared || !(last[o] < first[id]);
+          clash = live && cand < q->offset + q->size && q->offset < cand + size;
+        }
+        if (!clash) {
+          off = cand;
+          break;
+        }
+      }
+    }
+    s->slot_of[id] = s->slot_count;
+    vk_slot *sl = &s->slots[s->slot_count++];
+    sl->offset = off;
+    sl->size = size;
+    if (off + size > top)
+      top = off + size;
+    if (!s->vd->unified && (listed(s->io.inputs, s->io.input_count, id) ||
+                            listed(s->io.outputs, s->io.output_count, id))) {
+      sl->stage_offset = stage;
+      stage = align_up(stage + size, 64);
+    }
+  }
+  /* Parameter blobs after everything else. */
+  for (int i = 0; i < s->node_count; i++)
+    if (s->work[i].params_bytes) {
+      s->param_offset[i] = align_up(top, align);
+      top = s->param_offset[i] + align_up(s->work[i].params_bytes, 4);
+    }
+  free(first), free(last), free(order);
+  *dev_bytes = top;
+  *stage_bytes = stage;
+  return true;
+}
+
+/* ---- uploads done once ---- */
+
+static const void *constant_data(const vk_segment *s, uint32_t id) {
+  const dg_tensor_info *t = dg_ir_tensor(s->ir, id);
+  return t->constant ? t->constant->data : NULL;
+}
+
+/* Constants and parameter blobs: written straight into unified memory, or
+ * through a temporary staging buffer and one submit. */
+static dg_status upload_constants(vk_segment *s, dg_diagnostic *diag) {
+  vk_device *vd = s->vd;
+  if (vd->unified) {
+    for (int c = 0; c < s->io.constant_count; c++) {
+      uint32_t id = s->io.constants[c];
+      memcpy((char *)s->dev_buf.map + s->slots[s->slot_of[id]].offset,
+             constant_data(s, id), dg_desc_bytes(&dg_ir_tensor(s->ir, id)->desc));
+    }
+    for (int i = 0; i < s->node_count; i++)
+      if (s->work[i].params_bytes)
+        memcpy((char *)s->dev_buf.map + s->param_offset[i], s->work[i].params,
+               s->work[i].params_bytes);
+    return DG_OK;
+  }
+  int regions = s->io.constant_count + s->node_count;
+  VkBufferCopy *copy = calloc((size_t)regions + 1, sizeof *copy);
+  if (!copy)
+    return oom(s, diag, "constant upload");
+  VkDeviceSize bytes = 0;
+  int nr = 0;
+  for (int c = 0; c < s->io.constant_count; c++) {
+    uint32_t id = s->io.constants[c];
+    VkDeviceSize size = dg_desc_bytes(&dg_ir_tensor(s->ir, id)->desc);
+    copy[nr++] = (VkBufferCopy){bytes, s->slots[s->slot_of[id]].offset, size};
+    bytes = align_up(bytes + size, 16);
+  }
+  for (int i = 0; i < s->node_count; i++)
+    if (s->work[i].params_bytes) {
+      copy[nr++] = (VkBufferCopy){bytes, s->param_offset[i],
+                                  s->work[i].params_bytes};
+      bytes = align_up(bytes + s->work[i].params_bytes, 16);
+    }
+  if (!nr) {
+    free(copy);
+    return DG_OK;
+  }
+  vk_buffer tmp;
+  VkResult r = dg_vk_buffer_create(vd, bytes, vd->type_staging,
+                                   VK_BUFFER_USAGE_TRANSFER_SRC_BIT, &tmp);
+  if (r != VK_SUCCESS) {
+    free(copy);
+    return fail(s, diag, -1, "vkAllocateMemory (constant staging)", r);
+  }
+  nr = 0;
+  for (int c = 0; c < s->io.constant_count; c++) {
+    uint32_t id = s->io.constants[c];
+    memcpy((char *)tmp.map + copy[nr].srcOffset, constant_data(s, id),
+           (size_t)copy[nr].size);
+    nr++;
+  }
+  for (int i = 0; i < s->node_count; i++)
+    if (s->work[i].params_bytes) {
+      memcpy((char *)tmp.map + copy[nr].srcOffset, s->work[i].params,
+             s->work[i].params_bytes);
+      nr++;
+    }
+  VkCommandBufferAllocateInfo ai = {
+      .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+      .commandPool = s->cmd_pool,
+      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+      .commandBufferCount = 1};
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  const char *call = "vkAllocateCommandBuffers";
+  r = vkAllocateCommandBuffers(vd->dev, &ai, &cb);
+  if (r == VK_SUCCESS) {
+    VkCommandBufferBeginInfo bi = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+        .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    vkBeginCommandBuffer(cb, &bi);
+    vkCmdCopyBuffer(cb, tmp.buffer, s->dev_buf.buffer, (uint32_t)nr, copy);
+    call = "vkEndCommandBuffer";
+    r = vkEndCommandBuffer(cb);
+  }
+  if (r == VK_SUCCESS) {
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                       .commandBufferCount = 1,
+                       .pCommandBuffers = &cb};
+    call = "vkQueueSubmit (constant upload)";
+    pthread_mutex_lock(&vd->lock);
+    r = vkQueueSubmit(vd->queue, 1, &si, s->fence);
+    pthread_mutex_unlock(&vd->lock);
+    if (r == VK_SUCCESS) {
+      s->in_flight = true;
+      call = "vkWaitForFences (constant upload)";
+      r = vkWaitForFences(vd->dev, 1, &s->fence, VK_TRUE,
+                          UINT64_C(120000000000));
+      if (r == VK_SUCCESS) {
+        s->in_flight = false;
+        r = vkResetFences(vd->dev, 1, &s->fence);
+      }
+    }
+  }
+  if (cb)
+    vkFreeCommandBuffers(vd->dev, s->cmd_pool, 1, &cb);
+  dg_vk_buffer_destroy(vd, &tmp);
+  free(copy);
+  if (r != VK_SUCCESS)
+    return fail(s, diag, -1, call, r);
+  return DG_OK;
+}
+
+/* ---- recording ---- */
+
+static bool track(vk_segment *s, bool write, vk_range r) {
+  vk_range **list = write ? &s->writes : &s->reads;
+  int *count = write ? &s->write_count : &s->read_count;
+  int *cap = write ? &s->write_cap : &s->read_cap;
+  if (*count == *cap) {
+    int c = *cap ? 2 * *cap : 32;
+    vk_range *a = realloc(*list, sizeof *a * (size_t)c);
+    if (!a)
+      return false;
+    *list = a;
+    *cap = c;
+  }
+  (*list)[(*count)++] = r;
+  return true;
+}
+
+static bool overlaps(const vk_range *list, int count, vk_range r) {
+  for (int i = 0; i < count; i++)
+    if (r.lo < list[i].hi && list[i].lo < r.hi)
+      return true;
+  return false;
+}
+
+static vk_range range_of(const vk_segment *s, uint32_t id) {
+  const vk_slot *sl = &s->slots[s->slot_of[id]];
+  return (vk_range){sl->offset, sl->offset + sl->size};
+}
+
+static void barrier(VkCommandBuffer cb, VkPipelineStageFlags dst_stage,
+                    VkAccessFlags dst_access) {
+  VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                        .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT |
+                                         VK_ACCESS_TRANSFER_WRITE_BIT,
+                        .dstAccessMask = dst_access};
+  vkCmdPipelineBarrier(cb,
+                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
+                           VK_PIPELINE_STAGE_TRANSFER_BIT,
+                       dst_stage, 0, 1, &mb, 0, NULL, 0, NULL);
+}
+
+#define ALL_RW                                                                 \
+  (VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |                    \
+   VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT)
+#define COMPUTE_AND_TRANSFER                                                   \
+  (VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT)
+
+static dg_status record(vk_segment *s, dg_diagnostic *diag) {
+  vk_device *vd = s->vd;
+  VkCommandBuffer cb = s->cmd;
+  VkCommandBufferBeginInfo bi = {
+      .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  VkResult r = vkBeginCommandBuffer(cb, &bi);
+  if (r != VK_SUCCESS)
+    return fail(s, diag, -1, "vkBeginCommandBuffer", r);
+  if (s->queries) {
+    vkCmdResetQueryPool(cb, s->queries, 0, (uint32_t)s->node_count + 1);
+    vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, s->queries, 0);
+  }
+  int n_in = s->io.input_count, n_out = s->io.output_count;
+  VkBufferCopy *copy = calloc((size_t)(n_in > n_out ? n_in : n_out) + 1,
+                              sizeof *copy);
+  if (!copy)
+    return oom(s, diag, "recording");
+  if (!vd->unified && n_in) {
+    for (int i = 0; i < n_in; i++) {
+      const vk_slot *sl = &s->slots[s->slot_of[s->io.inputs[i]]];
+      copy[i] = (VkBufferCopy){sl->stage_offset, sl->offset, sl->size};
+      if (!track(s, true, range_of(s, s->io.inputs[i]))) {
+        free(copy);
+        return oom(s, diag, "recording");
+      }
+    }
+    vkCmdCopyBuffer(cb, s->stage_buf.buffer, s->dev_buf.buffer, (uint32_t)n_in,
+                    copy);
+  }
+  VkPipeline bound = VK_NULL_HANDLE;
+  VkDescriptorSet *sets = NULL;
+  int dispatches = 0;
+  for (int i = 0; i < s->node_count; i++)
+    dispatches += !s->work[i].is_copy;
+  if (dispatches) {
+    VkDescriptorSetLayout *layouts =
+        malloc(sizeof *layouts * (size_t)dispatches);
+    sets = calloc((size_t)dispatches, sizeof *sets);
+    if (!layouts || !sets) {
+      free(layouts), free(sets), free(copy);
+      return oom(s, diag, "descriptor sets");
+    }
+    for (int i = 0; i < dispatches; i++)
+      layouts[i] = vd->set_layout;
+    VkDescriptorSetAllocateInfo ai = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+        .descriptorPool = s->pool,
+        .descriptorSetCount = (uint32_t)dispatches,
+        .pSetLayouts = layouts};
+    r = vkAllocateDescriptorSets(vd->dev, &ai, sets);
+    free(layouts);
+    if (r != VK_SUCCESS) {
+      free(sets), free(copy);
+      return fail(s, diag, -1, "vkAllocateDescriptorSets", r);
+    }
+  }
+  int d = 0;
+  for (int i = 0; i < s->node_count; i++) {
+    vk_work *w = &s->work[i];
+    int node = s->nodes[i];
+    const dg_node *n = &s->ir->nodes[node];
+    /* Hazards against what ran since the last barrier. */
+    vk_range out = range_of(s, n->output);
+    bool hazard = overlaps(s->writes, s->write_count, out) ||
+                  overlaps(s->reads, s->read_count, out);
+    for (int k = 0; k < n->input_count && !hazard; k++)
+      if (n->inputs[k])
+        hazard = overlaps(s->writes, s->write_count, range_of(s, n->inputs[k]));
+    if (hazard) {
+      barrier(cb, COMPUTE_AND_TRANSFER, ALL_RW);
+      s->read_count = s->write_count = 0;
+    }
+    bool ok = track(s, true, out);
+    for (int k = 0; k < n->input_count && ok; k++)
+      if (n->inputs[k])
+        ok = track(s, false, range_of(s, n->inputs[k]));
+    if (!ok) {
+      free(sets), free(copy);
+      return oom(s, diag, "recording");
+    }
+    if (w->is_copy) {
+      VkBufferCopy *rg = malloc(sizeof *rg * (size_t)w->copy_count);
+      if (!rg) {
+        free(sets), free(copy);
+        return oom(s, diag, "recording");
+      }
+      for (int c = 0; c < w->copy_count; c++)
+        rg[c] = (VkBufferCopy){
+            s->slots[s->slot_of[w->copies[c].src]].offset +
+                w->copies[c].src_offset,
+            s->slots[s->slot_of[w->copies[c].dst]].offset +
+                w->copies[c].dst_offset,
+            w->copies[c].size};
+      vkCmdCopyBuffer(cb, s->dev_buf.buffer, s->dev_buf.buffer,
+                      (uint32_t)w->copy_count, rg);
+      free(rg);
+    } else {
+      VkPipeline pipe;
+      r = dg_vk_pipeline_get(vd, w->shader, NULL, 0, &pipe);
+      if (r != VK_SUCCESS) {
+        free(sets), free(copy);
+        return fail(s, diag, node, "vkCreateComputePipelines", r);
+      }
+      VkDescriptorBufferInfo info[VK_BINDINGS];
+      VkWriteDescriptorSet wr[VK_BINDINGS];
+      for (int b = 0; b < VK_BINDINGS; b++) {
+        VkDeviceSize off = 0, size = DUMMY_BYTES;
+        if (w->bind[b] == VK_BIND_PARAMS) {
+          off = s->param_offset[i];
+          size = align_up(w->params_bytes, 4);
+        } else if (w->bind[b]) {
+          const vk_slot *sl = &s->slots[s->slot_of[w->bind[b]]];
+          off = sl->offset;
+          size = sl->size;
+        }
+        info[b] = (VkDescriptorBufferInfo){s->dev_buf.buffer, off, size};
+        wr[b] = (VkWriteDescriptorSet){
+            .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+            .dstSet = sets[d],
+            .dstBinding = (uint32_t)b,
+            .descriptorCount = 1,
+            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .pBufferInfo = &info[b]};
+      }
+      vkUpdateDescriptorSets(vd->dev, VK_BINDINGS, wr, 0, NULL);
+      if (pipe != bound)
+        vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
+      bound = pipe;
+      vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, vd->layout,
+                              0, 1, &sets[d], 0, NULL);
+      vkCmdPushConstants(cb, vd->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                         w->push_bytes, w->push);
+      vkCmdDispatch(cb, w->groups[0], w->groups[1], w->groups[2]);
+      d++;
+    }
+    if (s->queries)
+      vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s->queries,
+                          (uint32_t)i + 1);
+  }
+  free(sets);
+  if (!vd->unified && n_out) {
+    barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
+    for (int i = 0; i < n_out; i++) {
+      const vk_slot *sl = &s->slots[s->slot_of[s->io.outputs[i]]];
+      copy[i] = (VkBufferCopy){sl->offset, sl->stage_offset, sl->size};
+    }
+    vkCmdCopyBuffer(cb, s->dev_buf.buffer, s->stage_buf.buffer,
+                    (uint32_t)n_out, copy);
+  }
+  free(copy);
+  /* Make the results visible to the host's reads after the fence. */
+  barrier(cb, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+  r = vkEndCommandBuffer(cb);
+  if (r != VK_SUCCESS)
+    return fail(s, diag, -1, "vkEndCommandBuffer", r);
+  return DG_OK;
+}
+
+/* ---- compile ---- */
+
+dg_status dg_vk_compile(dg_device *dev, const dg_segment *seg, void **state,
+                        dg_diagnostic *diag) {
+  vk_device *vd = dev->impl;
+  *state = NULL;
+  if (atomic_load(&vd->lost)) {
+    dg_diag_set(diag, DG_ERROR_DEVICE, -1, NULL, "compile", NULL, NULL,
+                "VK_ERROR_DEVICE_LOST", "%s: the device was lost earlier",
+                vd->label);
+    return DG_ERROR_DEVICE;
+  }
+  vk_segment *s = calloc(1, sizeof *s);
+  if (!s) {
+    dg_diag_set(diag, DG_ERROR_OUT_OF_MEMORY, -1, NULL, "compile", NULL, NULL,
+                NULL, "%s: out of host memory", vd->label);
+    return DG_ERROR_OUT_OF_MEMORY;
+  }
+  s->vd = vd;
+  s->ir = seg->ir;
+  s->node_count = seg->node_count;
+  s->nodes = malloc(sizeof(int) * (size_t)seg->node_count);
+  s->work = calloc((size_t)seg->node_count, sizeof *s->work);
+  s->param_offset = calloc((size_t)seg->node_count, sizeof *s->param_offset);
+  if (!s->nodes || !s->work || !s->param_offset)
+    return oom(s, diag, "segment");
+  memcpy(s->nodes, seg->nodes, sizeof(int) * (size_t)seg->node_count);
+  if (dg_segment_boundary(seg, &s->io) != DG_OK)
+    return oom(s, diag, "segment boundary");
+  int dispatches = 0;
+  for (int i = 0; i < s->node_count; i++) {
+    const dg_node *n = &s->ir->nodes[s->nodes[i]];
+    if (!dg_vk_work_prepare(vd, s->ir, n, &s->work[i]))
+      return oom(s, diag, "node setup");
+    dispatches += !s->work[i].is_copy;
+  }
+  VkDeviceSize dev_bytes, stage_bytes;
+  if (!plan_memory(s, &dev_bytes, &stage_bytes))
+    return oom(s, diag, "memory plan");
+
+  /* Device objects. */
+  VkResult r;
+  const VkBufferUsageFlags usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                   VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                   VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  r = dg_vk_buffer_create(vd, dev_bytes, vd->type_device, usage, &s->dev_buf);
+  if (r != VK_SUCCESS)
+    return fail(s, diag, -1, "vkAllocateMemory (tensors)", r);
+  if (!vd->unified && stage_bytes) {
+    r = dg_vk_buffer_create(vd, stage_bytes, vd->type_staging,
+                            VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                            &s->stage_buf);
+    if (r != VK_SUCCESS)
+      return fail(s, diag, -1, "vkAllocateMemory (staging)", r);
+  }
+  VkCommandPoolCreateInfo pi = {
+      .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+      .queueFamilyIndex = vd->queue_family};
+  if ((r = vkCreateCommandPool(vd->dev, &pi, NULL, &s->cmd_pool)) !=
+      VK_SUCCESS) {
+    s->cmd_pool = VK_NULL_HANDLE;
+    return fail(s, diag, -1, "vkCreateCommandPool", r);
+  }
+  VkCommandBufferAllocateInfo ai = {
+      .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+      .commandPool = s->cmd_pool,
+      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+      .commandBufferCount = 1};
+  if ((r = vkAllocateCommandBuffers(vd->dev, &ai, &s->cmd)) != VK_SUCCESS)
+    return fail(s, diag, -1, "vkAllocateCommandBuffers", r);
+  VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  if ((r = vkCreateFence(vd->dev, &fi, NULL, &s->fence)) != VK_SUCCESS) {
+    s->fence = VK_NULL_HANDLE;
+    return fail(s, diag, -1, "vkCreateFence", r);
+  }
+  if (dispatches) {
+    VkDescriptorPoolSize ps = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                               (uint32_t)(dispatches * VK_BINDINGS)};
+    VkDescriptorPoolCreateInfo dpi = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+        .maxSets = (uint32_t)dispatches,
+        .poolSizeCount = 1,
+        .pPoolSizes = &ps};
+    if ((r = vkCreateDescriptorPool(vd->dev, &dpi, NULL, &s->pool)) !=
+        VK_SUCCESS) {
+      s->pool = VK_NULL_HANDLE;
+      return fail(s, diag, -1, "vkCreateDescriptorPool", r);
+    }
+  }
+  if (vd->timestamps) {
+    if (!(s->ts = malloc(sizeof(uint64_t) * ((size_t)s->node_count + 1))))
+      return oom(s, diag, "timestamps");
+    VkQueryPoolCreateInfo qi = {
+        .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+        .queryType = VK_QUERY_TYPE_TIMESTAMP,
+        .queryCount = (uint32_t)s->node_count + 1};
+    if ((r = vkCreateQueryPool(vd->dev, &qi, NULL, &s->queries)) !=
+        VK_SUCCESS) {
+      s->queries = VK_NULL_HANDLE;
+      return fail(s, diag, -1, "vkCreateQueryPool", r);
+    }
+  }
+  dg_status st = upload_constants(s, diag);
+  if (st != DG_OK)
+    return st; /* s released */
+  st = record(s, diag);
+  if (st != DG_OK)
+    return st;
+  *state = s;
+  return DG_OK;
+}
+
+/* ---- run ---- */
+
+static void *host_side(vk_segment *s, uint32_t id) {
+  const vk_slot *sl = &s->slots[s->slot_of[id]];
+  return s->vd->unified ? (char *)s->dev_buf.map + sl->offset
+                        : (char *)s->stage_buf.map + sl->stage_offset;
+}
+
+dg_status dg_vk_run(void *state, void *const *host, double *node_us,
+                    dg_diagnostic *diag) {
+  vk_segment *s = state;
+  vk_device *vd = s->vd;
+  if (atomic_load(&vd->lost))
+    return dg_vk_fail(vd, diag, NULL, -1, "vkQueueSubmit",
+                      VK_ERROR_DEVICE_LOST);
+  for (int i = 0; i < s->io.input_count; i++) {
+    uint32_t id = s->io.inputs[i];
+    memcpy(host_side(s, id), host[id],
+           dg_desc_bytes(&dg_ir_tensor(s->ir, id)->desc));
+  }
+  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                     .commandBufferCount = 1,
+                     .pCommandBuffers = &s->cmd};
+  pthread_mutex_lock(&vd->lock);
+  VkResult r = vkQueueSubmit(vd->queue, 1, &si, s->fence);
+  pthread_mutex_unlock(&vd->lock);
+  if (r != VK_SUCCESS)
+    return dg_vk_fail(vd, diag, NULL, -1, "vkQueueSubmit", r);
+  atomic_fetch_add(&dg_vk_submits, 1);
+  s->in_flight = true;
+  r = vkWaitForFences(vd->dev, 1, &s->fence, VK_TRUE, UINT64_C(600000000000));
+  if (r != VK_SUCCESS)
+    return dg_vk_fail(vd, diag, NULL, -1, "vkWaitForFences", r);
+  s->in_flight = false;
+  r = vkResetFences(vd->dev, 1, &s->fence);
+  if (r != VK_SUCCESS)
+    return dg_vk_fail(vd, diag, NULL, -1, "vkResetFences", r);
+  for (int i = 0; i < s->io.output_count; i++) {
+    uint32_t id = s->io.outputs[i];
+    memcpy(host[id], host_side(s, id),
+           dg_desc_bytes(&dg_ir_tensor(s->ir, id)->desc));
+  }
+  if (node_us && s->queries) {
+    uint64_t *ts = s->ts;
+    r = vkGetQueryPoolResults(vd->dev, s->queries, 0,
+                              (uint32_t)s->node_count + 1,
+                              sizeof(uint64_t) * ((size_t)s->node_count + 1), ts,
+                              sizeof(uint64_t),
+                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+    if (r == VK_SUCCESS)
+      for (int i = 0; i < s->node_count; i++) {
+        uint64_t t = ((ts[i + 1] - ts[i]) & vd->timestamp_mask);
+        node_us[i] = (double)t * vd->timestamp_ns / 1e3;
+      }
+  }
+  return DG_OK;
+}

@@ -1,0 +1,625 @@
+/* The Vulkan target on every Vulkan device present (in CI: Mesa's
+ * lavapipe), with the Khronos validation layer on and zero messages
+ * accepted: device listing, a graph covering every op (f32, f16, int8)
+ * checked by verify and against the CPU, one submit per run, per-node GPU
+ * times, the pipeline cache on disk (reuse, corrupt and foreign files),
+ * allocation-failure injection, and the placement rule. */
+#define _POSIX_C_SOURCE 200809L
+#include "graph.h"
+#include "graph/internal.h"
+#include "graph/session.h"
+#include "harness.h"
+#include "target/vulkan/vulkan_target.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char cache_dir[256];
+
+/* ---- graph helpers ---- */
+
+static float rnd_store[1 << 16];
+static int rnd_used;
+
+/* Uniform data in [-a, a] (valid until 64K more values are drawn; the
+ * graph copies constants). */
+static const float *rnd(int n, float a) {
+  if (rnd_used + n > (int)(sizeof rnd_store / sizeof rnd_store[0]))
+    rnd_used = 0;
+  float *p = rnd_store + rnd_used;
+  rnd_used += n;
+  for (int i = 0; i < n; i++)
+    p[i] = t_uniform(-a, a);
+  return p;
+}
+
+static dg_tensor_desc fdesc(dg_dtype t, int rank, const int64_t *dims) {
+  dg_tensor_desc d = {.dtype = t, .rank = rank};
+  memcpy(d.dims, dims, sizeof(int64_t) * (size_t)rank);
+  return d;
+}
+
+static dg_tensor fconst(dg_graph *g, const char *name, dg_dtype t, int rank,
+                        const int64_t *dims) {
+  dg_tensor_desc d = fdesc(t, rank, dims);
+  int64_t n = 1;
+  for (int i = 0; i < rank; i++)
+    n *= dims[i];
+  const float *v = rnd((int)n, 0.5f);
+  if (t == DG_DTYPE_F32)
+    return dg_graph_constant(g, name, &d, v, 0);
+  uint16_t *h = malloc(sizeof(uint16_t) * (size_t)n);
+  for (int64_t i = 0; h && i < n; i++)
+    h[i] = dg_f32_to_f16(v[i]);
+  dg_tensor t_ = dg_graph_constant(g, name, &d, h, 0);
+  free(h);
+  return t_;
+}
+
+/* Every float op, in dtype t: x [1,3,12,12] -> y [1,3]. */
+static dg_graph *float_graph(dg_context *ctx, dg_dtype t, int pin) {
+  dg_graph *g = dg_graph_create(ctx, "all float ops");
+  dg_graph_set_device(g, pin);
+  int64_t xd[4] = {1, 3, 12, 12};
+  dg_tensor_desc x_desc = fdesc(t, 4, xd);
+  dg_tensor x = dg_graph_input(g, "x", &x_desc);
+  dg_conv2d_params cp = {.padding = DG_PADDING_SAME_UPPER,
+                         .activation = DG_ACTIVATION_RELU};
+  dg_tensor c1 = dg_graph_conv2d(g, "conv", x,
+                                 fconst(g, "w1", t, 4, (int64_t[]){16, 3, 3, 3}),
+                                 fconst(g, "b1", t, 1, (int64_t[]){16}), &cp);
+  dg_conv2d_params dp = {.padding = DG_PADDING_SAME_UPPER, .groups = 16,
+                         .activation = DG_ACTIVATION_RELU6};
+  dg_tensor c2 = dg_graph_conv2d(g, "dwconv", c1,
+                                 fconst(g, "w2", t, 4, (int64_t[]){16, 1, 3, 3}),
+                                 DG_TENSOR_NONE, &dp);
+  dg_pool2d_params mp = {.kernel = {2, 2}, .stride = {2, 2}};
+  dg_tensor p1 = dg_graph_max_pool2d(g, "maxpool", c2, &mp); /* 16x6x6 */
+  dg_pool2d_params ap = {.kernel = {3, 3}, .padding = DG_PADDING_SAME_UPPER};
+  dg_tensor p2 = dg_graph_avg_pool2d(g, "avgpool", p1, &ap);
+  dg_tensor cl = dg_graph_clip(g, "clip", p2, -0.25f, 0.25f);
+  dg_tensor ad = dg_graph_add(g, "add", cl,
+                              fconst(g, "shift", t, 3, (int64_t[]){16, 1, 1}));
+  dg_tensor cc = dg_graph_concat(g, "concat", (dg_tensor[]){ad, p1}, 2, 1);
+  dg_tensor gp = dg_graph_global_avg_pool(g, "gap", cc); /* [1,32,1,1] */
+  dg_tensor fl = dg_graph_flatten(g, "flatten", cc, 1);  /* [1,1152] */
+  dg_tensor fc = dg_graph_fully_connected(
+      g, "fc", fl, fconst(g, "wf", t, 2, (int64_t[]){24, 1152}),
+      fconst(g, "bf", t, 1, (int64_t[]){24}), DG_ACTIVATION_NONE);
+  dg_tensor r = dg_graph_reshape(g, "reshape", gp, 2, (int64_t[]){1, 32});
+  dg_tensor mm = dg_graph_matmul(g, "matmul", r,
+                                 fconst(g, "wm", t, 2, (int64_t[]){32, 24}));
+  dg_tensor s = dg_graph_add(g, "add2", fc, mm);
+  dg_tensor re = dg_graph_relu(g, "relu", s);
+  dg_tensor sm = dg_graph_softmax(g, "softmax", re, 1);
+  dg_graph_output(g, "y", sm, DG_LAYOUT_NCHW);
+  return g;
+}
+
+/* The int8 ops: quantize, qconv2d (per-channel), max pool on u8, reshape,
+ * qfully_connected, qmatmul, dequantize. x [1,3,10,10] f32 -> y [1,6]. */
+static dg_graph *int8_graph(dg_context *ctx, int pin) {
+  static int8_t wq[8 * 3 * 9], wf[6 * 400];
+  static int32_t bq[8], bfc[6];
+  static uint8_t bm[6 * 6];
+  static float wscale[8];
+  for (int i = 0; i < 8 * 27; i++)
+    wq[i] = (int8_t)t_range(-127, 127);
+  for (int i = 0; i < 6 * 400; i++)
+    wf[i] = (int8_t)t_range(-127, 127);
+  for (int i = 0; i < 8; i++) {
+    bq[i] = t_range(-500, 500);
+    wscale[i] = t_uniform(0.002f, 0.01f);
+  }
+  for (int i = 0; i < 6; i++)
+    bfc[i] = t_range(-500, 500);
+  for (int i = 0; i < 36; i++)
+    bm[i] = (uint8_t)t_range(0, 255);
+  dg_graph *g = dg_graph_create(ctx, "int8 ops");
+  dg_graph_set_device(g, pin);
+  dg_tensor_desc xd = fdesc(DG_DTYPE_F32, 4, (int64_t[]){1, 3, 10, 10});
+  dg_tensor x = dg_graph_input(g, "x", &xd);
+  dg_quant_params xq = {.scale = 0.01f, .zero_point = 128};
+  dg_tensor q = dg_graph_quantize(g, "quantize", x, DG_DTYPE_U8, &xq);
+  dg_tensor_desc wd = fdesc(DG_DTYPE_I8, 4, (int64_t[]){8, 3, 3, 3});
+  wd.quant = (dg_quant_params){.channel_count = 8, .channel_scales = wscale};
+  dg_tensor_desc bd = fdesc(DG_DTYPE_I32, 1, (int64_t[]){8});
+  dg_conv2d_params cp = {.padding = DG_PADDING_SAME_UPPER,
+                         .activation = DG_ACTIVATION_RELU};
+  dg_quant_params yq = {.scale = 0.05f, .zero_point = 10};
+  dg_tensor c = dg_graph_qconv2d(g, "qconv", q,
+                                 dg_graph_constant(g, "wq", &wd, wq, 0),
+                                 dg_graph_constant(g, "bq", &bd, bq, 0), &cp,
+                                 DG_DTYPE_I8, &yq);
+  dg_pool2d_params mp = {.kernel = {2, 2}, .stride = {2, 2}};
+  dg_tensor p = dg_graph_max_pool2d(g, "qpool", c, &mp); /* [1,8,5,5] */
+  dg_tensor cc = dg_graph_concat(g, "qconcat", (dg_tensor[]){p, p}, 2, 1);
+  dg_tensor fl = dg_graph_reshape(g, "qreshape", cc, 2, (int64_t[]){1, -1});
+  dg_tensor_desc wfd = fdesc(DG_DTYPE_I8, 2, (int64_t[]){6, 400});
+  wfd.quant.scale = 0.004f;
+  dg_tensor_desc bfd = fdesc(DG_DTYPE_I32, 1, (int64_t[]){6});
+  dg_quant_params fq = {.scale = 0.1f, .zero_point = 120};
+  dg_tensor f = dg_graph_qfully_connected(
+      g, "qfc", fl, dg_graph_constant(g, "wf", &wfd, wf, 0),
+      dg_graph_constant(g, "bfc", &bfd, bfc, 0), DG_ACTIVATION_RELU6,
+      DG_DTYPE_U8, &fq);
+  dg_tensor_desc bmd = fdesc(DG_DTYPE_U8, 2, (int64_t[]){6, 6});
+  bmd.quant = (dg_quant_params){.scale = 0.02f, .zero_point = 128};
+  dg_quant_params mq = {.scale = 0.2f, .zero_point = -3};
+  dg_tensor m = dg_graph_qmatmul(g, "qmatmul", f,
+                                 dg_graph_constant(g, "bm", &bmd, bm, 0),
+                                 DG_DTYPE_I8, &mq);
+  dg_tensor y = dg_graph_dequantize(g, "dequantize", m);
+  dg_graph_output(g, "y", y, DG_LAYOUT_NCHW);
+  return g;
+}
+
+/* ---- helpers ---- */
+
+static int vulkan_devices(dg_context *ctx, int *out, int max) {
+  int n = 0;
+  for (int i = 0; i < dg_context_device_count(ctx) && n < max; i++) {
+    dg_device_info info;
+    dg_context_device_info(ctx, i, &info);
+    if (info.kind == DG_DEVICE_VULKAN)
+      out[n++] = i;
+  }
+  return n;
+}
+
+static dg_session *compile_on(dg_graph *g, int dev, dg_diagnostic *d) {
+  dg_compile_options o = {.policy = DG_POLICY_STRICT, .devices = &dev,
+                          .device_count = 1};
+  dg_session *s = NULL;
+  if (dg_graph_compile(g, &o, &s, d) != DG_OK)
+    return NULL;
+  return s;
+}
+
+static int all_on(const dg_session *s, int dev) {
+  const dg_plan *p = dg_session_plan(s);
+  for (int i = 0; i < dg_plan_node_count(p); i++) {
+    dg_plan_node pn;
+    dg_plan_get_node(p, i, &pn);
+    if (pn.device_index != dev)
+      return 0;
+  }
+  return 1;
+}
+
+/* ---- tests ---- */
+
+static void test_listing(dg_context *ctx, int dev) {
+  dg_device_info info;
+  dg_context_device_info(ctx, dev, &info);
+  printf("# device %d: %s | %s\n", dev, info.name, info.driver);
+  CHECK(info.name[0] && (strstr(info.name, "(cpu)") ||
+                         strstr(info.name, "(discrete)") ||
+                         strstr(info.name, "(integrated)") ||
+                         strstr(info.name, "(virtual)") ||
+                         strstr(info.name, "(other)")),
+        "device %d lists its name and type: %s", dev, info.name);
+  CHECK(strstr(info.driver, "Vulkan 1.") && strstr(info.driver, " sg") &&
+            strstr(info.driver, "smem"),
+        "device %d lists driver, version and features: %s", dev, info.driver);
+  CHECK((info.dtypes & (1u << DG_DTYPE_F32)) &&
+            (info.ops & (1ull << DG_OP_CONV2D)) &&
+            (info.ops & (1ull << DG_OP_SOFTMAX)) &&
+            info.int8_max_lsb_deviation == 0,
+        "device %d: dtypes 0x%x, ops 0x%llx, int8 bit-exact", dev, info.dtypes,
+        (unsigned long long)info.ops);
+}
+
+/* Runs g on dev and on the CPU: verify on dev, and outputs compared. */
+static void check_graph(dg_context *ctx, dg_graph *g, int dev,
+                        const char *what, double tol, int xn) {
+  CHECK(dg_graph_status(g) == DG_OK, "%s: graph builds%s%s", what,
+        dg_graph_status(g) ? ": " : "",
+        dg_graph_status(g) ? dg_graph_error(g)->message : "");
+  if (dg_graph_status(g) != DG_OK)
+    return;
+  (void)ctx;
+  dg_diagnostic d;
+  dg_session *s = compile_on(g, dev, &d);
+  CHECK(s != NULL, "%s: compiles pinned to device %d%s%s", what, dev,
+        s ? "" : ": ", s ? "" : d.message);
+  if (!s)
+    return;
+  CHECK(all_on(s, dev), "%s: every node on device %d", what, dev);
+  /* The reference: the same graph on the CPU (pins fall back). */
+  int cpu = 0;
+  dg_compile_options co = {.devices = &cpu, .device_count = 1};
+  dg_session *ref = NULL;
+  if (dg_graph_compile(g, &co, &ref, &d) != DG_OK)
+    ref = NULL;
+  float x[4096], y[64], y_ref[64];
+  memcpy(x, rnd(xn, 1.0f), sizeof(float) * (size_t)xn);
+  size_t xb = sizeof(float) * (size_t)xn;
+  dg_tensor_desc xd;
+  dg_graph_tensor_desc(g, (dg_tensor){1}, &xd);
+  if (xd.dtype == DG_DTYPE_F16) {
+    uint16_t *h = (uint16_t *)x;
+    for (int i = 0; i < xn; i++)
+      h[i] = dg_f32_to_f16(x[i]);
+    xb = 2 * (size_t)xn;
+  }
+  dg_tensor_desc yd;
+  dg_graph_tensor_desc(g, (dg_tensor){g->ir.outputs[0].tensor}, &yd);
+  size_t yb = dg_desc_bytes(&yd);
+  dg_binding in = {"x", x, xb};
+  dg_status a = dg_session_run(s, &in, 1, &(dg_binding){"y", y, yb}, 1, &d);
+  dg_status b = ref ? dg_session_run(ref, &in, 1,
+                                     &(dg_binding){"y", y_ref, yb}, 1, NULL)
+                    : DG_ERROR_DEVICE;
+  double err = 0, mag = 0;
+  for (int64_t i = 0; i < dg_desc_elements(&yd); i++) {
+    double u = dg_load_elem(yd.dtype, y, i), v = dg_load_elem(yd.dtype, y_ref, i);
+    err = fmax(err, fabs(u - v));
+    mag = fmax(mag, fabs(v));
+  }
+  CHECK(a == DG_OK && b == DG_OK && err <= tol * (mag > 0 ? mag : 1),
+        "%s: runs and matches the CPU (max abs diff %.3g, magnitude %.3g)%s%s",
+        what, err, mag, a ? ": " : "", a ? d.message : "");
+  dg_verify_report r;
+  dg_status v = dg_session_verify(s, &in, 1, &r);
+  CHECK(v == DG_OK && r.ok, "%s: verify passes on all %d nodes (worst rel "
+        "%.2g, lsb %lld%s%s)", what, r.nodes_checked, r.max_rel_error,
+        (long long)r.max_lsb_error, r.ok ? "" : ", first bad: ",
+        r.ok ? "" : r.node_name);
+  dg_session_destroy(ref);
+  dg_session_destroy(s);
+}
+
+static void test_every_op(dg_context *ctx, int dev) {
+  dg_graph *g = float_graph(ctx, DG_DTYPE_F32, dev);
+  check_graph(ctx, g, dev, "every float op, f32", 1e-4, 3 * 144);
+  dg_graph_destroy(g);
+  dg_device_info info;
+  dg_context_device_info(ctx, dev, &info);
+  if (info.dtypes & (1u << DG_DTYPE_F16)) {
+    g = float_graph(ctx, DG_DTYPE_F16, dev);
+    check_graph(ctx, g, dev, "every float op, f16", 1e-2, 3 * 144);
+    dg_graph_destroy(g);
+  } else {
+    t_skip("f16: the device has no shaderFloat16 / 16-bit storage");
+  }
+  g = int8_graph(ctx, dev);
+  check_graph(ctx, g, dev, "int8 ops (bit-exact)", 0, 300);
+  dg_graph_destroy(g);
+}
+
+/* One submit and one fence per run of a one-segment session; node times
+ * from timestamps. */
+static void test_submits_and_timestamps(dg_context *ctx, int dev) {
+  dg_graph *g = float_graph(ctx, DG_DTYPE_F32, dev);
+  dg_diagnostic d;
+  dg_session *s = compile_on(g, dev, &d);
+  if (!s) {
+    CHECK(0, "compile for the submit count: %s", d.message);
+    dg_graph_destroy(g);
+    return;
+  }
+  float x[3 * 144], y[24];
+  memcpy(x, rnd(3 * 144, 1), sizeof x);
+  dg_binding in = {"x", x, sizeof x}, out = {"y", y, sizeof y};
+  int before = dg_vulkan_submit_count();
+  int ok = 1;
+  for (int i = 0; i < 3; i++)
+    ok &= dg_session_run(s, &in, 1, &out, 1, NULL) == DG_OK;
+  int submits = dg_vulkan_submit_count() - before;
+  const dg_plan *p = dg_session_plan(s);
+  CHECK(ok && submits == 3, "%d nodes, 3 runs: %d vkQueueSubmit calls",
+        dg_plan_node_count(p), submits);
+  int timed = 0;
+  double total = 0;
+  for (int i = 0; i < dg_plan_node_count(p); i++) {
+    dg_plan_node pn;
+    dg_plan_get_node(p, i, &pn);
+    timed += pn.measured_us > 0;
+    total += pn.measured_us;
+  }
+  CHECK(timed >= dg_plan_node_count(p) - 2,
+        "timestamps give node times: %d of %d nodes timed, %.1f us in all",
+        timed, dg_plan_node_count(p), total);
+  dg_session_destroy(s);
+  dg_graph_destroy(g);
+}
+
+static int run_small(dg_context *ctx, int dev, dg_diagnostic *d) {
+  dg_graph *g = float_graph(ctx, DG_DTYPE_F32, dev);
+  dg_session *s = compile_on(g, dev, d);
+  int ok = s != NULL;
+  if (s) {
+    float x[3 * 144], y[24];
+    memcpy(x, rnd(3 * 144, 1), sizeof x);
+    ok = dg_session_run(s, &(dg_binding){"x", x, sizeof x}, 1,
+                        &(dg_binding){"y", y, sizeof y}, 1, d) == DG_OK;
+  }
+  dg_session_destroy(s);
+  dg_graph_destroy(g);
+  return ok;
+}
+
+static int vulkan_index(dg_context *ctx, int nth) {
+  int idx[8];
+  int n = vulkan_devices(ctx, idx, 8);
+  return nth < n ? idx[nth] : -1;
+}
+
+/* The pipeline cache: written at context end, read back by the next
+ * context, corrupt and foreign files ignored (and replaced). */
+static void test_pipeline_cache(int nth) {
+  dg_context *c;
+  dg_context_options o = {.cache_dir = cache_dir};
+  dg_diagnostic d;
+  char path[1024];
+  if (dg_context_create(&o, &c) != DG_OK)
+    return;
+  int dev = vulkan_index(c, nth);
+  snprintf(path, sizeof path, "%s", dg_vulkan_cache_path(&c->devices.items[dev]));
+  unlink(path);
+  dg_context_destroy(c);
+  dg_context_create(&o, &c);
+  dev = vulkan_index(c, nth);
+  CHECK(dg_vulkan_cache_loaded_bytes(&c->devices.items[dev]) == 0,
+        "no cache file: nothing loaded");
+  CHECK(run_small(c, dev, &d), "runs with an empty cache");
+  dg_context_destroy(c);
+  struct stat st;
+  int found = stat(path, &st) == 0;
+  CHECK(found && st.st_size > 0,
+        "the pipeline cache is written at context end (%s, %lld bytes)", path,
+        (long long)st.st_size);
+  dg_context_create(&o, &c);
+  dev = vulkan_index(c, nth);
+  long loaded = dg_vulkan_cache_loaded_bytes(&c->devices.items[dev]);
+  CHECK(loaded > 0, "the next context loads it (%ld bytes)", loaded);
+  CHECK(run_small(c, dev, &d), "runs from the loaded cache");
+  dg_context_destroy(c);
+
+  /* Corrupt: flip bytes in the middle (the hash no longer matches). */
+  FILE *f = fopen(path, "r+b");
+  if (f) {
+    fseek(f, (long)st.st_size / 2, SEEK_SET);
+    fputs("garbage!", f);
+    fclose(f);
+  }
+  dg_context_create(&o, &c);
+  dev = vulkan_index(c, nth);
+  CHECK(dg_vulkan_cache_loaded_bytes(&c->devices.items[dev]) == 0,
+        "a corrupt cache file is ignored");
+  CHECK(run_small(c, dev, &d), "runs after ignoring it");
+  dg_context_destroy(c);
+  dg_context_create(&o, &c);
+  dev = vulkan_index(c, nth);
+  CHECK(dg_vulkan_cache_loaded_bytes(&c->devices.items[dev]) > 0,
+        "and it was rewritten whole");
+  dg_context_destroy(c);
+
+  /* Foreign: a file of another driver/device (random bytes, or a
+   * truncated one). */
+  f = fopen(path, "wb");
+  if (f) {
+    for (int i = 0; i < 4096; i++)
+      fputc(t_range(0, 255), f);
+    fclose(f);
+  }
+  dg_context_create(&o, &c);
+  dev = vulkan_index(c, nth);
+  CHECK(dg_vulkan_cache_loaded_bytes(&c->devices.items[dev]) == 0 &&
+            run_small(c, dev, &d),
+        "a foreign cache file is ignored");
+  dg_context_destroy(c);
+  if (truncate(path, 40) != 0) { /* keep the header's first bytes only */
+  }
+  dg_context_create(&o, &c);
+  dev = vulkan_index(c, nth);
+  CHECK(dg_vulkan_cache_loaded_bytes(&c->devices.items[dev]) == 0,
+        "a truncated cache file is ignored");
+  dg_context_destroy(c);
+
+  /* disable_cache: nothing read or written. */
+  unlink(path);
+  dg_context_options off = {.cache_dir = cache_dir, .disable_cache = 1};
+  dg_context_create(&off, &c);
+  dev = vulkan_index(c, nth);
+  CHECK(!dg_vulkan_cache_path(&c->devices.items[dev])[0] &&
+            run_small(c, dev, &d),
+        "disable_cache: no cache file used");
+  dg_context_destroy(c);
+  CHECK(stat(path, &st) != 0, "disable_cache: nothing written");
+}
+
+/* DG_TEST_VULKAN_FAIL_ALLOC=N fails the N-th vkAllocateMemory: every N
+ * gives a clean DG_ERROR_OUT_OF_MEMORY naming the call and VkResult (the
+ * sanitizer build checks nothing leaks); then everything works again. A
+ * strict graph vulkan - cpu - vulkan has two Vulkan segments. */
+static void test_alloc_failures(dg_context *ctx, int dev) {
+  dg_graph *g = dg_graph_create(ctx, "two segments");
+  int64_t xd[4] = {1, 2, 6, 6};
+  dg_tensor_desc x_desc = fdesc(DG_DTYPE_F32, 4, xd);
+  dg_tensor x = dg_graph_input(g, "x", &x_desc);
+  dg_graph_set_device(g, dev);
+  dg_conv2d_params cp = {.padding = DG_PADDING_VALID};
+  dg_tensor c = dg_graph_conv2d(
+      g, "conv", x, fconst(g, "w", DG_DTYPE_F32, 4, (int64_t[]){4, 2, 3, 3}),
+      DG_TENSOR_NONE, &cp);
+  dg_graph_set_device(g, 0);
+  dg_tensor r = dg_graph_relu(g, "relu_cpu", c);
+  dg_graph_set_device(g, dev);
+  dg_tensor f = dg_graph_fully_connected(
+      g, "fc", r, fconst(g, "wf", DG_DTYPE_F32, 2, (int64_t[]){3, 64}),
+      DG_TENSOR_NONE, DG_ACTIVATION_RELU);
+  dg_graph_output(g, "y", f, DG_LAYOUT_NCHW);
+  float xv[72], y[3];
+  memcpy(xv, rnd(72, 1), sizeof xv);
+  dg_compile_options strict = {.policy = DG_POLICY_STRICT};
+  int failures = 0, clean = 0, last = 0;
+  for (int n = 1; n < 20; n++) {
+    char v[16];
+    snprintf(v, sizeof v, "%d", n);
+    setenv("DG_TEST_VULKAN_FAIL_ALLOC", v, 1);
+    dg_vulkan_reset_alloc_count();
+    dg_session *s = NULL;
+    dg_diagnostic d = {0};
+    dg_status st = dg_graph_compile(g, &strict, &s, &d);
+    if (st == DG_OK)
+      st = dg_session_run(s, &(dg_binding){"x", xv, sizeof xv}, 1,
+                          &(dg_binding){"y", y, sizeof y}, 1, &d);
+    dg_session_destroy(s);
+    int calls = dg_vulkan_alloc_count();
+    if (calls < n) { /* the failure point lies past the last allocation */
+      last = n;
+      CHECK(st == DG_OK, "allocation %d never reached: compile and run "
+            "succeed (%d allocations)", n, calls);
+      break;
+    }
+    failures++;
+    clean += st == DG_ERROR_OUT_OF_MEMORY &&
+             strstr(d.message, "VK_ERROR_OUT_OF_DEVICE_MEMORY") &&
+             strstr(d.message, "vkAllocateMemory");
+    if (st != DG_ERROR_OUT_OF_MEMORY)
+      printf("# allocation %d: status %d: %s\n", n, (int)st, d.message);
+  }
+  unsetenv("DG_TEST_VULKAN_FAIL_ALLOC");
+  CHECK(failures >= 2 && clean == failures && last > 0,
+        "allocation failure injected at each of %d allocations: %d clean "
+        "DG_ERROR_OUT_OF_MEMORY with the call and VkResult named",
+        failures, clean);
+  dg_diagnostic d;
+  CHECK(run_small(ctx, dev, &d), "the device works after the failures");
+  dg_graph_destroy(g);
+}
+
+static dg_graph *conv_graph(dg_context *ctx, int64_t n, int64_t c, int64_t hw,
+                            int pin) {
+  dg_graph *g = dg_graph_create(ctx, "conv");
+  dg_graph_set_device(g, pin);
+  dg_tensor_desc xd = fdesc(DG_DTYPE_F32, 4, (int64_t[]){n, c, hw, hw});
+  dg_tensor x = dg_graph_input(g, "x", &xd);
+  static float w[64 * 64 * 9];
+  dg_tensor_desc wd = fdesc(DG_DTYPE_F32, 4, (int64_t[]){c, c, 3, 3});
+  dg_conv2d_params cp = {.padding = DG_PADDING_SAME_UPPER,
+                         .activation = DG_ACTIVATION_RELU};
+  dg_tensor y = dg_graph_conv2d(g, "conv", x,
+                                dg_graph_constant(g, "w", &wd, w, 0),
+                                DG_TENSOR_NONE, &cp);
+  dg_graph_output(g, "y", y, DG_LAYOUT_NCHW);
+  return g;
+}
+
+static int placed_on(dg_graph *g, const dg_compile_options *o, int dev,
+                     char *reason, size_t size) {
+  dg_session *s = NULL;
+  if (dg_graph_compile(g, o, &s, NULL) != DG_OK)
+    return -1;
+  int on = 0;
+  const dg_plan *p = dg_session_plan(s);
+  for (int i = 0; i < dg_plan_node_count(p); i++) {
+    dg_plan_node pn;
+    dg_plan_get_node(p, i, &pn);
+    on += pn.device_index == dev;
+    if (i == 0)
+      dg_strlcpy(reason, pn.reason_text, size);
+  }
+  dg_session_destroy(s);
+  return on;
+}
+
+/* The cost model through the plan: a CPU-type device or a tiny graph
+ * never wins over the CPU; pinning under STRICT does place nodes there; a
+ * large convolution goes to a discrete GPU. */
+static void test_placement(dg_context *ctx, int dev) {
+  dg_device *d = &ctx->devices.items[dev];
+  dg_device_info info;
+  dg_context_device_info(ctx, dev, &info);
+  char why[160];
+  dg_graph *g = float_graph(ctx, DG_DTYPE_F32, -1);
+  int on = placed_on(g, NULL, dev, why, sizeof why);
+  if (strstr(info.name, "(cpu)"))
+    CHECK(on == 0, "auto: nothing of a small graph goes to the CPU-type "
+          "Vulkan device (%d nodes; %s)", on, why);
+  dg_graph_destroy(g);
+  g = float_graph(ctx, DG_DTYPE_F32, dev);
+  dg_compile_options strict = {.policy = DG_POLICY_STRICT};
+  on = placed_on(g, &strict, dev, why, sizeof why);
+  CHECK(on == dg_graph_node_count(g), "strict pins put all %d nodes there",
+        on);
+  dg_graph_destroy(g);
+  /* Pretend the device is a discrete GPU (estimates only). */
+  dg_vulkan_pretend_device_type(d, 2 /* discrete */);
+  g = float_graph(ctx, DG_DTYPE_F32, -1);
+  on = placed_on(g, NULL, dev, why, sizeof why);
+  CHECK(on == 0, "discrete GPU: a tiny graph stays on the CPU (%s)", why);
+  dg_graph_destroy(g);
+  g = conv_graph(ctx, 8, 64, 56, -1);
+  on = placed_on(g, NULL, dev, why, sizeof why);
+  CHECK(on == 1, "discrete GPU: a large conv goes to it (%s)", why);
+  dg_graph_destroy(g);
+  dg_vulkan_pretend_device_type(d, 4 /* cpu */);
+  g = conv_graph(ctx, 8, 64, 56, -1);
+  on = placed_on(g, NULL, dev, why, sizeof why);
+  if (strstr(info.name, "(cpu)"))
+    CHECK(on == 0, "CPU-type device: even a large conv stays on the CPU (%s)",
+          why);
+  dg_graph_destroy(g);
+  dg_vulkan_pretend_device_type(d, -1);
+}
+
+int main(void) {
+  t_seed(7);
+  setenv("DG_VULKAN_VALIDATION", "1", 1);
+  snprintf(cache_dir, sizeof cache_dir, "/tmp/dg-test-vulkan-%ld",
+           (long)getpid());
+  dg_context *ctx;
+  dg_context_options o = {.cache_dir = cache_dir};
+  if (dg_context_create(&o, &ctx) != DG_OK) {
+    CHECK(0, "context");
+    return 1;
+  }
+  int devs[8];
+  int n = vulkan_devices(ctx, devs, 8);
+  if (!n) {
+    t_skip("no Vulkan device");
+    dg_context_destroy(ctx);
+    return 0;
+  }
+  if (!dg_vulkan_validation_enabled())
+    t_skip("validation layer not installed: running without it");
+  for (int i = 0; i < n; i++) {
+    test_listing(ctx, devs[i]);
+    test_every_op(ctx, devs[i]);
+    test_submits_and_timestamps(ctx, devs[i]);
+    test_alloc_failures(ctx, devs[i]);
+    test_placement(ctx, devs[i]);
+  }
+  dg_context_destroy(ctx);
+
+  /* The discrete-GPU paths on whatever device is here: staging buffers
+   * with copies recorded around the nodes, constants uploaded by a submit,
+   * and the shared-memory tiled GEMM / convolution kernels. */
+  setenv("DG_TEST_VULKAN_PATHS", "tiled", 1);
+  if (dg_context_create(&o, &ctx) == DG_OK) {
+    printf("# with staging buffers and tiled kernels\n");
+    for (int i = 0; i < vulkan_devices(ctx, devs, 8); i++) {
+      test_every_op(ctx, devs[i]);
+      test_alloc_failures(ctx, devs[i]);
+    }
+    dg_context_destroy(ctx);
+  }
+  unsetenv("DG_TEST_VULKAN_PATHS");
+
+  for (int i = 0; i < n; i++)
+    test_pipeline_cache(i);
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache_dir);
+  if (system(cmd) != 0)
+    printf("# could not remove %s\n", cache_dir);
+  int msgs = dg_vulkan_validation_messages();
+  CHECK(msgs == 0, "validation layer messages: %d", msgs);
+  return t_exit();
+}
