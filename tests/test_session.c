@@ -414,7 +414,10 @@ static void test_logging(void) {
 int main(void) {
   t_seed(7);
   test_logging();
-  if (dg_context_create(NULL, &ctx) != DG_OK) {
+  /* The CPU only: the placement tests add a fake accelerator and must not
+   * see the machine's real GPUs (differential tests cover those). */
+  dg_context_options copts = {.device_kinds = DG_DEVICE_CPU};
+  if (dg_context_create(&copts, &ctx) != DG_OK) {
     CHECK(0, "context");
     return 1;
   }

@@ -501,13 +501,14 @@ static dg_graph *conv_graph(dg_context *ctx, int64_t n, int64_t c, int64_t hw,
   dg_graph_set_device(g, pin);
   dg_tensor_desc xd = fdesc(DG_DTYPE_F32, 4, (int64_t[]){n, c, hw, hw});
   dg_tensor x = dg_graph_input(g, "x", &xd);
-  static float w[64 * 64 * 9];
+  float *w = calloc((size_t)(c * c * 9), sizeof(float)); /* copied below */
   dg_tensor_desc wd = fdesc(DG_DTYPE_F32, 4, (int64_t[]){c, c, 3, 3});
   dg_conv2d_params cp = {.padding = DG_PADDING_SAME_UPPER,
                          .activation = DG_ACTIVATION_RELU};
   dg_tensor y = dg_graph_conv2d(g, "conv", x,
                                 dg_graph_constant(g, "w", &wd, w, 0),
                                 DG_TENSOR_NONE, &cp);
+  free(w);
   dg_graph_output(g, "y", y, DG_LAYOUT_NCHW);
   return g;
 }
@@ -556,7 +557,9 @@ static void test_placement(dg_context *ctx, int dev) {
   on = placed_on(g, NULL, dev, why, sizeof why);
   CHECK(on == 0, "discrete GPU: a tiny graph stays on the CPU (%s)", why);
   dg_graph_destroy(g);
-  g = conv_graph(ctx, 8, 64, 56, -1);
+  /* Compute-dense (3.7 GFLOP on 1.6 MB in and out), so that even against
+   * a many-core CPU the transfers are worth it. */
+  g = conv_graph(ctx, 1, 512, 28, -1);
   on = placed_on(g, NULL, dev, why, sizeof why);
   CHECK(on == 1, "discrete GPU: a large conv goes to it (%s)", why);
   dg_graph_destroy(g);

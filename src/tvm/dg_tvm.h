@@ -42,8 +42,9 @@
  *       channel); relu (Int, 0/1) clamps in the quantised domain.
  *
  * Device: the calls run on a per-process directgraph context made on first
- * use; $DG_TVM_DEVICE picks the device index ("auto" or unset: cost-based
- * placement). The calls are serialised by a lock (the one-shot sessions
+ * use, holding only the CPU unless $DG_TVM_DEVICE picks a device index
+ * ("auto" or unset: the CPU; an index: every device opened, the calls
+ * pinned to that one). The calls are serialised by a lock (the one-shot sessions
  * they memoise are not thread-safe).
  *
  * Errors: a non-zero return (-1) comes with a message naming the function

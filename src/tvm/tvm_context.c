@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -26,12 +27,17 @@ typedef struct unary_entry {
 } unary_entry;
 static unary_entry *unary_cache;
 
+/* By default only the CPU is opened: the entry points take host memory, and
+ * a context holding GPU drivers must not be torn down by the destructor
+ * below at process exit, after those drivers may already be gone (seen
+ * with torch and NVIDIA's drivers). DG_TVM_DEVICE=N opens every device and
+ * pins the calls to device N. */
 static void init(void) {
-  ctx_status = dg_context_create(NULL, &ctx_global);
-  if (ctx_status != DG_OK)
-    return;
   const char *env = getenv("DG_TVM_DEVICE");
-  if (!env || !*env || !strcmp(env, "auto"))
+  bool automatic = !env || !*env || !strcmp(env, "auto");
+  dg_context_options o = {.device_kinds = automatic ? DG_DEVICE_CPU : 0};
+  ctx_status = dg_context_create(&o, &ctx_global);
+  if (ctx_status != DG_OK || automatic)
     return; /* -1: cost-based placement */
   char *end;
   errno = 0;

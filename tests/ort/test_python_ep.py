@@ -108,9 +108,11 @@ try:
     check("QLinearConv" in ops, "quantize_static produced QLinearConv")
     ref = run(q_path, False, {"x": x})
     got = run(q_path, True, {"x": x})
-    check(np.array_equal(ref, got) or float(np.max(np.abs(ref - got))) <= 1e-6,
-          "quantize_static QLinearConv LeNet: EP output equals the CPU EP's "
-          "(max abs diff %.3g)" % float(np.max(np.abs(ref - got))))
+    # The int8 convolutions are exact; the float layers after them may
+    # reorder sums (docs/numerics.md: 1e-4 of the largest value).
+    err = float(np.max(np.abs(ref - got)) / max(1e-12, np.max(np.abs(ref))))
+    check(err <= 1e-4, "quantize_static QLinearConv LeNet: EP output equals "
+          "the CPU EP's (rel err %.2g)" % err)
 except Exception as e:  # a failure to run is a failure, not a skip
     check(False, "quantize_static LeNet: %s" % e)
 sys.exit(1 if failed else 0)
