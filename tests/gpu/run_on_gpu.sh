@@ -20,7 +20,7 @@ for t in test_reference test_int8_golden test_session test_differential \
   echo "   $(echo "$out" | grep -c '^ok') ok, $(echo "$out" | grep -c '^FAIL') FAIL"
 done
 echo "== lenet --check"
-"$b/examples/lenet" --weights examples/lenet-weights --check
+"$b/examples/lenet" --weights examples/lenet-weights --data "${DG_DATA_DIR:-/usr/share/datasets/fashion-mnist}" --check
 echo "== dg-bench --gpu"
 "$b/tools/dg-bench" --gpu $quick --weights examples/lenet-weights
 echo "== torch peers"
