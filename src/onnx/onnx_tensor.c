@@ -123,8 +123,10 @@ bool onnx_tensor_decode(const Onnx__TensorProto *t, dg_tensor_desc *desc,
   return true;
 }
 
-bool onnx_const_floats(onnx_ctx *c, const Onnx__TensorProto *t, float *out,
-                       int max, int *count) {
+/* Decodes a small constant as doubles (exact for every integer type and
+ * for f32); floats_ok says whether float data is acceptable. */
+static bool const_values(onnx_ctx *c, const Onnx__TensorProto *t,
+                         double *out, int max, int *count, bool floats_ok) {
   dg_tensor_desc d;
   void *data;
   char err[256];
@@ -135,45 +137,44 @@ bool onnx_const_floats(onnx_ctx *c, const Onnx__TensorProto *t, float *out,
   int64_t n = 1;
   for (int i = 0; i < d.rank; i++)
     n *= d.dims[i];
-  if (n > max || d.dtype == DG_DTYPE_F16) {
+  if (n > max || d.dtype == DG_DTYPE_F16 ||
+      (!floats_ok && d.dtype == DG_DTYPE_F32)) {
     free(data);
     onnx_fail(c, DG_ERROR_INVALID_ARGUMENT, t->name,
-              "expected at most %d float values", max);
+              "expected at most %d %s values", max,
+              floats_ok ? "float" : "integer");
     return false;
   }
   for (int64_t i = 0; i < n; i++)
     out[i] = d.dtype == DG_DTYPE_F32   ? ((float *)data)[i]
-             : d.dtype == DG_DTYPE_I32 ? (float)((int32_t *)data)[i]
-             : d.dtype == DG_DTYPE_I8  ? (float)((int8_t *)data)[i]
-                                       : (float)((uint8_t *)data)[i];
+             : d.dtype == DG_DTYPE_I32 ? ((int32_t *)data)[i]
+             : d.dtype == DG_DTYPE_I8  ? ((int8_t *)data)[i]
+                                       : ((uint8_t *)data)[i];
   *count = (int)n;
   free(data);
   return true;
 }
 
+bool onnx_const_floats(onnx_ctx *c, const Onnx__TensorProto *t, float *out,
+                       int max, int *count) {
+  double *v = malloc(sizeof(double) * (size_t)(max > 0 ? max : 1));
+  bool ok = v && const_values(c, t, v, max, count, true);
+  for (int i = 0; ok && i < *count; i++)
+    out[i] = (float)v[i];
+  if (!v)
+    onnx_fail(c, DG_ERROR_OUT_OF_MEMORY, NULL, "out of memory");
+  free(v);
+  return ok;
+}
+
 bool onnx_const_ints(onnx_ctx *c, const Onnx__TensorProto *t, int64_t *out,
                      int max, int *count) {
-  dg_tensor_desc d;
-  void *data;
-  char err[256];
-  if (!onnx_tensor_decode(t, &d, &data, err, sizeof err)) {
-    onnx_fail(c, DG_ERROR_INVALID_ARGUMENT, t->name, "%s", err);
-    return false;
-  }
-  int64_t n = 1;
-  for (int i = 0; i < d.rank; i++)
-    n *= d.dims[i];
-  if (n > max || d.dtype == DG_DTYPE_F32 || d.dtype == DG_DTYPE_F16) {
-    free(data);
-    onnx_fail(c, DG_ERROR_INVALID_ARGUMENT, t->name,
-              "expected at most %d integer values", max);
-    return false;
-  }
-  for (int64_t i = 0; i < n; i++)
-    out[i] = d.dtype == DG_DTYPE_I32  ? ((int32_t *)data)[i]
-             : d.dtype == DG_DTYPE_I8 ? ((int8_t *)data)[i]
-                                      : ((uint8_t *)data)[i];
-  *count = (int)n;
-  free(data);
-  return true;
+  double *v = malloc(sizeof(double) * (size_t)(max > 0 ? max : 1));
+  bool ok = v && const_values(c, t, v, max, count, false);
+  for (int i = 0; ok && i < *count; i++)
+    out[i] = (int64_t)v[i];
+  if (!v)
+    onnx_fail(c, DG_ERROR_OUT_OF_MEMORY, NULL, "out of memory");
+  free(v);
+  return ok;
 }
