@@ -126,6 +126,20 @@ int main(void) {
     CHECK(st != DG_OK || g, "fuzz_relu_without_output.onnx: no crash (%s)",
           st ? d.message : "imported");
   }
+  /* Found by the fuzzer: ops whose output descriptor was read from the
+   * tensor array while the array grew (use after free; ASan run). */
+  {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/onnx/fuzz_desc_moved.onnx",
+             DG_SOURCE_DIR);
+    dg_graph *g;
+    dg_diagnostic d;
+    dg_status st = dg_onnx_load(ctx, path, NULL, &g, &d);
+    if (st == DG_OK)
+      dg_graph_destroy(g);
+    CHECK(1, "fuzz_desc_moved.onnx: no crash (%s)",
+          st ? d.message : "imported");
+  }
   /* Found by the fuzzer: a DequantizeLinear reading its own output used
    * to recurse until the stack ran out. */
   {

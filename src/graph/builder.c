@@ -500,7 +500,13 @@ dg_status dg_graph_set_device(dg_graph *g, int device_index) {
 }
 
 dg_tensor dg_build_finish(dg_build *b, const uint32_t *inputs, int count,
-                          const dg_tensor_desc *out, const dg_node_params *p) {
+                          const dg_tensor_desc *out_desc,
+                          const dg_node_params *p) {
+  /* out_desc may point into the tensor array (an op whose output looks
+   * like its input), which growing the array below moves: copy it first.
+   * Its per-channel arrays are separate allocations and stay put. */
+  dg_tensor_desc copy = *out_desc;
+  const dg_tensor_desc *out = &copy;
   dg_graph *g = b->g;
   dg_ir *ir = &g->ir;
   char auto_name[DG_NAME_MAX];

@@ -17,6 +17,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static dg_context *ctx_global;
 static dg_status ctx_status;
 static int device_global = -1;
+static bool ctx_all_devices; /* opened beyond the CPU (DG_TVM_DEVICE) */
 static char device_error[160]; /* non-empty: $DG_TVM_DEVICE is unusable */
 
 /* Sessions for relu/softmax/max_pool2d, which have no dg_oneshot_* form. */
@@ -37,6 +38,7 @@ static void init(void) {
   bool automatic = !env || !*env || !strcmp(env, "auto");
   dg_context_options o = {.device_kinds = automatic ? DG_DEVICE_CPU : 0};
   ctx_status = dg_context_create(&o, &ctx_global);
+  ctx_all_devices = !automatic;
   if (ctx_status != DG_OK || automatic)
     return; /* -1: cost-based placement */
   char *end;
@@ -127,7 +129,12 @@ __attribute__((destructor)) static void fini(void) {
     dg_session_destroy(e->session);
     free(e);
   }
-  dg_context_destroy(ctx_global); /* NULL when never created */
-  ctx_global = NULL;
+  /* A context holding GPU drivers is left alone (still reachable, so not
+   * a leak): at process exit their libraries may already be finalised,
+   * and tearing them down then crashes or leaks inside the driver. */
+  if (!ctx_all_devices) {
+    dg_context_destroy(ctx_global); /* NULL when never created */
+    ctx_global = NULL;
+  }
   pthread_mutex_unlock(&lock);
 }
