@@ -236,7 +236,7 @@ static void check_graph(dg_context *ctx, dg_graph *g, int dev,
   dg_session *ref = NULL;
   if (dg_graph_compile(g, &co, &ref, &d) != DG_OK)
     ref = NULL;
-  float x[4096], y[64], y_ref[64];
+  static float x[8192], y[2048], y_ref[2048];
   memcpy(x, rnd(xn, 1.0f), sizeof(float) * (size_t)xn);
   size_t xb = sizeof(float) * (size_t)xn;
   dg_tensor_desc xd;
@@ -274,7 +274,50 @@ static void check_graph(dg_context *ctx, dg_graph *g, int dev,
   dg_session_destroy(s);
 }
 
+/* GEMM-shaped nodes big enough for the 128x128 kernels (the fp32 SIMT
+ * one under DG_TEST_VULKAN_PATHS=tiled or on a discrete GPU, the NV
+ * cooperative-matrix fp16 one where the device has it): ragged tiles,
+ * vector and element-wise operand loads, k- and n-contiguous B.
+ * x [2,5,24,24] -> conv 96 (K = 45: element loads) -> conv 40 stride 2
+ * (K = 864) -> reshape [80,144] -> fully_connected 36 -> reshape [40,72]
+ * -> matmul [72,33] (N = 33: element loads) -> y [40,33]. */
+static dg_graph *gemm_graph(dg_context *ctx, dg_dtype t, int pin) {
+  dg_graph *g = dg_graph_create(ctx, "gemm shapes");
+  dg_graph_set_device(g, pin);
+  dg_tensor_desc x_desc = fdesc(t, 4, (int64_t[]){2, 5, 24, 24});
+  dg_tensor x = dg_graph_input(g, "x", &x_desc);
+  dg_conv2d_params cp = {.padding = DG_PADDING_SAME_UPPER,
+                         .activation = DG_ACTIVATION_RELU};
+  dg_tensor c1 = dg_graph_conv2d(g, "conv1", x,
+                                 fconst(g, "w1", t, 4, (int64_t[]){96, 5, 3, 3}),
+                                 fconst(g, "b1", t, 1, (int64_t[]){96}), &cp);
+  dg_conv2d_params sp = {.stride = {2, 2}, .padding = DG_PADDING_SAME_UPPER};
+  dg_tensor c2 = dg_graph_conv2d(g, "conv2", c1,
+                                 fconst(g, "w2", t, 4, (int64_t[]){40, 96, 3, 3}),
+                                 DG_TENSOR_NONE, &sp);
+  dg_tensor r1 = dg_graph_reshape(g, "r1", c2, 2, (int64_t[]){80, 144});
+  dg_tensor f = dg_graph_fully_connected(
+      g, "fc", r1, fconst(g, "wf", t, 2, (int64_t[]){36, 144}),
+      fconst(g, "bf", t, 1, (int64_t[]){36}), DG_ACTIVATION_RELU6);
+  dg_tensor r2 = dg_graph_reshape(g, "r2", f, 2, (int64_t[]){40, 72});
+  dg_tensor mm = dg_graph_matmul(g, "matmul", r2,
+                                 fconst(g, "wm", t, 2, (int64_t[]){72, 33}));
+  dg_graph_output(g, "y", mm, DG_LAYOUT_NCHW);
+  return g;
+}
+
 static void test_every_op(dg_context *ctx, int dev) {
+  dg_graph *gg = gemm_graph(ctx, DG_DTYPE_F32, dev);
+  check_graph(ctx, gg, dev, "gemm shapes, f32", 1e-4, 2 * 5 * 576);
+  dg_graph_destroy(gg);
+  dg_device_info ginfo;
+  dg_context_device_info(ctx, dev, &ginfo);
+  if (ginfo.dtypes & (1u << DG_DTYPE_F16)) {
+    gg = gemm_graph(ctx, DG_DTYPE_F16, dev);
+    check_graph(ctx, gg, dev, "gemm shapes, f16", 1e-2, 2 * 5 * 576);
+    dg_graph_destroy(gg);
+  }
+
   dg_graph *g = float_graph(ctx, DG_DTYPE_F32, dev);
   check_graph(ctx, g, dev, "every float op, f32", 1e-4, 3 * 144);
   dg_graph_destroy(g);

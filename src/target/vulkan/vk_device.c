@@ -297,9 +297,51 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
     *tail = &f16i8;
     tail = &f16i8.pNext;
   }
+  /* The NV cooperative matrix path also needs the Vulkan memory model
+   * (glslang emits it for every cooperative-matrix shader). */
+  bool has_vmm = core12 || has_ext(ext, ne, "VK_KHR_vulkan_memory_model");
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV cmf = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  VkPhysicalDeviceVulkanMemoryModelFeatures vmm = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
+  if (coop_nv && has_vmm) {
+    *tail = &cmf;
+    tail = &cmf.pNext;
+    *tail = &vmm;
+    tail = &vmm.pNext;
+  }
   vkGetPhysicalDeviceFeatures2(phys, &f2);
   vd->f16 = f16i8.shaderFloat16 && s16.storageBuffer16BitAccess;
   vd->int8 = f16i8.shaderInt8 && s8.storageBuffer8BitAccess;
+  /* Only now, with the extension known to be listed, may the NV
+   * properties function be called (on a device without it the loader's
+   * trampoline crashes). */
+  bool coop_f16 = false;
+  if (coop_nv && has_vmm && cmf.cooperativeMatrix && vmm.vulkanMemoryModel &&
+      vd->f16) {
+    PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV get =
+        (PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)
+            vkGetInstanceProcAddr(vi->instance,
+                                  "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV");
+    uint32_t np = 0;
+    if (get && get(phys, &np, NULL) == VK_SUCCESS && np) {
+      VkCooperativeMatrixPropertiesNV *cp = calloc(np, sizeof *cp);
+      if (cp) {
+        for (uint32_t i = 0; i < np; i++)
+          cp[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+        if (get(phys, &np, cp) >= VK_SUCCESS)
+          for (uint32_t i = 0; i < np; i++)
+            if (cp[i].MSize == 16 && cp[i].NSize == 16 && cp[i].KSize == 16 &&
+                cp[i].AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+                cp[i].BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+                cp[i].CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+                cp[i].DType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+                cp[i].scope == VK_SCOPE_SUBGROUP_NV)
+              coop_f16 = true;
+        free(cp);
+      }
+    }
+  }
 
   /* Enable only what the shaders use. */
   VkPhysicalDeviceShaderFloat16Int8Features e_f16i8 = {
@@ -314,12 +356,26 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
       .pNext = (vd->f16 || vd->int8) ? (void *)&e_s8 : NULL,
       .storageBuffer16BitAccess = vd->f16};
-  const char *exts[3];
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV e_cm = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
+      .cooperativeMatrix = VK_TRUE};
+  VkPhysicalDeviceVulkanMemoryModelFeatures e_vmm = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES,
+      .pNext = &e_cm,
+      .vulkanMemoryModel = VK_TRUE};
+  if (coop_f16)
+    e_f16i8.pNext = &e_vmm;
+  const char *exts[5];
   uint32_t next = 0;
   if (!core12 && vd->int8)
     exts[next++] = VK_KHR_8BIT_STORAGE_EXTENSION_NAME;
   if (!core12 && (vd->int8 || vd->f16))
     exts[next++] = VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME;
+  if (coop_f16) {
+    exts[next++] = "VK_NV_cooperative_matrix";
+    if (!core12)
+      exts[next++] = "VK_KHR_vulkan_memory_model";
+  }
 
   /* Subgroup size and the driver's name. */
   VkPhysicalDeviceDriverProperties drv = {
@@ -331,6 +387,7 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sg};
   vkGetPhysicalDeviceProperties2(phys, &p2);
   vd->subgroup_size = sg.subgroupSize;
+  vd->coop_nv_f16 = coop_f16 && sg.subgroupSize == 32;
   free(ext);
 
   float prio = 1.0f;

@@ -41,6 +41,8 @@ typedef enum vk_shader {
   SH_ELTWISE_F32, SH_ELTWISE_F16,
   SH_QUANTIZE_8, SH_QUANTIZE_32,
   SH_DEQUANTIZE_8, SH_DEQUANTIZE_32,
+  SH_GEMMB_F32, SH_CONVB_F32,   /* 128x128 SIMT fp32 (discrete GPUs) */
+  SH_GEMMC_F16, SH_CONVC_F16,   /* NV cooperative matrix fp16 */
   SH_COUNT_
 } vk_shader;
 extern const char *const dg_vk_shader_names[SH_COUNT_];
@@ -80,6 +82,10 @@ typedef struct vk_device {
   bool int_dot;    /* VK_KHR_shader_integer_dot_product */
   bool coopmat;    /* VK_KHR_ or VK_NV_cooperative_matrix */
   bool coopmat_nv2; /* VK_NV_cooperative_matrix2 */
+  /* VK_NV_cooperative_matrix enabled (with the Vulkan memory model) and
+   * reporting f16 x f16 -> f32 at 16x16x16, subgroup scope, on subgroups
+   * of 32: the shapes gemm_coop.comp is written for. */
+  bool coop_nv_f16;
   uint32_t subgroup_size;
   /* Memory: the type for tensors, and whether it is host-visible (a
    * unified device: no staging copies), and the staging type. */
@@ -104,7 +110,8 @@ typedef struct vk_device {
   char driver_text[104]; /* driverName driverInfo */
   /* Test hook DG_TEST_VULKAN_PATHS: "gpu" takes a discrete GPU's paths
    * on any device (staging copies, size-based kernel choice), "tiled"
-   * also forces the shared-memory kernels; 0 otherwise. */
+   * also forces the shared-memory kernels (for f32 the 128x128 ones);
+   * 0 otherwise. */
   int test_paths;
   /* The device type the cost model assumes (tests may pretend). */
   VkPhysicalDeviceType cost_type;

@@ -162,6 +162,32 @@ static bool direct_gemm(const vk_device *vd, int64_t M, int64_t N) {
   return cpu_like(vd) || M < 8 || N < 8;
 }
 
+/* The 128x128 kernels (gemm_big.comp for f32, gemm_coop.comp for f16 on
+ * NV cooperative matrices): on GPUs once the GEMM is big enough to fill
+ * the device with 128x128 tiles; "tiled" test paths force the f32 one on
+ * any shape (the coopmat one needs the device). Workgroup counts stay
+ * within the guaranteed 65535 per dimension. */
+static bool big_fits(const vk_device *vd, int64_t M, int64_t N, int64_t z) {
+  const uint32_t *lim = vd->props.limits.maxComputeWorkGroupCount;
+  return (N + 127) / 128 <= lim[0] && (M + 127) / 128 <= lim[1] &&
+         z <= lim[2];
+}
+static bool use_big_f32(const vk_device *vd, int64_t M, int64_t N, int64_t K,
+                        int64_t z) {
+  if (!big_fits(vd, M, N, z))
+    return false;
+  if (vd->test_paths == 2)
+    return true;
+  return !cpu_like(vd) && M >= 64 && N >= 64 && K >= 16 &&
+         M * N * z >= 256 * 256;
+}
+static bool use_coop_f16(const vk_device *vd, int64_t M, int64_t N, int64_t K,
+                         int64_t z) {
+  (void)z;
+  return vd->coop_nv_f16 && big_fits(vd, M, N, z) && M >= 32 && N >= 32 &&
+         K >= 32;
+}
+
 static bool setup_conv(const vk_device *vd, vk_work *w, const dg_ir *ir,
                        const dg_node *n) {
   const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]),
@@ -185,7 +211,18 @@ static bool setup_conv(const vk_device *vd, vk_work *w, const dg_ir *ir,
   w->bind[1] = n->inputs[1];
   w->bind[2] = n->input_count > 2 ? n->inputs[2] : 0;
   w->bind[3] = n->output;
-  if (direct_conv(vd, OG, OH * OW)) {
+  int64_t KG = CG * wd->dims[2] * wd->dims[3], NP = N * OH * OW;
+  bool coop = !q && f16 && use_coop_f16(vd, OG, NP, KG, G);
+  bool big = !q && !f16 && use_big_f32(vd, OG, NP, KG, G);
+  if (coop || big) {
+    /* Batch folded into the GEMM's n; z = group. Word 21: A (the weight
+     * rows) loads as vectors (K a multiple of the vector width). */
+    w->shader = coop ? SH_CONVC_F16 : SH_CONVB_F32;
+    push_i(w, 21, KG % (coop ? 8 : 4) == 0);
+    w->groups[0] = (uint32_t)((NP + 127) / 128);
+    w->groups[1] = (uint32_t)((OG + 127) / 128);
+    w->groups[2] = (uint32_t)G;
+  } else if (direct_conv(vd, OG, OH * OW)) {
     w->shader = q ? SH_CONVD_Q8 : f16 ? SH_CONVD_F16 : SH_CONVD_F32;
     grid_1d(w, N * O * OH * OW, 64);
   } else {
@@ -221,10 +258,40 @@ static void gemm_push(vk_work *w, int64_t M, int64_t N, int64_t K,
   push_f(w, 22, hi);
 }
 
-/* Picks the tiled or direct GEMM for M x N outputs in batch matrices. */
+/* Word 23 of the 128x128 kernels: bit 0 A loads as vectors of vw
+ * elements, bit 1 B does, bit 2 B is k-contiguous (fully_connected's
+ * weights). Vectors need the contiguous stride 1, the other stride, K or N
+ * and every batch offset multiples of vw (tensor bases are aligned to at
+ * least 64 bytes by the memory plan). */
+static uint32_t big_flags(const vk_work *w, int vw) {
+  const int32_t *p = (const int32_t *)w->push;
+  int32_t N = p[1], K = p[2], sam = p[3], sak = p[4], sbk = p[5], sbn = p[6];
+  bool abat = true, bbat = true;
+  for (int d = 0; d < p[8]; d++) {
+    abat = abat && p[13 + d] % vw == 0;
+    bbat = bbat && p[17 + d] % vw == 0;
+  }
+  bool bk = sbk == 1 && sbn != 1;
+  bool av = sak == 1 && sam % vw == 0 && K % vw == 0 && abat;
+  bool bv = bk ? (sbn % vw == 0 && K % vw == 0 && bbat)
+               : (sbn == 1 && sbk % vw == 0 && N % vw == 0 && bbat);
+  return (uint32_t)av | (uint32_t)bv << 1 | (uint32_t)bk << 2;
+}
+
+/* Picks the tiled or direct GEMM for M x N outputs in batch matrices
+ * (after gemm_push: the 128x128 kernels read its strides). */
 static void gemm_kernel(const vk_device *vd, vk_work *w, bool q, bool f16,
                         int64_t M, int64_t N, int64_t batch) {
-  if (direct_gemm(vd, M, N)) {
+  int64_t K = (int32_t)w->push[2];
+  bool coop = !q && f16 && use_coop_f16(vd, M, N, K, batch);
+  bool big = !q && !f16 && use_big_f32(vd, M, N, K, batch);
+  if (coop || big) {
+    w->shader = coop ? SH_GEMMC_F16 : SH_GEMMB_F32;
+    w->push[23] = big_flags(w, coop ? 8 : 4);
+    w->groups[0] = (uint32_t)((N + 127) / 128);
+    w->groups[1] = (uint32_t)((M + 127) / 128);
+    w->groups[2] = (uint32_t)batch;
+  } else if (direct_gemm(vd, M, N)) {
     w->shader = q ? SH_GEMMD_Q8 : f16 ? SH_GEMMD_F16 : SH_GEMMD_F32;
     grid_1d(w, batch * M * N, 64);
   } else {
