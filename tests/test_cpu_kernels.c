@@ -4,6 +4,7 @@
  * of 0 (NULL), 1 and 2 threads. Prints "ok ..." or "FAIL ..." per case;
  * exits nonzero on any failure. */
 #define _POSIX_C_SOURCE 200809L
+#include "conv_f32.h"
 #include "cpu_kernels.h"
 
 #include <math.h>
@@ -44,7 +45,8 @@ static void group_case(int ok, const char *what) {
 }
 static void group_end(const char *tag) {
   if (!group_failures)
-    printf("ok - %s: all %d sgemm/qgemm cases exact or within tolerance\n",
+    printf("ok - %s: all %d sgemm/qgemm/conv_f32 cases exact or within "
+           "tolerance\n",
            tag, group_cases);
   group_cases = group_failures = 0;
 }
@@ -151,20 +153,20 @@ static void sgemm_case(dg_cpu_pool *pool, const char *tag, int M, int N, int K,
     lo = rfloat() * 0.5f;
     hi = lo + fabsf(rfloat()) * 2.0f;
   }
-  dg_cpu_sgemm_args a = {M,
-                         N,
-                         K,
-                         A,
-                         lda,
-                         B,
-                         ldb,
-                         trans_b,
-                         C,
-                         ldc,
-                         bias_mode ? bias : NULL,
-                         bias_mode == 1,
-                         lo,
-                         hi};
+  dg_cpu_sgemm_args a = {.M = M,
+                         .N = N,
+                         .K = K,
+                         .A = A,
+                         .lda = lda,
+                         .B = B,
+                         .ldb = ldb,
+                         .trans_b = trans_b,
+                         .C = C,
+                         .ldc = ldc,
+                         .bias = bias_mode ? bias : NULL,
+                         .bias_per_row = bias_mode == 1,
+                         .clamp_lo = lo,
+                         .clamp_hi = hi};
   dg_cpu_sgemm(pool, &a);
   int ok = 1;
   double worst = 0;
@@ -483,6 +485,118 @@ static void test_pack_level_mismatch(void) {
          "packing empty operands gives NULL; freeing NULL is a no-op");
 }
 
+/* One implicit-GEMM convolution against a double loop over the NCHW
+ * definition; scratch_mode 0: none (the GEMM finds its own), 1: as
+ * dg_cpu_conv_f32_scratch asks. Packed weights are used on odd cases. */
+static void conv_case(dg_cpu_pool *pool, const char *tag, int idx,
+                      dg_cpu_conv_shape s, int pb, int pr, int scratch_mode) {
+  s.OH = (s.H + s.pt + pb - s.dh * (s.KH - 1) - 1) / s.sh + 1;
+  s.OW = (s.W + s.pl + pr - s.dw * (s.KW - 1) - 1) / s.sw + 1;
+  int CG = s.C / s.G, OG = s.O / s.G, K = CG * s.KH * s.KW;
+  size_t xn = (size_t)s.N * s.C * s.H * s.W, wn = (size_t)s.O * K;
+  size_t yn = (size_t)s.N * s.O * s.OH * s.OW;
+  float *x = malloc(4 * xn), *w = malloc(4 * wn), *y = malloc(4 * yn);
+  float *b = malloc(4 * (size_t)s.O);
+  dg_cpu_sgemm_packed **packs = calloc((size_t)s.G, sizeof *packs);
+  size_t sb = scratch_mode ? dg_cpu_conv_f32_scratch(&s, dg_cpu_pool_threads(pool)) : 0;
+  void *scratch = sb ? aligned_alloc(64, (sb + 63) & ~(size_t)63) : NULL;
+  for (size_t i = 0; i < xn; i++)
+    x[i] = rfloat();
+  for (size_t i = 0; i < wn; i++)
+    w[i] = rfloat();
+  for (int i = 0; i < s.O; i++)
+    b[i] = rfloat();
+  for (int g = 0; g < s.G && idx % 2; g++)
+    packs[g] = dg_cpu_sgemm_pack_a(OG, K, w + (size_t)g * OG * K, K);
+  float lo = idx % 3 == 0 ? 0.0f : -INFINITY, hi = INFINITY;
+  dg_cpu_conv_f32(pool, &s, x, w, idx % 2 ? packs : NULL,
+                  idx % 4 == 1 ? NULL : b, y, lo, hi, scratch, sb);
+  double worst = 0, mag = 1e-30;
+  for (int n = 0; n < s.N; n++)
+    for (int o = 0; o < s.O; o++)
+      for (int oh = 0; oh < s.OH; oh++)
+        for (int ow = 0; ow < s.OW; ow++) {
+          int g = o / OG;
+          double acc = idx % 4 == 1 ? 0.0 : b[o];
+          for (int c = 0; c < CG; c++)
+            for (int kh = 0; kh < s.KH; kh++)
+              for (int kw = 0; kw < s.KW; kw++) {
+                int ih = oh * s.sh - s.pt + kh * s.dh;
+                int iw = ow * s.sw - s.pl + kw * s.dw;
+                if (ih < 0 || ih >= s.H || iw < 0 || iw >= s.W)
+                  continue;
+                acc += (double)x[(((size_t)n * s.C + g * CG + c) * s.H + ih) *
+                                     s.W + iw] *
+                       w[(((size_t)o * CG + c) * s.KH + kh) * s.KW + kw];
+              }
+          if (acc < lo)
+            acc = lo;
+          double got = y[(((size_t)n * s.O + o) * s.OH + oh) * s.OW + ow];
+          double e = fabs(got - acc);
+          worst = e > worst || e != e ? e : worst;
+          mag = fabs(acc) > mag ? fabs(acc) : mag;
+        }
+  char what[256];
+  snprintf(what, sizeof what,
+           "%s conv_f32 case %d: N%d C%d O%d G%d %dx%d k%dx%d s%d,%d d%d,%d "
+           "p%d,%d,%d,%d scratch %d: error %.3g of %.3g",
+           tag, idx, s.N, s.C, s.O, s.G, s.H, s.W, s.KH, s.KW, s.sh, s.sw,
+           s.dh, s.dw, s.pt, s.pl, pb, pr, scratch_mode, worst, mag);
+  group_case(worst <= 1e-4 * mag, what);
+  for (int g = 0; g < s.G; g++)
+    dg_cpu_sgemm_packed_free(packs[g]);
+  free(packs);
+  free(scratch);
+  free(x);
+  free(w);
+  free(y);
+  free(b);
+}
+
+/* The implicit-GEMM f32 convolution: edge shapes (rows shorter and longer
+ * than a 32-wide panel, every pad, stride and dilation 1-2, groups,
+ * batches that go by image and by GEMM) and random ones. */
+static void test_conv_f32(dg_cpu_pool *pool, const char *tag) {
+  static const int fixed[][12] = {
+      /* N C O G H W KH KW s d p */
+      {1, 64, 64, 1, 56, 56, 3, 3, 1, 1, 1, 1},
+      {1, 16, 24, 1, 7, 7, 3, 3, 1, 1, 1, 1},
+      {2, 3, 5, 1, 1, 1, 3, 3, 1, 1, 1, 1},
+      {3, 4, 6, 2, 9, 40, 5, 5, 1, 1, 2, 2},
+      {4, 1, 6, 1, 28, 28, 5, 5, 1, 1, 2, 2},
+      {8, 6, 16, 1, 14, 14, 5, 5, 1, 1, 0, 0},
+      {1, 8, 8, 1, 33, 1, 3, 1, 1, 1, 1, 0},
+      {2, 6, 4, 2, 17, 19, 3, 3, 2, 1, 1, 1},
+      {1, 5, 7, 1, 15, 16, 3, 3, 1, 2, 2, 2},
+  };
+  int idx = 0;
+  for (size_t f = 0; f < sizeof fixed / sizeof fixed[0]; f++, idx++) {
+    const int *v = fixed[f];
+    dg_cpu_conv_shape s = {.N = v[0], .C = v[1], .O = v[2], .G = v[3],
+                           .H = v[4], .W = v[5], .KH = v[6], .KW = v[7],
+                           .sh = v[8], .sw = v[8], .dh = v[9], .dw = v[9],
+                           .pt = v[10], .pl = v[11]};
+    conv_case(pool, tag, idx, s, v[10], v[11], 1);
+  }
+  for (int r = 0; r < 24; r++, idx++) {
+    dg_cpu_conv_shape s = {.N = rint_in(1, 5), .G = rint_in(1, 2),
+                           .KH = rint_in(1, 4), .KW = rint_in(1, 4),
+                           .sh = rint_in(1, 2), .sw = rint_in(1, 2),
+                           .dh = rint_in(1, 2), .dw = rint_in(1, 2),
+                           .pt = rint_in(0, 2), .pl = rint_in(0, 2)};
+    s.C = s.G * rint_in(1, 6);
+    s.O = s.G * rint_in(1, 20);
+    int pb = rint_in(0, 2), pr = rint_in(0, 2);
+    /* At least one output row and column. */
+    s.H = rint_in(1, 24), s.W = rint_in(1, 70);
+    if (s.H + s.pt + pb < s.dh * (s.KH - 1) + 1)
+      s.H = s.dh * (s.KH - 1) + 1;
+    if (s.W + s.pl + pr < s.dw * (s.KW - 1) + 1)
+      s.W = s.dw * (s.KW - 1) + 1;
+    conv_case(pool, tag, idx, s, pb, pr, r % 3 != 0);
+  }
+}
+
 int main(void) {
   rng_state = 12345;
   test_pool(0);
@@ -506,6 +620,7 @@ int main(void) {
       rng_state = 1000 + (uint64_t)l * 10 + (uint64_t)th;
       test_sgemm(pool, tag);
       test_qgemm(pool, tag);
+      test_conv_f32(pool, tag);
       group_end(tag);
       dg_cpu_pool_destroy(pool);
     }

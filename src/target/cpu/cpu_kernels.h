@@ -60,8 +60,25 @@ typedef struct dg_cpu_sgemm_args {
   const float *bias;
   int bias_per_row;
   float clamp_lo, clamp_hi;
+  /* Optional implicit B (convolution without an im2col matrix): when set,
+   * B, ldb and trans_b are ignored and the GEMM asks pack_b for each block
+   * it needs: rows k0..k0+kc, columns j0..j0+nc of op(B), written as
+   * nr-wide panels dst[panel][kc][nr], the last one zero-padded to nr.
+   * Called from several threads at once on disjoint blocks. */
+  void (*pack_b)(const void *ctx, float *dst, int nr, int k0, int kc, int j0,
+                 int nc);
+  const void *pack_b_ctx;
+  /* Optional caller-owned scratch (64-byte aligned), used instead of the
+   * pool's when it holds at least what the call needs:
+   * dg_cpu_sgemm_task_floats(M, N, K) per task, one task per pool thread
+   * (one when the pool is NULL). */
+  float *scratch;
+  size_t scratch_floats;
 } dg_cpu_sgemm_args;
 void dg_cpu_sgemm(dg_cpu_pool *pool, const dg_cpu_sgemm_args *args);
+/* Scratch floats one task of an M x N x K call needs at most (packed B,
+ * at the current SIMD level). */
+size_t dg_cpu_sgemm_task_floats(int M, int N, int K);
 
 /* Packs a constant operand once so that every later dg_cpu_sgemm call
  * skips the copy: A[M, K] (lda), or op(B) as the N x K operand given by

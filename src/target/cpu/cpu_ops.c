@@ -3,6 +3,7 @@
  * simple loops for the memory-bound ops. Each follows the formula of its
  * reference kernel in src/ops. */
 #include "cpu_ops.h"
+#include "conv_f32.h"
 
 #include "../../graph/session.h"
 #include "../../ops/ops.h"
@@ -72,12 +73,6 @@ static void valid_cols(int64_t OW, int64_t W, int stride, int pad, int64_t off,
 #define T512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
 /* Short rows (LeNet's are 10-28 elements) cost more in memcpy's call and
  * dispatch than in the copy: masked vector moves instead. */
-T512 static void copy_f32_512(float *dst, const float *src, int64_t n) {
-  for (; n > 0; n -= 16, dst += 16, src += 16) {
-    __mmask16 m = n >= 16 ? 0xffff : (__mmask16)((1u << n) - 1);
-    _mm512_mask_storeu_ps(dst, m, _mm512_maskz_loadu_ps(m, src));
-  }
-}
 T512 static void copy_u8_512(uint8_t *dst, const uint8_t *src, int64_t n) {
   for (; n > 0; n -= 64, dst += 64, src += 64) {
     __mmask64 m = n >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << n) - 1;
@@ -86,16 +81,6 @@ T512 static void copy_u8_512(uint8_t *dst, const uint8_t *src, int64_t n) {
 }
 #endif
 
-static void copy_f32(float *dst, const float *src, int64_t n, bool wide) {
-#if defined(__x86_64__) || defined(__i386__)
-  if (wide) {
-    copy_f32_512(dst, src, n);
-    return;
-  }
-#endif
-  (void)wide;
-  memcpy(dst, src, sizeof(float) * (size_t)n);
-}
 static void copy_u8(uint8_t *dst, const uint8_t *src, int64_t n, bool wide) {
 #if defined(__x86_64__) || defined(__i386__)
   if (wide) {
@@ -107,44 +92,39 @@ static void copy_u8(uint8_t *dst, const uint8_t *src, int64_t n, bool wide) {
   memcpy(dst, src, (size_t)n);
 }
 
-/* im2col of one group of one image: col[K, P], the padding filled with
- * pad. One typed copy per element size so the compiler can vectorise the
- * stride-1 rows. */
-#define IM2COL(name, T, COPY)                                                  \
-  static void name(const conv_dims *d, const T *x, T *col, T pad) {          \
-    bool wide = dg_cpu_simd_level() >= DG_CPU_SIMD_AVX512;                    \
-    int64_t k = 0;                                                             \
-    for (int64_t c = 0; c < d->CG; c++)                                        \
-      for (int64_t kh = 0; kh < d->KH; kh++)                                   \
-        for (int64_t kw = 0; kw < d->KW; kw++, k++) {                          \
-          T *dst = col + k * d->P;                                             \
-          const T *src = x + c * d->H * d->W;                                  \
-          int64_t lo, hi;                                                      \
-          valid_cols(d->OW, d->W, d->sw, d->pl, kw * d->dw, &lo, &hi);        \
-          for (int64_t oh = 0; oh < d->OH; oh++) {                             \
-            int64_t ih = oh * d->sh - d->pt + kh * d->dh;                      \
-            T *row = dst + oh * d->OW;                                         \
-            if (ih < 0 || ih >= d->H) {                                        \
-              for (int64_t ow = 0; ow < d->OW; ow++)                           \
-                row[ow] = pad;                                                 \
-              continue;                                                        \
-            }                                                                  \
-            const T *in = src + ih * d->W - d->pl + kw * d->dw;                \
-            for (int64_t ow = 0; ow < lo; ow++)                                \
-              row[ow] = pad;                                                   \
-            if (d->sw == 1)                                                    \
-              COPY(row + lo, in + lo, hi - lo, wide);                          \
-            else                                                               \
-              for (int64_t ow = lo; ow < hi; ow++)                             \
-                row[ow] = in[ow * d->sw];                                      \
-            for (int64_t ow = hi; ow < d->OW; ow++)                            \
-              row[ow] = pad;                                                   \
-          }                                                                    \
-        }                                                                      \
+/* Rows [k0, k1) of the uint8/int8 im2col matrix of one group of one
+ * image, col[K, P], the padding filled with pad (the input's zero
+ * point). A row range so that threads can share one image. */
+static void im2col_8(const conv_dims *d, const uint8_t *x, uint8_t *col,
+                     uint8_t pad, int64_t k0, int64_t k1) {
+  bool wide = dg_cpu_simd_level() >= DG_CPU_SIMD_AVX512;
+  int64_t taps = d->KH * d->KW;
+  for (int64_t k = k0; k < k1; k++) {
+    int64_t c = k / taps, kh = k % taps / d->KW, kw = k % d->KW;
+    uint8_t *dst = col + k * d->P;
+    const uint8_t *src = x + c * d->H * d->W;
+    int64_t lo, hi;
+    valid_cols(d->OW, d->W, d->sw, d->pl, kw * d->dw, &lo, &hi);
+    for (int64_t oh = 0; oh < d->OH; oh++) {
+      int64_t ih = oh * d->sh - d->pt + kh * d->dh;
+      uint8_t *row = dst + oh * d->OW;
+      if (ih < 0 || ih >= d->H) {
+        memset(row, pad, (size_t)d->OW);
+        continue;
+      }
+      const uint8_t *in = src + ih * d->W - d->pl + kw * d->dw;
+      for (int64_t ow = 0; ow < lo; ow++)
+        row[ow] = pad;
+      if (d->sw == 1)
+        copy_u8(row + lo, in + lo, hi - lo, wide);
+      else
+        for (int64_t ow = lo; ow < hi; ow++)
+          row[ow] = in[ow * d->sw];
+      for (int64_t ow = hi; ow < d->OW; ow++)
+        row[ow] = pad;
+    }
   }
-IM2COL(im2col_f32, float, copy_f32)
-IM2COL(im2col_8, uint8_t, copy_u8)
-#undef IM2COL
+}
 
 typedef struct dw_job {
   const conv_dims *d;
@@ -181,6 +161,13 @@ static void dw_task(void *arg, int i, int n) {
     }
 }
 
+static dg_cpu_conv_shape conv_shape(const conv_dims *d) {
+  return (dg_cpu_conv_shape){(int)d->N,  (int)d->C,  (int)d->H,  (int)d->W,
+                             (int)d->O,  (int)d->OH, (int)d->OW, (int)d->KH,
+                             (int)d->KW, (int)d->G,  d->sh,      d->sw,
+                             d->dh,      d->dw,      d->pt,      d->pl};
+}
+
 static void conv_f32(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
                      void *out, void *scratch) {
   conv_dims d = conv_get(cn);
@@ -193,16 +180,19 @@ static void conv_f32(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
     dg_cpu_pool_run(pool, dw_task, &j, (int)(d.N * d.C));
     return;
   }
-  bool direct = conv_is_pointwise(&d);
+  if (!conv_is_pointwise(&d)) { /* implicit GEMM, no im2col matrix */
+    dg_cpu_conv_shape s = conv_shape(&d);
+    dg_cpu_conv_f32(pool, &s, x, w, cn->spack, b, y, lo, hi, scratch,
+                    cn->scratch_bytes);
+    return;
+  }
   for (int64_t n = 0; n < d.N; n++)
     for (int64_t g = 0; g < d.G; g++) {
       const float *xg = x + (n * d.C + g * d.CG) * d.H * d.W;
-      if (!direct)
-        im2col_f32(&d, xg, scratch, 0.0f);
       dg_cpu_sgemm_args a = {
           .M = (int)d.OG, .N = (int)d.P, .K = (int)d.K,
           .A = w + g * d.OG * d.K, .lda = (int)d.K,
-          .B = direct ? xg : scratch, .ldb = (int)d.P,
+          .B = xg, .ldb = (int)d.P,
           .C = y + (n * d.O + g * d.OG) * d.P, .ldc = (int)d.P,
           .bias = b ? b + g * d.OG : NULL, .bias_per_row = 1,
           .clamp_lo = lo, .clamp_hi = hi};
@@ -217,33 +207,95 @@ static void refresh_bias(dg_cpu_node *cn, void *const *in, int64_t channels) {
     memcpy(cn->bias, in[2], sizeof(int32_t) * (size_t)channels);
 }
 
+typedef struct q8_job {
+  dg_cpu_node *cn;
+  const conv_dims *d;
+  void *const *in;
+  void *out;
+  uint8_t *scratch; /* one im2col matrix per task */
+  const uint8_t *xg;  /* im2col_task: the group being expanded */
+  int ntasks;
+} q8_job;
+
+/* One image and group through the quantised GEMM; col is its im2col
+ * matrix (unused for pointwise convolutions, which read x in place). */
+static void q8_gemm(const q8_job *j, dg_cpu_pool *pool, int64_t n, int64_t g,
+                    const uint8_t *col) {
+  dg_cpu_node *cn = j->cn;
+  const conv_dims *d = j->d;
+  const dg_tensor_desc *xd = in_desc(cn, 0), *wd = in_desc(cn, 1),
+                       *yd = out_desc(cn);
+  const int8_t *xg =
+      (const int8_t *)j->in[0] + (n * d->C + g * d->CG) * d->H * d->W;
+  dg_cpu_qgemm_args a = {
+      .M = (int)d->OG, .N = (int)d->P, .K = (int)d->K,
+      .A = (const int8_t *)j->in[1] + g * d->OG * d->K, .lda = (int)d->K,
+      .a_signed = wd->dtype == DG_DTYPE_I8, .za = cn->w_zero + g * d->OG,
+      .a_zero_per_row = 1,
+      .B = conv_is_pointwise(d) ? (const void *)xg : col, .ldb = (int)d->P,
+      .b_signed = xd->dtype == DG_DTYPE_I8, .zb = &cn->x_zero,
+      .C = (int8_t *)j->out + (n * d->O + g * d->OG) * d->P, .ldc = (int)d->P,
+      .c_signed = yd->dtype == DG_DTYPE_I8, .c_zero = cn->y_zero,
+      .chan_per_row = 1, .per_channel = 1,
+      .bias = cn->bias + g * d->OG, .mult = cn->mult + g * d->OG,
+      .clamp_lo = cn->clamp_lo, .clamp_hi = cn->clamp_hi};
+  dg_cpu_qgemm_packed_run(pool, &a, cn->qpack ? cn->qpack[g] : NULL, NULL);
+}
+
+/* Task i of n expands rows [K*i/n, K*(i+1)/n) of one group's im2col. */
+static void im2col_task(void *arg, int i, int n) {
+  const q8_job *j = arg;
+  im2col_8(j->d, j->xg, j->scratch, (uint8_t)j->cn->x_zero,
+           j->d->K * i / n, j->d->K * (i + 1) / n);
+}
+
+/* Task i of ntasks: a contiguous range of images with its own im2col
+ * buffer, each GEMM on this thread alone. */
+static void q8_images_task(void *arg, int i, int n) {
+  (void)n;
+  const q8_job *j = arg;
+  const conv_dims *d = j->d;
+  uint8_t *col = j->scratch + (size_t)(d->K * d->P) * (size_t)i;
+  for (int64_t img = d->N * i / j->ntasks; img < d->N * (i + 1) / j->ntasks;
+       img++)
+    for (int64_t g = 0; g < d->G; g++) {
+      const uint8_t *xg =
+          (const uint8_t *)j->in[0] + (img * d->C + g * d->CG) * d->H * d->W;
+      if (!conv_is_pointwise(d))
+        im2col_8(d, xg, col, (uint8_t)j->cn->x_zero, 0, d->K);
+      q8_gemm(j, NULL, img, g, col);
+    }
+}
+
+/* im2col bytes the int8 convolution needs on a pool of `threads`. */
+static size_t q8_scratch(const conv_dims *d, int threads) {
+  if (conv_is_pointwise(d))
+    return 0;
+  size_t one = (size_t)(d->K * d->P);
+  return dg_cpu_conv_by_images((int)d->N, threads) ? one * (size_t)threads
+                                                   : one;
+}
+
 static void conv_q8(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
                     void *out, void *scratch) {
   conv_dims d = conv_get(cn);
   refresh_bias(cn, in, d.O);
-  const dg_tensor_desc *xd = in_desc(cn, 0), *wd = in_desc(cn, 1),
-                       *yd = out_desc(cn);
-  bool direct = conv_is_pointwise(&d);
+  int threads = dg_cpu_pool_threads(pool);
+  q8_job j = {cn, &d, in, out, scratch, NULL, threads};
+  if (dg_cpu_conv_by_images((int)d.N, threads) &&
+      cn->scratch_bytes >= q8_scratch(&d, threads)) {
+    dg_cpu_pool_run(pool, q8_images_task, &j, threads);
+    return;
+  }
+  /* One image at a time: the expansion split by rows when it is big
+   * enough to pay for the hand-off, then the GEMM split by the GEMM. */
+  int parts = d.K * d.P >= 65536 ? threads : 1;
   for (int64_t n = 0; n < d.N; n++)
     for (int64_t g = 0; g < d.G; g++) {
-      const int8_t *xg = (const int8_t *)in[0] + (n * d.C + g * d.CG) * d.H *
-                                                     d.W;
-      if (!direct)
-        im2col_8(&d, (const uint8_t *)xg, scratch, (uint8_t)cn->x_zero);
-      dg_cpu_qgemm_args a = {
-          .M = (int)d.OG, .N = (int)d.P, .K = (int)d.K,
-          .A = (const int8_t *)in[1] + g * d.OG * d.K, .lda = (int)d.K,
-          .a_signed = wd->dtype == DG_DTYPE_I8, .za = cn->w_zero + g * d.OG,
-          .a_zero_per_row = 1,
-          .B = direct ? (const void *)xg : scratch, .ldb = (int)d.P,
-          .b_signed = xd->dtype == DG_DTYPE_I8, .zb = &cn->x_zero,
-          .C = (int8_t *)out + (n * d.O + g * d.OG) * d.P, .ldc = (int)d.P,
-          .c_signed = yd->dtype == DG_DTYPE_I8, .c_zero = cn->y_zero,
-          .chan_per_row = 1, .per_channel = 1,
-          .bias = cn->bias + g * d.OG, .mult = cn->mult + g * d.OG,
-          .clamp_lo = cn->clamp_lo, .clamp_hi = cn->clamp_hi};
-      dg_cpu_qgemm_packed_run(pool, &a, cn->qpack ? cn->qpack[g] : NULL,
-                              NULL);
+      j.xg = (const uint8_t *)in[0] + (n * d.C + g * d.CG) * d.H * d.W;
+      if (!conv_is_pointwise(&d))
+        dg_cpu_pool_run(pool, im2col_task, &j, parts);
+      q8_gemm(&j, pool, n, g, scratch);
     }
 }
 
@@ -754,7 +806,8 @@ static bool prepare_packs(dg_cpu_node *cn, bool q) {
   return true;
 }
 
-bool dg_cpu_node_prepare(dg_cpu_node *cn, const dg_ir *ir, const dg_node *n) {
+bool dg_cpu_node_prepare(dg_cpu_node *cn, const dg_ir *ir, const dg_node *n,
+                         int threads) {
   memset(cn, 0, sizeof *cn);
   cn->ir = ir;
   cn->node = n;
@@ -769,8 +822,12 @@ bool dg_cpu_node_prepare(dg_cpu_node *cn, const dg_ir *ir, const dg_node *n) {
     conv_dims d = conv_get(cn);
     bool q = n->op == DG_OP_QCONV2D;
     cn->run = q ? conv_q8 : conv_f32;
-    if (!conv_is_pointwise(&d) && !(!q && d.CG == 1 && d.OG == 1))
-      cn->scratch_bytes = (size_t)(d.K * d.P) * (q ? 1 : 4);
+    if (q)
+      cn->scratch_bytes = q8_scratch(&d, threads);
+    else if (!q && !conv_is_pointwise(&d) && !(d.CG == 1 && d.OG == 1)) {
+      dg_cpu_conv_shape s = conv_shape(&d);
+      cn->scratch_bytes = dg_cpu_conv_f32_scratch(&s, threads);
+    }
     if (q && !prepare_q8(cn, d.O, true))
       return false;
     return prepare_packs(cn, q);

@@ -28,8 +28,10 @@ typedef struct dg_cpu_node {
   int32_t x_zero, y_zero, clamp_lo, clamp_hi;
 } dg_cpu_node;
 
-/* Chooses the kernel and prepares cn; false on OOM. */
-bool dg_cpu_node_prepare(dg_cpu_node *cn, const dg_ir *ir, const dg_node *n);
+/* Chooses the kernel and prepares cn for a pool of `threads` threads
+ * (scratch is sized for it); false on OOM. */
+bool dg_cpu_node_prepare(dg_cpu_node *cn, const dg_ir *ir, const dg_node *n,
+                         int threads);
 void dg_cpu_node_release(dg_cpu_node *cn);
 
 #endif

@@ -112,7 +112,8 @@ static dg_status cpu_compile(dg_device *dev, const dg_segment *seg,
     s->node_count = i + 1;
     if (corrupt && !strcmp(corrupt, n->name))
       s->corrupt = i;
-    if (!dg_cpu_node_prepare(&s->nodes[i], seg->ir, n)) {
+    if (!dg_cpu_node_prepare(&s->nodes[i], seg->ir, n,
+                             dg_cpu_pool_threads(s->pool))) {
       cpu_release(s);
       dg_diag_set(diag, DG_ERROR_OUT_OF_MEMORY, seg->nodes[i], n->name,
                   dg_op_name(n->op), NULL, NULL, NULL,

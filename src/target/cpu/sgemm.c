@@ -408,6 +408,7 @@ typedef struct plan {
   const dg_cpu_sgemm_packed *pa, *pb; /* prepacked, or NULL */
   float *scratch;  /* per task: A panel then B block */
   size_t per_task; /* floats */
+  size_t a_floats; /* A panel part of per_task */
 } plan;
 
 /* A prepacked operand. A: ceil(M / mr) balanced row blocks, block of rows
@@ -468,6 +469,10 @@ static void pack_a_raw(const float *A, int lda, float *dst, int r, int mr,
 }
 
 static void pack_b(const plan *p, float *dst, int pc, int kc, int jc, int nc) {
+  if (p->g->pack_b) {
+    p->g->pack_b(p->g->pack_b_ctx, dst, p->nr, pc, kc, jc, nc);
+    return;
+  }
   pack_b_raw(p->g->B, p->g->ldb, p->g->trans_b, p->nr, dst, pc, kc, jc, nc);
 }
 
@@ -541,7 +546,7 @@ static void run_task(void *arg, int task, int ntasks) {
   }
   /* No scratch when both operands come prepacked or in place. */
   float *apan = p->scratch ? p->scratch + p->per_task * (size_t)task : NULL;
-  float *bblk = apan ? apan + (size_t)p->mr * KC : NULL;
+  float *bblk = apan ? apan + p->a_floats : NULL;
   for (int jc = n0; jc < n1; jc += NC) {
     int nc = n1 - jc < NC ? n1 - jc : NC;
     int pc = 0;
@@ -607,6 +612,26 @@ static void run_task(void *arg, int task, int ntasks) {
  * allocation. */
 static void run_naive(const plan *p) {
   const dg_cpu_sgemm_args *g = p->g;
+  if (g->pack_b) { /* B exists only through pack_b: one row at a time */
+    float brow[64]; /* nr <= 32 */
+    for (int j0 = 0; j0 < g->N; j0 += p->nr) {
+      int w = g->N - j0 < p->nr ? g->N - j0 : p->nr;
+      for (int m = 0; m < g->M; m++) {
+        float s[64] = {0};
+        for (int k = 0; k < g->K; k++) {
+          g->pack_b(g->pack_b_ctx, brow, p->nr, k, 1, j0, w);
+          for (int j = 0; j < w; j++)
+            s[j] += g->A[(size_t)m * g->lda + k] * brow[j];
+        }
+        for (int j = 0; j < w; j++) {
+          float *c = g->C + (size_t)m * g->ldc + j0 + j;
+          *c = s[j];
+          finish(p, c, m, j0 + j);
+        }
+      }
+    }
+    return;
+  }
   for (int m = 0; m < g->M; m++)
     for (int n = 0; n < g->N; n++) {
       float s = 0.0f;
@@ -700,6 +725,17 @@ void dg_cpu_sgemm_packed_free(dg_cpu_sgemm_packed *pk) {
   free(pk);
 }
 
+size_t dg_cpu_sgemm_task_floats(int M, int N, int K) {
+  (void)M;
+  plan p;
+  dot_fn dot;
+  pick_kernel(&p, &dot);
+  int kc = K < KC ? (K > 0 ? K : 1) : KC;
+  int nb = (N + p.nr - 1) / p.nr * p.nr;
+  return (((size_t)p.mr * kc + 15) & ~(size_t)15) +
+         (size_t)kc * (nb < NC ? nb : NC);
+}
+
 void dg_cpu_sgemm(dg_cpu_pool *pool, const dg_cpu_sgemm_args *g) {
   dg_cpu_sgemm_packed_run(pool, g, NULL, NULL);
 }
@@ -717,15 +753,17 @@ void dg_cpu_sgemm_packed_run(dg_cpu_pool *pool, const dg_cpu_sgemm_args *g,
   if (pa && !pa->is_b && pa->rows == g->M && pa->K == g->K &&
       pa->unit == p.mr)
     p.pa = pa;
-  if (pb && pb->is_b && pb->rows == g->N && pb->K == g->K && pb->unit == p.nr)
+  if (pb && pb->is_b && pb->rows == g->N && pb->K == g->K &&
+      pb->unit == p.nr && !g->pack_b)
     p.pb = pb;
   /* Transposing B into panels costs as much as the multiply itself when
    * A has only a few rows; dot products read it once, in place. A
    * prepacked B needs neither. */
-  if (g->trans_b && g->M <= 4 && g->K > 0 && !p.pb)
+  if (g->trans_b && g->M <= 4 && g->K > 0 && !p.pb && !g->pack_b)
     p.dot = dot;
-  /* Packing B pays off only when the panel is reused by many row blocks. */
-  p.direct_b = !g->trans_b && g->M <= 2 * p.mr;
+  /* Packing B pays off only when the panel is reused by many row blocks
+   * (an implicit B must always be packed). */
+  p.direct_b = !g->trans_b && g->M <= 2 * p.mr && !g->pack_b;
 
   /* Threads only when the work hides the hand-off (~1 us). */
   double flops = 2.0 * g->M * g->N * (g->K > 0 ? g->K : 1);
@@ -755,10 +793,16 @@ void dg_cpu_sgemm_packed_run(dg_cpu_pool *pool, const dg_cpu_sgemm_args *g,
 
   void *own = NULL;
   if (!p.dot && !(p.pa && (p.pb || p.direct_b))) {
-    p.per_task = (size_t)p.mr * KC +
-                 (p.direct_b || p.pb ? 0 : (size_t)KC * NC);
+    int kc = g->K < KC ? (g->K > 0 ? g->K : 1) : KC;
+    int nb = (g->N + p.nr - 1) / p.nr * p.nr;
+    p.a_floats = ((size_t)p.mr * kc + 15) & ~(size_t)15;
+    p.per_task = p.a_floats +
+                 (p.direct_b || p.pb ? 0 : (size_t)kc * (nb < NC ? nb : NC));
     size_t bytes = sizeof(float) * p.per_task * (size_t)ntasks;
-    p.scratch = dg_cpu_pool_scratch(pool, bytes);
+    if (g->scratch && g->scratch_floats >= p.per_task * (size_t)ntasks)
+      p.scratch = g->scratch;
+    else
+      p.scratch = dg_cpu_pool_scratch(pool, bytes);
     if (!p.scratch)
       p.scratch = own = malloc(bytes);
     if (!p.scratch) {

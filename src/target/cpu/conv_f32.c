@@ -1,0 +1,226 @@
+/* f32 convolution as an implicit GEMM (see conv_f32.h).
+ *
+ * Per image and group: Y[OG, P] = W[OG, K] * col[K, P] with K = CG*KH*KW
+ * and P = OH*OW, where col is the im2col matrix. Materialising col costs a
+ * write and a re-read of K x P floats (7 MB for ResNet-50's 64@56 layer),
+ * more than the multiply once it spills out of the caches, and ran on one
+ * thread. Instead the GEMM calls pack_cols for each KC x NC block it is
+ * about to use, which reads the input directly into the GEMM's packed
+ * panel layout (in L2), treating out-of-image taps as zero.
+ *
+ * Threads: with enough images each thread takes whole images (small
+ * per-image GEMMs such as LeNet's cannot be split profitably); otherwise
+ * one image at a time with the GEMM split across the pool.
+ */
+#include "conv_f32.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define DG_X86 1
+#define T512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+#endif
+
+/* What pack_cols needs: one image's group of channels and the geometry. */
+typedef struct conv_src {
+  const float *x; /* first channel of the group */
+  const dg_cpu_conv_shape *s;
+} conv_src;
+
+/* Scalar packer for any stride / dilation / SIMD level: element (k, j) of
+ * col is x[c][oh*sh - pt + kh*dh][ow*sw - pl + kw*dw], or 0 outside. */
+static void pack_scalar(const conv_src *cs, float *dst, int nr, int k0,
+                        int kc, int j0, int nc) {
+  const dg_cpu_conv_shape *s = cs->s;
+  int taps = s->KH * s->KW;
+  for (int jp = 0; jp < nc; jp += nr, dst += (size_t)kc * nr) {
+    int w = nc - jp < nr ? nc - jp : nr;
+    for (int k = 0; k < kc; k++) {
+      int c = (k0 + k) / taps, t = (k0 + k) % taps;
+      int kh = t / s->KW, kw = t % s->KW;
+      const float *plane = cs->x + (size_t)c * s->H * s->W;
+      float *row = dst + (size_t)k * nr;
+      int p = j0 + jp, oh = p / s->OW, ow = p % s->OW;
+      for (int j = 0; j < w; j++) {
+        int ih = oh * s->sh - s->pt + kh * s->dh;
+        int iw = ow * s->sw - s->pl + kw * s->dw;
+        row[j] = ih >= 0 && ih < s->H && iw >= 0 && iw < s->W
+                     ? plane[(size_t)ih * s->W + iw]
+                     : 0.0f;
+        if (++ow == s->OW)
+          ow = 0, oh++;
+      }
+      for (int j = w; j < nr; j++)
+        row[j] = 0.0f;
+    }
+  }
+}
+
+#ifdef DG_X86
+/* AVX-512, stride 1, 32-wide panels. A panel row is up to 32 consecutive
+ * output pixels: a few runs ("segments"), one per output row they touch.
+ * For a given tap (kh, kw) each segment is one contiguous piece of an
+ * input row, the same for every channel; so per panel the segments'
+ * source offsets and lane masks are worked out once per tap, and each of
+ * the kc rows is then two masked loads per segment and two stores. */
+#define MAX_DESC 512
+typedef struct seg_desc {
+  int64_t off; /* plane offset that lane 0 of the row would read */
+  __mmask16 m0, m1;
+} seg_desc;
+
+T512 static void pack_512(const conv_src *cs, float *dst, int k0, int kc,
+                          int j0, int nc) {
+  const dg_cpu_conv_shape *s = cs->s;
+  int taps = s->KH * s->KW;
+  size_t plane = (size_t)s->H * s->W;
+  seg_desc desc[MAX_DESC];
+  for (int jp = 0; jp < nc; jp += 32, dst += (size_t)kc * 32) {
+    int w = nc - jp < 32 ? nc - jp : 32;
+    /* Segments: [d, d + len) of the row is output row oh from column ow. */
+    int sd[32], sl[32], soh[32], sow[32], ns = 0;
+    int p = j0 + jp;
+    for (int d = 0; d < w; ns++) {
+      soh[ns] = p / s->OW;
+      sow[ns] = p % s->OW;
+      sl[ns] = s->OW - sow[ns] < w - d ? s->OW - sow[ns] : w - d;
+      sd[ns] = d;
+      d += sl[ns];
+      p += sl[ns];
+    }
+    for (int t = 0; t < taps; t++) {
+      int kh = t / s->KW, kw = t % s->KW;
+      for (int q = 0; q < ns; q++) {
+        seg_desc *e = &desc[t * ns + q];
+        int ih = soh[q] * s->sh - s->pt + kh * s->dh;
+        int iw0 = sow[q] - s->pl + kw * s->dw; /* input column of lane sd */
+        /* Lanes [sd + lo, sd + hi) fall inside the input row. */
+        int lo = iw0 < 0 ? -iw0 : 0;
+        int hi = s->W - iw0 < sl[q] ? s->W - iw0 : sl[q];
+        uint32_t m = 0;
+        if (ih >= 0 && ih < s->H && hi > lo)
+          m = (uint32_t)((((uint64_t)1 << hi) - 1) & ~(((uint64_t)1 << lo) - 1))
+              << sd[q];
+        e->m0 = (__mmask16)m;
+        e->m1 = (__mmask16)(m >> 16);
+        e->off = (int64_t)ih * s->W + iw0 - sd[q];
+      }
+    }
+    int c = k0 / taps, t = k0 % taps;
+    for (int k = 0; k < kc; k++) {
+      const float *xp = cs->x + plane * (size_t)c;
+      const seg_desc *e = &desc[t * ns];
+      __m512 r0 = _mm512_setzero_ps(), r1 = r0;
+      for (int q = 0; q < ns; q++) {
+        /* Lane i reads xp[off + i]; lanes outside the input are masked,
+         * so the address is formed as an integer and never dereferenced
+         * there. */
+        const float *a =
+            (const float *)((uintptr_t)xp + (uintptr_t)(e[q].off * 4));
+        r0 = _mm512_mask_loadu_ps(r0, e[q].m0, a);
+        r1 = _mm512_mask_loadu_ps(r1, e[q].m1, (const float *)((uintptr_t)a + 64));
+      }
+      _mm512_storeu_ps(dst + (size_t)k * 32, r0);
+      _mm512_storeu_ps(dst + (size_t)k * 32 + 16, r1);
+      if (++t == taps)
+        t = 0, c++;
+    }
+  }
+}
+#endif
+
+/* The sgemm's pack_b callback. */
+static void pack_cols(const void *ctx, float *dst, int nr, int k0, int kc,
+                      int j0, int nc) {
+  const conv_src *cs = ctx;
+#ifdef DG_X86
+  const dg_cpu_conv_shape *s = cs->s;
+  /* Segments per panel: at most 32 / OW + 2. */
+  int ns = 32 / s->OW + 2;
+  if (nr == 32 && s->sw == 1 && s->KH * s->KW * ns <= MAX_DESC &&
+      dg_cpu_simd_level() >= DG_CPU_SIMD_AVX512) {
+    pack_512(cs, dst, k0, kc, j0, nc);
+    return;
+  }
+#endif
+  pack_scalar(cs, dst, nr, k0, kc, j0, nc);
+}
+
+static int group_k(const dg_cpu_conv_shape *s) {
+  return s->C / s->G * s->KH * s->KW;
+}
+
+int dg_cpu_conv_by_images(int N, int threads) {
+  return threads > 1 && N >= threads && (N % threads == 0 || N >= 4 * threads);
+}
+
+size_t dg_cpu_conv_f32_scratch(const dg_cpu_conv_shape *s, int threads) {
+  if (threads < 1)
+    threads = 1;
+  size_t task = dg_cpu_sgemm_task_floats(s->O / s->G, s->OH * s->OW,
+                                         group_k(s));
+  return sizeof(float) * task * (size_t)threads;
+}
+
+typedef struct conv_job {
+  const dg_cpu_conv_shape *s;
+  const float *x, *w, *b;
+  dg_cpu_sgemm_packed *const *packs;
+  float *y, lo, hi;
+  float *scratch;
+  size_t task_floats; /* per thread, when by images */
+  int ntasks;
+} conv_job;
+
+/* One image, one group; pool NULL runs it on the calling thread. */
+static void conv_one(const conv_job *j, dg_cpu_pool *pool, int n, int g,
+                     float *scratch, size_t scratch_floats) {
+  const dg_cpu_conv_shape *s = j->s;
+  int CG = s->C / s->G, OG = s->O / s->G, K = group_k(s), P = s->OH * s->OW;
+  conv_src cs = {j->x + ((size_t)n * s->C + (size_t)g * CG) * s->H * s->W, s};
+  dg_cpu_sgemm_args a = {
+      .M = OG, .N = P, .K = K, .A = j->w + (size_t)g * OG * K, .lda = K,
+      .C = j->y + ((size_t)n * s->O + (size_t)g * OG) * P, .ldc = P,
+      .bias = j->b ? j->b + (size_t)g * OG : NULL, .bias_per_row = 1,
+      .clamp_lo = j->lo, .clamp_hi = j->hi, .pack_b = pack_cols,
+      .pack_b_ctx = &cs, .scratch = scratch, .scratch_floats = scratch_floats};
+  dg_cpu_sgemm_packed_run(pool, &a, j->packs ? j->packs[g] : NULL, NULL);
+}
+
+/* Task i of ntasks: a contiguous range of images, with its own scratch. */
+static void images_task(void *arg, int i, int n) {
+  (void)n;
+  const conv_job *j = arg;
+  int N = j->s->N;
+  int n0 = (int)((long long)N * i / j->ntasks);
+  int n1 = (int)((long long)N * (i + 1) / j->ntasks);
+  float *scratch = j->scratch ? j->scratch + j->task_floats * (size_t)i : NULL;
+  for (int img = n0; img < n1; img++)
+    for (int g = 0; g < j->s->G; g++)
+      conv_one(j, NULL, img, g, scratch, scratch ? j->task_floats : 0);
+}
+
+void dg_cpu_conv_f32(dg_cpu_pool *pool, const dg_cpu_conv_shape *s,
+                     const float *x, const float *w,
+                     dg_cpu_sgemm_packed *const *packs, const float *b,
+                     float *y, float lo, float hi, void *scratch,
+                     size_t scratch_bytes) {
+  int threads = dg_cpu_pool_threads(pool);
+  size_t task = dg_cpu_sgemm_task_floats(s->O / s->G, s->OH * s->OW,
+                                         group_k(s));
+  conv_job j = {s, x, w, b, packs, y, lo, hi, scratch, task, threads};
+  if (dg_cpu_conv_by_images(s->N, threads)) {
+    /* Without room for every task's scratch, each GEMM allocates its own
+     * (or, failing that, runs its allocation-free loop). */
+    if (scratch_bytes < sizeof(float) * task * (size_t)threads)
+      j.scratch = NULL;
+    dg_cpu_pool_run(pool, images_task, &j, threads);
+    return;
+  }
+  size_t floats = scratch_bytes / sizeof(float);
+  for (int n = 0; n < s->N; n++)
+    for (int g = 0; g < s->G; g++)
+      conv_one(&j, pool, n, g, scratch, floats);
+}

@@ -1,0 +1,39 @@
+/* f32 convolution (NCHW) as an implicit GEMM: no im2col matrix is ever
+ * built; the GEMM packs its B panels straight from a zero-padded copy of
+ * the input (or from the input itself when there is no padding). */
+#ifndef DG_CPU_CONV_F32_H
+#define DG_CPU_CONV_F32_H
+
+#include "cpu_kernels.h"
+
+#include <stddef.h>
+
+typedef struct dg_cpu_conv_shape {
+  int N, C, H, W;        /* input */
+  int O, OH, OW;         /* output */
+  int KH, KW, G;         /* kernel, groups */
+  int sh, sw, dh, dw;    /* stride, dilation */
+  int pt, pl;            /* pads: top, left (the rest follows from OH/OW) */
+} dg_cpu_conv_shape;
+
+/* Whether a convolution of N images on `threads` threads gives each
+ * thread whole images (small per-image GEMMs cannot be split profitably,
+ * and images are independent): at least one image per thread and an even
+ * enough split. Shared by the f32 and int8 convolutions. */
+int dg_cpu_conv_by_images(int N, int threads);
+
+/* Scratch bytes dg_cpu_conv_f32 needs when run on a pool of `threads`
+ * threads (less scratch still works: the GEMM then takes the pool's). */
+size_t dg_cpu_conv_f32_scratch(const dg_cpu_conv_shape *s, int threads);
+
+/* y = clamp(conv(x, w) + b) for every image and group. w is [O][C/G][KH][KW]
+ * (packs: one dg_cpu_sgemm_pack_a of it per group, or NULL); b is NULL or
+ * O entries. Images are spread over the threads when there are enough of
+ * them, else each image's GEMM is. */
+void dg_cpu_conv_f32(dg_cpu_pool *pool, const dg_cpu_conv_shape *s,
+                     const float *x, const float *w,
+                     dg_cpu_sgemm_packed *const *packs, const float *b,
+                     float *y, float lo, float hi, void *scratch,
+                     size_t scratch_bytes);
+
+#endif
