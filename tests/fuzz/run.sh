@@ -16,7 +16,7 @@ ninja -C build-fuzz libdirectgraph.a >/dev/null
 lib=build-fuzz/libdirectgraph.a
 clang -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude \
   tests/fuzz/fuzz_onnx.c "$lib" \
-  $(pkg-config --libs libprotobuf-c OpenCL libdrm 2>/dev/null) -lm -ldl \
+  $(pkg-config --libs libprotobuf-c OpenCL libdrm vulkan 2>/dev/null) -lm -ldl \
   -pthread -o build-fuzz/fuzz_onnx
 mkdir -p build-fuzz/corpus
 cp tests/fuzz/corpus/*.onnx build-fuzz/corpus/
