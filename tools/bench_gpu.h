@@ -7,15 +7,18 @@
 #include "graph.h"
 
 /* Median microseconds of one run of C[M,N] = A[M,K] B[K,N] in dtype (f32
- * or f16) on device, or -1 (with why in check). check gets "ok"/"FAIL". */
+ * or f16) on device, or -1 (with why in check). check gets "ok"/"FAIL".
+ * A run includes moving A and B from the host and C back; *kernel_us gets
+ * the device's own time for the node (timestamps, best of 5 runs; -1 when
+ * the device does not measure), the figure comparable with cuBLAS. */
 double bench_gpu_gemm_us(dg_context *ctx, int device, int M, int N, int K,
                          dg_dtype dtype, char *check, size_t check_size,
-                         int *reps);
+                         int *reps, double *kernel_us);
 
 /* The same for a 3x3 stride-1 pad-1 conv C->C at HxW with batch N. */
 double bench_gpu_conv_us(dg_context *ctx, int device, int N, int C, int H,
                          int W, dg_dtype dtype, char *check,
-                         size_t check_size, int *reps);
+                         size_t check_size, int *reps, double *kernel_us);
 
 /* SGEMM through CLBlast on the first OpenCL GPU, or -1 when CLBlast or a
  * GPU is missing (name gets the device). */
