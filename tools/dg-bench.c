@@ -682,7 +682,7 @@ static int gpu_suite(const opts *o, dev *devs, int ndev, FILE *jf) {
       row copy = *r; /* the device's kernel time, without host transfers */
       row *k = add_row(copy.bench, d->label, copy.shape);
       *k = copy;
-      snprintf(k->bench, sizeof k->bench, "%s_kern", copy.bench);
+      snprintf(k->bench, sizeof k->bench, "%.12s_kern", copy.bench);
       set_perf(k, 2.0 * n * n * n, kus, -1);
       r = &rows[nrows - 2];
       if (gemm[g][1] == DG_DTYPE_F32 && d->info.kind == DG_DEVICE_OPENCL) {
