@@ -9,6 +9,7 @@
 #include "target/opencl/cl_test.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -293,6 +294,167 @@ static void test_build_failure(void) {
   CHECK(st == DG_OK && ok, "after a build failure, a good build works");
 }
 
+/* ---- GEMM and convolution kernels of GPU-type devices ------------------
+ * DG_TEST_OPENCL_GPU_KERNELS=1 makes a CPU-type device (PoCL) choose the
+ * kernels a GPU runs: the large-tile GEMMs (each of 128x128, 64x128 and
+ * 64x64 by shape), their vector and scalar edge paths, and the implicit
+ * GEMM convolution, checked against the CPU device. Values are multiples
+ * of 1/64 so that f16 inputs are exact. */
+
+static uint16_t to_f16(float f) { /* exact for the values used here */
+  if (f == 0)
+    return 0;
+  uint16_t sign = f < 0 ? 0x8000 : 0;
+  int e;
+  float m = frexpf(fabsf(f), &e); /* [0.5, 1) * 2^e */
+  return (uint16_t)(sign | (uint16_t)((e + 14) << 10) |
+                    (uint16_t)((int)(m * 2048.0f) - 1024));
+}
+
+static float from_f16(uint16_t h) {
+  int e = (h >> 10) & 31, m = h & 1023;
+  float v = e ? ldexpf((float)(m | 1024), e - 25) : ldexpf((float)m, -24);
+  return h & 0x8000 ? -v : v;
+}
+
+typedef struct gk_case {
+  int op; /* 0 matmul, 1 fully_connected, 2 conv2d */
+  bool f16;
+  int ar, ad[4], br, bd[4]; /* matmul a, b; fc x, w; conv x, w */
+  dg_conv2d_params cp;
+  dg_activation act;
+} gk_case;
+
+static float *gk_data(size_t n) {
+  float *v = malloc(n * sizeof(float));
+  for (size_t i = 0; v && i < n; i++)
+    v[i] = (float)t_range(-64, 64) / 64.0f;
+  return v;
+}
+
+static size_t gk_count(int r, const int *d) {
+  size_t n = 1;
+  for (int i = 0; i < r; i++)
+    n *= (size_t)d[i];
+  return n;
+}
+
+/* Runs the case on device dev; y receives the output as f32. */
+static dg_status gk_run(dg_context *ctx, int dev, const gk_case *c,
+                        const float *a, const float *b, const float *bias,
+                        float **y, size_t *yn) {
+  dg_dtype dt = c->f16 ? DG_DTYPE_F16 : DG_DTYPE_F32;
+  size_t es = c->f16 ? 2 : 4, an = gk_count(c->ar, c->ad),
+         bn = gk_count(c->br, c->bd);
+  size_t biasn = (size_t)c->bd[0];
+  void *ah = malloc(an * es), *bh = malloc(bn * es), *ch = malloc(biasn * es);
+  for (size_t i = 0; i < an; i++)
+    c->f16 ? (void)(((uint16_t *)ah)[i] = to_f16(a[i]))
+           : (void)(((float *)ah)[i] = a[i]);
+  for (size_t i = 0; i < bn; i++)
+    c->f16 ? (void)(((uint16_t *)bh)[i] = to_f16(b[i]))
+           : (void)(((float *)bh)[i] = b[i]);
+  for (size_t i = 0; i < biasn; i++)
+    c->f16 ? (void)(((uint16_t *)ch)[i] = to_f16(bias[i]))
+           : (void)(((float *)ch)[i] = bias[i]);
+  dg_graph *g = dg_graph_create(ctx, "gk");
+  dg_graph_set_device(g, dev);
+  dg_tensor_desc adesc = {.dtype = dt, .rank = c->ar}, bdesc = {.dtype = dt,
+                                                                .rank = c->br};
+  for (int i = 0; i < c->ar; i++)
+    adesc.dims[i] = c->ad[i];
+  for (int i = 0; i < c->br; i++)
+    bdesc.dims[i] = c->bd[i];
+  dg_tensor_desc cdesc = {.dtype = dt, .rank = 1, .dims = {(int64_t)biasn}};
+  dg_tensor at = dg_graph_input(g, "a", &adesc), out;
+  if (c->op == 0) {
+    out = dg_graph_matmul(g, "mm", at, dg_graph_input(g, "b", &bdesc));
+  } else if (c->op == 1) {
+    out = dg_graph_fully_connected(g, "fc", at,
+                                   dg_graph_constant(g, "w", &bdesc, bh, 0),
+                                   dg_graph_constant(g, "c", &cdesc, ch, 0),
+                                   c->act);
+  } else {
+    out = dg_graph_conv2d(g, "conv", at,
+                          dg_graph_constant(g, "w", &bdesc, bh, 0),
+                          dg_graph_constant(g, "c", &cdesc, ch, 0), &c->cp);
+  }
+  dg_graph_output(g, "y", out, DG_LAYOUT_NCHW);
+  dg_compile_options co = {.policy = DG_POLICY_STRICT};
+  dg_session *s = NULL;
+  dg_status st = dg_graph_compile(g, &co, &s, NULL);
+  *y = NULL;
+  if (st == DG_OK) {
+    dg_io_info yi;
+    dg_session_output_info(s, 0, &yi);
+    *yn = 1;
+    for (int i = 0; i < yi.desc.rank; i++)
+      *yn *= (size_t)yi.desc.dims[i];
+    void *yh = malloc(*yn * es);
+    dg_binding in[2] = {{"a", ah, an * es}, {"b", bh, bn * es}};
+    dg_binding ob = {"y", yh, *yn * es};
+    st = dg_session_run(s, in, c->op == 0 ? 2 : 1, &ob, 1, NULL);
+    *y = malloc(*yn * sizeof(float));
+    for (size_t i = 0; i < *yn; i++)
+      (*y)[i] = c->f16 ? from_f16(((uint16_t *)yh)[i]) : ((float *)yh)[i];
+    free(yh);
+  }
+  dg_session_destroy(s);
+  dg_graph_destroy(g);
+  free(ah), free(bh), free(ch);
+  return st;
+}
+
+static void test_gpu_kernels(dg_context *ctx, int dev) {
+  setenv("DG_TEST_OPENCL_GPU_KERNELS", "1", 1);
+  const dg_conv2d_params same = {.padding = DG_PADDING_SAME_UPPER,
+                                 .activation = DG_ACTIVATION_RELU};
+  const gk_case cases[] = {
+      {0, 0, 2, {200, 37}, 2, {37, 300}, {.groups = 0}, 0},       /* 128x128, edges */
+      {0, 0, 2, {256, 64}, 2, {64, 256}, {.groups = 0}, 0},       /* all vector */
+      {0, 0, 2, {50, 64}, 2, {64, 300}, {.groups = 0}, 0},        /* 64x128 */
+      {0, 0, 2, {40, 20}, 2, {20, 100}, {.groups = 0}, 0},        /* 64x64 */
+      {0, 0, 3, {3, 130, 33}, 3, {3, 33, 129}, {.groups = 0}, 0}, /* batch */
+      {0, 0, 3, {2, 70, 48}, 2, {48, 132}, {.groups = 0}, 0},     /* broadcast b */
+      {0, 1, 2, {70, 40}, 2, {40, 90}, {.groups = 0}, 0},         /* f16 storage */
+      {1, 0, 2, {100, 64}, 2, {200, 64}, {.groups = 0}, DG_ACTIVATION_RELU},
+      {1, 0, 2, {33, 19}, 2, {70, 19}, {.groups = 0}, DG_ACTIVATION_NONE},
+      {2, 0, 4, {2, 16, 12, 12}, 4, {40, 16, 3, 3}, same, 0},
+      {2, 0, 4, {2, 8, 11, 13}, 4, {130, 8, 3, 3},
+       {.stride = {2, 2}, .pads = {1, 0, 1, 2}}, 0},
+      {2, 0, 4, {1, 12, 10, 10}, 4, {72, 4, 3, 3},
+       {.dilation = {2, 2}, .padding = DG_PADDING_SAME_LOWER, .groups = 3,
+        .activation = DG_ACTIVATION_RELU6}, 0},
+      {2, 0, 4, {4, 32, 7, 7}, 4, {128, 32, 3, 3}, same, 0},
+      {2, 0, 4, {2, 16, 8, 8}, 4, {64, 16, 1, 1},
+       {.padding = DG_PADDING_VALID}, 0},
+      {2, 1, 4, {2, 8, 9, 9}, 4, {32, 8, 3, 3}, same, 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const gk_case *c = &cases[i];
+    float *a = gk_data(gk_count(c->ar, c->ad));
+    float *b = gk_data(gk_count(c->br, c->bd));
+    float *bias = gk_data((size_t)c->bd[0]);
+    float *want_y = NULL, *got = NULL;
+    size_t wn = 0, gn = 0;
+    dg_status sw = gk_run(ctx, 0, c, a, b, bias, &want_y, &wn);
+    dg_status sg = gk_run(ctx, dev, c, a, b, bias, &got, &gn);
+    double worst = 0;
+    bool ok = sw == DG_OK && sg == DG_OK && wn == gn && wn > 0;
+    for (size_t k = 0; ok && k < wn; k++) {
+      double e = fabs((double)got[k] - want_y[k]) / (1 + fabs(want_y[k]));
+      worst = e > worst ? e : worst;
+    }
+    ok = ok && worst <= (c->f16 ? 2e-3 : 1e-5);
+    CHECK(ok, "GPU kernels on the OpenCL device match the CPU: case %zu "
+              "(%s%s), worst relative error %.3g",
+          i, c->op == 0 ? "matmul" : c->op == 1 ? "fully_connected" : "conv2d",
+          c->f16 ? " f16" : "", worst);
+    free(a), free(b), free(bias), free(want_y), free(got);
+  }
+  unsetenv("DG_TEST_OPENCL_GPU_KERNELS");
+}
+
 int main(void) {
   t_seed(4);
   for (size_t i = 0; i < sizeof xbuf / 4; i++)
@@ -325,6 +487,7 @@ int main(void) {
   }
   test_listing(ctx, dev);
   test_placement(ctx, dev);
+  test_gpu_kernels(ctx, dev);
   dg_context_destroy(ctx);
   test_cache(dir);
   test_alloc_failures();

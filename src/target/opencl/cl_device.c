@@ -187,6 +187,15 @@ static dg_status add_device(cl_platform_id plat, cl_device_id dev,
   d->gflops = d->is_cpu ? 10.0 * d->compute_units
                         : d->compute_units * 64 * 2 *
                               (clock ? clock : 1000) / 1e3 / 3;
+  /* Per-device GEMM tiles: each needs (TM/8)*(TN/8) work-items and two
+   * local buffers of 8 x (TM+4) and 8 x (TN+4) floats. */
+  d->big_tiles = 0;
+  if (d->max_wg >= 256 && d->local_mem >= 2 * 8 * (132 + 132) * 4)
+    d->big_tiles |= 1;
+  if (d->max_wg >= 128 && d->local_mem >= 2 * 8 * (68 + 132) * 4)
+    d->big_tiles |= 2;
+  if (d->max_wg >= 64 && d->local_mem >= 2 * 8 * (68 + 68) * 4)
+    d->big_tiles |= 4;
   snprintf(d->build_options, sizeof d->build_options, "-cl-std=CL1.2%s",
            d->correct_div ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
   cl_int err;
@@ -220,9 +229,13 @@ static dg_status add_device(cl_platform_id plat, cl_device_id dev,
   int cv = c_version(cver);
   char drv[320]; /* truncated into info.driver below */
   snprintf(drv, sizeof drv,
-           "%.20s (%.14s) %.14s, OpenCL C %d.%d, %u CU, %lu KiB local%s%s%s%s",
+           "%.20s (%.14s) %.14s, OpenCL C %d.%d, %u CU, %lu KiB local, "
+           "gemm %s%s%s%s%s",
            pname, vendor, d->driver_version, cv / 10, cv % 10,
            d->compute_units, (unsigned long)(d->local_mem / 1024),
+           d->is_cpu ? "1x1"
+           : d->big_tiles & 2 ? "64x128"
+           : d->big_tiles & 4 ? "64x64" : "64x64/4x4",
            fp16 ? ", fp16" : "", dot ? ", int8 dot" : "",
            sub ? ", subgroups" : "", d->is_cpu ? ", cpu" : "");
   dg_strlcpy(in->driver, drv, sizeof in->driver);

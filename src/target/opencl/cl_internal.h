@@ -34,6 +34,10 @@ typedef struct dg_cl_device {
   size_t max_wg;
   cl_ulong local_mem;
   double gflops; /* rough sustained estimate for the cost model */
+  /* Large f32 GEMM tiles (gemm.cl) the device runs, chosen at discovery
+   * from its work-group size and local memory and named in the device's
+   * listing: bit 0 128 x 128, bit 1 64 x 128, bit 2 64 x 64. */
+  int big_tiles;
 } dg_cl_device;
 
 /* The embedded program (generated from kernels/ by embed.py). */

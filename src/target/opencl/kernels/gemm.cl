@@ -200,3 +200,287 @@ gemm_small_f32(const global void *a, const global void *b,
   }
   st_f(c, ci, v, hio);
 }
+
+/* ---- Large-tile f32 GEMM for GPUs --------------------------------------
+ * The same C = act(A * B + bias) and the same geometry, modes and batch
+ * offsets as gemm_f32, tiled TM x TN per work-group with each work-item
+ * holding an 8 x 8 block of C in registers: (TM/8) x (TN/8) work-items,
+ * one-dimensional. K goes 8 at a time through two local-memory buffers:
+ * while the work-group multiplies one, each work-item holds the next
+ * tile's global values in registers and stores them into the other, so
+ * one barrier per K step suffices. Global loads are float4 where the
+ * operand's contiguous axis, offsets and strides allow it (scalar and
+ * bounds-checked at edges and for f16 storage). In conv mode the B tile is
+ * gathered from the NCHW input through a host-made table of per-k input
+ * offsets (ktab: c, kh, kw folded into one offset plus the kh and kw
+ * displacements), each work-item keeping one output column, so the inner
+ * gather is an add and two range checks. A work-item's C block is rows
+ * ty*4 + {0..3} and TM/2 + ty*4 + {0..3}, columns likewise, so its local
+ * reads are float4s that a warp reads without bank conflicts; A and B
+ * rows in local memory are padded by 4 floats so the transposing stores
+ * of k-contiguous operands do not collide either. */
+#define BK 8
+#define BPAD 4
+#ifdef DG_GEMM_INLINE
+#define GEMM_FN inline __attribute__((always_inline))
+#else
+#define GEMM_FN
+#endif
+
+/* Four consecutive elements of an operand X(mn, k) = p[off + mn*smn +
+ * k*sk], along k (kc) or along mn, zero outside MN x K. */
+GEMM_FN float4 ld4_op(const global void *p, int off, int smn, int sk, int mn,
+                     int k, int MN, int K, int hio, int kc, int vec) {
+  int last_mn = kc ? mn : mn + 3, last_k = kc ? k + 3 : k;
+  int base = off + mn * smn + k * sk;
+  if (vec && last_mn < MN && last_k < K)
+    return *(const global float4 *)((const global float *)p + base);
+  float v[4];
+  for (int i = 0; i < 4; i++) {
+    int m = kc ? mn : mn + i, kk = kc ? k + i : k;
+    v[i] = (m < MN && kk < K) ? ld_f(p, off + m * smn + kk * sk, hio) : 0.0f;
+  }
+  return (float4)(v[0], v[1], v[2], v[3]);
+}
+
+/* Stores what ld4_op loaded into a local tile of leading dimension ld. */
+GEMM_FN void st4_tile(local float *t, int ld, int mn, int k, int kc,
+                     float4 v) {
+  if (kc) {
+    t[k * ld + mn] = v.s0;
+    t[(k + 1) * ld + mn] = v.s1;
+    t[(k + 2) * ld + mn] = v.s2;
+    t[(k + 3) * ld + mn] = v.s3;
+  } else {
+    *(local float4 *)(t + k * ld + mn) = v;
+  }
+}
+
+GEMM_FN void gemm_big_body(const global void *a, const global void *b,
+                          const global void *bias, global void *c,
+                          constant int *g, const global int *offs,
+                          const global int4 *ktab, local float *As,
+                          local float *Bs, const int TM, const int TN) {
+  const int TX = TN / 8, NT = (TM / 8) * (TN / 8);
+  const int LDA = TM + BPAD, LDB = TN + BPAD;
+  const int M = g[G_M], N = g[G_N], K = g[G_K], hio = g[G_HIO];
+  const int mode = g[G_MODE];
+  const int sam = g[G_SAM], sak = g[G_SAK], sbk = g[G_SBK], sbn = g[G_SBN];
+  const int lid = get_local_id(0), tx = lid % TX, ty = lid / TX;
+  const int n0 = get_group_id(0) * TN, m0 = get_group_id(1) * TM;
+  const int z = get_group_id(2);
+  const int aoff = offs[3 * z], boff = offs[3 * z + 1];
+  /* A: float4 slots per work-item, 128/TN of them (1 or 2). */
+  const int akc = sak == 1;
+  const int avec = !hio && (akc ? (sam & 3) == 0 : sam == 1 && (sak & 3) == 0)
+                   && (aoff & 3) == 0;
+  const int bkc = sbk == 1;
+  const int bvec = !hio && (bkc ? (sbn & 3) == 0 : sbn == 1 && (sbk & 3) == 0)
+                   && (boff & 3) == 0;
+  const int ASL = 128 / TN, BSL = 128 / TM; /* float4 slots per item */
+  /* Conv mode: this work-item's B column and its input coordinates. */
+  const int BCR = NT / TN;                  /* B rows loaded per pass */
+  const int cn = lid % TN, ck = lid / TN;
+  int cbase = 0, cih = 0, ciw = 0, cok = 0, H = 0, W = 0;
+  if (mode) {
+    int ohw = g[G_OH] * g[G_OW], n = n0 + cn;
+    H = g[G_H];
+    W = g[G_W];
+    cok = n < N;
+    int img = n / ohw, q = n - img * ohw;
+    int oh = q / g[G_OW], ow = q - oh * g[G_OW];
+    cih = oh * g[G_SH] - g[G_PT];
+    ciw = ow * g[G_SW] - g[G_PL];
+    cbase = ((img * g[G_C] + z * g[G_CG]) * H + cih) * W + ciw;
+  }
+  float acc[8][8];
+#pragma unroll
+  for (int i = 0; i < 8; i++)
+#pragma unroll
+    for (int j = 0; j < 8; j++)
+      acc[i][j] = 0.0f;
+  float4 pa[2], pb[2];
+  float pc[8];
+  const int nt = (K + BK - 1) / BK;
+  for (int t = -1; t < nt; t++) {
+    /* Fetch tile t + 1 into registers. */
+    const int k0 = (t + 1) * BK, more = t + 1 < nt;
+    if (more) {
+#pragma unroll
+      for (int s = 0; s < 2; s++) {
+        if (s < ASL) {
+          int e = lid + s * NT, mn, k;
+          if (akc) {
+            mn = e >> 1;
+            k = (e & 1) * 4;
+          } else {
+            k = e / (TM / 4);
+            mn = (e - k * (TM / 4)) * 4;
+          }
+          pa[s] = ld4_op(a, aoff, sam, sak, m0 + mn, k0 + k, M, K, hio, akc,
+                         avec);
+        }
+      }
+      if (mode) {
+#pragma unroll
+        for (int s = 0; s < 8; s++) {
+          if (s < BK / BCR) {
+            int k = k0 + ck + s * BCR;
+            float v = 0.0f;
+            if (cok && k < K) {
+              int4 o = ktab[k];
+              int ih = cih + o.y, iw = ciw + o.z;
+              if (ih >= 0 && ih < H && iw >= 0 && iw < W)
+                v = ld_f(b, cbase + o.x, hio);
+            }
+            pc[s] = v;
+          }
+        }
+      } else {
+#pragma unroll
+        for (int s = 0; s < 2; s++) {
+          if (s < BSL) {
+            int e = lid + s * NT, mn, k;
+            if (bkc) {
+              mn = e >> 1;
+              k = (e & 1) * 4;
+            } else {
+              k = e / (TN / 4);
+              mn = (e - k * (TN / 4)) * 4;
+            }
+            pb[s] = ld4_op(b, boff, sbn, sbk, n0 + mn, k0 + k, N, K, hio, bkc,
+                           bvec);
+          }
+        }
+      }
+    }
+    /* Multiply tile t from local memory. */
+    if (t >= 0) {
+      const local float *at = As + (t & 1) * BK * LDA + ty * 4;
+      const local float *bt = Bs + (t & 1) * BK * LDB + tx * 4;
+#pragma unroll
+      for (int kk = 0; kk < BK; kk++) {
+        float4 a0 = *(const local float4 *)(at + kk * LDA);
+        float4 a1 = *(const local float4 *)(at + kk * LDA + TM / 2);
+        float4 b0 = *(const local float4 *)(bt + kk * LDB);
+        float4 b1 = *(const local float4 *)(bt + kk * LDB + TN / 2);
+        float av[8] = {a0.s0, a0.s1, a0.s2, a0.s3, a1.s0, a1.s1, a1.s2, a1.s3};
+        float bv[8] = {b0.s0, b0.s1, b0.s2, b0.s3, b1.s0, b1.s1, b1.s2, b1.s3};
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+#pragma unroll
+          for (int j = 0; j < 8; j++)
+            acc[i][j] += av[i] * bv[j];
+      }
+    }
+    /* Store tile t + 1 into the other buffer. */
+    if (more) {
+      local float *an = As + ((t + 1) & 1) * BK * LDA;
+      local float *bn = Bs + ((t + 1) & 1) * BK * LDB;
+#pragma unroll
+      for (int s = 0; s < 2; s++) {
+        if (s < ASL) {
+          int e = lid + s * NT, mn, k;
+          if (akc) {
+            mn = e >> 1;
+            k = (e & 1) * 4;
+          } else {
+            k = e / (TM / 4);
+            mn = (e - k * (TM / 4)) * 4;
+          }
+          st4_tile(an, LDA, mn, k, akc, pa[s]);
+        }
+      }
+      if (mode) {
+#pragma unroll
+        for (int s = 0; s < 8; s++)
+          if (s < BK / BCR)
+            bn[(ck + s * BCR) * LDB + cn] = pc[s];
+      } else {
+#pragma unroll
+        for (int s = 0; s < 2; s++) {
+          if (s < BSL) {
+            int e = lid + s * NT, mn, k;
+            if (bkc) {
+              mn = e >> 1;
+              k = (e & 1) * 4;
+            } else {
+              k = e / (TN / 4);
+              mn = (e - k * (TN / 4)) * 4;
+            }
+            st4_tile(bn, LDB, mn, k, bkc, pb[s]);
+          }
+        }
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  /* Epilogue: bias, clamp, store (float4 where contiguous and aligned). */
+  const float lo = as_float(g[G_LO]), hi = as_float(g[G_HI]);
+  const int bmode = g[G_BIAS];
+  const int ohw = mode ? g[G_OH] * g[G_OW] : 1;
+  const int cpl = mode ? 0 : offs[3 * z + 2];
+  const int scm = g[G_SCM], scn = g[G_SCN];
+  int col[8];
+#pragma unroll
+  for (int j = 0; j < 8; j++) {
+    int n = n0 + tx * 4 + (j & 3) + (j >> 2) * (TN / 2);
+    if (mode) {
+      int img = n / ohw;
+      col[j] = img * g[G_O] * ohw + (n - img * ohw);
+    } else {
+      col[j] = cpl + n * scn;
+    }
+  }
+  const int cvec = !hio && (mode ? (ohw & 3) == 0
+                                 : scn == 1 && (scm & 3) == 0 &&
+                                       (cpl & 3) == 0);
+#pragma unroll
+  for (int i = 0; i < 8; i++) {
+    int m = m0 + ty * 4 + (i & 3) + (i >> 2) * (TM / 2);
+    if (m >= M)
+      continue;
+    int oc = mode ? z * g[G_OG] + m : m;
+    int rb = mode ? oc * ohw : m * scm;
+    float rbias = bmode == 1 ? ld_f(bias, oc, hio) : 0.0f;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+      int nb = n0 + tx * 4 + h * (TN / 2);
+      float v[4];
+#pragma unroll
+      for (int jj = 0; jj < 4; jj++) {
+        float x = acc[i][h * 4 + jj];
+        if (bmode == 1)
+          x += rbias;
+        else if (bmode == 2 && nb + jj < N)
+          x += ld_f(bias, nb + jj, hio);
+        x = x < lo ? lo : x;
+        x = x > hi ? hi : x;
+        v[jj] = x;
+      }
+      if (cvec && nb + 3 < N) {
+        *(global float4 *)((global float *)c + rb + col[h * 4]) =
+            (float4)(v[0], v[1], v[2], v[3]);
+      } else {
+#pragma unroll
+        for (int jj = 0; jj < 4; jj++)
+          if (nb + jj < N)
+            st_f(c, rb + col[h * 4 + jj], v[jj], hio);
+      }
+    }
+  }
+}
+
+#define GEMM_BIG(name, TM, TN)                                               \
+  kernel __attribute__((reqd_work_group_size((TM / 8) * (TN / 8), 1, 1)))   \
+  void name(const global void *a, const global void *b,                      \
+            const global void *bias, global void *c, constant int *g,        \
+            const global int *offs, const global int4 *ktab) {               \
+    local float As[2 * BK * (TM + BPAD)] __attribute__((aligned(16)));      \
+    local float Bs[2 * BK * (TN + BPAD)] __attribute__((aligned(16)));      \
+    gemm_big_body(a, b, bias, c, g, offs, ktab, As, Bs, TM, TN);             \
+  }
+
+GEMM_BIG(gemm_f32_128x128, 128, 128)
+GEMM_BIG(gemm_f32_64x128, 64, 128)
+GEMM_BIG(gemm_f32_64x64, 64, 64)
