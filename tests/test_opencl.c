@@ -139,7 +139,14 @@ static void test_placement(dg_context *ctx, int dev) {
 
   g = small_graph(ctx, dev);
   dg_compile_options co = {.policy = DG_POLICY_STRICT};
+  dg_opencl_stats before, after;
+  dg_opencl_get_stats(&before);
   st = dg_graph_compile(g, &co, &s, NULL);
+  dg_opencl_get_stats(&after);
+  if (cpu_type) /* PoCL shares the host's memory */
+    CHECK(st == DG_OK && after.host_buffers > before.host_buffers,
+          "a device sharing memory with the host gets host-accessible "
+          "buffers (%d made)", after.host_buffers - before.host_buffers);
   bool pinned = st == DG_OK;
   p = dg_session_plan(s);
   for (int i = 0; pinned && i < dg_plan_node_count(p); i++) {

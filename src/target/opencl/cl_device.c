@@ -178,7 +178,11 @@ static dg_status add_device(cl_platform_id plat, cl_device_id dev,
   clGetDeviceInfo(dev, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, NULL);
   clGetDeviceInfo(dev, CL_DEVICE_MAX_CLOCK_FREQUENCY, sizeof clock, &clock,
                   NULL);
+  cl_bool unified = CL_FALSE;
+  clGetDeviceInfo(dev, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified,
+                  &unified, NULL);
   d->is_cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
+  d->host_unified = unified == CL_TRUE || d->is_cpu;
   d->correct_div = (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
   if (!d->compute_units)
     d->compute_units = 1;

@@ -29,6 +29,8 @@ typedef struct dg_cl_device {
   char build_options[128];
   char *cache_dir; /* NULL: no program cache */
   bool is_cpu;      /* CL_DEVICE_TYPE_CPU (PoCL and the like) */
+  bool host_unified; /* shares memory with the host: buffers are
+                        allocated host-accessible (CL_MEM_ALLOC_HOST_PTR) */
   bool correct_div; /* correctly rounded fp32 division available */
   cl_uint compute_units;
   size_t max_wg;

@@ -77,6 +77,11 @@ static cl_int take(planner *pl, uint32_t id, cl_mem_flags flags, void *host) {
       return CL_SUCCESS;
     }
   }
+  /* Where the device shares memory with the host, let the driver put the
+   * buffer in host-accessible memory, so uploads and downloads are plain
+   * copies within host memory. */
+  if (!host && s->dev->host_unified)
+    flags |= CL_MEM_ALLOC_HOST_PTR;
   cl_int err;
   cl_mem m = dg_cl_buffer(s->dev->context, flags, size, host, &err);
   if (!m)

@@ -17,6 +17,7 @@ typedef struct dg_opencl_stats {
   int cache_rejects; /* cache entries found corrupt or foreign */
   int cache_writes;  /* cache entries written */
   int buffers;       /* buffers created and not yet released */
+  int host_buffers;  /* buffers ever created host-accessible */
 } dg_opencl_stats;
 
 /* Counters since the process started. */
