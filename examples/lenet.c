@@ -12,6 +12,7 @@
 #include "common/fashion_mnist.h"
 #include "common/lenet_model.h"
 #include "common/npy.h"
+#include "common/timing.h"
 #include "graph.h"
 
 #include <math.h>
@@ -24,17 +25,6 @@ typedef struct options {
   const char *weights, *data, *dot;
   int device, int8, batch, limit, check;
 } options;
-
-static double now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 static void to_input(const mnist_set *set, int first, int n, float *x) {
   for (int i = 0; i < n * 784; i++)
@@ -99,12 +89,12 @@ static result evaluate(dg_context *ctx, const options *o,
     dg_binding in = {"image", x, sizeof(float) * 784 * (size_t)B};
     dg_binding out = {"probs", p, sizeof(float) * 10 * (size_t)B};
     dg_diagnostic d;
-    double t0 = now_us();
+    double t0 = timing_now_us();
     if (dg_session_run(sb, &in, 1, &out, 1, &d) != DG_OK) {
       fprintf(stderr, "lenet: run: %s\n", d.message);
       goto done;
     }
-    t_batches += now_us() - t0;
+    t_batches += timing_now_us() - t0;
     batches++;
     for (int i = 0; i < B; i++)
       correct += argmax10(p + 10 * i) == test->labels[first + i];
@@ -118,19 +108,18 @@ static result evaluate(dg_context *ctx, const options *o,
       to_input(test, i, 1, x);
       dg_binding in = {"image", x, sizeof(float) * 784};
       dg_binding out = {"probs", p, sizeof(float) * 10};
-      double t0 = now_us();
+      double t0 = timing_now_us();
       if (dg_session_run(s1, &in, 1, &out, 1, NULL) != DG_OK)
         goto done;
-      double t = now_us() - t0;
+      double t = timing_now_us() - t0;
       if (nlat < 1000)
         lat[nlat++] = t;
       if (i >= tail_start)
         correct += argmax10(p) == test->labels[i];
     }
   }
-  qsort(lat, (size_t)nlat, sizeof lat[0], cmp_double);
   r.accuracy = (double)correct / n;
-  r.batch1_us = nlat ? lat[nlat / 2] : 0;
+  r.batch1_us = timing_median(lat, nlat);
   r.batch_us = batches ? t_batches / batches : 0;
   r.ok = 1;
   if (print_plan) {

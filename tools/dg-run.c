@@ -12,6 +12,7 @@
  * --freeze fixes a graph input to a constant at import (shapes, scales). */
 #define _POSIX_C_SOURCE 200809L
 #include "common/npy.h"
+#include "common/timing.h"
 #include "graph.h"
 
 #include <stdio.h>
@@ -27,17 +28,6 @@ typedef struct loaded {
   void *data;
   size_t bytes;
 } loaded;
-
-static double now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 /* A TensorProto file read through a one-tensor ONNX model is overkill;
  * the .pb form is small enough to parse here: fields 1 (dims, varint,
@@ -314,13 +304,13 @@ int main(int argc, char **argv) {
   }
   double *t = malloc(sizeof(double) * (size_t)repeat);
   for (int r = 0; t && r < repeat; r++) {
-    double t0 = now_us();
+    double t0 = timing_now_us();
     if (dg_session_run(s, bin, ngraph_in, bout, nout, &d) != DG_OK) {
       fprintf(stderr, "dg-run: run: %s\n", d.message);
       free(t);
       goto done;
     }
-    t[r] = now_us() - t0;
+    t[r] = timing_now_us() - t0;
   }
   for (int i = 0; i < nout; i++) {
     dg_io_info info;
@@ -328,8 +318,8 @@ int main(int argc, char **argv) {
     print_values(&info, bout[i].data);
   }
   if (t) {
-    qsort(t, (size_t)repeat, sizeof t[0], cmp_double);
-    printf("run: %.1f us (median of %d)\n", t[repeat / 2], repeat);
+    printf("run: %.1f us (median of %d)\n", timing_median(t, repeat),
+           repeat);
     free(t);
   }
   if (plan)
