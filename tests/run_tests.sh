@@ -68,6 +68,7 @@ if build build --buildtype=release; then
   done
   run "examples" tests/examples_test.sh build
   run "tools" tests/tools_test.sh build
+  run "npu-report" build/tools/npu-report
   run "tvm_codegen" /usr/bin/python3 tests/tvm/test_codegen.py build
   # ONNX Runtime 1.30.0 from the npm registry (cached after the first run).
   tests/ort/fetch-ort.sh >/dev/null 2>&1 || true

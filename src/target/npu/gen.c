@@ -51,13 +51,13 @@ static void put_addr(gen *g, npu_reg r, npu_buffer b, uint32_t offset) {
 #define F(reg, field) (int)NPU_##reg##__##field
 #define U(x) (uint32_t)(x)
 
-/* Input CBUF entries per row (Mesa rkt_task.c calc_entries_per_slice:
- * whole 8-atom entries times W, plus the fraction; a remainder of 3
- * atoms takes a full W). */
+/* Input CBUF entries per row as the CNA is programmed with them (Mesa's
+ * formula, x2 of the natural atoms/8; hardware-validated). The bank budget
+ * must come from the same number the simulator and the hardware use, or a
+ * conv is accepted here and then fails at compile (npu-report found 7
+ * such layers). */
 static int entries_per_row(int c, int w) {
-  int atoms = (c + 15) / 16, last = atoms % 8;
-  int frac = last == 3 ? w : (last * w + 7) / 8;
-  return atoms / 8 * w + frac;
+  return (w * 2 * ((c + 15) / 16) + 7) / 8;
 }
 
 bool npu_conv_plan_make(const npu_conv_desc *d, npu_conv_plan *p, char *why,
@@ -81,8 +81,7 @@ bool npu_conv_plan_make(const npu_conv_desc *d, npu_conv_plan *p, char *why,
              "implemented", data_banks, weight_banks);
     return false;
   }
-  /* Mesa's entry count (x2 of the natural atoms/8; hardware-validated). */
-  p->data_entries = (d->in_w * 2 * ((d->in_c + 15) / 16) + 7) / 8;
+  p->data_entries = entries_per_row(d->in_c, d->in_w);
   p->data_banks = data_banks;
   p->weight_banks = CBUF_BANKS - data_banks;
   int oc = npu_align(d->out_c < 32 ? 32 : d->out_c, 32);

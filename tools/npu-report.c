@@ -1,0 +1,256 @@
+#define _GNU_SOURCE
+/* npu-report: the NPU target's figures for issue 5 (src/target/npu).
+ *
+ * For a fixed list of int8 convolutions (LeNet, ResNet-50, MobileNet-v2
+ * shapes) it builds a one-node qconv2d graph (per-tensor quantisation, i8 x,
+ * w and y) through the public API, compiles it pinned to the NPU under
+ * DG_POLICY_STRICT (DG_NPU_DEVICE=sim unless already set), and prints per
+ * layer: taken or declined (the plan's or the diagnostic's reason), the
+ * compile time (median of 5), and, through the target's lowering
+ * (lower.h), the tasks, command words and the lowering time alone
+ * (command-stream generation, median of 5). A table, then one JSON line
+ * per layer.
+ *
+ *   build/tools/npu-report            (exit 0 unless the NPU is missing)
+ */
+#include "graph.h"
+#include "graph/internal.h"
+#include "target/npu/lower.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define REPS 5
+
+typedef struct layer {
+  const char *net, *name;
+  int c, o, h, k, stride, pad; /* pad < 0: VALID; SAME given as explicit */
+  int dw;
+} layer;
+
+static const layer layers[] = {
+    {"lenet", "conv1", 1, 6, 28, 5, 1, 2, 0},
+    {"lenet", "conv2", 6, 16, 14, 5, 1, -1, 0},
+    {"resnet50", "conv1 7x7/2", 3, 64, 224, 7, 2, 3, 0},
+    {"resnet50", "3x3 64@56", 64, 64, 56, 3, 1, 1, 0},
+    {"resnet50", "3x3 128@28", 128, 128, 28, 3, 1, 1, 0},
+    {"resnet50", "3x3 256@14", 256, 256, 14, 3, 1, 1, 0},
+    {"resnet50", "3x3 512@7", 512, 512, 7, 3, 1, 1, 0},
+    {"resnet50", "1x1 256->64@56", 256, 64, 56, 1, 1, 0, 0},
+    {"resnet50", "1x1 1024->256@14", 1024, 256, 14, 1, 1, 0, 0},
+    {"mobilenetv2", "dw3x3 32@112/1", 32, 32, 112, 3, 1, 1, 1},
+    {"mobilenetv2", "dw3x3 144@56/2", 144, 144, 56, 3, 2, 1, 1},
+    {"mobilenetv2", "dw3x3 960@7/1", 960, 960, 7, 3, 1, 1, 1},
+    {"mobilenetv2", "pw1x1 32->16@112", 32, 16, 112, 1, 1, 0, 0},
+    {"mobilenetv2", "pw1x1 320->1280@7", 320, 1280, 7, 1, 1, 0, 0},
+};
+
+static double now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_d);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static int npu_index(dg_context *ctx) {
+  for (int i = 0; i < dg_context_device_count(ctx); i++) {
+    dg_device_info info;
+    if (dg_context_device_info(ctx, i, &info) == DG_OK &&
+        info.kind == DG_DEVICE_NPU)
+      return i;
+  }
+  return -1;
+}
+
+/* Escapes s for a JSON string (quotes and backslashes; control chars out). */
+static void json_str(const char *s, char *out, size_t n) {
+  size_t j = 0;
+  for (; *s && j + 2 < n; s++) {
+    if (*s == '"' || *s == '\\')
+      out[j++] = '\\';
+    if ((unsigned char)*s >= 0x20)
+      out[j++] = *s;
+  }
+  out[j] = 0;
+}
+
+typedef struct result {
+  char shape[64];
+  int taken;
+  char reason[512];
+  double compile_us;   /* median, dg_graph_compile */
+  double lower_us;     /* median, npu_conv_lower (generation alone) */
+  int tasks, words, max_words, lowered;
+} result;
+
+static dg_graph *build(dg_context *ctx, int npu, const layer *L,
+                       const int8_t *w) {
+  dg_graph *g = dg_graph_create(ctx, L->name);
+  dg_tensor_desc xd = {.dtype = DG_DTYPE_I8, .rank = 4,
+                       .dims = {1, L->c, L->h, L->h},
+                       .quant = {.scale = 0.05f, .zero_point = -1}};
+  dg_tensor_desc wd = {.dtype = DG_DTYPE_I8, .rank = 4,
+                       .dims = {L->o, L->dw ? 1 : L->c, L->k, L->k},
+                       .quant = {.scale = 0.01f}};
+  dg_tensor x = dg_graph_input(g, "x", &xd);
+  dg_tensor wt = dg_graph_constant(g, "w", &wd, w, 0);
+  dg_graph_set_device(g, npu);
+  dg_conv2d_params p = {.stride = {L->stride, L->stride},
+                        .dilation = {1, 1},
+                        .groups = L->dw ? L->c : 1};
+  if (L->pad < 0)
+    p.padding = DG_PADDING_VALID;
+  else
+    for (int i = 0; i < 4; i++)
+      p.pads[i] = L->pad;
+  dg_quant_params yq = {.scale = 0.1f, .zero_point = 3};
+  dg_tensor y = dg_graph_qconv2d(g, "conv", x, wt, DG_TENSOR_NONE, &p,
+                                 DG_DTYPE_I8, &yq);
+  dg_graph_output(g, "y", y, DG_LAYOUT_NCHW);
+  return g;
+}
+
+static void run_layer(dg_context *ctx, int npu, const layer *L, result *r) {
+  memset(r, 0, sizeof *r);
+  size_t wn = (size_t)L->o * (L->dw ? 1 : L->c) * L->k * L->k;
+  int8_t *w = malloc(wn);
+  for (size_t i = 0; i < wn; i++)
+    w[i] = (int8_t)((i * 37 + 11) % 255 - 127);
+  dg_graph *g = build(ctx, npu, L, w);
+  if (dg_graph_status(g) != DG_OK) {
+    snprintf(r->reason, sizeof r->reason, "build: %.400s",
+             dg_graph_error(g)->message);
+    dg_graph_destroy(g);
+    free(w);
+    return;
+  }
+  dg_tensor_desc yd;
+  dg_graph_tensor_desc(g, (dg_tensor){.id = g->ir.nodes[0].output}, &yd);
+  snprintf(r->shape, sizeof r->shape, "%dx%dx%d -> %dx%dx%d k%d s%d",
+           L->c, L->h, L->h, (int)yd.dims[1], (int)yd.dims[2],
+           (int)yd.dims[3], L->k, L->stride);
+
+  /* Compile, pinned, strict: median of REPS. */
+  double t[REPS];
+  dg_compile_options o = {.policy = DG_POLICY_STRICT};
+  for (int i = 0; i < REPS; i++) {
+    dg_session *s = NULL;
+    dg_diagnostic diag;
+    memset(&diag, 0, sizeof diag);
+    double t0 = now_us();
+    dg_status st = dg_graph_compile(g, &o, &s, &diag);
+    t[i] = now_us() - t0;
+    if (i == 0) {
+      dg_plan_node pn;
+      if (st == DG_OK && dg_plan_get_node(dg_session_plan(s), 0, &pn) == DG_OK) {
+        r->taken = pn.device_kind == DG_DEVICE_NPU;
+        snprintf(r->reason, sizeof r->reason, "%s", pn.reason_text);
+      } else {
+        snprintf(r->reason, sizeof r->reason, "%s", diag.message);
+      }
+    }
+    dg_session_destroy(s);
+  }
+  r->compile_us = median(t, REPS);
+
+  /* The target's lowering alone (what compile does before buffers). */
+  for (int i = 0; i < REPS; i++) {
+    npu_conv c;
+    char why[160] = "";
+    double t0 = now_us();
+    bool ok = npu_conv_lower(&g->ir, &g->ir.nodes[0], &c, why, sizeof why);
+    t[i] = now_us() - t0;
+    if (ok) {
+      r->lowered = 1;
+      r->tasks = c.task_count;
+      r->words = r->max_words = 0;
+      for (int k = 0; k < c.task_count; k++) {
+        r->words += c.tasks[k].stream.count;
+        if (c.tasks[k].stream.count > r->max_words)
+          r->max_words = c.tasks[k].stream.count;
+      }
+      free(c.tasks);
+    } else if (i == 0 && !r->taken && !r->reason[0]) {
+      snprintf(r->reason, sizeof r->reason, "%s", why);
+    }
+  }
+  r->lower_us = median(t, REPS);
+  dg_graph_destroy(g);
+  free(w);
+}
+
+int main(void) {
+  if (!getenv("DG_NPU_DEVICE"))
+    setenv("DG_NPU_DEVICE", "sim", 1);
+  dg_context *ctx = NULL;
+  dg_context_options co = {.disable_cache = 1, .cpu_threads = 2};
+  if (dg_context_create(&co, &ctx) != DG_OK) {
+    fprintf(stderr, "npu-report: no context\n");
+    return 1;
+  }
+  int npu = npu_index(ctx);
+  if (npu < 0) {
+    fprintf(stderr, "npu-report: no NPU device (DG_NPU_DEVICE=%s)\n",
+            getenv("DG_NPU_DEVICE"));
+    dg_context_destroy(ctx);
+    return 1;
+  }
+  dg_device_info info;
+  dg_context_device_info(ctx, npu, &info);
+  int n = (int)(sizeof layers / sizeof layers[0]);
+  result *res = calloc((size_t)n, sizeof *res);
+  printf("# npu-report: device %d: %s (driver %s), policy strict, "
+         "median of %d\n", npu, info.name, info.driver, REPS);
+  printf("%-11s %-18s %-30s %-8s %10s %10s %5s %6s  %s\n", "net", "layer",
+         "shape (CxHxW -> OxOHxOW)", "npu", "compile_us", "lower_us",
+         "tasks", "words", "reason");
+  for (int i = 0; i < n; i++) {
+    const layer *L = &layers[i];
+    result *r = &res[i];
+    run_layer(ctx, npu, L, r);
+    char tk[16] = "-", wd[16] = "-";
+    if (r->lowered) {
+      snprintf(tk, sizeof tk, "%d", r->tasks);
+      snprintf(wd, sizeof wd, "%d", r->words);
+    }
+    printf("%-11s %-18s %-30s %-8s %10.1f %10.1f %5s %6s  %s\n", L->net,
+           L->name, r->shape, r->taken ? "taken" : "declined", r->compile_us,
+           r->lower_us, tk, wd, r->reason);
+  }
+  double lenet_c = 0, lenet_l = 0, rn_c = 0, rn_l = 0;
+  for (int i = 0; i < n; i++) {
+    const layer *L = &layers[i];
+    result *r = &res[i];
+    char nm[64], sh[128], why[1100];
+    json_str(L->name, nm, sizeof nm);
+    json_str(r->shape, sh, sizeof sh);
+    json_str(r->reason, why, sizeof why);
+    printf("{\"net\":\"%s\",\"layer\":\"%s\",\"shape\":\"%s\",\"taken\":%s,"
+           "\"reason\":\"%s\",\"compile_us_median\":%.1f,"
+           "\"lower_us_median\":%.1f,\"tasks\":%d,\"command_words\":%d,"
+           "\"max_words_per_task\":%d}\n",
+           L->net, nm, sh, r->taken ? "true" : "false", why, r->compile_us,
+           r->lower_us, r->tasks, r->words, r->max_words);
+    if (!strcmp(L->net, "lenet"))
+      lenet_c += r->compile_us, lenet_l += r->lower_us;
+    if (!strcmp(L->net, "resnet50"))
+      rn_c += r->compile_us, rn_l += r->lower_us;
+  }
+  printf("# totals: lenet convs compile %.1f us, lowering %.1f us; "
+         "resnet50 listed convs compile %.1f us, lowering %.1f us\n",
+         lenet_c, lenet_l, rn_c, rn_l);
+  free(res);
+  dg_context_destroy(ctx);
+  return 0;
+}
