@@ -24,6 +24,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cpu_kernels.h"
+#include "gemm_split.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -634,19 +635,6 @@ static void pack_b_cols(const qplan *p, uint8_t *dst, int jc, int nc,
   }
 }
 
-static void split(int len, int unit, int parts, int idx, int *lo, int *hi) {
-  int units = (len + unit - 1) / unit;
-  int u0 = (int)((long long)units * idx / parts);
-  int u1 = (int)((long long)units * (idx + 1) / parts);
-  *lo = u0 * unit < len ? u0 * unit : len;
-  *hi = u1 * unit < len ? u1 * unit : len;
-}
-
-/* First row of row block b of n blocks over M rows. */
-static int blk_row(int M, int nblk, int b) {
-  return (int)((long long)M * b / nblk);
-}
-
 static void run_task(void *arg, int task, int ntasks) {
   (void)ntasks;
   const qplan *p = arg;
@@ -655,15 +643,15 @@ static void run_task(void *arg, int task, int ntasks) {
   int m0, m1, n0, n1, b0 = 0, nblk;
   if (pa) { /* whole prepacked row blocks per task */
     int b1;
-    split(pa->nblk, 1, p->tm, task / p->tn, &b0, &b1);
-    m0 = blk_row(g->M, pa->nblk, b0);
-    m1 = blk_row(g->M, pa->nblk, b1);
+    gemm_split(pa->nblk, 1, p->tm, task / p->tn, &b0, &b1);
+    m0 = gemm_blk_row(g->M, pa->nblk, b0);
+    m1 = gemm_blk_row(g->M, pa->nblk, b1);
     nblk = b1 - b0;
   } else {
-    split(g->M, 1, p->tm, task / p->tn, &m0, &m1);
+    gemm_split(g->M, 1, p->tm, task / p->tn, &m0, &m1);
     nblk = (m1 - m0 + p->mr - 1) / p->mr;
   }
-  split(g->N, p->nr, p->tn, task % p->tn, &n0, &n1);
+  gemm_split(g->N, p->nr, p->tn, task % p->tn, &n0, &n1);
   if (m0 >= m1 || n0 >= n1)
     return;
   uint8_t *apan = p->scratch + p->per_task * (size_t)task;
@@ -691,8 +679,8 @@ static void run_task(void *arg, int task, int ntasks) {
     for (int rb = 0; rb < nblk; rb++) {
       int r, re;
       if (pa) {
-        r = blk_row(g->M, pa->nblk, b0 + rb);
-        re = blk_row(g->M, pa->nblk, b0 + rb + 1);
+        r = gemm_blk_row(g->M, pa->nblk, b0 + rb);
+        re = gemm_blk_row(g->M, pa->nblk, b0 + rb + 1);
       } else {
         r = m0 + (int)((long long)(m1 - m0) * rb / nblk);
         re = m0 + (int)((long long)(m1 - m0) * (rb + 1) / nblk);
@@ -851,7 +839,7 @@ dg_cpu_qgemm_packed *dg_cpu_qgemm_pack_a(int M, int K, const void *A, int lda,
     return NULL;
   pk->nblk = (M + p.mr - 1) / p.mr;
   for (int b = 0; b < pk->nblk; b++) {
-    int r = blk_row(M, pk->nblk, b), re = blk_row(M, pk->nblk, b + 1);
+    int r = gemm_blk_row(M, pk->nblk, b), re = gemm_blk_row(M, pk->nblk, b + 1);
     pack_a_rows(&p, (uint8_t *)pk->data + (size_t)r * col_bytes, r, re - r,
                 pk->sums + r);
   }

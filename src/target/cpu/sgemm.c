@@ -16,6 +16,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cpu_kernels.h"
+#include "gemm_split.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -424,11 +425,6 @@ struct dg_cpu_sgemm_packed {
   float *data;
 };
 
-/* First row of row block b of n blocks over M rows. */
-static int blk_row(int M, int nblk, int b) {
-  return (int)((long long)M * b / nblk);
-}
-
 /* Packs columns jc..jc+nc, k in pc..pc+kc, of op(B) into NR-wide panels
  * [kc][NR], zero-padded to NR. */
 static void pack_b_raw(const float *B, int ldb, int trans_b, int NR,
@@ -482,14 +478,6 @@ static void pack_a(const dg_cpu_sgemm_args *g, float *dst, int r, int mr,
 }
 
 /* Splits [0, len) into `parts` pieces aligned to `unit`. */
-static void split(int len, int unit, int parts, int idx, int *lo, int *hi) {
-  int units = (len + unit - 1) / unit;
-  int u0 = (int)((long long)units * idx / parts);
-  int u1 = (int)((long long)units * (idx + 1) / parts);
-  *lo = u0 * unit < len ? u0 * unit : len;
-  *hi = u1 * unit < len ? u1 * unit : len;
-}
-
 static void finish(const plan *p, float *c, int m, int n) {
   const dg_cpu_sgemm_args *g = p->g;
   float v = *c;
@@ -529,15 +517,15 @@ static void run_task(void *arg, int task, int ntasks) {
   int m0, m1, n0, n1, b0 = 0, nblk;
   if (pa) { /* whole prepacked row blocks per task */
     int b1;
-    split(pa->nblk, 1, p->tm, task / p->tn, &b0, &b1);
-    m0 = blk_row(g->M, pa->nblk, b0);
-    m1 = blk_row(g->M, pa->nblk, b1);
+    gemm_split(pa->nblk, 1, p->tm, task / p->tn, &b0, &b1);
+    m0 = gemm_blk_row(g->M, pa->nblk, b0);
+    m1 = gemm_blk_row(g->M, pa->nblk, b1);
     nblk = b1 - b0;
   } else {
-    split(g->M, 1, p->tm, task / p->tn, &m0, &m1);
+    gemm_split(g->M, 1, p->tm, task / p->tn, &m0, &m1);
     nblk = (m1 - m0 + p->mr - 1) / p->mr;
   }
-  split(g->N, p->nr, p->tn, task % p->tn, &n0, &n1);
+  gemm_split(g->N, p->nr, p->tn, task % p->tn, &n0, &n1);
   if (m0 >= m1 || n0 >= n1)
     return;
   if (p->dot) {
@@ -573,8 +561,8 @@ static void run_task(void *arg, int task, int ntasks) {
         int r, re;
         const float *a;
         if (pa) {
-          r = blk_row(g->M, pa->nblk, b0 + rb);
-          re = blk_row(g->M, pa->nblk, b0 + rb + 1);
+          r = gemm_blk_row(g->M, pa->nblk, b0 + rb);
+          re = gemm_blk_row(g->M, pa->nblk, b0 + rb + 1);
           a = pa->data + (size_t)r * g->K + (size_t)pc * (re - r);
         } else {
           r = m0 + (int)((long long)(m1 - m0) * rb / nblk);
@@ -697,7 +685,7 @@ dg_cpu_sgemm_packed *dg_cpu_sgemm_pack_a(int M, int K, const float *A,
   pk->unit = p.mr;
   pk->nblk = (M + p.mr - 1) / p.mr;
   for (int b = 0; b < pk->nblk; b++) {
-    int r = blk_row(M, pk->nblk, b), re = blk_row(M, pk->nblk, b + 1);
+    int r = gemm_blk_row(M, pk->nblk, b), re = gemm_blk_row(M, pk->nblk, b + 1);
     pack_a_raw(A, lda, pk->data + (size_t)r * K, r, re - r, 0, K);
   }
   return pk;
