@@ -20,6 +20,14 @@ double bench_gpu_conv_us(dg_context *ctx, int device, int N, int C, int H,
                          int W, dg_dtype dtype, char *check,
                          size_t check_size, int *reps, double *kernel_us);
 
+/* Median microseconds of one run of a chain of `nodes` relu nodes on 256
+ * floats pinned to device (one segment): the difference between two
+ * lengths over their node counts is the per-node cost of a recorded
+ * segment (dispatch, barrier, timestamps). *kernel_us as above. */
+double bench_gpu_chain_us(dg_context *ctx, int device, int nodes,
+                          char *check, size_t check_size, int *reps,
+                          double *kernel_us);
+
 /* SGEMM through CLBlast on the first OpenCL GPU, or -1 when CLBlast or a
  * GPU is missing (name gets the device). */
 double peer_clblast_sgemm_us(int M, int N, int K, char *name,

@@ -290,7 +290,19 @@ typedef struct opts {
   int device; /* -1: all */
   const char *json;
   const char *weights;
+  const char *only; /* GPU suite: comma-separated benches to run; NULL: all */
 } opts;
+
+/* Whether the GPU suite runs bench (--only sgemm,hgemm,conv,lenet,node). */
+static int wanted(const opts *o, const char *bench) {
+  if (!o->only)
+    return 1;
+  size_t n = strlen(bench);
+  for (const char *p = o->only; (p = strstr(p, bench)) != NULL; p += n)
+    if ((p == o->only || p[-1] == ',') && (p[n] == ',' || p[n] == 0))
+      return 1;
+  return 0;
+}
 
 typedef struct dev {
   int index;
@@ -610,7 +622,8 @@ done:
 
 static void usage(FILE *f) {
   fprintf(f, "usage: dg-bench [--quick] [--gpu] [--device N] [--json FILE] "
-             "[--weights DIR]\n");
+             "[--weights DIR]\n"
+             "          [--only sgemm,hgemm,conv,lenet,node] (GPU suite)\n");
 }
 
 static int device_threads(const dg_device_info *info) {
@@ -651,6 +664,34 @@ static void warn_load(const char *when) {
            load, ncpu, when);
 }
 
+/* Per-node cost inside one recorded segment: chains of 1 and 65 relu
+ * nodes on 256 floats, (t65 - t1) / 64 in wall time (one submit and one
+ * wait per run, so this is what a node adds: its dispatch, its barrier and
+ * its timestamps) and in the device's summed node times. */
+static void node_overhead(dev *d) {
+  enum { SHORT = 1, LONG = 65 };
+  char check[2][16];
+  int reps[2];
+  double kus[2], us[2];
+  us[0] = bench_gpu_chain_us(ctx, d->index, SHORT, check[0], sizeof check[0],
+                             &reps[0], &kus[0]);
+  us[1] = bench_gpu_chain_us(ctx, d->index, LONG, check[1], sizeof check[1],
+                             &reps[1], &kus[1]);
+  row *r = add_row("node_overhead", d->label, "relu chain 1 vs 65, wall");
+  snprintf(r->check, sizeof r->check, "%s",
+           strcmp(check[0], "ok") || strcmp(check[1], "ok") ? "FAIL" : "ok");
+  r->reps = reps[1];
+  r->ours_us = us[0] > 0 && us[1] > 0 ? (us[1] - us[0]) / (LONG - SHORT) : -1;
+  print_row(r);
+  row wall = *r; /* add_row may move the rows */
+  row *k = add_row("node_overhead", d->label, "relu chain 1 vs 65, device");
+  snprintf(k->check, sizeof k->check, "%s", wall.check);
+  k->reps = wall.reps;
+  k->ours_us =
+      kus[0] > 0 && kus[1] > 0 ? (kus[1] - kus[0]) / (LONG - SHORT) : -1;
+  print_row(k);
+}
+
 /* The GPU suite: on every non-CPU device, SGEMM 4096^3, HGEMM 4096^3 and
  * 8192^3 (where the device runs f16), f32 and f16 conv on the ResNet-50
  * 3x3 layers at batch 32, LeNet batch-1 latency; CLBlast SGEMM as the
@@ -666,7 +707,8 @@ static int gpu_suite(const opts *o, dev *devs, int ndev, FILE *jf) {
     static const int gemm[][2] = {{4096, DG_DTYPE_F32}, {4096, DG_DTYPE_F16},
                                   {8192, DG_DTYPE_F16}};
     for (int g = 0; g < 3; g++) {
-      if (gemm[g][1] == DG_DTYPE_F16 && !f16)
+      if ((gemm[g][1] == DG_DTYPE_F16 && !f16) ||
+          !wanted(o, gemm[g][1] == DG_DTYPE_F16 ? "hgemm" : "sgemm"))
         continue;
       int n = o->quick ? gemm[g][0] / 4 : gemm[g][0];
       char shape[40];
@@ -699,7 +741,7 @@ static int gpu_suite(const opts *o, dev *devs, int ndev, FILE *jf) {
     for (int l = 0; l < NLAYERS; l++) {
       for (int t = 0; t < 2; t++) {
         dg_dtype dt = t ? DG_DTYPE_F16 : DG_DTYPE_F32;
-        if (dt == DG_DTYPE_F16 && !f16)
+        if ((dt == DG_DTYPE_F16 && !f16) || !wanted(o, "conv"))
           continue;
         int C = (int)conv_layers[l][0], H = (int)conv_layers[l][1];
         int batch = o->quick ? 4 : 32;
@@ -721,10 +763,15 @@ static int gpu_suite(const opts *o, dev *devs, int ndev, FILE *jf) {
         print_row(k);
       }
     }
+    if (wanted(o, "node"))
+      node_overhead(d);
     char err[256];
     row tmp;
     memset(&tmp, 0, sizeof tmp);
-    double us = our_lenet(d, o->weights, 1, 0, 2000, &tmp, err, sizeof err);
+    double us = wanted(o, "lenet")
+                    ? our_lenet(d, o->weights, 1, 0, 2000, &tmp, err,
+                                sizeof err)
+                    : -1;
     if (us > 0) {
       row *r = add_row("lenet_b1", d->label, "f32, latency");
       snprintf(r->check, sizeof r->check, "%s", tmp.check);
@@ -756,6 +803,8 @@ int main(int argc, char **argv) {
       o.json = argv[++i];
     else if (!strcmp(argv[i], "--weights") && i + 1 < argc)
       o.weights = argv[++i];
+    else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+      o.only = argv[++i];
     else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       usage(stdout);
       return 0;

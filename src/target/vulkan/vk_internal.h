@@ -183,6 +183,8 @@ typedef struct vk_work {
   uint32_t push[VK_PUSH_BYTES / 4];
   uint32_t push_bytes;
   uint32_t groups[3];
+  uint32_t spec[4]; /* specialisation constants 0..spec_count-1 */
+  int spec_count;
   vk_copy *copies;
   int copy_count;
   void *params; /* host copy of the parameter blob, uploaded once */

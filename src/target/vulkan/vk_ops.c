@@ -215,10 +215,12 @@ static bool setup_conv(const vk_device *vd, vk_work *w, const dg_ir *ir,
   bool coop = !q && f16 && use_coop_f16(vd, OG, NP, KG, G);
   bool big = !q && !f16 && use_big_f32(vd, OG, NP, KG, G);
   if (coop || big) {
-    /* Batch folded into the GEMM's n; z = group. Word 21: A (the weight
-     * rows) loads as vectors (K a multiple of the vector width). */
+    /* Batch folded into the GEMM's n; z = group. Specialisation constant
+     * 0: A (the weight rows) loads as vectors (K a multiple of the vector
+     * width). */
     w->shader = coop ? SH_CONVC_F16 : SH_CONVB_F32;
-    push_i(w, 21, KG % (coop ? 8 : 4) == 0);
+    w->spec[0] = KG % (coop ? 8 : 4) == 0;
+    w->spec_count = 1;
     w->groups[0] = (uint32_t)((NP + 127) / 128);
     w->groups[1] = (uint32_t)((OG + 127) / 128);
     w->groups[2] = (uint32_t)G;
@@ -258,7 +260,7 @@ static void gemm_push(vk_work *w, int64_t M, int64_t N, int64_t K,
   push_f(w, 22, hi);
 }
 
-/* Word 23 of the 128x128 kernels: bit 0 A loads as vectors of vw
+/* Specialisation constant 0 of the 128x128 kernels: bit 0 A loads as vectors of vw
  * elements, bit 1 B does, bit 2 B is k-contiguous (fully_connected's
  * weights). Vectors need the contiguous stride 1, the other stride, K or N
  * and every batch offset multiples of vw (tensor bases are aligned to at
@@ -287,7 +289,8 @@ static void gemm_kernel(const vk_device *vd, vk_work *w, bool q, bool f16,
   bool big = !q && !f16 && use_big_f32(vd, M, N, K, batch);
   if (coop || big) {
     w->shader = coop ? SH_GEMMC_F16 : SH_GEMMB_F32;
-    w->push[23] = big_flags(w, coop ? 8 : 4);
+    w->spec[0] = big_flags(w, coop ? 8 : 4);
+    w->spec_count = 1;
     w->groups[0] = (uint32_t)((N + 127) / 128);
     w->groups[1] = (uint32_t)((M + 127) / 128);
     w->groups[2] = (uint32_t)batch;

@@ -4,6 +4,7 @@
  * and specialisation constants, through the device's VkPipelineCache. */
 #include "vk_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,13 +60,47 @@ void dg_vk_pipelines_destroy(vk_device *vd) {
     vkDestroyPipelineCache(vd->dev, vd->cache, NULL);
 }
 
+/* DG_VK_SPIRV_DIR (a debugging and tuning knob): a module named NAME is
+ * read from DIR/NAME.spv instead of the embedded one when that file
+ * exists, so a shader variant can be tried on a machine without
+ * rebuilding the library. Returns malloc'd words (caller frees) or NULL
+ * when there is no override. */
+static uint32_t *spirv_override(const char *name, size_t *words) {
+  const char *dir = getenv("DG_VK_SPIRV_DIR");
+  if (!dir || !*dir)
+    return NULL;
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s.spv", dir, name);
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  uint32_t *code = NULL;
+  long size = -1;
+  if (fseek(f, 0, SEEK_END) == 0)
+    size = ftell(f);
+  if (size > 0 && size % 4 == 0 && fseek(f, 0, SEEK_SET) == 0 &&
+      (code = malloc((size_t)size)) != NULL &&
+      fread(code, 1, (size_t)size, f) != (size_t)size) {
+    free(code);
+    code = NULL;
+  }
+  fclose(f);
+  if (code) {
+    *words = (size_t)size / 4;
+    fprintf(stderr, "directgraph: vulkan: %s from %s\n", name, path);
+  }
+  return code;
+}
+
 /* Called with vd->lock held. */
 static VkResult create(vk_device *vd, vk_shader sh, const uint32_t *spec,
                        int spec_count, VkPipeline *out) {
   VkResult r;
   if (!vd->modules[sh]) {
     size_t words;
-    const uint32_t *code = dg_vk_spirv_find(dg_vk_shader_names[sh], &words);
+    uint32_t *own = spirv_override(dg_vk_shader_names[sh], &words);
+    const uint32_t *code =
+        own ? own : dg_vk_spirv_find(dg_vk_shader_names[sh], &words);
     if (!code)
       return VK_ERROR_INITIALIZATION_FAILED; /* a build mismatch */
     VkShaderModuleCreateInfo mi = {
@@ -73,6 +108,7 @@ static VkResult create(vk_device *vd, vk_shader sh, const uint32_t *spec,
         .codeSize = words * 4,
         .pCode = code};
     r = vkCreateShaderModule(vd->dev, &mi, NULL, &vd->modules[sh]);
+    free(own);
     if (r != VK_SUCCESS) {
       vd->modules[sh] = VK_NULL_HANDLE;
       return r;

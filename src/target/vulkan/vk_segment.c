@@ -460,7 +460,7 @@ static dg_status record(vk_segment *s, dg_diagnostic *diag) {
       free(rg);
     } else {
       VkPipeline pipe;
-      r = dg_vk_pipeline_get(vd, w->shader, NULL, 0, &pipe);
+      r = dg_vk_pipeline_get(vd, w->shader, w->spec, w->spec_count, &pipe);
       if (r != VK_SUCCESS) {
         free(sets), free(copy);
         return fail(s, diag, node, "vkCreateComputePipelines", r);

@@ -31,7 +31,6 @@ layout(push_constant) uniform PC {
   int sh, sw, dh, dw, pt, pl;
   int has_bias;
   float lo, hi;
-  int flags; // bit 0: A (weights) rows load as vec4
 } pc;
 #else
 layout(push_constant) uniform PC {
@@ -43,9 +42,12 @@ layout(push_constant) uniform PC {
   int astr[4];
   int bstr[4];
   float lo, hi;
-  int flags; // bit 0: A as vec4; bit 1: B as vec4; bit 2: B k-contiguous
 } pc;
 #endif
+
+// Specialisation constant 0: bit 0 A loads as vec4, bit 1 B does, bit 2
+// B is k-contiguous (constants, so the paths not taken compile out).
+layout(constant_id = 0) const int FLAGS = 0;
 
 // [buffer][k][m or n], as vec4 of 4 consecutive m / n.
 shared vec4 As[2][BK][BM / 4];
@@ -62,7 +64,7 @@ void main() {
   int M = pc.OG, NN = pc.N * OHW, K = pc.CG * pc.KH * pc.KW;
   int khw = pc.KH * pc.KW;
   int abase = g * pc.OG * K, sam = K, sak = 1;
-  bool avec = (pc.flags & 1) != 0;
+  bool avec = (FLAGS & 1) != 0;
   // B gather: this invocation owns column bn of the tile, rows bk0 + 2i.
   int bn = tid & 127, bk0 = tid >> 7;
   int xb, ih0, iw0;
@@ -84,8 +86,8 @@ void main() {
     bbase += i * pc.bstr[d];
   }
   int sam = pc.sam, sak = pc.sak;
-  bool avec = (pc.flags & 1) != 0;
-  bool bvec = (pc.flags & 2) != 0, bkf = (pc.flags & 4) != 0;
+  bool avec = (FLAGS & 1) != 0;
+  bool bvec = (FLAGS & 2) != 0, bkf = (FLAGS & 4) != 0;
 #endif
 
   // A: invocation t loads row t/2, k (t%2)*4 .. +3 (k-contiguous A).

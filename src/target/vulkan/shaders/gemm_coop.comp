@@ -2,39 +2,77 @@
 // fp16 GEMM on tensor cores through GL_NV_cooperative_matrix (f16 x f16 ->
 // f32 at 16x16x16, subgroup scope, subgroups of 32): C = act(A B + bias)
 // with fp32 accumulation and one rounding to f16 at the store.
-// One 128x128 output tile per workgroup of 256 invocations (8 subgroups
-// as 2 x 4, 64x32 outputs = 4x2 fragments each), K-step 32, A and B tiles
-// staged through double-buffered shared memory (uvec4 = 8 halves, so
-// aligned operands load with one 16-byte load per 8 elements; others
+// One BM x BN output tile per workgroup of WGM x WGN subgroups, each
+// subgroup FM x FN fragments of 16x16; K consumed BK at a time, A and B
+// tiles staged through double-buffered shared memory (uvec4 = 8 halves,
+// so aligned operands load with one 16-byte load per 8 elements; others
 // gather element by element with bounds checks).
 //   default: A[m][k] = in0[abase + m*sam + k*sak],
 //            B[k][n] = in1[bbase + k*sbk + n*sbn] (matmul, fully_connected);
 //   -DCONV:  A = the weights W[OG][CG*KH*KW] of group z, B the implicit
 //            im2col of x with the batch folded into n = (image, oh, ow).
 // Bindings as gemm.comp: 0 = x / a, 1 = w / b, 2 = bias, 3 = y.
+// Specialisation constant 0 (FLAGS): bit 0 A loads as uvec4, bit 1 B
+// does, bit 2 B is k-contiguous; as constants, the paths a shape does not
+// take are compiled out (a runtime flag kept every path and a branch
+// around each fragment load in the inner loop).
 // Selected by vk_ops.c only where the device reports the extension and
 // the shape; glslang emits the Vulkan memory model for it (enabled with
-// the extension in vk_device.c).
+// the extension in vk_device.c). The tile macros are build-time choices
+// (tuned on the H200 with DG_VK_SPIRV_DIR variants); vk_ops.c assumes
+// BM = BN = 128.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
 #define F16
-layout(local_size_x = 256) in;
+
+// 4 x 2 subgroups of 32x64 outputs: the fastest of the 128x128 layouts
+// measured on the H200 (2x4 of 64x32, 2x2 of 64x64, 1x4, 4x1 were 2-15 %
+// slower).
+#ifndef WGM
+#define WGM 4
+#endif
+#ifndef WGN
+#define WGN 2
+#endif
+#ifndef FM
+#define FM 2
+#endif
+#ifndef FN
+#define FN 4
+#endif
+#ifndef BK
+#define BK 32
+#endif
+#define NT (32 * WGM * WGN)
+#define BM (WGM * FM * 16)
+#define BN (WGN * FN * 16)
+
+layout(local_size_x = NT) in;
 #include "common.glsl"
 
-#define BM 128
-#define BN 128
-#define BK 32
-// Shared row strides in uvec4 (8 halves): 32 + 8 halves for k-contiguous
-// rows, 128 + 8 halves for n-contiguous rows (padding against bank
-// conflicts).
-#define SK 5
-#define SN 17
-#define ABUF (BM * SK)  // 640
-#define BBUF (BN * SK)  // 640 >= BK * SN = 544
+layout(constant_id = 0) const int FLAGS = 0;
+const bool AVEC = (FLAGS & 1) != 0;
+const bool BVEC = (FLAGS & 2) != 0;
+const bool BKC = (FLAGS & 4) != 0;
+
+// Shared row strides in uvec4 (8 halves), one uvec4 of padding per row
+// against bank conflicts: k-contiguous rows (A; B when BKC) hold BK
+// halves, n-contiguous rows (B otherwise) BN halves.
+#define SK (BK / 8 + 1)
+#define SN (BN / 8 + 1)
+#define ABUF (BM * SK)
+#define BBUF_K (BN * SK)
+#define BBUF_N (BK * SN)
+#define BBUF (BBUF_K > BBUF_N ? BBUF_K : BBUF_N)
 #define BUF (ABUF + BBUF)
+// uvec4 chunks of one A tile / one B tile, and per invocation.
+#define ACH (BM * BK / 8)
+#define BCH (BN * BK / 8)
+#define APT (ACH / NT)
+#define BPT (BCH / NT)
 
 layout(set = 0, binding = 0) readonly buffer In0 { float16_t in0[]; };
 layout(set = 0, binding = 1) readonly buffer In1 { float16_t in1[]; };
@@ -49,7 +87,6 @@ layout(push_constant) uniform PC {
   int sh, sw, dh, dw, pt, pl;
   int has_bias;
   float lo, hi;
-  int flags; // bit 0: A (weights) rows load as uvec4
 } pc;
 #else
 layout(push_constant) uniform PC {
@@ -61,13 +98,16 @@ layout(push_constant) uniform PC {
   int astr[4];
   int bstr[4];
   float lo, hi;
-  int flags; // bit 0: A as uvec4; bit 1: B as uvec4; bit 2: B k-contiguous
 } pc;
 #endif
 
 shared uvec4 smem[2 * BUF];
 
 uint pk(float16_t a, float16_t b) { return packFloat2x16(f16vec2(a, b)); }
+uvec4 pk8(float16_t e[8]) {
+  return uvec4(pk(e[0], e[1]), pk(e[2], e[3]), pk(e[4], e[5]),
+               pk(e[6], e[7]));
+}
 
 #define FA fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
 #define FC fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
@@ -75,7 +115,7 @@ uint pk(float16_t a, float16_t b) { return packFloat2x16(f16vec2(a, b)); }
 void main() {
   int tid = int(gl_LocalInvocationIndex);
   int warp = tid >> 5, lane = tid & 31;
-  int wm = warp >> 2, wn = warp & 3; // 2 x 4 subgroups
+  int wm = warp / WGN, wn = warp % WGN;
   int m0 = int(gl_WorkGroupID.y) * BM, n0 = int(gl_WorkGroupID.x) * BN;
   int z = int(gl_WorkGroupID.z);
 #ifdef CONV
@@ -84,11 +124,10 @@ void main() {
   int M = pc.OG, NN = pc.N * OHW, K = pc.CG * pc.KH * pc.KW;
   int khw = pc.KH * pc.KW;
   int abase = g * pc.OG * K, sam = K;
-  bool avec = (pc.flags & 1) != 0;
-  bool bvec = false, bk = false;
   // This invocation gathers 8 consecutive n (columns nb..nb+7) of B rows
-  // kr and kr + 16 of each K-step: their image bases and input origins.
-  int nb = (tid & 15) * 8, kr = tid >> 4;
+  // kr + i * KSTEP of each K-step: their image bases and input origins.
+#define KSTEP (NT / (BN / 8))
+  int nb = (tid % (BN / 8)) * 8, kr = tid / (BN / 8);
   int xb[8], ih0[8], iw0[8];
   [[unroll]] for (int j = 0; j < 8; j++) {
     int n = n0 + nb + j;
@@ -108,35 +147,29 @@ void main() {
     bbase += i * pc.bstr[d];
   }
   int sam = pc.sam;
-  bool avec = (pc.flags & 1) != 0;
-  bool bvec = (pc.flags & 2) != 0, bk = (pc.flags & 4) != 0;
 #endif
 
-  uvec4 ra[2], rb[2];
+  uvec4 ra[APT], rb[BPT];
 
-  // Global -> registers for the K-step at k0.
-#define LOAD_TILE(k0)                                                        \
-  {                                                                          \
-    [[unroll]] for (int r = 0; r < 2; r++) {                                            \
-      int v = tid + r * 256;                                                 \
-      int mm = v >> 2, kv = (v & 3) * 8;                                     \
-      int m = m0 + mm, k = (k0) + kv;                                        \
-      uvec4 q = uvec4(0);                                                    \
-      if (m < M && k < K) {                                                  \
-        if (avec) {                                                          \
-          q = A_V[(abase + m * sam + k) >> 3];                               \
-        } else {                                                             \
-          float16_t e[8];                                                    \
-          [[unroll]] for (int j = 0; j < 8; j++)                                        \
-            e[j] = k + j < K ? A_S[abase + m * sam + (k + j) * A_SK]         \
-                             : float16_t(0);                                 \
-          q = uvec4(pk(e[0], e[1]), pk(e[2], e[3]), pk(e[4], e[5]),          \
-                    pk(e[6], e[7]));                                         \
-        }                                                                    \
+  // Global -> registers for the K-step at k0. A chunk v covers row v /
+  // (BK/8), halves (v % (BK/8)) * 8 .. +7.
+#define LOAD_A(k0)                                                           \
+  [[unroll]] for (int r = 0; r < APT; r++) {                                 \
+    int v = tid + r * NT;                                                    \
+    int m = m0 + v / (BK / 8), k = (k0) + (v % (BK / 8)) * 8;                \
+    uvec4 q = uvec4(0);                                                      \
+    if (m < M && k < K) {                                                    \
+      if (AVEC) {                                                            \
+        q = A_V[(abase + m * sam + k) >> 3];                                 \
+      } else {                                                               \
+        float16_t e[8];                                                      \
+        [[unroll]] for (int j = 0; j < 8; j++)                               \
+          e[j] = k + j < K ? A_S[abase + m * sam + (k + j) * A_SK]           \
+                           : float16_t(0);                                   \
+        q = pk8(e);                                                          \
       }                                                                      \
-      ra[r] = q;                                                             \
     }                                                                        \
-    LOAD_B(k0)                                                               \
+    ra[r] = q;                                                               \
   }
 
 #ifdef CONV
@@ -144,123 +177,121 @@ void main() {
 #define A_S in1
 #define A_SK 1
 #define LOAD_B(k0)                                                           \
-  [[unroll]] for (int r = 0; r < 2; r++) {                                              \
-    int k = (k0) + kr + 16 * r;                                              \
+  [[unroll]] for (int r = 0; r < BPT; r++) {                                 \
+    int k = (k0) + kr + KSTEP * r;                                           \
     float16_t e[8];                                                          \
-    [[unroll]] for (int j = 0; j < 8; j++)                                              \
+    [[unroll]] for (int j = 0; j < 8; j++)                                   \
       e[j] = float16_t(0);                                                   \
     if (k < K) {                                                             \
       int c = k / khw, rr = k - c * khw;                                     \
       int kh = rr / pc.KW, kw = rr - kh * pc.KW;                             \
-      [[unroll]] for (int j = 0; j < 8; j++) {                                          \
+      [[unroll]] for (int j = 0; j < 8; j++) {                               \
         int ih = ih0[j] + kh * pc.dh, iw = iw0[j] + kw * pc.dw;              \
         if (xb[j] >= 0 && ih >= 0 && ih < pc.H && iw >= 0 && iw < pc.W)      \
           e[j] = in0[xb[j] + (c * pc.H + ih) * pc.W + iw];                   \
       }                                                                      \
     }                                                                        \
-    rb[r] = uvec4(pk(e[0], e[1]), pk(e[2], e[3]), pk(e[4], e[5]),            \
-                  pk(e[6], e[7]));                                           \
+    rb[r] = pk8(e);                                                          \
   }
+#define STORE_B(b)                                                           \
+  [[unroll]] for (int r = 0; r < BPT; r++)                                   \
+    smem[(b) * BUF + ABUF + (kr + KSTEP * r) * SN + (nb >> 3)] = rb[r];
 #else
 #define A_V in0v
 #define A_S in0
 #define A_SK pc.sak
+  // B chunk v: k-contiguous, column v / (BK/8), halves (v % (BK/8)) * 8;
+  // n-contiguous, row v / (BN/8), columns (v % (BN/8)) * 8.
 #define LOAD_B(k0)                                                           \
-  [[unroll]] for (int r = 0; r < 2; r++) {                                              \
-    int v = tid + r * 256;                                                   \
+  [[unroll]] for (int r = 0; r < BPT; r++) {                                 \
+    int v = tid + r * NT;                                                    \
     uvec4 q = uvec4(0);                                                      \
-    if (bk) {                                                                \
-      int nn = v >> 2, kv = (v & 3) * 8;                                     \
-      int n = n0 + nn, k = (k0) + kv;                                        \
+    if (BKC) {                                                               \
+      int n = n0 + v / (BK / 8), k = (k0) + (v % (BK / 8)) * 8;              \
       if (n < NN && k < K) {                                                 \
-        if (bvec) {                                                          \
+        if (BVEC) {                                                          \
           q = in1v[(bbase + n * pc.sbn + k) >> 3];                           \
         } else {                                                             \
           float16_t e[8];                                                    \
-          [[unroll]] for (int j = 0; j < 8; j++)                                        \
+          [[unroll]] for (int j = 0; j < 8; j++)                             \
             e[j] = k + j < K ? in1[bbase + n * pc.sbn + (k + j) * pc.sbk]    \
                              : float16_t(0);                                 \
-          q = uvec4(pk(e[0], e[1]), pk(e[2], e[3]), pk(e[4], e[5]),          \
-                    pk(e[6], e[7]));                                         \
+          q = pk8(e);                                                        \
         }                                                                    \
       }                                                                      \
     } else {                                                                 \
-      int kk = v >> 4, nv = (v & 15) * 8;                                    \
-      int n = n0 + nv, k = (k0) + kk;                                        \
+      int k = (k0) + v / (BN / 8), n = n0 + (v % (BN / 8)) * 8;              \
       if (n < NN && k < K) {                                                 \
-        if (bvec) {                                                          \
+        if (BVEC) {                                                          \
           q = in1v[(bbase + k * pc.sbk + n) >> 3];                           \
         } else {                                                             \
           float16_t e[8];                                                    \
-          [[unroll]] for (int j = 0; j < 8; j++)                                        \
+          [[unroll]] for (int j = 0; j < 8; j++)                             \
             e[j] = n + j < NN ? in1[bbase + k * pc.sbk + (n + j) * pc.sbn]   \
                               : float16_t(0);                                \
-          q = uvec4(pk(e[0], e[1]), pk(e[2], e[3]), pk(e[4], e[5]),          \
-                    pk(e[6], e[7]));                                         \
+          q = pk8(e);                                                        \
         }                                                                    \
       }                                                                      \
     }                                                                        \
     rb[r] = q;                                                               \
   }
-#endif
-
-  // Registers -> shared buffer b.
-#ifdef CONV
 #define STORE_B(b)                                                           \
-  [[unroll]] for (int r = 0; r < 2; r++)                                                \
-    smem[(b) * BUF + ABUF + (kr + 16 * r) * SN + (nb >> 3)] = rb[r];
-#else
-#define STORE_B(b)                                                           \
-  [[unroll]] for (int r = 0; r < 2; r++) {                                              \
-    int v = tid + r * 256;                                                   \
-    smem[(b) * BUF + ABUF + (bk ? (v >> 2) * SK + (v & 3)                    \
-                                : (v >> 4) * SN + (v & 15))] = rb[r];        \
+  [[unroll]] for (int r = 0; r < BPT; r++) {                                 \
+    int v = tid + r * NT;                                                    \
+    smem[(b) * BUF + ABUF +                                                  \
+         (BKC ? (v / (BK / 8)) * SK + v % (BK / 8)                           \
+              : (v / (BN / 8)) * SN + v % (BN / 8))] = rb[r];                \
   }
 #endif
-#define STORE_TILE(b)                                                        \
-  {                                                                          \
-    [[unroll]] for (int r = 0; r < 2; r++) {                                            \
-      int v = tid + r * 256;                                                 \
-      smem[(b) * BUF + (v >> 2) * SK + (v & 3)] = ra[r];                     \
-    }                                                                        \
-    STORE_B(b)                                                               \
+
+#define STORE_A(b)                                                           \
+  [[unroll]] for (int r = 0; r < APT; r++) {                                 \
+    int v = tid + r * NT;                                                    \
+    smem[(b) * BUF + (v / (BK / 8)) * SK + v % (BK / 8)] = ra[r];            \
   }
 
-  FC acc[4][2];
-  [[unroll]] for (int i = 0; i < 4; i++)
-    [[unroll]] for (int j = 0; j < 2; j++)
+  FC acc[FM][FN];
+  [[unroll]] for (int i = 0; i < FM; i++)
+    [[unroll]] for (int j = 0; j < FN; j++)
       acc[i][j] = FC(0.0);
 
   int nk = (K + BK - 1) / BK;
-  LOAD_TILE(0)
-  STORE_TILE(0)
+  LOAD_A(0)
+  LOAD_B(0)
+  STORE_A(0)
+  STORE_B(0)
   barrier();
   for (int t = 0; t < nk; t++) {
     int cur = t & 1;
-    if (t + 1 < nk)
-      LOAD_TILE((t + 1) * BK)
+    if (t + 1 < nk) {
+      LOAD_A((t + 1) * BK)
+      LOAD_B((t + 1) * BK)
+    }
     int ab = cur * BUF, bb = cur * BUF + ABUF;
-    [[unroll]] for (int ks = 0; ks < 2; ks++) {
-      FA fa[4], fb[2];
-      [[unroll]] for (int i = 0; i < 4; i++)
-        coopMatLoadNV(fa[i], smem, uint(ab + (wm * 64 + i * 16) * SK + ks * 2),
+    [[unroll]] for (int ks = 0; ks < BK / 16; ks++) {
+      FA fa[FM], fb[FN];
+      [[unroll]] for (int i = 0; i < FM; i++)
+        coopMatLoadNV(fa[i], smem,
+                      uint(ab + (wm * FM * 16 + i * 16) * SK + ks * 2),
                       uint(SK), false);
-      [[unroll]] for (int j = 0; j < 2; j++) {
-        if (bk)
+      [[unroll]] for (int j = 0; j < FN; j++) {
+        if (BKC)
           coopMatLoadNV(fb[j], smem,
-                        uint(bb + (wn * 32 + j * 16) * SK + ks * 2), uint(SK),
-                        true);
+                        uint(bb + (wn * FN * 16 + j * 16) * SK + ks * 2),
+                        uint(SK), true);
         else
           coopMatLoadNV(fb[j], smem,
-                        uint(bb + (ks * 16) * SN + wn * 4 + j * 2), uint(SN),
-                        false);
+                        uint(bb + (ks * 16) * SN + wn * FN * 2 + j * 2),
+                        uint(SN), false);
       }
-      [[unroll]] for (int i = 0; i < 4; i++)
-        [[unroll]] for (int j = 0; j < 2; j++)
+      [[unroll]] for (int i = 0; i < FM; i++)
+        [[unroll]] for (int j = 0; j < FN; j++)
           acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);
     }
-    if (t + 1 < nk)
-      STORE_TILE(cur ^ 1)
+    if (t + 1 < nk) {
+      STORE_A(cur ^ 1)
+      STORE_B(cur ^ 1)
+    }
     barrier();
   }
 
@@ -269,13 +300,13 @@ void main() {
   // outputs of it (bias, activation, one rounding to f16).
   int stage = warp * 64;
   int er = lane >> 1, ec = (lane & 1) * 8;
-  [[unroll]] for (int i = 0; i < 4; i++)
-    [[unroll]] for (int j = 0; j < 2; j++) {
+  [[unroll]] for (int i = 0; i < FM; i++)
+    [[unroll]] for (int j = 0; j < FN; j++) {
       coopMatStoreNV(acc[i][j], smem, uint(stage), 4u, false);
       subgroupMemoryBarrierShared();
       subgroupBarrier();
-      int m = m0 + wm * 64 + i * 16 + er;
-      int nbase = n0 + wn * 32 + j * 16 + ec;
+      int m = m0 + wm * FM * 16 + i * 16 + er;
+      int nbase = n0 + wn * FN * 16 + j * 16 + ec;
       uvec4 lo = smem[stage + er * 4 + (ec >> 2)];
       uvec4 hi = smem[stage + er * 4 + (ec >> 2) + 1];
       float vals[8] = float[8](uintBitsToFloat(lo.x), uintBitsToFloat(lo.y),
