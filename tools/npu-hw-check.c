@@ -3,10 +3,10 @@
  * discovery finds) and on the CPU reference of the numerics contract,
  * prints a pass/fail table, and with --out DIR writes every case as a
  * golden set (format below) that --replay DIR checks byte for byte
- * through the simulator. Three probes measure what the simulator can only
+ * through the simulator. Four probes measure what the simulator can only
  * assume (src/target/npu/README.md, findings): rounding ties in OUT_CVT,
- * the pad value of each channel lane for an out-of-range PAD_VALUE, and
- * the rounding of CLIP_TRUNCATE.
+ * which byte of PAD_VALUE each channel lane pads with (depthwise and
+ * direct), and the rounding of CLIP_TRUNCATE.
  *
  * Golden set, one folder per case:
  *   regcmd.txt   the command list as run, "target value register" per line
@@ -220,14 +220,21 @@ static void set_reg(npu_stream *s, npu_reg reg, uint32_t value) {
       s->words[i] = npu_reg_word(reg, value);
 }
 
-/* A probe: a 3x3 conv over 32 channels with registers rewritten, run on
- * the NPU and on the simulator in each rounding mode; prints which modes
- * the device agreed with. */
+/* The pad word of the pad-lane probes: a different byte in each of the
+ * four, so the output shows which byte each channel lane padded with. */
+#define PAD_PROBE_WORD 0x40302010u
+
+/* A probe: a 3x3 conv with registers rewritten, run on the NPU and on the
+ * simulator in each rounding mode; prints which modes the device agreed
+ * with. pad_lanes: 64 channels of zeros, each output channel reading only
+ * its own input channel with weight 1 (depthwise, or direct with identity
+ * weights), so an output is the sum of its lane's pads; else 32 channels of
+ * small random data, direct. */
 static void probe(npu_backend *b, const char *name, const char *what,
-                  int ow_zero, uint32_t pad_value, uint32_t scale,
+                  int pad_lanes, bool dw, uint32_t pad_value, uint32_t scale,
                   uint32_t shift, uint32_t trunc, const char *out_dir) {
-  npu_conv_desc d = {32, 6, 6, 32, 6, 6, 3, 3, 1, 1, 1, 1, false, 0, 0, 0,
-                     0.01f, 0};
+  int C = pad_lanes ? 64 : 32;
+  npu_conv_desc d = {C, 6, 6, C, 6, 6, 3, 3, 1, 1, 1, 1, dw, 0, 0, 0, 0.01f, 0};
   npu_stream s;
   npu_conv_plan p;
   char err[256];
@@ -241,11 +248,21 @@ static void probe(npu_backend *b, const char *name, const char *what,
   set_reg(&s, NPU_CORE_CLIP_TRUNCATE, trunc);
   uint8_t *in = calloc(1, p.input_bytes), *wt = calloc(1, p.weight_bytes),
           *out = calloc(1, p.output_bytes), *ref = calloc(1, p.output_bytes);
-  int32_t bias[32] = {0};
-  for (size_t i = 0; i < 32 * 36; i++)
-    in[i] = (uint8_t)(ow_zero ? 0 : rnd(-9, 9));
-  for (size_t i = 0; i < p.weight_bytes / 2; i++)
-    wt[i] = (uint8_t)(ow_zero ? 1 : rnd(-3, 3));
+  int per = dw ? 1 : C;
+  int8_t *w = malloc((size_t)C * per * 9);
+  int32_t bias[64] = {0};
+  if (pad_lanes) {
+    for (int o = 0; o < C; o++)
+      for (int c = 0; c < per; c++)
+        for (int k = 0; k < 9; k++)
+          w[((size_t)o * per + c) * 9 + k] = (int8_t)(dw || c == o);
+    npu_pack_weights_i8(w, C, C, 3, 3, dw, 0, wt);
+  } else {
+    for (size_t i = 0; i < 32 * 36; i++)
+      in[i] = (uint8_t)rnd(-9, 9);
+    for (size_t i = 0; i < p.weight_bytes / 2; i++)
+      wt[i] = (uint8_t)rnd(-3, 3);
+  }
   job_run r;
   int rc = run_job(b, &s, &p, in, wt, bias, out, &r, err, sizeof err);
   const char *modes[3] = {"half-up", "half-away", "half-even"};
@@ -267,12 +284,27 @@ static void probe(npu_backend *b, const char *name, const char *what,
   else
     printf("| %-26s | info | %s: the simulator agrees with %s\n", name, what,
            agree[0] ? agree : "no rounding mode (report this)");
+  if (!rc && pad_lanes) {
+    /* Output (0, 1) has three pad taps: 3 x pad / 4 with the probe's
+     * scale, so every byte of PAD_PROBE_WORD gives an exact value. */
+    char lanes[65];
+    for (int c = 0; c < C; c++) {
+      int v = (int8_t)out[(size_t)(c / 16) * 36 * 16 + 1 * 16 + c % 16];
+      lanes[c] = '?';
+      for (int byte = 0; byte < 4; byte++)
+        if (v * 4 == 3 * (int)((pad_value >> (8 * byte)) & 0xff))
+          lanes[c] = (char)('0' + byte);
+    }
+    lanes[C] = 0;
+    printf("| %-26s | info | byte of PAD_VALUE per lane 0..63: %s\n", name,
+           lanes);
+  }
   if (!rc && out_dir) {
     const void *data[4] = {in, wt, bias, out};
     save(out_dir, name, &s, &r, data);
   }
   free_job(b, &r);
-  free(in), free(wt), free(out), free(ref);
+  free(in), free(wt), free(out), free(ref), free(w);
 }
 
 /* --replay: every golden set through the simulator, byte for byte. */
@@ -336,13 +368,14 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  const char *probes[3] = {"probe-ties", "probe-pad-lanes", "probe-truncate"};
+  const char *probes[4] = {"probe-ties", "probe-pad-lanes",
+                           "probe-pad-lanes-direct", "probe-truncate"};
   int bad = 0;
   printf("| case                       | ok   | detail\n");
   if (replay) {
     for (size_t i = 0; i < sizeof matrix / sizeof matrix[0]; i++)
       bad += replay_one(replay, matrix[i].name) != 0;
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
       bad += replay_one(replay, probes[i]) != 0;
     printf("%s\n", bad ? "FAIL" : "PASS");
     return bad ? 1 : 0;
@@ -360,13 +393,18 @@ int main(int argc, char **argv) {
     bad += matrix_case(b, &matrix[i], out_dir, &worst);
   /* Ties: SCALE 2^14, SHIFT 15 is a multiplier of exactly 1/2, so every
    * odd accumulator lands on .5 (Mesa's odd scales never tie). */
-  probe(b, probes[0], "OUT_CVT ties (x.5)", 0, 0, 1u << 14, 15, 0, out_dir);
-  /* Pad lanes: PAD_VALUE 0xffffff7e as in the Teflon capture, on an
-   * all-zero input with weights 1: borders show each lane's pad. */
-  probe(b, probes[1], "pad value per lane", 1, 0xffffff7eu, 1u << 14, 14, 0,
+  probe(b, probes[0], "OUT_CVT ties (x.5)", 0, false, 0, 1u << 14, 15, 0,
         out_dir);
+  /* Pad lanes (README, findings): with four distinct pad bytes, the model
+   * has lanes 0..31 of a 64-lane group read byte (lane & 1) and lanes
+   * 32..63 byte 0, i.e. 0101...01 then 0000...00. Multiplier 1/4. Measured
+   * for depthwise (the Teflon capture); direct mode is the inference. */
+  probe(b, probes[1], "pad lanes, depthwise", 1, true, PAD_PROBE_WORD, 1u << 14,
+        16, 0, out_dir);
+  probe(b, probes[2], "pad lanes, direct", 1, false, PAD_PROBE_WORD, 1u << 14,
+        16, 0, out_dir);
   /* CLIP_TRUNCATE 3 before the DPU: how its right shift rounds. */
-  probe(b, probes[2], "CLIP_TRUNCATE rounding", 0, 0, 1u << 14, 14, 3,
+  probe(b, probes[3], "CLIP_TRUNCATE rounding", 0, false, 0, 1u << 14, 14, 3,
         out_dir);
   printf("# matrix: worst %d LSB; %s\n", worst, bad ? "FAIL" : "PASS");
   npu_backend_close(b);

@@ -120,6 +120,15 @@ bool npu_requant_regs(float m, int truncate_bits, uint32_t *scale,
   return true;
 }
 
+/* PAD_CON1 for pad byte x_zp: the byte in both bytes of the low half, sign
+ * extended (the shape of Mesa's 0xffff8080 and 0x0b0b). Odd channel lanes
+ * below 32 read byte 1 (sim.c, pad_lane), so the plain sign-extended value
+ * would pad them with 0 or -1 instead of the zero point. */
+static uint32_t pad_word(int32_t x_zp) {
+  uint32_t b = (uint32_t)x_zp & 0xffu;
+  return b * 0x101u | (b & 0x80u ? 0xffff0000u : 0u);
+}
+
 bool npu_gen_conv(const npu_conv_desc *d, npu_stream *s, char *why, size_t n) {
   memset(s, 0, sizeof *s);
   npu_conv_plan p;
@@ -202,7 +211,7 @@ bool npu_gen_conv(const npu_conv_desc *d, npu_stream *s, char *why, size_t n) {
   for (int i = 0; i < 16; i++)
     put(&g, (npu_reg)(NPU_CNA_DCOMP_AMOUNT0 + i), 0);
   put(&g, NPU_CNA_CVT_CON5, 0);
-  put(&g, NPU_CNA_PAD_CON1, 1, F(CNA_PAD_CON1, PAD_VALUE), U(d->x_zp));
+  put(&g, NPU_CNA_PAD_CON1, 1, F(CNA_PAD_CON1, PAD_VALUE), pad_word(d->x_zp));
 
   put(&g, NPU_CORE_MISC_CFG, 2, F(CORE_MISC_CFG, QD_EN), 1u,
       F(CORE_MISC_CFG, DW_EN), U(dw));

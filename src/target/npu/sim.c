@@ -49,7 +49,7 @@ static int64_t round_shift(int64_t v, unsigned sh, npu_round mode) {
 typedef struct conv_cfg {
   int c, h, w, c16, oh, ow, oc, oc_real, kh, kw, sx, sy, pt, pl, kernels;
   bool dw;
-  int8_t pad;
+  uint32_t pad_value; /* CNA_PAD_CON1 as written: see pad_lane */
   int32_t ow_op, out_offset;
   unsigned trunc, cvt_shift;
   uint32_t cvt_scale;
@@ -184,9 +184,7 @@ static int validate(const npu_sim_job *job, const npu_regfile *rf,
     return fail(err, n, "output written into buffer '%s' not listed as output",
                 b->name ? b->name : "?");
   k->out = b->data + (a_out - b->iova);
-  /* The pad value: the low byte of PAD_VALUE [inference; Mesa's special
-   * cases suggest byte lanes, see the report]. */
-  k->pad = (int8_t)(rf->value[NPU_CNA_PAD_CON1] & 0xff);
+  k->pad_value = rf->value[NPU_CNA_PAD_CON1];
   k->ow_op = (int16_t)R(DPU_BS_OW_OP, OW_OP);
   k->out_offset = (int32_t)rf->value[NPU_DPU_OUT_CVT_OFFSET];
   k->trunc = R(CORE_CLIP_TRUNCATE, CLIP_TRUNCATE);
@@ -209,6 +207,19 @@ static size_t weight_at(const conv_cfg *k, int kern, int ch, int ky, int kx) {
   return off + (((size_t)ky * k->kw + kx) * kn + (kern - k1)) * cn + (ch - c1);
 }
 
+/* The value a padded pixel holds in channel lane ch. Lanes 0..31 of each
+ * 64-lane group pair up as 16-bit elements filled with PAD_VALUE[15:0], so
+ * an odd lane reads byte 1; lanes 32..63 read byte 0; bytes 2 and 3 are
+ * never read. Fits all 4096 bytes of the Teflon capture, whose word was
+ * 0x0000007e (odd lanes < 32 padded with 0, the rest with 126); Mesa's
+ * 0xffff8080 and 0x0b0b pad words exist for the same reason. Measured on
+ * depthwise only: the split at 32 and direct mode are [inference],
+ * npu-hw-check's pad-lane probes test both (src/target/npu/README.md). */
+static int8_t pad_lane(const conv_cfg *k, int ch) {
+  unsigned byte = (ch & 63) < 32 ? (unsigned)ch & 1u : 0u;
+  return (int8_t)(uint8_t)(k->pad_value >> (8 * byte));
+}
+
 /* Sum over one output's window of x * w and of x (for OW_OP). wk holds
  * the kernel's weights as [ky][kx][channel] (gathered once per kernel). */
 static void window(const conv_cfg *k, const int8_t *wk, int c0, int c1,
@@ -219,9 +230,11 @@ static void window(const conv_cfg *k, const int8_t *wk, int c0, int c1,
       int iy = oy * k->sy + ky - k->pt, ix = ox * k->sx + kx - k->pl;
       const int8_t *w = wk + ((size_t)ky * k->kw + kx) * k->c16;
       if (iy < 0 || iy >= k->h || ix < 0 || ix >= k->w) {
-        for (int ch = c0; ch < c1; ch++)
-          a += (int32_t)k->pad * w[ch];
-        s += (int64_t)k->pad * (c1 - c0);
+        for (int ch = c0; ch < c1; ch++) {
+          int8_t x = pad_lane(k, ch);
+          a += (int32_t)x * w[ch];
+          s += x;
+        }
         continue;
       }
       /* Channel ch of this pixel: group ch/16, lane ch%16 (input_at). */

@@ -7,6 +7,14 @@
  * to memory; only the register configurations Mesa's recipe produces
  * (strides, entry counts) are accepted, anything else is an error rather
  * than a guess.
+ *
+ * Padding: a padded pixel's channel lane reads one byte of CNA_PAD_CON1,
+ * not the whole value: in lanes 0..31 of every 64 an odd lane reads byte
+ * 1 and an even lane byte 0 (16-bit pad elements), lanes 32..63 read byte
+ * 0. This reproduces the Teflon golden capture byte for byte (word
+ * 0x0000007e: odd lanes below 32 pad with 0); the split at 32 and direct
+ * mode are inference, see src/target/npu/README.md (findings) and
+ * npu-hw-check's pad-lane probes.
  */
 #ifndef DG_NPU_SIM_H
 #define DG_NPU_SIM_H
