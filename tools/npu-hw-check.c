@@ -273,7 +273,8 @@ static void probe(npu_backend *b, const char *name, const char *what,
         {"weights", (uint32_t)r.bo[1].iova, p.weight_bytes, wt, false},
         {"biases", (uint32_t)r.bo[2].iova, p.bias_bytes, (uint8_t *)bias, false},
         {"output", (uint32_t)r.bo[3].iova, p.output_bytes, ref, true}};
-    npu_sim_job job = {s.words, s.count, bufs, 4, (npu_round)m};
+    npu_sim_job job = {s.words, s.count, bufs, 4, (npu_round)m,
+                       NPU_POOL_AVG_RECIP};
     if (!npu_sim_run(&job, err, sizeof err) &&
         !memcmp(ref, out, p.output_bytes))
       snprintf(agree + strlen(agree), sizeof agree - strlen(agree), "%s%s",
@@ -346,7 +347,8 @@ static int replay_one(const char *dir, const char *name) {
   if (f)
     fclose(f);
   char err[256] = "";
-  npu_sim_job job = {words, count, bufs, 4, npu_sim_round_default()};
+  npu_sim_job job = {words, count, bufs, 4, npu_sim_round_default(),
+                     npu_sim_pool_avg_default()};
   ok = ok && !npu_sim_run(&job, err, sizeof err) &&
        !memcmp(data[3], data[4], bufs[3].size);
   printf("| %-26s | %s | replayed through the simulator %s\n", name,

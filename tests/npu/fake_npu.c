@@ -241,7 +241,8 @@ static bool execute(ffile *f, uint64_t cmd, uint32_t count, fbo **bos,
     bufs[i] = (npu_sim_buffer){is_out[i] ? "out" : "in", (uint32_t)bos[i]->iova,
                                bos[i]->size, bos[i]->data, is_out[i]};
   npu_sim_job job = {(const uint64_t *)(c->data + (cmd - c->iova)), (int)count,
-                     bufs, nbos, npu_sim_round_default()};
+                     bufs, nbos, npu_sim_round_default(),
+                     npu_sim_pool_avg_default()};
   char err[256];
   if (npu_sim_run(&job, err, sizeof err)) {
     snprintf(last_fault, sizeof last_fault, "%s", err);
