@@ -621,5 +621,6 @@ int main(void) {
   test_matrix();
   npu_target_tests(check);
   npu_lenet_tests(check);
+  npu_pool_tests(check);
   return failures ? 1 : 0;
 }
