@@ -42,9 +42,10 @@ static bool node_ok(const dg_ir *ir, const dg_node *n, const char *backend,
       y->desc.quant.zero_point != x->desc.quant.zero_point)
     return decline(why, ws, "%s", "input and output quantisation differ");
   if (backend && !strcmp(backend, "rocket"))
+    /* NPU.md 1.3: the kernel's IRQ handler ignores the PPU's interrupt;
+     * kept short, the plan's reason text is bounded. */
     return decline(why, ws, "%s",
-                   "standalone PPU task: the mainline rocket driver completes "
-                   "jobs on the DPU interrupt only (NPU.md 1.3)");
+                   "PPU-only task: rocket completes on the DPU interrupt only");
   return true;
 }
 
