@@ -52,8 +52,8 @@ static int sim_pool(const npu_pool_desc *d, const int8_t *x, int8_t *y,
     for (size_t i = 0; i < in_n; i++)
       xf[i] = dg_f32_to_f16((float)x[i]);
     npu_pack_feature_f16(xf, d->c, d->in_h, d->in_w, 0, in);
-    const uint32_t iova[NPU_BUF_COUNT] = {[NPU_BUF_INPUT] = IN_IOVA,
-                                          [NPU_BUF_OUTPUT] = OUT_IOVA};
+    const uint32_t iova[NPU_BUF_COUNT] = {
+        [NPU_BUF_INPUT] = IN_IOVA, [NPU_BUF_OUTPUT] = OUT_IOVA};
     npu_stream_patch(s, iova);
     npu_sim_buffer bufs[2] = {{"input", IN_IOVA, p.input_bytes, in, false},
                               {"output", OUT_IOVA, p.output_bytes, out, true}};
@@ -149,11 +149,20 @@ static void matrix_case(const npu_pool_desc *shape, bool u8, tally *t) {
   free(x), free(xs), free(y);
 }
 
-static npu_pool_desc shape(npu_pool_method m, int c, int h, int w, int k,
-                           int s, int pad) {
-  npu_pool_desc d = {.method = m, .c = c, .in_h = h, .in_w = w, .k_h = k,
-                     .k_w = k, .stride_y = s, .stride_x = s, .pad_top = pad,
-                     .pad_left = pad, .pad_bottom = pad, .pad_right = pad};
+static npu_pool_desc shape(npu_pool_method m, int c, int h, int w, int k, int s,
+                           int pad) {
+  npu_pool_desc d = {.method = m,
+                     .c = c,
+                     .in_h = h,
+                     .in_w = w,
+                     .k_h = k,
+                     .k_w = k,
+                     .stride_y = s,
+                     .stride_x = s,
+                     .pad_top = pad,
+                     .pad_left = pad,
+                     .pad_bottom = pad,
+                     .pad_right = pad};
   d.out_h = npu_pool_out_dim(h, k, s, pad, pad);
   d.out_w = npu_pool_out_dim(w, k, s, pad, pad);
   return d;
@@ -202,8 +211,9 @@ static int decode_err(const uint64_t *w, int count, char *err, size_t n) {
 /* Index of the word writing register r. */
 static int word_of(const npu_stream *s, npu_reg r) {
   for (int i = 0; i < s->count; i++)
-    if (s->words[i] && npu_word_target(s->words[i]) ==
-                           (npu_blocks[npu_regs[r].block].id | 1u) &&
+    if (s->words[i] &&
+        npu_word_target(s->words[i]) ==
+            (npu_blocks[npu_regs[r].block].id | 1u) &&
         npu_word_offset(s->words[i]) == npu_regs[r].offset)
       return i;
   return -1;
@@ -238,17 +248,17 @@ static void test_decoder(void) {
   int k = word_of(s, NPU_PPU_POOLING_KERNEL_CFG);
   int en = s->count - 1;
   uint64_t kw = s->words[k];
-  bool ok = k >= 0 &&
-            rejected(s, k, kw | (uint64_t)1 << (16 + 4), "reserved bits") &&
-            rejected(s, k, npu_word(0x8001, npu_word_value(kw), 0x6034),
-                     "target") &&
-            rejected(s, k, npu_word(0x4001, 0, 0x6028), "unknown register") &&
-            rejected(s, en, npu_word(NPU_TARGET_OP_EN, NPU_EN_PPU, 0x0008),
-                     "not enabled") &&
-            rejected(s, en, npu_word(NPU_TARGET_OP_EN, 0x1d | NPU_EN_PPU_RDMA,
-                                     0x0008), "not enabled") &&
-            rejected(s, en, npu_word(NPU_TARGET_OP_EN, 0x80, 0x0008),
-                     "reserved op-enable");
+  bool ok =
+      k >= 0 && rejected(s, k, kw | (uint64_t)1 << (16 + 4), "reserved bits") &&
+      rejected(s, k, npu_word(0x8001, npu_word_value(kw), 0x6034), "target") &&
+      rejected(s, k, npu_word(0x4001, 0, 0x6028), "unknown register") &&
+      rejected(s, en, npu_word(NPU_TARGET_OP_EN, NPU_EN_PPU, 0x0008),
+               "not enabled") &&
+      rejected(s, en,
+               npu_word(NPU_TARGET_OP_EN, 0x1d | NPU_EN_PPU_RDMA, 0x0008),
+               "not enabled") &&
+      rejected(s, en, npu_word(NPU_TARGET_OP_EN, 0x80, 0x0008),
+               "reserved op-enable");
   check(ok, "ppu: the decoder rejects reserved bits, a PPU register with the "
             "PPU_RDMA target, an unknown PPU register and op-enables that "
             "leave a written block off");
@@ -258,8 +268,8 @@ static void test_decoder(void) {
   bare[3] = npu_word(NPU_TARGET_OP_EN, NPU_EN_PPU, 0x0008);
   bool in = decode_err(bare, 4, err, sizeof err) && strstr(err, "no input");
   bare[3] = npu_word(NPU_TARGET_OP_EN, NPU_EN_PPU_RDMA, 0x0008);
-  bool feeds = decode_err(bare, 4, err, sizeof err) &&
-               strstr(err, "without the PPU");
+  bool feeds =
+      decode_err(bare, 4, err, sizeof err) && strstr(err, "without the PPU");
   check(in && feeds, "ppu: the decoder rejects a PPU without input and a "
                      "PPU_RDMA without the PPU");
   free(s);
@@ -278,13 +288,13 @@ static bool sim_rejects(npu_reg r, uint32_t value, const char *expect) {
   uint8_t *in = calloc(1, 1 << 16), *out = calloc(1, 1 << 16);
   if (at >= 0) {
     s->words[at] = npu_reg_word(r, value);
-    const uint32_t iova[NPU_BUF_COUNT] = {[NPU_BUF_INPUT] = IN_IOVA,
-                                          [NPU_BUF_OUTPUT] = OUT_IOVA};
+    const uint32_t iova[NPU_BUF_COUNT] = {
+        [NPU_BUF_INPUT] = IN_IOVA, [NPU_BUF_OUTPUT] = OUT_IOVA};
     npu_stream_patch(s, iova);
     npu_sim_buffer bufs[2] = {{"input", IN_IOVA, p.input_bytes, in, false},
                               {"output", OUT_IOVA, p.output_bytes, out, true}};
-    npu_sim_job job = {s->words, s->count, bufs, 2, NPU_ROUND_HALF_UP,
-                       NPU_POOL_AVG_RECIP};
+    npu_sim_job job = {s->words, s->count,          bufs,
+                       2,        NPU_ROUND_HALF_UP, NPU_POOL_AVG_RECIP};
     ok = npu_sim_run(&job, err, sizeof err) != 0 && strstr(err, expect);
     if (!ok)
       printf("# simulator: got \"%s\", wanted \"%s\"\n", err, expect);
@@ -294,17 +304,16 @@ static bool sim_rejects(npu_reg r, uint32_t value, const char *expect) {
 }
 
 static void test_sim_rejects(void) {
-  bool ok =
-      sim_rejects(NPU_PPU_DATA_FORMAT, 4u << 4, "only fp16") &&
-      sim_rejects(NPU_PPU_RDMA_DATA_FORMAT, 0, "only fp16") &&
-      sim_rejects(NPU_PPU_OPERATION_MODE_CFG, 0, "fed by the DPU") &&
-      sim_rejects(NPU_PPU_DATA_CUBE_OUT_WIDTH, 5, "not what a") &&
-      sim_rejects(NPU_PPU_RDMA_CUBE_IN_HEIGHT, 3, "differ between") &&
-      sim_rejects(NPU_PPU_RDMA_SRC_LINE_STRIDE, 9u << 4, "strides") &&
-      sim_rejects(NPU_PPU_RECIP_KERNEL_WIDTH, npu_pool_recip(3),
-                  "do not match") &&
-      sim_rejects(NPU_PPU_DST_SURF_STRIDE, 4096u << 4, "strides") &&
-      sim_rejects(NPU_PPU_PADDING_VALUE_2_CFG, 1, "not an fp16");
+  bool ok = sim_rejects(NPU_PPU_DATA_FORMAT, 4u << 4, "only fp16") &&
+            sim_rejects(NPU_PPU_RDMA_DATA_FORMAT, 0, "only fp16") &&
+            sim_rejects(NPU_PPU_OPERATION_MODE_CFG, 0, "fed by the DPU") &&
+            sim_rejects(NPU_PPU_DATA_CUBE_OUT_WIDTH, 5, "not what a") &&
+            sim_rejects(NPU_PPU_RDMA_CUBE_IN_HEIGHT, 3, "differ between") &&
+            sim_rejects(NPU_PPU_RDMA_SRC_LINE_STRIDE, 9u << 4, "strides") &&
+            sim_rejects(NPU_PPU_RECIP_KERNEL_WIDTH, npu_pool_recip(3),
+                        "do not match") &&
+            sim_rejects(NPU_PPU_DST_SURF_STRIDE, 4096u << 4, "strides") &&
+            sim_rejects(NPU_PPU_PADDING_VALUE_2_CFG, 1, "not an fp16");
   check(ok, "ppu: the simulator rejects int8 precision, DPU flying mode, "
             "inconsistent sizes, strides and reciprocals, 35-bit pad values");
   /* The output address past the output buffer. */
@@ -316,13 +325,13 @@ static void test_sim_rejects(void) {
   bool gen = npu_gen_pool(&d, s, err, sizeof err) &&
              npu_pool_plan_make(&d, &p, err, sizeof err);
   if (gen) {
-    const uint32_t iova[NPU_BUF_COUNT] = {[NPU_BUF_INPUT] = 0,
-                                          [NPU_BUF_OUTPUT] = 0x2000};
+    const uint32_t iova[NPU_BUF_COUNT] = {
+        [NPU_BUF_INPUT] = 0, [NPU_BUF_OUTPUT] = 0x2000};
     npu_stream_patch(s, iova);
     npu_sim_buffer bufs[2] = {{"input", 0, p.input_bytes, buf, false},
                               {"output", 0x1000, p.output_bytes, buf, true}};
-    npu_sim_job job = {s->words, s->count, bufs, 2, NPU_ROUND_HALF_UP,
-                       NPU_POOL_AVG_RECIP};
+    npu_sim_job job = {s->words, s->count,          bufs,
+                       2,        NPU_ROUND_HALF_UP, NPU_POOL_AVG_RECIP};
     gen = npu_sim_run(&job, err, sizeof err) && strstr(err, "outside every");
   }
   check(gen, "ppu: an output address outside every buffer is rejected");
@@ -333,16 +342,17 @@ static void test_generator_limits(void) {
   char why[160];
   npu_pool_desc d = shape(NPU_POOL_MAX, 8, 40, 40, 17, 1, 0);
   npu_pool_plan p;
-  bool k = !npu_pool_plan_make(&d, &p, why, sizeof why) && strstr(why, "kernel");
+  bool k =
+      !npu_pool_plan_make(&d, &p, why, sizeof why) && strstr(why, "kernel");
   d = shape(NPU_POOL_MAX, 8, 40, 40, 16, 1, 8);
   bool pad = !npu_pool_plan_make(&d, &p, why, sizeof why) && strstr(why, "pad");
   d = shape(NPU_POOL_AVG, 8, 40, 40, 1, 1, 0);
-  bool one = !npu_pool_plan_make(&d, &p, why, sizeof why) &&
-             strstr(why, "reciprocal");
+  bool one =
+      !npu_pool_plan_make(&d, &p, why, sizeof why) && strstr(why, "reciprocal");
   d = shape(NPU_POOL_MAX, 8, 40, 40, 3, 1, 0);
   d.out_w++;
-  bool size = !npu_pool_plan_make(&d, &p, why, sizeof why) &&
-              strstr(why, "output");
+  bool size =
+      !npu_pool_plan_make(&d, &p, why, sizeof why) && strstr(why, "output");
   check(k && pad && one && size,
         "ppu: the generator refuses kernels > 16, pads > 7, 1-wide averages "
         "and inconsistent output sizes, saying why");
@@ -374,10 +384,16 @@ static void test_library(void) {
   for (int k = 2; k <= 3; k++)
     for (int s = 1; s <= 2; s++)
       for (int v = 0; v < 5; v++) {
-        npu_pool_case c = {.N = 1 + (v == 2), .C = channels[v],
-                           .H = 7 + v, .W = 12 - v, .K = k, .S = s,
-                           .pad = v % 3 == 1 ? k - 1 : 0, .same = v == 3,
-                           .ceil = v == 4, .u8 = (v + k + s) % 2,
+        npu_pool_case c = {.N = 1 + (v == 2),
+                           .C = channels[v],
+                           .H = 7 + v,
+                           .W = 12 - v,
+                           .K = k,
+                           .S = s,
+                           .pad = v % 3 == 1 ? k - 1 : 0,
+                           .same = v == 3,
+                           .ceil = v == 4,
+                           .u8 = (v + k + s) % 2,
                            .seed = (unsigned)(cases + 3)};
         char err[512] = "";
         long diff = npu_pool_case_run(ctx, npu, &c, err, sizeof err);
@@ -390,9 +406,10 @@ static void test_library(void) {
         }
       }
   printf("# library max_pool2d: %d cases on the NPU simulator\n", cases);
-  check(bad == 0, "ppu: max_pool2d int8/uint8 (kernel 2/3, stride 1/2, pads, "
-                  "SAME, ceil mode, batch 2, channels 1..64) placed on the NPU, "
-                  "equal to the CPU");
+  check(bad == 0,
+        "ppu: max_pool2d int8/uint8 (kernel 2/3, stride 1/2, pads, "
+        "SAME, ceil mode, batch 2, channels 1..64) placed on the NPU, "
+        "equal to the CPU");
   char why[200];
   npu_pool_plan_reason(ctx, npu, DG_DTYPE_I8, 0, 3, 2, 1, why, sizeof why);
   check(why[0] == 0, "ppu: the plan puts an int8 max_pool2d on the NPU");
@@ -413,10 +430,12 @@ static void test_library(void) {
         "naming the limit");
   /* verify: the session checks the NPU's pools against the reference. */
   dg_graph *g = dg_graph_create(ctx, "verify-pool");
-  dg_tensor_desc xd = {.dtype = DG_DTYPE_U8, .rank = 4, .dims = {1, 24, 9, 9},
+  dg_tensor_desc xd = {.dtype = DG_DTYPE_U8,
+                       .rank = 4,
+                       .dims = {1, 24, 9, 9},
                        .quant = {.scale = 0.02f, .zero_point = 120}};
-  dg_pool2d_params pp = {.kernel = {3, 3}, .stride = {2, 2},
-                         .padding = DG_PADDING_SAME_UPPER};
+  dg_pool2d_params pp = {
+      .kernel = {3, 3}, .stride = {2, 2}, .padding = DG_PADDING_SAME_UPPER};
   dg_tensor x = dg_graph_input(g, "x", &xd);
   dg_graph_set_device(g, npu);
   dg_graph_output(g, "y", dg_graph_max_pool2d(g, "pool", x, &pp),

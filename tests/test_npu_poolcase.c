@@ -8,10 +8,13 @@
 
 static dg_graph *build(dg_context *ctx, const npu_pool_case *c, int device) {
   dg_graph *g = dg_graph_create(ctx, "npu-pool");
-  dg_tensor_desc xd = {.dtype = c->u8 ? DG_DTYPE_U8 : DG_DTYPE_I8, .rank = 4,
-                       .dims = {c->N, c->C, c->H, c->W},
-                       .quant = {.scale = 0.05f, .zero_point = c->u8 ? 128 : -3}};
-  dg_pool2d_params p = {.kernel = {c->K, c->K}, .stride = {c->S, c->S},
+  dg_tensor_desc xd = {
+      .dtype = c->u8 ? DG_DTYPE_U8 : DG_DTYPE_I8,
+      .rank = 4,
+      .dims = {c->N, c->C, c->H, c->W},
+      .quant = {.scale = 0.05f, .zero_point = c->u8 ? 128 : -3}};
+  dg_pool2d_params p = {.kernel = {c->K, c->K},
+                        .stride = {c->S, c->S},
                         .pads = {c->pad, c->pad, c->pad, c->pad},
                         .padding = c->same ? DG_PADDING_SAME_UPPER
                                            : DG_PADDING_EXPLICIT,
@@ -80,10 +83,10 @@ long npu_pool_case_run(dg_context *ctx, int npu, const npu_pool_case *c,
 void npu_pool_plan_reason(dg_context *ctx, int npu, dg_dtype t, int avg, int K,
                           int S, int pad, char *out, size_t n) {
   dg_graph *g = dg_graph_create(ctx, "pool-decline");
-  dg_tensor_desc xd = {.dtype = t, .rank = 4, .dims = {1, 8, 20, 20},
-                       .quant = {.scale = 0.1f}};
-  dg_pool2d_params p = {.kernel = {K, K}, .stride = {S, S},
-                        .pads = {pad, pad, pad, pad}};
+  dg_tensor_desc xd = {
+      .dtype = t, .rank = 4, .dims = {1, 8, 20, 20}, .quant = {.scale = 0.1f}};
+  dg_pool2d_params p = {
+      .kernel = {K, K}, .stride = {S, S}, .pads = {pad, pad, pad, pad}};
   dg_tensor x = dg_graph_input(g, "x", &xd);
   dg_graph_set_device(g, npu);
   dg_tensor y = avg ? dg_graph_avg_pool2d(g, "pool", x, &p)
@@ -94,7 +97,8 @@ void npu_pool_plan_reason(dg_context *ctx, int npu, dg_dtype t, int avg, int K,
   snprintf(out, n, "(no plan)");
   if (dg_graph_compile(g, NULL, &s, NULL) == DG_OK &&
       dg_plan_get_node(dg_session_plan(s), 0, &pn) == DG_OK)
-    snprintf(out, n, "%s", pn.device_kind == DG_DEVICE_NPU ? "" : pn.reason_text);
+    snprintf(out, n, "%s",
+             pn.device_kind == DG_DEVICE_NPU ? "" : pn.reason_text);
   dg_session_destroy(s);
   dg_graph_destroy(g);
 }

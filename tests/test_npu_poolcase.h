@@ -9,7 +9,7 @@
 
 typedef struct npu_pool_case {
   int N, C, H, W, K, S;
-  int pad;       /* explicit pads on every side (0..K-1) */
+  int pad;        /* explicit pads on every side (0..K-1) */
   int same, ceil; /* SAME_UPPER padding instead; ceil_mode */
   int u8;
   unsigned seed;

@@ -38,7 +38,8 @@ static bool node_ok(const dg_ir *ir, const dg_node *n, const char *backend,
                    dg_op_name(n->op));
   if (x->desc.rank != 4 || y->desc.dtype != x->desc.dtype)
     return decline(why, ws, "%s", "input not rank 4 or output dtype differs");
-  if (x->desc.quant.channel_scales || y->desc.quant.scale != x->desc.quant.scale ||
+  if (x->desc.quant.channel_scales ||
+      y->desc.quant.scale != x->desc.quant.scale ||
       y->desc.quant.zero_point != x->desc.quant.zero_point)
     return decline(why, ws, "%s", "input and output quantisation differ");
   if (backend && !strcmp(backend, "rocket"))
@@ -52,8 +53,8 @@ static bool node_ok(const dg_ir *ir, const dg_node *n, const char *backend,
 /* The PPU's pads: top/left as given; bottom/right just what the output
  * size needs (ceil mode windows hang past the end; a max never takes a
  * padded tap, so fewer pads than the node's give the same result). */
-static bool describe(const dg_ir *ir, const dg_node *n, npu_pool *p,
-                     char *why, size_t ws) {
+static bool describe(const dg_ir *ir, const dg_node *n, npu_pool *p, char *why,
+                     size_t ws) {
   const dg_tensor_desc *xd = &dg_ir_tensor(ir, n->inputs[0])->desc,
                        *yd = &dg_ir_tensor(ir, n->output)->desc;
   p->node = n;
@@ -62,11 +63,18 @@ static bool describe(const dg_ir *ir, const dg_node *n, npu_pool *p,
   p->OH = (int)yd->dims[2], p->OW = (int)yd->dims[3];
   p->u8 = xd->dtype == DG_DTYPE_U8;
   npu_pool_desc *d = &p->d;
-  *d = (npu_pool_desc){.method = NPU_POOL_MAX, .c = p->C, .in_h = p->H,
-                       .in_w = p->W, .out_h = p->OH, .out_w = p->OW,
-                       .k_h = n->p.kernel[0], .k_w = n->p.kernel[1],
-                       .stride_y = n->p.stride[0], .stride_x = n->p.stride[1],
-                       .pad_top = n->p.pads[0], .pad_left = n->p.pads[1]};
+  *d = (npu_pool_desc){.method = NPU_POOL_MAX,
+                       .c = p->C,
+                       .in_h = p->H,
+                       .in_w = p->W,
+                       .out_h = p->OH,
+                       .out_w = p->OW,
+                       .k_h = n->p.kernel[0],
+                       .k_w = n->p.kernel[1],
+                       .stride_y = n->p.stride[0],
+                       .stride_x = n->p.stride[1],
+                       .pad_top = n->p.pads[0],
+                       .pad_left = n->p.pads[1]};
   int pb = (p->OH - 1) * d->stride_y + d->k_h - p->H - d->pad_top;
   int pr = (p->OW - 1) * d->stride_x + d->k_w - p->W - d->pad_left;
   d->pad_bottom = pb > 0 ? pb : 0;
@@ -126,10 +134,11 @@ int8_t npu_pool_narrow(uint16_t f16) {
   return (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
 }
 
-static int run_image(npu_pool *p, npu_backend *b, const uint8_t *x,
-                     uint8_t *y, char *err, size_t n) {
+static int run_image(npu_pool *p, npu_backend *b, const uint8_t *x, uint8_t *y,
+                     char *err, size_t n) {
   const npu_backend_ops *ops = b->ops;
-  size_t in_n = (size_t)p->C * p->H * p->W, out_n = (size_t)p->C * p->OH * p->OW;
+  size_t in_n = (size_t)p->C * p->H * p->W,
+         out_n = (size_t)p->C * p->OH * p->OW;
   for (size_t i = 0; i < in_n; i++) /* int8 values are exact in fp16 */
     p->x_chw[i] = dg_f32_to_f16((float)(p->u8 ? x[i] - 128 : (int8_t)x[i]));
   if (ops->cpu_begin(b, &p->in, err, n))
@@ -149,8 +158,8 @@ static int run_image(npu_pool *p, npu_backend *b, const uint8_t *x,
   return 0;
 }
 
-int npu_pool_run(npu_pool *p, npu_backend *b, const void *x, void *y,
-                 char *err, size_t n) {
+int npu_pool_run(npu_pool *p, npu_backend *b, const void *x, void *y, char *err,
+                 size_t n) {
   size_t in_img = (size_t)p->C * p->H * p->W;
   size_t out_img = (size_t)p->C * p->OH * p->OW;
   for (int img = 0; img < p->N; img++)

@@ -43,8 +43,8 @@ bool npu_pool_lower(const dg_ir *ir, const dg_node *n, const char *backend,
  * err set. */
 int npu_pool_prepare(npu_pool *p, npu_backend *b, char *err, size_t n);
 /* Runs every image of the batch. */
-int npu_pool_run(npu_pool *p, npu_backend *b, const void *x, void *y,
-                 char *err, size_t n);
+int npu_pool_run(npu_pool *p, npu_backend *b, const void *x, void *y, char *err,
+                 size_t n);
 void npu_pool_release(npu_pool *p, npu_backend *b);
 
 /* fp16 result of the PPU -> int8 in the signed domain: round half to
