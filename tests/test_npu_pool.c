@@ -193,10 +193,15 @@ static void test_matrix(void) {
          "model %ld exact (max %d LSB), exact model %ld exact (max %d LSB)\n",
          t.cases, t.total, t.avg_total, t.exact[0], t.worst[0], t.exact[1],
          t.worst[1]);
-  check(t.bad == 0 && t.cases == 162,
+  /* 1 LSB hides a systematic rounding error (floor instead of nearest
+   * passes it), so the exact model must hit every average and the recip
+   * model all but a few near-ties. */
+  check(t.bad == 0 && t.cases == 162 && t.worst[1] == 0 &&
+            t.exact[0] * 100 >= t.avg_total * 99,
         "ppu: max/avg, kernel 2/3, stride 1/2, pad 0/1, channels 1..64, "
-        "int8 and uint8 through generator + simulator: max exact, average "
-        "within 1 LSB in both average models");
+        "int8 and uint8 through generator + simulator: max exact; average "
+        "exact in the exact model, within 1 LSB (99% exact) in the recip "
+        "model");
 }
 
 /* ---- corrupted lists ---- */
