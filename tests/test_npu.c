@@ -303,7 +303,7 @@ static int run_sim(const npu_conv_desc *d, const npu_conv_plan *p,
       {"bias", iova[NPU_BUF_BIAS], p->bias_bytes, (uint8_t *)bias, false},
       {"output", iova[NPU_BUF_OUTPUT], p->output_bytes, out, true}};
   (void)d;
-  npu_sim_job job = {s->words, s->count, bufs, 4, round};
+  npu_sim_job job = {s->words, s->count, bufs, 4, round, NPU_POOL_AVG_RECIP};
   return npu_sim_run(&job, err, n);
 }
 
@@ -572,7 +572,8 @@ static void test_sim_rejects(void) {
                             {"weights", 0x100000, p.weight_bytes, wt, false},
                             {"bias", 0x200000, p.bias_bytes, (uint8_t *)bias, false},
                             {"output", 0x300000, p.output_bytes, out, true}};
-  npu_sim_job job = {s.words, s.count, bufs, 4, NPU_ROUND_HALF_UP};
+  npu_sim_job job = {s.words, s.count, bufs, 4, NPU_ROUND_HALF_UP,
+                     NPU_POOL_AVG_RECIP};
   check(npu_sim_run(&job, err, sizeof err) == 0,
         "simulator: a conv whose input sits at IOVA 0 runs");
   bufs[3].size = p.output_bytes / 4;
@@ -620,5 +621,6 @@ int main(void) {
   test_matrix();
   npu_target_tests(check);
   npu_lenet_tests(check);
+  npu_pool_tests(check);
   return failures ? 1 : 0;
 }

@@ -7,9 +7,11 @@
  * before it reaches the kernel. */
 #define _GNU_SOURCE
 #include "test_npu_conv.h"
+#include "test_npu_poolcase.h"
 
 #include "target/npu/backend.h"
 #include "target/npu/gen.h"
+#include "target/npu/gen_ppu.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -185,6 +187,84 @@ static void outside(const char *spec) {
   check(clean("outside"), "outside: everything released");
 }
 
+/* int8 max pooling: on rknpu a standalone PPU task (enable 0x60, PPU
+ * interrupt group) equal to the CPU; on rocket declined with the reason,
+ * and a PPU task forced through never completes (DPU-only completion). */
+static void pooling(void) {
+#ifdef DG_NPU_HAVE_LIBDRM
+  int npu;
+  dg_device_info info;
+  dg_context *ctx = open_ctx("rknpu", &npu, &info);
+  npu_pool_case c = {.N = 2, .C = 20, .H = 11, .W = 9, .K = 3, .S = 2,
+                     .same = 1, .u8 = 1, .seed = 9};
+  char err[512] = "";
+  int s0[6], s1[6];
+  stats_fn(s0, NULL, 0);
+  long diff = npu >= 0 ? npu_pool_case_run(ctx, npu, &c, err, sizeof err) : -1;
+  stats_fn(s1, NULL, 0);
+  dg_context_destroy(ctx);
+  if (diff)
+    printf("# rknpu pool: %ld differ %s\n", diff, err);
+  check(diff == 0 && s1[5] - s0[5] == 2 && clean("rknpu pool"),
+        "rknpu: a uint8 max pool runs as a PPU task (2 jobs) through the fake "
+        "kernel, equal to the CPU, nothing leaked");
+#else
+  printf("skipped: rknpu pooling: built without libdrm\n");
+#endif
+  int rnpu;
+  dg_device_info rinfo;
+  dg_context *rctx = open_ctx("rocket", &rnpu, &rinfo);
+  char why[200] = "";
+  if (rnpu >= 0)
+    npu_pool_plan_reason(rctx, rnpu, DG_DTYPE_I8, 0, 2, 2, 0, why, sizeof why);
+  dg_context_destroy(rctx);
+  printf("# rocket pool: %s\n", why);
+  check(strstr(why, "DPU interrupt") != NULL,
+        "rocket: max pooling is declined (mainline completes jobs on the DPU "
+        "interrupt only)");
+  /* The same task forced through the rocket backend. */
+  npu_backend *b = npu_backend_open("rocket", err, sizeof err);
+  npu_pool_desc d = {.method = NPU_POOL_MAX, .c = 8, .in_h = 4, .in_w = 4,
+                     .out_h = 2, .out_w = 2, .k_h = 2, .k_w = 2,
+                     .stride_y = 2, .stride_x = 2};
+  npu_stream *s = malloc(sizeof *s);
+  npu_pool_plan p;
+  npu_bo bo[3];
+  memset(bo, 0, sizeof bo);
+  bool ok = b && s && npu_gen_pool(&d, s, err, sizeof err) &&
+            npu_pool_plan_make(&d, &p, err, sizeof err);
+  size_t sizes[3] = {p.input_bytes, p.output_bytes, (size_t)s->count * 8};
+  for (int i = 0; ok && i < 3; i++)
+    ok = !b->ops->bo_alloc(b, sizes[i], &bo[i], err, sizeof err);
+  if (ok) {
+    b->timeout_ms = 100;
+    const uint32_t iova[NPU_BUF_COUNT] = {[NPU_BUF_INPUT] = (uint32_t)bo[0].iova,
+                                          [NPU_BUF_OUTPUT] =
+                                              (uint32_t)bo[1].iova};
+    npu_stream_patch(s, iova);
+    b->ops->cpu_begin(b, &bo[2], err, sizeof err);
+    memcpy(bo[2].map, s->words, (size_t)s->count * 8);
+    b->ops->cpu_end(b, &bo[2], err, sizeof err);
+    npu_bo *ins[1] = {&bo[0]}, *outs[1] = {&bo[1]};
+    npu_job job = {&bo[2], s->count, ins, 1, outs, 1};
+    ok = !npu_job_check(&job, err, sizeof err);
+    int rc = b->ops->submit(b, &job, err, sizeof err) ||
+             b->ops->wait(b, &job, 100, err, sizeof err);
+    char fault[256];
+    stats_fn((int[6]){0}, fault, sizeof fault);
+    printf("# rocket PPU task: %s (fake kernel: %s)\n", err, fault);
+    ok = ok && rc && strstr(err, "timed out") && strstr(fault, "DPU");
+  }
+  check(ok, "rocket: a standalone PPU task passes the checks but never "
+            "completes (the fake kernel's DPU-only completion)");
+  for (int i = 0; i < 3; i++)
+    if (bo[i].map)
+      b->ops->bo_free(b, &bo[i]);
+  npu_backend_close(b);
+  free(s);
+  check(clean("rocket pool"), "rocket pool: everything released");
+}
+
 int main(int argc, char **argv) {
   (void)argc;
   preload(argv);
@@ -210,6 +290,7 @@ int main(int argc, char **argv) {
   injected("rknpu", "rknpu", "submit", "SUBMIT failed");
   injected("rknpu", "rknpu", "hang", "timed out");
 #endif
+  pooling();
   outside("rocket");
 #ifdef DG_NPU_HAVE_LIBDRM
   outside("rknpu");

@@ -7,5 +7,6 @@ typedef void (*npu_check_fn)(int ok, const char *what);
 
 void npu_target_tests(npu_check_fn check);
 void npu_lenet_tests(npu_check_fn check);
+void npu_pool_tests(npu_check_fn check); /* test_npu_pool.c */
 
 #endif

@@ -6,7 +6,13 @@
  * through the simulator. Four probes measure what the simulator can only
  * assume (src/target/npu/README.md, findings): rounding ties in OUT_CVT,
  * which byte of PAD_VALUE each channel lane pads with (depthwise and
- * direct), and the rounding of CLIP_TRUNCATE.
+ * direct), and the rounding of CLIP_TRUNCATE. Then pooling on the PPU
+ * (standalone tasks, skipped on rocket, whose kernel completes jobs on
+ * the DPU's interrupt only): max exact and average within 1 LSB of the
+ * reference, and three probes: which average model (sim.h) the board
+ * follows, whether padded taps add PADDING_VALUE to an average, and
+ * whether the PPU pools int8 natively (the sources disagree; the
+ * simulator does not model it).
  *
  * Golden set, one folder per case:
  *   regcmd.txt   the command list as run, "target value register" per line
@@ -14,6 +20,7 @@
  *   buffers.txt  "name iova size" per buffer, in the list's address space
  *   input.bin, weights.bin, biases.bin   the cubes the NPU read
  *   output.bin   the cube the NPU wrote: the oracle
+ * (pooling sets have only input and output: fp16 NC1HWC2 cubes, C2 = 8)
  * Usage: npu-hw-check [--out DIR | --replay DIR]; exit status 0 when every
  * matrix case is within 1 LSB (probes report, they do not fail).
  */
@@ -21,10 +28,15 @@
 #include "ops/requant.h"
 #include "target/npu/backend.h"
 #include "target/npu/gen.h"
+#include "target/npu/gen_ppu.h"
+#include "target/npu/lower_pool.h"
 #include "target/npu/pack.h"
 #include "target/npu/sim.h"
 
+#include "graph/session.h" /* dg_f32_to_f16 */
+
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,8 +112,9 @@ static void free_job(npu_backend *b, job_run *r) {
       b->ops->bo_free(b, &r->bo[i]);
 }
 
-static int save(const char *dir, const char *name, const npu_stream *s,
-                const job_run *r, const void *const data[4]) {
+static int save_n(const char *dir, const char *name, const npu_stream *s,
+                  const npu_bo *bo, const char *const *bnames, int nb,
+                  const void *const *data) {
   char path[1200];
   snprintf(path, sizeof path, "%s/%s", dir, name);
   mkdir(dir, 0755);
@@ -118,18 +131,23 @@ static int save(const char *dir, const char *name, const npu_stream *s,
   snprintf(path, sizeof path, "%s/%s/buffers.txt", dir, name);
   if (!(f = fopen(path, "w")))
     return -1;
-  for (int i = 0; i < 4; i++)
-    fprintf(f, "%s %llx %zu\n", names[i], (unsigned long long)r->bo[i].iova,
-            r->bo[i].size);
+  for (int i = 0; i < nb; i++)
+    fprintf(f, "%s %llx %zu\n", bnames[i], (unsigned long long)bo[i].iova,
+            bo[i].size);
   fclose(f);
-  for (int i = 0; i < 4; i++) {
-    snprintf(path, sizeof path, "%s/%s/%s.bin", dir, name, names[i]);
+  for (int i = 0; i < nb; i++) {
+    snprintf(path, sizeof path, "%s/%s/%s.bin", dir, name, bnames[i]);
     if (!(f = fopen(path, "wb")))
       return -1;
-    fwrite(data[i], 1, r->bo[i].size, f);
+    fwrite(data[i], 1, bo[i].size, f);
     fclose(f);
   }
   return 0;
+}
+
+static int save(const char *dir, const char *name, const npu_stream *s,
+                const job_run *r, const void *const data[4]) {
+  return save_n(dir, name, s, r->bo, names, 4, data);
 }
 
 /* Runs one matrix case on the NPU and against the contract. */
@@ -273,7 +291,8 @@ static void probe(npu_backend *b, const char *name, const char *what,
         {"weights", (uint32_t)r.bo[1].iova, p.weight_bytes, wt, false},
         {"biases", (uint32_t)r.bo[2].iova, p.bias_bytes, (uint8_t *)bias, false},
         {"output", (uint32_t)r.bo[3].iova, p.output_bytes, ref, true}};
-    npu_sim_job job = {s.words, s.count, bufs, 4, (npu_round)m};
+    npu_sim_job job = {s.words, s.count, bufs, 4, (npu_round)m,
+                       NPU_POOL_AVG_RECIP};
     if (!npu_sim_run(&job, err, sizeof err) &&
         !memcmp(ref, out, p.output_bytes))
       snprintf(agree + strlen(agree), sizeof agree - strlen(agree), "%s%s",
@@ -307,6 +326,285 @@ static void probe(npu_backend *b, const char *name, const char *what,
   free(in), free(wt), free(out), free(ref), free(w);
 }
 
+/* ---- pooling on the PPU ---- */
+
+typedef struct pool_case {
+  const char *name;
+  npu_pool_method method;
+  int C, H, W, K, S, pad;
+} pool_case;
+
+static const pool_case pools[] = {
+    {"pool-max-2x2-s2-c16", NPU_POOL_MAX, 16, 8, 8, 2, 2, 0},
+    {"pool-max-3x3-s2-pad1-c40", NPU_POOL_MAX, 40, 15, 15, 3, 2, 1},
+    {"pool-avg-2x2-s2-c8", NPU_POOL_AVG, 8, 8, 8, 2, 2, 0},
+    {"pool-avg-3x3-s1-c24", NPU_POOL_AVG, 24, 9, 9, 3, 1, 0},
+    {"pool-avg-3x3-s1-pad1-c16", NPU_POOL_AVG, 16, 7, 7, 3, 1, 1},
+};
+static const char *pool_names[2] = {"input", "output"};
+
+static npu_pool_desc pool_desc(const pool_case *c, int pad_value) {
+  npu_pool_desc d = {.method = c->method, .c = c->C, .in_h = c->H,
+                     .in_w = c->W, .k_h = c->K, .k_w = c->K, .stride_y = c->S,
+                     .stride_x = c->S, .pad_top = c->pad, .pad_left = c->pad,
+                     .pad_bottom = c->pad, .pad_right = c->pad,
+                     .pad_value = pad_value};
+  d.out_h = npu_pool_out_dim(c->H, c->K, c->S, c->pad, c->pad);
+  d.out_w = npu_pool_out_dim(c->W, c->K, c->S, c->pad, c->pad);
+  return d;
+}
+
+/* Runs a pooling list on the backend: in -> out (cubes of the plan's
+ * sizes). checked: decoded and validated first (the int8 probe's list is
+ * outside what the simulator models, so it goes unchecked). */
+static int run_pool_job(npu_backend *b, npu_stream *s, const npu_pool_plan *p,
+                        const uint8_t *in, uint8_t *out, npu_bo bo[3],
+                        bool checked, char *err, size_t n) {
+  const npu_backend_ops *o = b->ops;
+  size_t sizes[3] = {p->input_bytes, p->output_bytes, (size_t)s->count * 8};
+  memset(bo, 0, 3 * sizeof *bo);
+  for (int i = 0; i < 3; i++)
+    if (o->bo_alloc(b, sizes[i], &bo[i], err, n))
+      return -1;
+  const uint32_t iova[NPU_BUF_COUNT] = {[NPU_BUF_INPUT] = (uint32_t)bo[0].iova,
+                                        [NPU_BUF_OUTPUT] = (uint32_t)bo[1].iova};
+  npu_stream_patch(s, iova);
+  const void *src[3] = {in, NULL, s->words};
+  for (int i = 0; i < 3; i++) {
+    if (o->cpu_begin(b, &bo[i], err, n))
+      return -1;
+    if (src[i])
+      memcpy(bo[i].map, src[i], sizes[i]);
+    if (o->cpu_end(b, &bo[i], err, n))
+      return -1;
+  }
+  npu_bo *ins[1] = {&bo[0]}, *outs[1] = {&bo[1]};
+  npu_job job = {&bo[2], s->count, ins, 1, outs, 1};
+  if ((checked && npu_job_check(&job, err, n)) || o->submit(b, &job, err, n) ||
+      o->wait(b, &job, b->timeout_ms, err, n) || o->cpu_begin(b, &bo[1], err, n))
+    return -1;
+  memcpy(out, bo[1].map, p->output_bytes);
+  return o->cpu_end(b, &bo[1], err, n);
+}
+
+static void free_bos(npu_backend *b, npu_bo *bo, int count) {
+  for (int i = 0; i < count; i++)
+    if (bo[i].map)
+      b->ops->bo_free(b, &bo[i]);
+}
+
+static uint16_t cube_f16(const uint8_t *cube, int ch, int y, int x, int h,
+                         int w) {
+  size_t i = ((((size_t)(ch / 8) * h + y) * w + x) * 8 + ch % 8) * 2;
+  return (uint16_t)(cube[i] | cube[i + 1] << 8);
+}
+
+/* Max: exact; average: count_include_pad with the pad value, rounded half
+ * to even; both in the signed int8 domain. */
+static int pool_reference(const npu_pool_desc *d, const int8_t *x, int ch,
+                          int oy, int ox) {
+  double acc = d->method == NPU_POOL_MAX ? -1e9 : 0;
+  for (int ky = 0; ky < d->k_h; ky++)
+    for (int kx = 0; kx < d->k_w; kx++) {
+      int iy = oy * d->stride_y + ky - d->pad_top;
+      int ix = ox * d->stride_x + kx - d->pad_left;
+      bool in = iy >= 0 && iy < d->in_h && ix >= 0 && ix < d->in_w;
+      double v = in ? x[((size_t)ch * d->in_h + iy) * d->in_w + ix]
+                    : d->pad_value;
+      if (d->method == NPU_POOL_AVG)
+        acc += v;
+      else if (in && v > acc)
+        acc = v;
+    }
+  return d->method == NPU_POOL_MAX ? (int)acc
+                                   : (int)nearbyint(acc / (d->k_h * d->k_w));
+}
+
+static int pool_case_run(npu_backend *b, const pool_case *c,
+                         const char *out_dir, int *worst) {
+  npu_pool_desc d = pool_desc(c, rnd(-10, 10));
+  npu_stream s;
+  npu_pool_plan p;
+  char err[256];
+  if (!npu_gen_pool(&d, &s, err, sizeof err) ||
+      !npu_pool_plan_make(&d, &p, err, sizeof err)) {
+    printf("| %-26s | FAIL | %s\n", c->name, err);
+    return 1;
+  }
+  size_t xn = (size_t)c->C * c->H * c->W;
+  int8_t *x = malloc(xn);
+  uint16_t *xf = malloc(xn * 2);
+  uint8_t *in = calloc(1, p.input_bytes), *out = calloc(1, p.output_bytes);
+  for (size_t i = 0; i < xn; i++) {
+    x[i] = (int8_t)rnd(-128, 127);
+    xf[i] = dg_f32_to_f16((float)x[i]);
+  }
+  npu_pack_feature_f16(xf, c->C, c->H, c->W, 0, in);
+  npu_bo bo[3];
+  int rc = run_pool_job(b, &s, &p, in, out, bo, true, err, sizeof err);
+  int diff = -1;
+  long exact = 0, total = 0;
+  if (!rc) {
+    diff = 0;
+    for (int ch = 0; ch < c->C; ch++)
+      for (int oy = 0; oy < d.out_h; oy++)
+        for (int ox = 0; ox < d.out_w; ox++) {
+          int got = npu_pool_narrow(cube_f16(out, ch, oy, ox, d.out_h, d.out_w));
+          int e = abs(got - pool_reference(&d, x, ch, oy, ox));
+          diff = e > diff ? e : diff;
+          exact += !e;
+          total++;
+        }
+    if (out_dir) {
+      const void *data[2] = {in, out};
+      if (save_n(out_dir, c->name, &s, bo, pool_names, 2, data))
+        printf("# cannot write %s/%s\n", out_dir, c->name);
+    }
+  }
+  free_bos(b, bo, 3);
+  int bad = rc || diff > (c->method == NPU_POOL_MAX ? 0 : 1);
+  if (rc)
+    printf("| %-26s | FAIL | %s\n", c->name, err);
+  else
+    printf("| %-26s | %s | max diff %d LSB, %ld/%ld exact\n", c->name,
+           bad ? "FAIL" : "pass", diff, exact, total);
+  if (diff > *worst)
+    *worst = diff;
+  free(x), free(xf), free(in), free(out);
+  return bad;
+}
+
+/* Which simulator variants reproduce out byte for byte: the two average
+ * models, and (pad_probe) the pad value counted or not. */
+static void sim_agree(const npu_stream *s, const npu_pool_plan *p,
+                      const npu_bo *bo, uint8_t *in, const uint8_t *out,
+                      bool pad_probe, char *agree, size_t n) {
+  static const char *labels[2][2] = {{"recip model", "exact model"},
+                                     {"pad taps add PADDING_VALUE",
+                                      "pad taps add 0"}};
+  uint8_t *ref = calloc(1, p->output_bytes);
+  npu_stream v = *s;
+  agree[0] = 0;
+  for (int m = 0; ref && m < 2; m++) {
+    if (pad_probe && m == 1)
+      for (int i = 0; i < v.count; i++)
+        if (npu_word_offset(v.words[i]) ==
+            npu_regs[NPU_PPU_PADDING_VALUE_1_CFG].offset)
+          v.words[i] = npu_reg_word(NPU_PPU_PADDING_VALUE_1_CFG, 0);
+    npu_sim_buffer bufs[2] = {
+        {"input", (uint32_t)bo[0].iova, p->input_bytes, in, false},
+        {"output", (uint32_t)bo[1].iova, p->output_bytes, ref, true}};
+    npu_sim_job job = {v.words, v.count, bufs, 2, NPU_ROUND_HALF_UP,
+                       pad_probe ? NPU_POOL_AVG_RECIP : (npu_pool_avg)m};
+    char err[256];
+    if (!npu_sim_run(&job, err, sizeof err) &&
+        !memcmp(ref, out, p->output_bytes))
+      snprintf(agree + strlen(agree), n - strlen(agree), "%s%s",
+               agree[0] ? ", " : "", labels[pad_probe][m]);
+  }
+  free(ref);
+}
+
+/* An fp16 average over non-integer inputs, where the average models
+ * differ in the last bits (pad_probe: with padding and a pad value of 5). */
+static void pool_probe(npu_backend *b, const char *name, bool pad_probe,
+                       const char *out_dir) {
+  pool_case c = {name, NPU_POOL_AVG, 16, 9, 9, 3, 1, pad_probe ? 1 : 0};
+  npu_pool_desc d = pool_desc(&c, 5);
+  npu_stream s;
+  npu_pool_plan p;
+  char err[256], agree[96];
+  if (!npu_gen_pool(&d, &s, err, sizeof err) ||
+      !npu_pool_plan_make(&d, &p, err, sizeof err))
+    return;
+  size_t xn = (size_t)c.C * c.H * c.W;
+  uint16_t *xf = malloc(xn * 2);
+  uint8_t *in = calloc(1, p.input_bytes), *out = calloc(1, p.output_bytes);
+  for (size_t i = 0; i < xn; i++)
+    xf[i] = dg_f32_to_f16((float)rnd(-2000, 2000) / 16.0f);
+  npu_pack_feature_f16(xf, c.C, c.H, c.W, 0, in);
+  npu_bo bo[3];
+  int rc = run_pool_job(b, &s, &p, in, out, bo, true, err, sizeof err);
+  if (rc) {
+    printf("| %-26s | FAIL | %s\n", name, err);
+  } else {
+    sim_agree(&s, &p, bo, in, out, pad_probe, agree, sizeof agree);
+    printf("| %-26s | info | %s: the device agrees with %s\n", name,
+           pad_probe ? "average over padded taps" : "average arithmetic",
+           agree[0] ? agree : "no simulator variant (report this)");
+    if (out_dir) {
+      const void *data[2] = {in, out};
+      save_n(out_dir, name, &s, bo, pool_names, 2, data);
+    }
+  }
+  free_bos(b, bo, 3);
+  free(xf), free(in), free(out);
+}
+
+/* Native int8 pooling: precision code 0 on an int8 C2 = 16 cube, PPU_RDMA
+ * precision 0 and 1 (one source says the first reads garbage, another
+ * that the second pools bit-exactly). Unchecked: the simulator models
+ * fp16 only. Reports whether the max matches the int8 reference. */
+static void int8_probe(npu_backend *b, uint32_t rdma_precision) {
+  char name[40];
+  snprintf(name, sizeof name, "probe-pool-int8-rdma%u", rdma_precision);
+  if (b->is_simulator) {
+    printf("| %-26s | info | native int8 pooling: not modelled by the "
+           "simulator\n", name);
+    return;
+  }
+  pool_case c = {name, NPU_POOL_MAX, 32, 8, 8, 2, 2, 0};
+  npu_pool_desc d = pool_desc(&c, 0);
+  npu_stream s;
+  npu_pool_plan p; /* fp16 sizes: twice what the int8 cubes need */
+  char err[256];
+  if (!npu_gen_pool(&d, &s, err, sizeof err) ||
+      !npu_pool_plan_make(&d, &p, err, sizeof err))
+    return;
+  set_reg(&s, NPU_PPU_DATA_FORMAT, (uint32_t)(d.out_w * d.out_h) << 4);
+  set_reg(&s, NPU_PPU_RDMA_DATA_FORMAT, rdma_precision);
+  size_t xn = (size_t)c.C * c.H * c.W;
+  int8_t *x = malloc(xn);
+  uint8_t *in = calloc(1, p.input_bytes), *out = calloc(1, p.output_bytes);
+  for (size_t i = 0; i < xn; i++)
+    x[i] = (int8_t)rnd(-128, 127);
+  npu_pack_feature_i8(x, c.C, c.H, c.W, 0, in);
+  npu_bo bo[3];
+  int rc = run_pool_job(b, &s, &p, in, out, bo, false, err, sizeof err);
+  long match = 0, total = 0;
+  for (int ch = 0; !rc && ch < c.C; ch++)
+    for (int oy = 0; oy < d.out_h; oy++)
+      for (int ox = 0; ox < d.out_w; ox++, total++)
+        match += (int8_t)out[(size_t)(ch / 16) * d.out_h * d.out_w * 16 +
+                             ((size_t)oy * d.out_w + ox) * 16 + ch % 16] ==
+                 pool_reference(&d, x, ch, oy, ox);
+  if (rc)
+    printf("| %-26s | info | native int8 pooling failed: %s\n", name, err);
+  else
+    printf("| %-26s | info | native int8 max: %ld/%ld outputs equal the int8 "
+           "reference\n", name, match, total);
+  free_bos(b, bo, 3);
+  free(x), free(in), free(out);
+}
+
+/* The PPU part of the check; pooling never runs on rocket (NPU.md 1.3). */
+static int pool_checks(npu_backend *b, const char *out_dir) {
+  if (!strcmp(b->ops->name, "rocket")) {
+    printf("| %-26s | info | skipped: rocket completes jobs on the DPU "
+           "interrupt only\n", "pooling");
+    return 0;
+  }
+  int bad = 0, worst = 0;
+  for (size_t i = 0; i < sizeof pools / sizeof pools[0]; i++)
+    bad += pool_case_run(b, &pools[i], out_dir, &worst);
+  pool_probe(b, "probe-pool-avg-model", false, out_dir);
+  pool_probe(b, "probe-pool-avg-pad", true, out_dir);
+  int8_probe(b, 0);
+  int8_probe(b, 1);
+  printf("# pooling: worst %d LSB\n", worst);
+  return bad;
+}
+
 /* --replay: every golden set through the simulator, byte for byte. */
 static int replay_one(const char *dir, const char *name) {
   char path[1200];
@@ -321,34 +619,43 @@ static int replay_one(const char *dir, const char *name) {
     words[count++] = npu_word((uint16_t)t, v, (uint16_t)reg);
   fclose(f);
   snprintf(path, sizeof path, "%s/%s/buffers.txt", dir, name);
+  /* Conv sets list input, weights, biases, output; pooling sets input
+   * and output. The one named output is compared. */
   npu_sim_buffer bufs[4];
+  char bnames[4][32];
   uint8_t *data[5] = {0};
+  int nb = 0, outi = -1;
   int ok = (f = fopen(path, "r")) != NULL;
-  for (int i = 0; ok && i < 4; i++) {
-    char nm[32];
-    unsigned long long iova;
-    size_t size;
-    ok = fscanf(f, "%31s %llx %zu", nm, &iova, &size) == 3 && size < (1u << 28);
+  unsigned long long iova;
+  size_t size;
+  while (ok && nb < 4 &&
+         fscanf(f, "%31s %llx %zu", bnames[nb], &iova, &size) == 3) {
+    ok = size < (1u << 28) && (data[nb] = calloc(1, size));
     if (!ok)
       break;
-    data[i] = calloc(1, size);
-    bufs[i] = (npu_sim_buffer){names[i], (uint32_t)iova, size, data[i], i == 3};
+    bool is_out = !strcmp(bnames[nb], "output");
+    bufs[nb] = (npu_sim_buffer){bnames[nb], (uint32_t)iova, size, data[nb],
+                                is_out};
     char bin[1300];
-    snprintf(bin, sizeof bin, "%s/%s/%s.bin", dir, name, names[i]);
+    snprintf(bin, sizeof bin, "%s/%s/%s.bin", dir, name, bnames[nb]);
     FILE *g = fopen(bin, "rb");
-    if (i < 3)
-      ok = g && fread(data[i], 1, size, g) == size;
-    else if ((data[4] = calloc(1, size)))
+    if (!is_out)
+      ok = g && fread(data[nb], 1, size, g) == size;
+    else if ((data[4] = calloc(1, size))) {
       ok = g && fread(data[4], 1, size, g) == size;
+      outi = nb;
+    }
     if (g)
       fclose(g);
+    nb++;
   }
   if (f)
     fclose(f);
   char err[256] = "";
-  npu_sim_job job = {words, count, bufs, 4, npu_sim_round_default()};
-  ok = ok && !npu_sim_run(&job, err, sizeof err) &&
-       !memcmp(data[3], data[4], bufs[3].size);
+  npu_sim_job job = {words, count, bufs, nb, npu_sim_round_default(),
+                     npu_sim_pool_avg_default()};
+  ok = ok && outi >= 0 && !npu_sim_run(&job, err, sizeof err) &&
+       !memcmp(data[outi], data[4], bufs[outi].size);
   printf("| %-26s | %s | replayed through the simulator %s\n", name,
          ok ? "pass" : "FAIL", err);
   for (int i = 0; i < 5; i++)
@@ -377,6 +684,17 @@ int main(int argc, char **argv) {
       bad += replay_one(replay, matrix[i].name) != 0;
     for (int i = 0; i < 4; i++)
       bad += replay_one(replay, probes[i]) != 0;
+    /* Pooling sets exist only where the backend ran them (not rocket). */
+    char path[1200];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", replay, pools[0].name);
+    bool have_pools = stat(path, &st) == 0;
+    for (size_t i = 0; have_pools && i < sizeof pools / sizeof pools[0]; i++)
+      bad += replay_one(replay, pools[i].name) != 0;
+    if (have_pools) {
+      bad += replay_one(replay, "probe-pool-avg-model") != 0;
+      bad += replay_one(replay, "probe-pool-avg-pad") != 0;
+    }
     printf("%s\n", bad ? "FAIL" : "PASS");
     return bad ? 1 : 0;
   }
@@ -406,6 +724,7 @@ int main(int argc, char **argv) {
   /* CLIP_TRUNCATE 3 before the DPU: how its right shift rounds. */
   probe(b, probes[3], "CLIP_TRUNCATE rounding", 0, false, 0, 1u << 14, 14, 3,
         out_dir);
+  bad += pool_checks(b, out_dir);
   printf("# matrix: worst %d LSB; %s\n", worst, bad ? "FAIL" : "PASS");
   npu_backend_close(b);
   return bad ? 1 : 0;

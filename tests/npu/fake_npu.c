@@ -12,10 +12,16 @@
  * PREP_BO and rknpu's SUBMIT time out). FAKE_NPU_RKNPU_VERSION=0.9.6 plays
  * an older vendor driver (40-byte mem_create). A job the simulator rejects
  * (an address outside the buffers) faults like on hardware: it never
- * completes. */
+ * completes. Completion follows the drivers: mainline rocket signals a
+ * job on the DPU's interrupt only, so a list that does not run the DPU (a
+ * standalone PPU pooling task) never completes there; the vendor driver
+ * waits for the task's int_mask, which must name the interrupt group of
+ * the list's last stage, and runs the blocks of its enable_mask, which
+ * must be those the list enables. */
 /* Both open and open64 (mmap, mmap64) are interposed: no redirection. */
 #undef _FILE_OFFSET_BITS
 #define _GNU_SOURCE
+#include "../../src/target/npu/regs.h"
 #include "../../src/target/npu/sim.h"
 #include "../../src/target/npu/uapi.h"
 
@@ -241,13 +247,24 @@ static bool execute(ffile *f, uint64_t cmd, uint32_t count, fbo **bos,
     bufs[i] = (npu_sim_buffer){is_out[i] ? "out" : "in", (uint32_t)bos[i]->iova,
                                bos[i]->size, bos[i]->data, is_out[i]};
   npu_sim_job job = {(const uint64_t *)(c->data + (cmd - c->iova)), (int)count,
-                     bufs, nbos, npu_sim_round_default()};
+                     bufs, nbos, npu_sim_round_default(),
+                     npu_sim_pool_avg_default()};
   char err[256];
   if (npu_sim_run(&job, err, sizeof err)) {
     snprintf(last_fault, sizeof last_fault, "%s", err);
     return false;
   }
   return true;
+}
+
+/* The op-enable value of the list at cmd (its last word), 0 if none. */
+static uint32_t list_op_enable(ffile *f, uint64_t cmd, uint32_t count) {
+  fbo *c = count ? bo_at(f, cmd, (size_t)count * 8) : NULL;
+  if (!c)
+    return 0;
+  uint64_t w;
+  memcpy(&w, c->data + (cmd - c->iova) + (size_t)(count - 1) * 8, sizeof w);
+  return npu_word_target(w) == NPU_TARGET_OP_EN ? npu_word_value(w) : 0;
 }
 
 static void sleep_until(int64_t deadline_ns) {
@@ -317,6 +334,12 @@ static int rocket_submit(ffile *f, struct npu_rocket_submit *s) {
       if (!t[k].regcmd_count)
         return fail(EINVAL);
       ok = execute(f, t[k].regcmd, t[k].regcmd_count, bos, out, n);
+      if (ok &&
+          !(list_op_enable(f, t[k].regcmd, t[k].regcmd_count) & NPU_EN_DPU)) {
+        snprintf(last_fault, sizeof last_fault,
+                 "no DPU interrupt: rocket completes jobs on the DPU's only");
+        ok = false;
+      }
     }
     submits++;
     /* Mainline drops a failed job silently: its outputs never signal. */
@@ -401,6 +424,16 @@ static int rknpu_submit(ffile *f, struct npu_rknpu_submit *s) {
   for (uint32_t k = 0; ok && k < s->task_number; k++) {
     struct npu_rknpu_task t;
     memcpy(&t, tb->data + (size_t)(s->task_start + k) * sizeof t, sizeof t);
+    uint32_t en = list_op_enable(f, t.regcmd_addr, t.regcfg_amount + 4);
+    uint32_t irq = en & NPU_EN_DPU ? 0x300 : en & NPU_EN_PPU ? 0xc00 : 0;
+    if (t.enable_mask != en || (t.int_mask & irq) != irq || !irq) {
+      snprintf(last_fault, sizeof last_fault,
+               "task enable_mask 0x%x / int_mask 0x%x do not match the list "
+               "(op-enable 0x%x): it never completes", t.enable_mask,
+               t.int_mask, en);
+      ok = false;
+      break;
+    }
     ok = execute(f, t.regcmd_addr, t.regcfg_amount + 4, bos, out, n);
   }
   if (!ok) {

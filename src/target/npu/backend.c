@@ -1,5 +1,6 @@
 /* Backend selection (DG_NPU_DEVICE and discovery) and shared helpers. */
 #include "backend.h"
+#include "regs.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -96,4 +97,13 @@ npu_backend *npu_backend_open(const char *spec, char *err, size_t n) {
 void npu_backend_close(npu_backend *b) {
   if (b)
     b->ops->close(b);
+}
+
+uint32_t npu_job_op_enable(const npu_job *job) {
+  if (!job->cmd || !job->cmd->map || job->word_count < 1 ||
+      (size_t)job->word_count * 8 > job->cmd->size)
+    return 0;
+  uint64_t w;
+  memcpy(&w, job->cmd->map + (size_t)(job->word_count - 1) * 8, sizeof w);
+  return npu_word_target(w) == NPU_TARGET_OP_EN ? npu_word_value(w) : 0;
 }

@@ -88,6 +88,12 @@ int npu_rknpu_scan(char paths[][64], int max); /* via drmGetDevices2 */
  * silently. */
 int npu_job_check(const npu_job *job, char *err, size_t n);
 
+/* The blocks the job's list enables (the value of its trailing op-enable
+ * word, NPU_EN_*), read from the list itself; 0 when it has none. The
+ * vendor driver wants them, and the interrupt group to wait for, per
+ * task (a conv finishes on the DPU's, a pooling task on the PPU's). */
+uint32_t npu_job_op_enable(const npu_job *job);
+
 /* Shared helpers. */
 int npu_errf(char *err, size_t n, const char *fmt, ...)
     __attribute__((format(printf, 3, 4))); /* always returns -1 */

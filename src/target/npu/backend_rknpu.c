@@ -6,6 +6,7 @@
  * interrupt or the timeout. */
 #define _GNU_SOURCE
 #include "backend.h"
+#include "regs.h"
 #include "uapi.h"
 
 #include <errno.h>
@@ -125,9 +126,16 @@ static int rn_submit(npu_backend *b, const npu_job *job, char *err,
   rknpu_priv *p = b->priv;
   if (rn_begin(b, &p->tasks, err, n))
     return -1;
-  /* One conv task: CNA|CORE|DPU|DPU_RDMA, completion on the DPU's
-   * interrupt group (0x300), every status bit cleared first. */
-  struct npu_rknpu_task t = {0, 0, 0x1d, 0x300, 0x1ffff, 0,
+  /* One task: the blocks its list enables (a conv CNA|CORE|DPU|DPU_RDMA,
+   * a pooling task PPU|PPU_RDMA), completion on the interrupt group of
+   * its last stage (DPU 0x300, PPU 0xc00: the vendor's captured masks,
+   * NPU.md 1.4), every status bit cleared first. */
+  uint32_t enable = npu_job_op_enable(job);
+  if (!enable)
+    return npu_errf(err, n, "rknpu %s: command list without op-enable word",
+                    b->node);
+  uint32_t irq = enable & NPU_EN_DPU ? 0x300 : 0xc00;
+  struct npu_rknpu_task t = {0, 0, enable, irq, 0x1ffff, 0,
                              (uint32_t)job->word_count - 4, 0,
                              job->cmd->iova};
   memcpy(p->tasks.map, &t, sizeof t);

@@ -62,7 +62,8 @@ int npu_job_check(const npu_job *job, char *err, size_t n) {
   if (!bufs)
     return npu_errf(err, n, "out of host memory checking a job");
   npu_sim_job sj = {(const uint64_t *)job->cmd->map, job->word_count, bufs,
-                    job->in_count + job->out_count, NPU_ROUND_HALF_UP};
+                    job->in_count + job->out_count, NPU_ROUND_HALF_UP,
+                    NPU_POOL_AVG_RECIP};
   int rc = npu_sim_check(&sj, err, n);
   free(bufs);
   return rc;
@@ -75,7 +76,8 @@ static int sim_submit(npu_backend *b, const npu_job *job, char *err,
   if (!bufs)
     return npu_errf(err, n, "sim: out of host memory");
   npu_sim_job sj = {(const uint64_t *)job->cmd->map, job->word_count, bufs,
-                    job->in_count + job->out_count, npu_sim_round_default()};
+                    job->in_count + job->out_count, npu_sim_round_default(),
+                    npu_sim_pool_avg_default()};
   p->job_err[0] = 0;
   if (npu_sim_run(&sj, p->job_err, sizeof p->job_err) && !p->job_err[0])
     p->job_err[0] = '?';

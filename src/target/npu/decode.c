@@ -143,6 +143,15 @@ int npu_decode(const uint64_t *words, int count, npu_regfile *rf, char *err,
       (rf->op_en & (NPU_EN_CORE | NPU_EN_DPU)) != (NPU_EN_CORE | NPU_EN_DPU))
     return fail(err, n, last, words[last],
                 "CNA enabled without CORE and DPU to take its results");
+  /* The PPU pools what PPU_RDMA reads from memory or what the DPU hands
+   * it; PPU_RDMA feeds nothing else (TRM block diagram). */
+  if ((rf->op_en & NPU_EN_PPU_RDMA) && !(rf->op_en & NPU_EN_PPU))
+    return fail(err, n, last, words[last],
+                "PPU_RDMA enabled without the PPU it feeds");
+  if ((rf->op_en & NPU_EN_PPU) &&
+      !(rf->op_en & (NPU_EN_PPU_RDMA | NPU_EN_DPU)))
+    return fail(err, n, last, words[last],
+                "PPU enabled with no input (neither PPU_RDMA nor DPU)");
   if (!rf->op_en)
     return fail(err, n, last, words[last], "op-enable enables no block");
   return 0;

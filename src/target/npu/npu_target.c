@@ -1,4 +1,5 @@
-/* The NPU target: RK3588 int8 convolutions from our own command lists,
+/* The NPU target: RK3588 int8 convolutions (and int8 max pooling on the
+ * PPU, lower_pool.h) from our own command lists,
  * through one of the backends of backend.h. The device exists when
  * DG_NPU_DEVICE names a backend or a node (sim, rocket, rknpu, /dev/...),
  * or, with it unset, when discovery finds a rocket or rknpu driver; the
@@ -7,6 +8,7 @@
  * DPU's fixed-point requantiser, NPU.md 2.6): declared in the device info,
  * shown per node in the plan, used by verify. */
 #include "lower.h"
+#include "lower_pool.h"
 
 #include "../../graph/internal.h"
 #include "../../ops/ops.h"
@@ -26,6 +28,7 @@ typedef struct npu_segment {
   const dg_ir *ir;
   const int *nodes;
   npu_conv *convs;
+  npu_pool *pools; /* per node: used where npu_is_pool_op (lower_pool.h) */
   int count;
   void **own;   /* per tensor id: our buffer for tensors internal to the
                    segment (NULL: use host[]) */
@@ -34,7 +37,10 @@ typedef struct npu_segment {
 
 static int npu_supports(dg_device *dev, const dg_ir *ir, const dg_node *n,
                         char *why, size_t why_size) {
-  (void)dev;
+  if (npu_is_pool_op(n->op)) {
+    npu_device *d = dev->impl;
+    return npu_pool_lower(ir, n, d->be->ops->name, NULL, why, why_size);
+  }
   return npu_conv_lower(ir, n, NULL, why, why_size);
 }
 
@@ -43,6 +49,11 @@ static int npu_supports(dg_device *dev, const dg_ir *ir, const dg_node *n,
  * interrupt; host packing at about 1 GB/s. A guide for placement only. */
 static double npu_estimate(dg_device *dev, const dg_ir *ir, const dg_node *n) {
   (void)dev;
+  double bytes = (double)dg_desc_bytes(&dg_ir_tensor(ir, n->inputs[0])->desc) +
+                 (double)dg_desc_bytes(&dg_ir_tensor(ir, n->output)->desc);
+  if (npu_is_pool_op(n->op)) /* one task per image; fp16 packing, 2x bytes */
+    return 20.0 * (double)dg_ir_tensor(ir, n->inputs[0])->desc.dims[0] +
+           2 * bytes / 1e3;
   npu_conv c;
   char why[160];
   int tasks = 1;
@@ -51,8 +62,6 @@ static double npu_estimate(dg_device *dev, const dg_ir *ir, const dg_node *n) {
     free(c.tasks);
   }
   double macs = dg_op_def_get(n->op)->flops(ir, n) / 2;
-  double bytes = (double)dg_desc_bytes(&dg_ir_tensor(ir, n->inputs[0])->desc) +
-                 (double)dg_desc_bytes(&dg_ir_tensor(ir, n->output)->desc);
   return 20.0 * tasks + macs / 512e3 + bytes / 1e3;
 }
 
@@ -60,13 +69,16 @@ static void npu_release(void *state) {
   npu_segment *s = state;
   if (!s)
     return;
-  for (int i = 0; i < s->count; i++)
+  for (int i = 0; i < s->count; i++) {
     npu_conv_release(&s->convs[i], s->dev->be);
+    npu_pool_release(&s->pools[i], s->dev->be);
+  }
   if (s->own)
     for (int t = 0; t <= s->ir->tensor_count; t++)
       free(s->own[t]);
   free(s->own);
   free(s->convs);
+  free(s->pools);
   free(s);
 }
 
@@ -93,10 +105,24 @@ static dg_status own_buffers(npu_segment *s, const dg_segment *seg) {
   return st;
 }
 
+/* Lowers and prepares node i of the segment: false with err set. */
+static bool lower_node(npu_segment *s, const dg_node *n, int i, char *err,
+                       size_t en) {
+  npu_backend *be = s->dev->be;
+  if (npu_is_pool_op(n->op))
+    return npu_pool_lower(s->ir, n, be->ops->name, &s->pools[i], err, en) &&
+           !npu_pool_prepare(&s->pools[i], be, err, en);
+  return npu_conv_lower(s->ir, n, &s->convs[i], err, en) &&
+         !npu_conv_prepare(&s->convs[i], s->ir, be, err, en);
+}
+
 static dg_status npu_compile(dg_device *dev, const dg_segment *seg,
                              void **state, dg_diagnostic *diag) {
   npu_segment *s = calloc(1, sizeof *s);
-  if (!s || !(s->convs = calloc((size_t)seg->node_count, sizeof *s->convs))) {
+  if (!s || !(s->convs = calloc((size_t)seg->node_count, sizeof *s->convs)) ||
+      !(s->pools = calloc((size_t)seg->node_count, sizeof *s->pools))) {
+    if (s)
+      free(s->convs);
     free(s);
     dg_diag_set(diag, DG_ERROR_OUT_OF_MEMORY, -1, NULL, "compile", NULL, NULL,
                 NULL, "npu: out of host memory compiling a segment");
@@ -116,8 +142,7 @@ static dg_status npu_compile(dg_device *dev, const dg_segment *seg,
     const dg_node *n = &seg->ir->nodes[seg->nodes[i]];
     char err[256] = "";
     s->count = i + 1;
-    if (!npu_conv_lower(seg->ir, n, &s->convs[i], err, sizeof err) ||
-        npu_conv_prepare(&s->convs[i], seg->ir, s->dev->be, err, sizeof err)) {
+    if (!lower_node(s, n, i, err, sizeof err)) {
       npu_release(s);
       dg_diag_set(diag, DG_ERROR_DEVICE, seg->nodes[i], n->name,
                   dg_op_name(n->op), NULL, NULL, NULL,
@@ -140,13 +165,16 @@ static dg_status npu_run(void *state, void *const *host, double *node_us,
                          dg_diagnostic *diag) {
   npu_segment *s = state;
   for (int i = 0; i < s->count; i++) {
-    npu_conv *c = &s->convs[i];
-    const dg_node *n = c->node;
+    const dg_node *n = &s->ir->nodes[s->nodes[i]];
     uint32_t xt = n->inputs[0], yt = n->output;
+    const void *x = s->own[xt] ? s->own[xt] : host[xt];
+    void *y = s->own[yt] ? s->own[yt] : host[yt];
     double t0 = s->timing ? now_us() : 0;
     char err[256] = "";
-    if (npu_conv_run(c, s->dev->be, s->own[xt] ? s->own[xt] : host[xt],
-                     s->own[yt] ? s->own[yt] : host[yt], err, sizeof err)) {
+    int rc = npu_is_pool_op(n->op)
+                 ? npu_pool_run(&s->pools[i], s->dev->be, x, y, err, sizeof err)
+                 : npu_conv_run(&s->convs[i], s->dev->be, x, y, err, sizeof err);
+    if (rc) {
       dg_diag_set(diag, DG_ERROR_DEVICE, s->nodes[i], n->name,
                   dg_op_name(n->op), NULL, NULL, NULL,
                   "npu (%s): node '%s' failed: %s", s->dev->be->driver,
@@ -206,7 +234,7 @@ static dg_status npu_enumerate(const dg_context_options *opts,
            be->is_simulator ? " simulator" : "", be->ops->name);
   snprintf(d->info.driver, sizeof d->info.driver, "%s", be->driver);
   d->info.dtypes = 1u << DG_DTYPE_I8 | 1u << DG_DTYPE_U8;
-  d->info.ops = 1ull << DG_OP_QCONV2D;
+  d->info.ops = 1ull << DG_OP_QCONV2D | 1ull << DG_OP_MAX_POOL2D;
   d->info.is_simulator = be->is_simulator;
   d->info.int8_max_lsb_deviation = 1;
   return DG_OK;

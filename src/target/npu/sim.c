@@ -2,6 +2,7 @@
 #include "sim.h"
 
 #include "decode.h"
+#include "sim_ppu.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -294,6 +295,11 @@ static int decode_run(const npu_sim_job *job, bool run, char *err, size_t n) {
   if (!rf)
     return fail(err, n, "out of memory");
   int rc = npu_decode(job->words, job->word_count, rf, err, n);
+  if (!rc && (rf->op_en & (NPU_EN_PPU | NPU_EN_PPU_RDMA))) {
+    rc = npu_sim_ppu(job, rf, run, err, n); /* a pooling task */
+    free(rf);
+    return rc;
+  }
   conv_cfg k = {0};
   if (!rc)
     rc = validate(job, rf, &k, err, n);
@@ -316,6 +322,11 @@ int npu_sim_run(const npu_sim_job *job, char *err, size_t n) {
 
 int npu_sim_check(const npu_sim_job *job, char *err, size_t n) {
   return decode_run(job, false, err, n);
+}
+
+npu_pool_avg npu_sim_pool_avg_default(void) {
+  const char *s = getenv("DG_NPU_SIM_POOL_AVG");
+  return s && !strcmp(s, "exact") ? NPU_POOL_AVG_EXACT : NPU_POOL_AVG_RECIP;
 }
 
 npu_round npu_sim_round_default(void) {

@@ -6,7 +6,8 @@
  * from BRDMA, OW_OP (weight zero point) and OUT_CVT requantisation, output
  * to memory; only the register configurations Mesa's recipe produces
  * (strides, entry counts) are accepted, anything else is an error rather
- * than a guess.
+ * than a guess. A list that enables only PPU|PPU_RDMA is a standalone
+ * pooling task (sim_ppu.c): fp16 max, min and average from memory.
  *
  * Padding: a padded pixel's channel lane reads one byte of CNA_PAD_CON1,
  * not the whole value: in lanes 0..31 of every 64 an odd lane reads byte
@@ -32,6 +33,18 @@ typedef enum npu_round {
   NPU_ROUND_HALF_EVEN,  /* RUS's measurement */
 } npu_round;
 
+/* How the PPU's average is modelled (sim_ppu.c). The sources agree that
+ * the PPU has no divider and multiplies the window sum by the fp16
+ * reciprocals held in RECIP_KERNEL_WIDTH/HEIGHT (65536/k each) and 2^-32;
+ * the precision of that arithmetic is not stated anywhere, so a switch
+ * until a board settles it (npu-hw-check's average probe). */
+typedef enum npu_pool_avg {
+  NPU_POOL_AVG_RECIP, /* sum x fp16 recip_w x fp16 recip_h x 2^-32, the
+                         result rounded to fp16 (default) */
+  NPU_POOL_AVG_EXACT, /* sum / (kh x kw) rounded to fp16: what an exact
+                         divider would give */
+} npu_pool_avg;
+
 typedef struct npu_sim_buffer {
   const char *name;
   uint32_t iova;
@@ -46,6 +59,7 @@ typedef struct npu_sim_job {
   npu_sim_buffer *buffers;
   int buffer_count;
   npu_round round;
+  npu_pool_avg pool_avg; /* PPU average model; 0 = NPU_POOL_AVG_RECIP */
 } npu_sim_job;
 
 /* 0 on success; -1 with err set when the list or the job is invalid. */
@@ -55,5 +69,7 @@ int npu_sim_run(const npu_sim_job *job, char *err, size_t err_size);
 int npu_sim_check(const npu_sim_job *job, char *err, size_t err_size);
 /* DG_NPU_SIM_ROUND=half-up|half-away|half-even, default half-up. */
 npu_round npu_sim_round_default(void);
+/* DG_NPU_SIM_POOL_AVG=recip|exact, default recip. */
+npu_pool_avg npu_sim_pool_avg_default(void);
 
 #endif
