@@ -307,8 +307,6 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
   if (coop_nv && has_vmm) {
     *tail = &cmf;
     tail = &cmf.pNext;
-  }
-  if (has_vmm) {
     *tail = &vmm;
     tail = &vmm.pNext;
   }
@@ -365,34 +363,18 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES,
       .pNext = &e_cm,
       .vulkanMemoryModel = VK_TRUE};
-  /* Workgroup-scope matrices (gemm_cm2.comp): both coopmat extensions,
-   * the memory model, fp16. Chained after the NV coopmat structs. */
-  vk_cm2_enable cm2;
-  bool cm2_conv = false;
-  bool use_cm2 = vd->f16 && has_vmm && vmm.vulkanMemoryModel &&
-                 dg_vk_cm2_probe(vi->instance, phys, dev_api, ext, ne, &cm2,
-                                 &cm2_conv);
-  if (coop_f16) {
+  if (coop_f16)
     e_f16i8.pNext = &e_vmm;
-    if (use_cm2)
-      e_cm.pNext = &cm2.nv2;
-  } else if (use_cm2) {
-    e_f16i8.pNext = &e_vmm;
-    e_vmm.pNext = &cm2.nv2;
-  }
-  const char *exts[8];
+  const char *exts[5];
   uint32_t next = 0;
   if (!core12 && vd->int8)
     exts[next++] = VK_KHR_8BIT_STORAGE_EXTENSION_NAME;
   if (!core12 && (vd->int8 || vd->f16))
     exts[next++] = VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME;
-  if (coop_f16)
+  if (coop_f16) {
     exts[next++] = "VK_NV_cooperative_matrix";
-  if ((coop_f16 || use_cm2) && !core12)
-    exts[next++] = "VK_KHR_vulkan_memory_model";
-  if (use_cm2) {
-    exts[next++] = "VK_KHR_cooperative_matrix";
-    exts[next++] = "VK_NV_cooperative_matrix2";
+    if (!core12)
+      exts[next++] = "VK_KHR_vulkan_memory_model";
   }
 
   /* Subgroup size and the driver's name. */
@@ -406,8 +388,6 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
   vkGetPhysicalDeviceProperties2(phys, &p2);
   vd->subgroup_size = sg.subgroupSize;
   vd->coop_nv_f16 = coop_f16 && sg.subgroupSize == 32;
-  vd->cm2_f16 = use_cm2;
-  vd->cm2_conv = use_cm2 && cm2_conv;
   free(ext);
 
   float prio = 1.0f;
@@ -468,10 +448,9 @@ static void fill_info(dg_device *d, vk_device *vd) {
   snprintf(feat, sizeof feat, "%s%s%s%s%s sg%u smem%uK",
            vd->f16 ? " fp16" : "", vd->f16 ? " s16" : "",
            vd->int8 ? " s8 i8" : "", vd->int_dot ? " dot" : "",
-           vd->cm2_f16       ? " coopmat2"
-           : vd->coopmat_nv2 ? " coopmat2(unused)"
-           : vd->coopmat     ? " coopmat"
-                             : "",
+           vd->coopmat_nv2  ? " coopmat2"
+           : vd->coopmat ? " coopmat"
+                         : "",
            vd->subgroup_size,
            vd->props.limits.maxComputeSharedMemorySize / 1024);
   snprintf(d->info.driver, sizeof d->info.driver,

@@ -43,7 +43,6 @@ typedef enum vk_shader {
   SH_DEQUANTIZE_8, SH_DEQUANTIZE_32,
   SH_GEMMB_F32, SH_CONVB_F32,   /* 128x128 SIMT fp32 (discrete GPUs) */
   SH_GEMMC_F16, SH_CONVC_F16,   /* NV cooperative matrix fp16 */
-  SH_GEMM2_F16, SH_CONV2_F16,   /* workgroup-scope coopmat2 fp16 */
   SH_COUNT_
 } vk_shader;
 extern const char *const dg_vk_shader_names[SH_COUNT_];
@@ -87,9 +86,6 @@ typedef struct vk_device {
    * reporting f16 x f16 -> f32 at 16x16x16, subgroup scope, on subgroups
    * of 32: the shapes gemm_coop.comp is written for. */
   bool coop_nv_f16;
-  /* VK_NV_cooperative_matrix2 enabled for gemm_cm2.comp (vk_coopmat2.c). */
-  bool cm2_f16;
-  bool cm2_conv; /* and the conv variant (decode functions) */
   uint32_t subgroup_size;
   /* Memory: the type for tensors, and whether it is host-visible (a
    * unified device: no staging copies), and the staging type. */
@@ -198,44 +194,6 @@ typedef struct vk_work {
 bool dg_vk_work_prepare(vk_device *vd, const dg_ir *ir, const dg_node *n,
                         vk_work *w);
 void dg_vk_work_release(vk_work *w);
-
-/* ---- workgroup-scope cooperative matrices (vk_coopmat2.c) ---- */
-
-/* gemm_cm2.comp's tile: one BM x BN output block per workgroup of 256
- * invocations, K consumed BK at a time. */
-#define VK_CM2_BM 128
-#define VK_CM2_BN 256
-#define VK_CM2_BK 64
-
-/* VkPhysicalDeviceCooperativeMatrixFeaturesKHR and
- * VkPhysicalDeviceCooperativeMatrix2FeaturesNV (our declarations: the
- * headers we build against predate them). */
-typedef struct vk_cm2_features_khr {
-  uint32_t sType;
-  void *pNext;
-  VkBool32 cooperativeMatrix;
-  VkBool32 cooperativeMatrixRobustBufferAccess;
-} vk_cm2_features_khr;
-typedef struct vk_cm2_features_nv2 {
-  uint32_t sType;
-  void *pNext;
-  VkBool32 workgroup_scope, flexible_dimensions, reductions, conversions,
-      per_element_operations, tensor_addressing, block_loads;
-} vk_cm2_features_nv2;
-/* The structs to chain into VkDeviceCreateInfo (nv2 -> khr). */
-typedef struct vk_cm2_enable {
-  vk_cm2_features_nv2 nv2;
-  vk_cm2_features_khr khr;
-} vk_cm2_enable;
-
-/* True when the device has both extensions, Vulkan 1.3, the features
- * gemm_cm2.comp uses, f16 x f16 -> f32 workgroup-scope matrices of 256
- * invocations whose granularities divide the tile, and the library holds
- * the module; en then holds the structs to chain (en->nv2 first), and
- * *conv says whether the conv variant runs too (block loads, its module). */
-bool dg_vk_cm2_probe(VkInstance inst, VkPhysicalDevice phys,
-                     uint32_t dev_api, const VkExtensionProperties *ext,
-                     uint32_t ne, vk_cm2_enable *en, bool *conv);
 
 /* ---- cost (vk_cost.c) ---- */
 

@@ -214,16 +214,7 @@ static bool setup_conv(const vk_device *vd, vk_work *w, const dg_ir *ir,
   int64_t KG = CG * wd->dims[2] * wd->dims[3], NP = N * OH * OW;
   bool coop = !q && f16 && use_coop_f16(vd, OG, NP, KG, G);
   bool big = !q && !f16 && use_big_f32(vd, OG, NP, KG, G);
-  if (coop && vd->cm2_conv && OG >= 64 && NP >= 256 &&
-      NP * OG * G >= 512 * 512 &&
-      (NP + VK_CM2_BN - 1) / VK_CM2_BN <=
-          vd->props.limits.maxComputeWorkGroupCount[0]) {
-    /* Workgroup-scope coopmat2 (gemm_cm2.comp -DCONV). */
-    w->shader = SH_CONV2_F16;
-    w->groups[0] = (uint32_t)((NP + VK_CM2_BN - 1) / VK_CM2_BN);
-    w->groups[1] = (uint32_t)((OG + VK_CM2_BM - 1) / VK_CM2_BM);
-    w->groups[2] = (uint32_t)G;
-  } else if (coop || big) {
+  if (coop || big) {
     /* Batch folded into the GEMM's n; z = group. Specialisation constant
      * 0: A (the weight rows) loads as vectors (K a multiple of the vector
      * width). */
@@ -289,20 +280,6 @@ static uint32_t big_flags(const vk_work *w, int vw) {
   return (uint32_t)av | (uint32_t)bv << 1 | (uint32_t)bk << 2;
 }
 
-/* The workgroup-scope coopmat2 GEMM (gemm_cm2.comp): on devices that
- * enabled it, for GEMMs that fill the GPU with its 128x256 tiles, when A
- * is k-contiguous and B n- or k-contiguous with strides and batch offsets
- * that keep 16-byte rows (the flags' vector bits). */
-static bool use_cm2(const vk_device *vd, const vk_work *w, int64_t M,
-                    int64_t N, int64_t z) {
-  const int32_t *p = (const int32_t *)w->push;
-  uint32_t f = big_flags(w, 8);
-  return vd->cm2_f16 && (f & 3) == 3 && p[4] == 1 &&
-         (N + VK_CM2_BN - 1) / VK_CM2_BN <=
-             vd->props.limits.maxComputeWorkGroupCount[0] &&
-         M >= 64 && N >= 64 && M * N * z >= 512 * 512;
-}
-
 /* Picks the tiled or direct GEMM for M x N outputs in batch matrices
  * (after gemm_push: the 128x128 kernels read its strides). */
 static void gemm_kernel(const vk_device *vd, vk_work *w, bool q, bool f16,
@@ -310,14 +287,7 @@ static void gemm_kernel(const vk_device *vd, vk_work *w, bool q, bool f16,
   int64_t K = (int32_t)w->push[2];
   bool coop = !q && f16 && use_coop_f16(vd, M, N, K, batch);
   bool big = !q && !f16 && use_big_f32(vd, M, N, K, batch);
-  if (coop && use_cm2(vd, w, M, N, batch)) {
-    w->shader = SH_GEMM2_F16;
-    w->spec[0] = big_flags(w, 8);
-    w->spec_count = 1;
-    w->groups[0] = (uint32_t)((N + VK_CM2_BN - 1) / VK_CM2_BN);
-    w->groups[1] = (uint32_t)((M + VK_CM2_BM - 1) / VK_CM2_BM);
-    w->groups[2] = (uint32_t)batch;
-  } else if (coop || big) {
+  if (coop || big) {
     w->shader = coop ? SH_GEMMC_F16 : SH_GEMMB_F32;
     w->spec[0] = big_flags(w, coop ? 8 : 4);
     w->spec_count = 1;
