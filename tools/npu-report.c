@@ -180,7 +180,7 @@ static void run_layer(dg_context *ctx, int npu, const layer *L, result *r) {
         if (c.tasks[k].stream.count > r->max_words)
           r->max_words = c.tasks[k].stream.count;
       }
-      free(c.tasks);
+      npu_conv_release(&c, NULL);
     } else if (i == 0 && !r->taken && !r->reason[0]) {
       snprintf(r->reason, sizeof r->reason, "%s", why);
     }

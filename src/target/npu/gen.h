@@ -50,6 +50,11 @@ typedef struct npu_stream {
   bool overflow; /* more words than NPU_STREAM_MAX (a generator bug) */
 } npu_stream;
 
+/* Limits of one task: 11-bit width/height fields; one kernel's weights
+ * in one 32 KB CBUF bank. */
+#define NPU_MAX_DIM 2047
+#define NPU_KERNEL_BYTES_MAX 32768
+
 /* CBUF plan of a one-task conv. */
 typedef struct npu_conv_plan {
   int data_banks, weight_banks;
@@ -58,7 +63,8 @@ typedef struct npu_conv_plan {
   size_t input_bytes, weight_bytes, bias_bytes, output_bytes; /* buffers */
 } npu_conv_plan;
 
-/* False (why set) when the conv cannot run as one task. */
+/* False (why set) when the conv cannot run as one task: the one rule of
+ * "fits" (the tiler of lower.c asks it about every candidate slice). */
 bool npu_conv_plan_make(const npu_conv_desc *d, npu_conv_plan *p, char *why,
                         size_t why_size);
 
@@ -72,6 +78,10 @@ bool npu_requant_regs(float multiplier, int truncate_bits, uint32_t *scale,
  * shape that does not fit. */
 bool npu_gen_conv(const npu_conv_desc *d, npu_stream *s, char *why,
                   size_t why_size);
+
+/* Adds offset[b] to every relocation into buffer b: a task placed at an
+ * offset inside a buffer shared with other tasks. */
+void npu_stream_rebase(npu_stream *s, const uint32_t offset[NPU_BUF_COUNT]);
 
 /* Writes the buffers' IOVAs into the relocated words. */
 void npu_stream_patch(npu_stream *s, const uint32_t iova[NPU_BUF_COUNT]);
