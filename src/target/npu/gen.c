@@ -64,15 +64,20 @@ bool npu_conv_plan_make(const npu_conv_desc *d, npu_conv_plan *p, char *why,
                         size_t n) {
   memset(p, 0, sizeof *p);
   if (d->depthwise && d->in_c != d->out_c) {
+    p->misfit = NPU_MISFIT_DEPTHWISE;
     snprintf(why, n, "depthwise with channel multiplier != 1");
     return false;
   }
   /* CNA_DATA_SIZE0/2 hold the input width/height and the output width in
    * 11 bits; the tiler splits the height, nothing splits the width. */
-  if (d->in_w > NPU_MAX_DIM || d->in_h > NPU_MAX_DIM ||
-      d->out_w > NPU_MAX_DIM) {
-    snprintf(why, n, "input %dx%d or output width %d over the CNA's %d",
-             d->in_h, d->in_w, d->out_w, NPU_MAX_DIM);
+  if (d->in_w > NPU_MAX_DIM || d->out_w > NPU_MAX_DIM ||
+      d->in_h > NPU_MAX_DIM) {
+    p->misfit = NPU_MISFIT_SIZE;
+    if (d->in_h > NPU_MAX_DIM)
+      snprintf(why, n, "height %d > %d", d->in_h, NPU_MAX_DIM);
+    else
+      snprintf(why, n, "width %d > %d", d->in_w > d->out_w ? d->in_w : d->out_w,
+               NPU_MAX_DIM);
     return false;
   }
   /* One kernel's weights must sit in one bank (the simulator checks
@@ -80,10 +85,9 @@ bool npu_conv_plan_make(const npu_conv_desc *d, npu_conv_plan *p, char *why,
   int c16 = npu_channels16(d->in_c);
   size_t per_kernel = (size_t)d->k_w * d->k_h * c16;
   if (per_kernel > NPU_KERNEL_BYTES_MAX) {
-    snprintf(why, n,
-             "one kernel's weights (%dx%dx%d = %zu bytes) exceed a %d-byte "
-             "CBUF bank", d->k_h, d->k_w, c16, per_kernel,
-             NPU_KERNEL_BYTES_MAX);
+    p->misfit = NPU_MISFIT_KERNEL;
+    snprintf(why, n, "kernel %dx%dx%d = %zu B > %d KB bank", d->k_h, d->k_w,
+             c16, per_kernel, NPU_KERNEL_BYTES_MAX / 1024);
     return false;
   }
   int rows = entries_per_row(d->in_c, d->in_w) * d->in_h;
@@ -96,8 +100,10 @@ bool npu_conv_plan_make(const npu_conv_desc *d, npu_conv_plan *p, char *why,
   /* Mesa adds a spare weight bank ("the calc above might be wrong"). */
   int weight_banks =
       (int)((wentries + CBUF_ENTRIES_PER_BANK - 1) / CBUF_ENTRIES_PER_BANK) + 1;
+  p->data_banks = data_banks, p->weight_banks = weight_banks;
   if (data_banks + weight_banks > CBUF_BANKS) {
-    snprintf(why, n, "needs %d input + %d weight CBUF banks > %d", data_banks,
+    p->misfit = NPU_MISFIT_BANKS;
+    snprintf(why, n, "needs %d data + %d weight CBUF banks > %d", data_banks,
              weight_banks, CBUF_BANKS);
     return false;
   }

@@ -55,8 +55,19 @@ typedef struct npu_stream {
 #define NPU_MAX_DIM 2047
 #define NPU_KERNEL_BYTES_MAX 32768
 
+/* Which limit a conv that does not fit one task hit. */
+typedef enum npu_misfit {
+  NPU_FITS,
+  NPU_MISFIT_DEPTHWISE, /* channel multiplier != 1 */
+  NPU_MISFIT_SIZE,      /* a width/height over the 11-bit fields */
+  NPU_MISFIT_KERNEL,    /* one kernel's weights over a bank */
+  NPU_MISFIT_BANKS,     /* input + weight banks over 12 */
+} npu_misfit;
+
 /* CBUF plan of a one-task conv. */
 typedef struct npu_conv_plan {
+  npu_misfit misfit; /* NPU_FITS when npu_conv_plan_make succeeded */
+  /* Banks the CNA is given; on NPU_MISFIT_BANKS, the banks needed. */
   int data_banks, weight_banks;
   int data_entries;    /* CNA_CBUF_CON1 */
   int out_channels;    /* channels the CORE/DPU produce (padded) */

@@ -191,7 +191,7 @@ static npu_conv_desc task_desc(const npu_conv *c, const dg_ir *ir, int o0,
  * rows. The tallest slice is one in the middle: (rows - 1) * stride +
  * kernel input rows, no padding. */
 static bool fits(const npu_conv *c, const dg_ir *ir, int o0, int cnt, int rows,
-                 char *why, size_t ws) {
+                 npu_conv_plan *plan, char *why, size_t ws) {
   int ih0;
   npu_conv_desc d =
       task_desc(c, ir, o0, o0 + cnt, 0, rows < c->OH ? rows : c->OH, &ih0);
@@ -201,19 +201,19 @@ static bool fits(const npu_conv *c, const dg_ir *ir, int o0, int cnt, int rows,
     d.pad_top = 0;
   }
   npu_conv_plan p;
-  return npu_conv_plan_make(&d, &p, why, ws);
+  return npu_conv_plan_make(&d, plan ? plan : &p, why, ws);
 }
 
 /* Most output rows per slice for blocks of cnt channels; 0 when not even
  * one row fits. More rows never need fewer banks, so a bisection. */
 static int max_rows(const npu_conv *c, const dg_ir *ir, int o0, int cnt) {
   char why[160];
-  if (fits(c, ir, o0, cnt, c->OH, why, sizeof why))
+  if (fits(c, ir, o0, cnt, c->OH, NULL, why, sizeof why))
     return c->OH;
   int lo = 0, hi = c->OH; /* lo fits (or 0), hi does not */
   while (hi - lo > 1) {
     int mid = lo + (hi - lo) / 2;
-    if (fits(c, ir, o0, cnt, mid, why, sizeof why))
+    if (fits(c, ir, o0, cnt, mid, NULL, why, sizeof why))
       lo = mid;
     else
       hi = mid;
@@ -260,15 +260,24 @@ static bool choose_cut(const npu_conv *c, const dg_ir *ir, int o0, int L,
   }
   if (best->cnt)
     return true;
+  /* Nothing fits: say what even the smallest task hits. Splitting the
+   * input channels would need the DPU's raw int32 output for partial sums
+   * added on the host: documented only by MTX's matmul (NPU.md 2.4), not
+   * modelled by the simulator, so declined rather than guessed ("IC":
+   * input channels). A fallback's plan shows 60 characters of this. */
   char r[160];
-  fits(c, ir, o0, 1, 1, r, sizeof r);
-  return decline(why, ws,
-                 "does not fit the CBUF even as 1 output channel x 1 output "
-                 "row per task (%s); splitting the input channels (int32 "
-                 "partial sums added on the host: the DPU's raw int32 output "
-                 "is not validated, NPU.md 2.4) or the width is not "
-                 "implemented",
-                 r);
+  npu_conv_plan p;
+  fits(c, ir, o0, 1, 1, &p, r, sizeof r);
+  if (p.misfit == NPU_MISFIT_KERNEL)
+    return decline(why, ws, "%s; no IC split", r);
+  if (p.misfit == NPU_MISFIT_SIZE)
+    return decline(why, ws, "%s; no width split", r);
+  if (p.misfit == NPU_MISFIT_BANKS)
+    return decline(why, ws,
+                   "1 row x 1 ch: %d data + %d weight banks > 12; no IC "
+                   "split",
+                   p.data_banks, p.weight_banks);
+  return decline(why, ws, "%s", r);
 }
 
 /* Offset of the input slice [ih0, ih0 + in_h) of channels [c0, c1): the
@@ -365,7 +374,7 @@ static bool make_tasks(npu_conv *c, const dg_ir *ir, char *why, size_t ws) {
     int end = o0 + 1;
     while (end < c->O && same_requant(wd, o0, end))
       end++;
-    cut k;
+    cut k = {0, 0};
     if (!choose_cut(c, ir, o0, end - o0, &k, why, ws) ||
         !add_run(c, ir, o0, end - o0, k, why, ws))
       return false;
