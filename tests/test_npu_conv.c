@@ -3,6 +3,7 @@
 
 #include "graph/internal.h"
 #include "target/npu/lower.h"
+#include "target/npu/sim.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -428,5 +429,117 @@ int npu_fc_run(dg_context *ctx, int npu, const char *label, int quick) {
            exact, total, e, ok ? "" : "  FAILED: ", err);
   }
   printf("# %s: %d fc/matmul cases, %d failing\n", label, count, bad);
+  return bad;
+}
+
+/* Every task of cv checked statically at its offsets (IOVAs from 0, as a
+ * fresh rocket fd hands out), and the tasks' coverage of (channel, row). */
+static int check_tasks(npu_conv *cv, char *err, size_t n) {
+  size_t sizes[4] = {cv->in_bytes, cv->wt_bytes, cv->bias_bytes, cv->out_bytes};
+  uint32_t iova[NPU_BUF_COUNT];
+  npu_sim_buffer bufs[4];
+  uint32_t at = 0;
+  int rc = 0;
+  for (int i = 0; i < 4; i++) {
+    iova[i] = at;
+    bufs[i] = (npu_sim_buffer){"node", at, sizes[i], malloc(sizes[i]), i == 3};
+    at += (uint32_t)((sizes[i] + 4095) / 4096 * 4096);
+    if (!bufs[i].data)
+      rc = -1, snprintf(err, n, "out of memory");
+  }
+  int *cover = calloc((size_t)cv->O * cv->OH, sizeof *cover);
+  for (int t = 0; !rc && cover && t < cv->task_count; t++) {
+    npu_task *k = &cv->tasks[t];
+    npu_stream_patch(&k->stream, iova);
+    npu_sim_job job = {k->stream.words, k->stream.count, bufs, 4,
+                       NPU_ROUND_HALF_UP};
+    char why[256];
+    if (npu_sim_check(&job, why, sizeof why)) {
+      snprintf(err, n, "task %d (ch %d..%d, rows %d..%d): %s", t, k->o0,
+               k->o1 - 1, k->oh0, k->oh1 - 1, why);
+      rc = -1;
+    }
+    for (int o = k->o0; o < k->o1; o++)
+      for (int r = k->oh0; r < k->oh1; r++)
+        cover[(size_t)o * cv->OH + r]++;
+  }
+  for (size_t i = 0; !rc && cover && i < (size_t)cv->O * cv->OH; i++)
+    if (cover[i] != 1) {
+      snprintf(err, n, "channel %zu row %zu covered %d times",
+               i / (size_t)cv->OH, i % (size_t)cv->OH, cover[i]);
+      rc = -1;
+    }
+  if (!cover)
+    rc = -1, snprintf(err, n, "out of memory");
+  free(cover);
+  for (int i = 0; i < 4; i++)
+    free(bufs[i].data);
+  return rc;
+}
+
+/* One shape of the sweep: 0 taken, 1 declined, -1 bad (err set). */
+static int sweep_one(dg_context *ctx, const npu_case *c, char *err, size_t n) {
+  int per = c->dw ? 1 : c->C;
+  size_t wn = (size_t)c->O * per * c->K * c->K;
+  int8_t *w = calloc(wn, 1);
+  int32_t *b = calloc((size_t)c->O, 4);
+  float ws[1] = {0.01f};
+  dg_graph *g = w && b ? build(ctx, c, -1, w, b, ws) : NULL;
+  int rc = -1;
+  npu_conv cv;
+  char why[512] = "";
+  if (!g || dg_graph_status(g) != DG_OK)
+    rc = 1; /* the builder refuses it: nothing for the NPU to say */
+  else if (npu_conv_lower(&g->ir, &g->ir.nodes[0], &cv, why, sizeof why)) {
+    rc = check_tasks(&cv, err, n) ? -1 : 0;
+    npu_conv_release(&cv, NULL);
+  } else if (!why[0] || strlen(why) > 60) {
+    snprintf(err, n, "declined without a short reason: '%s'", why);
+  } else {
+    if (getenv("DG_NPU_SWEEP_VERBOSE"))
+      printf("# sweep: C%d O%d %dx%d k%d s%d%s declined: %s\n", c->C, c->O,
+             c->H, c->W, c->K, c->S, c->dw ? " dw" : "", why);
+    rc = 1;
+  }
+  dg_graph_destroy(g);
+  free(w), free(b);
+  return rc;
+}
+
+int npu_tiling_sweep(dg_context *ctx, int *taken, int *declined) {
+  static const int chans[] = {3, 32, 200, 1024}, outs[] = {8, 96, 1000},
+                   sizes[] = {5, 57, 230}, ks[] = {1, 3, 7};
+  int bad = 0;
+  *taken = *declined = 0;
+  for (int ci = 0; ci < 4; ci++)
+    for (int oi = 0; oi < 4; oi++) /* oi == 3: depthwise */
+      for (int si = 0; si < 3; si++)
+        for (int ki = 0; ki < 3; ki++)
+          for (int S = 1; S <= 2; S++)
+            for (int same = 0; same < 2; same++) {
+              int dw = oi == 3, C = chans[ci], O = dw ? C : outs[oi % 3];
+              int K = ks[ki], H = sizes[si];
+              if (K > H || (size_t)O * (dw ? 1 : C) * K * K > (4u << 20))
+                continue;
+              npu_case c = {.N = 1,
+                            .C = C,
+                            .O = O,
+                            .H = H,
+                            .W = H + 3,
+                            .K = K,
+                            .S = S,
+                            .same = same,
+                            .dw = dw};
+              char err[512] = "";
+              int r = sweep_one(ctx, &c, err, sizeof err);
+              if (r < 0) {
+                bad++;
+                printf("# sweep: C%d O%d %dx%d k%d s%d %s%s: %s\n", C, O, H,
+                       H + 3, K, S, same ? "SAME" : "VALID", dw ? " dw" : "",
+                       err);
+              }
+              *taken += r == 0;
+              *declined += r == 1;
+            }
   return bad;
 }

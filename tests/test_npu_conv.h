@@ -45,6 +45,15 @@ int npu_case_cut(dg_context *ctx, const npu_case *c, npu_cut_info *info,
  * failing; prints one line per case. */
 int npu_tiled_run(dg_context *ctx, int npu, const char *label, int quick);
 
+/* Lowers a sweep of conv shapes (channels 3..1024, sizes 5..230, kernels
+ * 1/3/7, strides 1/2, VALID/SAME, direct and depthwise) without running
+ * them: every task of a taken conv must pass the simulator's static
+ * checks at its offsets in the node's buffers and the tasks must cover
+ * every (channel, row) once; a declined one must say why in at most 60
+ * characters (what a fallback's plan shows). Returns the number of bad
+ * shapes; counts the taken and declined ones. */
+int npu_tiling_sweep(dg_context *ctx, int *taken, int *declined);
+
 /* qfully_connected (x [M][K], w [N][K]) or qmatmul (a [B][M][K] with a
  * constant b [K][N]) on device npu against the CPU. */
 typedef struct npu_fc_case {

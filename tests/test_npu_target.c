@@ -212,6 +212,15 @@ void npu_target_tests(npu_check_fn check) {
         "target: convs that need tiling (ResNet-50 / MobileNet-v2 layers, "
         "stride 2, bottom padding, rows and channels, per-channel, batch 2) "
         "cut as expected and within 1 LSB of the CPU");
+  int taken, declined;
+  int bad = npu_tiling_sweep(ctx, &taken, &declined);
+  printf("# tiling sweep: %d convs taken, %d declined, %d bad\n", taken,
+         declined, bad);
+  check(bad == 0 && taken > 0,
+        "target: a sweep of conv shapes (3..1024 channels, 5..230 pixels, "
+        "k 1/3/7, s 1/2, VALID/SAME, depthwise): every task of a taken conv "
+        "passes the simulator's static checks at its offsets and the tasks "
+        "cover each output once; every decline has a reason of <= 60 chars");
   check(npu_fc_run(ctx, npu, "sim fc", !NPU_BIG_SHAPES) == 0,
         "target: qfully_connected and qmatmul as 1x1 convs (one row, batched "
         "rows, row slices, kernel blocks, per-channel, u8) within 1 LSB of "

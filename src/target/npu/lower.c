@@ -274,8 +274,7 @@ static bool choose_cut(const npu_conv *c, const dg_ir *ir, int o0, int L,
     return decline(why, ws, "%s; no width split", r);
   if (p.misfit == NPU_MISFIT_BANKS)
     return decline(why, ws,
-                   "1 row x 1 ch: %d data + %d weight banks > 12; no IC "
-                   "split",
+                   "1 row x 1 ch: %d+%d CBUF banks > 12; no IC/width split",
                    p.data_banks, p.weight_banks);
   return decline(why, ws, "%s", r);
 }
@@ -342,8 +341,10 @@ static bool add_task(npu_conv *c, const dg_ir *ir, int o0, int o1, int oh0,
 static bool add_run(npu_conv *c, const dg_ir *ir, int o0, int L, cut k,
                     char *why, size_t ws) {
   int slices = ceil_div(c->OH, k.rows), blocks = ceil_div(L, k.cnt);
-  if ((long)blocks * slices > NPU_MAX_TASKS_PER_NODE - c->task_count)
-    return decline(why, ws, "needs more than %d tasks", NPU_MAX_TASKS_PER_NODE);
+  long total = (long)blocks * slices + c->task_count;
+  if (total > NPU_MAX_TASKS_PER_NODE)
+    return decline(why, ws, "needs %ld tasks (%d blocks x %d slices) > %d",
+                   total, blocks, slices, NPU_MAX_TASKS_PER_NODE);
   npu_task *grown = realloc(
       c->tasks, sizeof *grown * (size_t)(c->task_count + blocks * slices));
   if (!grown)
