@@ -451,8 +451,10 @@ static int check_tasks(npu_conv *cv, char *err, size_t n) {
   for (int t = 0; !rc && cover && t < cv->task_count; t++) {
     npu_task *k = &cv->tasks[t];
     npu_stream_patch(&k->stream, iova);
-    npu_sim_job job = {k->stream.words, k->stream.count, bufs, 4,
-                       NPU_ROUND_HALF_UP};
+    npu_sim_job job = {.words = k->stream.words,
+                       .word_count = k->stream.count,
+                       .buffers = bufs,
+                       .buffer_count = 4};
     char why[256];
     if (npu_sim_check(&job, why, sizeof why)) {
       snprintf(err, n, "task %d (ch %d..%d, rows %d..%d): %s", t, k->o0,

@@ -126,10 +126,8 @@ static bool node_shape(const dg_ir *ir, const dg_node *n, npu_conv *c,
     const dg_tensor_info *y = dg_ir_tensor(ir, n->output);
     if (y && (y->desc.dtype == DG_DTYPE_F32 || y->desc.dtype == DG_DTYPE_F16))
       return decline(why, ws, "%s op", dg_dtype_name(y->desc.dtype));
-    return decline(why, ws,
-                   "%s: only qconv2d, qfully_connected and qmatmul run on "
-                   "the NPU",
-                   dg_op_name(n->op));
+    /* Pooling is lower_pool.c's; npu_target.c asks it first. */
+    return decline(why, ws, "%s: no NPU lowering", dg_op_name(n->op));
   }
   }
   if (!q8_constant(ir, n, why, ws))
