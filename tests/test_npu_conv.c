@@ -1,6 +1,10 @@
 /* One qconv2d on the NPU against the CPU (see test_npu_conv.h). */
 #include "test_npu_conv.h"
 
+#include "graph/internal.h"
+#include "target/npu/lower.h"
+#include "target/npu/sim.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +50,11 @@ static dg_graph *build(dg_context *ctx, const npu_case *c, int device,
       .padding = c->same ? DG_PADDING_SAME_UPPER : DG_PADDING_VALID,
       .groups = c->dw ? c->C : 1,
       .activation = c->relu ? DG_ACTIVATION_RELU : DG_ACTIVATION_NONE};
+  if (c->pad > 0) {
+    p.padding = DG_PADDING_EXPLICIT;
+    for (int i = 0; i < 4; i++)
+      p.pads[i] = c->pad;
+  }
   dg_tensor x = dg_graph_input(g, "x", &xd);
   dg_tensor wt = dg_graph_constant(g, "w", &wd, w, 0);
   dg_tensor bt = dg_graph_constant(g, "b", &bd, b, 0);
@@ -86,6 +95,10 @@ int npu_case_run(dg_context *ctx, int npu, const npu_case *c, long *exact,
   int per = c->dw ? 1 : c->C;
   int OH = c->same ? (c->H + c->S - 1) / c->S : (c->H - c->K) / c->S + 1;
   int OW = c->same ? (c->W + c->S - 1) / c->S : (c->W - c->K) / c->S + 1;
+  if (c->pad > 0) {
+    OH = (c->H + 2 * c->pad - c->K) / c->S + 1;
+    OW = (c->W + 2 * c->pad - c->K) / c->S + 1;
+  }
   size_t xn = (size_t)c->N * c->C * c->H * c->W, wn = (size_t)c->O * per * c->K * c->K;
   size_t yn = (size_t)c->N * c->O * OH * OW;
   int8_t *x = malloc(xn), *w = malloc(wn);
@@ -151,5 +164,384 @@ int npu_matrix_run(dg_context *ctx, int npu, const char *label, int quick) {
   printf("# %s: %d convs, %ld/%ld outputs equal to the CPU (%.2f%%), max diff "
          "%d LSB\n", label, quick ? (cases + 3) / 4 : cases, exact, total,
          total ? 100.0 * exact / total : 0.0, worst);
+  return bad;
+}
+
+int npu_case_cut(dg_context *ctx, const npu_case *c, npu_cut_info *info,
+                 char *err, size_t n) {
+  int per = c->dw ? 1 : c->C;
+  size_t wn = (size_t)c->O * per * c->K * c->K;
+  int8_t *w = calloc(wn, 1);
+  int32_t *b = calloc((size_t)c->O, 4);
+  float *ws = malloc((size_t)c->O * sizeof(float));
+  for (int i = 0; ws && i < c->O; i++)
+    ws[i] = 0.01f * (float)(50 + i % 101) / 100.0f;
+  dg_graph *g = w && b && ws ? build(ctx, c, -1, w, b, ws) : NULL;
+  npu_conv cv;
+  memset(info, 0, sizeof *info);
+  int rc = -1;
+  if (!g || dg_graph_status(g) != DG_OK)
+    snprintf(err, n, "graph does not build");
+  else if (npu_conv_lower(&g->ir, &g->ir.nodes[0], &cv, err, n)) {
+    rc = 0;
+    info->tasks = cv.task_count;
+    for (int i = 0; i < cv.task_count; i++) {
+      const npu_task *t = &cv.tasks[i];
+      const npu_conv_desc *d = &t->d;
+      info->blocks += t->oh0 == 0;
+      info->slices += t->o0 == 0;
+      int bottom = (d->out_h - 1) * d->stride_y + d->k_h - d->pad_top - d->in_h;
+      info->top_pad_tasks_not_first += d->pad_top > 0 && t->oh0 != 0;
+      info->bottom_pad_tasks_not_last += bottom > 0 && t->oh1 != cv.OH;
+      info->bottom_pad_tasks += bottom > 0;
+    }
+    npu_conv_release(&cv, NULL);
+  }
+  dg_graph_destroy(g);
+  free(w), free(b), free(ws);
+  return rc;
+}
+
+typedef struct tiled_case {
+  const char *name;
+  npu_case c;
+  int height, channels; /* the cut expected: row slices, channel blocks */
+  int cheap;            /* in the quick set */
+} tiled_case;
+
+#define SHAPE(n, c, o, h, w, k, s)                                             \
+  .N = n, .C = c, .O = o, .H = h, .W = w, .K = k, .S = s
+static const tiled_case tiled[] = {
+    {"resnet50 3x3 64@56",
+     {SHAPE(1, 64, 64, 56, 56, 3, 1), .same = 1, .seed = 1},
+     .height = 1},
+    {"resnet50 conv1 7x7/2 3->64@224 pad 3",
+     {SHAPE(1, 3, 64, 224, 224, 7, 2), .pad = 3, .relu = 1, .seed = 2},
+     .height = 1},
+    {"resnet50 1x1 256->64@56",
+     {SHAPE(1, 256, 64, 56, 56, 1, 1), .x_u8 = 1, .seed = 3},
+     .height = 1},
+    {"resnet50 1x1 1024->256@14",
+     {SHAPE(1, 1024, 256, 14, 14, 1, 1), .y_u8 = 1, .seed = 4},
+     .height = 1,
+     .channels = 1},
+    {"mobilenetv2 dw 32@112",
+     {SHAPE(1, 32, 32, 112, 112, 3, 1), .same = 1, .dw = 1, .relu = 1,
+      .seed = 5},
+     .height = 1,
+     .cheap = 1},
+    {"mobilenetv2 pw 32->16@112",
+     {SHAPE(1, 32, 16, 112, 112, 1, 1), .y_u8 = 1, .seed = 6},
+     .height = 1,
+     .cheap = 1},
+    /* SAME_UPPER at stride 2 on an even height: no top padding, one row of
+     * bottom padding, which only the last slice may have. */
+    {"3x3/2 SAME 32->48@96x80 u8 relu",
+     {SHAPE(1, 32, 48, 96, 80, 3, 2), .same = 1, .relu = 1, .x_u8 = 1,
+      .y_u8 = 1, .seed = 7},
+     .height = 1,
+     .cheap = 1},
+    {"3x3 256->128@20 (rows and channels)",
+     {SHAPE(1, 256, 128, 20, 20, 3, 1), .same = 1, .seed = 8},
+     .height = 1,
+     .channels = 1},
+    {"3x3 16->8@128 per-channel",
+     {SHAPE(1, 16, 8, 128, 128, 3, 1), .same = 1, .per_channel = 1, .seed = 9},
+     .height = 1,
+     .channels = 1,
+     .cheap = 1},
+    {"3x3 16->8@120 batch 2 VALID",
+     {SHAPE(2, 16, 8, 120, 120, 3, 1), .seed = 10},
+     .height = 1,
+     .cheap = 1},
+};
+#undef SHAPE
+
+int npu_tiled_run(dg_context *ctx, int npu, const char *label, int quick) {
+  int bad = 0, count = 0;
+  for (size_t i = 0; i < sizeof tiled / sizeof tiled[0]; i++) {
+    const tiled_case *tc = &tiled[i];
+    if (quick && !tc->cheap)
+      continue;
+    count++;
+    npu_cut_info cut;
+    char err[512] = "";
+    long exact = 0, total = 0;
+    int ok_cut = !npu_case_cut(ctx, &tc->c, &cut, err, sizeof err) &&
+                 (cut.slices > 1) == tc->height &&
+                 (cut.blocks > 1) == tc->channels &&
+                 !cut.top_pad_tasks_not_first && !cut.bottom_pad_tasks_not_last;
+    int e =
+        ok_cut ? npu_case_run(ctx, npu, &tc->c, &exact, &total, err, sizeof err)
+               : -1;
+    int ok = ok_cut && e >= 0 && e <= 1;
+    bad += !ok;
+    printf("# %s: %-38s %3d tasks (%d blocks x %d slices, bottom-padded "
+           "%d) %ld/%ld exact, max diff %d%s%s\n",
+           label, tc->name, cut.tasks, cut.blocks, cut.slices,
+           cut.bottom_pad_tasks, exact, total, e, ok ? "" : "  FAILED: ",
+           ok ? "" : (err[0] ? err : "cut not as expected"));
+  }
+  printf("# %s: %d tiled convs, %d failing\n", label, count, bad);
+  return bad;
+}
+
+/* The fc or matmul graph, pinned to device (strict) when device >= 0. */
+static dg_graph *build_fc(dg_context *ctx, const npu_fc_case *c, int device,
+                          const int8_t *w, const int32_t *b, const float *ws) {
+  dg_graph *g = dg_graph_create(ctx, "npu-fc");
+  dg_dtype xt = c->x_u8 ? DG_DTYPE_U8 : DG_DTYPE_I8;
+  dg_quant_params xq = {.scale = 0.05f, .zero_point = c->x_u8 ? 125 : -2};
+  dg_tensor_desc xd = {
+      .dtype = xt, .rank = 2, .dims = {c->M, c->K}, .quant = xq};
+  if (c->matmul && c->B > 0)
+    xd = (dg_tensor_desc){
+        .dtype = xt, .rank = 3, .dims = {c->B, c->M, c->K}, .quant = xq};
+  else if (c->matmul && c->B < 0) /* a rank-1 a: one row */
+    xd = (dg_tensor_desc){.dtype = xt, .rank = 1, .dims = {c->K}, .quant = xq};
+  dg_tensor_desc wd = {
+      .dtype = DG_DTYPE_I8,
+      .rank = 2,
+      .dims = {c->matmul ? c->K : c->N, c->matmul ? c->N : c->K},
+      .quant = {.scale = 0.01f, .zero_point = c->matmul ? 1 : 0}};
+  if (c->per_channel)
+    wd.quant = (dg_quant_params){
+        .axis = c->matmul ? 1 : 0, .channel_count = c->N, .channel_scales = ws};
+  float sy = 0.05f * 0.01f * (float)c->K * 1.5f;
+  dg_quant_params yq = {.scale = sy, .zero_point = c->y_u8 ? 130 : 5};
+  dg_dtype yt = c->y_u8 ? DG_DTYPE_U8 : DG_DTYPE_I8;
+  dg_tensor x = dg_graph_input(g, "x", &xd);
+  dg_tensor wt = dg_graph_constant(g, "w", &wd, w, 0);
+  dg_tensor bt = DG_TENSOR_NONE;
+  if (c->bias && !c->matmul) {
+    dg_tensor_desc bd = {.dtype = DG_DTYPE_I32, .rank = 1, .dims = {c->N}};
+    bt = dg_graph_constant(g, "b", &bd, b, 0);
+  }
+  if (device >= 0)
+    dg_graph_set_device(g, device);
+  dg_tensor y = c->matmul
+                    ? dg_graph_qmatmul(g, "fc", x, wt, yt, &yq)
+                    : dg_graph_qfully_connected(g, "fc", x, wt, bt,
+                                                c->relu ? DG_ACTIVATION_RELU
+                                                        : DG_ACTIVATION_NONE,
+                                                yt, &yq);
+  dg_graph_output(g, "y", y, DG_LAYOUT_NCHW);
+  return g;
+}
+
+static int run_fc(dg_context *ctx, const npu_fc_case *c, int device,
+                  const int8_t *w, const int32_t *b, const float *ws,
+                  const void *x, size_t xn, void *y, size_t yn, char *err,
+                  size_t n) {
+  dg_graph *g = build_fc(ctx, c, device, w, b, ws);
+  dg_compile_options o = {.policy = DG_POLICY_STRICT};
+  int only_cpu = 0;
+  if (device < 0)
+    o.devices = &only_cpu, o.device_count = 1;
+  dg_session *s = NULL;
+  dg_diagnostic d;
+  memset(&d, 0, sizeof d);
+  dg_status st = dg_graph_status(g);
+  if (st != DG_OK)
+    snprintf(d.message, sizeof d.message, "%s", dg_graph_error(g)->message);
+  else
+    st = dg_graph_compile(g, &o, &s, &d);
+  dg_graph_destroy(g);
+  if (st == DG_OK) {
+    dg_binding in = {"x", (void *)x, xn}, out = {"y", y, yn};
+    st = dg_session_run(s, &in, 1, &out, 1, &d);
+  }
+  dg_session_destroy(s);
+  if (st != DG_OK)
+    snprintf(err, n, "%s", d.message);
+  return st == DG_OK ? 0 : -1;
+}
+
+int npu_fc_case_run(dg_context *ctx, int npu, const npu_fc_case *c, long *exact,
+                    long *total, char *err, size_t n) {
+  unsigned s = c->seed ? c->seed : 1;
+  size_t rows = (size_t)(c->B > 0 ? c->B : 1) * (c->B < 0 ? 1 : c->M);
+  size_t xn = rows * c->K, wn = (size_t)c->K * c->N, yn = rows * c->N;
+  int8_t *x = malloc(xn), *w = malloc(wn);
+  int32_t *b = malloc((size_t)c->N * 4);
+  float *ws = malloc((size_t)c->N * sizeof(float));
+  uint8_t *y0 = malloc(yn), *y1 = malloc(yn);
+  for (size_t i = 0; i < xn; i++)
+    x[i] = (int8_t)rnd(&s, -128, 127);
+  for (size_t i = 0; i < wn; i++)
+    w[i] = (int8_t)rnd(&s, -127, 127);
+  for (int i = 0; i < c->N; i++) {
+    b[i] = rnd(&s, -3000, 3000);
+    ws[i] = 0.01f * (float)rnd(&s, 50, 150) / 100.0f;
+  }
+  int worst = -1;
+  if (!run_fc(ctx, c, npu, w, b, ws, x, xn, y1, yn, err, n) &&
+      !run_fc(ctx, c, -1, w, b, ws, x, xn, y0, yn, err, n)) {
+    worst = 0;
+    for (size_t i = 0; i < yn; i++) {
+      int a = c->y_u8 ? y0[i] : (int8_t)y0[i];
+      int v = c->y_u8 ? y1[i] : (int8_t)y1[i];
+      int diff = abs(a - v);
+      worst = diff > worst ? diff : worst;
+      *exact += diff == 0;
+    }
+    *total += (long)yn;
+  }
+  free(x), free(w), free(b), free(ws), free(y0), free(y1);
+  return worst;
+}
+
+typedef struct fc_named {
+  const char *name;
+  npu_fc_case c;
+  int cheap;
+} fc_named;
+
+static const fc_named fcs[] = {
+    {"fc 1x400 -> 120 bias relu", {0, 0, 1, 400, 120, 0, 0, 0, 1, 1, 21}, 1},
+    {"fc 8x256 -> 24 per-channel u8", {0, 0, 8, 256, 24, 1, 1, 1, 0, 1, 22}, 1},
+    {"fc 20x2048 -> 256 (kernel blocks)",
+     {0, 0, 20, 2048, 256, 0, 0, 0, 0, 1, 23},
+     0},
+    {"matmul 3x5x64 . 64x40 u8 a", {1, 3, 5, 64, 40, 1, 0, 0, 0, 0, 24}, 1},
+    {"matmul 2000x256 . 256x16 (row slices)",
+     {1, 0, 2000, 256, 16, 0, 1, 0, 0, 0, 25},
+     0},
+    {"matmul 96 . 96x10 (rank-1 a)", {1, -1, 1, 96, 10, 0, 0, 0, 0, 0, 26}, 1},
+    {"matmul 4x128 . 128x33 per-column",
+     {1, 0, 4, 128, 33, 0, 0, 1, 0, 0, 27},
+     1},
+};
+
+int npu_fc_run(dg_context *ctx, int npu, const char *label, int quick) {
+  int bad = 0, count = 0;
+  for (size_t i = 0; i < sizeof fcs / sizeof fcs[0]; i++) {
+    if (quick && !fcs[i].cheap)
+      continue;
+    count++;
+    long exact = 0, total = 0;
+    char err[512] = "";
+    int e =
+        npu_fc_case_run(ctx, npu, &fcs[i].c, &exact, &total, err, sizeof err);
+    int ok = e >= 0 && e <= 1;
+    bad += !ok;
+    printf("# %s: %-38s %ld/%ld exact, max diff %d%s%s\n", label, fcs[i].name,
+           exact, total, e, ok ? "" : "  FAILED: ", err);
+  }
+  printf("# %s: %d fc/matmul cases, %d failing\n", label, count, bad);
+  return bad;
+}
+
+/* Every task of cv checked statically at its offsets (IOVAs from 0, as a
+ * fresh rocket fd hands out), and the tasks' coverage of (channel, row). */
+static int check_tasks(npu_conv *cv, char *err, size_t n) {
+  size_t sizes[4] = {cv->in_bytes, cv->wt_bytes, cv->bias_bytes, cv->out_bytes};
+  uint32_t iova[NPU_BUF_COUNT];
+  npu_sim_buffer bufs[4];
+  uint32_t at = 0;
+  int rc = 0;
+  for (int i = 0; i < 4; i++) {
+    iova[i] = at;
+    bufs[i] = (npu_sim_buffer){"node", at, sizes[i], malloc(sizes[i]), i == 3};
+    at += (uint32_t)((sizes[i] + 4095) / 4096 * 4096);
+    if (!bufs[i].data)
+      rc = -1, snprintf(err, n, "out of memory");
+  }
+  int *cover = calloc((size_t)cv->O * cv->OH, sizeof *cover);
+  for (int t = 0; !rc && cover && t < cv->task_count; t++) {
+    npu_task *k = &cv->tasks[t];
+    npu_stream_patch(&k->stream, iova);
+    npu_sim_job job = {.words = k->stream.words,
+                       .word_count = k->stream.count,
+                       .buffers = bufs,
+                       .buffer_count = 4};
+    char why[256];
+    if (npu_sim_check(&job, why, sizeof why)) {
+      snprintf(err, n, "task %d (ch %d..%d, rows %d..%d): %s", t, k->o0,
+               k->o1 - 1, k->oh0, k->oh1 - 1, why);
+      rc = -1;
+    }
+    for (int o = k->o0; o < k->o1; o++)
+      for (int r = k->oh0; r < k->oh1; r++)
+        cover[(size_t)o * cv->OH + r]++;
+  }
+  for (size_t i = 0; !rc && cover && i < (size_t)cv->O * cv->OH; i++)
+    if (cover[i] != 1) {
+      snprintf(err, n, "channel %zu row %zu covered %d times",
+               i / (size_t)cv->OH, i % (size_t)cv->OH, cover[i]);
+      rc = -1;
+    }
+  if (!cover)
+    rc = -1, snprintf(err, n, "out of memory");
+  free(cover);
+  for (int i = 0; i < 4; i++)
+    free(bufs[i].data);
+  return rc;
+}
+
+/* One shape of the sweep: 0 taken, 1 declined, -1 bad (err set). */
+static int sweep_one(dg_context *ctx, const npu_case *c, char *err, size_t n) {
+  int per = c->dw ? 1 : c->C;
+  size_t wn = (size_t)c->O * per * c->K * c->K;
+  int8_t *w = calloc(wn, 1);
+  int32_t *b = calloc((size_t)c->O, 4);
+  float ws[1] = {0.01f};
+  dg_graph *g = w && b ? build(ctx, c, -1, w, b, ws) : NULL;
+  int rc = -1;
+  npu_conv cv;
+  char why[512] = "";
+  if (!g || dg_graph_status(g) != DG_OK)
+    rc = 1; /* the builder refuses it: nothing for the NPU to say */
+  else if (npu_conv_lower(&g->ir, &g->ir.nodes[0], &cv, why, sizeof why)) {
+    rc = check_tasks(&cv, err, n) ? -1 : 0;
+    npu_conv_release(&cv, NULL);
+  } else if (!why[0] || strlen(why) > 60) {
+    snprintf(err, n, "declined without a short reason: '%s'", why);
+  } else {
+    if (getenv("DG_NPU_SWEEP_VERBOSE"))
+      printf("# sweep: C%d O%d %dx%d k%d s%d%s declined: %s\n", c->C, c->O,
+             c->H, c->W, c->K, c->S, c->dw ? " dw" : "", why);
+    rc = 1;
+  }
+  dg_graph_destroy(g);
+  free(w), free(b);
+  return rc;
+}
+
+int npu_tiling_sweep(dg_context *ctx, int *taken, int *declined) {
+  static const int chans[] = {3, 32, 200, 1024}, outs[] = {8, 96, 1000},
+                   sizes[] = {5, 57, 230}, ks[] = {1, 3, 7};
+  int bad = 0;
+  *taken = *declined = 0;
+  for (int ci = 0; ci < 4; ci++)
+    for (int oi = 0; oi < 4; oi++) /* oi == 3: depthwise */
+      for (int si = 0; si < 3; si++)
+        for (int ki = 0; ki < 3; ki++)
+          for (int S = 1; S <= 2; S++)
+            for (int same = 0; same < 2; same++) {
+              int dw = oi == 3, C = chans[ci], O = dw ? C : outs[oi % 3];
+              int K = ks[ki], H = sizes[si];
+              if (K > H || (size_t)O * (dw ? 1 : C) * K * K > (4u << 20))
+                continue;
+              npu_case c = {.N = 1,
+                            .C = C,
+                            .O = O,
+                            .H = H,
+                            .W = H + 3,
+                            .K = K,
+                            .S = S,
+                            .same = same,
+                            .dw = dw};
+              char err[512] = "";
+              int r = sweep_one(ctx, &c, err, sizeof err);
+              if (r < 0) {
+                bad++;
+                printf("# sweep: C%d O%d %dx%d k%d s%d %s%s: %s\n", C, O, H,
+                       H + 3, K, S, same ? "SAME" : "VALID", dw ? " dw" : "",
+                       err);
+              }
+              *taken += r == 0;
+              *declined += r == 1;
+            }
   return bad;
 }

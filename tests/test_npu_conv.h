@@ -10,6 +10,7 @@
 typedef struct npu_case {
   int N, C, O, H, W, K, S;
   int same, dw, relu;
+  int pad; /* > 0: that padding on every side (overrides same) */
   int x_u8, y_u8, per_channel;
   unsigned seed;
 } npu_case;
@@ -26,5 +27,44 @@ int npu_case_run(dg_context *ctx, int npu, const npu_case *c, long *exact,
 /* The conv matrix (Teflon-like shapes) through npu_case_run: returns the
  * number of convs outside 1 LSB or failing; prints a summary line. */
 int npu_matrix_run(dg_context *ctx, int npu, const char *label, int quick);
+
+/* How the NPU target cut c's node (lower.h), found by lowering it. */
+typedef struct npu_cut_info {
+  int tasks, blocks, slices;   /* channel blocks, row slices */
+  int top_pad_tasks_not_first; /* tasks with top padding not at row 0 */
+  int bottom_pad_tasks_not_last;
+  int bottom_pad_tasks; /* tasks with implied bottom padding */
+} npu_cut_info;
+/* 0, or -1 with err set (declined, or the graph does not build). */
+int npu_case_cut(dg_context *ctx, const npu_case *c, npu_cut_info *info,
+                 char *err, size_t n);
+
+/* The shapes that need tiling (ResNet-50, MobileNet-v2 layers and a few
+ * made for the purpose) against the CPU within 1 LSB, each checked to be
+ * cut as its label says. quick: only the cheaper ones. Returns the number
+ * failing; prints one line per case. */
+int npu_tiled_run(dg_context *ctx, int npu, const char *label, int quick);
+
+/* Lowers a sweep of conv shapes (channels 3..1024, sizes 5..230, kernels
+ * 1/3/7, strides 1/2, VALID/SAME, direct and depthwise) without running
+ * them: every task of a taken conv must pass the simulator's static
+ * checks at its offsets in the node's buffers and the tasks must cover
+ * every (channel, row) once; a declined one must say why in at most 60
+ * characters (what a fallback's plan shows). Returns the number of bad
+ * shapes; counts the taken and declined ones. */
+int npu_tiling_sweep(dg_context *ctx, int *taken, int *declined);
+
+/* qfully_connected (x [M][K], w [N][K]) or qmatmul (a [B][M][K] with a
+ * constant b [K][N]) on device npu against the CPU. */
+typedef struct npu_fc_case {
+  int matmul, B, M, K, N;
+  int x_u8, y_u8, per_channel, relu, bias;
+  unsigned seed;
+} npu_fc_case;
+int npu_fc_case_run(dg_context *ctx, int npu, const npu_fc_case *c, long *exact,
+                    long *total, char *err, size_t n);
+/* A set of fc/matmul cases (single row, batched rows, tiled along rows and
+ * kernels); returns the number failing. */
+int npu_fc_run(dg_context *ctx, int npu, const char *label, int quick);
 
 #endif

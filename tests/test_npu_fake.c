@@ -73,7 +73,7 @@ static dg_context *open_ctx(const char *spec, int *npu, dg_device_info *info) {
   return ctx;
 }
 
-static void backend_matrix(const char *spec, const char *driver) {
+static void backend_matrix(const char *spec, const char *driver, int tiled) {
   int npu;
   dg_device_info info;
   dg_context *ctx = open_ctx(spec, &npu, &info);
@@ -93,6 +93,20 @@ static void backend_matrix(const char *spec, const char *driver) {
              "%s: conv matrix through the fake kernel (%d jobs) within 1 LSB "
              "of the CPU", driver, s1[5] - s0[5]);
     check(bad == 0 && s1[5] > s0[5], what);
+    if (tiled) {
+      stats_fn(s0, NULL, 0);
+      snprintf(what, sizeof what, "%s tiled", driver);
+      bad = npu_tiled_run(ctx, npu, what, 1);
+      snprintf(what, sizeof what, "%s fc", driver);
+      bad += npu_fc_run(ctx, npu, what, 1);
+      stats_fn(s1, NULL, 0);
+      snprintf(what, sizeof what,
+               "%s: tiled convs (rows, channels, per-channel, batch 2) and "
+               "fc/matmul as 1x1 convs through the fake kernel (%d jobs) "
+               "within 1 LSB of the CPU",
+               driver, s1[5] - s0[5]);
+      check(bad == 0 && s1[5] > s0[5], what);
+    }
   }
   dg_context_destroy(ctx);
   snprintf(what, sizeof what,
@@ -273,12 +287,12 @@ int main(int argc, char **argv) {
     check(0, "fake kernel preloaded (" DG_FAKE_NPU ")");
     return 1;
   }
-  backend_matrix("rocket", "rocket");
-  backend_matrix("/dev/accel/accel0", "rocket");
+  backend_matrix("rocket", "rocket", 1);
+  backend_matrix("/dev/accel/accel0", "rocket", 0);
 #ifdef DG_NPU_HAVE_LIBDRM
-  backend_matrix("rknpu", "rknpu");
+  backend_matrix("rknpu", "rknpu", 1);
   setenv("FAKE_NPU_RKNPU_VERSION", "0.9.6", 1);
-  backend_matrix("/dev/dri/renderD200", "rknpu");
+  backend_matrix("/dev/dri/renderD200", "rknpu", 0);
   unsetenv("FAKE_NPU_RKNPU_VERSION");
 #else
   printf("skipped: rknpu backend: built without libdrm\n");

@@ -1,14 +1,16 @@
 #define _GNU_SOURCE
 /* npu-report: the NPU target's figures for issue 5 (src/target/npu).
  *
- * For a fixed list of int8 convolutions (LeNet, ResNet-50, MobileNet-v2
- * shapes) it builds a one-node qconv2d graph (per-tensor quantisation, i8 x,
- * w and y) through the public API, compiles it pinned to the NPU under
+ * For a fixed list of int8 layers (LeNet, ResNet-50, MobileNet-v2 shapes:
+ * convolutions, and the fully-connected layers, which the NPU runs as 1x1
+ * convolutions) it builds a one-node qconv2d or qfully_connected graph
+ * (per-tensor quantisation, i8 x, w and y, batch 1) through the public API, compiles it pinned to the NPU under
  * DG_POLICY_STRICT (DG_NPU_DEVICE=sim unless already set), and prints per
  * layer: taken or declined (the plan's or the diagnostic's reason), the
  * compile time (median of 5), and, through the target's lowering
- * (lower.h), the tasks, command words and the lowering time alone
- * (command-stream generation, median of 5). A table, then one JSON line
+ * (lower.h), the tasks with their cut (channel blocks x row slices), the
+ * command words and the lowering time alone (tiling and command-stream
+ * generation, median of 5). A table, then one JSON line
  * per layer.
  *
  *   build/tools/npu-report            (exit 0 unless the NPU is missing)
@@ -28,23 +30,29 @@ typedef struct layer {
   const char *net, *name;
   int c, o, h, k, stride, pad; /* pad < 0: VALID; SAME given as explicit */
   int dw;
+  int fc; /* qfully_connected: c inputs, o outputs (h, k, ... unused) */
 } layer;
 
 static const layer layers[] = {
-    {"lenet", "conv1", 1, 6, 28, 5, 1, 2, 0},
-    {"lenet", "conv2", 6, 16, 14, 5, 1, -1, 0},
-    {"resnet50", "conv1 7x7/2", 3, 64, 224, 7, 2, 3, 0},
-    {"resnet50", "3x3 64@56", 64, 64, 56, 3, 1, 1, 0},
-    {"resnet50", "3x3 128@28", 128, 128, 28, 3, 1, 1, 0},
-    {"resnet50", "3x3 256@14", 256, 256, 14, 3, 1, 1, 0},
-    {"resnet50", "3x3 512@7", 512, 512, 7, 3, 1, 1, 0},
-    {"resnet50", "1x1 256->64@56", 256, 64, 56, 1, 1, 0, 0},
-    {"resnet50", "1x1 1024->256@14", 1024, 256, 14, 1, 1, 0, 0},
-    {"mobilenetv2", "dw3x3 32@112/1", 32, 32, 112, 3, 1, 1, 1},
-    {"mobilenetv2", "dw3x3 144@56/2", 144, 144, 56, 3, 2, 1, 1},
-    {"mobilenetv2", "dw3x3 960@7/1", 960, 960, 7, 3, 1, 1, 1},
-    {"mobilenetv2", "pw1x1 32->16@112", 32, 16, 112, 1, 1, 0, 0},
-    {"mobilenetv2", "pw1x1 320->1280@7", 320, 1280, 7, 1, 1, 0, 0},
+    {"lenet", "conv1", 1, 6, 28, 5, 1, 2, 0, 0},
+    {"lenet", "conv2", 6, 16, 14, 5, 1, -1, 0, 0},
+    {"lenet", "fc1 400->120", 400, 120, 1, 1, 1, 0, 0, 1},
+    {"lenet", "fc3 84->10", 84, 10, 1, 1, 1, 0, 0, 1},
+    {"resnet50", "conv1 7x7/2", 3, 64, 224, 7, 2, 3, 0, 0},
+    {"resnet50", "3x3 64@56", 64, 64, 56, 3, 1, 1, 0, 0},
+    {"resnet50", "3x3 128@28", 128, 128, 28, 3, 1, 1, 0, 0},
+    {"resnet50", "3x3 256@14", 256, 256, 14, 3, 1, 1, 0, 0},
+    {"resnet50", "3x3 512@7", 512, 512, 7, 3, 1, 1, 0, 0},
+    {"resnet50", "1x1 256->64@56", 256, 64, 56, 1, 1, 0, 0, 0},
+    {"resnet50", "1x1 1024->256@14", 1024, 256, 14, 1, 1, 0, 0, 0},
+    {"resnet50", "1x1 2048->512@7", 2048, 512, 7, 1, 1, 0, 0, 0},
+    {"resnet50", "fc 2048->1000", 2048, 1000, 1, 1, 1, 0, 0, 1},
+    {"mobilenetv2", "dw3x3 32@112/1", 32, 32, 112, 3, 1, 1, 1, 0},
+    {"mobilenetv2", "dw3x3 144@56/2", 144, 144, 56, 3, 2, 1, 1, 0},
+    {"mobilenetv2", "dw3x3 960@7/1", 960, 960, 7, 3, 1, 1, 1, 0},
+    {"mobilenetv2", "pw1x1 32->16@112", 32, 16, 112, 1, 1, 0, 0, 0},
+    {"mobilenetv2", "pw1x1 320->1280@7", 320, 1280, 7, 1, 1, 0, 0, 0},
+    {"mobilenetv2", "fc 1280->1000", 1280, 1000, 1, 1, 1, 0, 0, 1},
 };
 
 static double now_us(void) {
@@ -92,10 +100,30 @@ typedef struct result {
   double compile_us;   /* median, dg_graph_compile */
   double lower_us;     /* median, npu_conv_lower (generation alone) */
   int tasks, words, max_words, lowered;
+  int blocks, slices; /* channel blocks x row slices */
 } result;
+
+static dg_graph *build_fc(dg_context *ctx, int npu, const layer *L,
+                          const int8_t *w) {
+  dg_graph *g = dg_graph_create(ctx, L->name);
+  dg_tensor_desc xd = {.dtype = DG_DTYPE_I8, .rank = 2, .dims = {1, L->c},
+                       .quant = {.scale = 0.05f, .zero_point = -1}};
+  dg_tensor_desc wd = {.dtype = DG_DTYPE_I8, .rank = 2, .dims = {L->o, L->c},
+                       .quant = {.scale = 0.01f}};
+  dg_tensor x = dg_graph_input(g, "x", &xd);
+  dg_tensor wt = dg_graph_constant(g, "w", &wd, w, 0);
+  dg_graph_set_device(g, npu);
+  dg_quant_params yq = {.scale = 0.1f, .zero_point = 3};
+  dg_tensor y = dg_graph_qfully_connected(g, "fc", x, wt, DG_TENSOR_NONE,
+                                          DG_ACTIVATION_NONE, DG_DTYPE_I8, &yq);
+  dg_graph_output(g, "y", y, DG_LAYOUT_NCHW);
+  return g;
+}
 
 static dg_graph *build(dg_context *ctx, int npu, const layer *L,
                        const int8_t *w) {
+  if (L->fc)
+    return build_fc(ctx, npu, L, w);
   dg_graph *g = dg_graph_create(ctx, L->name);
   dg_tensor_desc xd = {.dtype = DG_DTYPE_I8, .rank = 4,
                        .dims = {1, L->c, L->h, L->h},
@@ -123,7 +151,7 @@ static dg_graph *build(dg_context *ctx, int npu, const layer *L,
 
 static void run_layer(dg_context *ctx, int npu, const layer *L, result *r) {
   memset(r, 0, sizeof *r);
-  size_t wn = (size_t)L->o * (L->dw ? 1 : L->c) * L->k * L->k;
+  size_t wn = (size_t)L->o * (L->dw ? 1 : L->c) * (L->fc ? 1 : L->k * L->k);
   int8_t *w = malloc(wn);
   for (size_t i = 0; i < wn; i++)
     w[i] = (int8_t)((i * 37 + 11) % 255 - 127);
@@ -137,9 +165,12 @@ static void run_layer(dg_context *ctx, int npu, const layer *L, result *r) {
   }
   dg_tensor_desc yd;
   dg_graph_tensor_desc(g, (dg_tensor){.id = g->ir.nodes[0].output}, &yd);
-  snprintf(r->shape, sizeof r->shape, "%dx%dx%d -> %dx%dx%d k%d s%d",
-           L->c, L->h, L->h, (int)yd.dims[1], (int)yd.dims[2],
-           (int)yd.dims[3], L->k, L->stride);
+  if (L->fc)
+    snprintf(r->shape, sizeof r->shape, "fc %d -> %d (1x1 conv)", L->c, L->o);
+  else
+    snprintf(r->shape, sizeof r->shape, "%dx%dx%d -> %dx%dx%d k%d s%d", L->c,
+             L->h, L->h, (int)yd.dims[1], (int)yd.dims[2], (int)yd.dims[3],
+             L->k, L->stride);
 
   /* Compile, pinned, strict: median of REPS. */
   double t[REPS];
@@ -174,13 +205,15 @@ static void run_layer(dg_context *ctx, int npu, const layer *L, result *r) {
     if (ok) {
       r->lowered = 1;
       r->tasks = c.task_count;
-      r->words = r->max_words = 0;
+      r->words = r->max_words = r->blocks = r->slices = 0;
       for (int k = 0; k < c.task_count; k++) {
+        r->blocks += c.tasks[k].oh0 == 0;
+        r->slices += c.tasks[k].o0 == 0;
         r->words += c.tasks[k].stream.count;
         if (c.tasks[k].stream.count > r->max_words)
           r->max_words = c.tasks[k].stream.count;
       }
-      free(c.tasks);
+      npu_conv_release(&c, NULL);
     } else if (i == 0 && !r->taken && !r->reason[0]) {
       snprintf(r->reason, sizeof r->reason, "%s", why);
     }
@@ -212,21 +245,22 @@ int main(void) {
   result *res = calloc((size_t)n, sizeof *res);
   printf("# npu-report: device %d: %s (driver %s), policy strict, "
          "median of %d\n", npu, info.name, info.driver, REPS);
-  printf("%-11s %-18s %-30s %-8s %10s %10s %5s %6s  %s\n", "net", "layer",
-         "shape (CxHxW -> OxOHxOW)", "npu", "compile_us", "lower_us",
-         "tasks", "words", "reason");
+  printf("%-11s %-18s %-30s %-8s %10s %10s %5s %7s %6s  %s\n", "net",
+         "layer", "shape (CxHxW -> OxOHxOW)", "npu", "compile_us", "lower_us",
+         "tasks", "cut", "words", "reason");
   for (int i = 0; i < n; i++) {
     const layer *L = &layers[i];
     result *r = &res[i];
     run_layer(ctx, npu, L, r);
-    char tk[16] = "-", wd[16] = "-";
+    char tk[16] = "-", wd[16] = "-", cut[24] = "-";
     if (r->lowered) {
       snprintf(tk, sizeof tk, "%d", r->tasks);
       snprintf(wd, sizeof wd, "%d", r->words);
+      snprintf(cut, sizeof cut, "%dx%d", r->blocks, r->slices);
     }
-    printf("%-11s %-18s %-30s %-8s %10.1f %10.1f %5s %6s  %s\n", L->net,
+    printf("%-11s %-18s %-30s %-8s %10.1f %10.1f %5s %7s %6s  %s\n", L->net,
            L->name, r->shape, r->taken ? "taken" : "declined", r->compile_us,
-           r->lower_us, tk, wd, r->reason);
+           r->lower_us, tk, cut, wd, r->reason);
   }
   double lenet_c = 0, lenet_l = 0, rn_c = 0, rn_l = 0;
   for (int i = 0; i < n; i++) {
@@ -238,10 +272,12 @@ int main(void) {
     json_str(r->reason, why, sizeof why);
     printf("{\"net\":\"%s\",\"layer\":\"%s\",\"shape\":\"%s\",\"taken\":%s,"
            "\"reason\":\"%s\",\"compile_us_median\":%.1f,"
-           "\"lower_us_median\":%.1f,\"tasks\":%d,\"command_words\":%d,"
+           "\"lower_us_median\":%.1f,\"tasks\":%d,\"channel_blocks\":%d,"
+           "\"row_slices\":%d,\"command_words\":%d,"
            "\"max_words_per_task\":%d}\n",
            L->net, nm, sh, r->taken ? "true" : "false", why, r->compile_us,
-           r->lower_us, r->tasks, r->words, r->max_words);
+           r->lower_us, r->tasks, r->blocks, r->slices, r->words,
+           r->max_words);
     if (!strcmp(L->net, "lenet"))
       lenet_c += r->compile_us, lenet_l += r->lower_us;
     if (!strcmp(L->net, "resnet50"))

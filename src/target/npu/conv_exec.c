@@ -1,7 +1,10 @@
-/* Buffers, packing, submission and read-back of a lowered conv (lower.h).
- * Weights and bias are packed once; every run packs the input image,
- * submits each task, waits and unpacks its channels. The CPU touches a
- * buffer only between cpu_begin and cpu_end. */
+/* Buffers, packing, submission and read-back of a lowered node (lower.h).
+ * The node's tasks share four buffers (input slices, weights, biases,
+ * outputs) at the offsets the lowering chose; each task has its own
+ * command list. Weights and biases are packed once; every run packs each
+ * distinct input slice once, submits the tasks in turn and unpacks every
+ * task's output cube into its channels and rows. The CPU touches a buffer
+ * only between cpu_begin and cpu_end. */
 #include "lower.h"
 
 #include "pack.h"
@@ -9,148 +12,220 @@
 #include <stdlib.h>
 #include <string.h>
 
-static npu_job task_job(npu_task *t, npu_bo *ins[3], npu_bo *outs[1]) {
-  ins[0] = &t->in, ins[1] = &t->wt, ins[2] = &t->bias;
-  outs[0] = &t->out;
+static npu_job task_job(npu_conv *c, npu_task *t, npu_bo *ins[3],
+                        npu_bo *outs[1]) {
+  ins[0] = &c->in, ins[1] = &c->wt, ins[2] = &c->bias;
+  outs[0] = &c->out;
   return (npu_job){&t->cmd, t->stream.count, ins, 3, outs, 1};
 }
 
-/* Signed-domain copy of the task's weights (uint8 weights minus 128). */
+/* Weight i (of the C*KH*KW, or KH*KW depthwise, feeding one kernel) of
+ * output channel o, in the signed domain. */
+static int8_t weight_at(const npu_conv *c, const dg_tensor_info *w, int o,
+                        size_t i) {
+  size_t per = (size_t)(c->dw ? 1 : c->C) * c->kh * c->kw;
+  /* qmatmul's b is [K][N]: channel o is column o. */
+  size_t at = c->w_kn ? i * (size_t)c->O + (size_t)o : (size_t)o * per + i;
+  uint8_t v = ((const uint8_t *)w->constant->data)[at];
+  return w->desc.dtype == DG_DTYPE_U8 ? (int8_t)(v - 128) : (int8_t)v;
+}
+
+/* Signed OIHW copy of the weights of the task's channels. */
 static int8_t *task_weights(const dg_ir *ir, const npu_conv *c,
                             const npu_task *t) {
   const dg_tensor_info *w = dg_ir_tensor(ir, c->node->inputs[1]);
-  size_t per = (size_t)(c->dw ? 1 : c->C) * t->d.k_h * t->d.k_w;
+  size_t per = (size_t)(c->dw ? 1 : c->C) * c->kh * c->kw;
   size_t count = per * (size_t)(t->o1 - t->o0);
   int8_t *out = malloc(count ? count : 1);
   if (!out)
     return NULL;
-  const uint8_t *src = (const uint8_t *)w->constant->data + per * t->o0;
-  for (size_t i = 0; i < count; i++)
-    out[i] = w->desc.dtype == DG_DTYPE_U8 ? (int8_t)(src[i] - 128)
-                                          : (int8_t)src[i];
+  for (int o = t->o0; o < t->o1; o++)
+    for (size_t i = 0; i < per; i++)
+      out[(size_t)(o - t->o0) * per + i] = weight_at(c, w, o, i);
   return out;
 }
 
-static int fill_task(npu_conv *c, const dg_ir *ir, npu_backend *b,
-                     npu_task *t, char *err, size_t n) {
-  const npu_backend_ops *ops = b->ops;
-  const npu_conv_plan *p = &t->plan;
-  size_t cmd_bytes = (size_t)t->stream.count * 8;
-  if (ops->bo_alloc(b, p->input_bytes, &t->in, err, n) ||
-      ops->bo_alloc(b, p->weight_bytes, &t->wt, err, n) ||
-      ops->bo_alloc(b, p->bias_bytes, &t->bias, err, n) ||
-      ops->bo_alloc(b, p->output_bytes, &t->out, err, n) ||
-      ops->bo_alloc(b, cmd_bytes, &t->cmd, err, n))
-    return -1;
+static const int32_t *task_bias(const dg_ir *ir, const npu_conv *c,
+                                const npu_task *t) {
+  const dg_node *n = c->node;
+  if (n->input_count < 3 || !n->inputs[2])
+    return NULL;
+  return (const int32_t *)dg_ir_tensor(ir, n->inputs[2])->constant->data +
+         t->o0;
+}
+
+/* Packs the weights and bias of the block t begins (maps held by the
+ * caller). */
+static int pack_block(npu_conv *c, const dg_ir *ir, const npu_task *t,
+                      char *err, size_t n) {
   int8_t *w = task_weights(ir, c, t);
   if (!w)
     return npu_errf(err, n, "npu: out of host memory packing weights");
-  const dg_node *node = c->node;
-  const int32_t *bias =
-      node->inputs[2]
-          ? (const int32_t *)dg_ir_tensor(ir, node->inputs[2])->constant->data +
-                t->o0
-          : NULL;
-  int rc = ops->cpu_begin(b, &t->wt, err, n);
-  if (!rc) {
-    npu_pack_weights_i8(w, t->d.out_c, t->d.in_c, t->d.k_h, t->d.k_w,
-                        c->dw, (int8_t)t->d.w_zp, t->wt.map);
-    rc = ops->cpu_end(b, &t->wt, err, n);
-  }
-  if (!rc && !(rc = ops->cpu_begin(b, &t->bias, err, n))) {
-    if (!npu_pack_bias(bias, w, t->d.out_c, t->d.in_c, t->d.k_h, t->d.k_w,
-                       c->dw, t->d.w_zp, t->d.x_zp, t->d.truncate_bits,
-                       (int32_t *)(void *)t->bias.map))
-      rc = npu_errf(err, n, "npu: node '%s': folded bias exceeds int32",
-                    node->name);
-    int rc2 = ops->cpu_end(b, &t->bias, err, n);
-    rc = rc ? rc : rc2;
-  }
+  const npu_conv_desc *d = &t->d;
+  npu_pack_weights_i8(w, d->out_c, d->in_c, d->k_h, d->k_w, c->dw,
+                      (int8_t)d->w_zp, c->wt.map + t->wt_off);
+  bool ok = npu_pack_bias(task_bias(ir, c, t), w, d->out_c, d->in_c, d->k_h,
+                          d->k_w, c->dw, d->w_zp, d->x_zp, d->truncate_bits,
+                          (int32_t *)(void *)(c->bias.map + t->bias_off));
   free(w);
-  if (rc)
+  if (!ok)
+    return npu_errf(err, n, "npu: node '%s': folded bias exceeds int32",
+                    c->node->name);
+  return 0;
+}
+
+static int pack_constants(npu_conv *c, const dg_ir *ir, npu_backend *b,
+                          char *err, size_t n) {
+  const npu_backend_ops *ops = b->ops;
+  if (ops->cpu_begin(b, &c->wt, err, n))
     return -1;
-  /* This backend's addresses into the list, then the list to the NPU. */
+  if (ops->cpu_begin(b, &c->bias, err, n)) {
+    ops->cpu_end(b, &c->wt, err, n);
+    return -1;
+  }
+  int rc = 0;
+  for (int i = 0; !rc && i < c->task_count; i++)
+    if (c->tasks[i].packs_weights)
+      rc = pack_block(c, ir, &c->tasks[i], err, n);
+  int rc2 = ops->cpu_end(b, &c->bias, err, n);
+  int rc3 = ops->cpu_end(b, &c->wt, err, n);
+  return rc ? rc : rc2 ? rc2 : rc3;
+}
+
+/* This backend's addresses into t's list, the list to the NPU, then the
+ * static check every job gets. */
+static int load_list(npu_conv *c, npu_backend *b, npu_task *t, char *err,
+                     size_t n) {
+  const npu_backend_ops *ops = b->ops;
+  size_t bytes = (size_t)t->stream.count * 8;
+  if (ops->bo_alloc(b, bytes, &t->cmd, err, n))
+    return -1;
   const uint32_t iova[NPU_BUF_COUNT] = {
-      (uint32_t)t->in.iova, (uint32_t)t->wt.iova, (uint32_t)t->bias.iova,
-      (uint32_t)t->out.iova};
+      (uint32_t)c->in.iova, (uint32_t)c->wt.iova, (uint32_t)c->bias.iova,
+      (uint32_t)c->out.iova};
   npu_stream_patch(&t->stream, iova);
   if (ops->cpu_begin(b, &t->cmd, err, n))
     return -1;
-  memcpy(t->cmd.map, t->stream.words, cmd_bytes);
+  memcpy(t->cmd.map, t->stream.words, bytes);
   if (ops->cpu_end(b, &t->cmd, err, n))
     return -1;
   npu_bo *ins[3], *outs[1];
-  npu_job job = task_job(t, ins, outs);
+  npu_job job = task_job(c, t, ins, outs);
   return npu_job_check(&job, err, n);
 }
 
 int npu_conv_prepare(npu_conv *c, const dg_ir *ir, npu_backend *b, char *err,
                      size_t n) {
-  int max_out = 0;
-  for (int i = 0; i < c->task_count; i++)
-    if (c->tasks[i].d.out_c > max_out)
-      max_out = c->tasks[i].d.out_c;
+  size_t max_out = 1;
+  for (int i = 0; i < c->task_count; i++) {
+    const npu_conv_desc *d = &c->tasks[i].d;
+    size_t sz = (size_t)d->out_c * d->out_h * d->out_w;
+    max_out = sz > max_out ? sz : max_out;
+  }
   c->x_chw = malloc((size_t)c->C * c->H * c->W);
-  c->y_chw = malloc((size_t)max_out * c->OH * c->OW);
+  c->y_chw = malloc(max_out);
   if (!c->x_chw || !c->y_chw)
     return npu_errf(err, n, "npu: out of host memory");
+  const npu_backend_ops *ops = b->ops;
+  if (ops->bo_alloc(b, c->in_bytes, &c->in, err, n) ||
+      ops->bo_alloc(b, c->wt_bytes, &c->wt, err, n) ||
+      ops->bo_alloc(b, c->bias_bytes, &c->bias, err, n) ||
+      ops->bo_alloc(b, c->out_bytes, &c->out, err, n) ||
+      pack_constants(c, ir, b, err, n))
+    return -1;
   for (int i = 0; i < c->task_count; i++)
-    if (fill_task(c, ir, b, &c->tasks[i], err, n))
+    if (load_list(c, b, &c->tasks[i], err, n))
       return -1;
   return 0;
 }
 
-static int run_task(npu_conv *c, npu_backend *b, npu_task *t, uint8_t *y,
-                    char *err, size_t n) {
-  const npu_backend_ops *ops = b->ops;
-  size_t plane = (size_t)c->H * c->W;
-  if (ops->cpu_begin(b, &t->in, err, n))
-    return -1;
-  npu_pack_feature_i8(c->x_chw + (c->dw ? (size_t)t->o0 * plane : 0),
-                      t->d.in_c, c->H, c->W, (int8_t)t->d.x_zp, t->in.map);
-  npu_bo *ins[3], *outs[1];
-  npu_job job = task_job(t, ins, outs);
-  if (ops->cpu_end(b, &t->in, err, n) || ops->submit(b, &job, err, n) ||
-      ops->wait(b, &job, b->timeout_ms, err, n) ||
-      ops->cpu_begin(b, &t->out, err, n))
-    return -1;
-  npu_unpack_feature_i8(t->out.map, t->d.out_c, c->OH, c->OW, c->y_chw);
-  if (ops->cpu_end(b, &t->out, err, n))
-    return -1;
-  /* Back to the output dtype, clamped by the fused activation (exact:
-   * the clamp commutes with the NPU's int8 saturation). */
-  size_t oplane = (size_t)c->OH * c->OW;
-  for (size_t i = 0; i < (size_t)t->d.out_c * oplane; i++) {
-    int v = c->y_chw[i] + (c->y_u8 ? 128 : 0);
-    v = v < c->y_lo ? c->y_lo : v > c->y_hi ? c->y_hi : v;
-    y[(size_t)t->o0 * oplane + i] = (uint8_t)v;
+/* One image (NCHW) or all rows (fc/matmul: x [M][K] to K planes of M) to
+ * signed CHW staging. */
+static void stage_input(npu_conv *c, const uint8_t *src) {
+  size_t count = (size_t)c->C * c->H * c->W;
+  for (size_t i = 0; i < count; i++) {
+    int8_t v = c->x_u8 ? (int8_t)(src[i] - 128) : (int8_t)src[i];
+    if (c->layout == NPU_LAYOUT_ROWS) /* src[m][k] -> x_chw[k][m] */
+      c->x_chw[(i % (size_t)c->C) * (size_t)c->H + i / (size_t)c->C] = v;
+    else
+      c->x_chw[i] = v;
   }
-  return 0;
 }
 
-int npu_conv_run(npu_conv *c, npu_backend *b, const void *x, void *y,
-                 char *err, size_t n) {
+static int pack_inputs(npu_conv *c, npu_backend *b, char *err, size_t n) {
+  if (b->ops->cpu_begin(b, &c->in, err, n))
+    return -1;
+  size_t plane = (size_t)c->H * c->W;
+  for (int i = 0; i < c->task_count; i++) {
+    const npu_task *t = &c->tasks[i];
+    if (t->packs_input)
+      npu_pack_rows_i8(c->x_chw + (c->dw ? (size_t)t->o0 * plane : 0),
+                       t->d.in_c, c->H, c->W, t->ih0, t->d.in_h,
+                       (int8_t)t->d.x_zp, c->in.map + t->in_off);
+  }
+  return b->ops->cpu_end(b, &c->in, err, n);
+}
+
+/* t's output cube to its channels and rows of y, back in the output dtype
+ * and clamped by the fused activation (exact: the clamp commutes with the
+ * NPU's int8 saturation). */
+static void scatter_output(npu_conv *c, const npu_task *t, uint8_t *y) {
+  const npu_conv_desc *d = &t->d;
+  npu_unpack_feature_i8(c->out.map + t->out_off, d->out_c, d->out_h, d->out_w,
+                        c->y_chw);
+  for (int ch = 0; ch < d->out_c; ch++)
+    for (int r = 0; r < d->out_h; r++)
+      for (int x = 0; x < d->out_w; x++) {
+        int v = c->y_chw[((size_t)ch * d->out_h + r) * d->out_w + x] +
+                (c->y_u8 ? 128 : 0);
+        v = v < c->y_lo ? c->y_lo : v > c->y_hi ? c->y_hi : v;
+        int o = t->o0 + ch, oy = t->oh0 + r;
+        size_t at = c->layout == NPU_LAYOUT_ROWS
+                        ? (size_t)oy * c->O + (size_t)o
+                        : ((size_t)o * c->OH + (size_t)oy) * c->OW + (size_t)x;
+        y[at] = (uint8_t)v;
+      }
+}
+
+static int run_image(npu_conv *c, npu_backend *b, const uint8_t *x, uint8_t *y,
+                     char *err, size_t n) {
+  const npu_backend_ops *ops = b->ops;
+  stage_input(c, x);
+  if (pack_inputs(c, b, err, n))
+    return -1;
+  for (int i = 0; i < c->task_count; i++) {
+    npu_bo *ins[3], *outs[1];
+    npu_job job = task_job(c, &c->tasks[i], ins, outs);
+    if (ops->submit(b, &job, err, n) ||
+        ops->wait(b, &job, b->timeout_ms, err, n))
+      return -1;
+  }
+  if (ops->cpu_begin(b, &c->out, err, n))
+    return -1;
+  for (int i = 0; i < c->task_count; i++)
+    scatter_output(c, &c->tasks[i], y);
+  return ops->cpu_end(b, &c->out, err, n);
+}
+
+int npu_conv_run(npu_conv *c, npu_backend *b, const void *x, void *y, char *err,
+                 size_t n) {
   size_t in_img = (size_t)c->C * c->H * c->W;
   size_t out_img = (size_t)c->O * c->OH * c->OW;
-  for (int img = 0; img < c->N; img++) {
-    const uint8_t *src = (const uint8_t *)x + in_img * img;
-    for (size_t i = 0; i < in_img; i++)
-      c->x_chw[i] = c->x_u8 ? (int8_t)(src[i] - 128) : (int8_t)src[i];
-    for (int i = 0; i < c->task_count; i++)
-      if (run_task(c, b, &c->tasks[i], (uint8_t *)y + out_img * img, err, n))
-        return -1;
-  }
+  for (int img = 0; img < c->N; img++)
+    if (run_image(c, b, (const uint8_t *)x + in_img * img,
+                  (uint8_t *)y + out_img * img, err, n))
+      return -1;
   return 0;
 }
 
 void npu_conv_release(npu_conv *c, npu_backend *b) {
-  for (int i = 0; c->tasks && i < c->task_count; i++) {
-    npu_task *t = &c->tasks[i];
-    npu_bo *bos[5] = {&t->in, &t->wt, &t->bias, &t->out, &t->cmd};
-    for (int k = 0; k < 5; k++)
-      if (bos[k]->map)
-        b->ops->bo_free(b, bos[k]);
-  }
+  for (int i = 0; b && c->tasks && i < c->task_count; i++)
+    if (c->tasks[i].cmd.map)
+      b->ops->bo_free(b, &c->tasks[i].cmd);
+  npu_bo *bos[4] = {&c->in, &c->wt, &c->bias, &c->out};
+  for (int k = 0; b && k < 4; k++)
+    if (bos[k]->map)
+      b->ops->bo_free(b, bos[k]);
   free(c->tasks);
   free(c->x_chw);
   free(c->y_chw);

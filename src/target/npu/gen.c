@@ -64,21 +64,47 @@ bool npu_conv_plan_make(const npu_conv_desc *d, npu_conv_plan *p, char *why,
                         size_t n) {
   memset(p, 0, sizeof *p);
   if (d->depthwise && d->in_c != d->out_c) {
+    p->misfit = NPU_MISFIT_DEPTHWISE;
     snprintf(why, n, "depthwise with channel multiplier != 1");
+    return false;
+  }
+  /* CNA_DATA_SIZE0/2 hold the input width/height and the output width in
+   * 11 bits; the tiler splits the height, nothing splits the width. */
+  if (d->in_w > NPU_MAX_DIM || d->out_w > NPU_MAX_DIM ||
+      d->in_h > NPU_MAX_DIM) {
+    p->misfit = NPU_MISFIT_SIZE;
+    if (d->in_h > NPU_MAX_DIM)
+      snprintf(why, n, "height %d > %d", d->in_h, NPU_MAX_DIM);
+    else
+      snprintf(why, n, "width %d > %d", d->in_w > d->out_w ? d->in_w : d->out_w,
+               NPU_MAX_DIM);
+    return false;
+  }
+  /* One kernel's weights must sit in one bank (the simulator checks
+   * CNA_WEIGHT_SIZE1 against it; MTX declines the same way). */
+  int c16 = npu_channels16(d->in_c);
+  size_t per_kernel = (size_t)d->k_w * d->k_h * c16;
+  if (per_kernel > NPU_KERNEL_BYTES_MAX) {
+    p->misfit = NPU_MISFIT_KERNEL;
+    snprintf(why, n, "kernel %dx%dx%d = %zu B > %d KB bank", d->k_h, d->k_w,
+             c16, per_kernel, NPU_KERNEL_BYTES_MAX / 1024);
     return false;
   }
   int rows = entries_per_row(d->in_c, d->in_w) * d->in_h;
   int data_banks = (rows + CBUF_ENTRIES_PER_BANK - 1) / CBUF_ENTRIES_PER_BANK;
-  size_t wbytes = (size_t)d->k_w * d->k_h * d->in_c *
-                  (d->depthwise ? 1 : (size_t)d->out_c);
+  /* The weight bytes the CNA is programmed with (CNA_WEIGHT_SIZE0:
+   * channels padded to 16, kernels to an even count), not the tensor's:
+   * for 3 input channels the two differ five-fold. */
+  size_t wbytes = per_kernel * (size_t)npu_kernels(d->out_c, d->depthwise);
   size_t wentries = (wbytes + CBUF_ENTRY_BYTES - 1) / CBUF_ENTRY_BYTES;
   /* Mesa adds a spare weight bank ("the calc above might be wrong"). */
   int weight_banks =
       (int)((wentries + CBUF_ENTRIES_PER_BANK - 1) / CBUF_ENTRIES_PER_BANK) + 1;
+  p->data_banks = data_banks, p->weight_banks = weight_banks;
   if (data_banks + weight_banks > CBUF_BANKS) {
-    snprintf(why, n,
-             "needs %d input + %d weight CBUF banks > 12: tiling not yet "
-             "implemented", data_banks, weight_banks);
+    p->misfit = NPU_MISFIT_BANKS;
+    snprintf(why, n, "needs %d data + %d weight CBUF banks > %d", data_banks,
+             weight_banks, CBUF_BANKS);
     return false;
   }
   p->data_entries = entries_per_row(d->in_c, d->in_w);
@@ -327,6 +353,11 @@ bool npu_gen_conv(const npu_conv_desc *d, npu_stream *s, char *why, size_t n) {
     return false;
   }
   return true;
+}
+
+void npu_stream_rebase(npu_stream *s, const uint32_t offset[NPU_BUF_COUNT]) {
+  for (int i = 0; i < s->reloc_count; i++)
+    s->relocs[i].offset += offset[s->relocs[i].buffer];
 }
 
 void npu_stream_patch(npu_stream *s, const uint32_t iova[NPU_BUF_COUNT]) {

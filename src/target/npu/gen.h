@@ -50,15 +50,32 @@ typedef struct npu_stream {
   bool overflow; /* more words than NPU_STREAM_MAX (a generator bug) */
 } npu_stream;
 
+/* Limits of one task: 11-bit width/height fields; one kernel's weights
+ * in one 32 KB CBUF bank. */
+#define NPU_MAX_DIM 2047
+#define NPU_KERNEL_BYTES_MAX 32768
+
+/* Which limit a conv that does not fit one task hit. */
+typedef enum npu_misfit {
+  NPU_FITS,
+  NPU_MISFIT_DEPTHWISE, /* channel multiplier != 1 */
+  NPU_MISFIT_SIZE,      /* a width/height over the 11-bit fields */
+  NPU_MISFIT_KERNEL,    /* one kernel's weights over a bank */
+  NPU_MISFIT_BANKS,     /* input + weight banks over 12 */
+} npu_misfit;
+
 /* CBUF plan of a one-task conv. */
 typedef struct npu_conv_plan {
+  npu_misfit misfit; /* NPU_FITS when npu_conv_plan_make succeeded */
+  /* Banks the CNA is given; on NPU_MISFIT_BANKS, the banks needed. */
   int data_banks, weight_banks;
   int data_entries;    /* CNA_CBUF_CON1 */
   int out_channels;    /* channels the CORE/DPU produce (padded) */
   size_t input_bytes, weight_bytes, bias_bytes, output_bytes; /* buffers */
 } npu_conv_plan;
 
-/* False (why set) when the conv cannot run as one task. */
+/* False (why set) when the conv cannot run as one task: the one rule of
+ * "fits" (the tiler of lower.c asks it about every candidate slice). */
 bool npu_conv_plan_make(const npu_conv_desc *d, npu_conv_plan *p, char *why,
                         size_t why_size);
 
@@ -72,6 +89,10 @@ bool npu_requant_regs(float multiplier, int truncate_bits, uint32_t *scale,
  * shape that does not fit. */
 bool npu_gen_conv(const npu_conv_desc *d, npu_stream *s, char *why,
                   size_t why_size);
+
+/* Adds offset[b] to every relocation into buffer b: a task placed at an
+ * offset inside a buffer shared with other tasks. */
+void npu_stream_rebase(npu_stream *s, const uint32_t offset[NPU_BUF_COUNT]);
 
 /* Writes the buffers' IOVAs into the relocated words. */
 void npu_stream_patch(npu_stream *s, const uint32_t iova[NPU_BUF_COUNT]);

@@ -1,5 +1,6 @@
-/* The NPU target: RK3588 int8 convolutions (and int8 max pooling on the
- * PPU, lower_pool.h) from our own command lists,
+/* The NPU target: RK3588 int8 convolutions (fully-connected layers and
+ * matmuls as 1x1 convolutions, lower.h; int8 max pooling on the PPU,
+ * lower_pool.h) from our own command lists,
  * through one of the backends of backend.h. The device exists when
  * DG_NPU_DEVICE names a backend or a node (sim, rocket, rknpu, /dev/...),
  * or, with it unset, when discovery finds a rocket or rknpu driver; the
@@ -59,7 +60,7 @@ static double npu_estimate(dg_device *dev, const dg_ir *ir, const dg_node *n) {
   int tasks = 1;
   if (npu_conv_lower(ir, n, &c, why, sizeof why)) {
     tasks = c.task_count * c.N;
-    free(c.tasks);
+    npu_conv_release(&c, NULL);
   }
   double macs = dg_op_def_get(n->op)->flops(ir, n) / 2;
   return 20.0 * tasks + macs / 512e3 + bytes / 1e3;
@@ -234,7 +235,8 @@ static dg_status npu_enumerate(const dg_context_options *opts,
            be->is_simulator ? " simulator" : "", be->ops->name);
   snprintf(d->info.driver, sizeof d->info.driver, "%s", be->driver);
   d->info.dtypes = 1u << DG_DTYPE_I8 | 1u << DG_DTYPE_U8;
-  d->info.ops = 1ull << DG_OP_QCONV2D | 1ull << DG_OP_MAX_POOL2D;
+  d->info.ops = 1ull << DG_OP_QCONV2D | 1ull << DG_OP_QFULLY_CONNECTED |
+                 1ull << DG_OP_QMATMUL | 1ull << DG_OP_MAX_POOL2D;
   d->info.is_simulator = be->is_simulator;
   d->info.int8_max_lsb_deviation = 1;
   return DG_OK;

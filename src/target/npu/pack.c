@@ -16,12 +16,23 @@ static size_t cube_index(int ch, int y, int x, int h, int w, int c2) {
 
 void npu_pack_feature_i8(const int8_t *chw, int c, int h, int w, int8_t pad,
                          uint8_t *cube) {
+  npu_pack_rows_i8(chw, c, h, w, 0, h, pad, cube);
+}
+
+void npu_pack_rows_i8(const int8_t *chw, int c, int plane_h, int w, int y0,
+                      int h, int8_t pad, uint8_t *cube) {
   int cp = npu_align(c, 16);
   for (int ch = 0; ch < cp; ch++)
-    for (int y = 0; y < h; y++)
+    for (int y = 0; y < h; y++) {
+      if (ch >= c) {
+        for (int x = 0; x < w; x++)
+          cube[cube_index(ch, y, x, h, w, 16)] = (uint8_t)pad;
+        continue;
+      }
+      const int8_t *src = chw + ((size_t)ch * plane_h + (size_t)(y0 + y)) * w;
       for (int x = 0; x < w; x++)
-        cube[cube_index(ch, y, x, h, w, 16)] =
-            (uint8_t)(ch < c ? chw[((size_t)ch * h + y) * w + x] : pad);
+        cube[cube_index(ch, y, x, h, w, 16)] = (uint8_t)src[x];
+    }
 }
 
 void npu_unpack_feature_i8(const uint8_t *cube, int c, int h, int w,

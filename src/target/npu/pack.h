@@ -29,6 +29,10 @@ size_t npu_feature_bytes(int c, int h, int w, int elem);
 
 void npu_pack_feature_i8(const int8_t *chw, int c, int h, int w, int8_t pad,
                          uint8_t *cube);
+/* Rows [y0, y0 + h) of a CHW image of plane_h rows, packed as a cube of h
+ * rows (a height slice of a tiled conv). */
+void npu_pack_rows_i8(const int8_t *chw, int c, int plane_h, int w, int y0,
+                      int h, int8_t pad, uint8_t *cube);
 void npu_unpack_feature_i8(const uint8_t *cube, int c, int h, int w,
                            int8_t *chw);
 void npu_pack_feature_f16(const uint16_t *chw, int c, int h, int w,
