@@ -138,7 +138,7 @@ static void outside(const char *spec) {
   }
   b->timeout_ms = 100;
   npu_conv_desc d = {16, 6, 6, 16, 6, 6, 3, 3, 1, 1, 1, 1, false, 0, 0, 0,
-                     0.01f, 0};
+                     0.01f, 0, NPU_PREC_INT8};
   npu_stream s;
   npu_conv_plan p;
   npu_bo bo[5];

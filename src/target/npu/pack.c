@@ -111,3 +111,28 @@ bool npu_pack_bias(const int32_t *bias, const int8_t *w, int o, int c, int kh,
   }
   return ok;
 }
+
+size_t npu_weight_bytes_f16(int o, int c, int kh, int kw) {
+  return (size_t)kh * kw * npu_channels_f16(c) * o * 2;
+}
+
+void npu_pack_weights_f16(const uint16_t *w, int o, int c, int kh, int kw,
+                          uint8_t *out) {
+  int c8 = npu_channels_f16(c);
+  size_t n = 0;
+  for (int k1 = 0; k1 < o; k1 += 16) {
+    int kn = o - k1 < 16 ? o - k1 : 16;
+    for (int c1 = 0; c1 < c8; c1 += 32) {
+      int cn = c8 - c1 < 32 ? c8 - c1 : 32;
+      for (int y = 0; y < kh; y++)
+        for (int x = 0; x < kw; x++)
+          for (int k = k1; k < k1 + kn; k++)
+            for (int ch = c1; ch < c1 + cn; ch++) {
+              uint16_t v =
+                  ch < c ? w[(((size_t)k * c + ch) * kh + y) * kw + x] : 0;
+              out[n++] = (uint8_t)v;
+              out[n++] = (uint8_t)(v >> 8);
+            }
+    }
+  }
+}
