@@ -128,8 +128,11 @@ void npu_target_tests(npu_check_fn check) {
   printf("# device %d: %s, driver %s\n", npu, info.name, info.driver);
   check(npu >= 0 && info.is_simulator == 1 &&
             info.int8_max_lsb_deviation == 1 &&
-            info.ops == (1ull << DG_OP_QCONV2D | 1ull << DG_OP_MAX_POOL2D),
-        "target: DG_NPU_DEVICE=sim: a simulated NPU device, 1 LSB declared");
+            info.f16_max_ulp_deviation == 1 &&
+            info.ops == (1ull << DG_OP_QCONV2D | 1ull << DG_OP_CONV2D |
+                         1ull << DG_OP_MAX_POOL2D),
+        "target: DG_NPU_DEVICE=sim: a simulated NPU device (qconv2d, f16 "
+        "conv2d, max_pool2d), 1 LSB and 1 fp16 ulp declared");
   if (npu < 0) {
     dg_context_destroy(ctx);
     return;

@@ -9,10 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static npu_job task_job(npu_task *t, npu_bo *ins[3], npu_bo *outs[1]) {
+/* The job of a task; the bias buffer only where the task has one (fp16
+ * tasks read none). */
+npu_job npu_task_job(npu_task *t, npu_bo *ins[3], npu_bo *outs[1]) {
   ins[0] = &t->in, ins[1] = &t->wt, ins[2] = &t->bias;
   outs[0] = &t->out;
-  return (npu_job){&t->cmd, t->stream.count, ins, 3, outs, 1};
+  return (npu_job){&t->cmd, t->stream.count, ins, t->bias.map ? 3 : 2, outs,
+                   1};
 }
 
 /* Signed-domain copy of the task's weights (uint8 weights minus 128). */
@@ -69,6 +72,12 @@ static int fill_task(npu_conv *c, const dg_ir *ir, npu_backend *b,
   free(w);
   if (rc)
     return -1;
+  return npu_task_upload(t, b, err, n);
+}
+
+int npu_task_upload(npu_task *t, npu_backend *b, char *err, size_t n) {
+  const npu_backend_ops *ops = b->ops;
+  size_t cmd_bytes = (size_t)t->stream.count * 8;
   /* This backend's addresses into the list, then the list to the NPU. */
   const uint32_t iova[NPU_BUF_COUNT] = {
       (uint32_t)t->in.iova, (uint32_t)t->wt.iova, (uint32_t)t->bias.iova,
@@ -80,12 +89,14 @@ static int fill_task(npu_conv *c, const dg_ir *ir, npu_backend *b,
   if (ops->cpu_end(b, &t->cmd, err, n))
     return -1;
   npu_bo *ins[3], *outs[1];
-  npu_job job = task_job(t, ins, outs);
+  npu_job job = npu_task_job(t, ins, outs);
   return npu_job_check(&job, err, n);
 }
 
 int npu_conv_prepare(npu_conv *c, const dg_ir *ir, npu_backend *b, char *err,
                      size_t n) {
+  if (c->f16)
+    return npu_conv_prepare_f16(c, ir, b, err, n);
   int max_out = 0;
   for (int i = 0; i < c->task_count; i++)
     if (c->tasks[i].d.out_c > max_out)
@@ -109,7 +120,7 @@ static int run_task(npu_conv *c, npu_backend *b, npu_task *t, uint8_t *y,
   npu_pack_feature_i8(c->x_chw + (c->dw ? (size_t)t->o0 * plane : 0),
                       t->d.in_c, c->H, c->W, (int8_t)t->d.x_zp, t->in.map);
   npu_bo *ins[3], *outs[1];
-  npu_job job = task_job(t, ins, outs);
+  npu_job job = npu_task_job(t, ins, outs);
   if (ops->cpu_end(b, &t->in, err, n) || ops->submit(b, &job, err, n) ||
       ops->wait(b, &job, b->timeout_ms, err, n) ||
       ops->cpu_begin(b, &t->out, err, n))
@@ -130,6 +141,8 @@ static int run_task(npu_conv *c, npu_backend *b, npu_task *t, uint8_t *y,
 
 int npu_conv_run(npu_conv *c, npu_backend *b, const void *x, void *y,
                  char *err, size_t n) {
+  if (c->f16)
+    return npu_conv_run_f16(c, b, x, y, err, n);
   size_t in_img = (size_t)c->C * c->H * c->W;
   size_t out_img = (size_t)c->O * c->OH * c->OW;
   for (int img = 0; img < c->N; img++) {
@@ -154,5 +167,6 @@ void npu_conv_release(npu_conv *c, npu_backend *b) {
   free(c->tasks);
   free(c->x_chw);
   free(c->y_chw);
+  free(c->y_f16);
   memset(c, 0, sizeof *c);
 }

@@ -22,7 +22,7 @@ static bool node_ok(const dg_ir *ir, const dg_node *n, char *why, size_t ws) {
     const dg_tensor_info *y = dg_ir_tensor(ir, n->output);
     if (y && (y->desc.dtype == DG_DTYPE_F32 || y->desc.dtype == DG_DTYPE_F16))
       return decline(why, ws, "%s op", dg_dtype_name(y->desc.dtype));
-    return decline(why, ws, "%s: only qconv2d runs on the NPU",
+    return decline(why, ws, "%s: only qconv2d and f16 conv2d run on the NPU",
                    dg_op_name(n->op));
   }
   const dg_tensor_info *x = dg_ir_tensor(ir, n->inputs[0]),
@@ -83,6 +83,8 @@ static bool same_requant(const dg_ir *ir, const dg_node *n, int o0, int o) {
 
 bool npu_conv_lower(const dg_ir *ir, const dg_node *n, npu_conv *out,
                     char *why, size_t ws) {
+  if (n->op == DG_OP_CONV2D)
+    return npu_conv_lower_f16(ir, n, out, why, ws);
   if (!node_ok(ir, n, why, ws))
     return false;
   npu_conv c;

@@ -32,6 +32,12 @@ typedef struct npu_conv {
   npu_task *tasks;
   int task_count;
   int8_t *x_chw, *y_chw; /* host staging: one image in, one task out */
+  /* fp16 conv2d (lower_f16.c): no quantisation; the bias (fp16, may be
+   * NULL) and the activation are applied on the host after read-back. */
+  bool f16;
+  const uint16_t *bias_f16;
+  dg_activation act;
+  uint16_t *y_f16; /* host staging: one task out */
 } npu_conv;
 
 /* Most tasks one node may take before the NPU declines it. */
@@ -52,5 +58,24 @@ int npu_conv_prepare(npu_conv *c, const dg_ir *ir, npu_backend *b, char *err,
 int npu_conv_run(npu_conv *c, npu_backend *b, const void *x, void *y,
                  char *err, size_t n);
 void npu_conv_release(npu_conv *c, npu_backend *b);
+
+/* Shared by both paths (conv_exec.c): a task's job (its bias buffer only
+ * when it has one), and the last step of preparing a task: this backend's
+ * IOVAs patched into the list, the list copied to its buffer and checked
+ * against the job's buffers. */
+npu_job npu_task_job(npu_task *t, npu_bo *ins[3], npu_bo *outs[1]);
+int npu_task_upload(npu_task *t, npu_backend *b, char *err, size_t n);
+
+/* The fp16 conv2d path (lower_f16.c), reached through the functions
+ * above for conv2d nodes: f16 x, w, y, constant weights (and bias),
+ * direct, no dilation. The NPU computes the bias-free conv in fp16 with
+ * fp32 sums (as the simulator assumes); the host adds the bias (one more
+ * fp16 rounding) and clamps relu/relu6 (exact). f32 convs are declined. */
+bool npu_conv_lower_f16(const dg_ir *ir, const dg_node *n, npu_conv *c,
+                        char *why, size_t why_size);
+int npu_conv_prepare_f16(npu_conv *c, const dg_ir *ir, npu_backend *b,
+                         char *err, size_t n);
+int npu_conv_run_f16(npu_conv *c, npu_backend *b, const void *x, void *y,
+                     char *err, size_t n);
 
 #endif
