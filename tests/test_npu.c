@@ -2,6 +2,7 @@
  * decoder, packers, generator and simulator, checked against the golden
  * data captured on RK3588 hardware (../shared/npu-golden) and against the
  * int8 numerics contract. One line per check. */
+#include "test_npu_f16.h"
 #include "test_npu_target.h"
 #include "test_npu_tflite.h"
 
@@ -619,6 +620,7 @@ int main(void) {
   test_sim_rejects();
   test_pad_word();
   test_matrix();
+  npu_f16_tests(check, golden_dir);
   npu_target_tests(check);
   npu_lenet_tests(check);
   npu_pool_tests(check);

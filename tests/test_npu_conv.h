@@ -27,4 +27,26 @@ int npu_case_run(dg_context *ctx, int npu, const npu_case *c, long *exact,
  * number of convs outside 1 LSB or failing; prints a summary line. */
 int npu_matrix_run(dg_context *ctx, int npu, const char *label, int quick);
 
+/* An f16 conv2d (bias and activation optional) on the NPU and on the
+ * CPU. */
+typedef struct npu_f16_case {
+  int N, C, O, H, W, K, S;
+  int same, bias, act; /* act: dg_activation */
+  unsigned seed;
+} npu_f16_case;
+
+/* Runs c on device npu (pinned, strict) and on the CPU; returns the
+ * largest |npu - cpu| relative to the largest |cpu| of the output, or -1
+ * with err set. */
+double npu_f16_case_run(dg_context *ctx, int npu, const npu_f16_case *c,
+                        char *err, size_t n);
+
+/* An f16 conv matrix (1x1/3x3/5x5, stride 1/2, SAME/VALID, 1..64
+ * channels, bias, relu/relu6) through npu_f16_case_run. A conv fails when
+ * it errors, or differs from the CPU by more than one fp16 ulp of the
+ * largest magnitude (2^-10 relative) without a bias, or by more than the
+ * declared verify tolerance (1e-2 + 2^-10) with one. Prints a summary;
+ * returns the number failing. */
+int npu_f16_matrix_run(dg_context *ctx, int npu, const char *label, int quick);
+
 #endif
