@@ -4,6 +4,8 @@
  * (NPU.md 2.3); every value goes through the field packers of regs.h.
  * Addresses are emitted as relocations: the backend patches the IOVAs of
  * its buffers (they differ per file descriptor, and 0 is a valid IOVA).
+ * An fp16 direct conv task (precision NPU_PREC_FP16) goes through the same
+ * entry points to gen_f16.c.
  */
 #ifndef DG_NPU_GEN_H
 #define DG_NPU_GEN_H

@@ -6,7 +6,8 @@
  * OUT_CVT takes one multiplier per task, NPU.md 2.6) or where the weights
  * of more channels would not fit the CBUF. Everything else about the node
  * (padding, strides, zero points, uint8 tensors, fused relu/relu6 as an
- * output clamp) maps onto the one-task generator of gen.h.
+ * output clamp) maps onto the one-task generator of gen.h. An f16 conv2d
+ * node goes the same way through lower_f16.c (declared at the end).
  */
 #ifndef DG_NPU_LOWER_H
 #define DG_NPU_LOWER_H
