@@ -127,6 +127,12 @@ static double ulp16(double v) {
 static double f16_compare(const f16_run *r, double *rel) {
   const npu_conv_desc *d = &r->d;
   int C = d->in_c, K = d->k_h;
+  size_t xn = (size_t)C * d->in_h * d->in_w, wn = (size_t)d->out_c * C * K * K;
+  double *xd = malloc(xn * sizeof *xd), *wd = malloc(wn * sizeof *wd);
+  for (size_t i = 0; i < xn; i++)
+    xd[i] = dg_f16_to_f32(r->x[i]);
+  for (size_t i = 0; i < wn; i++)
+    wd[i] = dg_f16_to_f32(r->w[i]);
   double worst = 0, max_abs = 0, max_ref = 0;
   for (int o = 0; o < d->out_c; o++)
     for (int oy = 0; oy < d->out_h; oy++)
@@ -139,9 +145,8 @@ static double f16_compare(const f16_run *r, double *rel) {
                   ix = ox * d->stride_x + kx - d->pad_left;
               if (iy < 0 || iy >= d->in_h || ix < 0 || ix >= d->in_w)
                 continue;
-              double p = (double)dg_f16_to_f32(
-                             r->x[((size_t)c * d->in_h + iy) * d->in_w + ix]) *
-                         dg_f16_to_f32(r->w[(((size_t)o * C + c) * K + ky) * K + kx]);
+              double p = xd[((size_t)c * d->in_h + iy) * d->in_w + ix] *
+                         wd[(((size_t)o * C + c) * K + ky) * K + kx];
               ref += p;
               mag += fabs(p);
             }
@@ -158,6 +163,8 @@ static double f16_compare(const f16_run *r, double *rel) {
         max_abs = err > max_abs ? err : max_abs;
         max_ref = fabs(ref) > max_ref ? fabs(ref) : max_ref;
       }
+  free(xd);
+  free(wd);
   *rel = max_ref > 0 ? max_abs / max_ref : max_abs;
   return worst;
 }

@@ -191,11 +191,11 @@ static size_t weight_at(const f16_cfg *k, int kern, int ch, int ky, int kx) {
 
 /* One output: products of binary16 values are exact in binary32, summed
  * in binary32 in the weight cube's order (32-channel group, ky, kx,
- * channel) [assumption, sim.h]. wk: the kernel as [ky][kx][channel]. */
-static float window(const f16_cfg *k, const float *wk, float pad, int oy,
-                    int ox) {
+ * channel) [assumption, sim.h]. wk: the kernel as [ky][kx][channel]; xf:
+ * the input as [y][x][channel], in binary32. */
+static float window(const f16_cfg *k, const float *wk, const float *xf,
+                    float pad, int oy, int ox) {
   float acc = 0.0f;
-  size_t group = (size_t)k->h * k->w * 16;
   for (int c1 = 0; c1 < k->c8; c1 += 32) {
     int c2 = c1 + 32 < k->c8 ? c1 + 32 : k->c8;
     for (int ky = 0; ky < k->kh; ky++)
@@ -203,20 +203,29 @@ static float window(const f16_cfg *k, const float *wk, float pad, int oy,
         int iy = oy * k->sy + ky - k->pt, ix = ox * k->sx + kx - k->pl;
         bool inside = iy >= 0 && iy < k->h && ix >= 0 && ix < k->w;
         const float *w = wk + ((size_t)ky * k->kw + kx) * k->c8;
-        const uint8_t *px = k->in + ((size_t)iy * k->w + ix) * 16;
-        for (int ch = c1; ch < c2; ch++) {
-          float x = inside ? half_at(px + (size_t)(ch >> 3) * group +
-                                     (size_t)(ch & 7) * 2)
-                           : pad;
-          acc += x * w[ch];
-        }
+        const float *px = xf + ((size_t)iy * k->w + ix) * k->c8;
+        for (int ch = c1; ch < c2; ch++)
+          acc += (inside ? px[ch] : pad) * w[ch];
       }
   }
   return acc;
 }
 
-static void execute(const f16_cfg *k, float *wk) {
+/* The NC1HWC2 input as [y][x][channel] floats (read once, not per MAC). */
+static void input_floats(const f16_cfg *k, float *xf) {
+  size_t group = (size_t)k->h * k->w * 16;
+  for (int y = 0; y < k->h; y++)
+    for (int x = 0; x < k->w; x++) {
+      const uint8_t *px = k->in + ((size_t)y * k->w + x) * 16;
+      float *row = xf + ((size_t)y * k->w + x) * k->c8;
+      for (int ch = 0; ch < k->c8; ch++)
+        row[ch] = half_at(px + (size_t)(ch >> 3) * group + (size_t)(ch & 7) * 2);
+    }
+}
+
+static void execute(const f16_cfg *k, float *wk, float *xf) {
   float pad = dg_f16_to_f32(k->pad);
+  input_floats(k, xf);
   for (int o = 0; o < k->oc; o++) {
     /* Channels past the kernels get no weights: written as +0.0
      * [inference, as the int8 model]. */
@@ -228,7 +237,7 @@ static void execute(const f16_cfg *k, float *wk) {
               half_at(k->wt + weight_at(k, o, ch, ky, kx));
     for (int oy = 0; oy < k->oh; oy++)
       for (int ox = 0; ox < k->ow; ox++) {
-        uint16_t y = real ? dg_f32_to_f16(window(k, wk, pad, oy, ox)) : 0;
+        uint16_t y = real ? dg_f32_to_f16(window(k, wk, xf, pad, oy, ox)) : 0;
         uint8_t *p = k->out + (size_t)(o / 8) * k->out_surf +
                      ((size_t)oy * k->ow + ox) * 16 + (size_t)(o % 8) * 2;
         p[0] = (uint8_t)y;
@@ -246,9 +255,10 @@ int npu_sim_f16(const npu_sim_job *job, const npu_regfile *rf, bool run,
   if (!run)
     return 0;
   float *wk = malloc(sizeof(float) * (size_t)k.kh * k.kw * k.c8);
-  if (!wk)
-    return fail(err, n, "out of memory");
-  execute(&k, wk);
+  float *xf = malloc(sizeof(float) * (size_t)k.h * k.w * k.c8);
+  if (wk && xf)
+    execute(&k, wk, xf);
   free(wk);
-  return 0;
+  free(xf);
+  return wk && xf ? 0 : fail(err, n, "out of memory");
 }
