@@ -72,7 +72,11 @@ static int sim(f16_run *r, char *err, size_t n) {
       {"input", iova[NPU_BUF_INPUT], r->p.input_bytes, r->in, false},
       {"weights", iova[NPU_BUF_WEIGHTS], r->p.weight_bytes, r->wt, false},
       {"output", iova[NPU_BUF_OUTPUT], r->p.output_bytes, r->out, true}};
-  npu_sim_job job = {r->s.words, r->s.count, bufs, 3, NPU_ROUND_HALF_UP};
+  npu_sim_job job = {.words = r->s.words,
+                     .word_count = r->s.count,
+                     .buffers = bufs,
+                     .buffer_count = 3,
+                     .round = NPU_ROUND_HALF_UP};
   return npu_sim_run(&job, err, n);
 }
 
@@ -83,9 +87,16 @@ static int f16_make(f16_run *r, int C, int O, int H, int W, int K, int S,
   int OH = same ? (H + S - 1) / S : (H - K) / S + 1;
   int OW = same ? (W + S - 1) / S : (W - K) / S + 1;
   int th = (OH - 1) * S + K - H, tw = (OW - 1) * S + K - W;
-  r->d = (npu_conv_desc){.in_c = C, .in_h = H, .in_w = W, .out_c = O,
-                         .out_h = OH, .out_w = OW, .k_h = K, .k_w = K,
-                         .stride_y = S, .stride_x = S,
+  r->d = (npu_conv_desc){.in_c = C,
+                         .in_h = H,
+                         .in_w = W,
+                         .out_c = O,
+                         .out_h = OH,
+                         .out_w = OW,
+                         .k_h = K,
+                         .k_w = K,
+                         .stride_y = S,
+                         .stride_x = S,
                          .pad_top = th > 0 ? th / 2 : 0,
                          .pad_left = tw > 0 ? tw / 2 : 0,
                          .precision = NPU_PREC_FP16};
@@ -152,8 +163,10 @@ static double f16_compare(const f16_run *r, double *rel) {
             }
         size_t at = (size_t)(o / 8) * d->out_h * d->out_w * 16 +
                     ((size_t)oy * d->out_w + ox) * 16 + (size_t)(o % 8) * 2;
-        double got = dg_f16_to_f32((uint16_t)(r->out[at] | r->out[at + 1] << 8));
-        double gam = (double)(npu_channels_f16(C) * K * K) * ldexp(1, -24) * mag;
+        double got =
+            dg_f16_to_f32((uint16_t)(r->out[at] | r->out[at + 1] << 8));
+        double gam =
+            (double)(npu_channels_f16(C) * K * K) * ldexp(1, -24) * mag;
         double bound = 0.5 * ulp16(fabs(ref) + gam) + gam;
         double err = fabs(got - ref);
         if (!(err <= bound * worst) && !(err == 0))
@@ -170,7 +183,7 @@ static double f16_compare(const f16_run *r, double *rel) {
 }
 
 static void test_f16_matrix(void) {
-  static const int chans[][2] = {{1, 1}, {1, 16}, {3, 8}, {8, 16},
+  static const int chans[][2] = {{1, 1},   {1, 16},  {3, 8},  {8, 16},
                                  {20, 17}, {33, 40}, {64, 64}};
   static const int sizes[][2] = {{5, 5}, {9, 12}, {16, 16}};
   int cases = 0, bad = 0, v = 0;
@@ -187,8 +200,7 @@ static void test_f16_matrix(void) {
             f16_run r;
             char err[256] = "";
             double rel = 0, e = -1;
-            if (!f16_make(&r, C, O, H, W, K, S, same || K > H, err,
-                          sizeof err))
+            if (!f16_make(&r, C, O, H, W, K, S, same || K > H, err, sizeof err))
               e = f16_compare(&r, &rel);
             f16_run_free(&r);
             cases++;
@@ -202,7 +214,8 @@ static void test_f16_matrix(void) {
           }
   printf("# f16 conv matrix: %d convs; worst error %.2f of the per-output "
          "bound (half an fp16 ulp + the fp32 summation bound), %.3g of the "
-         "largest |reference|\n", cases, worst, worst_rel);
+         "largest |reference|\n",
+         cases, worst, worst_rel);
   check(bad == 0, "fp16 generator + simulator: conv matrix (1x1/3x3/5x5, "
                   "stride 1/2, SAME/VALID, 1..64 channels) within half an "
                   "fp16 ulp + the fp32 summation bound of float64, and "
@@ -246,10 +259,19 @@ static void test_f16_rejects(void) {
         "fp16 simulator refuses mixed precisions");
   printf("# %s\n", err);
   f16_run_free(&r);
-  npu_conv_desc big = {.in_c = 64, .in_h = 64, .in_w = 64, .out_c = 16,
-                       .out_h = 64, .out_w = 64, .k_h = 3, .k_w = 3,
-                       .stride_y = 1, .stride_x = 1, .pad_top = 1,
-                       .pad_left = 1, .precision = NPU_PREC_FP16};
+  npu_conv_desc big = {.in_c = 64,
+                       .in_h = 64,
+                       .in_w = 64,
+                       .out_c = 16,
+                       .out_h = 64,
+                       .out_w = 64,
+                       .k_h = 3,
+                       .k_w = 3,
+                       .stride_y = 1,
+                       .stride_x = 1,
+                       .pad_top = 1,
+                       .pad_left = 1,
+                       .precision = NPU_PREC_FP16};
   npu_stream s;
   check(!npu_gen_conv(&big, &s, err, sizeof err) && strstr(err, "CBUF"),
         "fp16 generator declines a conv that does not fit the CBUF");
@@ -278,8 +300,9 @@ typedef struct vendor_diff {
 } vendor_diff;
 
 static const vendor_diff expected[] = {
-    {"CNA_S_POINTER", NULL, "on rocket the kernel writes the CNA/CORE "
-                            "ping-pong pointers by MMIO"},
+    {"CNA_S_POINTER", NULL,
+     "on rocket the kernel writes the CNA/CORE "
+     "ping-pong pointers by MMIO"},
     {"CORE_S_POINTER", NULL, "as CNA_S_POINTER"},
     {"CNA_FEATURE_DATA_ADDR", NULL,
      "the capture holds no address words (patched elsewhere)"},
@@ -340,9 +363,16 @@ static void test_vendor_stream(const char *golden) {
    * bytes (8 channels x 2), stride 1 (CONV_CON3), no padding (PAD_CON0),
    * 84 x 84 out (DATAOUT sizes), one real output channel (ORIG_CHANNEL 0)
    * in a 16-channel cube (DATAOUT_CHANNEL 15), fp16 everywhere. */
-  npu_conv_desc d = {.in_c = 1, .in_h = 84, .in_w = 84, .out_c = 1,
-                     .out_h = 84, .out_w = 84, .k_h = 1, .k_w = 1,
-                     .stride_y = 1, .stride_x = 1,
+  npu_conv_desc d = {.in_c = 1,
+                     .in_h = 84,
+                     .in_w = 84,
+                     .out_c = 1,
+                     .out_h = 84,
+                     .out_w = 84,
+                     .k_h = 1,
+                     .k_w = 1,
+                     .stride_y = 1,
+                     .stride_x = 1,
                      .precision = NPU_PREC_FP16};
   npu_stream s;
   char err[256] = "";
@@ -397,8 +427,8 @@ static void test_vendor_stream(const char *golden) {
   int stale = 0;
   for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
     if (!used[i]) {
-      printf("# documented difference no longer seen: %s.%s\n",
-             expected[i].reg, expected[i].field ? expected[i].field : "*");
+      printf("# documented difference no longer seen: %s.%s\n", expected[i].reg,
+             expected[i].field ? expected[i].field : "*");
       stale++;
     }
   printf("# vendor cross-check: %d fields of the registers both write, %d "

@@ -39,8 +39,8 @@ static bool refuse(char *why, size_t n, const char *what) {
   return false;
 }
 
-bool npu_conv_plan_make_f16(const npu_conv_desc *d, npu_conv_plan *p,
-                            char *why, size_t n) {
+bool npu_conv_plan_make_f16(const npu_conv_desc *d, npu_conv_plan *p, char *why,
+                            size_t n) {
   memset(p, 0, sizeof *p);
   if (d->depthwise)
     return refuse(why, n, "fp16 depthwise conv: not generated yet");
@@ -48,8 +48,8 @@ bool npu_conv_plan_make_f16(const npu_conv_desc *d, npu_conv_plan *p,
     return refuse(why, n, "fp16 conv with zero points or truncation");
   int c8 = npu_channels_f16(d->in_c);
   int entries = entries_per_row_f16(d->in_c, d->in_w);
-  int data_banks = (entries * d->in_h + CBUF_ENTRIES_PER_BANK - 1) /
-                   CBUF_ENTRIES_PER_BANK;
+  int data_banks =
+      (entries * d->in_h + CBUF_ENTRIES_PER_BANK - 1) / CBUF_ENTRIES_PER_BANK;
   size_t wbytes = npu_weight_bytes_f16(d->out_c, d->in_c, d->k_h, d->k_w);
   /* The spare weight bank of the int8 planner (Mesa's), kept for fp16. */
   int weight_banks =
@@ -103,8 +103,8 @@ static void cna_f16(gen *g, const npu_conv_desc *d, const npu_conv_plan *p) {
    * 84-row input is not explained; RUS found the field insensitive). */
   put(g, NPU_CNA_CONV_CON2, 1, F(CNA_CONV_CON2, FEATURE_GRAINS),
       U(50 + d->stride_y + 1));
-  put(g, NPU_CNA_CONV_CON3, 2, F(CNA_CONV_CON3, CONV_X_STRIDE),
-      U(d->stride_x), F(CNA_CONV_CON3, CONV_Y_STRIDE), U(d->stride_y));
+  put(g, NPU_CNA_CONV_CON3, 2, F(CNA_CONV_CON3, CONV_X_STRIDE), U(d->stride_x),
+      F(CNA_CONV_CON3, CONV_Y_STRIDE), U(d->stride_y));
   put(g, NPU_CNA_DATA_SIZE0, 2, F(CNA_DATA_SIZE0, DATAIN_WIDTH), U(d->in_w),
       F(CNA_DATA_SIZE0, DATAIN_HEIGHT), U(d->in_h));
   put(g, NPU_CNA_DATA_SIZE1, 2, F(CNA_DATA_SIZE1, DATAIN_CHANNEL_REAL),
@@ -212,8 +212,8 @@ static void dpu_f16(gen *g, const npu_conv_desc *d, const npu_conv_plan *p) {
       F(DPU_EW_CFG, EW_OP_CVT_BYPASS), 1u, F(DPU_EW_CFG, EW_LUT_BYPASS), 1u,
       F(DPU_EW_CFG, EW_OP_BYPASS), 1u, F(DPU_EW_CFG, EW_BYPASS), 1u);
   put(g, NPU_DPU_EW_CVT_OFFSET_VALUE, 0);
-  put(g, NPU_DPU_EW_CVT_SCALE_VALUE, 1, F(DPU_EW_CVT_SCALE_VALUE,
-                                          EW_OP_CVT_SCALE), 1u);
+  put(g, NPU_DPU_EW_CVT_SCALE_VALUE, 1,
+      F(DPU_EW_CVT_SCALE_VALUE, EW_OP_CVT_SCALE), 1u);
   put(g, NPU_DPU_EW_RELUX_CMP_VALUE, 0);
   /* The fp32 accumulator to fp16: scale 1, shift 0, the converter on. */
   put(g, NPU_DPU_OUT_CVT_OFFSET, 0);
@@ -235,8 +235,8 @@ static void dpu_rdma_f16(gen *g, const npu_conv_desc *d,
                          const npu_conv_plan *p) {
   put(g, NPU_DPU_RDMA_DATA_CUBE_WIDTH, 1, F(DPU_RDMA_DATA_CUBE_WIDTH, WIDTH),
       U(d->out_w - 1));
-  put(g, NPU_DPU_RDMA_DATA_CUBE_HEIGHT, 1,
-      F(DPU_RDMA_DATA_CUBE_HEIGHT, HEIGHT), U(d->out_h - 1));
+  put(g, NPU_DPU_RDMA_DATA_CUBE_HEIGHT, 1, F(DPU_RDMA_DATA_CUBE_HEIGHT, HEIGHT),
+      U(d->out_h - 1));
   put(g, NPU_DPU_RDMA_DATA_CUBE_CHANNEL, 1,
       F(DPU_RDMA_DATA_CUBE_CHANNEL, CHANNEL), U(p->out_channels - 1));
   put(g, NPU_DPU_RDMA_SRC_BASE_ADDR, 0);

@@ -22,7 +22,8 @@ static bool node_ok(const dg_ir *ir, const dg_node *n, char *why, size_t ws) {
     const dg_tensor_info *y = dg_ir_tensor(ir, n->output);
     if (y && (y->desc.dtype == DG_DTYPE_F32 || y->desc.dtype == DG_DTYPE_F16))
       return decline(why, ws, "%s op", dg_dtype_name(y->desc.dtype));
-    return decline(why, ws, "%s: only qconv2d and f16 conv2d run on the NPU",
+    return decline(why, ws,
+                   "%s: only qconv2d, f16 conv2d and max_pool2d run on the NPU",
                    dg_op_name(n->op));
   }
   const dg_tensor_info *x = dg_ir_tensor(ir, n->inputs[0]),

@@ -25,8 +25,9 @@ static bool node_ok_f16(const dg_ir *ir, const dg_node *n, char *why,
                        *b = n->inputs[2] ? dg_ir_tensor(ir, n->inputs[2]) : 0,
                        *y = dg_ir_tensor(ir, n->output);
   if (x->desc.dtype == DG_DTYPE_F32 || y->desc.dtype == DG_DTYPE_F32)
-    return decline(why, ws, "f32 op: the NPU computes in fp16/int8; convert "
-                            "the graph to f16");
+    return decline(why, ws,
+                   "f32 op: the NPU computes in fp16/int8; convert "
+                   "the graph to f16");
   if (x->desc.dtype != DG_DTYPE_F16 || w->desc.dtype != DG_DTYPE_F16 ||
       y->desc.dtype != DG_DTYPE_F16)
     return decline(why, ws, "conv2d: x, w and y must all be f16");
@@ -50,12 +51,18 @@ static bool task_make_f16(const npu_conv *c, const dg_ir *ir, int o0, int o1,
   const dg_tensor_desc *wd = &dg_ir_tensor(ir, n->inputs[1])->desc;
   memset(t, 0, sizeof *t);
   t->o0 = o0, t->o1 = o1;
-  t->d = (npu_conv_desc){.in_c = c->C, .in_h = c->H, .in_w = c->W,
-                         .out_c = o1 - o0, .out_h = c->OH, .out_w = c->OW,
-                         .k_h = (int)wd->dims[2], .k_w = (int)wd->dims[3],
+  t->d = (npu_conv_desc){.in_c = c->C,
+                         .in_h = c->H,
+                         .in_w = c->W,
+                         .out_c = o1 - o0,
+                         .out_h = c->OH,
+                         .out_w = c->OW,
+                         .k_h = (int)wd->dims[2],
+                         .k_w = (int)wd->dims[3],
                          .stride_y = n->p.stride[0],
                          .stride_x = n->p.stride[1],
-                         .pad_top = n->p.pads[0], .pad_left = n->p.pads[1],
+                         .pad_top = n->p.pads[0],
+                         .pad_left = n->p.pads[1],
                          .precision = NPU_PREC_FP16};
   return npu_gen_conv(&t->d, &t->stream, why, ws) &&
          npu_conv_plan_make(&t->d, &t->plan, why, ws);
@@ -91,9 +98,9 @@ bool npu_conv_lower_f16(const dg_ir *ir, const dg_node *n, npu_conv *out,
     int cnt = c.O - o0;
     npu_task *t = &c.tasks[c.task_count];
     char reason[160] = "";
-    while (!(ok = task_make_f16(&c, ir, o0, o0 + cnt, t, reason,
-                                sizeof reason)) &&
-           strstr(reason, "CBUF banks") && cnt > 1)
+    while (
+        !(ok = task_make_f16(&c, ir, o0, o0 + cnt, t, reason, sizeof reason)) &&
+        strstr(reason, "CBUF banks") && cnt > 1)
       cnt = (cnt + 1) / 2;
     if (!ok) {
       if (strstr(reason, "CBUF"))

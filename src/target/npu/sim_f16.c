@@ -40,8 +40,9 @@ static int check_modes(const npu_regfile *rf, char *err, size_t n) {
       R(DPU_DATA_FORMAT, IN_PRECISION) != 2 ||
       R(DPU_DATA_FORMAT, PROC_PRECISION) != 2 ||
       R(DPU_DATA_FORMAT, OUT_PRECISION) != 2)
-    return fail(err, n, "fp16: CNA, CORE and DPU must all be fp16 (mixed "
-                        "precisions are not modelled)");
+    return fail(err, n,
+                "fp16: CNA, CORE and DPU must all be fp16 (mixed "
+                "precisions are not modelled)");
   if (R(CNA_CONV_CON1, ARGB_IN) || R(CNA_CONV_CON1, NONALIGN_DMA) ||
       R(CNA_CONV_CON1, DECONV) || rf->value[NPU_CNA_CONV_CON3] >> 6)
     return fail(err, n, "ARGB, non-aligned, deconvolution or dilation mode");
@@ -51,8 +52,9 @@ static int check_modes(const npu_regfile *rf, char *err, size_t n) {
     return fail(err, n, "fp16: only direct convolution is modelled");
   if (R(CORE_MISC_CFG, QD_EN) || R(CORE_CLIP_TRUNCATE, CLIP_TRUNCATE) ||
       R(DPU_FEATURE_MODE_CFG, OUTPUT_MODE) != 2)
-    return fail(err, n, "fp16: only the raw accumulator (QD_EN 0, no "
-                        "truncation) written to memory is modelled");
+    return fail(err, n,
+                "fp16: only the raw accumulator (QD_EN 0, no "
+                "truncation) written to memory is modelled");
   if (!R(DPU_BS_CFG, BS_BYPASS) || !R(DPU_BN_CFG, BN_BYPASS) ||
       !R(DPU_EW_CFG, EW_BYPASS) || R(DPU_RDMA_BRDMA_CFG, BRDMA_DATA_USE) ||
       R(DPU_RDMA_NRDMA_CFG, NRDMA_DATA_USE) ||
@@ -62,16 +64,16 @@ static int check_modes(const npu_regfile *rf, char *err, size_t n) {
   if (!R(DPU_OUT_CVT_SCALE, FP32TOFP16_EN) ||
       R(DPU_OUT_CVT_SCALE, OUT_CVT_SCALE) != 1 ||
       rf->value[NPU_DPU_OUT_CVT_SHIFT] || rf->value[NPU_DPU_OUT_CVT_OFFSET])
-    return fail(err, n, "fp16: only OUT_CVT fp32 -> fp16 with scale 1, "
-                        "shift 0, offset 0 is modelled");
+    return fail(err, n,
+                "fp16: only OUT_CVT fp32 -> fp16 with scale 1, "
+                "shift 0, offset 0 is modelled");
   if (R(DPU_BS_OW_CFG, SIZE_E_0) != 1 || R(DPU_BS_OW_CFG, SIZE_E_1) != 1 ||
       R(DPU_BS_OW_CFG, SIZE_E_2) != 1)
     return fail(err, n, "fp16: SIZE_E must be 1 for fp16 output");
   return 0;
 }
 
-static int check_sizes(const npu_regfile *rf, f16_cfg *k, char *err,
-                       size_t n) {
+static int check_sizes(const npu_regfile *rf, f16_cfg *k, char *err, size_t n) {
   k->w = (int)R(CNA_DATA_SIZE0, DATAIN_WIDTH);
   k->h = (int)R(CNA_DATA_SIZE0, DATAIN_HEIGHT);
   k->c = (int)R(CNA_DATA_SIZE1, DATAIN_CHANNEL_REAL) + 1;
@@ -91,8 +93,10 @@ static int check_sizes(const npu_regfile *rf, f16_cfg *k, char *err,
       k->kh < 1 || k->sx < 1 || k->sy < 1 || k->kernels < 1)
     return fail(err, n, "empty or inconsistent CNA sizes");
   if (k->oc % 16 || k->kernels < k->oc_real || k->kernels > k->oc)
-    return fail(err, n, "weight kernels %d, output channels %d of %d: not "
-                        "the fp16 recipe", k->kernels, k->oc_real, k->oc);
+    return fail(err, n,
+                "weight kernels %d, output channels %d of %d: not "
+                "the fp16 recipe",
+                k->kernels, k->oc_real, k->oc);
   if ((int)R(CNA_DATA_SIZE2, DATAOUT_WIDTH) != k->ow ||
       (int)R(CNA_DATA_SIZE3, DATAOUT_ATOMICS) != k->ow * k->oh ||
       (int)R(DPU_DATA_CUBE_WIDTH, WIDTH) + 1 != k->ow ||
@@ -184,7 +188,8 @@ static float half_at(const uint8_t *p) {
 static size_t weight_at(const f16_cfg *k, int kern, int ch, int ky, int kx) {
   int k1 = kern / 16 * 16, kn = k->kernels - k1 < 16 ? k->kernels - k1 : 16;
   int c1 = ch / 32 * 32, cn = k->c8 - c1 < 32 ? k->c8 - c1 : 32;
-  size_t off = (size_t)k1 * k->kh * k->kw * k->c8 + (size_t)c1 * k->kh * k->kw * kn;
+  size_t off =
+      (size_t)k1 * k->kh * k->kw * k->c8 + (size_t)c1 * k->kh * k->kw * kn;
   off += (((size_t)ky * k->kw + kx) * kn + (kern - k1)) * cn + (ch - c1);
   return off * 2;
 }
@@ -219,7 +224,8 @@ static void input_floats(const f16_cfg *k, float *xf) {
       const uint8_t *px = k->in + ((size_t)y * k->w + x) * 16;
       float *row = xf + ((size_t)y * k->w + x) * k->c8;
       for (int ch = 0; ch < k->c8; ch++)
-        row[ch] = half_at(px + (size_t)(ch >> 3) * group + (size_t)(ch & 7) * 2);
+        row[ch] =
+            half_at(px + (size_t)(ch >> 3) * group + (size_t)(ch & 7) * 2);
     }
 }
 

@@ -7,8 +7,7 @@
 #include "sim.h"
 
 /* The job's buffer holding [addr, addr+len), or NULL. */
-npu_sim_buffer *npu_sim_find(const npu_sim_job *job, uint32_t addr,
-                             size_t len);
+npu_sim_buffer *npu_sim_find(const npu_sim_job *job, uint32_t addr, size_t len);
 
 /* True when the decoded list asks for fp16 anywhere (CNA input or
  * processing precision): sim_f16.c takes it, and rejects anything but the
