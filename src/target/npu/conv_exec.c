@@ -170,9 +170,9 @@ static void stage_input(npu_conv *c, const uint8_t *src) {
 }
 
 /* Each distinct input slice into c->in: from the int8 staging, or (f16,
- * padded with +0.0) straight from the caller's image x16. */
-static int pack_inputs(npu_conv *c, npu_backend *b, const uint16_t *x16,
-                       char *err, size_t n) {
+ * padded with +0.0) straight from the caller's image x. */
+static int pack_inputs(npu_conv *c, npu_backend *b, const void *x, char *err,
+                       size_t n) {
   if (b->ops->cpu_begin(b, &c->in, err, n))
     return -1;
   size_t plane = (size_t)c->H * c->W;
@@ -181,8 +181,8 @@ static int pack_inputs(npu_conv *c, npu_backend *b, const uint16_t *x16,
     if (!t->packs_input)
       continue;
     if (c->f16)
-      npu_pack_rows_f16(x16, t->d.in_c, c->H, c->W, t->ih0, t->d.in_h, 0,
-                        c->in.map + t->in_off);
+      npu_pack_rows_f16((const uint16_t *)x, t->d.in_c, c->H, c->W, t->ih0,
+                        t->d.in_h, 0, c->in.map + t->in_off);
     else
       npu_pack_rows_i8(c->x_chw + (c->dw ? (size_t)t->o0 * plane : 0),
                        t->d.in_c, c->H, c->W, t->ih0, t->d.in_h,
@@ -217,7 +217,7 @@ static int run_image(npu_conv *c, npu_backend *b, const uint8_t *x, uint8_t *y,
   const npu_backend_ops *ops = b->ops;
   if (!c->f16)
     stage_input(c, x);
-  if (pack_inputs(c, b, (const uint16_t *)(const void *)x, err, n))
+  if (pack_inputs(c, b, x, err, n))
     return -1;
   for (int i = 0; i < c->task_count; i++) {
     npu_bo *ins[3], *outs[1];
