@@ -194,6 +194,10 @@ typedef struct dg_device_info {
   /* How its int8 results may deviate from the numerics contract, in
    * LSBs (0: bit-exact). */
   int int8_max_lsb_deviation;
+  /* How far its f16 results may be beyond the contract's f16 tolerance,
+   * in fp16 ULPs of the tensor's largest reference magnitude, i.e. a
+   * relative 2^-10 each (0: within the contract). */
+  int f16_max_ulp_deviation;
 } dg_device_info;
 
 DG_API int dg_context_device_count(const dg_context *ctx);
@@ -472,6 +476,7 @@ typedef struct dg_plan_node {
   uint64_t bytes_transferred; /* moved between devices for this node */
   int int8_max_lsb_deviation;
   double measured_us;      /* last run's time, 0 if not measured */
+  int f16_max_ulp_deviation; /* the device's, as int8_max_lsb_deviation */
 } dg_plan_node;
 
 DG_API int dg_plan_node_count(const dg_plan *plan);

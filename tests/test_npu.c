@@ -2,6 +2,7 @@
  * decoder, packers, generator and simulator, checked against the golden
  * data captured on RK3588 hardware (../shared/npu-golden) and against the
  * int8 numerics contract. One line per check. */
+#include "test_npu_f16.h"
 #include "test_npu_target.h"
 #include "test_npu_tflite.h"
 
@@ -421,7 +422,7 @@ static int matrix_case(int C, int O, int H, int W, int K, int S, int same,
   for (int i = 0; i < O; i++)
     b[i] = rnd(-2000, 2000);
   npu_conv_desc d = {C, H, W, O, OH, OW, K, K, S, S, pt, pl, dw, zx, zw, zy,
-                     dg_requant_multiplier(sx, sw, sy), 0};
+                     dg_requant_multiplier(sx, sw, sy), 0, NPU_PREC_INT8};
   npu_stream s;
   npu_conv_plan p;
   char err[256];
@@ -553,7 +554,7 @@ static void test_pad_word(void) {
 
 static void test_sim_rejects(void) {
   npu_conv_desc d = {16, 6, 6, 16, 6, 6, 3, 3, 1, 1, 1, 1, false, 0, 0, 0,
-                     0.01f, 0};
+                     0.01f, 0, NPU_PREC_INT8};
   npu_stream s;
   npu_conv_plan p;
   char err[256] = "";
@@ -585,7 +586,7 @@ static void test_sim_rejects(void) {
         "simulator: writing a buffer not listed as output is rejected");
   bufs[3].is_output = true;
   npu_conv_desc big = {128, 64, 64, 64, 64, 64, 3, 3, 1, 1, 1, 1, false, 0, 0,
-                       0, 0.01f, 0};
+                       0, 0.01f, 0, NPU_PREC_INT8};
   check(!npu_gen_conv(&big, &s, err, sizeof err) && strstr(err, "CBUF"),
         "generator: a conv that does not fit the CBUF is declined with a reason");
   free(in);
@@ -619,6 +620,7 @@ int main(void) {
   test_sim_rejects();
   test_pad_word();
   test_matrix();
+  npu_f16_tests(check, golden_dir);
   npu_target_tests(check);
   npu_lenet_tests(check);
   npu_pool_tests(check);

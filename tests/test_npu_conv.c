@@ -2,9 +2,11 @@
 #include "test_npu_conv.h"
 
 #include "graph/internal.h"
+#include "graph/session.h" /* dg_f32_to_f16 */
 #include "target/npu/lower.h"
 #include "target/npu/sim.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,6 +169,21 @@ int npu_matrix_run(dg_context *ctx, int npu, const char *label, int quick) {
   return bad;
 }
 
+/* How the lowering cut cv (int8 or f16). */
+static void cut_of(const npu_conv *cv, npu_cut_info *info) {
+  info->tasks = cv->task_count;
+  for (int i = 0; i < cv->task_count; i++) {
+    const npu_task *t = &cv->tasks[i];
+    const npu_conv_desc *d = &t->d;
+    info->blocks += t->oh0 == 0;
+    info->slices += t->o0 == 0;
+    int bottom = (d->out_h - 1) * d->stride_y + d->k_h - d->pad_top - d->in_h;
+    info->top_pad_tasks_not_first += d->pad_top > 0 && t->oh0 != 0;
+    info->bottom_pad_tasks_not_last += bottom > 0 && t->oh1 != cv->OH;
+    info->bottom_pad_tasks += bottom > 0;
+  }
+}
+
 int npu_case_cut(dg_context *ctx, const npu_case *c, npu_cut_info *info,
                  char *err, size_t n) {
   int per = c->dw ? 1 : c->C;
@@ -184,17 +201,7 @@ int npu_case_cut(dg_context *ctx, const npu_case *c, npu_cut_info *info,
     snprintf(err, n, "graph does not build");
   else if (npu_conv_lower(&g->ir, &g->ir.nodes[0], &cv, err, n)) {
     rc = 0;
-    info->tasks = cv.task_count;
-    for (int i = 0; i < cv.task_count; i++) {
-      const npu_task *t = &cv.tasks[i];
-      const npu_conv_desc *d = &t->d;
-      info->blocks += t->oh0 == 0;
-      info->slices += t->o0 == 0;
-      int bottom = (d->out_h - 1) * d->stride_y + d->k_h - d->pad_top - d->in_h;
-      info->top_pad_tasks_not_first += d->pad_top > 0 && t->oh0 != 0;
-      info->bottom_pad_tasks_not_last += bottom > 0 && t->oh1 != cv.OH;
-      info->bottom_pad_tasks += bottom > 0;
-    }
+    cut_of(&cv, info);
     npu_conv_release(&cv, NULL);
   }
   dg_graph_destroy(g);
@@ -442,7 +449,9 @@ static int check_tasks(npu_conv *cv, char *err, size_t n) {
   int rc = 0;
   for (int i = 0; i < 4; i++) {
     iova[i] = at;
-    bufs[i] = (npu_sim_buffer){"node", at, sizes[i], malloc(sizes[i]), i == 3};
+    /* f16 nodes have no bias buffer (size 0) */
+    bufs[i] = (npu_sim_buffer){"node", at, sizes[i],
+                               malloc(sizes[i] ? sizes[i] : 1), i == 3};
     at += (uint32_t)((sizes[i] + 4095) / 4096 * 4096);
     if (!bufs[i].data)
       rc = -1, snprintf(err, n, "out of memory");
@@ -479,14 +488,32 @@ static int check_tasks(npu_conv *cv, char *err, size_t n) {
   return rc;
 }
 
-/* One shape of the sweep: 0 taken, 1 declined, -1 bad (err set). */
-static int sweep_one(dg_context *ctx, const npu_case *c, char *err, size_t n) {
+static dg_graph *build_f16(dg_context *ctx, const npu_f16_case *c, int groups,
+                           int device, const uint16_t *w, const uint16_t *b);
+
+/* One shape of the sweep (an f16 conv2d when f16): 0 taken, 1 declined,
+ * -1 bad (err set). */
+static int sweep_one(dg_context *ctx, const npu_case *c, int f16, char *err,
+                     size_t n) {
   int per = c->dw ? 1 : c->C;
   size_t wn = (size_t)c->O * per * c->K * c->K;
-  int8_t *w = calloc(wn, 1);
+  int8_t *w = calloc(wn, f16 ? 2 : 1);
   int32_t *b = calloc((size_t)c->O, 4);
   float ws[1] = {0.01f};
-  dg_graph *g = w && b ? build(ctx, c, -1, w, b, ws) : NULL;
+  npu_f16_case h = {.N = c->N,
+                    .C = c->C,
+                    .O = c->O,
+                    .H = c->H,
+                    .W = c->W,
+                    .K = c->K,
+                    .S = c->S,
+                    .same = c->same,
+                    .bias = 1};
+  dg_graph *g = !w || !b ? NULL
+                : f16    ? build_f16(ctx, &h, c->dw ? c->C : 1, -1,
+                                     (const uint16_t *)(void *)w,
+                                     (const uint16_t *)(void *)b)
+                         : build(ctx, c, -1, w, b, ws);
   int rc = -1;
   npu_conv cv;
   char why[512] = "";
@@ -499,8 +526,9 @@ static int sweep_one(dg_context *ctx, const npu_case *c, char *err, size_t n) {
     snprintf(err, n, "declined without a short reason: '%s'", why);
   } else {
     if (getenv("DG_NPU_SWEEP_VERBOSE"))
-      printf("# sweep: C%d O%d %dx%d k%d s%d%s declined: %s\n", c->C, c->O,
-             c->H, c->W, c->K, c->S, c->dw ? " dw" : "", why);
+      printf("# sweep: %sC%d O%d %dx%d k%d s%d%s declined: %s\n",
+             f16 ? "f16 " : "", c->C, c->O, c->H, c->W, c->K, c->S,
+             c->dw ? " dw" : "", why);
     rc = 1;
   }
   dg_graph_destroy(g);
@@ -508,7 +536,7 @@ static int sweep_one(dg_context *ctx, const npu_case *c, char *err, size_t n) {
   return rc;
 }
 
-int npu_tiling_sweep(dg_context *ctx, int *taken, int *declined) {
+int npu_tiling_sweep(dg_context *ctx, int f16, int *taken, int *declined) {
   static const int chans[] = {3, 32, 200, 1024}, outs[] = {8, 96, 1000},
                    sizes[] = {5, 57, 230}, ks[] = {1, 3, 7};
   int bad = 0;
@@ -533,15 +561,221 @@ int npu_tiling_sweep(dg_context *ctx, int *taken, int *declined) {
                             .same = same,
                             .dw = dw};
               char err[512] = "";
-              int r = sweep_one(ctx, &c, err, sizeof err);
+              int r = sweep_one(ctx, &c, f16, err, sizeof err);
               if (r < 0) {
                 bad++;
-                printf("# sweep: C%d O%d %dx%d k%d s%d %s%s: %s\n", C, O, H,
-                       H + 3, K, S, same ? "SAME" : "VALID", dw ? " dw" : "",
-                       err);
+                printf("# sweep: %sC%d O%d %dx%d k%d s%d %s%s: %s\n",
+                       f16 ? "f16 " : "", C, O, H, H + 3, K, S,
+                       same ? "SAME" : "VALID", dw ? " dw" : "", err);
               }
               *taken += r == 0;
               *declined += r == 1;
             }
+  return bad;
+}
+
+/* ---- f16 conv2d ---- */
+
+static uint16_t rnd_half(unsigned *s, float scale) {
+  return dg_f32_to_f16(scale * (float)rnd(s, -1000, 1000) / 1000.0f);
+}
+
+/* The f16 conv2d graph of c (groups 1, or depthwise with groups C),
+ * pinned to device when device >= 0. */
+static dg_graph *build_f16(dg_context *ctx, const npu_f16_case *c, int groups,
+                           int device, const uint16_t *w, const uint16_t *b) {
+  dg_graph *g = dg_graph_create(ctx, "npu-f16-case");
+  dg_tensor_desc xd = {.dtype = DG_DTYPE_F16, .rank = 4,
+                       .dims = {c->N, c->C, c->H, c->W}};
+  dg_tensor_desc wd = {.dtype = DG_DTYPE_F16, .rank = 4,
+                       .dims = {c->O, c->C / groups, c->K, c->K}};
+  dg_tensor_desc bd = {.dtype = DG_DTYPE_F16, .rank = 1, .dims = {c->O}};
+  dg_conv2d_params p = {
+      .stride = {c->S, c->S},
+      .padding = c->same ? DG_PADDING_SAME_UPPER : DG_PADDING_VALID,
+      .groups = groups, .activation = (dg_activation)c->act};
+  dg_tensor xt = dg_graph_input(g, "x", &xd);
+  dg_tensor wt = dg_graph_constant(g, "w", &wd, w, 0);
+  dg_tensor bt = c->bias ? dg_graph_constant(g, "b", &bd, b, 0) : DG_TENSOR_NONE;
+  if (device >= 0)
+    dg_graph_set_device(g, device);
+  dg_tensor yt = dg_graph_conv2d(g, "conv", xt, wt, bt, &p);
+  dg_graph_output(g, "y", yt, DG_LAYOUT_NCHW);
+  return g;
+}
+
+static int run_f16(dg_context *ctx, const npu_f16_case *c, int device,
+                   const uint16_t *w, const uint16_t *b, const uint16_t *x,
+                   size_t xn, uint16_t *y, size_t yn, char *err, size_t n) {
+  dg_graph *g = build_f16(ctx, c, 1, device, w, b);
+  dg_compile_options o = {.policy = DG_POLICY_STRICT};
+  int only_cpu = 0;
+  if (device < 0)
+    o.devices = &only_cpu, o.device_count = 1;
+  dg_session *s = NULL;
+  dg_diagnostic d;
+  memset(&d, 0, sizeof d);
+  dg_status st = dg_graph_compile(g, &o, &s, &d);
+  dg_graph_destroy(g);
+  if (st == DG_OK) {
+    dg_binding in = {"x", (void *)x, xn * 2}, out = {"y", y, yn * 2};
+    st = dg_session_run(s, &in, 1, &out, 1, &d);
+  }
+  dg_session_destroy(s);
+  if (st != DG_OK)
+    snprintf(err, n, "%s", d.message);
+  return st == DG_OK ? 0 : -1;
+}
+
+double npu_f16_case_run(dg_context *ctx, int npu, const npu_f16_case *c,
+                        char *err, size_t n) {
+  unsigned s = c->seed ? c->seed : 1;
+  int OH = c->same ? (c->H + c->S - 1) / c->S : (c->H - c->K) / c->S + 1;
+  int OW = c->same ? (c->W + c->S - 1) / c->S : (c->W - c->K) / c->S + 1;
+  size_t xn = (size_t)c->N * c->C * c->H * c->W,
+         wn = (size_t)c->O * c->C * c->K * c->K,
+         yn = (size_t)c->N * c->O * OH * OW;
+  uint16_t *x = malloc(xn * 2), *w = malloc(wn * 2), *b = malloc((size_t)c->O * 2);
+  uint16_t *y0 = malloc(yn * 2), *y1 = malloc(yn * 2);
+  /* Weights scaled by the fan-in so that outputs stay near 1. */
+  float ws = 1.0f / sqrtf((float)(c->C * c->K * c->K));
+  for (size_t i = 0; i < xn; i++)
+    x[i] = rnd_half(&s, 2.0f);
+  for (size_t i = 0; i < wn; i++)
+    w[i] = rnd_half(&s, ws);
+  for (int i = 0; i < c->O; i++)
+    b[i] = rnd_half(&s, 1.0f);
+  double rel = -1;
+  if (!run_f16(ctx, c, npu, w, b, x, xn, y1, yn, err, n) &&
+      !run_f16(ctx, c, -1, w, b, x, xn, y0, yn, err, n)) {
+    double max_abs = 0, max_ref = 0;
+    for (size_t i = 0; i < yn; i++) {
+      double a = dg_f16_to_f32(y0[i]), v = dg_f16_to_f32(y1[i]);
+      double d = fabs(a - v);
+      if (!(d <= max_abs)) /* NaN counts as worst */
+        max_abs = isnan(d) ? INFINITY : d;
+      max_ref = fabs(a) > max_ref ? fabs(a) : max_ref;
+    }
+    rel = max_ref > 0 ? max_abs / max_ref : max_abs;
+  }
+  free(x), free(w), free(b), free(y0), free(y1);
+  return rel;
+}
+
+int npu_f16_matrix_run(dg_context *ctx, int npu, const char *label, int quick) {
+  static const int chans[][2] = {{1, 1}, {3, 8}, {16, 17}, {33, 40}, {64, 64}};
+  static const int sizes[][2] = {{5, 5}, {9, 12}, {16, 16}};
+  int cases = 0, bad = 0, v = 0;
+  double worst_plain = 0, worst_bias = 0;
+  for (int si = 0; si < 3; si++)
+    for (int K = 1; K <= 5; K += 2)
+      for (int S = 1; S <= 2; S++)
+        for (int ci = 0; ci < 5; ci++, v++) {
+          if (quick ? v % 8 : v % 2)
+            continue;
+          npu_f16_case c = {.N = 1 + (v % 11 == 0), .C = chans[ci][0],
+                            .O = chans[ci][1], .H = sizes[si][0],
+                            .W = sizes[si][1], .K = K, .S = S,
+                            .same = v % 3 != 0 || K > sizes[si][0],
+                            .bias = v % 4 == 1 || v % 4 == 2,
+                            .act = v % 3, .seed = (unsigned)v + 11};
+          char err[512] = "";
+          double e = npu_f16_case_run(ctx, npu, &c, err, sizeof err);
+          double limit = c.bias ? 1e-2 + ldexp(1, -10) : ldexp(1, -10);
+          cases++;
+          if (!(e >= 0 && e <= limit)) {
+            bad++;
+            printf("# %s: C%d O%d %dx%d k%d s%d %s%s act %d: %s (error %g)\n",
+                   label, c.C, c.O, c.H, c.W, K, S, c.same ? "SAME" : "VALID",
+                   c.bias ? " bias" : "", c.act, err, e);
+          }
+          double *worst = c.bias ? &worst_bias : &worst_plain;
+          *worst = e > *worst ? e : *worst;
+        }
+  printf("# %s: %d f16 convs; worst |npu - cpu| / max|cpu|: %.3g without "
+         "bias (%.2f fp16 ulp), %.3g with bias\n",
+         label, cases, worst_plain, worst_plain * 1024, worst_bias);
+  return bad;
+}
+
+/* The f16 shapes that need tiling: rows (batch 2, bias, relu), stride 2
+ * with bottom padding only, rows and channels (1x1 1024 -> 128), and a
+ * ResNet-50 3x3 layer. */
+typedef struct f16_tiled_case {
+  const char *name;
+  npu_f16_case c;
+  int height, channels; /* the cut expected: row slices, channel blocks */
+  int cheap;            /* in the quick set */
+} f16_tiled_case;
+
+#define SHAPE(n, c, o, h, w, k, s)                                             \
+  .N = n, .C = c, .O = o, .H = h, .W = w, .K = k, .S = s
+static const f16_tiled_case f16_tiled[] = {
+    {"f16 3x3 8->16@160x96 batch 2 bias relu",
+     {SHAPE(2, 8, 16, 160, 96, 3, 1), .same = 1, .bias = 1, .act = 1,
+      .seed = 21},
+     .height = 1,
+     .cheap = 1},
+    {"f16 3x3/2 SAME 16->32@96x64",
+     {SHAPE(1, 16, 32, 96, 64, 3, 2), .same = 1, .seed = 22},
+     .height = 1,
+     .cheap = 1},
+    {"f16 1x1 1024->128@10 (rows and channels)",
+     {SHAPE(1, 1024, 128, 10, 10, 1, 1), .seed = 23},
+     .height = 1,
+     .channels = 1,
+     .cheap = 1},
+    {"f16 resnet50 3x3 64@56 bias relu6",
+     {SHAPE(1, 64, 64, 56, 56, 3, 1), .same = 1, .bias = 1, .act = 2,
+      .seed = 24},
+     .height = 1},
+};
+#undef SHAPE
+
+int npu_f16_case_cut(dg_context *ctx, const npu_f16_case *c, npu_cut_info *info,
+                     char *err, size_t n) {
+  size_t wn = (size_t)c->O * c->C * c->K * c->K;
+  uint16_t *w = calloc(wn, 2), *b = calloc((size_t)c->O, 2);
+  dg_graph *g = w && b ? build_f16(ctx, c, 1, -1, w, b) : NULL;
+  npu_conv cv;
+  memset(info, 0, sizeof *info);
+  int rc = -1;
+  if (!g || dg_graph_status(g) != DG_OK)
+    snprintf(err, n, "graph does not build");
+  else if (npu_conv_lower(&g->ir, &g->ir.nodes[0], &cv, err, n)) {
+    rc = 0;
+    cut_of(&cv, info);
+    npu_conv_release(&cv, NULL);
+  }
+  dg_graph_destroy(g);
+  free(w), free(b);
+  return rc;
+}
+
+int npu_f16_tiled_run(dg_context *ctx, int npu, const char *label, int quick) {
+  int bad = 0, count = 0;
+  for (size_t i = 0; i < sizeof f16_tiled / sizeof f16_tiled[0]; i++) {
+    const f16_tiled_case *tc = &f16_tiled[i];
+    if (quick && !tc->cheap)
+      continue;
+    count++;
+    npu_cut_info cut;
+    char err[512] = "";
+    int ok_cut = !npu_f16_case_cut(ctx, &tc->c, &cut, err, sizeof err) &&
+                 (cut.slices > 1) == tc->height &&
+                 (cut.blocks > 1) == tc->channels &&
+                 !cut.top_pad_tasks_not_first && !cut.bottom_pad_tasks_not_last;
+    double e =
+        ok_cut ? npu_f16_case_run(ctx, npu, &tc->c, err, sizeof err) : -1;
+    double limit = tc->c.bias ? 1e-2 + ldexp(1, -10) : ldexp(1, -10);
+    int ok = ok_cut && e >= 0 && e <= limit;
+    bad += !ok;
+    printf("# %s: %-40s %3d tasks (%d blocks x %d slices, bottom-padded "
+           "%d) relative error %.3g%s%s\n",
+           label, tc->name, cut.tasks, cut.blocks, cut.slices,
+           cut.bottom_pad_tasks, e, ok ? "" : "  FAILED: ",
+           ok ? "" : (err[0] ? err : "cut not as expected"));
+  }
+  printf("# %s: %d tiled f16 convs, %d failing\n", label, count, bad);
   return bad;
 }

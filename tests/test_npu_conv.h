@@ -46,13 +46,13 @@ int npu_case_cut(dg_context *ctx, const npu_case *c, npu_cut_info *info,
 int npu_tiled_run(dg_context *ctx, int npu, const char *label, int quick);
 
 /* Lowers a sweep of conv shapes (channels 3..1024, sizes 5..230, kernels
- * 1/3/7, strides 1/2, VALID/SAME, direct and depthwise) without running
- * them: every task of a taken conv must pass the simulator's static
- * checks at its offsets in the node's buffers and the tasks must cover
- * every (channel, row) once; a declined one must say why in at most 60
- * characters (what a fallback's plan shows). Returns the number of bad
- * shapes; counts the taken and declined ones. */
-int npu_tiling_sweep(dg_context *ctx, int *taken, int *declined);
+ * 1/3/7, strides 1/2, VALID/SAME, direct and depthwise; qconv2d, or f16
+ * conv2d when f16) without running them: every task of a taken conv must
+ * pass the simulator's static checks at its offsets in the node's buffers
+ * and the tasks must cover every (channel, row) once; a declined one must
+ * say why in at most 60 characters (what a fallback's plan shows). Returns
+ * the number of bad shapes; counts the taken and declined ones. */
+int npu_tiling_sweep(dg_context *ctx, int f16, int *taken, int *declined);
 
 /* qfully_connected (x [M][K], w [N][K]) or qmatmul (a [B][M][K] with a
  * constant b [K][N]) on device npu against the CPU. */
@@ -66,5 +66,38 @@ int npu_fc_case_run(dg_context *ctx, int npu, const npu_fc_case *c, long *exact,
 /* A set of fc/matmul cases (single row, batched rows, tiled along rows and
  * kernels); returns the number failing. */
 int npu_fc_run(dg_context *ctx, int npu, const char *label, int quick);
+
+/* An f16 conv2d (bias and activation optional) on the NPU and on the
+ * CPU. */
+typedef struct npu_f16_case {
+  int N, C, O, H, W, K, S;
+  int same, bias, act; /* act: dg_activation */
+  unsigned seed;
+} npu_f16_case;
+
+/* Runs c on device npu (pinned, strict) and on the CPU; returns the
+ * largest |npu - cpu| relative to the largest |cpu| of the output, or -1
+ * with err set. */
+double npu_f16_case_run(dg_context *ctx, int npu, const npu_f16_case *c,
+                        char *err, size_t n);
+
+/* An f16 conv matrix (1x1/3x3/5x5, stride 1/2, SAME/VALID, 1..64
+ * channels, bias, relu/relu6) through npu_f16_case_run. A conv fails when
+ * it errors, or differs from the CPU by more than one fp16 ulp of the
+ * largest magnitude (2^-10 relative) without a bias, or by more than the
+ * declared verify tolerance (1e-2 + 2^-10) with one. Prints a summary;
+ * returns the number failing. */
+int npu_f16_matrix_run(dg_context *ctx, int npu, const char *label, int quick);
+
+/* How the NPU target cut c's node, found by lowering it (npu_case_cut's
+ * f16 twin). */
+int npu_f16_case_cut(dg_context *ctx, const npu_f16_case *c, npu_cut_info *info,
+                     char *err, size_t n);
+
+/* f16 convs that need tiling (rows; stride 2 with bottom padding; rows and
+ * channels; a ResNet-50 layer) against the CPU within the f16 matrix's
+ * limits, each checked to be cut as its label says. quick: only the
+ * cheaper ones. Returns the number failing; prints one line per case. */
+int npu_f16_tiled_run(dg_context *ctx, int npu, const char *label, int quick);
 
 #endif

@@ -99,14 +99,37 @@ static void backend_matrix(const char *spec, const char *driver, int tiled) {
       bad = npu_tiled_run(ctx, npu, what, 1);
       snprintf(what, sizeof what, "%s fc", driver);
       bad += npu_fc_run(ctx, npu, what, 1);
+      snprintf(what, sizeof what, "%s f16 tiled", driver);
+      bad += npu_f16_tiled_run(ctx, npu, what, 1);
       stats_fn(s1, NULL, 0);
       snprintf(what, sizeof what,
-               "%s: tiled convs (rows, channels, per-channel, batch 2) and "
-               "fc/matmul as 1x1 convs through the fake kernel (%d jobs) "
-               "within 1 LSB of the CPU",
+               "%s: tiled convs (rows, channels, per-channel, batch 2), "
+               "fc/matmul as 1x1 convs and tiled f16 convs through the fake "
+               "kernel (%d jobs) within 1 LSB / the f16 limits of the CPU",
                driver, s1[5] - s0[5]);
       check(bad == 0 && s1[5] > s0[5], what);
     }
+    /* fp16: a 3x3 conv with bias and relu; a 5x5 one whose weights
+     * (64 -> 130 channels) need two tasks, batch 2: 4 jobs. */
+    npu_f16_case f[2] = {{.N = 1, .C = 16, .O = 24, .H = 9, .W = 9, .K = 3,
+                          .S = 1, .same = 1, .bias = 1, .act = 1, .seed = 3},
+                         {.N = 2, .C = 64, .O = 130, .H = 6, .W = 7, .K = 5,
+                          .S = 2, .same = 1, .seed = 4}};
+    char err[512] = "";
+    double e0 = npu_f16_case_run(ctx, npu, &f[0], err, sizeof err), e1 = -1;
+    stats_fn(s0, NULL, 0);
+    if (e0 >= 0)
+      e1 = npu_f16_case_run(ctx, npu, &f[1], err, sizeof err);
+    stats_fn(s1, NULL, 0);
+    printf("# %s f16: relative errors %g, %g; %d jobs for the split conv %s\n",
+           driver, e0, e1, s1[5] - s0[5], err);
+    snprintf(what, sizeof what,
+             "%s: f16 convs (3x3 bias relu; 5x5 stride 2 split over 2 tasks, "
+             "batch 2) through the fake kernel within 1e-2 + 1 fp16 ulp of "
+             "the CPU", driver);
+    check(e0 >= 0 && e1 >= 0 && e0 <= 1e-2 + 1.0 / 1024 && e1 <= 1.0 / 1024 &&
+              s1[5] - s0[5] == 4,
+          what);
   }
   dg_context_destroy(ctx);
   snprintf(what, sizeof what,
@@ -152,7 +175,7 @@ static void outside(const char *spec) {
   }
   b->timeout_ms = 100;
   npu_conv_desc d = {16, 6, 6, 16, 6, 6, 3, 3, 1, 1, 1, 1, false, 0, 0, 0,
-                     0.01f, 0};
+                     0.01f, 0, NPU_PREC_INT8};
   npu_stream s;
   npu_conv_plan p;
   npu_bo bo[5];

@@ -35,6 +35,20 @@ static const char *reason_word(dg_placement_reason r) {
   return "?";
 }
 
+/* The device's declared deviation for this node's output dtype, if any:
+ * " (int8 +-1 LSB)", " (f16 +-1 ulp)". */
+static void deviation_note(const dg_plan *p, const dg_plan_node *n, char *out,
+                           size_t size) {
+  dg_dtype t = dg_ir_tensor(p->ir, p->ir->nodes[n->node_index].output)
+                   ->desc.dtype;
+  out[0] = 0;
+  if (t == DG_DTYPE_F16 && n->f16_max_ulp_deviation)
+    snprintf(out, size, " (f16 +-%d ulp)", n->f16_max_ulp_deviation);
+  else if (t != DG_DTYPE_F16 && t != DG_DTYPE_F32 &&
+           n->int8_max_lsb_deviation)
+    snprintf(out, size, " (int8 +-%d LSB)", n->int8_max_lsb_deviation);
+}
+
 dg_status dg_plan_write(const dg_plan *p, dg_plan_format format, FILE *out) {
   if (!p || !out)
     return DG_ERROR_INVALID_ARGUMENT;
@@ -47,11 +61,13 @@ dg_status dg_plan_write(const dg_plan *p, dg_plan_format format, FILE *out) {
       char dev[24];
       snprintf(dev, sizeof dev, "%s:%d", dg_device_kind_name(n->device_kind),
                n->device_index);
+      char dev_note[64] = "";
+      deviation_note(p, n, dev_note, sizeof dev_note);
       fprintf(out, "%-3d %-20.20s %-16s %-8s %-9s %10.2f %10.2f %10llu %s%s\n",
               i, n->node_name, dg_op_name(n->op), dev,
               reason_word(n->reason), n->estimated_us, n->measured_us,
               (unsigned long long)n->bytes_transferred, n->reason_text,
-              n->int8_max_lsb_deviation ? " (int8 +-1 LSB)" : "");
+              dev_note);
     }
     fprintf(out, "%d nodes in %d segment(s)\n", p->node_count,
             p->segment_count);

@@ -4,7 +4,9 @@
  * command list. Weights and biases are packed once; every run packs each
  * distinct input slice once, submits the tasks in turn and unpacks every
  * task's output cube into its channels and rows. The CPU touches a buffer
- * only between cpu_begin and cpu_end. */
+ * only between cpu_begin and cpu_end. An f16 node (lower_f16.c) runs the
+ * same way, without a bias buffer, its input packed straight from the
+ * caller's image and its output finished on the host. */
 #include "lower.h"
 
 #include "pack.h"
@@ -12,11 +14,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The job of a task; the bias buffer only where the node has one (fp16
+ * tasks read none). */
 static npu_job task_job(npu_conv *c, npu_task *t, npu_bo *ins[3],
                         npu_bo *outs[1]) {
   ins[0] = &c->in, ins[1] = &c->wt, ins[2] = &c->bias;
   outs[0] = &c->out;
-  return (npu_job){&t->cmd, t->stream.count, ins, 3, outs, 1};
+  return (npu_job){&t->cmd, t->stream.count, ins, c->bias_bytes ? 3 : 2, outs,
+                   1};
 }
 
 /* Weight i (of the C*KH*KW, or KH*KW depthwise, feeding one kernel) of
@@ -58,6 +63,10 @@ static const int32_t *task_bias(const dg_ir *ir, const npu_conv *c,
  * caller). */
 static int pack_block(npu_conv *c, const dg_ir *ir, const npu_task *t,
                       char *err, size_t n) {
+  if (c->f16) {
+    npu_f16_pack_block(c, ir, t);
+    return 0;
+  }
   int8_t *w = task_weights(ir, c, t);
   if (!w)
     return npu_errf(err, n, "npu: out of host memory packing weights");
@@ -77,9 +86,10 @@ static int pack_block(npu_conv *c, const dg_ir *ir, const npu_task *t,
 static int pack_constants(npu_conv *c, const dg_ir *ir, npu_backend *b,
                           char *err, size_t n) {
   const npu_backend_ops *ops = b->ops;
+  bool bias = c->bias_bytes > 0; /* fp16 nodes have no bias buffer */
   if (ops->cpu_begin(b, &c->wt, err, n))
     return -1;
-  if (ops->cpu_begin(b, &c->bias, err, n)) {
+  if (bias && ops->cpu_begin(b, &c->bias, err, n)) {
     ops->cpu_end(b, &c->wt, err, n);
     return -1;
   }
@@ -87,7 +97,7 @@ static int pack_constants(npu_conv *c, const dg_ir *ir, npu_backend *b,
   for (int i = 0; !rc && i < c->task_count; i++)
     if (c->tasks[i].packs_weights)
       rc = pack_block(c, ir, &c->tasks[i], err, n);
-  int rc2 = ops->cpu_end(b, &c->bias, err, n);
+  int rc2 = bias ? ops->cpu_end(b, &c->bias, err, n) : 0;
   int rc3 = ops->cpu_end(b, &c->wt, err, n);
   return rc ? rc : rc2 ? rc2 : rc3;
 }
@@ -122,14 +132,21 @@ int npu_conv_prepare(npu_conv *c, const dg_ir *ir, npu_backend *b, char *err,
     size_t sz = (size_t)d->out_c * d->out_h * d->out_w;
     max_out = sz > max_out ? sz : max_out;
   }
-  c->x_chw = malloc((size_t)c->C * c->H * c->W);
-  c->y_chw = malloc(max_out);
-  if (!c->x_chw || !c->y_chw)
+  bool staged;
+  if (c->f16) {
+    c->y_f16 = malloc(max_out * sizeof *c->y_f16);
+    staged = c->y_f16 != NULL;
+  } else {
+    c->x_chw = malloc((size_t)c->C * c->H * c->W);
+    c->y_chw = malloc(max_out);
+    staged = c->x_chw && c->y_chw;
+  }
+  if (!staged)
     return npu_errf(err, n, "npu: out of host memory");
   const npu_backend_ops *ops = b->ops;
   if (ops->bo_alloc(b, c->in_bytes, &c->in, err, n) ||
       ops->bo_alloc(b, c->wt_bytes, &c->wt, err, n) ||
-      ops->bo_alloc(b, c->bias_bytes, &c->bias, err, n) ||
+      (c->bias_bytes && ops->bo_alloc(b, c->bias_bytes, &c->bias, err, n)) ||
       ops->bo_alloc(b, c->out_bytes, &c->out, err, n) ||
       pack_constants(c, ir, b, err, n))
     return -1;
@@ -152,13 +169,21 @@ static void stage_input(npu_conv *c, const uint8_t *src) {
   }
 }
 
-static int pack_inputs(npu_conv *c, npu_backend *b, char *err, size_t n) {
+/* Each distinct input slice into c->in: from the int8 staging, or (f16,
+ * padded with +0.0) straight from the caller's image x. */
+static int pack_inputs(npu_conv *c, npu_backend *b, const void *x, char *err,
+                       size_t n) {
   if (b->ops->cpu_begin(b, &c->in, err, n))
     return -1;
   size_t plane = (size_t)c->H * c->W;
   for (int i = 0; i < c->task_count; i++) {
     const npu_task *t = &c->tasks[i];
-    if (t->packs_input)
+    if (!t->packs_input)
+      continue;
+    if (c->f16)
+      npu_pack_rows_f16((const uint16_t *)x, t->d.in_c, c->H, c->W, t->ih0,
+                        t->d.in_h, 0, c->in.map + t->in_off);
+    else
       npu_pack_rows_i8(c->x_chw + (c->dw ? (size_t)t->o0 * plane : 0),
                        t->d.in_c, c->H, c->W, t->ih0, t->d.in_h,
                        (int8_t)t->d.x_zp, c->in.map + t->in_off);
@@ -190,8 +215,9 @@ static void scatter_output(npu_conv *c, const npu_task *t, uint8_t *y) {
 static int run_image(npu_conv *c, npu_backend *b, const uint8_t *x, uint8_t *y,
                      char *err, size_t n) {
   const npu_backend_ops *ops = b->ops;
-  stage_input(c, x);
-  if (pack_inputs(c, b, err, n))
+  if (!c->f16)
+    stage_input(c, x);
+  if (pack_inputs(c, b, x, err, n))
     return -1;
   for (int i = 0; i < c->task_count; i++) {
     npu_bo *ins[3], *outs[1];
@@ -203,14 +229,18 @@ static int run_image(npu_conv *c, npu_backend *b, const uint8_t *x, uint8_t *y,
   if (ops->cpu_begin(b, &c->out, err, n))
     return -1;
   for (int i = 0; i < c->task_count; i++)
-    scatter_output(c, &c->tasks[i], y);
+    if (c->f16)
+      npu_f16_scatter(c, &c->tasks[i], (uint16_t *)(void *)y);
+    else
+      scatter_output(c, &c->tasks[i], y);
   return ops->cpu_end(b, &c->out, err, n);
 }
 
 int npu_conv_run(npu_conv *c, npu_backend *b, const void *x, void *y, char *err,
                  size_t n) {
-  size_t in_img = (size_t)c->C * c->H * c->W;
-  size_t out_img = (size_t)c->O * c->OH * c->OW;
+  size_t elem = c->f16 ? 2 : 1;
+  size_t in_img = (size_t)c->C * c->H * c->W * elem;
+  size_t out_img = (size_t)c->O * c->OH * c->OW * elem;
   for (int img = 0; img < c->N; img++)
     if (run_image(c, b, (const uint8_t *)x + in_img * img,
                   (uint8_t *)y + out_img * img, err, n))
@@ -229,5 +259,6 @@ void npu_conv_release(npu_conv *c, npu_backend *b) {
   free(c->tasks);
   free(c->x_chw);
   free(c->y_chw);
+  free(c->y_f16);
   memset(c, 0, sizeof *c);
 }

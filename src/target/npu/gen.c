@@ -1,55 +1,15 @@
 /* Command-stream generator for one int8 conv task (see gen.h). */
 #include "gen.h"
 
+#include "gen_emit.h"
 #include "pack.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #define CBUF_BANKS 12
 #define CBUF_ENTRIES_PER_BANK 256
 #define CBUF_ENTRY_BYTES 128
-
-typedef struct gen {
-  npu_stream *s;
-  int bad_field; /* first field that overflowed, -1 if none */
-} gen;
-
-static void push(gen *g, uint64_t w) {
-  if (g->s->count >= NPU_STREAM_MAX) {
-    g->s->overflow = true;
-    return;
-  }
-  g->s->words[g->s->count++] = w;
-}
-
-/* Writes register r from (field, value) pairs, nf of them. */
-static void put(gen *g, npu_reg r, int nf, ...) {
-  npu_value v = npu_value_begin(r);
-  va_list ap;
-  va_start(ap, nf);
-  for (int i = 0; i < nf; i++) {
-    npu_field f = (npu_field)va_arg(ap, int);
-    uint32_t x = va_arg(ap, uint32_t);
-    npu_value_set(&v, f, x);
-  }
-  va_end(ap);
-  if (v.overflow_field >= 0 && g->bad_field < 0)
-    g->bad_field = v.overflow_field;
-  push(g, npu_reg_word(r, v.bits));
-}
-
-/* A whole-register address field, patched later. */
-static void put_addr(gen *g, npu_reg r, npu_buffer b, uint32_t offset) {
-  npu_stream *s = g->s;
-  if (s->reloc_count < (int)(sizeof s->relocs / sizeof s->relocs[0]))
-    s->relocs[s->reloc_count++] = (npu_reloc){s->count, b, offset};
-  push(g, npu_reg_word(r, 0));
-}
-
-#define F(reg, field) (int)NPU_##reg##__##field
-#define U(x) (uint32_t)(x)
 
 /* Input CBUF entries per row as the CNA is programmed with them (Mesa's
  * formula, x2 of the natural atoms/8; hardware-validated). The bank budget
@@ -62,6 +22,8 @@ static int entries_per_row(int c, int w) {
 
 bool npu_conv_plan_make(const npu_conv_desc *d, npu_conv_plan *p, char *why,
                         size_t n) {
+  if (d->precision == NPU_PREC_FP16)
+    return npu_conv_plan_make_f16(d, p, why, n);
   memset(p, 0, sizeof *p);
   if (d->depthwise && d->in_c != d->out_c) {
     p->misfit = NPU_MISFIT_DEPTHWISE;
@@ -156,6 +118,8 @@ static uint32_t pad_word(int32_t x_zp) {
 }
 
 bool npu_gen_conv(const npu_conv_desc *d, npu_stream *s, char *why, size_t n) {
+  if (d->precision == NPU_PREC_FP16)
+    return npu_gen_conv_f16(d, s, why, n);
   memset(s, 0, sizeof *s);
   npu_conv_plan p;
   if (!npu_conv_plan_make(d, &p, why, n))

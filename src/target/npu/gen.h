@@ -4,6 +4,8 @@
  * (NPU.md 2.3); every value goes through the field packers of regs.h.
  * Addresses are emitted as relocations: the backend patches the IOVAs of
  * its buffers (they differ per file descriptor, and 0 is a valid IOVA).
+ * An fp16 direct conv task (precision NPU_PREC_FP16) goes through the same
+ * entry points to gen_f16.c.
  */
 #ifndef DG_NPU_GEN_H
 #define DG_NPU_GEN_H
@@ -13,7 +15,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* All values in the NPU's signed int8 domain (uint8 tensors: minus 128). */
+/* The precision of a conv task: the CNA/CORE/DPU precision code (TRM:
+ * 0 int8, 2 fp16). Zero, the default, is the int8 path. */
+typedef enum npu_precision {
+  NPU_PREC_INT8 = 0,
+  NPU_PREC_FP16 = 2,
+} npu_precision;
+
+/* All values in the NPU's signed int8 domain (uint8 tensors: minus 128).
+ * fp16 tasks (precision NPU_PREC_FP16, gen_f16.c) are direct convs with
+ * fp16 input, weights and output and no bias, zero point or requant:
+ * those fields must be 0, depthwise false. */
 typedef struct npu_conv_desc {
   int in_c, in_h, in_w;
   int out_c, out_h, out_w;
@@ -25,6 +37,7 @@ typedef struct npu_conv_desc {
   int32_t y_zp;  /* output zero point (OUT_CVT_OFFSET) */
   float multiplier; /* (sx * sw) / sy in fp32 */
   int truncate_bits; /* CORE_CLIP_TRUNCATE; bias divided accordingly */
+  npu_precision precision; /* NPU_PREC_INT8 unless set */
 } npu_conv_desc;
 
 typedef enum npu_buffer {
@@ -89,6 +102,14 @@ bool npu_requant_regs(float multiplier, int truncate_bits, uint32_t *scale,
  * shape that does not fit. */
 bool npu_gen_conv(const npu_conv_desc *d, npu_stream *s, char *why,
                   size_t why_size);
+
+/* The fp16 versions (gen_f16.c), reached through the two functions above
+ * when d->precision is NPU_PREC_FP16. The plan's bias_bytes is 0: the
+ * list reads no bias buffer. */
+bool npu_conv_plan_make_f16(const npu_conv_desc *d, npu_conv_plan *p,
+                            char *why, size_t why_size);
+bool npu_gen_conv_f16(const npu_conv_desc *d, npu_stream *s, char *why,
+                      size_t why_size);
 
 /* Adds offset[b] to every relocation into buffer b: a task placed at an
  * offset inside a buffer shared with other tasks. */

@@ -1,4 +1,5 @@
-/* qconv2d / qfully_connected / qmatmul -> NPU tasks (see lower.h). */
+/* qconv2d / qfully_connected / qmatmul / f16 conv2d -> NPU tasks (see
+ * lower.h). */
 #include "lower.h"
 
 #include "pack.h"
@@ -122,6 +123,8 @@ static bool node_shape(const dg_ir *ir, const dg_node *n, npu_conv *c,
   case DG_OP_QFULLY_CONNECTED:
   case DG_OP_QMATMUL:
     break;
+  case DG_OP_CONV2D: /* f16 only; f32 is declined with a hint */
+    return npu_f16_node_ok(ir, n, c, why, ws) && conv_shape(ir, n, c, why, ws);
   default: {
     const dg_tensor_info *y = dg_ir_tensor(ir, n->output);
     if (y && (y->desc.dtype == DG_DTYPE_F32 || y->desc.dtype == DG_DTYPE_F16))
@@ -162,27 +165,29 @@ static npu_conv_desc task_desc(const npu_conv *c, const dg_ir *ir, int o0,
                        *yd = &dg_ir_tensor(ir, n->output)->desc;
   int in_h, pad_top;
   slice_rows(c, oh0, oh1, ih0, &in_h, &pad_top);
+  npu_conv_desc d = {.in_c = c->dw ? o1 - o0 : c->C,
+                     .in_h = in_h,
+                     .in_w = c->W,
+                     .out_c = o1 - o0,
+                     .out_h = oh1 - oh0,
+                     .out_w = c->OW,
+                     .k_h = c->kh,
+                     .k_w = c->kw,
+                     .stride_y = c->sy,
+                     .stride_x = c->sx,
+                     .pad_top = pad_top,
+                     .pad_left = c->pl,
+                     .depthwise = c->dw,
+                     .precision = c->f16 ? NPU_PREC_FP16 : NPU_PREC_INT8};
+  if (c->f16) /* no zero points, no requantisation */
+    return d;
   int32_t w_off = wd->dtype == DG_DTYPE_U8 ? 128 : 0;
-  return (npu_conv_desc){
-      .in_c = c->dw ? o1 - o0 : c->C,
-      .in_h = in_h,
-      .in_w = c->W,
-      .out_c = o1 - o0,
-      .out_h = oh1 - oh0,
-      .out_w = c->OW,
-      .k_h = c->kh,
-      .k_w = c->kw,
-      .stride_y = c->sy,
-      .stride_x = c->sx,
-      .pad_top = pad_top,
-      .pad_left = c->pl,
-      .depthwise = c->dw,
-      .x_zp = xd->quant.zero_point - (c->x_u8 ? 128 : 0),
-      .w_zp = dg_quant_zero(wd, o0) - w_off,
-      .y_zp = yd->quant.zero_point - (c->y_u8 ? 128 : 0),
-      .multiplier = dg_requant_multiplier(
-          xd->quant.scale, dg_quant_scale(wd, o0), yd->quant.scale),
-      .truncate_bits = 0};
+  d.x_zp = xd->quant.zero_point - (c->x_u8 ? 128 : 0);
+  d.w_zp = dg_quant_zero(wd, o0) - w_off;
+  d.y_zp = yd->quant.zero_point - (c->y_u8 ? 128 : 0);
+  d.multiplier = dg_requant_multiplier(xd->quant.scale, dg_quant_scale(wd, o0),
+                                       yd->quant.scale);
+  return d;
 }
 
 /* Whether blocks of cnt channels from o0 fit with slices of `rows` output
@@ -371,7 +376,7 @@ static bool make_tasks(npu_conv *c, const dg_ir *ir, char *why, size_t ws) {
   const dg_tensor_desc *wd = &input(ir, c->node, 1)->desc;
   for (int o0 = 0; o0 < c->O;) {
     int end = o0 + 1;
-    while (end < c->O && same_requant(wd, o0, end))
+    while (end < c->O && (c->f16 || same_requant(wd, o0, end)))
       end++;
     cut k = {0, 0};
     if (!choose_cut(c, ir, o0, end - o0, &k, why, ws) ||
@@ -394,10 +399,12 @@ bool npu_conv_lower(const dg_ir *ir, const dg_node *n, npu_conv *out, char *why,
   const dg_tensor_desc *xd = &input(ir, n, 0)->desc,
                        *yd = &dg_ir_tensor(ir, n->output)->desc;
   c.x_u8 = xd->dtype == DG_DTYPE_U8, c.y_u8 = yd->dtype == DG_DTYPE_U8;
-  int64_t lo, hi;
-  dg_dtype_int_range(yd->dtype, &lo, &hi);
-  dg_requant_clamp(n->p.activation, yd->quant.scale, yd->quant.zero_point,
-                   (int32_t)lo, (int32_t)hi, &c.y_lo, &c.y_hi);
+  if (!c.f16) { /* f16: the activation is clamped in lower_f16.c */
+    int64_t lo, hi;
+    dg_dtype_int_range(yd->dtype, &lo, &hi);
+    dg_requant_clamp(n->p.activation, yd->quant.scale, yd->quant.zero_point,
+                     (int32_t)lo, (int32_t)hi, &c.y_lo, &c.y_hi);
+  }
   bool ok = make_tasks(&c, ir, why, ws);
   if (ok && out)
     *out = c;

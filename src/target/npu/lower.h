@@ -1,5 +1,5 @@
-/* Lowering a qconv2d, qfully_connected or qmatmul node to NPU tasks, and
- * running them.
+/* Lowering a qconv2d, qfully_connected, qmatmul or f16 conv2d node to NPU
+ * tasks, and running them.
  *
  * A node becomes one-task convolutions (gen.h), each over a block of
  * output channels and a slice of output rows:
@@ -21,6 +21,12 @@
  * qfully_connected and qmatmul (constant weights) are 1x1 convolutions:
  * the M rows of x on the input height (width 1), K on the input channels,
  * N on the kernels (NPU.md 2.9).
+ *
+ * An f16 conv2d (direct, fp16 x, w and y, constant weights and bias) is
+ * cut and run the same way, as fp16 tasks (gen_f16.c, precision
+ * NPU_PREC_FP16): one run of output channels (no requantisation to split
+ * on), no bias buffer; what is fp16-specific (which nodes, the weight
+ * packing, the bias and relu/relu6 added on the host) is lower_f16.c's.
  */
 #ifndef DG_NPU_LOWER_H
 #define DG_NPU_LOWER_H
@@ -61,6 +67,13 @@ typedef struct npu_conv {
   size_t in_bytes, wt_bytes, bias_bytes, out_bytes; /* shared buffers */
   npu_bo in, wt, bias, out;
   int8_t *x_chw, *y_chw; /* host staging: one image in, one task out */
+  /* f16 conv2d (lower_f16.c): no quantisation; the bias (fp16, may be
+   * NULL) and the activation are applied on the host after read-back; the
+   * input is packed straight from the caller's image (no x_chw). */
+  bool f16;
+  const uint16_t *bias_f16;
+  dg_activation act;
+  uint16_t *y_f16; /* host staging: one task out */
 } npu_conv;
 
 /* Most tasks one node may take before the NPU declines it. */
@@ -82,5 +95,20 @@ int npu_conv_run(npu_conv *c, npu_backend *b, const void *x, void *y, char *err,
                  size_t n);
 /* b may be NULL when nothing was prepared. */
 void npu_conv_release(npu_conv *c, npu_backend *b);
+
+/* The fp16 specifics (lower_f16.c) of an f16 conv2d node: f16 x, w, y,
+ * constant weights (and bias), direct, no dilation. The NPU computes the
+ * bias-free conv in fp16 with fp32 sums (as the simulator assumes); the
+ * host adds the bias (one more fp16 rounding) and clamps relu/relu6
+ * (exact). f32 convs are declined.
+ *  - npu_f16_node_ok: the node checks (false with why); marks c as fp16;
+ *  - npu_f16_pack_block: the weights of the channel block t begins, into
+ *    c->wt at t->wt_off (mapped by the caller);
+ *  - npu_f16_scatter: t's output cube (c->out mapped) to its channels and
+ *    rows of y, one NCHW f16 image, bias added and activation clamped. */
+bool npu_f16_node_ok(const dg_ir *ir, const dg_node *n, npu_conv *c, char *why,
+                     size_t why_size);
+void npu_f16_pack_block(const npu_conv *c, const dg_ir *ir, const npu_task *t);
+void npu_f16_scatter(npu_conv *c, const npu_task *t, uint16_t *y);
 
 #endif

@@ -1,13 +1,14 @@
-/* The NPU target: RK3588 int8 convolutions (fully-connected layers and
- * matmuls as 1x1 convolutions, lower.h; int8 max pooling on the PPU,
- * lower_pool.h) from our own command lists,
- * through one of the backends of backend.h. The device exists when
+/* The NPU target: RK3588 int8 and fp16 convolutions (int8 fully-connected
+ * layers and matmuls as 1x1 convolutions, lower.h; int8 max pooling on the
+ * PPU, lower_pool.h) from our own command lists, through one of the
+ * backends of backend.h. The device exists when
  * DG_NPU_DEVICE names a backend or a node (sim, rocket, rknpu, /dev/...),
  * or, with it unset, when discovery finds a rocket or rknpu driver; the
  * simulator is a device only when asked for. DG_NPU_DEVICE=none hides
  * every NPU. Its int8 results may differ from the contract by 1 LSB (the
- * DPU's fixed-point requantiser, NPU.md 2.6): declared in the device info,
- * shown per node in the plan, used by verify. */
+ * DPU's fixed-point requantiser, NPU.md 2.6), its f16 results by 1 fp16
+ * ULP (unconfirmed rounding and accumulation, host-side bias): declared in
+ * the device info, shown per node in the plan, used by verify. */
 #include "lower.h"
 #include "lower_pool.h"
 
@@ -45,9 +46,10 @@ static int npu_supports(dg_device *dev, const dg_ir *ir, const dg_node *n,
   return npu_conv_lower(ir, n, NULL, why, why_size);
 }
 
-/* One core: 1024 int8 MACs per cycle at 1 GHz, taken at half efficiency
- * (padded channels, pipeline fill); 20 us per task for the kick and the
- * interrupt; host packing at about 1 GB/s. A guide for placement only. */
+/* One core: 1024 int8 (512 fp16) MACs per cycle at 1 GHz, taken at half
+ * efficiency (padded channels, pipeline fill); 20 us per task for the kick
+ * and the interrupt; host packing at about 1 GB/s. A guide for placement
+ * only. */
 static double npu_estimate(dg_device *dev, const dg_ir *ir, const dg_node *n) {
   (void)dev;
   double bytes = (double)dg_desc_bytes(&dg_ir_tensor(ir, n->inputs[0])->desc) +
@@ -63,7 +65,8 @@ static double npu_estimate(dg_device *dev, const dg_ir *ir, const dg_node *n) {
     npu_conv_release(&c, NULL);
   }
   double macs = dg_op_def_get(n->op)->flops(ir, n) / 2;
-  return 20.0 * tasks + macs / 512e3 + bytes / 1e3;
+  double macs_per_us = n->op == DG_OP_CONV2D ? 256e3 : 512e3;
+  return 20.0 * tasks + macs / macs_per_us + bytes / 1e3;
 }
 
 static void npu_release(void *state) {
@@ -234,11 +237,16 @@ static dg_status npu_enumerate(const dg_context_options *opts,
   snprintf(d->info.name, sizeof d->info.name, "RK3588 NPU%s (%s)",
            be->is_simulator ? " simulator" : "", be->ops->name);
   snprintf(d->info.driver, sizeof d->info.driver, "%s", be->driver);
-  d->info.dtypes = 1u << DG_DTYPE_I8 | 1u << DG_DTYPE_U8;
+  d->info.dtypes = 1u << DG_DTYPE_I8 | 1u << DG_DTYPE_U8 | 1u << DG_DTYPE_F16;
   d->info.ops = 1ull << DG_OP_QCONV2D | 1ull << DG_OP_QFULLY_CONNECTED |
-                 1ull << DG_OP_QMATMUL | 1ull << DG_OP_MAX_POOL2D;
+                1ull << DG_OP_QMATMUL | 1ull << DG_OP_CONV2D |
+                1ull << DG_OP_MAX_POOL2D;
   d->info.is_simulator = be->is_simulator;
   d->info.int8_max_lsb_deviation = 1;
+  /* fp16: the fp32 -> fp16 rounding of OUT_CVT and the accumulation
+   * precision are assumed (sim.h), and a bias is added after the NPU's
+   * rounding: one fp16 ULP beyond the contract. */
+  d->info.f16_max_ulp_deviation = 1;
   return DG_OK;
 }
 

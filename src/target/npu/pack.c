@@ -46,15 +46,23 @@ void npu_unpack_feature_i8(const uint8_t *cube, int c, int h, int w,
 
 void npu_pack_feature_f16(const uint16_t *chw, int c, int h, int w,
                           uint16_t pad, uint8_t *cube) {
+  npu_pack_rows_f16(chw, c, h, w, 0, h, pad, cube);
+}
+
+void npu_pack_rows_f16(const uint16_t *chw, int c, int plane_h, int w, int y0,
+                       int h, uint16_t pad, uint8_t *cube) {
   int cp = npu_align(c, 8);
   for (int ch = 0; ch < cp; ch++)
-    for (int y = 0; y < h; y++)
+    for (int y = 0; y < h; y++) {
+      const uint16_t *src =
+          ch < c ? chw + ((size_t)ch * plane_h + (size_t)(y0 + y)) * w : NULL;
       for (int x = 0; x < w; x++) {
-        uint16_t v = ch < c ? chw[((size_t)ch * h + y) * w + x] : pad;
+        uint16_t v = src ? src[x] : pad;
         size_t i = cube_index(ch, y, x, h, w, 8) * 2;
         cube[i] = (uint8_t)v; /* the NPU reads little-endian halves */
         cube[i + 1] = (uint8_t)(v >> 8);
       }
+    }
 }
 
 void npu_unpack_feature_f16(const uint8_t *cube, int c, int h, int w,
@@ -121,4 +129,29 @@ bool npu_pack_bias(const int32_t *bias, const int8_t *w, int o, int c, int kh,
     out[k] = (int32_t)v;
   }
   return ok;
+}
+
+size_t npu_weight_bytes_f16(int o, int c, int kh, int kw) {
+  return (size_t)kh * kw * npu_channels_f16(c) * o * 2;
+}
+
+void npu_pack_weights_f16(const uint16_t *w, int o, int c, int kh, int kw,
+                          uint8_t *out) {
+  int c8 = npu_channels_f16(c);
+  size_t n = 0;
+  for (int k1 = 0; k1 < o; k1 += 16) {
+    int kn = o - k1 < 16 ? o - k1 : 16;
+    for (int c1 = 0; c1 < c8; c1 += 32) {
+      int cn = c8 - c1 < 32 ? c8 - c1 : 32;
+      for (int y = 0; y < kh; y++)
+        for (int x = 0; x < kw; x++)
+          for (int k = k1; k < k1 + kn; k++)
+            for (int ch = c1; ch < c1 + cn; ch++) {
+              uint16_t v =
+                  ch < c ? w[(((size_t)k * c + ch) * kh + y) * kw + x] : 0;
+              out[n++] = (uint8_t)v;
+              out[n++] = (uint8_t)(v >> 8);
+            }
+    }
+  }
 }

@@ -37,6 +37,9 @@ void npu_unpack_feature_i8(const uint8_t *cube, int c, int h, int w,
                            int8_t *chw);
 void npu_pack_feature_f16(const uint16_t *chw, int c, int h, int w,
                           uint16_t pad, uint8_t *cube);
+/* The fp16 npu_pack_rows_i8. */
+void npu_pack_rows_f16(const uint16_t *chw, int c, int plane_h, int w, int y0,
+                       int h, uint16_t pad, uint8_t *cube);
 void npu_unpack_feature_f16(const uint8_t *cube, int c, int h, int w,
                             uint16_t *chw);
 
@@ -65,5 +68,21 @@ void npu_pack_weights_i8(const int8_t *w, int o, int c, int kh, int kw, bool dw,
 bool npu_pack_bias(const int32_t *bias, const int8_t *w, int o, int c, int kh,
                    int kw, bool dw, int32_t w_zp, int32_t x_zp,
                    int truncate_bits, int32_t *out);
+
+/* ---- fp16 (direct conv only) ----
+ * Input channels as the CNA sees them: a multiple of 8, the fp16 atom
+ * (the vendor stream programs a 1-channel fp16 input as 8). RUS pads to
+ * 32 instead; this is the one place to change if a board disagrees. */
+static inline int npu_channels_f16(int c) { return npu_align(c < 8 ? 8 : c, 8); }
+
+/* Weight cube (NPU.md 2.2/2.4: oc group 16, ic group 32): per group of 16
+ * kernels (the last holds the rest), per group of 32 input channels (the
+ * last holds the rest of npu_channels_f16(c)), [kh][kw][kernel][channel],
+ * little-endian binary16; padded channels are +0.0. No kernel padding:
+ * the vendor stream runs an odd kernel count (1). */
+size_t npu_weight_bytes_f16(int o, int c, int kh, int kw);
+/* w: OIHW binary16 bits. Fills npu_weight_bytes_f16() bytes. */
+void npu_pack_weights_f16(const uint16_t *w, int o, int c, int kh, int kw,
+                          uint8_t *out);
 
 #endif

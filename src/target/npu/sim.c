@@ -3,6 +3,7 @@
 
 #include "decode.h"
 #include "sim_ppu.h"
+#include "sim_internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -300,6 +301,11 @@ static int decode_run(const npu_sim_job *job, bool run, char *err, size_t n) {
     free(rf);
     return rc;
   }
+  if (!rc && npu_sim_is_f16(rf)) {
+    rc = npu_sim_f16(job, rf, run, err, n);
+    free(rf);
+    return rc;
+  }
   conv_cfg k = {0};
   if (!rc)
     rc = validate(job, rf, &k, err, n);
@@ -314,6 +320,11 @@ static int decode_run(const npu_sim_job *job, bool run, char *err, size_t n) {
   free(wk);
   free(rf);
   return rc;
+}
+
+npu_sim_buffer *npu_sim_find(const npu_sim_job *job, uint32_t addr,
+                             size_t len) {
+  return find(job, addr, len);
 }
 
 int npu_sim_run(const npu_sim_job *job, char *err, size_t n) {

@@ -16,6 +16,18 @@
  * 0x0000007e: odd lanes below 32 pad with 0); the split at 32 and direct
  * mode are inference, see src/target/npu/README.md (findings) and
  * npu-hw-check's pad-lane probes.
+ *
+ * fp16 direct conv (sim_f16.c), the configuration gen_f16.c writes: fp16
+ * input, weights and output, every DPU stage bypassed. ASSUMED, not
+ * confirmed on a board (NPU.md 4.5): each fp16 x fp16 product is exact
+ * (it fits binary32) and the products are summed in binary32, in the
+ * weight cube's order (32-channel group, ky, kx, channel); OUT_CVT's
+ * FP32TOFP16 converter rounds to nearest even (overflow to infinity);
+ * PAD_VALUE's low 16 bits are the binary16 pad; output channels past
+ * WEIGHT_KERNELS are written as +0.0. A board that accumulates in fp16 or
+ * truncates at the output will differ by more than the simulator: the
+ * target declares 1 fp16 ulp (dg_device_info.f16_max_ulp_deviation);
+ * only a board can settle it (npu-hw-check has no fp16 case yet).
  */
 #ifndef DG_NPU_SIM_H
 #define DG_NPU_SIM_H

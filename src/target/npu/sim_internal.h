@@ -1,0 +1,24 @@
+/* Shared between the simulator's int8 model (sim.c) and its fp16 model
+ * (sim_f16.c). */
+#ifndef DG_NPU_SIM_INTERNAL_H
+#define DG_NPU_SIM_INTERNAL_H
+
+#include "decode.h"
+#include "sim.h"
+
+/* The job's buffer holding [addr, addr+len), or NULL. */
+npu_sim_buffer *npu_sim_find(const npu_sim_job *job, uint32_t addr, size_t len);
+
+/* True when the decoded list asks for fp16 anywhere (CNA input or
+ * processing precision): sim_f16.c takes it, and rejects anything but the
+ * fully fp16 recipe. */
+static inline bool npu_sim_is_f16(const npu_regfile *rf) {
+  return npu_rf(rf, NPU_CNA_CONV_CON1__IN_PRECISION) == 2 ||
+         npu_rf(rf, NPU_CNA_CONV_CON1__PROC_PRECISION) == 2;
+}
+
+/* Validates (and, if run, executes) an fp16 conv list. */
+int npu_sim_f16(const npu_sim_job *job, const npu_regfile *rf, bool run,
+                char *err, size_t n);
+
+#endif
