@@ -43,6 +43,7 @@ typedef enum vk_shader {
   SH_DEQUANTIZE_8, SH_DEQUANTIZE_32,
   SH_GEMMB_F32, SH_CONVB_F32,   /* 128x128 SIMT fp32 (discrete GPUs) */
   SH_GEMMC_F16, SH_CONVC_F16,   /* NV cooperative matrix fp16 */
+  SH_GEMMC64_F16, SH_CONVC64_F16, /* the same with 64x64 tiles */
   SH_COUNT_
 } vk_shader;
 extern const char *const dg_vk_shader_names[SH_COUNT_];

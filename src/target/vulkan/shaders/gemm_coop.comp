@@ -25,8 +25,8 @@
 // Selected by vk_ops.c only where the device reports the extension and
 // the shape; glslang emits the Vulkan memory model for it (enabled with
 // the extension in vk_device.c). The tile macros are build-time choices
-// (tuned on the H200 with DG_VK_SPIRV_DIR variants); vk_ops.c assumes
-// BM = BN = 128.
+// (tuned on the H200 with DG_VK_SPIRV_DIR variants); vk_ops.c builds
+// 128x128 (the default) and 64x64 (gemmc64/convc64) and sizes grids so.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_NV_cooperative_matrix : require
