@@ -136,7 +136,7 @@ int npu_matrix_run(dg_context *ctx, int npu, const char *label, int quick) {
   static const int depth[] = {8, 16, 40, 64};
   static const int sizes[][2] = {{5, 5}, {16, 16}, {7, 12}};
   long exact = 0, total = 0;
-  int cases = 0, bad = 0, worst = 0;
+  int cases = 0, ran = 0, bad = 0, worst = 0;
   for (int si = 0; si < 3; si++)
     for (int K = 1; K <= 5; K += 2)
       for (int S = 1; S <= 2; S++)
@@ -154,7 +154,7 @@ int npu_matrix_run(dg_context *ctx, int npu, const char *label, int quick) {
                           .seed = (unsigned)v + 7};
             char err[512] = "";
             int e = npu_case_run(ctx, npu, &c, &exact, &total, err, sizeof err);
-            cases++;
+            cases++, ran++;
             if (e < 0 || e > 1) {
               bad++;
               printf("# %s: C%d O%d %dx%d k%d s%d %s%s: %s (max diff %d)\n",
@@ -163,8 +163,36 @@ int npu_matrix_run(dg_context *ctx, int npu, const char *label, int quick) {
             }
             worst = e > worst ? e : worst;
           }
+  /* The ends of the Teflon test range: inputs of 3 and 112, 1 and 256
+   * channels, kernel 5 with stride 2 (these tile where they must). */
+  static const npu_case edges[] = {
+      {.N = 1, .C = 4, .O = 8, .H = 3, .W = 3, .K = 3, .S = 1, .same = 1},
+      {.N = 1, .C = 16, .O = 16, .H = 3, .W = 3, .K = 1, .S = 2, .dw = 1},
+      {.N = 1, .C = 1, .O = 1, .H = 9, .W = 9, .K = 3, .S = 1, .same = 1},
+      {.N = 1, .C = 3, .O = 16, .H = 112, .W = 112, .K = 5, .S = 2,
+       .same = 1, .relu = 1},
+      {.N = 1, .C = 256, .O = 256, .H = 7, .W = 7, .K = 1, .S = 1,
+       .x_u8 = 1},
+      {.N = 1, .C = 256, .O = 256, .H = 14, .W = 14, .K = 3, .S = 2,
+       .dw = 1, .y_u8 = 1},
+  };
+  for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
+    if (quick && i % 2)
+      continue;
+    npu_case c = edges[i];
+    c.seed = 101 + (unsigned)i;
+    char err[512] = "";
+    int e = npu_case_run(ctx, npu, &c, &exact, &total, err, sizeof err);
+    ran++;
+    if (e < 0 || e > 1) {
+      bad++;
+      printf("# %s: edge C%d O%d %dx%d k%d s%d%s: %s (max diff %d)\n", label,
+             c.C, c.O, c.H, c.W, c.K, c.S, c.dw ? " dw" : "", err, e);
+    }
+    worst = e > worst ? e : worst;
+  }
   printf("# %s: %d convs, %ld/%ld outputs equal to the CPU (%.2f%%), max diff "
-         "%d LSB\n", label, quick ? (cases + 3) / 4 : cases, exact, total,
+         "%d LSB\n", label, ran, exact, total,
          total ? 100.0 * exact / total : 0.0, worst);
   return bad;
 }

@@ -301,7 +301,8 @@ void npu_target_tests(npu_check_fn check) {
   }
   check(npu_matrix_run(ctx, npu, "sim matrix", 0) == 0,
         "target: conv matrix (direct, depthwise, 1/3/5, stride 1/2, u8/i8, "
-        "relu, per-channel) on the NPU within 1 LSB of the CPU");
+        "relu, per-channel; inputs 3..112, channels 1..256) on the NPU "
+        "within 1 LSB of the CPU");
   if (!NPU_BIG_SHAPES)
     printf("# sanitizer build: the cheaper tiled and fc shapes only\n");
   check(npu_tiled_run(ctx, npu, "sim tiled", !NPU_BIG_SHAPES) == 0,
