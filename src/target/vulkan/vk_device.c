@@ -365,12 +365,23 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
       .vulkanMemoryModel = VK_TRUE};
   if (coop_f16)
     e_f16i8.pNext = &e_vmm;
-  const char *exts[5];
+  /* Pipeline statistics (debugging), chained in front of the rest. */
+  vd->pipeline_stats = dg_vk_pipeline_stats_wanted(ext, ne);
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR e_pe = {
+      .sType =
+          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
+      .pNext = e_s16.pNext,
+      .pipelineExecutableInfo = VK_TRUE};
+  if (vd->pipeline_stats)
+    e_s16.pNext = &e_pe;
+  const char *exts[6];
   uint32_t next = 0;
   if (!core12 && vd->int8)
     exts[next++] = VK_KHR_8BIT_STORAGE_EXTENSION_NAME;
   if (!core12 && (vd->int8 || vd->f16))
     exts[next++] = VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME;
+  if (vd->pipeline_stats)
+    exts[next++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
   if (coop_f16) {
     exts[next++] = "VK_NV_cooperative_matrix";
     if (!core12)

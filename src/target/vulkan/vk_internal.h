@@ -87,6 +87,8 @@ typedef struct vk_device {
    * reporting f16 x f16 -> f32 at 16x16x16, subgroup scope, on subgroups
    * of 32: the shapes gemm_coop.comp is written for. */
   bool coop_nv_f16;
+  /* DG_VK_PIPELINE_STATS: pipelines capture and print statistics. */
+  bool pipeline_stats;
   uint32_t subgroup_size;
   /* Memory: the type for tensors, and whether it is host-visible (a
    * unified device: no staging copies), and the staging type. */
@@ -195,6 +197,17 @@ typedef struct vk_work {
 bool dg_vk_work_prepare(vk_device *vd, const dg_ir *ir, const dg_node *n,
                         vk_work *w);
 void dg_vk_work_release(vk_work *w);
+
+/* ---- pipeline statistics (vk_pipeline_stats.c) ---- */
+
+/* Whether DG_VK_PIPELINE_STATS=1 asks for them and the device has
+ * VK_KHR_pipeline_executable_properties. */
+bool dg_vk_pipeline_stats_wanted(const VkExtensionProperties *ext,
+                                 uint32_t ne);
+/* Prints the driver's statistics of pipe to stderr. */
+void dg_vk_pipeline_stats_print(vk_device *vd, const char *shader,
+                                const uint32_t *spec, int spec_count,
+                                VkPipeline pipe);
 
 /* ---- cost (vk_cost.c) ---- */
 

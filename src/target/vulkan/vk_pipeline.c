@@ -121,6 +121,9 @@ static VkResult create(vk_device *vd, vk_shader sh, const uint32_t *spec,
                               (size_t)spec_count * 4, spec};
   VkComputePipelineCreateInfo ci = {
       .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+      .flags = vd->pipeline_stats
+                   ? VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR
+                   : 0,
       .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
                 .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                 .module = vd->modules[sh],
@@ -130,6 +133,9 @@ static VkResult create(vk_device *vd, vk_shader sh, const uint32_t *spec,
   r = vkCreateComputePipelines(vd->dev, vd->cache, 1, &ci, NULL, out);
   if (r == VK_SUCCESS)
     vd->cache_dirty = true;
+  if (r == VK_SUCCESS && vd->pipeline_stats)
+    dg_vk_pipeline_stats_print(vd, dg_vk_shader_names[sh], spec, spec_count,
+                               *out);
   return r;
 }
 
