@@ -20,6 +20,43 @@ static int entries_per_row(int c, int w) {
   return (w * 2 * ((c + 15) / 16) + 7) / 8;
 }
 
+bool npu_plan_sizes_fit(const npu_conv_desc *d, npu_conv_plan *p, char *why,
+                        size_t n) {
+  /* CNA_DATA_SIZE0/2 hold the input width/height and the output width in
+   * 11 bits; the tiler splits the height, nothing splits the width. */
+  if (d->in_w <= NPU_MAX_DIM && d->out_w <= NPU_MAX_DIM &&
+      d->in_h <= NPU_MAX_DIM)
+    return true;
+  p->misfit = NPU_MISFIT_SIZE;
+  if (d->in_h > NPU_MAX_DIM)
+    snprintf(why, n, "height %d > %d", d->in_h, NPU_MAX_DIM);
+  else
+    snprintf(why, n, "width %d > %d", d->in_w > d->out_w ? d->in_w : d->out_w,
+             NPU_MAX_DIM);
+  return false;
+}
+
+bool npu_plan_banks(npu_conv_plan *p, int entries_per_row, int in_h,
+                    size_t wbytes, const char *what, char *why, size_t n) {
+  int data_banks = (entries_per_row * in_h + CBUF_ENTRIES_PER_BANK - 1) /
+                   CBUF_ENTRIES_PER_BANK;
+  size_t wentries = (wbytes + CBUF_ENTRY_BYTES - 1) / CBUF_ENTRY_BYTES;
+  /* Mesa adds a spare weight bank ("the calc above might be wrong"). */
+  int weight_banks =
+      (int)((wentries + CBUF_ENTRIES_PER_BANK - 1) / CBUF_ENTRIES_PER_BANK) + 1;
+  p->data_banks = data_banks, p->weight_banks = weight_banks;
+  if (data_banks + weight_banks > CBUF_BANKS) {
+    p->misfit = NPU_MISFIT_BANKS;
+    snprintf(why, n, "%sneeds %d data + %d weight CBUF banks > %d", what,
+             data_banks, weight_banks, CBUF_BANKS);
+    return false;
+  }
+  /* The CNA gets every bank the input does not need. */
+  p->data_entries = entries_per_row;
+  p->weight_banks = CBUF_BANKS - data_banks;
+  return true;
+}
+
 bool npu_conv_plan_make(const npu_conv_desc *d, npu_conv_plan *p, char *why,
                         size_t n) {
   if (d->precision == NPU_PREC_FP16)
@@ -30,18 +67,8 @@ bool npu_conv_plan_make(const npu_conv_desc *d, npu_conv_plan *p, char *why,
     snprintf(why, n, "depthwise with channel multiplier != 1");
     return false;
   }
-  /* CNA_DATA_SIZE0/2 hold the input width/height and the output width in
-   * 11 bits; the tiler splits the height, nothing splits the width. */
-  if (d->in_w > NPU_MAX_DIM || d->out_w > NPU_MAX_DIM ||
-      d->in_h > NPU_MAX_DIM) {
-    p->misfit = NPU_MISFIT_SIZE;
-    if (d->in_h > NPU_MAX_DIM)
-      snprintf(why, n, "height %d > %d", d->in_h, NPU_MAX_DIM);
-    else
-      snprintf(why, n, "width %d > %d", d->in_w > d->out_w ? d->in_w : d->out_w,
-               NPU_MAX_DIM);
+  if (!npu_plan_sizes_fit(d, p, why, n))
     return false;
-  }
   /* One kernel's weights must sit in one bank (the simulator checks
    * CNA_WEIGHT_SIZE1 against it; MTX declines the same way). */
   int c16 = npu_channels16(d->in_c);
@@ -52,26 +79,13 @@ bool npu_conv_plan_make(const npu_conv_desc *d, npu_conv_plan *p, char *why,
              c16, per_kernel, NPU_KERNEL_BYTES_MAX / 1024);
     return false;
   }
-  int rows = entries_per_row(d->in_c, d->in_w) * d->in_h;
-  int data_banks = (rows + CBUF_ENTRIES_PER_BANK - 1) / CBUF_ENTRIES_PER_BANK;
   /* The weight bytes the CNA is programmed with (CNA_WEIGHT_SIZE0:
    * channels padded to 16, kernels to an even count), not the tensor's:
    * for 3 input channels the two differ five-fold. */
   size_t wbytes = per_kernel * (size_t)npu_kernels(d->out_c, d->depthwise);
-  size_t wentries = (wbytes + CBUF_ENTRY_BYTES - 1) / CBUF_ENTRY_BYTES;
-  /* Mesa adds a spare weight bank ("the calc above might be wrong"). */
-  int weight_banks =
-      (int)((wentries + CBUF_ENTRIES_PER_BANK - 1) / CBUF_ENTRIES_PER_BANK) + 1;
-  p->data_banks = data_banks, p->weight_banks = weight_banks;
-  if (data_banks + weight_banks > CBUF_BANKS) {
-    p->misfit = NPU_MISFIT_BANKS;
-    snprintf(why, n, "needs %d data + %d weight CBUF banks > %d", data_banks,
-             weight_banks, CBUF_BANKS);
+  if (!npu_plan_banks(p, entries_per_row(d->in_c, d->in_w), d->in_h, wbytes,
+                      "", why, n))
     return false;
-  }
-  p->data_entries = entries_per_row(d->in_c, d->in_w);
-  p->data_banks = data_banks;
-  p->weight_banks = CBUF_BANKS - data_banks;
   int oc = npu_align(d->out_c < 32 ? 32 : d->out_c, 32);
   if (d->depthwise) {
     if (d->out_c <= 32)
@@ -298,25 +312,9 @@ bool npu_gen_conv(const npu_conv_desc *d, npu_stream *s, char *why, size_t n) {
       F(DPU_RDMA_WEIGHT, M_WEIGHT), 1u);
   put(&g, NPU_DPU_RDMA_EW_SURF_NOTCH, 0);
 
-  /* Trailer: no next list (a no-op in PC_BASE_ADDRESS's slot), amount 0,
-   * the 0x0041 word, then op-enable of CNA|CORE|DPU|DPU_RDMA. */
-  push(&g, 0);
-  put(&g, NPU_PC_REGISTER_AMOUNTS, 0);
-  push(&g, npu_word(NPU_TARGET_PRE_OP_EN, 0, 0));
-  push(&g, npu_word(NPU_TARGET_OP_EN,
-                    NPU_EN_CNA | NPU_EN_CORE | NPU_EN_DPU | NPU_EN_DPU_RDMA,
-                    npu_regs[NPU_PC_OPERATION_ENABLE].offset));
-  if (g.bad_field >= 0) {
-    snprintf(why, n, "value does not fit %s.%s",
-             npu_regs[npu_fields[g.bad_field].reg].name,
-             npu_fields[g.bad_field].name);
-    return false;
-  }
-  if (s->overflow) {
-    snprintf(why, n, "command list longer than %d words", NPU_STREAM_MAX);
-    return false;
-  }
-  return true;
+  /* Trailer with the op-enable of CNA|CORE|DPU|DPU_RDMA. */
+  return finish(&g, NPU_EN_CNA | NPU_EN_CORE | NPU_EN_DPU | NPU_EN_DPU_RDMA,
+                why, n);
 }
 
 void npu_stream_rebase(npu_stream *s, const uint32_t offset[NPU_BUF_COUNT]) {

@@ -106,6 +106,18 @@ bool npu_gen_conv(const npu_conv_desc *d, npu_stream *s, char *why,
 /* The fp16 versions (gen_f16.c), reached through the two functions above
  * when d->precision is NPU_PREC_FP16. The plan's bias_bytes is 0: the
  * list reads no bias buffer. */
+/* The planners' shared rules (gen.c). Sizes: the 11-bit width/height
+ * fields (misfit NPU_MISFIT_SIZE). Banks: entries_per_row x in_h input
+ * entries and wbytes of weights, plus a spare weight bank, within the 12
+ * CBUF banks (misfit NPU_MISFIT_BANKS, why prefixed with what); on success
+ * data_entries and both bank counts are set, the weights getting every
+ * bank the input leaves. */
+bool npu_plan_sizes_fit(const npu_conv_desc *d, npu_conv_plan *p, char *why,
+                        size_t why_size);
+bool npu_plan_banks(npu_conv_plan *p, int entries_per_row, int in_h,
+                    size_t wbytes, const char *what, char *why,
+                    size_t why_size);
+
 bool npu_conv_plan_make_f16(const npu_conv_desc *d, npu_conv_plan *p,
                             char *why, size_t why_size);
 bool npu_gen_conv_f16(const npu_conv_desc *d, npu_stream *s, char *why,

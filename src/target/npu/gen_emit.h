@@ -1,5 +1,5 @@
 /* The emitter shared by the command-list generators (gen.c: int8,
- * gen_f16.c: fp16): words are appended to an npu_stream, every value is
+ * gen_f16.c: fp16, gen_ppu.c: pooling): words are appended to an npu_stream, every value is
  * built through the field packers of regs.h, and the first field that
  * overflows is remembered so that the generator can name it. */
 #ifndef DG_NPU_GEN_EMIT_H
@@ -8,6 +8,7 @@
 #include "gen.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 
 typedef struct gen {
   npu_stream *s;
@@ -44,6 +45,29 @@ static inline void put_addr(gen *g, npu_reg r, npu_buffer b, uint32_t offset) {
   if (s->reloc_count < (int)(sizeof s->relocs / sizeof s->relocs[0]))
     s->relocs[s->reloc_count++] = (npu_reloc){s->count, b, offset};
   push(g, npu_reg_word(r, 0));
+}
+
+/* Ends a task's list: no next list (a no-op in PC_BASE_ADDRESS's slot),
+ * register amount 0, the 0x0041 word, then the op-enable mask of the
+ * blocks the task runs. False (why set) when a value overflowed its field
+ * or the list outgrew NPU_STREAM_MAX. */
+static inline bool finish(gen *g, uint32_t op_en, char *why, size_t n) {
+  push(g, 0);
+  put(g, NPU_PC_REGISTER_AMOUNTS, 0);
+  push(g, npu_word(NPU_TARGET_PRE_OP_EN, 0, 0));
+  push(g, npu_word(NPU_TARGET_OP_EN, op_en,
+                   npu_regs[NPU_PC_OPERATION_ENABLE].offset));
+  if (g->bad_field >= 0) {
+    snprintf(why, n, "value does not fit %s.%s",
+             npu_regs[npu_fields[g->bad_field].reg].name,
+             npu_fields[g->bad_field].name);
+    return false;
+  }
+  if (g->s->overflow) {
+    snprintf(why, n, "command list longer than %d words", NPU_STREAM_MAX);
+    return false;
+  }
+  return true;
 }
 
 #define F(reg, field) (int)NPU_##reg##__##field

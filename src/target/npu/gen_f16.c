@@ -23,10 +23,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define CBUF_BANKS 12
-#define CBUF_ENTRIES_PER_BANK 256
-#define CBUF_BANK_BYTES 32768
-
 /* CBUF entries per input row: ceil(W x bytes per pixel / 64), the rule
  * both the int8 formula (Mesa) and the fp16 one (RUS, HW-confirmed
  * according to its author) reduce to; for fp16, ceil(W x C8 / 32). */
@@ -50,16 +46,8 @@ bool npu_conv_plan_make_f16(const npu_conv_desc *d, npu_conv_plan *p, char *why,
     return refuse(why, n, "fp16 conv with zero points or truncation");
   /* The limits and reasons of the int8 planner (gen.c), which the tiler
    * of lower.c reads the same way for both precisions. */
-  if (d->in_w > NPU_MAX_DIM || d->out_w > NPU_MAX_DIM ||
-      d->in_h > NPU_MAX_DIM) {
-    p->misfit = NPU_MISFIT_SIZE;
-    if (d->in_h > NPU_MAX_DIM)
-      snprintf(why, n, "height %d > %d", d->in_h, NPU_MAX_DIM);
-    else
-      snprintf(why, n, "width %d > %d", d->in_w > d->out_w ? d->in_w : d->out_w,
-               NPU_MAX_DIM);
+  if (!npu_plan_sizes_fit(d, p, why, n))
     return false;
-  }
   int c8 = npu_channels_f16(d->in_c);
   size_t per_kernel = (size_t)d->k_h * d->k_w * c8 * 2;
   if (per_kernel > NPU_KERNEL_BYTES_MAX) {
@@ -69,22 +57,10 @@ bool npu_conv_plan_make_f16(const npu_conv_desc *d, npu_conv_plan *p, char *why,
     return false;
   }
   int entries = entries_per_row_f16(d->in_c, d->in_w);
-  int data_banks =
-      (entries * d->in_h + CBUF_ENTRIES_PER_BANK - 1) / CBUF_ENTRIES_PER_BANK;
   size_t wbytes = npu_weight_bytes_f16(d->out_c, d->in_c, d->k_h, d->k_w);
-  /* The spare weight bank of the int8 planner (Mesa's), kept for fp16. */
-  int weight_banks =
-      (int)((wbytes + CBUF_BANK_BYTES - 1) / CBUF_BANK_BYTES) + 1;
-  p->data_banks = data_banks, p->weight_banks = weight_banks;
-  if (data_banks + weight_banks > CBUF_BANKS) {
-    p->misfit = NPU_MISFIT_BANKS;
-    snprintf(why, n, "fp16 needs %d data + %d weight CBUF banks > %d",
-             data_banks, weight_banks, CBUF_BANKS);
+  /* The int8 planner's bank rule, its spare weight bank (Mesa's) too. */
+  if (!npu_plan_banks(p, entries, d->in_h, wbytes, "fp16 ", why, n))
     return false;
-  }
-  p->data_entries = entries;
-  p->data_banks = data_banks;
-  p->weight_banks = CBUF_BANKS - data_banks;
   /* The CORE and DPU work in 16-channel groups (the vendor stream runs a
    * 1-channel conv as 16); the kernels themselves are not padded. */
   p->out_channels = npu_align(d->out_c, 16);
@@ -284,23 +260,7 @@ bool npu_gen_conv_f16(const npu_conv_desc *d, npu_stream *s, char *why,
   core_f16(&g, d, &p);
   dpu_f16(&g, d, &p);
   dpu_rdma_f16(&g, d, &p);
-  /* The int8 trailer: no next list, amount 0, 0x0041, op-enable of
-   * CNA|CORE|DPU|DPU_RDMA. */
-  push(&g, 0);
-  put(&g, NPU_PC_REGISTER_AMOUNTS, 0);
-  push(&g, npu_word(NPU_TARGET_PRE_OP_EN, 0, 0));
-  push(&g, npu_word(NPU_TARGET_OP_EN,
-                    NPU_EN_CNA | NPU_EN_CORE | NPU_EN_DPU | NPU_EN_DPU_RDMA,
-                    npu_regs[NPU_PC_OPERATION_ENABLE].offset));
-  if (g.bad_field >= 0) {
-    snprintf(why, n, "value does not fit %s.%s",
-             npu_regs[npu_fields[g.bad_field].reg].name,
-             npu_fields[g.bad_field].name);
-    return false;
-  }
-  if (s->overflow) {
-    snprintf(why, n, "command list longer than %d words", NPU_STREAM_MAX);
-    return false;
-  }
-  return true;
+  /* The int8 trailer: op-enable of CNA|CORE|DPU|DPU_RDMA. */
+  return finish(&g, NPU_EN_CNA | NPU_EN_CORE | NPU_EN_DPU | NPU_EN_DPU_RDMA,
+                why, n);
 }

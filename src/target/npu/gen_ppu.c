@@ -3,6 +3,7 @@
  * value that does not fit its field is reported, not truncated. */
 #include "gen_ppu.h"
 
+#include "gen_emit.h"
 #include "pack.h"
 
 #include "../../graph/session.h" /* dg_f32_to_f16 */
@@ -14,46 +15,6 @@
 #define F16_NEG_INF 0xfc00u
 #define F16_POS_INF 0x7c00u
 #define PPU_PROC_FP16 2u /* DATA_FORMAT precision code of fp16 */
-
-typedef struct emitter {
-  npu_stream *s;
-  int bad_field; /* first field that overflowed, -1 if none */
-} emitter;
-
-static void push(emitter *e, uint64_t w) {
-  if (e->s->count >= NPU_STREAM_MAX) {
-    e->s->overflow = true;
-    return;
-  }
-  e->s->words[e->s->count++] = w;
-}
-
-/* Writes register r from nf (field, value) pairs. */
-static void put(emitter *e, npu_reg r, int nf, ...) {
-  npu_value v = npu_value_begin(r);
-  va_list ap;
-  va_start(ap, nf);
-  for (int i = 0; i < nf; i++) {
-    npu_field f = (npu_field)va_arg(ap, int);
-    uint32_t x = va_arg(ap, uint32_t);
-    npu_value_set(&v, f, x);
-  }
-  va_end(ap);
-  if (v.overflow_field >= 0 && e->bad_field < 0)
-    e->bad_field = v.overflow_field;
-  push(e, npu_reg_word(r, v.bits));
-}
-
-/* An address register, patched by npu_stream_patch. */
-static void put_addr(emitter *e, npu_reg r, npu_buffer b) {
-  npu_stream *s = e->s;
-  if (s->reloc_count < (int)(sizeof s->relocs / sizeof s->relocs[0]))
-    s->relocs[s->reloc_count++] = (npu_reloc){s->count, b, 0};
-  push(e, npu_reg_word(r, 0));
-}
-
-#define F(reg, field) (int)NPU_##reg##__##field
-#define U(x) (uint32_t)(x)
 
 static bool refuse(char *why, size_t n, const char *fmt, ...) {
   va_list ap;
@@ -136,7 +97,7 @@ static uint32_t pad_fill(const npu_pool_desc *d) {
   }
 }
 
-static void emit_ppu(emitter *e, const npu_pool_desc *d) {
+static void emit_ppu(gen *e, const npu_pool_desc *d) {
   bool avg = d->method == NPU_POOL_AVG;
   uint32_t out_surf = U(d->out_w * d->out_h); /* atoms per 8 channels */
   put(e, NPU_PPU_DATA_CUBE_IN_WIDTH, 1,
@@ -171,7 +132,7 @@ static void emit_ppu(emitter *e, const npu_pool_desc *d) {
   put(e, NPU_PPU_PADDING_VALUE_1_CFG, 1,
       F(PPU_PADDING_VALUE_1_CFG, PAD_VALUE_0), pad_fill(d));
   put(e, NPU_PPU_PADDING_VALUE_2_CFG, 0);
-  put_addr(e, NPU_PPU_DST_BASE_ADDR, NPU_BUF_OUTPUT);
+  put_addr(e, NPU_PPU_DST_BASE_ADDR, NPU_BUF_OUTPUT, 0);
   put(e, NPU_PPU_DST_SURF_STRIDE, 1, F(PPU_DST_SURF_STRIDE, DST_SURF_STRIDE),
       out_surf);
   /* INDEX_ADD equals the surface stride when no index is written (TRM). */
@@ -180,14 +141,14 @@ static void emit_ppu(emitter *e, const npu_pool_desc *d) {
   put(e, NPU_PPU_MISC_CTRL, 1, F(PPU_MISC_CTRL, BURST_LEN), 3u);
 }
 
-static void emit_rdma(emitter *e, const npu_pool_desc *d) {
+static void emit_rdma(gen *e, const npu_pool_desc *d) {
   put(e, NPU_PPU_RDMA_CUBE_IN_WIDTH, 1,
       F(PPU_RDMA_CUBE_IN_WIDTH, CUBE_IN_WIDTH), U(d->in_w - 1));
   put(e, NPU_PPU_RDMA_CUBE_IN_HEIGHT, 1,
       F(PPU_RDMA_CUBE_IN_HEIGHT, CUBE_IN_HEIGHT), U(d->in_h - 1));
   put(e, NPU_PPU_RDMA_CUBE_IN_CHANNEL, 1,
       F(PPU_RDMA_CUBE_IN_CHANNEL, CUBE_IN_CHANNEL), U(d->c - 1));
-  put_addr(e, NPU_PPU_RDMA_SRC_BASE_ADDR, NPU_BUF_INPUT);
+  put_addr(e, NPU_PPU_RDMA_SRC_BASE_ADDR, NPU_BUF_INPUT, 0);
   put(e, NPU_PPU_RDMA_SRC_LINE_STRIDE, 1,
       F(PPU_RDMA_SRC_LINE_STRIDE, SRC_LINE_STRIDE), U(d->in_w));
   put(e, NPU_PPU_RDMA_SRC_SURF_STRIDE, 1,
@@ -201,7 +162,7 @@ bool npu_gen_pool(const npu_pool_desc *d, npu_stream *s, char *why, size_t n) {
   npu_pool_plan p;
   if (!npu_pool_plan_make(d, &p, why, n))
     return false;
-  emitter e = {s, -1};
+  gen e = {s, -1};
   /* Ping-pong pointers as for the DPU (0xe), then the blocks. */
   put(&e, NPU_PPU_S_POINTER, 3, F(PPU_S_POINTER, POINTER_PP_MODE), 1u,
       F(PPU_S_POINTER, EXECUTER_PP_EN), 1u, F(PPU_S_POINTER, POINTER_PP_EN),
@@ -212,16 +173,5 @@ bool npu_gen_pool(const npu_pool_desc *d, npu_stream *s, char *why, size_t n) {
   emit_ppu(&e, d);
   emit_rdma(&e, d);
   /* Trailer as for a conv; op-enable of the PPU and its reader only. */
-  push(&e, 0);
-  put(&e, NPU_PC_REGISTER_AMOUNTS, 0);
-  push(&e, npu_word(NPU_TARGET_PRE_OP_EN, 0, 0));
-  push(&e, npu_word(NPU_TARGET_OP_EN, NPU_EN_PPU | NPU_EN_PPU_RDMA,
-                    npu_regs[NPU_PC_OPERATION_ENABLE].offset));
-  if (e.bad_field >= 0)
-    return refuse(why, n, "value does not fit %s.%s",
-                  npu_regs[npu_fields[e.bad_field].reg].name,
-                  npu_fields[e.bad_field].name);
-  if (s->overflow)
-    return refuse(why, n, "command list longer than %d words", NPU_STREAM_MAX);
-  return true;
+  return finish(&e, NPU_EN_PPU | NPU_EN_PPU_RDMA, why, n);
 }
