@@ -83,8 +83,8 @@ bool npu_conv_plan_make(const npu_conv_desc *d, npu_conv_plan *p, char *why,
    * channels padded to 16, kernels to an even count), not the tensor's:
    * for 3 input channels the two differ five-fold. */
   size_t wbytes = per_kernel * (size_t)npu_kernels(d->out_c, d->depthwise);
-  if (!npu_plan_banks(p, entries_per_row(d->in_c, d->in_w), d->in_h, wbytes,
-                      "", why, n))
+  if (!npu_plan_banks(p, entries_per_row(d->in_c, d->in_w), d->in_h, wbytes, "",
+                      why, n))
     return false;
   int oc = npu_align(d->out_c < 32 ? 32 : d->out_c, 32);
   if (d->depthwise) {
@@ -96,8 +96,8 @@ bool npu_conv_plan_make(const npu_conv_desc *d, npu_conv_plan *p, char *why,
   /* Mesa allocates feature cubes with the channel groups doubled; keep
    * the slack so that its dumps compare byte for byte. */
   p->input_bytes = 2 * npu_feature_bytes(d->in_c, d->in_h, d->in_w, 1);
-  p->weight_bytes = npu_weight_buffer_bytes(d->out_c, d->in_c, d->k_h, d->k_w,
-                                            d->depthwise);
+  p->weight_bytes =
+      npu_weight_buffer_bytes(d->out_c, d->in_c, d->k_h, d->k_w, d->depthwise);
   p->bias_bytes = (size_t)d->out_c * 4;
   size_t out_cube = npu_feature_bytes(oc, d->out_h, d->out_w, 1);
   size_t mesa_out = 2 * npu_feature_bytes(d->out_c, d->out_h, d->out_w, 1);
@@ -151,13 +151,14 @@ bool npu_gen_conv(const npu_conv_desc *d, npu_stream *s, char *why, size_t n) {
   int out_atoms = d->out_w * d->out_h;
   uint32_t conv_mode = dw ? 3 : 0;
 
-  put(&g, NPU_CNA_CBUF_CON0, 2, F(CNA_CBUF_CON0, WEIGHT_BANK), U(p.weight_banks),
-      F(CNA_CBUF_CON0, DATA_BANK), U(p.data_banks));
+  put(&g, NPU_CNA_CBUF_CON0, 2, F(CNA_CBUF_CON0, WEIGHT_BANK),
+      U(p.weight_banks), F(CNA_CBUF_CON0, DATA_BANK), U(p.data_banks));
   put(&g, NPU_CNA_DCOMP_REGNUM, 0);
   put(&g, NPU_CNA_DCOMP_CTRL, 0);
   put(&g, NPU_CNA_CONV_CON1, 1, F(CNA_CONV_CON1, CONV_MODE), conv_mode);
   put(&g, NPU_DPU_S_POINTER, 3, F(DPU_S_POINTER, POINTER_PP_MODE), 1u,
-      F(DPU_S_POINTER, EXECUTER_PP_EN), 1u, F(DPU_S_POINTER, POINTER_PP_EN), 1u);
+      F(DPU_S_POINTER, EXECUTER_PP_EN), 1u, F(DPU_S_POINTER, POINTER_PP_EN),
+      1u);
   put(&g, NPU_DPU_RDMA_S_POINTER, 3, F(DPU_RDMA_S_POINTER, POINTER_PP_MODE), 1u,
       F(DPU_RDMA_S_POINTER, EXECUTER_PP_EN), 1u,
       F(DPU_RDMA_S_POINTER, POINTER_PP_EN), 1u);
@@ -182,8 +183,8 @@ bool npu_gen_conv(const npu_conv_desc *d, npu_stream *s, char *why, size_t n) {
   put(&g, NPU_CNA_WEIGHT_SIZE2, 3, F(CNA_WEIGHT_SIZE2, WEIGHT_WIDTH), U(d->k_w),
       F(CNA_WEIGHT_SIZE2, WEIGHT_HEIGHT), U(d->k_h),
       F(CNA_WEIGHT_SIZE2, WEIGHT_KERNELS), U(kernels));
-  put(&g, NPU_CNA_CBUF_CON0, 2, F(CNA_CBUF_CON0, WEIGHT_BANK), U(p.weight_banks),
-      F(CNA_CBUF_CON0, DATA_BANK), U(p.data_banks));
+  put(&g, NPU_CNA_CBUF_CON0, 2, F(CNA_CBUF_CON0, WEIGHT_BANK),
+      U(p.weight_banks), F(CNA_CBUF_CON0, DATA_BANK), U(p.data_banks));
   put(&g, NPU_CNA_CBUF_CON1, 1, F(CNA_CBUF_CON1, DATA_ENTRIES),
       U(p.data_entries));
   put(&g, NPU_CNA_CVT_CON0, 3, F(CNA_CVT_CON0, DATA_SIGN), 1u,
@@ -241,7 +242,8 @@ bool npu_gen_conv(const npu_conv_desc *d, npu_stream *s, char *why, size_t n) {
       U(d->out_h - 1));
   put(&g, NPU_DPU_DATA_CUBE_NOTCH_ADDR, 0);
   put(&g, NPU_DPU_DATA_CUBE_CHANNEL, 2, F(DPU_DATA_CUBE_CHANNEL, ORIG_CHANNEL),
-      U(d->out_c - 1), F(DPU_DATA_CUBE_CHANNEL, CHANNEL), U(p.out_channels - 1));
+      U(d->out_c - 1), F(DPU_DATA_CUBE_CHANNEL, CHANNEL),
+      U(p.out_channels - 1));
   /* Bias: per-channel add from BRDMA; multiplier and ReLU bypassed. */
   put(&g, NPU_DPU_BS_CFG, 4, F(DPU_BS_CFG, BS_ALU_ALGO), 2u,
       F(DPU_BS_CFG, BS_ALU_SRC), 1u, F(DPU_BS_CFG, BS_RELU_BYPASS), 1u,
@@ -268,8 +270,8 @@ bool npu_gen_conv(const npu_conv_desc *d, npu_stream *s, char *why, size_t n) {
       F(DPU_EW_CFG, EW_OP_CVT_BYPASS), 1u, F(DPU_EW_CFG, EW_LUT_BYPASS), 1u,
       F(DPU_EW_CFG, EW_OP_BYPASS), 1u, F(DPU_EW_CFG, EW_BYPASS), 1u);
   put(&g, NPU_DPU_EW_CVT_OFFSET_VALUE, 0);
-  put(&g, NPU_DPU_EW_CVT_SCALE_VALUE, 1, F(DPU_EW_CVT_SCALE_VALUE,
-                                           EW_OP_CVT_SCALE), 1u);
+  put(&g, NPU_DPU_EW_CVT_SCALE_VALUE, 1,
+      F(DPU_EW_CVT_SCALE_VALUE, EW_OP_CVT_SCALE), 1u);
   put(&g, NPU_DPU_EW_RELUX_CMP_VALUE, 0);
   put(&g, NPU_DPU_OUT_CVT_OFFSET, 1, F(DPU_OUT_CVT_OFFSET, OUT_CVT_OFFSET),
       U(d->y_zp));
@@ -288,8 +290,8 @@ bool npu_gen_conv(const npu_conv_desc *d, npu_stream *s, char *why, size_t n) {
 
   put(&g, NPU_DPU_RDMA_DATA_CUBE_WIDTH, 1, F(DPU_RDMA_DATA_CUBE_WIDTH, WIDTH),
       U(d->out_w - 1));
-  put(&g, NPU_DPU_RDMA_DATA_CUBE_HEIGHT, 1, F(DPU_RDMA_DATA_CUBE_HEIGHT, HEIGHT),
-      U(d->out_h - 1));
+  put(&g, NPU_DPU_RDMA_DATA_CUBE_HEIGHT, 1,
+      F(DPU_RDMA_DATA_CUBE_HEIGHT, HEIGHT), U(d->out_h - 1));
   put(&g, NPU_DPU_RDMA_DATA_CUBE_CHANNEL, 1,
       F(DPU_RDMA_DATA_CUBE_CHANNEL, CHANNEL), U(p.out_channels - 1));
   put(&g, NPU_DPU_RDMA_SRC_BASE_ADDR, 0); /* MRDMA disabled below */
@@ -326,8 +328,7 @@ void npu_stream_patch(npu_stream *s, const uint32_t iova[NPU_BUF_COUNT]) {
   for (int i = 0; i < s->reloc_count; i++) {
     const npu_reloc *r = &s->relocs[i];
     uint64_t w = s->words[r->word];
-    s->words[r->word] = npu_word(npu_word_target(w),
-                                 iova[r->buffer] + r->offset,
-                                 npu_word_offset(w));
+    s->words[r->word] = npu_word(
+        npu_word_target(w), iova[r->buffer] + r->offset, npu_word_offset(w));
   }
 }

@@ -32,11 +32,11 @@ typedef struct npu_conv_desc {
   int k_h, k_w, stride_y, stride_x;
   int pad_top, pad_left; /* bottom/right follow from the output size */
   bool depthwise;
-  int32_t x_zp;  /* input zero point = pad value */
-  int32_t w_zp;  /* weight zero point (BS_OW_OP = -w_zp) */
-  int32_t y_zp;  /* output zero point (OUT_CVT_OFFSET) */
-  float multiplier; /* (sx * sw) / sy in fp32 */
-  int truncate_bits; /* CORE_CLIP_TRUNCATE; bias divided accordingly */
+  int32_t x_zp;            /* input zero point = pad value */
+  int32_t w_zp;            /* weight zero point (BS_OW_OP = -w_zp) */
+  int32_t y_zp;            /* output zero point (OUT_CVT_OFFSET) */
+  float multiplier;        /* (sx * sw) / sy in fp32 */
+  int truncate_bits;       /* CORE_CLIP_TRUNCATE; bias divided accordingly */
   npu_precision precision; /* NPU_PREC_INT8 unless set */
 } npu_conv_desc;
 
@@ -49,9 +49,9 @@ typedef enum npu_buffer {
 } npu_buffer;
 
 typedef struct npu_reloc {
-  int word;          /* index of the word whose value is an address */
+  int word; /* index of the word whose value is an address */
   npu_buffer buffer;
-  uint32_t offset;   /* added to the buffer's IOVA */
+  uint32_t offset; /* added to the buffer's IOVA */
 } npu_reloc;
 
 #define NPU_STREAM_MAX 192
@@ -82,8 +82,8 @@ typedef struct npu_conv_plan {
   npu_misfit misfit; /* NPU_FITS when npu_conv_plan_make succeeded */
   /* Banks the CNA is given; on NPU_MISFIT_BANKS, the banks needed. */
   int data_banks, weight_banks;
-  int data_entries;    /* CNA_CBUF_CON1 */
-  int out_channels;    /* channels the CORE/DPU produce (padded) */
+  int data_entries; /* CNA_CBUF_CON1 */
+  int out_channels; /* channels the CORE/DPU produce (padded) */
   size_t input_bytes, weight_bytes, bias_bytes, output_bytes; /* buffers */
 } npu_conv_plan;
 
@@ -118,8 +118,8 @@ bool npu_plan_banks(npu_conv_plan *p, int entries_per_row, int in_h,
                     size_t wbytes, const char *what, char *why,
                     size_t why_size);
 
-bool npu_conv_plan_make_f16(const npu_conv_desc *d, npu_conv_plan *p,
-                            char *why, size_t why_size);
+bool npu_conv_plan_make_f16(const npu_conv_desc *d, npu_conv_plan *p, char *why,
+                            size_t why_size);
 bool npu_gen_conv_f16(const npu_conv_desc *d, npu_stream *s, char *why,
                       size_t why_size);
 

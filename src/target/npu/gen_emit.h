@@ -1,7 +1,7 @@
 /* The emitter shared by the command-list generators (gen.c: int8,
- * gen_f16.c: fp16, gen_ppu.c: pooling): words are appended to an npu_stream, every value is
- * built through the field packers of regs.h, and the first field that
- * overflows is remembered so that the generator can name it. */
+ * gen_f16.c: fp16, gen_ppu.c: pooling): words are appended to an npu_stream,
+ * every value is built through the field packers of regs.h, and the first field
+ * that overflows is remembered so that the generator can name it. */
 #ifndef DG_NPU_GEN_EMIT_H
 #define DG_NPU_GEN_EMIT_H
 

@@ -2,8 +2,8 @@
 #include "sim.h"
 
 #include "decode.h"
-#include "sim_ppu.h"
 #include "sim_internal.h"
+#include "sim_ppu.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,7 +12,7 @@
 
 #define R(reg, field) npu_rf(rf, NPU_##reg##__##field)
 
-static int fail(char *err, size_t n, const char *fmt, ...) {
+int npu_sim_fail(char *err, size_t n, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(err, n, fmt, ap);
@@ -20,9 +20,8 @@ static int fail(char *err, size_t n, const char *fmt, ...) {
   return -1;
 }
 
-/* The buffer holding [addr, addr+len), or NULL. */
-static npu_sim_buffer *find(const npu_sim_job *job, uint32_t addr,
-                            size_t len) {
+npu_sim_buffer *npu_sim_find(const npu_sim_job *job, uint32_t addr,
+                             size_t len) {
   for (int i = 0; i < job->buffer_count; i++) {
     npu_sim_buffer *b = &job->buffers[i];
     if (addr >= b->iova && addr - b->iova <= b->size &&
@@ -49,7 +48,7 @@ static int64_t round_shift(int64_t v, unsigned sh, npu_round mode) {
 }
 
 typedef struct conv_cfg {
-  int c, h, w, c16, oh, ow, oc, oc_real, kh, kw, sx, sy, pt, pl, kernels;
+  npu_sim_geom g; /* cpad: input channels padded to 16 */
   bool dw;
   uint32_t pad_value; /* CNA_PAD_CON1 as written: see pad_lane */
   int32_t ow_op, out_offset;
@@ -60,33 +59,12 @@ typedef struct conv_cfg {
   uint32_t out_surf; /* bytes between output channel groups */
 } conv_cfg;
 
-/* Static checks of a decoded conv list against the job's buffers. */
-static int validate(const npu_sim_job *job, const npu_regfile *rf,
-                    conv_cfg *k, char *err, size_t n) {
-  uint32_t need = NPU_EN_CNA | NPU_EN_CORE | NPU_EN_DPU | NPU_EN_DPU_RDMA;
-  if ((rf->op_en & need) != need || (rf->op_en & (NPU_EN_PPU | NPU_EN_PPU_RDMA)))
-    return fail(err, n, "op-enable 0x%x: only CNA+CORE+DPU+DPU_RDMA modelled",
-                rf->op_en);
-  if (R(CNA_CONV_CON1, IN_PRECISION) || R(CNA_CONV_CON1, PROC_PRECISION) ||
-      R(CORE_MISC_CFG, PROC_PRECISION) || rf->value[NPU_DPU_DATA_FORMAT])
-    return fail(err, n, "only int8 in and out is modelled");
-  if (R(CNA_CONV_CON1, ARGB_IN) || R(CNA_CONV_CON1, NONALIGN_DMA) ||
-      R(CNA_CONV_CON1, DECONV) || rf->value[NPU_CNA_CONV_CON3] >> 6)
-    return fail(err, n, "ARGB, non-aligned, deconvolution or dilation mode");
-  uint32_t mode = R(CNA_CONV_CON1, CONV_MODE);
-  if (mode != 0 && mode != 3)
-    return fail(err, n, "CNA conv mode %u not modelled", mode);
-  k->dw = mode == 3;
-  if (k->dw != (bool)R(CORE_MISC_CFG, DW_EN) ||
-      (k->dw ? 3u : 0u) != R(DPU_FEATURE_MODE_CFG, CONV_MODE) ||
-      (k->dw ? 3u : 0u) != R(DPU_RDMA_FEATURE_MODE_CFG, CONV_MODE))
-    return fail(err, n, "depthwise mode differs between CNA, CORE and DPU");
-  if (!R(CORE_MISC_CFG, QD_EN) || R(DPU_FEATURE_MODE_CFG, OUTPUT_MODE) != 2)
-    return fail(err, n, "only quantised output written to memory modelled");
+int npu_sim_geom_read(const npu_regfile *rf, int atom, npu_sim_geom *k,
+                      char *err, size_t n) {
   k->w = (int)R(CNA_DATA_SIZE0, DATAIN_WIDTH);
   k->h = (int)R(CNA_DATA_SIZE0, DATAIN_HEIGHT);
   k->c = (int)R(CNA_DATA_SIZE1, DATAIN_CHANNEL_REAL) + 1;
-  k->c16 = (int)R(CNA_DATA_SIZE1, DATAIN_CHANNEL);
+  k->cpad = (int)R(CNA_DATA_SIZE1, DATAIN_CHANNEL);
   k->ow = (int)R(CORE_DATAOUT_SIZE_0, DATAOUT_WIDTH) + 1;
   k->oh = (int)R(CORE_DATAOUT_SIZE_0, DATAOUT_HEIGHT) + 1;
   k->oc = (int)R(CORE_DATAOUT_SIZE_1, DATAOUT_CHANNEL) + 1;
@@ -98,12 +76,14 @@ static int validate(const npu_sim_job *job, const npu_regfile *rf,
   k->sy = (int)R(CNA_CONV_CON3, CONV_Y_STRIDE);
   k->pl = (int)R(CNA_PAD_CON0, PAD_LEFT);
   k->pt = (int)R(CNA_PAD_CON0, PAD_TOP);
-  if (k->w < 1 || k->h < 1 || k->c16 < k->c || k->c16 % 16 || k->kw < 1 ||
+  if (k->w < 1 || k->h < 1 || k->cpad < k->c || k->cpad % atom || k->kw < 1 ||
       k->kh < 1 || k->sx < 1 || k->sy < 1 || k->kernels < 1)
-    return fail(err, n, "empty or inconsistent CNA sizes");
-  if (k->dw ? (k->kernels != 1 || k->oc_real != k->c) : k->kernels < k->oc_real)
-    return fail(err, n, "weight kernels %d do not cover %d output channels",
-                k->kernels, k->oc_real);
+    return npu_sim_fail(err, n, "empty or inconsistent CNA sizes");
+  return 0;
+}
+
+int npu_sim_geom_check(const npu_regfile *rf, const npu_sim_geom *k, char *err,
+                       size_t n) {
   if ((int)R(CNA_DATA_SIZE2, DATAOUT_WIDTH) != k->ow ||
       (int)R(CNA_DATA_SIZE3, DATAOUT_ATOMICS) != k->ow * k->oh ||
       (int)R(DPU_DATA_CUBE_WIDTH, WIDTH) + 1 != k->ow ||
@@ -115,37 +95,81 @@ static int validate(const npu_sim_job *job, const npu_regfile *rf,
       (int)R(DPU_RDMA_DATA_CUBE_WIDTH, WIDTH) + 1 != k->ow ||
       (int)R(DPU_RDMA_DATA_CUBE_HEIGHT, HEIGHT) + 1 != k->oh ||
       (int)R(DPU_RDMA_DATA_CUBE_CHANNEL, CHANNEL) + 1 != k->oc)
-    return fail(err, n, "output sizes differ between CNA, CORE, DPU and RDMA");
+    return npu_sim_fail(err, n,
+                        "output sizes differ between CNA, CORE, DPU and RDMA");
   if ((k->ow - 1) * k->sx + k->kw > k->w + k->pl + 15 ||
       (k->oh - 1) * k->sy + k->kh > k->h + k->pt + 15)
-    return fail(err, n, "output larger than the padded input");
+    return npu_sim_fail(err, n, "output larger than the padded input");
+  return 0;
+}
+
+/* Static checks of a decoded conv list against the job's buffers. */
+static int validate(const npu_sim_job *job, const npu_regfile *rf, conv_cfg *k,
+                    char *err, size_t n) {
+  uint32_t need = NPU_EN_CNA | NPU_EN_CORE | NPU_EN_DPU | NPU_EN_DPU_RDMA;
+  if ((rf->op_en & need) != need ||
+      (rf->op_en & (NPU_EN_PPU | NPU_EN_PPU_RDMA)))
+    return npu_sim_fail(err, n,
+                        "op-enable 0x%x: only CNA+CORE+DPU+DPU_RDMA modelled",
+                        rf->op_en);
+  if (R(CNA_CONV_CON1, IN_PRECISION) || R(CNA_CONV_CON1, PROC_PRECISION) ||
+      R(CORE_MISC_CFG, PROC_PRECISION) || rf->value[NPU_DPU_DATA_FORMAT])
+    return npu_sim_fail(err, n, "only int8 in and out is modelled");
+  if (R(CNA_CONV_CON1, ARGB_IN) || R(CNA_CONV_CON1, NONALIGN_DMA) ||
+      R(CNA_CONV_CON1, DECONV) || rf->value[NPU_CNA_CONV_CON3] >> 6)
+    return npu_sim_fail(err, n,
+                        "ARGB, non-aligned, deconvolution or dilation mode");
+  uint32_t mode = R(CNA_CONV_CON1, CONV_MODE);
+  if (mode != 0 && mode != 3)
+    return npu_sim_fail(err, n, "CNA conv mode %u not modelled", mode);
+  k->dw = mode == 3;
+  if (k->dw != (bool)R(CORE_MISC_CFG, DW_EN) ||
+      (k->dw ? 3u : 0u) != R(DPU_FEATURE_MODE_CFG, CONV_MODE) ||
+      (k->dw ? 3u : 0u) != R(DPU_RDMA_FEATURE_MODE_CFG, CONV_MODE))
+    return npu_sim_fail(err, n,
+                        "depthwise mode differs between CNA, CORE and DPU");
+  if (!R(CORE_MISC_CFG, QD_EN) || R(DPU_FEATURE_MODE_CFG, OUTPUT_MODE) != 2)
+    return npu_sim_fail(err, n,
+                        "only quantised output written to memory modelled");
+  if (npu_sim_geom_read(rf, 16, &k->g, err, n))
+    return -1;
+  if (k->dw ? (k->g.kernels != 1 || k->g.oc_real != k->g.c)
+            : k->g.kernels < k->g.oc_real)
+    return npu_sim_fail(err, n,
+                        "weight kernels %d do not cover %d output channels",
+                        k->g.kernels, k->g.oc_real);
+  if (npu_sim_geom_check(rf, &k->g, err, n))
+    return -1;
   /* CBUF budget: 12 banks of 256 entries of 128 bytes. */
   uint32_t dbanks = R(CNA_CBUF_CON0, DATA_BANK),
            wbanks = R(CNA_CBUF_CON0, WEIGHT_BANK);
   uint32_t entries = R(CNA_CBUF_CON1, DATA_ENTRIES);
   uint32_t wbytes = rf->value[NPU_CNA_WEIGHT_SIZE0];
   if (dbanks + wbanks > 12 || !dbanks || !wbanks)
-    return fail(err, n, "CBUF banks %u data + %u weight (12 exist)", dbanks,
-                wbanks);
-  if (entries * (uint32_t)k->h > dbanks * 256)
-    return fail(err, n, "input needs %u CBUF entries, %u data banks hold %u",
-                entries * k->h, dbanks, dbanks * 256);
+    return npu_sim_fail(err, n, "CBUF banks %u data + %u weight (12 exist)",
+                        dbanks, wbanks);
+  if (entries * (uint32_t)k->g.h > dbanks * 256)
+    return npu_sim_fail(err, n,
+                        "input needs %u CBUF entries, %u data banks hold %u",
+                        entries * k->g.h, dbanks, dbanks * 256);
   if (wbytes > wbanks * 32768u ||
       R(CNA_WEIGHT_SIZE1, WEIGHT_BYTES_PER_KERNEL) > 32768u)
-    return fail(err, n, "weights (%u bytes) exceed %u weight banks", wbytes,
-                wbanks);
+    return npu_sim_fail(err, n, "weights (%u bytes) exceed %u weight banks",
+                        wbytes, wbanks);
   /* Only the configurations of the validated recipe. */
-  int surf = k->w * (k->h - 4);
-  if ((int)entries != (k->w * 2 * (k->c16 / 16) + 7) / 8 ||
-      (int)R(CNA_DMA_CON1, LINE_STRIDE) != k->w * 4 ||
+  int surf = k->g.w * (k->g.h - 4);
+  if ((int)entries != (k->g.w * 2 * (k->g.cpad / 16) + 7) / 8 ||
+      (int)R(CNA_DMA_CON1, LINE_STRIDE) != k->g.w * 4 ||
       (int)R(CNA_DMA_CON2, SURF_STRIDE) != (surf < 0 ? 0 : surf) ||
-      (int)R(DPU_DST_SURF_STRIDE, DST_SURF_STRIDE) != k->ow * k->oh ||
-      (int)R(DPU_SURFACE_ADD, SURF_ADD) != k->ow * k->oh * 2 * (k->dw ? 2 : 1) ||
+      (int)R(DPU_DST_SURF_STRIDE, DST_SURF_STRIDE) != k->g.ow * k->g.oh ||
+      (int)R(DPU_SURFACE_ADD, SURF_ADD) !=
+          k->g.ow * k->g.oh * 2 * (k->dw ? 2 : 1) ||
       rf->value[NPU_CNA_WEIGHT_SIZE0] !=
-          (uint32_t)(k->kw * k->kh * k->c16 * k->kernels) ||
+          (uint32_t)(k->g.kw * k->g.kh * k->g.cpad * k->g.kernels) ||
       R(CNA_WEIGHT_SIZE1, WEIGHT_BYTES_PER_KERNEL) !=
-          (uint32_t)(k->kw * k->kh * k->c16))
-    return fail(err, n, "entries, strides or sizes outside the modelled recipe");
+          (uint32_t)(k->g.kw * k->g.kh * k->g.cpad))
+    return npu_sim_fail(
+        err, n, "entries, strides or sizes outside the modelled recipe");
   if (R(DPU_BS_CFG, BS_BYPASS) || R(DPU_BS_CFG, BS_ALU_BYPASS) ||
       R(DPU_BS_CFG, BS_ALU_ALGO) != 2 || !R(DPU_BS_CFG, BS_ALU_SRC) ||
       !R(DPU_BS_CFG, BS_MUL_BYPASS) || !R(DPU_BS_CFG, BS_RELU_BYPASS) ||
@@ -154,7 +178,8 @@ static int validate(const npu_sim_job *job, const npu_regfile *rf,
       !R(DPU_RDMA_ERDMA_CFG, ERDMA_DISABLE) ||
       !R(DPU_RDMA_FEATURE_MODE_CFG, MRDMA_DISABLE) ||
       R(DPU_RDMA_NRDMA_CFG, NRDMA_DATA_USE))
-    return fail(err, n, "DPU stages other than bias add + OUT_CVT not modelled");
+    return npu_sim_fail(
+        err, n, "DPU stages other than bias add + OUT_CVT not modelled");
   /* Addresses: 16-byte aligned and inside the job's buffers (only those of
    * enabled readers: a disabled reader's address may be 0, and 0 is also a
    * valid IOVA, so nothing is inferred from the value itself). */
@@ -163,28 +188,31 @@ static int validate(const npu_sim_job *job, const npu_regfile *rf,
            a_bs = rf->value[NPU_DPU_RDMA_BS_BASE_ADDR],
            a_out = rf->value[NPU_DPU_DST_BASE_ADDR];
   if ((a_in | a_wt | a_bs | a_out) & 15)
-    return fail(err, n, "a base address is not 16-byte aligned");
-  size_t in_len = (size_t)(k->c16 / 16) * k->h * k->w * 16;
-  k->out_surf = (uint32_t)k->ow * k->oh * 16;
-  size_t out_len = (size_t)((k->oc + 15) / 16) * k->out_surf;
+    return npu_sim_fail(err, n, "a base address is not 16-byte aligned");
+  size_t in_len = (size_t)(k->g.cpad / 16) * k->g.h * k->g.w * 16;
+  k->out_surf = (uint32_t)k->g.ow * k->g.oh * 16;
+  size_t out_len = (size_t)((k->g.oc + 15) / 16) * k->out_surf;
   npu_sim_buffer *b;
-  if (!(b = find(job, a_in, in_len)))
-    return fail(err, n, "input [0x%x, +%zu) outside every buffer", a_in, in_len);
+  if (!(b = npu_sim_find(job, a_in, in_len)))
+    return npu_sim_fail(err, n, "input [0x%x, +%zu) outside every buffer", a_in,
+                        in_len);
   k->in = b->data + (a_in - b->iova);
-  if (!(b = find(job, a_wt, wbytes)))
-    return fail(err, n, "weights [0x%x, +%u) outside every buffer", a_wt, wbytes);
+  if (!(b = npu_sim_find(job, a_wt, wbytes)))
+    return npu_sim_fail(err, n, "weights [0x%x, +%u) outside every buffer",
+                        a_wt, wbytes);
   k->wt = b->data + (a_wt - b->iova);
   /* BRDMA reads one int32 per real output channel [inference]. */
-  if (!(b = find(job, a_bs, (size_t)k->oc_real * 4)))
-    return fail(err, n, "bias [0x%x, +%d) outside every buffer", a_bs,
-                k->oc_real * 4);
+  if (!(b = npu_sim_find(job, a_bs, (size_t)k->g.oc_real * 4)))
+    return npu_sim_fail(err, n, "bias [0x%x, +%d) outside every buffer", a_bs,
+                        k->g.oc_real * 4);
   k->bias = b->data + (a_bs - b->iova);
-  if (!(b = find(job, a_out, out_len)))
-    return fail(err, n, "output [0x%x, +%zu) outside every buffer", a_out,
-                out_len);
+  if (!(b = npu_sim_find(job, a_out, out_len)))
+    return npu_sim_fail(err, n, "output [0x%x, +%zu) outside every buffer",
+                        a_out, out_len);
   if (!b->is_output)
-    return fail(err, n, "output written into buffer '%s' not listed as output",
-                b->name ? b->name : "?");
+    return npu_sim_fail(err, n,
+                        "output written into buffer '%s' not listed as output",
+                        b->name ? b->name : "?");
   k->out = b->data + (a_out - b->iova);
   k->pad_value = rf->value[NPU_CNA_PAD_CON1];
   k->ow_op = (int16_t)R(DPU_BS_OW_OP, OW_OP);
@@ -193,7 +221,7 @@ static int validate(const npu_sim_job *job, const npu_regfile *rf,
   k->cvt_scale = R(DPU_OUT_CVT_SCALE, OUT_CVT_SCALE);
   k->cvt_shift = R(DPU_OUT_CVT_SHIFT, OUT_CVT_SHIFT);
   if (k->cvt_shift > 62)
-    return fail(err, n, "OUT_CVT_SHIFT %u too large", k->cvt_shift);
+    return npu_sim_fail(err, n, "OUT_CVT_SHIFT %u too large", k->cvt_shift);
   return 0;
 }
 
@@ -202,11 +230,14 @@ static int validate(const npu_sim_job *job, const npu_regfile *rf,
  * [ky][kx][kernel][channel] within the group. */
 static size_t weight_at(const conv_cfg *k, int kern, int ch, int ky, int kx) {
   int group = k->dw ? 64 : 32;
-  int k1 = kern / 32 * 32, kn = k->kernels - k1 < 32 ? k->kernels - k1 : 32;
-  size_t off = (size_t)k1 * k->kh * k->kw * k->c16; /* earlier kernel groups */
-  int c1 = ch / group * group, cn = k->c16 - c1 < group ? k->c16 - c1 : group;
-  off += (size_t)c1 * k->kh * k->kw * kn;
-  return off + (((size_t)ky * k->kw + kx) * kn + (kern - k1)) * cn + (ch - c1);
+  int k1 = kern / 32 * 32, kn = k->g.kernels - k1 < 32 ? k->g.kernels - k1 : 32;
+  size_t off =
+      (size_t)k1 * k->g.kh * k->g.kw * k->g.cpad; /* earlier kernel groups */
+  int c1 = ch / group * group,
+      cn = k->g.cpad - c1 < group ? k->g.cpad - c1 : group;
+  off += (size_t)c1 * k->g.kh * k->g.kw * kn;
+  return off + (((size_t)ky * k->g.kw + kx) * kn + (kern - k1)) * cn +
+         (ch - c1);
 }
 
 /* The value a padded pixel holds in channel lane ch. Lanes 0..31 of each
@@ -224,14 +255,14 @@ static int8_t pad_lane(const conv_cfg *k, int ch) {
 
 /* Sum over one output's window of x * w and of x (for OW_OP). wk holds
  * the kernel's weights as [ky][kx][channel] (gathered once per kernel). */
-static void window(const conv_cfg *k, const int8_t *wk, int c0, int c1,
-                   int oy, int ox, int64_t *acc, int64_t *xsum) {
+static void window(const conv_cfg *k, const int8_t *wk, int c0, int c1, int oy,
+                   int ox, int64_t *acc, int64_t *xsum) {
   int64_t a = 0, s = 0;
-  for (int ky = 0; ky < k->kh; ky++)
-    for (int kx = 0; kx < k->kw; kx++) {
-      int iy = oy * k->sy + ky - k->pt, ix = ox * k->sx + kx - k->pl;
-      const int8_t *w = wk + ((size_t)ky * k->kw + kx) * k->c16;
-      if (iy < 0 || iy >= k->h || ix < 0 || ix >= k->w) {
+  for (int ky = 0; ky < k->g.kh; ky++)
+    for (int kx = 0; kx < k->g.kw; kx++) {
+      int iy = oy * k->g.sy + ky - k->g.pt, ix = ox * k->g.sx + kx - k->g.pl;
+      const int8_t *w = wk + ((size_t)ky * k->g.kw + kx) * k->g.cpad;
+      if (iy < 0 || iy >= k->g.h || ix < 0 || ix >= k->g.w) {
         for (int ch = c0; ch < c1; ch++) {
           int8_t x = pad_lane(k, ch);
           a += (int32_t)x * w[ch];
@@ -240,8 +271,9 @@ static void window(const conv_cfg *k, const int8_t *wk, int c0, int c1,
         continue;
       }
       /* Channel ch of this pixel: group ch/16, lane ch%16 (input_at). */
-      const int8_t *px = (const int8_t *)k->in + ((size_t)iy * k->w + ix) * 16;
-      size_t group = (size_t)k->h * k->w * 16;
+      const int8_t *px =
+          (const int8_t *)k->in + ((size_t)iy * k->g.w + ix) * 16;
+      size_t group = (size_t)k->g.h * k->g.w * 16;
       for (int ch = c0; ch < c1; ch++) {
         int8_t x = px[(size_t)(ch >> 4) * group + (ch & 15)];
         a += (int32_t)x * w[ch];
@@ -252,16 +284,16 @@ static void window(const conv_cfg *k, const int8_t *wk, int c0, int c1,
 }
 
 static void execute(const conv_cfg *k, npu_round mode, int8_t *wk) {
-  for (int o = 0; o < k->oc; o++) {
+  for (int o = 0; o < k->g.oc; o++) {
     /* Channels past the real ones produce no data we model: the
      * bias-free, weight-free result is written [inference]. */
-    bool real = o < k->oc_real;
-    int c0 = k->dw ? o : 0, c1 = k->dw ? o + 1 : k->c16;
+    bool real = o < k->g.oc_real;
+    int c0 = k->dw ? o : 0, c1 = k->dw ? o + 1 : k->g.cpad;
     if (real)
-      for (int ky = 0; ky < k->kh; ky++)
-        for (int kx = 0; kx < k->kw; kx++)
+      for (int ky = 0; ky < k->g.kh; ky++)
+        for (int kx = 0; kx < k->g.kw; kx++)
           for (int ch = c0; ch < c1; ch++)
-            wk[((size_t)ky * k->kw + kx) * k->c16 + ch] =
+            wk[((size_t)ky * k->g.kw + kx) * k->g.cpad + ch] =
                 (int8_t)k->wt[weight_at(k, k->dw ? 0 : o, ch, ky, kx)];
     int32_t bias = 0;
     if (real) {
@@ -269,8 +301,8 @@ static void execute(const conv_cfg *k, npu_round mode, int8_t *wk) {
       bias = (int32_t)((uint32_t)bp[0] | (uint32_t)bp[1] << 8 |
                        (uint32_t)bp[2] << 16 | (uint32_t)bp[3] << 24);
     }
-    for (int oy = 0; oy < k->oh; oy++)
-      for (int ox = 0; ox < k->ow; ox++) {
+    for (int oy = 0; oy < k->g.oh; oy++)
+      for (int ox = 0; ox < k->g.ow; ox++) {
         int64_t acc = 0, xsum = 0;
         if (real)
           window(k, wk, c0, c1, oy, ox, &acc, &xsum);
@@ -282,11 +314,12 @@ static void execute(const conv_cfg *k, npu_round mode, int8_t *wk) {
           acc = INT32_MAX; /* the CACC -> DPU path is 32 bits wide */
         if (acc < INT32_MIN)
           acc = INT32_MIN;
-        int64_t y = round_shift(acc * (int64_t)k->cvt_scale, k->cvt_shift, mode) +
-                    k->out_offset;
+        int64_t y =
+            round_shift(acc * (int64_t)k->cvt_scale, k->cvt_shift, mode) +
+            k->out_offset;
         y = y < -128 ? -128 : (y > 127 ? 127 : y);
         k->out[(size_t)(o / 16) * k->out_surf +
-               ((size_t)oy * k->ow + ox) * 16 + o % 16] = (uint8_t)(int8_t)y;
+               ((size_t)oy * k->g.ow + ox) * 16 + o % 16] = (uint8_t)(int8_t)y;
       }
   }
 }
@@ -294,7 +327,7 @@ static void execute(const conv_cfg *k, npu_round mode, int8_t *wk) {
 static int decode_run(const npu_sim_job *job, bool run, char *err, size_t n) {
   npu_regfile *rf = malloc(sizeof *rf);
   if (!rf)
-    return fail(err, n, "out of memory");
+    return npu_sim_fail(err, n, "out of memory");
   int rc = npu_decode(job->words, job->word_count, rf, err, n);
   if (!rc && (rf->op_en & (NPU_EN_PPU | NPU_EN_PPU_RDMA))) {
     rc = npu_sim_ppu(job, rf, run, err, n); /* a pooling task */
@@ -311,20 +344,15 @@ static int decode_run(const npu_sim_job *job, bool run, char *err, size_t n) {
     rc = validate(job, rf, &k, err, n);
   int8_t *wk = NULL;
   if (!rc && run) {
-    wk = malloc((size_t)k.kh * k.kw * k.c16);
+    wk = malloc((size_t)k.g.kh * k.g.kw * k.g.cpad);
     if (!wk)
-      rc = fail(err, n, "out of memory");
+      rc = npu_sim_fail(err, n, "out of memory");
     else
       execute(&k, job->round, wk);
   }
   free(wk);
   free(rf);
   return rc;
-}
-
-npu_sim_buffer *npu_sim_find(const npu_sim_job *job, uint32_t addr,
-                             size_t len) {
-  return find(job, addr, len);
 }
 
 int npu_sim_run(const npu_sim_job *job, char *err, size_t n) {

@@ -6,22 +6,12 @@
 
 #include "../../graph/session.h" /* dg_f16_to_f32, dg_f32_to_f16 */
 
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #define R(reg, field) npu_rf(rf, NPU_##reg##__##field)
 
-static int fail(char *err, size_t n, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, n, fmt, ap);
-  va_end(ap);
-  return -1;
-}
-
 typedef struct f16_cfg {
-  int c, c8, h, w, oh, ow, oc, oc_real, kernels, kh, kw, sx, sy, pt, pl;
+  npu_sim_geom g; /* cpad: input channels padded to 8 */
   uint16_t pad;
   const uint8_t *in, *wt;
   uint8_t *out;
@@ -32,86 +22,60 @@ static int check_modes(const npu_regfile *rf, char *err, size_t n) {
   uint32_t need = NPU_EN_CNA | NPU_EN_CORE | NPU_EN_DPU | NPU_EN_DPU_RDMA;
   if ((rf->op_en & need) != need ||
       (rf->op_en & (NPU_EN_PPU | NPU_EN_PPU_RDMA)))
-    return fail(err, n, "op-enable 0x%x: only CNA+CORE+DPU+DPU_RDMA modelled",
-                rf->op_en);
+    return npu_sim_fail(err, n,
+                        "op-enable 0x%x: only CNA+CORE+DPU+DPU_RDMA modelled",
+                        rf->op_en);
   if (R(CNA_CONV_CON1, IN_PRECISION) != 2 ||
       R(CNA_CONV_CON1, PROC_PRECISION) != 2 ||
       R(CORE_MISC_CFG, PROC_PRECISION) != 2 ||
       R(DPU_DATA_FORMAT, IN_PRECISION) != 2 ||
       R(DPU_DATA_FORMAT, PROC_PRECISION) != 2 ||
       R(DPU_DATA_FORMAT, OUT_PRECISION) != 2)
-    return fail(err, n,
-                "fp16: CNA, CORE and DPU must all be fp16 (mixed "
-                "precisions are not modelled)");
+    return npu_sim_fail(err, n,
+                        "fp16: CNA, CORE and DPU must all be fp16 (mixed "
+                        "precisions are not modelled)");
   if (R(CNA_CONV_CON1, ARGB_IN) || R(CNA_CONV_CON1, NONALIGN_DMA) ||
       R(CNA_CONV_CON1, DECONV) || rf->value[NPU_CNA_CONV_CON3] >> 6)
-    return fail(err, n, "ARGB, non-aligned, deconvolution or dilation mode");
+    return npu_sim_fail(err, n,
+                        "ARGB, non-aligned, deconvolution or dilation mode");
   if (R(CNA_CONV_CON1, CONV_MODE) || R(CORE_MISC_CFG, DW_EN) ||
       R(DPU_FEATURE_MODE_CFG, CONV_MODE) ||
       R(DPU_RDMA_FEATURE_MODE_CFG, CONV_MODE))
-    return fail(err, n, "fp16: only direct convolution is modelled");
+    return npu_sim_fail(err, n, "fp16: only direct convolution is modelled");
   if (R(CORE_MISC_CFG, QD_EN) || R(CORE_CLIP_TRUNCATE, CLIP_TRUNCATE) ||
       R(DPU_FEATURE_MODE_CFG, OUTPUT_MODE) != 2)
-    return fail(err, n,
-                "fp16: only the raw accumulator (QD_EN 0, no "
-                "truncation) written to memory is modelled");
+    return npu_sim_fail(err, n,
+                        "fp16: only the raw accumulator (QD_EN 0, no "
+                        "truncation) written to memory is modelled");
   if (!R(DPU_BS_CFG, BS_BYPASS) || !R(DPU_BN_CFG, BN_BYPASS) ||
       !R(DPU_EW_CFG, EW_BYPASS) || R(DPU_RDMA_BRDMA_CFG, BRDMA_DATA_USE) ||
       R(DPU_RDMA_NRDMA_CFG, NRDMA_DATA_USE) ||
       !R(DPU_RDMA_ERDMA_CFG, ERDMA_DISABLE) ||
       !R(DPU_RDMA_FEATURE_MODE_CFG, MRDMA_DISABLE))
-    return fail(err, n, "fp16: DPU stages (bias, BN, eltwise) not modelled");
+    return npu_sim_fail(err, n,
+                        "fp16: DPU stages (bias, BN, eltwise) not modelled");
   if (!R(DPU_OUT_CVT_SCALE, FP32TOFP16_EN) ||
       R(DPU_OUT_CVT_SCALE, OUT_CVT_SCALE) != 1 ||
       rf->value[NPU_DPU_OUT_CVT_SHIFT] || rf->value[NPU_DPU_OUT_CVT_OFFSET])
-    return fail(err, n,
-                "fp16: only OUT_CVT fp32 -> fp16 with scale 1, "
-                "shift 0, offset 0 is modelled");
+    return npu_sim_fail(err, n,
+                        "fp16: only OUT_CVT fp32 -> fp16 with scale 1, "
+                        "shift 0, offset 0 is modelled");
   if (R(DPU_BS_OW_CFG, SIZE_E_0) != 1 || R(DPU_BS_OW_CFG, SIZE_E_1) != 1 ||
       R(DPU_BS_OW_CFG, SIZE_E_2) != 1)
-    return fail(err, n, "fp16: SIZE_E must be 1 for fp16 output");
+    return npu_sim_fail(err, n, "fp16: SIZE_E must be 1 for fp16 output");
   return 0;
 }
 
 static int check_sizes(const npu_regfile *rf, f16_cfg *k, char *err, size_t n) {
-  k->w = (int)R(CNA_DATA_SIZE0, DATAIN_WIDTH);
-  k->h = (int)R(CNA_DATA_SIZE0, DATAIN_HEIGHT);
-  k->c = (int)R(CNA_DATA_SIZE1, DATAIN_CHANNEL_REAL) + 1;
-  k->c8 = (int)R(CNA_DATA_SIZE1, DATAIN_CHANNEL);
-  k->ow = (int)R(CORE_DATAOUT_SIZE_0, DATAOUT_WIDTH) + 1;
-  k->oh = (int)R(CORE_DATAOUT_SIZE_0, DATAOUT_HEIGHT) + 1;
-  k->oc = (int)R(CORE_DATAOUT_SIZE_1, DATAOUT_CHANNEL) + 1;
-  k->oc_real = (int)R(DPU_DATA_CUBE_CHANNEL, ORIG_CHANNEL) + 1;
-  k->kw = (int)R(CNA_WEIGHT_SIZE2, WEIGHT_WIDTH);
-  k->kh = (int)R(CNA_WEIGHT_SIZE2, WEIGHT_HEIGHT);
-  k->kernels = (int)R(CNA_WEIGHT_SIZE2, WEIGHT_KERNELS);
-  k->sx = (int)R(CNA_CONV_CON3, CONV_X_STRIDE);
-  k->sy = (int)R(CNA_CONV_CON3, CONV_Y_STRIDE);
-  k->pl = (int)R(CNA_PAD_CON0, PAD_LEFT);
-  k->pt = (int)R(CNA_PAD_CON0, PAD_TOP);
-  if (k->w < 1 || k->h < 1 || k->c8 < k->c || k->c8 % 8 || k->kw < 1 ||
-      k->kh < 1 || k->sx < 1 || k->sy < 1 || k->kernels < 1)
-    return fail(err, n, "empty or inconsistent CNA sizes");
-  if (k->oc % 16 || k->kernels < k->oc_real || k->kernels > k->oc)
-    return fail(err, n,
-                "weight kernels %d, output channels %d of %d: not "
-                "the fp16 recipe",
-                k->kernels, k->oc_real, k->oc);
-  if ((int)R(CNA_DATA_SIZE2, DATAOUT_WIDTH) != k->ow ||
-      (int)R(CNA_DATA_SIZE3, DATAOUT_ATOMICS) != k->ow * k->oh ||
-      (int)R(DPU_DATA_CUBE_WIDTH, WIDTH) + 1 != k->ow ||
-      (int)R(DPU_DATA_CUBE_HEIGHT, HEIGHT) + 1 != k->oh ||
-      (int)R(DPU_DATA_CUBE_CHANNEL, CHANNEL) + 1 != k->oc ||
-      (int)R(DPU_WDMA_SIZE_0, CHANNEL_WDMA) + 1 != k->oc ||
-      (int)R(DPU_WDMA_SIZE_1, WIDTH_WDMA) + 1 != k->ow ||
-      (int)R(DPU_WDMA_SIZE_1, HEIGHT_WDMA) + 1 != k->oh ||
-      (int)R(DPU_RDMA_DATA_CUBE_WIDTH, WIDTH) + 1 != k->ow ||
-      (int)R(DPU_RDMA_DATA_CUBE_HEIGHT, HEIGHT) + 1 != k->oh ||
-      (int)R(DPU_RDMA_DATA_CUBE_CHANNEL, CHANNEL) + 1 != k->oc)
-    return fail(err, n, "output sizes differ between CNA, CORE, DPU and RDMA");
-  if ((k->ow - 1) * k->sx + k->kw > k->w + k->pl + 15 ||
-      (k->oh - 1) * k->sy + k->kh > k->h + k->pt + 15)
-    return fail(err, n, "output larger than the padded input");
+  if (npu_sim_geom_read(rf, 8, &k->g, err, n))
+    return -1;
+  if (k->g.oc % 16 || k->g.kernels < k->g.oc_real || k->g.kernels > k->g.oc)
+    return npu_sim_fail(err, n,
+                        "weight kernels %d, output channels %d of %d: not "
+                        "the fp16 recipe",
+                        k->g.kernels, k->g.oc_real, k->g.oc);
+  if (npu_sim_geom_check(rf, &k->g, err, n))
+    return -1;
   return 0;
 }
 
@@ -122,27 +86,28 @@ static int check_cbuf(const npu_regfile *rf, const f16_cfg *k, char *err,
            wbanks = R(CNA_CBUF_CON0, WEIGHT_BANK);
   uint32_t entries = R(CNA_CBUF_CON1, DATA_ENTRIES);
   uint32_t wbytes = rf->value[NPU_CNA_WEIGHT_SIZE0];
-  uint32_t per_kernel = (uint32_t)(k->kw * k->kh * k->c8 * 2);
+  uint32_t per_kernel = (uint32_t)(k->g.kw * k->g.kh * k->g.cpad * 2);
   if (dbanks + wbanks > 12 || !dbanks || !wbanks)
-    return fail(err, n, "CBUF banks %u data + %u weight (12 exist)", dbanks,
-                wbanks);
-  if (entries * (uint32_t)k->h > dbanks * 256)
-    return fail(err, n, "input needs %u CBUF entries, %u data banks hold %u",
-                entries * k->h, dbanks, dbanks * 256);
+    return npu_sim_fail(err, n, "CBUF banks %u data + %u weight (12 exist)",
+                        dbanks, wbanks);
+  if (entries * (uint32_t)k->g.h > dbanks * 256)
+    return npu_sim_fail(err, n,
+                        "input needs %u CBUF entries, %u data banks hold %u",
+                        entries * k->g.h, dbanks, dbanks * 256);
   if (wbytes > wbanks * 32768u || per_kernel > 32768u)
-    return fail(err, n, "weights (%u bytes) exceed %u weight banks", wbytes,
-                wbanks);
-  int surf = k->w * (k->h - 4);
-  if ((int)entries != (k->w * k->c8 * 2 + 63) / 64 ||
-      (int)R(CNA_DMA_CON1, LINE_STRIDE) != k->w * 4 ||
+    return npu_sim_fail(err, n, "weights (%u bytes) exceed %u weight banks",
+                        wbytes, wbanks);
+  int surf = k->g.w * (k->g.h - 4);
+  if ((int)entries != (k->g.w * k->g.cpad * 2 + 63) / 64 ||
+      (int)R(CNA_DMA_CON1, LINE_STRIDE) != k->g.w * 4 ||
       (int)R(CNA_DMA_CON2, SURF_STRIDE) != (surf < 0 ? 0 : surf) ||
-      (int)R(CNA_FC_DATA_SIZE1, DMA_CHANNEL) != k->c8 ||
-      (int)R(DPU_DST_SURF_STRIDE, DST_SURF_STRIDE) != k->ow * k->oh ||
-      (int)R(DPU_SURFACE_ADD, SURF_ADD) != k->ow * k->oh * 2 ||
-      wbytes != per_kernel * (uint32_t)k->kernels ||
+      (int)R(CNA_FC_DATA_SIZE1, DMA_CHANNEL) != k->g.cpad ||
+      (int)R(DPU_DST_SURF_STRIDE, DST_SURF_STRIDE) != k->g.ow * k->g.oh ||
+      (int)R(DPU_SURFACE_ADD, SURF_ADD) != k->g.ow * k->g.oh * 2 ||
+      wbytes != per_kernel * (uint32_t)k->g.kernels ||
       R(CNA_WEIGHT_SIZE1, WEIGHT_BYTES_PER_KERNEL) != per_kernel)
-    return fail(err, n,
-                "fp16: entries, strides or sizes outside the modelled recipe");
+    return npu_sim_fail(
+        err, n, "fp16: entries, strides or sizes outside the modelled recipe");
   return 0;
 }
 
@@ -154,25 +119,26 @@ static int check_buffers(const npu_sim_job *job, const npu_regfile *rf,
            a_out = rf->value[NPU_DPU_DST_BASE_ADDR];
   uint32_t wbytes = rf->value[NPU_CNA_WEIGHT_SIZE0];
   if ((a_in | a_wt | a_out) & 15)
-    return fail(err, n, "a base address is not 16-byte aligned");
-  size_t in_len = (size_t)(k->c8 / 8) * k->h * k->w * 16;
-  k->out_surf = (size_t)k->ow * k->oh * 16;
-  size_t out_len = (size_t)(k->oc / 8) * k->out_surf;
+    return npu_sim_fail(err, n, "a base address is not 16-byte aligned");
+  size_t in_len = (size_t)(k->g.cpad / 8) * k->g.h * k->g.w * 16;
+  k->out_surf = (size_t)k->g.ow * k->g.oh * 16;
+  size_t out_len = (size_t)(k->g.oc / 8) * k->out_surf;
   npu_sim_buffer *b;
   if (!(b = npu_sim_find(job, a_in, in_len)))
-    return fail(err, n, "input [0x%x, +%zu) outside every buffer", a_in,
-                in_len);
+    return npu_sim_fail(err, n, "input [0x%x, +%zu) outside every buffer", a_in,
+                        in_len);
   k->in = b->data + (a_in - b->iova);
   if (!(b = npu_sim_find(job, a_wt, wbytes)))
-    return fail(err, n, "weights [0x%x, +%u) outside every buffer", a_wt,
-                wbytes);
+    return npu_sim_fail(err, n, "weights [0x%x, +%u) outside every buffer",
+                        a_wt, wbytes);
   k->wt = b->data + (a_wt - b->iova);
   if (!(b = npu_sim_find(job, a_out, out_len)))
-    return fail(err, n, "output [0x%x, +%zu) outside every buffer", a_out,
-                out_len);
+    return npu_sim_fail(err, n, "output [0x%x, +%zu) outside every buffer",
+                        a_out, out_len);
   if (!b->is_output)
-    return fail(err, n, "output written into buffer '%s' not listed as output",
-                b->name ? b->name : "?");
+    return npu_sim_fail(err, n,
+                        "output written into buffer '%s' not listed as output",
+                        b->name ? b->name : "?");
   k->out = b->data + (a_out - b->iova);
   /* The pad value: the low half of PAD_VALUE as binary16 [inference]. */
   k->pad = (uint16_t)rf->value[NPU_CNA_PAD_CON1];
@@ -186,11 +152,11 @@ static float half_at(const uint8_t *p) {
 /* Byte offset of weight (kernel, channel, ky, kx): groups of 16 kernels,
  * then groups of 32 channels, [ky][kx][kernel][channel] within. */
 static size_t weight_at(const f16_cfg *k, int kern, int ch, int ky, int kx) {
-  int k1 = kern / 16 * 16, kn = k->kernels - k1 < 16 ? k->kernels - k1 : 16;
-  int c1 = ch / 32 * 32, cn = k->c8 - c1 < 32 ? k->c8 - c1 : 32;
-  size_t off =
-      (size_t)k1 * k->kh * k->kw * k->c8 + (size_t)c1 * k->kh * k->kw * kn;
-  off += (((size_t)ky * k->kw + kx) * kn + (kern - k1)) * cn + (ch - c1);
+  int k1 = kern / 16 * 16, kn = k->g.kernels - k1 < 16 ? k->g.kernels - k1 : 16;
+  int c1 = ch / 32 * 32, cn = k->g.cpad - c1 < 32 ? k->g.cpad - c1 : 32;
+  size_t off = (size_t)k1 * k->g.kh * k->g.kw * k->g.cpad +
+               (size_t)c1 * k->g.kh * k->g.kw * kn;
+  off += (((size_t)ky * k->g.kw + kx) * kn + (kern - k1)) * cn + (ch - c1);
   return off * 2;
 }
 
@@ -201,14 +167,14 @@ static size_t weight_at(const f16_cfg *k, int kern, int ch, int ky, int kx) {
 static float window(const f16_cfg *k, const float *wk, const float *xf,
                     float pad, int oy, int ox) {
   float acc = 0.0f;
-  for (int c1 = 0; c1 < k->c8; c1 += 32) {
-    int c2 = c1 + 32 < k->c8 ? c1 + 32 : k->c8;
-    for (int ky = 0; ky < k->kh; ky++)
-      for (int kx = 0; kx < k->kw; kx++) {
-        int iy = oy * k->sy + ky - k->pt, ix = ox * k->sx + kx - k->pl;
-        bool inside = iy >= 0 && iy < k->h && ix >= 0 && ix < k->w;
-        const float *w = wk + ((size_t)ky * k->kw + kx) * k->c8;
-        const float *px = xf + ((size_t)iy * k->w + ix) * k->c8;
+  for (int c1 = 0; c1 < k->g.cpad; c1 += 32) {
+    int c2 = c1 + 32 < k->g.cpad ? c1 + 32 : k->g.cpad;
+    for (int ky = 0; ky < k->g.kh; ky++)
+      for (int kx = 0; kx < k->g.kw; kx++) {
+        int iy = oy * k->g.sy + ky - k->g.pt, ix = ox * k->g.sx + kx - k->g.pl;
+        bool inside = iy >= 0 && iy < k->g.h && ix >= 0 && ix < k->g.w;
+        const float *w = wk + ((size_t)ky * k->g.kw + kx) * k->g.cpad;
+        const float *px = xf + ((size_t)iy * k->g.w + ix) * k->g.cpad;
         for (int ch = c1; ch < c2; ch++)
           acc += (inside ? px[ch] : pad) * w[ch];
       }
@@ -218,12 +184,12 @@ static float window(const f16_cfg *k, const float *wk, const float *xf,
 
 /* The NC1HWC2 input as [y][x][channel] floats (read once, not per MAC). */
 static void input_floats(const f16_cfg *k, float *xf) {
-  size_t group = (size_t)k->h * k->w * 16;
-  for (int y = 0; y < k->h; y++)
-    for (int x = 0; x < k->w; x++) {
-      const uint8_t *px = k->in + ((size_t)y * k->w + x) * 16;
-      float *row = xf + ((size_t)y * k->w + x) * k->c8;
-      for (int ch = 0; ch < k->c8; ch++)
+  size_t group = (size_t)k->g.h * k->g.w * 16;
+  for (int y = 0; y < k->g.h; y++)
+    for (int x = 0; x < k->g.w; x++) {
+      const uint8_t *px = k->in + ((size_t)y * k->g.w + x) * 16;
+      float *row = xf + ((size_t)y * k->g.w + x) * k->g.cpad;
+      for (int ch = 0; ch < k->g.cpad; ch++)
         row[ch] =
             half_at(px + (size_t)(ch >> 3) * group + (size_t)(ch & 7) * 2);
     }
@@ -232,20 +198,20 @@ static void input_floats(const f16_cfg *k, float *xf) {
 static void execute(const f16_cfg *k, float *wk, float *xf) {
   float pad = dg_f16_to_f32(k->pad);
   input_floats(k, xf);
-  for (int o = 0; o < k->oc; o++) {
+  for (int o = 0; o < k->g.oc; o++) {
     /* Channels past the kernels get no weights: written as +0.0
      * [inference, as the int8 model]. */
-    bool real = o < k->kernels;
-    for (int ky = 0; real && ky < k->kh; ky++)
-      for (int kx = 0; kx < k->kw; kx++)
-        for (int ch = 0; ch < k->c8; ch++)
-          wk[((size_t)ky * k->kw + kx) * k->c8 + ch] =
+    bool real = o < k->g.kernels;
+    for (int ky = 0; real && ky < k->g.kh; ky++)
+      for (int kx = 0; kx < k->g.kw; kx++)
+        for (int ch = 0; ch < k->g.cpad; ch++)
+          wk[((size_t)ky * k->g.kw + kx) * k->g.cpad + ch] =
               half_at(k->wt + weight_at(k, o, ch, ky, kx));
-    for (int oy = 0; oy < k->oh; oy++)
-      for (int ox = 0; ox < k->ow; ox++) {
+    for (int oy = 0; oy < k->g.oh; oy++)
+      for (int ox = 0; ox < k->g.ow; ox++) {
         uint16_t y = real ? dg_f32_to_f16(window(k, wk, xf, pad, oy, ox)) : 0;
         uint8_t *p = k->out + (size_t)(o / 8) * k->out_surf +
-                     ((size_t)oy * k->ow + ox) * 16 + (size_t)(o % 8) * 2;
+                     ((size_t)oy * k->g.ow + ox) * 16 + (size_t)(o % 8) * 2;
         p[0] = (uint8_t)y;
         p[1] = (uint8_t)(y >> 8);
       }
@@ -260,11 +226,11 @@ int npu_sim_f16(const npu_sim_job *job, const npu_regfile *rf, bool run,
     return -1;
   if (!run)
     return 0;
-  float *wk = malloc(sizeof(float) * (size_t)k.kh * k.kw * k.c8);
-  float *xf = malloc(sizeof(float) * (size_t)k.h * k.w * k.c8);
+  float *wk = malloc(sizeof(float) * (size_t)k.g.kh * k.g.kw * k.g.cpad);
+  float *xf = malloc(sizeof(float) * (size_t)k.g.h * k.g.w * k.g.cpad);
   if (wk && xf)
     execute(&k, wk, xf);
   free(wk);
   free(xf);
-  return wk && xf ? 0 : fail(err, n, "out of memory");
+  return wk && xf ? 0 : npu_sim_fail(err, n, "out of memory");
 }

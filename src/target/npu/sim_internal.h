@@ -6,6 +6,24 @@
 #include "decode.h"
 #include "sim.h"
 
+/* vsnprintf into err; returns -1 (the simulator's error result). */
+int npu_sim_fail(char *err, size_t n, const char *fmt, ...);
+
+/* A conv task's geometry as its CNA, CORE, DPU and DPU_RDMA registers
+ * state it (cpad: the input channels padded to the precision's atom). */
+typedef struct npu_sim_geom {
+  int c, cpad, h, w, oh, ow, oc, oc_real, kh, kw, kernels, sx, sy, pt, pl;
+} npu_sim_geom;
+
+/* Reads the geometry; -1 (err set) on empty sizes or input channels not
+ * padded to a multiple of atom (16 int8, 8 fp16). */
+int npu_sim_geom_read(const npu_regfile *rf, int atom, npu_sim_geom *g,
+                      char *err, size_t n);
+/* -1 (err set) when the blocks state different output sizes or the
+ * output needs more than the padded input. */
+int npu_sim_geom_check(const npu_regfile *rf, const npu_sim_geom *g, char *err,
+                       size_t n);
+
 /* The job's buffer holding [addr, addr+len), or NULL. */
 npu_sim_buffer *npu_sim_find(const npu_sim_job *job, uint32_t addr, size_t len);
 
