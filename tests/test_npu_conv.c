@@ -68,10 +68,8 @@ static dg_graph *build(dg_context *ctx, const npu_case *c, int device,
   return g;
 }
 
-static int run(dg_context *ctx, const npu_case *c, int device, const int8_t *w,
-               const int32_t *b, const float *ws, const void *x, size_t xn,
-               void *y, size_t yn, char *err, size_t n) {
-  dg_graph *g = build(ctx, c, device, w, b, ws);
+int npu_graph_run(dg_graph *g, int device, const void *x, size_t x_bytes,
+                  void *y, size_t y_bytes, char *err, size_t n) {
   dg_compile_options o = {.policy = DG_POLICY_STRICT};
   int only_cpu = 0;
   if (device < 0)
@@ -79,16 +77,42 @@ static int run(dg_context *ctx, const npu_case *c, int device, const int8_t *w,
   dg_session *s = NULL;
   dg_diagnostic d;
   memset(&d, 0, sizeof d);
-  dg_status st = dg_graph_compile(g, &o, &s, &d);
+  dg_status st = dg_graph_status(g);
+  if (st != DG_OK)
+    snprintf(d.message, sizeof d.message, "%s", dg_graph_error(g)->message);
+  else
+    st = dg_graph_compile(g, &o, &s, &d);
   dg_graph_destroy(g);
   if (st == DG_OK) {
-    dg_binding in = {"x", (void *)x, xn}, out = {"y", y, yn};
+    dg_binding in = {"x", (void *)x, x_bytes}, out = {"y", y, y_bytes};
     st = dg_session_run(s, &in, 1, &out, 1, &d);
   }
   dg_session_destroy(s);
   if (st != DG_OK)
     snprintf(err, n, "%s", d.message);
   return st == DG_OK ? 0 : -1;
+}
+
+static int run(dg_context *ctx, const npu_case *c, int device, const int8_t *w,
+               const int32_t *b, const float *ws, const void *x, size_t xn,
+               void *y, size_t yn, char *err, size_t n) {
+  return npu_graph_run(build(ctx, c, device, w, b, ws), device, x, xn, y, yn,
+                       err, n);
+}
+
+/* Largest |y0 - y1| in LSBs over yn 8-bit outputs (uint8 when u8, else
+ * int8); exact and total count equal and compared outputs. */
+static int q8_worst(const uint8_t *y0, const uint8_t *y1, size_t yn, int u8,
+                    long *exact, long *total) {
+  int worst = 0;
+  for (size_t i = 0; i < yn; i++) {
+    int a = u8 ? y0[i] : (int8_t)y0[i], v = u8 ? y1[i] : (int8_t)y1[i];
+    int diff = abs(a - v);
+    worst = diff > worst ? diff : worst;
+    *exact += diff == 0;
+  }
+  *total += (long)yn;
+  return worst;
 }
 
 int npu_case_run(dg_context *ctx, int npu, const npu_case *c, long *exact,
@@ -118,14 +142,7 @@ int npu_case_run(dg_context *ctx, int npu, const npu_case *c, long *exact,
   int worst = -1;
   if (!run(ctx, c, npu, w, b, ws, x, xn, y1, yn, err, n) &&
       !run(ctx, c, -1, w, b, ws, x, xn, y0, yn, err, n)) {
-    worst = 0;
-    for (size_t i = 0; i < yn; i++) {
-      int a = c->y_u8 ? y0[i] : (int8_t)y0[i], v = c->y_u8 ? y1[i] : (int8_t)y1[i];
-      int diff = abs(a - v);
-      worst = diff > worst ? diff : worst;
-      *exact += diff == 0;
-    }
-    *total += (long)yn;
+    worst = q8_worst(y0, y1, yn, c->y_u8, exact, total);
   }
   free(x), free(w), free(b), free(ws), free(y0), free(y1);
   return worst;
@@ -368,28 +385,8 @@ static int run_fc(dg_context *ctx, const npu_fc_case *c, int device,
                   const int8_t *w, const int32_t *b, const float *ws,
                   const void *x, size_t xn, void *y, size_t yn, char *err,
                   size_t n) {
-  dg_graph *g = build_fc(ctx, c, device, w, b, ws);
-  dg_compile_options o = {.policy = DG_POLICY_STRICT};
-  int only_cpu = 0;
-  if (device < 0)
-    o.devices = &only_cpu, o.device_count = 1;
-  dg_session *s = NULL;
-  dg_diagnostic d;
-  memset(&d, 0, sizeof d);
-  dg_status st = dg_graph_status(g);
-  if (st != DG_OK)
-    snprintf(d.message, sizeof d.message, "%s", dg_graph_error(g)->message);
-  else
-    st = dg_graph_compile(g, &o, &s, &d);
-  dg_graph_destroy(g);
-  if (st == DG_OK) {
-    dg_binding in = {"x", (void *)x, xn}, out = {"y", y, yn};
-    st = dg_session_run(s, &in, 1, &out, 1, &d);
-  }
-  dg_session_destroy(s);
-  if (st != DG_OK)
-    snprintf(err, n, "%s", d.message);
-  return st == DG_OK ? 0 : -1;
+  return npu_graph_run(build_fc(ctx, c, device, w, b, ws), device, x, xn, y,
+                       yn, err, n);
 }
 
 int npu_fc_case_run(dg_context *ctx, int npu, const npu_fc_case *c, long *exact,
@@ -412,15 +409,7 @@ int npu_fc_case_run(dg_context *ctx, int npu, const npu_fc_case *c, long *exact,
   int worst = -1;
   if (!run_fc(ctx, c, npu, w, b, ws, x, xn, y1, yn, err, n) &&
       !run_fc(ctx, c, -1, w, b, ws, x, xn, y0, yn, err, n)) {
-    worst = 0;
-    for (size_t i = 0; i < yn; i++) {
-      int a = c->y_u8 ? y0[i] : (int8_t)y0[i];
-      int v = c->y_u8 ? y1[i] : (int8_t)y1[i];
-      int diff = abs(a - v);
-      worst = diff > worst ? diff : worst;
-      *exact += diff == 0;
-    }
-    *total += (long)yn;
+    worst = q8_worst(y0, y1, yn, c->y_u8, exact, total);
   }
   free(x), free(w), free(b), free(ws), free(y0), free(y1);
   return worst;
@@ -635,24 +624,8 @@ static dg_graph *build_f16(dg_context *ctx, const npu_f16_case *c, int groups,
 static int run_f16(dg_context *ctx, const npu_f16_case *c, int device,
                    const uint16_t *w, const uint16_t *b, const uint16_t *x,
                    size_t xn, uint16_t *y, size_t yn, char *err, size_t n) {
-  dg_graph *g = build_f16(ctx, c, 1, device, w, b);
-  dg_compile_options o = {.policy = DG_POLICY_STRICT};
-  int only_cpu = 0;
-  if (device < 0)
-    o.devices = &only_cpu, o.device_count = 1;
-  dg_session *s = NULL;
-  dg_diagnostic d;
-  memset(&d, 0, sizeof d);
-  dg_status st = dg_graph_compile(g, &o, &s, &d);
-  dg_graph_destroy(g);
-  if (st == DG_OK) {
-    dg_binding in = {"x", (void *)x, xn * 2}, out = {"y", y, yn * 2};
-    st = dg_session_run(s, &in, 1, &out, 1, &d);
-  }
-  dg_session_destroy(s);
-  if (st != DG_OK)
-    snprintf(err, n, "%s", d.message);
-  return st == DG_OK ? 0 : -1;
+  return npu_graph_run(build_f16(ctx, c, 1, device, w, b), device, x, xn * 2,
+                       y, yn * 2, err, n);
 }
 
 double npu_f16_case_run(dg_context *ctx, int npu, const npu_f16_case *c,

@@ -15,6 +15,13 @@ typedef struct npu_case {
   unsigned seed;
 } npu_case;
 
+/* Compiles g (destroyed here) under the strict policy, pinned to device,
+ * or on the CPU alone when device < 0, and runs it once with input "x"
+ * and output "y". 0, or -1 with the builder's or compiler's diagnostic in
+ * err. */
+int npu_graph_run(dg_graph *g, int device, const void *x, size_t x_bytes,
+                  void *y, size_t y_bytes, char *err, size_t n);
+
 /* The NPU device of ctx, or -1. */
 int npu_device_index(dg_context *ctx);
 
