@@ -3,13 +3,13 @@
 #define _GNU_SOURCE
 #include "cpu_ops.h"
 
+#include "../../graph/clock.h"
 #include "../../graph/session.h"
 #include "../../ops/ops.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 typedef struct cpu_device {
@@ -179,11 +179,7 @@ static void run_node(cpu_segment *s, dg_cpu_node *cn, void *const *host) {
     free(ins);
 }
 
-static double now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
+static double now_us(void) { return (double)dg_clock_ns() / 1e3; }
 
 static dg_status cpu_run(void *state, void *const *host, double *node_us,
                          dg_diagnostic *diag) {

@@ -13,11 +13,12 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cpu_kernels.h"
 
+#include "../../graph/clock.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <time.h>
 
 /* How long a worker (or the waiting caller) spins before sleeping. Long
  * enough to cover the gap between consecutive layers of a small network,
@@ -53,12 +54,6 @@ static inline void cpu_relax(void) {
 #endif
 }
 
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* Claims and runs items of job `s` until none are left. */
 static void work(dg_cpu_pool *p, uint32_t s) {
   uint64_t w = atomic_load_explicit(&p->claim, memory_order_acquire);
@@ -91,7 +86,7 @@ static void *worker_main(void *arg) {
     for (int it = 0; s == seen && !atomic_load(&p->stop); it++) {
       cpu_relax();
       if ((it & 255) == 255) {
-        int64_t t = now_ns();
+        int64_t t = dg_clock_ns();
         if (!t0)
           t0 = t;
         else if (t - t0 > SPIN_NS) {
@@ -230,7 +225,7 @@ void dg_cpu_pool_run(dg_cpu_pool *p, void (*fn)(void *arg, int i, int n),
   for (int it = 0; atomic_load(&p->done) < n; it++) {
     cpu_relax();
     if ((it & 255) == 255) {
-      int64_t t = now_ns();
+      int64_t t = dg_clock_ns();
       if (!t0)
         t0 = t;
       else if (t - t0 > SPIN_NS) {

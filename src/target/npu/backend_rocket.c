@@ -8,6 +8,8 @@
 #include "backend.h"
 #include "uapi.h"
 
+#include "../../graph/clock.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 /* Reads the DRM driver name and version (two calls: lengths, then text). */
@@ -52,10 +53,7 @@ int npu_rocket_scan(char paths[][64], int max) {
 }
 
 static int64_t deadline_ns(int timeout_ms) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec +
-         (int64_t)timeout_ms * 1000000;
+  return dg_clock_ns() + (int64_t)timeout_ms * 1000000;
 }
 
 static void gem_close(npu_backend *b, uint32_t handle) {

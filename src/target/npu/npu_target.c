@@ -12,6 +12,7 @@
 #include "lower.h"
 #include "lower_pool.h"
 
+#include "../../graph/clock.h"
 #include "../../graph/internal.h"
 #include "../../ops/ops.h"
 #include "../target.h"
@@ -159,11 +160,7 @@ static dg_status npu_compile(dg_device *dev, const dg_segment *seg,
   return DG_OK;
 }
 
-static double now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
+static double now_us(void) { return (double)dg_clock_ns() / 1e3; }
 
 static dg_status npu_run(void *state, void *const *host, double *node_us,
                          dg_diagnostic *diag) {

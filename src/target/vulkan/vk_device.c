@@ -421,6 +421,15 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
     goto fail;
   }
   vkGetDeviceQueue(vd->dev, vd->queue_family, 0, &vd->queue);
+  /* A run polls its fence for up to DG_VK_SPIN_US microseconds (default
+   * 1000; 0: never) before blocking: a blocking wait returns tens of
+   * microseconds after the GPU finishes on NVIDIA's driver, most of a
+   * small graph's latency (CUDA spins the same way). A CPU-type device
+   * (lavapipe) never spins: its work runs on the cores a poll would take. */
+  const char *spin = getenv("DG_VK_SPIN_US");
+  vd->spin_ns = vd->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU
+                    ? 0
+                    : (int64_t)(spin ? strtoul(spin, NULL, 10) : 1000) * 1000;
   const char *paths = getenv("DG_TEST_VULKAN_PATHS");
   vd->test_paths = !paths ? 0 : !strcmp(paths, "gpu") ? 1
                               : !strcmp(paths, "tiled") ? 2 : 0;

@@ -90,6 +90,8 @@ typedef struct vk_device {
   /* DG_VK_PIPELINE_STATS: pipelines capture and print statistics. */
   bool pipeline_stats;
   uint32_t subgroup_size;
+  /* How long a run polls its fence before blocking (ns). */
+  int64_t spin_ns;
   /* Memory: the type for tensors, and whether it is host-visible (a
    * unified device: no staging copies), and the staging type. */
   uint32_t type_device, type_staging;

@@ -15,12 +15,12 @@
  * Barriers. A global memory barrier is recorded before a node only when it
  * reads bytes written since the last barrier (data flow) or writes bytes
  * read or written since then (reuse of a shared region). */
-#define _POSIX_C_SOURCE 200809L
 #include "vk_internal.h"
+
+#include "../../graph/clock.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 typedef struct vk_slot {
   VkDeviceSize offset, size;  /* in the device buffer */
@@ -643,27 +643,13 @@ static void *host_side(vk_segment *s, uint32_t id) {
                         : (char *)s->stage_buf.map + sl->stage_offset;
 }
 
-static uint64_t now_ns(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-/* Waits for the run's fence: on a GPU, polls it for up to DG_VK_SPIN_US
- * microseconds (default 1000; 0: never) before blocking. A blocking wait
- * returns tens of microseconds after the GPU finishes on NVIDIA's driver,
- * which is most of a small graph's latency; CUDA spins the same way. A
- * CPU-type device (lavapipe) never spins: its work runs on the cores the
- * poll would take. */
+/* Waits for the run's fence, polling it for up to vd->spin_ns before
+ * blocking (see vk_device.c). */
 static VkResult wait_fence(vk_device *vd, VkFence fence) {
-  const char *e = getenv("DG_VK_SPIN_US");
-  uint64_t spin_ns = (uint64_t)(e ? strtoul(e, NULL, 10) : 1000) * 1000u;
-  if (vd->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU)
-    spin_ns = 0;
-  uint64_t t0 = now_ns();
+  int64_t t0 = dg_clock_ns();
   VkResult r;
   while ((r = vkGetFenceStatus(vd->dev, fence)) == VK_NOT_READY &&
-         now_ns() - t0 < spin_ns)
+         dg_clock_ns() - t0 < vd->spin_ns)
     ;
   if (r == VK_NOT_READY)
     r = vkWaitForFences(vd->dev, 1, &fence, VK_TRUE, UINT64_C(600000000000));
