@@ -198,6 +198,21 @@ static int coop_tile(int64_t M, int64_t N, int64_t z) {
   return M <= 64 || tiles < 64 ? 64 : 128;
 }
 
+/* Dispatch of a 128x128-tile kernel (sh) over an M x N output in z
+ * matrices; a coopmat kernel swaps to its 64x64 variant (sh64) where
+ * coop_tile says so. flags: specialisation constant 0. */
+static void big_work(vk_work *w, vk_shader sh, vk_shader sh64, uint32_t flags,
+                     int64_t M, int64_t N, int64_t z) {
+  bool coop = sh == SH_GEMMC_F16 || sh == SH_CONVC_F16;
+  int tile = coop ? coop_tile(M, N, z) : 128;
+  w->shader = tile == 64 ? sh64 : sh;
+  w->spec[0] = flags;
+  w->spec_count = 1;
+  w->groups[0] = (uint32_t)((N + tile - 1) / tile);
+  w->groups[1] = (uint32_t)((M + tile - 1) / tile);
+  w->groups[2] = (uint32_t)z;
+}
+
 static bool setup_conv(const vk_device *vd, vk_work *w, const dg_ir *ir,
                        const dg_node *n) {
   const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]),
@@ -228,14 +243,8 @@ static bool setup_conv(const vk_device *vd, vk_work *w, const dg_ir *ir,
     /* Batch folded into the GEMM's n; z = group. Specialisation constant
      * 0: A (the weight rows) loads as vectors (K a multiple of the vector
      * width). */
-    int tile = coop ? coop_tile(OG, NP, G) : 128;
-    w->shader = !coop ? SH_CONVB_F32 : tile == 64 ? SH_CONVC64_F16
-                                                  : SH_CONVC_F16;
-    w->spec[0] = KG % (coop ? 8 : 4) == 0;
-    w->spec_count = 1;
-    w->groups[0] = (uint32_t)((NP + tile - 1) / tile);
-    w->groups[1] = (uint32_t)((OG + tile - 1) / tile);
-    w->groups[2] = (uint32_t)G;
+    big_work(w, coop ? SH_CONVC_F16 : SH_CONVB_F32, SH_CONVC64_F16,
+             KG % (coop ? 8 : 4) == 0, OG, NP, G);
   } else if (direct_conv(vd, OG, OH * OW)) {
     w->shader = q ? SH_CONVD_Q8 : f16 ? SH_CONVD_F16 : SH_CONVD_F32;
     grid_1d(w, N * O * OH * OW, 64);
@@ -300,14 +309,8 @@ static void gemm_kernel(const vk_device *vd, vk_work *w, bool q, bool f16,
   bool coop = !q && f16 && use_coop_f16(vd, M, N, K, batch);
   bool big = !q && !f16 && use_big_f32(vd, M, N, K, batch);
   if (coop || big) {
-    int tile = coop ? coop_tile(M, N, batch) : 128;
-    w->shader = !coop ? SH_GEMMB_F32 : tile == 64 ? SH_GEMMC64_F16
-                                                  : SH_GEMMC_F16;
-    w->spec[0] = big_flags(w, coop ? 8 : 4);
-    w->spec_count = 1;
-    w->groups[0] = (uint32_t)((N + tile - 1) / tile);
-    w->groups[1] = (uint32_t)((M + tile - 1) / tile);
-    w->groups[2] = (uint32_t)batch;
+    big_work(w, coop ? SH_GEMMC_F16 : SH_GEMMB_F32, SH_GEMMC64_F16,
+             big_flags(w, coop ? 8 : 4), M, N, batch);
   } else if (direct_gemm(vd, M, N)) {
     w->shader = q ? SH_GEMMD_Q8 : f16 ? SH_GEMMD_F16 : SH_GEMMD_F32;
     grid_1d(w, batch * M * N, 64);
