@@ -31,6 +31,22 @@ npu_sim_buffer *npu_sim_find(const npu_sim_job *job, uint32_t addr,
   return NULL;
 }
 
+uint8_t *npu_sim_map(const npu_sim_job *job, uint32_t addr, size_t len,
+                     bool output, const char *what, char *err, size_t n) {
+  npu_sim_buffer *b = npu_sim_find(job, addr, len);
+  if (!b) {
+    npu_sim_fail(err, n, "%s [0x%x, +%zu) outside every buffer", what, addr,
+                 len);
+    return NULL;
+  }
+  if (output && !b->is_output) {
+    npu_sim_fail(err, n, "%s written into buffer '%s' not listed as output",
+                 what, b->name ? b->name : "?");
+    return NULL;
+  }
+  return b->data + (addr - b->iova);
+}
+
 static int64_t round_shift(int64_t v, unsigned sh, npu_round mode) {
   if (!sh)
     return v;
@@ -192,28 +208,13 @@ static int validate(const npu_sim_job *job, const npu_regfile *rf, conv_cfg *k,
   size_t in_len = (size_t)(k->g.cpad / 16) * k->g.h * k->g.w * 16;
   k->out_surf = (uint32_t)k->g.ow * k->g.oh * 16;
   size_t out_len = (size_t)((k->g.oc + 15) / 16) * k->out_surf;
-  npu_sim_buffer *b;
-  if (!(b = npu_sim_find(job, a_in, in_len)))
-    return npu_sim_fail(err, n, "input [0x%x, +%zu) outside every buffer", a_in,
-                        in_len);
-  k->in = b->data + (a_in - b->iova);
-  if (!(b = npu_sim_find(job, a_wt, wbytes)))
-    return npu_sim_fail(err, n, "weights [0x%x, +%u) outside every buffer",
-                        a_wt, wbytes);
-  k->wt = b->data + (a_wt - b->iova);
   /* BRDMA reads one int32 per real output channel [inference]. */
-  if (!(b = npu_sim_find(job, a_bs, (size_t)k->g.oc_real * 4)))
-    return npu_sim_fail(err, n, "bias [0x%x, +%d) outside every buffer", a_bs,
-                        k->g.oc_real * 4);
-  k->bias = b->data + (a_bs - b->iova);
-  if (!(b = npu_sim_find(job, a_out, out_len)))
-    return npu_sim_fail(err, n, "output [0x%x, +%zu) outside every buffer",
-                        a_out, out_len);
-  if (!b->is_output)
-    return npu_sim_fail(err, n,
-                        "output written into buffer '%s' not listed as output",
-                        b->name ? b->name : "?");
-  k->out = b->data + (a_out - b->iova);
+  if (!(k->in = npu_sim_map(job, a_in, in_len, false, "input", err, n)) ||
+      !(k->wt = npu_sim_map(job, a_wt, wbytes, false, "weights", err, n)) ||
+      !(k->bias = npu_sim_map(job, a_bs, (size_t)k->g.oc_real * 4, false,
+                              "bias", err, n)) ||
+      !(k->out = npu_sim_map(job, a_out, out_len, true, "output", err, n)))
+    return -1;
   k->pad_value = rf->value[NPU_CNA_PAD_CON1];
   k->ow_op = (int16_t)R(DPU_BS_OW_OP, OW_OP);
   k->out_offset = (int32_t)rf->value[NPU_DPU_OUT_CVT_OFFSET];

@@ -123,23 +123,10 @@ static int check_buffers(const npu_sim_job *job, const npu_regfile *rf,
   size_t in_len = (size_t)(k->g.cpad / 8) * k->g.h * k->g.w * 16;
   k->out_surf = (size_t)k->g.ow * k->g.oh * 16;
   size_t out_len = (size_t)(k->g.oc / 8) * k->out_surf;
-  npu_sim_buffer *b;
-  if (!(b = npu_sim_find(job, a_in, in_len)))
-    return npu_sim_fail(err, n, "input [0x%x, +%zu) outside every buffer", a_in,
-                        in_len);
-  k->in = b->data + (a_in - b->iova);
-  if (!(b = npu_sim_find(job, a_wt, wbytes)))
-    return npu_sim_fail(err, n, "weights [0x%x, +%u) outside every buffer",
-                        a_wt, wbytes);
-  k->wt = b->data + (a_wt - b->iova);
-  if (!(b = npu_sim_find(job, a_out, out_len)))
-    return npu_sim_fail(err, n, "output [0x%x, +%zu) outside every buffer",
-                        a_out, out_len);
-  if (!b->is_output)
-    return npu_sim_fail(err, n,
-                        "output written into buffer '%s' not listed as output",
-                        b->name ? b->name : "?");
-  k->out = b->data + (a_out - b->iova);
+  if (!(k->in = npu_sim_map(job, a_in, in_len, false, "input", err, n)) ||
+      !(k->wt = npu_sim_map(job, a_wt, wbytes, false, "weights", err, n)) ||
+      !(k->out = npu_sim_map(job, a_out, out_len, true, "output", err, n)))
+    return -1;
   /* The pad value: the low half of PAD_VALUE as binary16 [inference]. */
   k->pad = (uint16_t)rf->value[NPU_CNA_PAD_CON1];
   return 0;

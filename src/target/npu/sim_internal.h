@@ -26,6 +26,11 @@ int npu_sim_geom_check(const npu_regfile *rf, const npu_sim_geom *g, char *err,
 
 /* The job's buffer holding [addr, addr+len), or NULL. */
 npu_sim_buffer *npu_sim_find(const npu_sim_job *job, uint32_t addr, size_t len);
+/* The host bytes of [addr, addr+len) in the job's buffers, or NULL with
+ * err naming what when no buffer holds them or (output) the buffer is not
+ * listed as an output. */
+uint8_t *npu_sim_map(const npu_sim_job *job, uint32_t addr, size_t len,
+                     bool output, const char *what, char *err, size_t n);
 
 /* True when the decoded list asks for fp16 anywhere (CNA input or
  * processing precision): sim_f16.c takes it, and rejects anything but the

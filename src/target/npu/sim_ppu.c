@@ -28,16 +28,6 @@ typedef struct pool_cfg {
   uint8_t *out;
 } pool_cfg;
 
-static npu_sim_buffer *find(const npu_sim_job *job, uint32_t addr, size_t len) {
-  for (int i = 0; i < job->buffer_count; i++) {
-    npu_sim_buffer *b = &job->buffers[i];
-    if (addr >= b->iova && addr - b->iova <= b->size &&
-        len <= b->size - (addr - b->iova))
-      return b;
-  }
-  return NULL;
-}
-
 /* Modes other than the standalone fp16 pooling of the recipe. */
 static int check_modes(const npu_regfile *rf, char *err, size_t n) {
   if (rf->op_en != (NPU_EN_PPU | NPU_EN_PPU_RDMA))
@@ -153,20 +143,9 @@ static int bind_buffers(const npu_sim_job *job, const npu_regfile *rf,
     return npu_sim_fail(err, n, "a PPU base address is not 16-byte aligned");
   size_t in_len = (size_t)((k->c + 7) / 8) * k->h * k->w * 16;
   size_t out_len = (size_t)((k->c + 7) / 8) * k->oh * k->ow * 16;
-  npu_sim_buffer *b = find(job, a_in, in_len);
-  if (!b)
-    return npu_sim_fail(err, n, "PPU input [0x%x, +%zu) outside every buffer",
-                        a_in, in_len);
-  k->in = b->data + (a_in - b->iova);
-  if (!(b = find(job, a_out, out_len)))
-    return npu_sim_fail(err, n, "PPU output [0x%x, +%zu) outside every buffer",
-                        a_out, out_len);
-  if (!b->is_output)
-    return npu_sim_fail(err, n,
-                        "PPU output written into buffer '%s' not listed as "
-                        "output",
-                        b->name ? b->name : "?");
-  k->out = b->data + (a_out - b->iova);
+  if (!(k->in = npu_sim_map(job, a_in, in_len, false, "PPU input", err, n)) ||
+      !(k->out = npu_sim_map(job, a_out, out_len, true, "PPU output", err, n)))
+    return -1;
   return 0;
 }
 
