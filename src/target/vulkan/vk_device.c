@@ -4,6 +4,7 @@
  * features each has, and their destruction. No loader, no driver or no
  * device is not an error: the target then adds nothing. */
 #define _POSIX_C_SOURCE 200809L
+#include "vk_coopmat_khr.h"
 #include "vk_internal.h"
 
 #include <stdio.h>
@@ -67,17 +68,19 @@ static bool validation_wanted(void) {
          (l && strstr(l, "VK_LAYER_KHRONOS_validation"));
 }
 
-static bool has_layer(const char *name) {
+/* The Vulkan version a layer was written for; 0 when it is not installed. */
+static uint32_t layer_version(const char *name) {
   uint32_t n = 0;
   if (vkEnumerateInstanceLayerProperties(&n, NULL) != VK_SUCCESS || !n)
-    return false;
+    return 0;
   VkLayerProperties *p = calloc(n, sizeof *p);
-  bool found = false;
+  uint32_t version = 0;
   if (p && vkEnumerateInstanceLayerProperties(&n, p) == VK_SUCCESS)
-    for (uint32_t i = 0; i < n && !found; i++)
-      found = !strcmp(p[i].layerName, name);
+    for (uint32_t i = 0; i < n && !version; i++)
+      if (!strcmp(p[i].layerName, name))
+        version = p[i].specVersion ? p[i].specVersion : 1;
   free(p);
-  return found;
+  return version;
 }
 
 static void instance_release(vk_instance *vi) {
@@ -106,7 +109,8 @@ static vk_instance *instance_create(const dg_context_options *opts,
   vi->log_user = opts->log_user;
   const char *layer = "VK_LAYER_KHRONOS_validation";
   const char *ext = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
-  bool validate = validation_wanted() && has_layer(layer);
+  uint32_t layer_spec = validation_wanted() ? layer_version(layer) : 0;
+  bool validate = layer_spec != 0;
   VkDebugUtilsMessengerCreateInfoEXT mi = {
       .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
       .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
@@ -140,8 +144,10 @@ static vk_instance *instance_create(const dg_context_options *opts,
         (PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr(
             vi->instance, "vkDestroyDebugUtilsMessengerEXT");
     if (create && vi->destroy_messenger &&
-        create(vi->instance, &mi, NULL, &vi->messenger) == VK_SUCCESS)
+        create(vi->instance, &mi, NULL, &vi->messenger) == VK_SUCCESS) {
       atomic_store(&validation_on, 1);
+      vi->validation_spec = layer_spec;
+    }
   }
   return vi;
 }
@@ -156,13 +162,48 @@ static bool has_ext(const VkExtensionProperties *e, uint32_t n,
   return false;
 }
 
+/* Whether VK_KHR_cooperative_matrix lists f16 x f16 -> f32 products of
+ * M x N x K at subgroup scope. Call only where the extension is listed (the
+ * loader's trampoline for an unlisted one may crash). */
+static bool khr_coop_f16(VkInstance inst, VkPhysicalDevice phys, uint32_t m,
+                         uint32_t n, uint32_t k) {
+  PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR get =
+      (PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)
+          vkGetInstanceProcAddr(
+              inst, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR");
+  uint32_t np = 0;
+  if (!get || get(phys, &np, NULL) != VK_SUCCESS || !np)
+    return false;
+  VkCooperativeMatrixPropertiesKHR *cp = calloc(np, sizeof *cp);
+  if (!cp)
+    return false;
+  for (uint32_t i = 0; i < np; i++)
+    cp[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR;
+  bool found = false;
+  if (get(phys, &np, cp) >= VK_SUCCESS)
+    for (uint32_t i = 0; i < np; i++)
+      found |= cp[i].MSize == m && cp[i].NSize == n && cp[i].KSize == k &&
+               cp[i].AType == VK_COMPONENT_TYPE_FLOAT16_KHR &&
+               cp[i].BType == VK_COMPONENT_TYPE_FLOAT16_KHR &&
+               cp[i].CType == VK_COMPONENT_TYPE_FLOAT32_KHR &&
+               cp[i].ResultType == VK_COMPONENT_TYPE_FLOAT32_KHR &&
+               cp[i].scope == VK_SCOPE_SUBGROUP_KHR;
+  free(cp);
+  return found;
+}
+
 static const char *type_name(VkPhysicalDeviceType t) {
   switch (t) {
-  case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete";
-  case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated";
-  case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual";
-  case VK_PHYSICAL_DEVICE_TYPE_CPU: return "cpu";
-  default: return "other";
+  case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+    return "discrete";
+  case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+    return "integrated";
+  case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+    return "virtual";
+  case VK_PHYSICAL_DEVICE_TYPE_CPU:
+    return "cpu";
+  default:
+    return "other";
   }
 }
 
@@ -185,8 +226,7 @@ static void vk_destroy(dg_device *dev) {
   dev->impl = NULL;
 }
 
-static char *cache_dir(const dg_context_options *opts, char *buf,
-                       size_t size) {
+static char *cache_dir(const dg_context_options *opts, char *buf, size_t size) {
   if (opts->disable_cache)
     return NULL;
   if (opts->cache_dir && *opts->cache_dir) {
@@ -224,8 +264,7 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
   vkGetPhysicalDeviceProperties(phys, &vd->props);
   vkGetPhysicalDeviceMemoryProperties(phys, &vd->mem);
   uint32_t dev_api = vd->props.apiVersion < api ? vd->props.apiVersion : api;
-  if (VK_API_VERSION_MAJOR(dev_api) == 1 &&
-      VK_API_VERSION_MINOR(dev_api) < 1) {
+  if (VK_API_VERSION_MAJOR(dev_api) == 1 && VK_API_VERSION_MINOR(dev_api) < 1) {
     snprintf(why, why_size, "Vulkan 1.0 only");
     goto fail;
   }
@@ -242,8 +281,8 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
   int family = -1;
   for (uint32_t i = 0; i < nq; i++)
     if ((qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) &&
-        (family < 0 || (!qf[family].timestampValidBits &&
-                        qf[i].timestampValidBits)))
+        (family < 0 ||
+         (!qf[family].timestampValidBits && qf[i].timestampValidBits)))
       family = (int)i;
   if (family >= 0) {
     uint32_t bits = qf[family].timestampValidBits;
@@ -275,10 +314,11 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
       core12 || has_ext(ext, ne, VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME);
   vd->int_dot = has_ext(ext, ne, "VK_KHR_shader_integer_dot_product") ||
                 VK_API_VERSION_MINOR(dev_api) >= 3;
-  bool coop_khr = has_ext(ext, ne, "VK_KHR_cooperative_matrix");
+  bool coop_khr = has_ext(ext, ne, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
   bool coop_nv = has_ext(ext, ne, "VK_NV_cooperative_matrix");
   bool coop_nv2 = has_ext(ext, ne, "VK_NV_cooperative_matrix2");
-  vd->coopmat = coop_khr || coop_nv;
+  vd->coopmat_khr = coop_khr;
+  vd->coopmat_nv = coop_nv;
 
   VkPhysicalDeviceShaderFloat16Int8Features f16i8 = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
@@ -297,16 +337,26 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
     *tail = &f16i8;
     tail = &f16i8.pNext;
   }
-  /* The NV cooperative matrix path also needs the Vulkan memory model
+  /* The cooperative matrix paths also need the Vulkan memory model
    * (glslang emits it for every cooperative-matrix shader). */
   bool has_vmm = core12 || has_ext(ext, ne, "VK_KHR_vulkan_memory_model");
   VkPhysicalDeviceCooperativeMatrixFeaturesNV cmf = {
-      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+      .sType =
+          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  VkPhysicalDeviceCooperativeMatrixFeaturesKHR ckf = {
+      .sType =
+          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
   VkPhysicalDeviceVulkanMemoryModelFeatures vmm = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
   if (coop_nv && has_vmm) {
     *tail = &cmf;
     tail = &cmf.pNext;
+  }
+  if (coop_khr && has_vmm) {
+    *tail = &ckf;
+    tail = &ckf.pNext;
+  }
+  if ((coop_nv || coop_khr) && has_vmm) {
     *tail = &vmm;
     tail = &vmm.pNext;
   }
@@ -321,8 +371,9 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
       vd->f16) {
     PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV get =
         (PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)
-            vkGetInstanceProcAddr(vi->instance,
-                                  "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV");
+            vkGetInstanceProcAddr(
+                vi->instance,
+                "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV");
     uint32_t np = 0;
     if (get && get(phys, &np, NULL) == VK_SUCCESS && np) {
       VkCooperativeMatrixPropertiesNV *cp = calloc(np, sizeof *cp);
@@ -343,6 +394,21 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
     }
   }
 
+  /* KHR: the m16n8k16 shape the translated gemm_coop.comp uses
+   * (spirv_nv2khr.py). Preferred over NV where both are there: NVIDIA's
+   * driver runs the same kernel markedly faster through it. */
+  bool coop_khr_f16 = coop_khr && has_vmm && ckf.cooperativeMatrix &&
+                      vmm.vulkanMemoryModel && vd->f16 &&
+                      khr_coop_f16(vi->instance, phys, 16, 8, 16);
+  /* A validation layer older than the extension (1.3.255) reports every
+   * use of it as an error; under such a layer the NV path runs instead,
+   * and the device info says so. */
+  if (coop_khr_f16 && vi->validation_spec &&
+      vi->validation_spec < VK_MAKE_API_VERSION(0, 1, 3, 255)) {
+    coop_khr_f16 = false;
+    vd->coop_khr_layer_old = true;
+  }
+
   /* Enable only what the shaders use. */
   VkPhysicalDeviceShaderFloat16Int8Features e_f16i8 = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES,
@@ -359,11 +425,16 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
   VkPhysicalDeviceCooperativeMatrixFeaturesNV e_cm = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
       .cooperativeMatrix = VK_TRUE};
+  VkPhysicalDeviceCooperativeMatrixFeaturesKHR e_ck = {
+      .sType =
+          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR,
+      .pNext = coop_f16 ? &e_cm : NULL,
+      .cooperativeMatrix = VK_TRUE};
   VkPhysicalDeviceVulkanMemoryModelFeatures e_vmm = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES,
-      .pNext = &e_cm,
+      .pNext = coop_khr_f16 ? (void *)&e_ck : (void *)&e_cm,
       .vulkanMemoryModel = VK_TRUE};
-  if (coop_f16)
+  if (coop_f16 || coop_khr_f16)
     e_f16i8.pNext = &e_vmm;
   /* Pipeline statistics (debugging), chained in front of the rest. */
   vd->pipeline_stats = dg_vk_pipeline_stats_wanted(ext, ne);
@@ -374,7 +445,7 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
       .pipelineExecutableInfo = VK_TRUE};
   if (vd->pipeline_stats)
     e_s16.pNext = &e_pe;
-  const char *exts[6];
+  const char *exts[7];
   uint32_t next = 0;
   if (!core12 && vd->int8)
     exts[next++] = VK_KHR_8BIT_STORAGE_EXTENSION_NAME;
@@ -382,11 +453,12 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
     exts[next++] = VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME;
   if (vd->pipeline_stats)
     exts[next++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
-  if (coop_f16) {
+  if (coop_f16)
     exts[next++] = "VK_NV_cooperative_matrix";
-    if (!core12)
-      exts[next++] = "VK_KHR_vulkan_memory_model";
-  }
+  if (coop_khr_f16)
+    exts[next++] = VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME;
+  if ((coop_f16 || coop_khr_f16) && !core12)
+    exts[next++] = "VK_KHR_vulkan_memory_model";
 
   /* Subgroup size and the driver's name. */
   VkPhysicalDeviceDriverProperties drv = {
@@ -399,14 +471,15 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
   vkGetPhysicalDeviceProperties2(phys, &p2);
   vd->subgroup_size = sg.subgroupSize;
   vd->coop_nv_f16 = coop_f16 && sg.subgroupSize == 32;
+  vd->coop_khr_f16 = coop_khr_f16 && sg.subgroupSize == 32;
   free(ext);
 
   float prio = 1.0f;
-  VkDeviceQueueCreateInfo qi = {
-      .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-      .queueFamilyIndex = vd->queue_family,
-      .queueCount = 1,
-      .pQueuePriorities = &prio};
+  VkDeviceQueueCreateInfo qi = {.sType =
+                                    VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+                                .queueFamilyIndex = vd->queue_family,
+                                .queueCount = 1,
+                                .pQueuePriorities = &prio};
   VkDeviceCreateInfo di = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                            .pNext = &e_s16,
                            .queueCreateInfoCount = 1,
@@ -416,8 +489,7 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
   VkResult r = vkCreateDevice(phys, &di, NULL, &vd->dev);
   if (r != VK_SUCCESS) {
     vd->dev = VK_NULL_HANDLE;
-    snprintf(why, why_size, "vkCreateDevice failed: %s",
-             dg_vk_result_name(r));
+    snprintf(why, why_size, "vkCreateDevice failed: %s", dg_vk_result_name(r));
     goto fail;
   }
   vkGetDeviceQueue(vd->dev, vd->queue_family, 0, &vd->queue);
@@ -431,8 +503,10 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
                     ? 0
                     : (int64_t)(spin ? strtoul(spin, NULL, 10) : 1000) * 1000;
   const char *paths = getenv("DG_TEST_VULKAN_PATHS");
-  vd->test_paths = !paths ? 0 : !strcmp(paths, "gpu") ? 1
-                              : !strcmp(paths, "tiled") ? 2 : 0;
+  vd->test_paths = !paths                    ? 0
+                   : !strcmp(paths, "gpu")   ? 1
+                   : !strcmp(paths, "tiled") ? 2
+                                             : 0;
   if (!dg_vk_choose_memory(vd)) {
     snprintf(why, why_size, "no usable memory type");
     goto fail;
@@ -441,8 +515,7 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
   if ((r = dg_vk_pipelines_init(vd)) != VK_SUCCESS ||
       (r = dg_vk_cache_open(vd, cache_dir(opts, dir, sizeof dir))) !=
           VK_SUCCESS) {
-    snprintf(why, why_size, "pipeline setup failed: %s",
-             dg_vk_result_name(r));
+    snprintf(why, why_size, "pipeline setup failed: %s", dg_vk_result_name(r));
     goto fail;
   }
   vd->cost_type = vd->props.deviceType;
@@ -464,19 +537,30 @@ static void fill_info(dg_device *d, vk_device *vd) {
   snprintf(d->info.name, sizeof d->info.name, "%.90s (%s)",
            vd->props.deviceName, type_name(vd->props.deviceType));
   uint32_t v = vd->props.apiVersion;
+  /* Cooperative matrix extensions listed, e.g. " coopmat(khr nv nv2)";
+   * "khr-off" where an old validation layer turned the KHR path off. */
+  char coop[40] = "";
+  if (vd->coopmat_khr || vd->coopmat_nv || vd->coopmat_nv2)
+    snprintf(coop, sizeof coop, " coopmat(%s%s%s)",
+             !vd->coopmat_khr         ? ""
+             : vd->coop_khr_layer_old ? "khr-off "
+                                      : "khr ",
+             vd->coopmat_nv ? "nv " : "", vd->coopmat_nv2 ? "nv2 " : "");
+  char *close = strstr(coop, " )");
+  if (close)
+    memmove(close, close + 1, strlen(close + 1) + 1);
   char feat[96];
-  snprintf(feat, sizeof feat, "%s%s%s%s%s sg%u smem%uK",
-           vd->f16 ? " fp16" : "", vd->f16 ? " s16" : "",
-           vd->int8 ? " s8 i8" : "", vd->int_dot ? " dot" : "",
-           vd->coopmat_nv2  ? " coopmat2"
-           : vd->coopmat ? " coopmat"
-                         : "",
-           vd->subgroup_size,
+  snprintf(feat, sizeof feat, "%s%s%s%s%s sg%u smem%uK", vd->f16 ? " fp16" : "",
+           vd->f16 ? " s16" : "", vd->int8 ? " s8 i8" : "",
+           vd->int_dot ? " dot" : "", coop, vd->subgroup_size,
            vd->props.limits.maxComputeSharedMemorySize / 1024);
-  snprintf(d->info.driver, sizeof d->info.driver,
-           "%.56s (0x%x), Vulkan %u.%u.%u;%.40s", vd->driver_text,
+  /* Composed at full length, then cut to the field (the features last). */
+  char text[320];
+  snprintf(text, sizeof text, "%s (0x%x), Vulkan %u.%u.%u;%s", vd->driver_text,
            vd->props.driverVersion, VK_API_VERSION_MAJOR(v),
            VK_API_VERSION_MINOR(v), VK_API_VERSION_PATCH(v), feat);
+  snprintf(d->info.driver, sizeof d->info.driver, "%.*s",
+           (int)sizeof d->info.driver - 1, text);
   d->info.dtypes = 1u << DG_DTYPE_F32 | 1u << DG_DTYPE_I32;
   if (vd->f16)
     d->info.dtypes |= 1u << DG_DTYPE_F16;
@@ -510,8 +594,8 @@ static dg_status vk_enumerate(const dg_context_options *opts,
       if (!vd) {
         if (opts->log && opts->log_level >= DG_LOG_INFO) {
           char msg[256];
-          snprintf(msg, sizeof msg, "vulkan: physical device %u skipped: %s",
-                   i, why);
+          snprintf(msg, sizeof msg, "vulkan: physical device %u skipped: %s", i,
+                   why);
           opts->log(opts->log_user, DG_LOG_INFO, msg);
         }
         continue;

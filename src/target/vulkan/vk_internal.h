@@ -44,6 +44,9 @@ typedef enum vk_shader {
   SH_GEMMB_F32, SH_CONVB_F32,   /* 128x128 SIMT fp32 (discrete GPUs) */
   SH_GEMMC_F16, SH_CONVC_F16,   /* NV cooperative matrix fp16 */
   SH_GEMMC64_F16, SH_CONVC64_F16, /* the same with 64x64 tiles */
+  /* The same four through KHR cooperative matrices (m16n8k16), derived
+   * at build time by spirv_nv2khr.py; same order as the NV four. */
+  SH_GEMMK_F16, SH_CONVK_F16, SH_GEMMK64_F16, SH_CONVK64_F16,
   SH_COUNT_
 } vk_shader;
 extern const char *const dg_vk_shader_names[SH_COUNT_];
@@ -58,6 +61,7 @@ typedef struct vk_instance {
   PFN_vkDestroyDebugUtilsMessengerEXT destroy_messenger;
   int refs;
   atomic_int messages; /* validation warnings and errors seen */
+  uint32_t validation_spec; /* the validation layer's Vulkan version; 0: off */
   dg_log_fn log;
   void *log_user;
 } vk_instance;
@@ -81,12 +85,18 @@ typedef struct vk_device {
   bool f16;        /* shaderFloat16 and storageBuffer16BitAccess */
   bool int8;       /* shaderInt8 and storageBuffer8BitAccess */
   bool int_dot;    /* VK_KHR_shader_integer_dot_product */
-  bool coopmat;    /* VK_KHR_ or VK_NV_cooperative_matrix */
+  bool coopmat_khr; /* VK_KHR_cooperative_matrix listed */
+  bool coopmat_nv;  /* VK_NV_cooperative_matrix listed */
   bool coopmat_nv2; /* VK_NV_cooperative_matrix2 */
   /* VK_NV_cooperative_matrix enabled (with the Vulkan memory model) and
    * reporting f16 x f16 -> f32 at 16x16x16, subgroup scope, on subgroups
    * of 32: the shapes gemm_coop.comp is written for. */
   bool coop_nv_f16;
+  /* VK_KHR_cooperative_matrix enabled (with the Vulkan memory model) and
+   * reporting f16 x f16 -> f32 at 16x8x16, subgroup scope, on subgroups of
+   * 32: the translated kernels run instead of the NV ones. */
+  bool coop_khr_f16;
+  bool coop_khr_layer_old; /* KHR left off: the validation layer predates it */
   /* DG_VK_PIPELINE_STATS: pipelines capture and print statistics. */
   bool pipeline_stats;
   uint32_t subgroup_size;

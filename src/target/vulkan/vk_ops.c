@@ -35,8 +35,8 @@ static int64_t z_groups(const dg_ir *ir, const dg_node *n) {
   return 1;
 }
 
-int dg_vk_supports(dg_device *dev, const dg_ir *ir, const dg_node *n,
-                   char *why, size_t why_size) {
+int dg_vk_supports(dg_device *dev, const dg_ir *ir, const dg_node *n, char *why,
+                   size_t why_size) {
   vk_device *vd = dev->impl;
   if (atomic_load(&vd->lost)) {
     snprintf(why, why_size, "vulkan device lost");
@@ -59,7 +59,8 @@ int dg_vk_supports(dg_device *dev, const dg_ir *ir, const dg_node *n,
     }
     if (!moves_bytes(n->op) &&
         (d->dtype == DG_DTYPE_I8 || d->dtype == DG_DTYPE_U8) && !vd->int8) {
-      snprintf(why, why_size, "int8 needs shaderInt8 and 8-bit storage buffers");
+      snprintf(why, why_size,
+               "int8 needs shaderInt8 and 8-bit storage buffers");
       return 0;
     }
     size_t bytes = dg_desc_bytes(d);
@@ -81,7 +82,9 @@ int dg_vk_supports(dg_device *dev, const dg_ir *ir, const dg_node *n,
 
 /* ---- setup helpers ---- */
 
-static void push_i(vk_work *w, int i, int64_t v) { w->push[i] = (uint32_t)(int32_t)v; }
+static void push_i(vk_work *w, int i, int64_t v) {
+  w->push[i] = (uint32_t)(int32_t)v;
+}
 static void push_f(vk_work *w, int i, float v) { memcpy(&w->push[i], &v, 4); }
 
 /* A 1-D job of total invocations in workgroups of local: a 2-D grid with
@@ -111,9 +114,8 @@ static bool q_params(vk_work *w, const dg_ir *ir, const dg_node *n,
     return false;
   bool pc = wd->quant.channel_count != 0;
   for (int64_t c = 0; c < channels; c++) {
-    float m = dg_requant_multiplier(xd->quant.scale,
-                                    dg_quant_scale(wd, pc ? c : 0),
-                                    yd->quant.scale);
+    float m = dg_requant_multiplier(
+        xd->quant.scale, dg_quant_scale(wd, pc ? c : 0), yd->quant.scale);
     memcpy(&p[c], &m, 4);
     p[channels + c] = (uint32_t)dg_quant_zero(wd, pc ? c : 0);
   }
@@ -135,9 +137,9 @@ static void q_push(vk_work *w, int first, const dg_ir *ir, const dg_node *n) {
   dg_requant_clamp(n->p.activation, yd->quant.scale, yd->quant.zero_point,
                    (int32_t)lo, (int32_t)hi, &clo, &chi);
   push_i(w, first, xd->quant.zero_point);
-  push_i(w, first + 1, (xd->dtype == DG_DTYPE_I8) |
-                           (wd->dtype == DG_DTYPE_I8) << 1 |
-                           (yd->dtype == DG_DTYPE_I8) << 2);
+  push_i(w, first + 1,
+         (xd->dtype == DG_DTYPE_I8) | (wd->dtype == DG_DTYPE_I8) << 1 |
+             (yd->dtype == DG_DTYPE_I8) << 2);
   push_i(w, first + 2, yd->quant.zero_point);
   push_i(w, first + 3, clo);
   push_i(w, first + 4, chi);
@@ -148,8 +150,7 @@ static void q_push(vk_work *w, int first, const dg_ir *ir, const dg_node *n) {
  * saves. On GPUs, the 64x64 tiles pay once both sides of the output are
  * wide enough to fill them. */
 static bool cpu_like(const vk_device *vd) {
-  return vd->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU &&
-         !vd->test_paths;
+  return vd->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && !vd->test_paths;
 }
 static bool direct_conv(const vk_device *vd, int64_t OG, int64_t P) {
   if (vd->test_paths == 2)
@@ -169,8 +170,7 @@ static bool direct_gemm(const vk_device *vd, int64_t M, int64_t N) {
  * within the guaranteed 65535 per dimension. */
 static bool big_fits(const vk_device *vd, int64_t M, int64_t N, int64_t z) {
   const uint32_t *lim = vd->props.limits.maxComputeWorkGroupCount;
-  return (N + 127) / 128 <= lim[0] && (M + 127) / 128 <= lim[1] &&
-         z <= lim[2];
+  return (N + 127) / 128 <= lim[0] && (M + 127) / 128 <= lim[1] && z <= lim[2];
 }
 static bool use_big_f32(const vk_device *vd, int64_t M, int64_t N, int64_t K,
                         int64_t z) {
@@ -184,8 +184,8 @@ static bool use_big_f32(const vk_device *vd, int64_t M, int64_t N, int64_t K,
 static bool use_coop_f16(const vk_device *vd, int64_t M, int64_t N, int64_t K,
                          int64_t z) {
   (void)z;
-  return vd->coop_nv_f16 && big_fits(vd, M, N, z) && M >= 32 && N >= 32 &&
-         K >= 32;
+  return (vd->coop_nv_f16 || vd->coop_khr_f16) && big_fits(vd, M, N, z) &&
+         M >= 32 && N >= 32 && K >= 32;
 }
 
 /* The coopmat kernels' tile side: 128, or 64 where 128x128 tiles would
@@ -200,12 +200,16 @@ static int coop_tile(int64_t M, int64_t N, int64_t z) {
 
 /* Dispatch of a 128x128-tile kernel (sh) over an M x N output in z
  * matrices; a coopmat kernel swaps to its 64x64 variant (sh64) where
- * coop_tile says so. flags: specialisation constant 0. */
-static void big_work(vk_work *w, vk_shader sh, vk_shader sh64, uint32_t flags,
-                     int64_t M, int64_t N, int64_t z) {
+ * coop_tile says so, and to the KHR build of either where the device has
+ * it. flags: specialisation constant 0. */
+static void big_work(const vk_device *vd, vk_work *w, vk_shader sh,
+                     vk_shader sh64, uint32_t flags, int64_t M, int64_t N,
+                     int64_t z) {
   bool coop = sh == SH_GEMMC_F16 || sh == SH_CONVC_F16;
   int tile = coop ? coop_tile(M, N, z) : 128;
   w->shader = tile == 64 ? sh64 : sh;
+  if (coop && vd->coop_khr_f16)
+    w->shader = (vk_shader)(w->shader + (SH_GEMMK_F16 - SH_GEMMC_F16));
   w->spec[0] = flags;
   w->spec_count = 1;
   w->groups[0] = (uint32_t)((N + tile - 1) / tile);
@@ -222,10 +226,25 @@ static bool setup_conv(const vk_device *vd, vk_work *w, const dg_ir *ir,
   bool q = n->op == DG_OP_QCONV2D, f16 = xd->dtype == DG_DTYPE_F16;
   int64_t N = xd->dims[0], C = xd->dims[1], O = wd->dims[0], G = p->groups;
   int64_t CG = C / G, OG = O / G, OH = yd->dims[2], OW = yd->dims[3];
-  int64_t v[19] = {N,  C,  xd->dims[2], xd->dims[3], O,  OH, OW,
-                   wd->dims[2], wd->dims[3], G, CG, OG,
-                   p->stride[0], p->stride[1], p->dilation[0], p->dilation[1],
-                   p->pads[0],   p->pads[1],   n->input_count > 2 && n->inputs[2]};
+  int64_t v[19] = {N,
+                   C,
+                   xd->dims[2],
+                   xd->dims[3],
+                   O,
+                   OH,
+                   OW,
+                   wd->dims[2],
+                   wd->dims[3],
+                   G,
+                   CG,
+                   OG,
+                   p->stride[0],
+                   p->stride[1],
+                   p->dilation[0],
+                   p->dilation[1],
+                   p->pads[0],
+                   p->pads[1],
+                   n->input_count > 2 && n->inputs[2]};
   for (int i = 0; i < 19; i++)
     push_i(w, i, v[i]);
   float lo, hi;
@@ -243,7 +262,7 @@ static bool setup_conv(const vk_device *vd, vk_work *w, const dg_ir *ir,
     /* Batch folded into the GEMM's n; z = group. Specialisation constant
      * 0: A (the weight rows) loads as vectors (K a multiple of the vector
      * width). */
-    big_work(w, coop ? SH_CONVC_F16 : SH_CONVB_F32, SH_CONVC64_F16,
+    big_work(vd, w, coop ? SH_CONVC_F16 : SH_CONVB_F32, SH_CONVC64_F16,
              KG % (coop ? 8 : 4) == 0, OG, NP, G);
   } else if (direct_conv(vd, OG, OH * OW)) {
     w->shader = q ? SH_CONVD_Q8 : f16 ? SH_CONVD_F16 : SH_CONVD_F32;
@@ -263,9 +282,9 @@ static bool setup_conv(const vk_device *vd, vk_work *w, const dg_ir *ir,
 
 /* GEMM push layout: M N K sam sak sbk sbn bias_mode brank bdim[4] astr[4]
  * bstr[4] lo hi | xz flags yz clo chi. */
-static void gemm_push(vk_work *w, int64_t M, int64_t N, int64_t K,
-                      int64_t sam, int64_t sak, int64_t sbk, int64_t sbn,
-                      int bias_mode, dg_activation act) {
+static void gemm_push(vk_work *w, int64_t M, int64_t N, int64_t K, int64_t sam,
+                      int64_t sak, int64_t sbk, int64_t sbn, int bias_mode,
+                      dg_activation act) {
   int64_t v[8] = {M, N, K, sam, sak, sbk, sbn, bias_mode};
   for (int i = 0; i < 8; i++)
     push_i(w, i, v[i]);
@@ -281,8 +300,8 @@ static void gemm_push(vk_work *w, int64_t M, int64_t N, int64_t K,
   push_f(w, 22, hi);
 }
 
-/* Specialisation constant 0 of the 128x128 kernels: bit 0 A loads as vectors of vw
- * elements, bit 1 B does, bit 2 B is k-contiguous (fully_connected's
+/* Specialisation constant 0 of the 128x128 kernels: bit 0 A loads as vectors of
+ * vw elements, bit 1 B does, bit 2 B is k-contiguous (fully_connected's
  * weights). Vectors need the contiguous stride 1, the other stride, K or N
  * and every batch offset multiples of vw (tensor bases are aligned to at
  * least 64 bytes by the memory plan). */
@@ -309,7 +328,7 @@ static void gemm_kernel(const vk_device *vd, vk_work *w, bool q, bool f16,
   bool coop = !q && f16 && use_coop_f16(vd, M, N, K, batch);
   bool big = !q && !f16 && use_big_f32(vd, M, N, K, batch);
   if (coop || big) {
-    big_work(w, coop ? SH_GEMMC_F16 : SH_GEMMB_F32, SH_GEMMC64_F16,
+    big_work(vd, w, coop ? SH_GEMMC_F16 : SH_GEMMB_F32, SH_GEMMC64_F16,
              big_flags(w, coop ? 8 : 4), M, N, batch);
   } else if (direct_gemm(vd, M, N)) {
     w->shader = q ? SH_GEMMD_Q8 : f16 ? SH_GEMMD_F16 : SH_GEMMD_F32;
@@ -373,13 +392,25 @@ static bool setup_matmul(const vk_device *vd, vk_work *w, const dg_ir *ir,
 }
 
 static void setup_pool(vk_work *w, const dg_ir *ir, const dg_node *n) {
-  const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]), *yd = tdesc(ir, n->output);
+  const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]),
+                       *yd = tdesc(ir, n->output);
   const dg_node_params *p = &n->p;
-  int64_t v[16] = {xd->dims[0] * xd->dims[1], xd->dims[2], xd->dims[3],
-                   yd->dims[2], yd->dims[3], p->kernel[0], p->kernel[1],
-                   p->stride[0], p->stride[1], p->pads[0], p->pads[1],
-                   p->pads[2], p->pads[3], n->op == DG_OP_MAX_POOL2D,
-                   p->count_include_pad, xd->dtype == DG_DTYPE_I8};
+  int64_t v[16] = {xd->dims[0] * xd->dims[1],
+                   xd->dims[2],
+                   xd->dims[3],
+                   yd->dims[2],
+                   yd->dims[3],
+                   p->kernel[0],
+                   p->kernel[1],
+                   p->stride[0],
+                   p->stride[1],
+                   p->pads[0],
+                   p->pads[1],
+                   p->pads[2],
+                   p->pads[3],
+                   n->op == DG_OP_MAX_POOL2D,
+                   p->count_include_pad,
+                   xd->dtype == DG_DTYPE_I8};
   for (int i = 0; i < 16; i++)
     push_i(w, i, v[i]);
   w->shader = xd->dtype == DG_DTYPE_F32   ? SH_POOL_F32
@@ -478,7 +509,8 @@ static bool quant_blob(vk_work *w, const dg_tensor_desc *d, int64_t *inner,
 
 static bool setup_quant(vk_work *w, const dg_ir *ir, const dg_node *n) {
   bool quantize = n->op == DG_OP_QUANTIZE;
-  const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]), *yd = tdesc(ir, n->output);
+  const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]),
+                       *yd = tdesc(ir, n->output);
   const dg_tensor_desc *qd = quantize ? yd : xd; /* carries the quant */
   int64_t inner, chans;
   if (!quant_blob(w, qd, &inner, &chans))
@@ -534,9 +566,9 @@ static bool setup_copies(vk_work *w, const dg_ir *ir, const dg_node *n) {
   for (int t = 0; t < n->input_count; t++) {
     int64_t len = tdesc(ir, n->inputs[t])->dims[axis] * inner;
     for (int64_t o = 0; o < outer; o++)
-      w->copies[w->copy_count++] = (vk_copy){
-          n->inputs[t], n->output, (VkDeviceSize)(o * len) * es,
-          (VkDeviceSize)(o * row + off) * es, (VkDeviceSize)len * es};
+      w->copies[w->copy_count++] =
+          (vk_copy){n->inputs[t], n->output, (VkDeviceSize)(o * len) * es,
+                    (VkDeviceSize)(o * row + off) * es, (VkDeviceSize)len * es};
     off += len;
   }
   return true;
@@ -548,23 +580,37 @@ bool dg_vk_work_prepare(vk_device *vd, const dg_ir *ir, const dg_node *n,
   w->push_bytes = VK_PUSH_BYTES;
   switch (n->op) {
   case DG_OP_CONV2D:
-  case DG_OP_QCONV2D: return setup_conv(vd, w, ir, n);
+  case DG_OP_QCONV2D:
+    return setup_conv(vd, w, ir, n);
   case DG_OP_FULLY_CONNECTED:
-  case DG_OP_QFULLY_CONNECTED: return setup_fc(vd, w, ir, n);
+  case DG_OP_QFULLY_CONNECTED:
+    return setup_fc(vd, w, ir, n);
   case DG_OP_MATMUL:
-  case DG_OP_QMATMUL: return setup_matmul(vd, w, ir, n);
+  case DG_OP_QMATMUL:
+    return setup_matmul(vd, w, ir, n);
   case DG_OP_MAX_POOL2D:
-  case DG_OP_AVG_POOL2D: setup_pool(w, ir, n); return true;
-  case DG_OP_GLOBAL_AVG_POOL: setup_gap(w, ir, n); return true;
-  case DG_OP_SOFTMAX: setup_softmax(w, ir, n); return true;
+  case DG_OP_AVG_POOL2D:
+    setup_pool(w, ir, n);
+    return true;
+  case DG_OP_GLOBAL_AVG_POOL:
+    setup_gap(w, ir, n);
+    return true;
+  case DG_OP_SOFTMAX:
+    setup_softmax(w, ir, n);
+    return true;
   case DG_OP_RELU:
   case DG_OP_CLIP:
-  case DG_OP_ADD: setup_eltwise(w, ir, n); return true;
+  case DG_OP_ADD:
+    setup_eltwise(w, ir, n);
+    return true;
   case DG_OP_RESHAPE:
-  case DG_OP_CONCAT: return setup_copies(w, ir, n);
+  case DG_OP_CONCAT:
+    return setup_copies(w, ir, n);
   case DG_OP_QUANTIZE:
-  case DG_OP_DEQUANTIZE: return setup_quant(w, ir, n);
-  default: return false;
+  case DG_OP_DEQUANTIZE:
+    return setup_quant(w, ir, n);
+  default:
+    return false;
   }
 }
 

