@@ -28,6 +28,10 @@ static int rnd_used;
 /* Uniform data in [-a, a] (valid until 64K more values are drawn; the
  * graph copies constants). */
 static const float *rnd(int n, float a) {
+  if (n > (int)(sizeof rnd_store / sizeof rnd_store[0])) {
+    fprintf(stderr, "test_vulkan: rnd(%d) exceeds the pool\n", n);
+    abort();
+  }
   if (rnd_used + n > (int)(sizeof rnd_store / sizeof rnd_store[0]))
     rnd_used = 0;
   float *p = rnd_store + rnd_used;
@@ -69,14 +73,15 @@ static dg_graph *float_graph(dg_context *ctx, dg_dtype t, int pin) {
   dg_tensor x = dg_graph_input(g, "x", &x_desc);
   dg_conv2d_params cp = {.padding = DG_PADDING_SAME_UPPER,
                          .activation = DG_ACTIVATION_RELU};
-  dg_tensor c1 = dg_graph_conv2d(g, "conv", x,
-                                 fconst(g, "w1", t, 4, (int64_t[]){16, 3, 3, 3}),
-                                 fconst(g, "b1", t, 1, (int64_t[]){16}), &cp);
-  dg_conv2d_params dp = {.padding = DG_PADDING_SAME_UPPER, .groups = 16,
+  dg_tensor c1 = dg_graph_conv2d(
+      g, "conv", x, fconst(g, "w1", t, 4, (int64_t[]){16, 3, 3, 3}),
+      fconst(g, "b1", t, 1, (int64_t[]){16}), &cp);
+  dg_conv2d_params dp = {.padding = DG_PADDING_SAME_UPPER,
+                         .groups = 16,
                          .activation = DG_ACTIVATION_RELU6};
-  dg_tensor c2 = dg_graph_conv2d(g, "dwconv", c1,
-                                 fconst(g, "w2", t, 4, (int64_t[]){16, 1, 3, 3}),
-                                 DG_TENSOR_NONE, &dp);
+  dg_tensor c2 = dg_graph_conv2d(
+      g, "dwconv", c1, fconst(g, "w2", t, 4, (int64_t[]){16, 1, 3, 3}),
+      DG_TENSOR_NONE, &dp);
   dg_pool2d_params mp = {.kernel = {2, 2}, .stride = {2, 2}};
   dg_tensor p1 = dg_graph_max_pool2d(g, "maxpool", c2, &mp); /* 16x6x6 */
   dg_pool2d_params ap = {.kernel = {3, 3}, .padding = DG_PADDING_SAME_UPPER};
@@ -131,10 +136,9 @@ static dg_graph *int8_graph(dg_context *ctx, int pin) {
   dg_conv2d_params cp = {.padding = DG_PADDING_SAME_UPPER,
                          .activation = DG_ACTIVATION_RELU};
   dg_quant_params yq = {.scale = 0.05f, .zero_point = 10};
-  dg_tensor c = dg_graph_qconv2d(g, "qconv", q,
-                                 dg_graph_constant(g, "wq", &wd, wq, 0),
-                                 dg_graph_constant(g, "bq", &bd, bq, 0), &cp,
-                                 DG_DTYPE_I8, &yq);
+  dg_tensor c = dg_graph_qconv2d(
+      g, "qconv", q, dg_graph_constant(g, "wq", &wd, wq, 0),
+      dg_graph_constant(g, "bq", &bd, bq, 0), &cp, DG_DTYPE_I8, &yq);
   dg_pool2d_params mp = {.kernel = {2, 2}, .stride = {2, 2}};
   dg_tensor p = dg_graph_max_pool2d(g, "qpool", c, &mp); /* [1,8,5,5] */
   dg_tensor cc = dg_graph_concat(g, "qconcat", (dg_tensor[]){p, p}, 2, 1);
@@ -150,9 +154,9 @@ static dg_graph *int8_graph(dg_context *ctx, int pin) {
   dg_tensor_desc bmd = fdesc(DG_DTYPE_U8, 2, (int64_t[]){6, 6});
   bmd.quant = (dg_quant_params){.scale = 0.02f, .zero_point = 128};
   dg_quant_params mq = {.scale = 0.2f, .zero_point = -3};
-  dg_tensor m = dg_graph_qmatmul(g, "qmatmul", f,
-                                 dg_graph_constant(g, "bm", &bmd, bm, 0),
-                                 DG_DTYPE_I8, &mq);
+  dg_tensor m =
+      dg_graph_qmatmul(g, "qmatmul", f, dg_graph_constant(g, "bm", &bmd, bm, 0),
+                       DG_DTYPE_I8, &mq);
   dg_tensor y = dg_graph_dequantize(g, "dequantize", m);
   dg_graph_output(g, "y", y, DG_LAYOUT_NCHW);
   return g;
@@ -172,8 +176,8 @@ static int vulkan_devices(dg_context *ctx, int *out, int max) {
 }
 
 static dg_session *compile_on(dg_graph *g, int dev, dg_diagnostic *d) {
-  dg_compile_options o = {.policy = DG_POLICY_STRICT, .devices = &dev,
-                          .device_count = 1};
+  dg_compile_options o = {
+      .policy = DG_POLICY_STRICT, .devices = &dev, .device_count = 1};
   dg_session *s = NULL;
   if (dg_graph_compile(g, &o, &s, d) != DG_OK)
     return NULL;
@@ -197,11 +201,10 @@ static void test_listing(dg_context *ctx, int dev) {
   dg_device_info info;
   dg_context_device_info(ctx, dev, &info);
   printf("# device %d: %s | %s\n", dev, info.name, info.driver);
-  CHECK(info.name[0] && (strstr(info.name, "(cpu)") ||
-                         strstr(info.name, "(discrete)") ||
-                         strstr(info.name, "(integrated)") ||
-                         strstr(info.name, "(virtual)") ||
-                         strstr(info.name, "(other)")),
+  CHECK(info.name[0] &&
+            (strstr(info.name, "(cpu)") || strstr(info.name, "(discrete)") ||
+             strstr(info.name, "(integrated)") ||
+             strstr(info.name, "(virtual)") || strstr(info.name, "(other)")),
         "device %d lists its name and type: %s", dev, info.name);
   CHECK(strstr(info.driver, "Vulkan 1.") && strstr(info.driver, " sg") &&
             strstr(info.driver, "smem"),
@@ -215,8 +218,8 @@ static void test_listing(dg_context *ctx, int dev) {
 }
 
 /* Runs g on dev and on the CPU: verify on dev, and outputs compared. */
-static void check_graph(dg_context *ctx, dg_graph *g, int dev,
-                        const char *what, double tol, int xn) {
+static void check_graph(dg_context *ctx, dg_graph *g, int dev, const char *what,
+                        double tol, int xn) {
   CHECK(dg_graph_status(g) == DG_OK, "%s: graph builds%s%s", what,
         dg_graph_status(g) ? ": " : "",
         dg_graph_status(g) ? dg_graph_error(g)->message : "");
@@ -252,12 +255,13 @@ static void check_graph(dg_context *ctx, dg_graph *g, int dev,
   size_t yb = dg_desc_bytes(&yd);
   dg_binding in = {"x", x, xb};
   dg_status a = dg_session_run(s, &in, 1, &(dg_binding){"y", y, yb}, 1, &d);
-  dg_status b = ref ? dg_session_run(ref, &in, 1,
-                                     &(dg_binding){"y", y_ref, yb}, 1, NULL)
-                    : DG_ERROR_DEVICE;
+  dg_status b =
+      ref ? dg_session_run(ref, &in, 1, &(dg_binding){"y", y_ref, yb}, 1, NULL)
+          : DG_ERROR_DEVICE;
   double err = 0, mag = 0;
   for (int64_t i = 0; i < dg_desc_elements(&yd); i++) {
-    double u = dg_load_elem(yd.dtype, y, i), v = dg_load_elem(yd.dtype, y_ref, i);
+    double u = dg_load_elem(yd.dtype, y, i),
+           v = dg_load_elem(yd.dtype, y_ref, i);
     err = fmax(err, fabs(u - v));
     mag = fmax(mag, fabs(v));
   }
@@ -266,10 +270,11 @@ static void check_graph(dg_context *ctx, dg_graph *g, int dev,
         what, err, mag, a ? ": " : "", a ? d.message : "");
   dg_verify_report r;
   dg_status v = dg_session_verify(s, &in, 1, &r);
-  CHECK(v == DG_OK && r.ok, "%s: verify passes on all %d nodes (worst rel "
-        "%.2g, lsb %lld%s%s)", what, r.nodes_checked, r.max_rel_error,
-        (long long)r.max_lsb_error, r.ok ? "" : ", first bad: ",
-        r.ok ? "" : r.node_name);
+  CHECK(v == DG_OK && r.ok,
+        "%s: verify passes on all %d nodes (worst rel "
+        "%.2g, lsb %lld%s%s)",
+        what, r.nodes_checked, r.max_rel_error, (long long)r.max_lsb_error,
+        r.ok ? "" : ", first bad: ", r.ok ? "" : r.node_name);
   dg_session_destroy(ref);
   dg_session_destroy(s);
 }
@@ -288,13 +293,13 @@ static dg_graph *gemm_graph(dg_context *ctx, dg_dtype t, int pin) {
   dg_tensor x = dg_graph_input(g, "x", &x_desc);
   dg_conv2d_params cp = {.padding = DG_PADDING_SAME_UPPER,
                          .activation = DG_ACTIVATION_RELU};
-  dg_tensor c1 = dg_graph_conv2d(g, "conv1", x,
-                                 fconst(g, "w1", t, 4, (int64_t[]){96, 5, 3, 3}),
-                                 fconst(g, "b1", t, 1, (int64_t[]){96}), &cp);
+  dg_tensor c1 = dg_graph_conv2d(
+      g, "conv1", x, fconst(g, "w1", t, 4, (int64_t[]){96, 5, 3, 3}),
+      fconst(g, "b1", t, 1, (int64_t[]){96}), &cp);
   dg_conv2d_params sp = {.stride = {2, 2}, .padding = DG_PADDING_SAME_UPPER};
-  dg_tensor c2 = dg_graph_conv2d(g, "conv2", c1,
-                                 fconst(g, "w2", t, 4, (int64_t[]){40, 96, 3, 3}),
-                                 DG_TENSOR_NONE, &sp);
+  dg_tensor c2 = dg_graph_conv2d(
+      g, "conv2", c1, fconst(g, "w2", t, 4, (int64_t[]){40, 96, 3, 3}),
+      DG_TENSOR_NONE, &sp);
   dg_tensor r1 = dg_graph_reshape(g, "r1", c2, 2, (int64_t[]){80, 144});
   dg_tensor f = dg_graph_fully_connected(
       g, "fc", r1, fconst(g, "wf", t, 2, (int64_t[]){36, 144}),
@@ -304,6 +309,71 @@ static dg_graph *gemm_graph(dg_context *ctx, dg_dtype t, int pin) {
                                  fconst(g, "wm", t, 2, (int64_t[]){72, 33}));
   dg_graph_output(g, "y", mm, DG_LAYOUT_NCHW);
   return g;
+}
+
+/* The 128x128 cooperative-matrix kernels only take shapes that fill a big
+ * GPU with at least 64 such tiles, which the small graphs above never do:
+ * a f16 matmul [1000,200] x [200,1040] (ragged M and N, K not a multiple of
+ * the 64-deep K-step) and a 3x3 conv 64 -> 256 on 8 x 28 x 28, each checked
+ * node by node against the reference kernels (dg_session_verify). Run on
+ * GPUs only: on a CPU-type device it would only time the reference. */
+/* An f16 constant of any size (fconst draws from the 64K-value pool). */
+static dg_tensor big_const(dg_graph *g, const char *name, int rank,
+                           const int64_t *dims) {
+  dg_tensor_desc d = fdesc(DG_DTYPE_F16, rank, dims);
+  int64_t n = dg_desc_elements(&d);
+  uint16_t *h = malloc(sizeof *h * (size_t)n);
+  for (int64_t i = 0; h && i < n; i++)
+    h[i] = dg_f32_to_f16(t_uniform(-0.5f, 0.5f));
+  dg_tensor t = h ? dg_graph_constant(g, name, &d, h, 0) : DG_TENSOR_NONE;
+  free(h);
+  return t;
+}
+
+static void check_big_f16(dg_context *ctx, int dev) {
+  (void)ctx;
+  for (int conv = 0; conv < 2; conv++) {
+    dg_graph *g = dg_graph_create(ctx, conv ? "big conv f16" : "big gemm f16");
+    dg_graph_set_device(g, dev);
+    int64_t xd[4] = {1000, 200}, n = 1000 * 200;
+    if (conv) {
+      xd[0] = 8, xd[1] = 64, xd[2] = 28, xd[3] = 28;
+      n = 8 * 64 * 28 * 28;
+    }
+    dg_tensor_desc x_desc = fdesc(DG_DTYPE_F16, conv ? 4 : 2, xd);
+    dg_tensor x = dg_graph_input(g, "x", &x_desc);
+    dg_conv2d_params cp = {.pads = {1, 1, 1, 1},
+                           .activation = DG_ACTIVATION_RELU};
+    dg_tensor y =
+        conv ? dg_graph_conv2d(g, "conv", x,
+                               big_const(g, "w", 4, (int64_t[]){256, 64, 3, 3}),
+                               big_const(g, "b", 1, (int64_t[]){256}), &cp)
+             : dg_graph_matmul(g, "matmul", x,
+                               big_const(g, "w", 2, (int64_t[]){200, 1040}));
+    dg_graph_output(g, "y", y, DG_LAYOUT_NCHW);
+    dg_diagnostic d;
+    dg_session *s = dg_graph_status(g) ? NULL : compile_on(g, dev, &d);
+    uint16_t *h = malloc(sizeof *h * (size_t)n);
+    const char *what =
+        conv ? "3x3 conv 64->256 @8x28x28" : "matmul 1000x200x1040";
+    if (s && h) {
+      const float *r = rnd((int)(n < 8192 ? n : 8192), 1.0f);
+      for (int64_t i = 0; i < n; i++)
+        h[i] = dg_f32_to_f16(r[i % 8192] * (float)(1 + i % 3) / 3.0f);
+      dg_binding in = {"x", h, sizeof *h * (size_t)n};
+      dg_verify_report rep;
+      dg_status v = dg_session_verify(s, &in, 1, &rep);
+      CHECK(v == DG_OK && rep.ok,
+            "f16 %s on the big tiles: matches the reference (worst relative "
+            "error %.2g)",
+            what, rep.max_rel_error);
+    } else {
+      CHECK(0, "f16 %s: compiles%s%s", what, s ? "" : ": ", s ? "" : d.message);
+    }
+    free(h);
+    dg_session_destroy(s);
+    dg_graph_destroy(g);
+  }
 }
 
 static void test_every_op(dg_context *ctx, int dev) {
@@ -316,6 +386,10 @@ static void test_every_op(dg_context *ctx, int dev) {
     gg = gemm_graph(ctx, DG_DTYPE_F16, dev);
     check_graph(ctx, gg, dev, "gemm shapes, f16", 1e-2, 2 * 5 * 576);
     dg_graph_destroy(gg);
+    if (!strstr(ginfo.name, "(cpu)"))
+      check_big_f16(ctx, dev);
+    else
+      t_skip("f16 128x128-tile kernels: CPU-type device (GPU-only shapes)");
   }
 
   dg_graph *g = float_graph(ctx, DG_DTYPE_F32, dev);
@@ -403,7 +477,8 @@ static void test_pipeline_cache(int nth) {
   if (dg_context_create(&o, &c) != DG_OK)
     return;
   int dev = vulkan_index(c, nth);
-  snprintf(path, sizeof path, "%s", dg_vulkan_cache_path(&c->devices.items[dev]));
+  snprintf(path, sizeof path, "%s",
+           dg_vulkan_cache_path(&c->devices.items[dev]));
   unlink(path);
   dg_context_destroy(c);
   dg_context_create(&o, &c);
@@ -517,8 +592,10 @@ static void test_alloc_failures(dg_context *ctx, int dev) {
     int calls = dg_vulkan_alloc_count();
     if (calls < n) { /* the failure point lies past the last allocation */
       last = n;
-      CHECK(st == DG_OK, "allocation %d never reached: compile and run "
-            "succeed (%d allocations)", n, calls);
+      CHECK(st == DG_OK,
+            "allocation %d never reached: compile and run "
+            "succeed (%d allocations)",
+            n, calls);
       break;
     }
     failures++;
@@ -548,9 +625,8 @@ static dg_graph *conv_graph(dg_context *ctx, int64_t n, int64_t c, int64_t hw,
   dg_tensor_desc wd = fdesc(DG_DTYPE_F32, 4, (int64_t[]){c, c, 3, 3});
   dg_conv2d_params cp = {.padding = DG_PADDING_SAME_UPPER,
                          .activation = DG_ACTIVATION_RELU};
-  dg_tensor y = dg_graph_conv2d(g, "conv", x,
-                                dg_graph_constant(g, "w", &wd, w, 0),
-                                DG_TENSOR_NONE, &cp);
+  dg_tensor y = dg_graph_conv2d(
+      g, "conv", x, dg_graph_constant(g, "w", &wd, w, 0), DG_TENSOR_NONE, &cp);
   free(w);
   dg_graph_output(g, "y", y, DG_LAYOUT_NCHW);
   return g;
@@ -601,14 +677,15 @@ static void test_placement_in(dg_context *ctx, int dev) {
   dg_graph *g = float_graph(ctx, DG_DTYPE_F32, -1);
   int on = placed_on(g, NULL, dev, why, sizeof why);
   if (strstr(info.name, "(cpu)"))
-    CHECK(on == 0, "auto: nothing of a small graph goes to the CPU-type "
-          "Vulkan device (%d nodes; %s)", on, why);
+    CHECK(on == 0,
+          "auto: nothing of a small graph goes to the CPU-type "
+          "Vulkan device (%d nodes; %s)",
+          on, why);
   dg_graph_destroy(g);
   g = float_graph(ctx, DG_DTYPE_F32, dev);
   dg_compile_options strict = {.policy = DG_POLICY_STRICT};
   on = placed_on(g, &strict, dev, why, sizeof why);
-  CHECK(on == dg_graph_node_count(g), "strict pins put all %d nodes there",
-        on);
+  CHECK(on == dg_graph_node_count(g), "strict pins put all %d nodes there", on);
   dg_graph_destroy(g);
   /* Pretend the device is a discrete GPU (estimates only). */
   dg_vulkan_pretend_device_type(d, 2 /* discrete */);
@@ -637,7 +714,11 @@ static void test_placement_in(dg_context *ctx, int dev) {
 
 int main(void) {
   t_seed(7);
-  setenv("DG_VULKAN_VALIDATION", "1", 1);
+  /* Validation is on unless the caller says DG_VULKAN_VALIDATION=0: on a
+   * GPU machine whose layer predates VK_KHR_cooperative_matrix, that is
+   * the way to test the KHR kernels, which the device turns off under
+   * such a layer. */
+  setenv("DG_VULKAN_VALIDATION", "1", 0);
   snprintf(cache_dir, sizeof cache_dir, "/tmp/dg-test-vulkan-%ld",
            (long)getpid());
   dg_context *ctx;
@@ -685,6 +766,10 @@ int main(void) {
   if (system(cmd) != 0)
     printf("# could not remove %s\n", cache_dir);
   int msgs = dg_vulkan_validation_messages();
-  CHECK(msgs == 0, "validation layer messages: %d", msgs);
+  if (dg_vulkan_validation_enabled())
+    CHECK(msgs == 0, "validation layer messages: %d", msgs);
+  else
+    printf("skipped: validation layer messages: validation is off "
+           "(DG_VULKAN_VALIDATION=0 or no layer installed)\n");
   return t_exit();
 }
