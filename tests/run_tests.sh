@@ -70,6 +70,7 @@ if build build --buildtype=release; then
   run "tools" tests/tools_test.sh build
   run "npu-report" build/tools/npu-report
   run "tvm_codegen" /usr/bin/python3 tests/tvm/test_codegen.py build
+  run "spirv_nv2khr" /usr/bin/python3 tests/vulkan/test_spirv_nv2khr.py build
   # ONNX Runtime 1.30.0 from the npm registry (cached after the first run).
   tests/ort/fetch-ort.sh >/dev/null 2>&1 || true
   run "ort_ep" tests/ort/run_ort_tests.sh build

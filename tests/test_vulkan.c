@@ -311,12 +311,6 @@ static dg_graph *gemm_graph(dg_context *ctx, dg_dtype t, int pin) {
   return g;
 }
 
-/* The 128x128 cooperative-matrix kernels only take shapes that fill a big
- * GPU with at least 64 such tiles, which the small graphs above never do:
- * a f16 matmul [1000,200] x [200,1040] (ragged M and N, K not a multiple of
- * the 64-deep K-step) and a 3x3 conv 64 -> 256 on 8 x 28 x 28, each checked
- * node by node against the reference kernels (dg_session_verify). Run on
- * GPUs only: on a CPU-type device it would only time the reference. */
 /* An f16 constant of any size (fconst draws from the 64K-value pool). */
 static dg_tensor big_const(dg_graph *g, const char *name, int rank,
                            const int64_t *dims) {
@@ -330,6 +324,12 @@ static dg_tensor big_const(dg_graph *g, const char *name, int rank,
   return t;
 }
 
+/* The 128x128 cooperative-matrix kernels only take shapes that fill a big
+ * GPU with at least 64 such tiles, which the small graphs above never do:
+ * a f16 matmul [1000,200] x [200,1040] (ragged M and N, K not a multiple of
+ * the 64-deep K-step) and a 3x3 conv 64 -> 256 on 8 x 28 x 28, each checked
+ * node by node against the reference kernels (dg_session_verify). Run on
+ * GPUs only: on a CPU-type device it would only time the reference. */
 static void check_big_f16(dg_context *ctx, int dev) {
   (void)ctx;
   for (int conv = 0; conv < 2; conv++) {

@@ -16,20 +16,29 @@
 // does, bit 2 B is k-contiguous; as constants, the paths a shape does not
 // take are compiled out (a runtime flag kept every path and a branch
 // around each fragment load in the inner loop).
-// Measured on the H200 (driver 580.159, 8192^3, kernel time): this kernel
-// 87 TFLOP/s; the same loop without global loads 115; MMAs alone from
-// registers 149 -- the ceiling of subgroup-scope 16x16x16 fragments there,
-// about a fifth of what cuBLAS reaches with Hopper's wgmma. Workgroup-
-// scope matrices (GL_NV_cooperative_matrix2) were tried and ran 1.5-2.3x
-// slower than this kernel at every tile from 128x128 to 256x256. The
-// driver gives this kernel 172 registers (DG_VK_PIPELINE_STATS=1), one
-// workgroup per multiprocessor; a 4x4-subgroup layout at 104 registers
-// and a variant without the register prefetch ran no faster.
+// Built twice: as written (NV cooperative matrices, 16x16 fragments) for
+// drivers with only VK_NV_cooperative_matrix, and with NW=8 (16x8 B and
+// accumulator fragments) for spirv_nv2khr.py to turn into KHR cooperative
+// matrices, which vk_ops.c prefers (see meson.build).
+// Measured on the H200 (driver 580.159, timestamps after the input upload,
+// DG_VK_SPIRV_DIR variants and the build-gpu/probe shaders):
+//  - MMAs from registers: 640 TFLOP/s through KHR, 390-460 through NV;
+//    fragment loads from shared memory plus MMAs (no global traffic):
+//    380 through KHR. So KHR, and the limit is not the tensor cores.
+//  - This kernel through KHR, 8192^3: 4.87 ms (226 TFLOP/s) with BK 64
+//    and one shared buffer (what gemmk_f16 builds), 7.6 ms with BK 32 and
+//    two; without its global loads it took 3.6 ms, without those and the
+//    shared stores 3.0. A 256x128 tile ran at 255 registers and gained 1 %;
+//    grouped tile order (bands of 4-16 rows) gained nothing.
+//  - Workgroup-scope matrices (GL_NV_cooperative_matrix2) ran 1.5-2.3x
+//    slower at every tile from 128x128 to 256x256 (earlier measurement).
+// Figures recorded before the first node's timestamp moved after the
+// input upload (vk_segment.c) included that copy and are not comparable.
 // Selected by vk_ops.c only where the device reports the extension and
 // the shape; glslang emits the Vulkan memory model for it (enabled with
-// the extension in vk_device.c). The tile macros are build-time choices
-// (tuned on the H200 with DG_VK_SPIRV_DIR variants); vk_ops.c builds
-// 128x128 (the default) and 64x64 (gemmc64/convc64) and sizes grids so.
+// the extension in vk_device.c). The tile macros are build-time choices;
+// vk_ops.c builds 128x128 (the default) and 64x64 (gemmc64/convc64 and
+// their KHR twins) and sizes grids so.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #ifdef KHR_GLSL
@@ -41,9 +50,9 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #define F16
 
-// 4 x 2 subgroups of 32x64 outputs: the fastest of the 128x128 layouts
-// measured on the H200 (2x4 of 64x32, 2x2 of 64x64, 1x4, 4x1 were 2-15 %
-// slower).
+// 4 x 2 subgroups of 32x64 outputs (the fastest of the 128x128 layouts
+// in an earlier NV-only sweep; through KHR with BK 64, 2x4 of 64x32 ran
+// the same, and 2x2 of 64x64 needed 255 registers and was slower).
 #ifndef WGM
 #define WGM 4
 #endif

@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Checks src/target/vulkan/spirv_nv2khr.py on the modules the build made
+and on inputs it must refuse. Debian 12's spirv-val predates
+SPV_KHR_cooperative_matrix, so the structure is checked here instead: no NV
+instruction left, the KHR capability and extension in place, three matrix
+types with the uses A, B and accumulator, every load and store given a
+layout constant of 0 or 1, and as many loads, stores and products as the NV
+module had. (On the GPU machine the same modules run in test_vulkan
+against the reference kernels.) Prints ok/FAIL lines.
+Usage: test_spirv_nv2khr.py BUILD_DIR"""
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(HERE, "..", "..", "src", "target", "vulkan",
+                      "spirv_nv2khr.py")
+NV_OPS = set(range(5357, 5363))
+KHR_TYPE, KHR_LOAD, KHR_STORE, KHR_MULADD = 4456, 4457, 4458, 4459
+NV_LOAD, NV_STORE, NV_MULADD = 5359, 5360, 5361
+
+failures = 0
+
+
+def check(cond, msg):
+    global failures
+    print(("ok - " if cond else "FAIL - ") + msg)
+    if not cond:
+        failures += 1
+
+
+def words_of(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    return list(struct.unpack("<%dI" % (len(data) // 4), data))
+
+
+def insts(words):
+    i = 5
+    while i < len(words):
+        n, op = words[i] >> 16, words[i] & 0xFFFF
+        yield op, words[i + 1:i + n]
+        i += n
+
+
+def count(words, op):
+    return sum(1 for o, _ in insts(words) if o == op)
+
+
+def translate(src, dst):
+    return subprocess.run([sys.executable, SCRIPT, src, dst],
+                          capture_output=True, text=True)
+
+
+def check_module(khr_path, nv_path):
+    name = os.path.basename(khr_path)
+    w = words_of(khr_path)
+    nv = words_of(nv_path)
+    ops = [o for o, _ in insts(w)]
+    check(not NV_OPS.intersection(ops), "%s: no NV cooperative-matrix "
+          "instruction left" % name)
+    check(any(o == 17 and a[0] == 6022 for o, a in insts(w)),
+          "%s: declares the CooperativeMatrixKHR capability" % name)
+    exts = [struct.pack("<%dI" % len(a), *a).split(b"\0")[0].decode()
+            for o, a in insts(w) if o == 10]
+    check("SPV_KHR_cooperative_matrix" in exts and
+          "SPV_NV_cooperative_matrix" not in exts,
+          "%s: the KHR extension replaces the NV one" % name)
+    ints = {a[1]: a[2] for o, a in insts(w) if o == 43 and len(a) == 3}
+    uses = sorted(ints.get(a[5]) for o, a in insts(w) if o == KHR_TYPE)
+    check(uses == [0, 1, 2], "%s: matrix types used as A, B, accumulator "
+          "(uses %s)" % (name, uses))
+    layouts = [a[3] for o, a in insts(w) if o == KHR_LOAD] + \
+              [a[2] for o, a in insts(w) if o == KHR_STORE]
+    check(layouts and all(ints.get(x) in (0, 1) for x in layouts),
+          "%s: every load and store has a row/column-major constant" % name)
+    check((count(w, KHR_LOAD), count(w, KHR_STORE), count(w, KHR_MULADD)) ==
+          (count(nv, NV_LOAD), count(nv, NV_STORE), count(nv, NV_MULADD)),
+          "%s: as many loads, stores and products as the NV module" % name)
+    check(w[3] >= nv[3] + 3 and w[0] == 0x07230203,
+          "%s: header intact, id bound raised for the new constants" % name)
+
+
+def main():
+    build = sys.argv[1] if len(sys.argv) > 1 else "build"
+    vk = os.path.join(build, "src", "target", "vulkan")
+    names = ["gemmk_f16", "convk_f16", "gemmk64_f16", "convk64_f16"]
+    if not os.path.exists(os.path.join(vk, names[0] + ".spv")):
+        print("skipped: spirv_nv2khr: the Vulkan target is not built in %s"
+              % build)
+        return 0
+    for n in names:
+        check_module(os.path.join(vk, n + ".spv"),
+                     os.path.join(vk, n + "_nv.spv"))
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "out.spv")
+        # The 16x16 NV build shares one type between A and B.
+        r = translate(os.path.join(vk, "gemmc_f16.spv"), out)
+        check(r.returncode == 1 and "used as A and as B" in r.stderr,
+              "a type used as both A and B is refused: %s" %
+              r.stderr.strip())
+        r = translate(os.path.join(vk, "eltwise_f32.spv"), out)
+        check(r.returncode == 1 and "no SPV_NV_cooperative_matrix" in r.stderr,
+              "a module without NV matrices is refused: %s" % r.stderr.strip())
+        cut = os.path.join(tmp, "cut.spv")
+        with open(os.path.join(vk, "gemmk_f16_nv.spv"), "rb") as f:
+            data = f.read()
+        with open(cut, "wb") as f:
+            f.write(data[:len(data) // 2 - 2])
+        r = translate(cut, out)
+        check(r.returncode == 1 and r.stderr.strip() != "",
+              "a truncated module is refused: %s" % r.stderr.strip())
+        # Header and the first word of a multi-word instruction only.
+        with open(cut, "wb") as f:
+            f.write(data[:24])
+        r = translate(cut, out)
+        check(r.returncode == 1 and "truncated instruction" in r.stderr,
+              "an instruction cut short is refused: %s" % r.stderr.strip())
+        with open(cut, "wb") as f:
+            f.write(data[:len(data) // 4 * 4 - 2])
+        r = translate(cut, out)
+        check(r.returncode == 1 and "not a multiple of 4" in r.stderr,
+              "a size that is not whole words is refused: %s" %
+              r.stderr.strip())
+        r = translate(os.path.join(tmp, "missing.spv"), out)
+        check(r.returncode == 1 and "No such file" in r.stderr,
+              "a missing input is refused: %s" % r.stderr.strip())
+        r = translate(os.path.join(vk, "gemmk_f16_nv.spv"), out)
+        check(r.returncode == 0 and
+              open(out, "rb").read() ==
+              open(os.path.join(vk, "gemmk_f16.spv"), "rb").read(),
+              "the translation is deterministic (same bytes as the build's)")
+    print("# %d failure(s)" % failures)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
