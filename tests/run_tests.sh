@@ -62,6 +62,9 @@ if build build --buildtype=release; then
   for t in $tests; do
     [ -x "build/tests/$t" ] && run "$t" "build/tests/$t"
   done
+  # The int8 integer dot-product kernels, which lavapipe only emulates and
+  # so never takes by itself.
+  DG_TEST_VULKAN_PATHS=dot run "dot:test_differential" build/tests/test_differential
   # int8 must be bit-exact on every SIMD level, not just the best one.
   for simd in avx2 portable; do
     DG_CPU_SIMD=$simd run "$simd:test_int8_golden" build/tests/test_int8_golden

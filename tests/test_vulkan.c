@@ -757,6 +757,25 @@ int main(void) {
     }
     dg_context_destroy(ctx);
   }
+  /* The same with int8 through the packed dot-product kernels, which a
+   * device takes only where it accelerates them (lavapipe emulates). */
+  setenv("DG_TEST_VULKAN_PATHS", "dot", 1);
+  if (dg_context_create(&o, &ctx) == DG_OK) {
+    printf("# with tiled kernels and int8 through integer dot products\n");
+    for (int i = 0; i < vulkan_devices(ctx, devs, 8); i++) {
+      dg_device_info info;
+      dg_context_device_info(ctx, devs[i], &info);
+      if (!strstr(info.driver, " dot")) {
+        t_skip("int8 dot-product kernels: no shaderIntegerDotProduct");
+        continue;
+      }
+      dg_graph *g = int8_graph(ctx, devs[i]);
+      check_graph(ctx, g, devs[i], "int8 ops through dot products (bit-exact)",
+                  0, 300);
+      dg_graph_destroy(g);
+    }
+    dg_context_destroy(ctx);
+  }
   unsetenv("DG_TEST_VULKAN_PATHS");
 
   for (int i = 0; i < n; i++)

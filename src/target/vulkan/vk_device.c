@@ -360,6 +360,13 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
     *tail = &vmm;
     tail = &vmm.pNext;
   }
+  VkPhysicalDeviceShaderIntegerDotProductFeatures idf = {
+      .sType =
+          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
+  if (vd->int_dot) {
+    *tail = &idf;
+    tail = &idf.pNext;
+  }
   vkGetPhysicalDeviceFeatures2(phys, &f2);
   vd->f16 = f16i8.shaderFloat16 && s16.storageBuffer16BitAccess;
   vd->int8 = f16i8.shaderInt8 && s8.storageBuffer8BitAccess;
@@ -422,6 +429,14 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
       .pNext = (vd->f16 || vd->int8) ? (void *)&e_s8 : NULL,
       .storageBuffer16BitAccess = vd->f16};
+  /* Integer dot products: enabled wherever the feature is there (the
+   * int8 dot kernels need it); vk_ops.c takes them where they are
+   * accelerated. */
+  vd->int_dot = vd->int8 && idf.shaderIntegerDotProduct;
+  VkPhysicalDeviceShaderIntegerDotProductFeatures e_idot = {
+      .sType =
+          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES,
+      .shaderIntegerDotProduct = VK_TRUE};
   VkPhysicalDeviceCooperativeMatrixFeaturesNV e_cm = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
       .cooperativeMatrix = VK_TRUE};
@@ -436,6 +451,10 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
       .vulkanMemoryModel = VK_TRUE};
   if (coop_f16 || coop_khr_f16)
     e_f16i8.pNext = &e_vmm;
+  if (vd->int_dot) {
+    e_idot.pNext = e_f16i8.pNext;
+    e_f16i8.pNext = &e_idot;
+  }
   /* Pipeline statistics (debugging), chained in front of the rest. */
   vd->pipeline_stats = dg_vk_pipeline_stats_wanted(ext, ne);
   VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR e_pe = {
@@ -445,7 +464,7 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
       .pipelineExecutableInfo = VK_TRUE};
   if (vd->pipeline_stats)
     e_s16.pNext = &e_pe;
-  const char *exts[7];
+  const char *exts[8];
   uint32_t next = 0;
   if (!core12 && vd->int8)
     exts[next++] = VK_KHR_8BIT_STORAGE_EXTENSION_NAME;
@@ -453,6 +472,8 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
     exts[next++] = VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME;
   if (vd->pipeline_stats)
     exts[next++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
+  if (vd->int_dot && VK_API_VERSION_MINOR(dev_api) < 3)
+    exts[next++] = "VK_KHR_shader_integer_dot_product";
   if (coop_f16)
     exts[next++] = "VK_NV_cooperative_matrix";
   if (coop_khr_f16)
@@ -463,13 +484,21 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
   /* Subgroup size and the driver's name. */
   VkPhysicalDeviceDriverProperties drv = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+  VkPhysicalDeviceShaderIntegerDotProductProperties dotp = {
+      .sType =
+          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_PROPERTIES,
+      .pNext = has_driver_props ? &drv : NULL};
   VkPhysicalDeviceSubgroupProperties sg = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
-      .pNext = has_driver_props ? &drv : NULL};
+      .pNext = vd->int_dot        ? (void *)&dotp
+               : has_driver_props ? (void *)&drv
+                                  : NULL};
   VkPhysicalDeviceProperties2 p2 = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sg};
   vkGetPhysicalDeviceProperties2(phys, &p2);
   vd->subgroup_size = sg.subgroupSize;
+  vd->int_dot_fast =
+      vd->int_dot && dotp.integerDotProduct4x8BitPackedSignedAccelerated;
   vd->coop_nv_f16 = coop_f16 && sg.subgroupSize == 32;
   vd->coop_khr_f16 = coop_khr_f16 && sg.subgroupSize == 32;
   free(ext);
@@ -506,6 +535,7 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
   vd->test_paths = !paths                    ? 0
                    : !strcmp(paths, "gpu")   ? 1
                    : !strcmp(paths, "tiled") ? 2
+                   : !strcmp(paths, "dot")   ? 3
                                              : 0;
   if (!dg_vk_choose_memory(vd)) {
     snprintf(why, why_size, "no usable memory type");
@@ -552,7 +582,10 @@ static void fill_info(dg_device *d, vk_device *vd) {
   char feat[96];
   snprintf(feat, sizeof feat, "%s%s%s%s%s sg%u smem%uK", vd->f16 ? " fp16" : "",
            vd->f16 ? " s16" : "", vd->int8 ? " s8 i8" : "",
-           vd->int_dot ? " dot" : "", coop, vd->subgroup_size,
+           vd->int_dot_fast ? " dot"
+           : vd->int_dot    ? " dot(slow)"
+                            : "",
+           coop, vd->subgroup_size,
            vd->props.limits.maxComputeSharedMemorySize / 1024);
   /* Composed at full length, then cut to the field (the features last). */
   char text[320];

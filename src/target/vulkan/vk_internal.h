@@ -47,6 +47,7 @@ typedef enum vk_shader {
   /* The same four through KHR cooperative matrices (m16n8k16), derived
    * at build time by spirv_nv2khr.py; same order as the NV four. */
   SH_GEMMK_F16, SH_CONVK_F16, SH_GEMMK64_F16, SH_CONVK64_F16,
+  SH_GEMMDOT_Q8, SH_CONVDOT_Q8, /* int8 through integer dot products */
   SH_COUNT_
 } vk_shader;
 extern const char *const dg_vk_shader_names[SH_COUNT_];
@@ -84,7 +85,8 @@ typedef struct vk_device {
   /* Features found and enabled. */
   bool f16;        /* shaderFloat16 and storageBuffer16BitAccess */
   bool int8;       /* shaderInt8 and storageBuffer8BitAccess */
-  bool int_dot;    /* VK_KHR_shader_integer_dot_product */
+  bool int_dot;      /* shaderIntegerDotProduct enabled (and int8) */
+  bool int_dot_fast; /* ... and 4x8-bit packed signed dots accelerated */
   bool coopmat_khr; /* VK_KHR_cooperative_matrix listed */
   bool coopmat_nv;  /* VK_NV_cooperative_matrix listed */
   bool coopmat_nv2; /* VK_NV_cooperative_matrix2 */
@@ -123,10 +125,12 @@ typedef struct vk_device {
   pthread_mutex_t lock;  /* pipelines and queue submission */
   atomic_bool lost;      /* VK_ERROR_DEVICE_LOST seen */
   char driver_text[104]; /* driverName driverInfo */
-  /* Test hook DG_TEST_VULKAN_PATHS: "gpu" takes a discrete GPU's paths
-   * on any device (staging copies, size-based kernel choice), "tiled"
-   * also forces the shared-memory kernels (for f32 the 128x128 ones);
-   * 0 otherwise. */
+  /* Test hook DG_TEST_VULKAN_PATHS: "gpu" (1) takes a discrete GPU's
+   * paths on any device (staging copies, size-based kernel choice),
+   * "tiled" (2) also forces the shared-memory kernels (for f32 the
+   * 128x128 ones), "dot" (3) is "tiled" with int8 through the integer
+   * dot-product kernels wherever the device has the feature, accelerated
+   * or not; 0 otherwise. */
   int test_paths;
   /* The device type the cost model assumes (tests may pretend). */
   VkPhysicalDeviceType cost_type;

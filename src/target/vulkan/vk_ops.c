@@ -152,13 +152,19 @@ static void q_push(vk_work *w, int first, const dg_ir *ir, const dg_node *n) {
 static bool cpu_like(const vk_device *vd) {
   return vd->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && !vd->test_paths;
 }
+/* The int8 tiled kernels through packed dot products where the device
+ * accelerates them (or DG_TEST_VULKAN_PATHS=dot asks, to test them where
+ * the feature is only emulated). */
+static bool use_dot(const vk_device *vd) {
+  return vd->int_dot && (vd->int_dot_fast || vd->test_paths == 3);
+}
 static bool direct_conv(const vk_device *vd, int64_t OG, int64_t P) {
-  if (vd->test_paths == 2)
+  if (vd->test_paths >= 2)
     return false;
   return cpu_like(vd) || OG < 8 || P < 16;
 }
 static bool direct_gemm(const vk_device *vd, int64_t M, int64_t N) {
-  if (vd->test_paths == 2)
+  if (vd->test_paths >= 2)
     return false;
   return cpu_like(vd) || M < 8 || N < 8;
 }
@@ -176,7 +182,7 @@ static bool use_big_f32(const vk_device *vd, int64_t M, int64_t N, int64_t K,
                         int64_t z) {
   if (!big_fits(vd, M, N, z))
     return false;
-  if (vd->test_paths == 2)
+  if (vd->test_paths >= 2)
     return true;
   return !cpu_like(vd) && M >= 64 && N >= 64 && K >= 16 &&
          M * N * z >= 256 * 256;
@@ -268,7 +274,9 @@ static bool setup_conv(const vk_device *vd, vk_work *w, const dg_ir *ir,
     w->shader = q ? SH_CONVD_Q8 : f16 ? SH_CONVD_F16 : SH_CONVD_F32;
     grid_1d(w, N * O * OH * OW, 64);
   } else {
-    w->shader = q ? SH_CONV_Q8 : f16 ? SH_CONV_F16 : SH_CONV_F32;
+    w->shader = q     ? (use_dot(vd) ? SH_CONVDOT_Q8 : SH_CONV_Q8)
+                : f16 ? SH_CONV_F16
+                      : SH_CONV_F32;
     w->groups[0] = (uint32_t)((OH * OW + 63) / 64);
     w->groups[1] = (uint32_t)((OG + 63) / 64);
     w->groups[2] = (uint32_t)(N * G);
@@ -334,7 +342,9 @@ static void gemm_kernel(const vk_device *vd, vk_work *w, bool q, bool f16,
     w->shader = q ? SH_GEMMD_Q8 : f16 ? SH_GEMMD_F16 : SH_GEMMD_F32;
     grid_1d(w, batch * M * N, 64);
   } else {
-    w->shader = q ? SH_GEMM_Q8 : f16 ? SH_GEMM_F16 : SH_GEMM_F32;
+    w->shader = q     ? (use_dot(vd) ? SH_GEMMDOT_Q8 : SH_GEMM_Q8)
+                : f16 ? SH_GEMM_F16
+                      : SH_GEMM_F32;
     w->groups[0] = (uint32_t)((N + 63) / 64);
     w->groups[1] = (uint32_t)((M + 63) / 64);
     w->groups[2] = (uint32_t)batch;

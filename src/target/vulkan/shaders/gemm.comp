@@ -6,10 +6,26 @@
 //         requantisation (docs/numerics.md);
 //   -DCONV: B is the implicit im2col of x (no buffer), so a convolution
 //         is the GEMM W[OG, CG*KH*KW] x col[CG*KH*KW, OH*OW] per (image,
-//         group).
+//         group);
+//   -DQ8 -DDOT: the int8 products as packed 4 x 8-bit dot products
+//         (SPV_KHR_integer_dot_product), for devices that accelerate them.
+//         Operands are staged as signed bytes (u8 values shifted by -128,
+//         their zero points with them, which leaves every a - za as it
+//         was), so one signed dot serves every signedness; the zero points
+//         come back in the epilogue: sum (a - za)(b - zb) = sum ab
+//         - zb sum a - za sum b + K za zb, all exact in wrapping int32
+//         arithmetic, hence bit-exact with the element-wise path.
 // Bindings: 0 = x / a, 1 = w / b, 2 = bias, 3 = y, 4 = int8 per-channel
 // parameters (multiplier bits [0, C), weight zero points [C, 2C)).
 #extension GL_GOOGLE_include_directive : require
+#ifdef DOT
+// OpSDot with packed operands, declared through GL_EXT_spirv_intrinsics:
+// Debian 12's glslang predates GL_EXT_integer_dot_product.
+#extension GL_EXT_spirv_intrinsics : require
+spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"],
+                  capabilities = [6019, 6018], id = 4450)
+int sdot4(int a, int b, spirv_literal int packed_4x8);
+#endif
 layout(local_size_x = 16, local_size_y = 16) in;
 #include "common.glsl"
 
@@ -61,8 +77,15 @@ layout(push_constant) uniform PC {
 } pc;
 #endif
 
+#ifdef DOT
+// [k / 4][m or n]: 4 consecutive k as the bytes of one int (k % 4 = 0 in
+// the low byte, the dot product's packed order).
+shared int As4[BK / 4][BM];
+shared int Bs4[BK / 4][BN];
+#else
 shared SH As[BK][BM];
 shared SH Bs[BK][BN];
+#endif
 
 #ifdef Q8
 // The channel axis of the per-channel parameters: rows for conv (output
@@ -75,6 +98,11 @@ int channels() {
 #endif
 }
 int wzero(int ch) { return int(qp[channels() + ch]); }
+#endif
+#ifdef DOT
+// A byte value (signed or not) as the signed byte the dot product sees:
+// u8 values and zero points move down by 128.
+int shifted(int v, bool is_signed) { return is_signed ? v : v - 128; }
 #endif
 
 void main() {
@@ -113,6 +141,65 @@ void main() {
     for (int j = 0; j < 4; j++)
       acc[i][j] = ACC(0);
 
+#ifdef DOT
+  // Row sums of A and column sums of B (of the shifted bytes), for the
+  // zero-point terms.
+  int rsum[4] = int[4](0, 0, 0, 0), csum[4] = int[4](0, 0, 0, 0);
+  for (int k0 = 0; k0 < K; k0 += BK) {
+    // One packed word of A and one of B per invocation: m (n) = tid % 64,
+    // k = k0 + 4 * (tid / 64) + 0..3. Outside the matrix: 0, which adds
+    // nothing to any sum; a convolution's padding: x's zero point.
+    int mn = tid % BM, k4 = tid / BM;
+    int wa = 0, wb = 0;
+    for (int q = 0; q < 4; q++) {
+      int k = k0 + 4 * k4 + q;
+      int m = m0 + mn, n = n0 + mn;
+      int va = 0, vb = 0;
+      if (m < M && k < K) {
+#ifdef CONV
+        va = shifted(ld8(in1[wbase + m * K + k], ws), ws);
+#else
+        va = shifted(ld8(in0[abase + m * pc.sam + k * pc.sak], xs), xs);
+#endif
+      }
+      if (n < NN && k < K) {
+#ifdef CONV
+        int c = k / khw, rr = k % khw;
+        int kh = rr / pc.KW, kw = rr % pc.KW;
+        int oh = n / pc.OW, ow = n % pc.OW;
+        int ih = oh * pc.sh - pc.pt + kh * pc.dh;
+        int iw = ow * pc.sw - pc.pl + kw * pc.dw;
+        vb = ih >= 0 && ih < pc.H && iw >= 0 && iw < pc.W
+                 ? ld8(in0[xbase + (c * pc.H + ih) * pc.W + iw], xs)
+                 : pc.xz;
+        vb = shifted(vb, xs);
+#else
+        vb = shifted(ld8(in1[bbase + k * pc.sbk + n * pc.sbn], ws), ws);
+#endif
+      }
+      wa |= (va & 255) << (8 * q);
+      wb |= (vb & 255) << (8 * q);
+    }
+    As4[k4][mn] = wa;
+    Bs4[k4][mn] = wb;
+    barrier();
+    for (int kk = 0; kk < BK / 4; kk++) {
+      int av[4], bv[4];
+      for (int i = 0; i < 4; i++)
+        av[i] = As4[kk][int(ty) + 16 * i];
+      for (int j = 0; j < 4; j++)
+        bv[j] = Bs4[kk][int(tx) + 16 * j];
+      for (int i = 0; i < 4; i++) {
+        rsum[i] += sdot4(av[i], 0x01010101, 0);
+        for (int j = 0; j < 4; j++)
+          acc[i][j] += sdot4(av[i], bv[j], 0);
+      }
+      for (int j = 0; j < 4; j++)
+        csum[j] += sdot4(bv[j], 0x01010101, 0);
+    }
+    barrier();
+  }
+#else
   for (int k0 = 0; k0 < K; k0 += BK) {
     for (int r = 0; r < 4; r++) {
       int e = tid + r * 256;
@@ -182,6 +269,7 @@ void main() {
     }
     barrier();
   }
+#endif
 
   for (int i = 0; i < 4; i++) {
     int m = m0 + int(ty) + 16 * i;
@@ -197,6 +285,15 @@ void main() {
 #else
       int ch = pc.bias_mode == 1 ? m : n;
       bool hb = pc.bias_mode != 0;
+#endif
+#ifdef DOT
+      // The zero-point terms (shifted like the bytes).
+#ifdef CONV
+      int za = shifted(wzero(ch), ws), zb = shifted(pc.xz, xs);
+#else
+      int za = shifted(pc.xz, xs), zb = shifted(wzero(n), ws);
+#endif
+      acc[i][j] += K * za * zb - zb * rsum[i] - za * csum[j];
 #endif
 #ifdef Q8
       int a = acc[i][j] + (hb ? bias[ch] : 0);
