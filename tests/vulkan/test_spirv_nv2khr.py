@@ -104,26 +104,22 @@ def main():
         r = translate(os.path.join(vk, "eltwise_f32.spv"), out)
         check(r.returncode == 1 and "no SPV_NV_cooperative_matrix" in r.stderr,
               "a module without NV matrices is refused: %s" % r.stderr.strip())
-        cut = os.path.join(tmp, "cut.spv")
         with open(os.path.join(vk, "gemmk_f16_nv.spv"), "rb") as f:
             data = f.read()
-        with open(cut, "wb") as f:
-            f.write(data[:len(data) // 2 - 2])
-        r = translate(cut, out)
-        check(r.returncode == 1 and r.stderr.strip() != "",
-              "a truncated module is refused: %s" % r.stderr.strip())
+
+        def refused(part, expect, what):
+            cut = os.path.join(tmp, "cut.spv")
+            with open(cut, "wb") as f:
+                f.write(part)
+            r = translate(cut, out)
+            check(r.returncode == 1 and expect in r.stderr,
+                  "%s is refused: %s" % (what, r.stderr.strip()))
+
+        refused(data[:len(data) // 8 * 4], "", "a module cut in half")
         # Header and the first word of a multi-word instruction only.
-        with open(cut, "wb") as f:
-            f.write(data[:24])
-        r = translate(cut, out)
-        check(r.returncode == 1 and "truncated instruction" in r.stderr,
-              "an instruction cut short is refused: %s" % r.stderr.strip())
-        with open(cut, "wb") as f:
-            f.write(data[:len(data) // 4 * 4 - 2])
-        r = translate(cut, out)
-        check(r.returncode == 1 and "not a multiple of 4" in r.stderr,
-              "a size that is not whole words is refused: %s" %
-              r.stderr.strip())
+        refused(data[:24], "truncated instruction", "an instruction cut short")
+        refused(data[:len(data) - 2], "not a multiple of 4",
+                "a size that is not whole words")
         r = translate(os.path.join(tmp, "missing.spv"), out)
         check(r.returncode == 1 and "No such file" in r.stderr,
               "a missing input is refused: %s" % r.stderr.strip())
