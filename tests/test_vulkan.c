@@ -735,7 +735,8 @@ int main(void) {
     return 0;
   }
   if (!dg_vulkan_validation_enabled())
-    t_skip("validation layer not installed: running without it");
+    t_skip("validation layer off (DG_VULKAN_VALIDATION=0) or not installed: "
+           "running without it");
   for (int i = 0; i < n; i++) {
     test_listing(ctx, devs[i]);
     test_every_op(ctx, devs[i]);
