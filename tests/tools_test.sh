@@ -31,4 +31,10 @@ printf 'garbage' > "${TMPDIR:-/tmp}/dg-bad.onnx"
 out=$("$b/tools/dg-run" "${TMPDIR:-/tmp}/dg-bad.onnx" --random 2>&1)
 echo "$out" | grep -q "not a valid ONNX model"
 check $? "dg-run on a corrupt file reports it"
+out=$("$b/tools/dg-bench" --gpu-peak 67 2>&1)
+[ $? -eq 2 ] && echo "$out" | grep -q "two positive TFLOP/s figures"
+check $? "dg-bench refuses a --gpu-peak without the fp16 figure"
+out=$("$b/tools/dg-bench" --gpu-peak 67,x 2>&1)
+[ $? -eq 2 ] && echo "$out" | grep -q "got '67,x'"
+check $? "dg-bench refuses a malformed --gpu-peak and quotes it"
 exit $status

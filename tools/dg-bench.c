@@ -93,17 +93,19 @@ static void fmt_num(char *buf, size_t n, double v, int decimals) {
 }
 
 static void print_header(void) {
-  printf("%-10s %-6s %-21s %10s %8s %6s %-33s %10s %7s %s\n", "bench",
-         "device", "shape", "ours_us", "GFLOP/s", "%peak", "peer",
-         "peer_us", "ratio", "check");
+  printf("%-10s %-6s %-21s %10s %8s %6s %-33s %10s %7s %s\n", "bench", "device",
+         "shape", "ours_us", "GFLOP/s", "%peak", "peer", "peer_us", "ratio",
+         "check");
 }
 
 static void print_row(const row *r) {
   char us[32], gf[32], pk[32], pus[32], ra[32];
-  fmt_num(us, sizeof us, r->ours_us, r->ours_us >= 0 && r->ours_us < 100 ? 2 : 1);
+  fmt_num(us, sizeof us, r->ours_us,
+          r->ours_us >= 0 && r->ours_us < 100 ? 2 : 1);
   fmt_num(gf, sizeof gf, r->gflops, 1);
   fmt_num(pk, sizeof pk, r->pct_peak, 1);
-  fmt_num(pus, sizeof pus, r->peer_us, r->peer_us >= 0 && r->peer_us < 100 ? 2 : 1);
+  fmt_num(pus, sizeof pus, r->peer_us,
+          r->peer_us >= 0 && r->peer_us < 100 ? 2 : 1);
   fmt_num(ra, sizeof ra, r->ratio, 3);
   printf("%-10s %-6s %-21s %10s %8s %6s %-33s %10s %7s %s\n", r->bench,
          r->device, r->shape, us, gf, pk, r->peer[0] ? r->peer : "-", pus, ra,
@@ -137,7 +139,8 @@ static void json_row(FILE *f, const row *r) {
   fprintf(f, ",\"reps\":%d}\n", r->reps);
 }
 
-/* ---- deterministic data -------------------------------------------------------- */
+/* ---- deterministic data
+ * -------------------------------------------------------- */
 
 static uint32_t lcg(uint32_t *s) {
   *s = *s * 1664525u + 1013904223u;
@@ -149,14 +152,15 @@ static void fill_f32(float *p, size_t n, uint32_t seed) {
     p[i] = (float)(lcg(&seed) % 2001) / 1000.0f - 1.0f;
 }
 
-/* ---- machine peak ----------------------------------------------------------------- */
+/* ---- machine peak
+ * ----------------------------------------------------------------- */
 
 #ifdef DG_BENCH_X86
 #define REP16(X)                                                               \
-  X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13)    \
-      X(14) X(15)
-#define REP12(X)                                                               \
-  X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+  X(0)                                                                         \
+  X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14)   \
+      X(15)
+#define REP12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
 
 /* 16 independent chains of c = c * a + b: 512 flops per iteration. */
 __attribute__((target("avx512f"))) static float fma_loop_avx512(long iters,
@@ -195,8 +199,7 @@ __attribute__((target("avx2,fma"))) static float fma_loop_avx2(long iters,
 #undef SUM
   float out[8];
   _mm256_storeu_ps(out, s);
-  return out[0] + out[1] + out[2] + out[3] + out[4] + out[5] + out[6] +
-         out[7];
+  return out[0] + out[1] + out[2] + out[3] + out[4] + out[5] + out[6] + out[7];
 }
 
 /* 16 chains of vpdpbusd (64 u8*s8 MACs each): 2048 int ops per iteration. */
@@ -242,8 +245,9 @@ static void *peak_thread(void *p) {
 
 /* Best of `trials` runs of the loop on `threads` threads, in G(FL)OP/s. */
 static double measure_peak(peak_kind kind, int threads, int trials) {
-  double ops_per_iter = kind == PEAK_AVX512 ? 512 : kind == PEAK_AVX2 ? 192
-                                                                      : 2048;
+  double ops_per_iter = kind == PEAK_AVX512 ? 512
+                        : kind == PEAK_AVX2 ? 192
+                                            : 2048;
   long iters = kind == PEAK_VNNI ? 4000000 : 16000000;
   double best = 0;
   pthread_t *tid = malloc(sizeof(pthread_t) * (size_t)threads);
@@ -282,15 +286,20 @@ static double measure_peak(peak_kind kind, int threads, int trials) {
   return best;
 }
 
-/* ---- directgraph side -------------------------------------------------------------- */
+/* ---- directgraph side
+ * -------------------------------------------------------------- */
 
 typedef struct opts {
   int quick;
-  int gpu; /* the GPU suite on non-CPU devices instead of the CPU suite */
+  int gpu;    /* the GPU suite on non-CPU devices instead of the CPU suite */
   int device; /* -1: all */
   const char *json;
   const char *weights;
   const char *only; /* GPU suite: comma-separated benches to run; NULL: all */
+  /* GPU suite: the device's fp32 and fp16 peaks in GFLOP/s (--gpu-peak,
+   * given in TFLOP/s: Vulkan and OpenCL do not report them); <= 0:
+   * unknown, and the rows' pct_peak stays null. */
+  double gpu_peak_f32, gpu_peak_f16;
 } opts;
 
 /* Whether the GPU suite runs bench (--only sgemm,hgemm,conv,lenet,node). */
@@ -323,7 +332,7 @@ typedef struct dg_case {
 static int dg_case_run(void *arg) {
   dg_case *c = arg;
   return dg_session_run(c->s, c->in, c->nin, &c->out, 1, NULL) == DG_OK ? 0
-                                                                         : -1;
+                                                                        : -1;
 }
 
 /* Compiles g for exactly this device (strict placement). */
@@ -333,9 +342,8 @@ static dg_session *compile_on(dg_graph *g, int device, const char *what) {
             dg_graph_error(g)->message);
     return NULL;
   }
-  dg_compile_options co = {.policy = DG_POLICY_STRICT,
-                           .devices = &device,
-                           .device_count = 1};
+  dg_compile_options co = {
+      .policy = DG_POLICY_STRICT, .devices = &device, .device_count = 1};
   dg_session *s = NULL;
   dg_diagnostic d;
   if (dg_graph_compile(g, &co, &s, &d) != DG_OK) {
@@ -411,8 +419,8 @@ static double our_conv_f32(const dev *d, int C, int H, int W, row *r) {
   dg_graph_destroy(g);
   if (!s)
     goto done;
-  dg_case c = {.s = s, .in = {{"x", x, xn * 4}}, .nin = 1,
-               .out = {"y", y, yn * 4}};
+  dg_case c = {
+      .s = s, .in = {{"x", x, xn * 4}}, .nin = 1, .out = {"y", y, yn * 4}};
   if (dg_case_run(&c))
     goto done;
   int bad = 0;
@@ -475,19 +483,23 @@ static double our_conv_int8(const dev *d, int C, int H, int W, row *r) {
   if (!g)
     goto done;
   dg_graph_set_device(g, d->index);
-  dg_tensor_desc xd = {.dtype = DG_DTYPE_U8, .rank = 4, .dims = {1, C, H, W},
+  dg_tensor_desc xd = {.dtype = DG_DTYPE_U8,
+                       .rank = 4,
+                       .dims = {1, C, H, W},
                        .quant = {.scale = xs}};
-  dg_tensor_desc wd = {.dtype = DG_DTYPE_I8, .rank = 4, .dims = {K, C, 3, 3},
-                       .quant = {.axis = 0, .channel_count = K,
-                                 .channel_scales = ws}};
+  dg_tensor_desc wd = {
+      .dtype = DG_DTYPE_I8,
+      .rank = 4,
+      .dims = {K, C, 3, 3},
+      .quant = {.axis = 0, .channel_count = K, .channel_scales = ws}};
   dg_tensor_desc bd = {.dtype = DG_DTYPE_I32, .rank = 1, .dims = {K}};
   dg_quant_params yq = {.scale = ys};
   dg_conv2d_params cp = {.padding = DG_PADDING_EXPLICIT, .pads = {1, 1, 1, 1}};
   dg_tensor xt = dg_graph_input(g, "x", &xd);
   dg_tensor wt = dg_graph_constant(g, "w", &wd, w, 0);
   dg_tensor bt = dg_graph_constant(g, "b", &bd, b, 0);
-  dg_tensor yt = dg_graph_qconv2d(g, "qconv", xt, wt, bt, &cp, DG_DTYPE_I8,
-                                  &yq);
+  dg_tensor yt =
+      dg_graph_qconv2d(g, "qconv", xt, wt, bt, &cp, DG_DTYPE_I8, &yq);
   dg_graph_output(g, "y", yt, DG_LAYOUT_NCHW);
   s = compile_on(g, d->index, "conv int8");
   dg_graph_destroy(g);
@@ -548,13 +560,14 @@ static double our_sgemm(const dev *d, int M, int N, int K, row *r) {
   dg_tensor_desc bd = {.dtype = DG_DTYPE_F32, .rank = 2, .dims = {K, N}};
   dg_tensor at = dg_graph_input(g, "a", &ad);
   dg_tensor bt = dg_graph_input(g, "b", &bd);
-  dg_graph_output(g, "y", dg_graph_matmul(g, "matmul", at, bt),
-                  DG_LAYOUT_NCHW);
+  dg_graph_output(g, "y", dg_graph_matmul(g, "matmul", at, bt), DG_LAYOUT_NCHW);
   s = compile_on(g, d->index, "sgemm");
   dg_graph_destroy(g);
   if (!s)
     goto done;
-  dg_case c = {.s = s, .in = {{"a", a, an * 4}, {"b", b, bn * 4}}, .nin = 2,
+  dg_case c = {.s = s,
+               .in = {{"a", a, an * 4}, {"b", b, bn * 4}},
+               .nin = 2,
                .out = {"y", y, yn * 4}};
   if (dg_case_run(&c))
     goto done;
@@ -584,11 +597,9 @@ done:
 
 /* LeNet end to end; returns median us per run, or -2 when the weights are
  * missing (err says why). */
-static double our_lenet(const dev *d, const char *weights, int batch,
-                        int int8, int reps, row *r, char *err,
-                        size_t err_size) {
-  dg_graph *g = lenet_build(ctx, weights, batch, int8, d->index, err,
-                            err_size);
+static double our_lenet(const dev *d, const char *weights, int batch, int int8,
+                        int reps, row *r, char *err, size_t err_size) {
+  dg_graph *g = lenet_build(ctx, weights, batch, int8, d->index, err, err_size);
   if (!g)
     return -2;
   dg_session *s = compile_on(g, d->index, int8 ? "lenet int8" : "lenet f32");
@@ -601,7 +612,9 @@ static double our_lenet(const dev *d, const char *weights, int batch,
   uint32_t seed = 5;
   for (size_t i = 0; i < xn; i++)
     x[i] = (float)(lcg(&seed) % 256) / 255.0f;
-  dg_case c = {.s = s, .in = {{"image", x, xn * 4}}, .nin = 1,
+  dg_case c = {.s = s,
+               .in = {{"image", x, xn * 4}},
+               .nin = 1,
                .out = {"probs", p, pn * 4}};
   /* The library's own reference kernels check every node once. */
   dg_verify_report rep;
@@ -618,12 +631,15 @@ done:
   return us;
 }
 
-/* ---- main -------------------------------------------------------------------------- */
+/* ---- main
+ * -------------------------------------------------------------------------- */
 
 static void usage(FILE *f) {
   fprintf(f, "usage: dg-bench [--quick] [--gpu] [--device N] [--json FILE] "
              "[--weights DIR]\n"
-             "          [--only sgemm,hgemm,conv,lenet,node] (GPU suite)\n");
+             "          [--only sgemm,hgemm,conv,lenet,node] "
+             "[--gpu-peak F32,F16] (GPU suite;\n"
+             "          peaks in TFLOP/s, e.g. 67,989 for an H200)\n");
 }
 
 static int device_threads(const dg_device_info *info) {
@@ -696,7 +712,10 @@ static void node_overhead(dev *d) {
  * 8192^3 (where the device runs f16), f32 and f16 conv on the ResNet-50
  * 3x3 layers at batch 32, LeNet batch-1 latency; CLBlast SGEMM as the
  * OpenCL peer when built with it. cuBLAS/cuDNN figures come from
- * tools/gpu_peers.py run in the same command. */
+ * tools/gpu_peers.py run in the same command. With --gpu-peak the rows
+ * carry the fraction of the device's peak (fp32 rows against the fp32
+ * figure, f16 ones against the fp16 one; with one device in mind, so use
+ * it with --device). */
 static int gpu_suite(const opts *o, dev *devs, int ndev, FILE *jf) {
   int failed = 0;
   for (int i = 0; i < ndev; i++) {
@@ -704,8 +723,8 @@ static int gpu_suite(const opts *o, dev *devs, int ndev, FILE *jf) {
     if (d->info.kind == DG_DEVICE_CPU)
       continue;
     int f16 = (d->info.dtypes >> DG_DTYPE_F16) & 1;
-    static const int gemm[][2] = {{4096, DG_DTYPE_F32}, {4096, DG_DTYPE_F16},
-                                  {8192, DG_DTYPE_F16}};
+    static const int gemm[][2] = {
+        {4096, DG_DTYPE_F32}, {4096, DG_DTYPE_F16}, {8192, DG_DTYPE_F16}};
     for (int g = 0; g < 3; g++) {
       if ((gemm[g][1] == DG_DTYPE_F16 && !f16) ||
           !wanted(o, gemm[g][1] == DG_DTYPE_F16 ? "hgemm" : "sgemm"))
@@ -714,18 +733,20 @@ static int gpu_suite(const opts *o, dev *devs, int ndev, FILE *jf) {
       char shape[40];
       snprintf(shape, sizeof shape, "%dx%dx%d %s", n, n, n,
                dg_dtype_name((dg_dtype)gemm[g][1]));
-      row *r = add_row(gemm[g][1] == DG_DTYPE_F16 ? "hgemm" : "sgemm",
-                       d->label, shape);
+      row *r = add_row(gemm[g][1] == DG_DTYPE_F16 ? "hgemm" : "sgemm", d->label,
+                       shape);
       double kus;
-      double us = bench_gpu_gemm_us(ctx, d->index, n, n, n,
-                                    (dg_dtype)gemm[g][1], r->check,
-                                    sizeof r->check, &r->reps, &kus);
-      set_perf(r, 2.0 * n * n * n, us, -1);
+      double us =
+          bench_gpu_gemm_us(ctx, d->index, n, n, n, (dg_dtype)gemm[g][1],
+                            r->check, sizeof r->check, &r->reps, &kus);
+      double peak =
+          gemm[g][1] == DG_DTYPE_F16 ? o->gpu_peak_f16 : o->gpu_peak_f32;
+      set_perf(r, 2.0 * n * n * n, us, peak);
       row copy = *r; /* the device's kernel time, without host transfers */
       row *k = add_row(copy.bench, d->label, copy.shape);
       *k = copy;
       snprintf(k->bench, sizeof k->bench, "%.12s_kern", copy.bench);
-      set_perf(k, 2.0 * n * n * n, kus, -1);
+      set_perf(k, 2.0 * n * n * n, kus, peak);
       r = &rows[nrows - 2];
       if (gemm[g][1] == DG_DTYPE_F32 && d->info.kind == DG_DEVICE_OPENCL) {
         char pname[40];
@@ -750,16 +771,17 @@ static int gpu_suite(const opts *o, dev *devs, int ndev, FILE *jf) {
                  dg_dtype_name(dt));
         row *r = add_row("conv_gpu", d->label, shape);
         double kus;
-        double us = bench_gpu_conv_us(ctx, d->index, batch, C, H, H, dt,
-                                      r->check, sizeof r->check, &r->reps,
-                                      &kus);
-        set_perf(r, batch * conv_flops(C, C, H, H), us, -1);
+        double us =
+            bench_gpu_conv_us(ctx, d->index, batch, C, H, H, dt, r->check,
+                              sizeof r->check, &r->reps, &kus);
+        double peak = t ? o->gpu_peak_f16 : o->gpu_peak_f32;
+        set_perf(r, batch * conv_flops(C, C, H, H), us, peak);
         print_row(r);
         row copy = *r;
         row *k = add_row("conv_kern", d->label, copy.shape);
         *k = copy;
         snprintf(k->bench, sizeof k->bench, "conv_kern");
-        set_perf(k, batch * conv_flops(C, C, H, H), kus, -1);
+        set_perf(k, batch * conv_flops(C, C, H, H), kus, peak);
         print_row(k);
       }
     }
@@ -768,10 +790,9 @@ static int gpu_suite(const opts *o, dev *devs, int ndev, FILE *jf) {
     char err[256];
     row tmp;
     memset(&tmp, 0, sizeof tmp);
-    double us = wanted(o, "lenet")
-                    ? our_lenet(d, o->weights, 1, 0, 2000, &tmp, err,
-                                sizeof err)
-                    : -1;
+    double us = wanted(o, "lenet") ? our_lenet(d, o->weights, 1, 0, 2000, &tmp,
+                                               err, sizeof err)
+                                   : -1;
     if (us > 0) {
       row *r = add_row("lenet_b1", d->label, "f32, latency");
       snprintf(r->check, sizeof r->check, "%s", tmp.check);
@@ -805,7 +826,22 @@ int main(int argc, char **argv) {
       o.weights = argv[++i];
     else if (!strcmp(argv[i], "--only") && i + 1 < argc)
       o.only = argv[++i];
-    else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+    else if (!strcmp(argv[i], "--gpu-peak") && i + 1 < argc) {
+      const char *v = argv[++i];
+      char *end = NULL;
+      double f32 = strtod(v, &end), f16 = -1;
+      if (end && *end == ',')
+        f16 = strtod(end + 1, &end);
+      if (!end || *end || !(f32 > 0) || !(f16 > 0)) {
+        fprintf(stderr,
+                "dg-bench: --gpu-peak wants two positive TFLOP/s figures, "
+                "fp32 and fp16, as F32,F16 (got '%s')\n",
+                v);
+        return 2;
+      }
+      o.gpu_peak_f32 = f32 * 1e3;
+      o.gpu_peak_f16 = f16 * 1e3;
+    } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       usage(stdout);
       return 0;
     } else {
@@ -816,8 +852,10 @@ int main(int argc, char **argv) {
   if (!o.weights)
     o.weights = DG_SOURCE_DIR "/examples/lenet-weights";
   if (o.quick)
-    bench_cfg = (bench_config){.warmup = 2, .min_reps = 5,
-                               .max_reps = 100000, .min_seconds = 0.1,
+    bench_cfg = (bench_config){.warmup = 2,
+                               .min_reps = 5,
+                               .max_reps = 100000,
+                               .min_seconds = 0.1,
                                .rounds = 1};
 
   FILE *jf = NULL;
@@ -830,7 +868,8 @@ int main(int argc, char **argv) {
          "lowest of %d medians, each of >= %d runs and >= %.1f s\n",
          dg_version_string(), o.quick ? "quick" : "full", bench_cfg.warmup,
          bench_cfg.rounds, bench_cfg.min_reps, bench_cfg.min_seconds);
-  const char *ct = getenv("OPENBLAS_CORETYPE"), *l2 = getenv("OPENBLAS_L2_SIZE");
+  const char *ct = getenv("OPENBLAS_CORETYPE"),
+             *l2 = getenv("OPENBLAS_L2_SIZE");
   if (ct || l2)
     printf("warning: OPENBLAS_CORETYPE=%s OPENBLAS_L2_SIZE=%s are set; "
            "OpenBLAS will not pick its own kernels (run with env -u "
@@ -932,8 +971,7 @@ int main(int argc, char **argv) {
       double pv = -1;
       if (have_vnni) {
         pv = measure_peak(PEAK_VNNI, tcounts[j], trials);
-        snprintf(shape, sizeof shape, "u8s8 vpdpbusd x16 %dthr",
-                 tcounts[j]);
+        snprintf(shape, sizeof shape, "u8s8 vpdpbusd x16 %dthr", tcounts[j]);
         r = add_row("peak_vnni", "cpu", shape);
         r->gflops = pv;
         r->reps = trials;
@@ -1048,10 +1086,10 @@ int main(int argc, char **argv) {
           lenet_missing = 1;
           break;
         }
-        row *r = add_row(bench, devs[i].label,
-                         batch == 1 ? (int8 ? "int8, latency" : "f32, latency")
-                                    : (int8 ? "int8, per image"
-                                            : "f32, per image"));
+        row *r =
+            add_row(bench, devs[i].label,
+                    batch == 1 ? (int8 ? "int8, latency" : "f32, latency")
+                               : (int8 ? "int8, per image" : "f32, per image"));
         snprintf(r->check, sizeof r->check, "%s", tmp.check);
         r->reps = tmp.reps;
         r->ours_us = us > 0 ? us / batch : us;
@@ -1090,8 +1128,8 @@ int main(int argc, char **argv) {
     row *r = &rows[i];
     char what[128];
     if (!strcmp(r->bench, "sgemm") && !strcmp(r->shape, "1024x1024x1024")) {
-      snprintf(what, sizeof what, "sgemm 1024^3 on %s, ratio vs OpenBLAS >= 0.6",
-               r->device);
+      snprintf(what, sizeof what,
+               "sgemm 1024^3 on %s, ratio vs OpenBLAS >= 0.6", r->device);
       target_line(what, r->ratio, 0.6, 0, "",
                   peer_openblas_available() ? "not measured"
                                             : "peer OpenBLAS not installed");

@@ -29,7 +29,10 @@ echo "   $(echo "$out" | grep -c '^ok') ok, $(echo "$out" | grep -c '^FAIL') FAI
 echo "== lenet --check"
 "$b/examples/lenet" --weights examples/lenet-weights --data "${DG_DATA_DIR:-/usr/share/datasets/fashion-mnist}" --check
 echo "== dg-bench --gpu"
-"$b/tools/dg-bench" --gpu $quick --weights examples/lenet-weights
+# DG_GPU_PEAK=F32,F16 (TFLOP/s; 67,989 for an H200 SXM) adds each row's
+# fraction of the peak.
+"$b/tools/dg-bench" --gpu $quick --weights examples/lenet-weights \
+  ${DG_GPU_PEAK:+--gpu-peak "$DG_GPU_PEAK"}
 echo "== torch peers"
 python3 tools/gpu_peers.py $quick
 echo "== ORT plugin EP from Python"
