@@ -99,6 +99,21 @@ int channels() {
 }
 int wzero(int ch) { return int(qp[channels() + ch]); }
 #endif
+#ifdef CONV
+// Implicit im2col: the offset in one image's channel group of the input
+// element at k = (c, kh, kw), n = (oh, ow); -1 where it is padding.
+int col_offset(int k, int n) {
+  int khw = pc.KH * pc.KW;
+  int c = k / khw, rr = k % khw;
+  int kh = rr / pc.KW, kw = rr % pc.KW;
+  int oh = n / pc.OW, ow = n % pc.OW;
+  int ih = oh * pc.sh - pc.pt + kh * pc.dh;
+  int iw = ow * pc.sw - pc.pl + kw * pc.dw;
+  return ih >= 0 && ih < pc.H && iw >= 0 && iw < pc.W
+             ? (c * pc.H + ih) * pc.W + iw
+             : -1;
+}
+#endif
 #ifdef DOT
 // A byte value (signed or not) as the signed byte the dot product sees:
 // u8 values and zero points move down by 128.
@@ -113,7 +128,6 @@ void main() {
 #ifdef CONV
   int img = z / pc.G, g = z % pc.G;
   int M = pc.OG, NN = pc.OH * pc.OW, K = pc.CG * pc.KH * pc.KW;
-  int khw = pc.KH * pc.KW;
   int wbase = g * pc.OG * K;                          // weights of group g
   int xbase = (img * pc.C + g * pc.CG) * pc.H * pc.W; // its input channels
   int ybase = (img * pc.O + g * pc.OG) * NN;
@@ -164,15 +178,8 @@ void main() {
       }
       if (n < NN && k < K) {
 #ifdef CONV
-        int c = k / khw, rr = k % khw;
-        int kh = rr / pc.KW, kw = rr % pc.KW;
-        int oh = n / pc.OW, ow = n % pc.OW;
-        int ih = oh * pc.sh - pc.pt + kh * pc.dh;
-        int iw = ow * pc.sw - pc.pl + kw * pc.dw;
-        vb = ih >= 0 && ih < pc.H && iw >= 0 && iw < pc.W
-                 ? ld8(in0[xbase + (c * pc.H + ih) * pc.W + iw], xs)
-                 : pc.xz;
-        vb = shifted(vb, xs);
+        int o = col_offset(k, n);
+        vb = shifted(o >= 0 ? ld8(in0[xbase + o], xs) : pc.xz, xs);
 #else
         vb = shifted(ld8(in1[bbase + k * pc.sbk + n * pc.sbn], ws), ws);
 #endif
@@ -232,18 +239,14 @@ void main() {
       SH v = SH(0);
       if (n < NN && k < K) {
 #ifdef CONV
-        // Implicit im2col: k = (c, kh, kw), n = (oh, ow). Padding reads
-        // as zero (for int8: as the zero point, i.e. 0 after subtracting).
-        int c = k / khw, rr = k % khw;
-        int kh = rr / pc.KW, kw = rr % pc.KW;
-        int oh = n / pc.OW, ow = n % pc.OW;
-        int ih = oh * pc.sh - pc.pt + kh * pc.dh;
-        int iw = ow * pc.sw - pc.pl + kw * pc.dw;
-        if (ih >= 0 && ih < pc.H && iw >= 0 && iw < pc.W) {
+        // Padding reads as zero (for int8: as the zero point, i.e. 0
+        // after subtracting).
+        int o = col_offset(k, n);
+        if (o >= 0) {
 #ifdef Q8
-          v = ld8(in0[xbase + (c * pc.H + ih) * pc.W + iw], xs) - pc.xz;
+          v = ld8(in0[xbase + o], xs) - pc.xz;
 #else
-          v = float(in0[xbase + (c * pc.H + ih) * pc.W + iw]);
+          v = float(in0[xbase + o]);
 #endif
         }
 #else
