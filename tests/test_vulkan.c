@@ -50,18 +50,21 @@ static dg_tensor_desc fdesc(dg_dtype t, int rank, const int64_t *dims) {
 static dg_tensor fconst(dg_graph *g, const char *name, dg_dtype t, int rank,
                         const int64_t *dims) {
   dg_tensor_desc d = fdesc(t, rank, dims);
-  int64_t n = 1;
-  for (int i = 0; i < rank; i++)
-    n *= dims[i];
-  const float *v = rnd((int)n, 0.5f);
-  if (t == DG_DTYPE_F32)
-    return dg_graph_constant(g, name, &d, v, 0);
-  uint16_t *h = malloc(sizeof(uint16_t) * (size_t)n);
-  for (int64_t i = 0; h && i < n; i++)
-    h[i] = dg_f32_to_f16(v[i]);
-  dg_tensor t_ = dg_graph_constant(g, name, &d, h, 0);
+  int64_t n = dg_desc_elements(&d);
+  /* Any size: drawn like rnd(n, 0.5f), into a buffer of its own. */
+  float *v = malloc(sizeof(float) * (size_t)n);
+  uint16_t *h = t == DG_DTYPE_F16 ? malloc(sizeof(uint16_t) * (size_t)n) : NULL;
+  dg_tensor c = DG_TENSOR_NONE;
+  if (v && (t != DG_DTYPE_F16 || h)) {
+    for (int64_t i = 0; i < n; i++)
+      v[i] = t_uniform(-0.5f, 0.5f);
+    for (int64_t i = 0; h && i < n; i++)
+      h[i] = dg_f32_to_f16(v[i]);
+    c = dg_graph_constant(g, name, &d, h ? (const void *)h : v, 0);
+  }
+  free(v);
   free(h);
-  return t_;
+  return c;
 }
 
 /* Every float op, in dtype t: x [1,3,12,12] -> y [1,3]. */
@@ -311,19 +314,6 @@ static dg_graph *gemm_graph(dg_context *ctx, dg_dtype t, int pin) {
   return g;
 }
 
-/* An f16 constant of any size (fconst draws from the 64K-value pool). */
-static dg_tensor big_const(dg_graph *g, const char *name, int rank,
-                           const int64_t *dims) {
-  dg_tensor_desc d = fdesc(DG_DTYPE_F16, rank, dims);
-  int64_t n = dg_desc_elements(&d);
-  uint16_t *h = malloc(sizeof *h * (size_t)n);
-  for (int64_t i = 0; h && i < n; i++)
-    h[i] = dg_f32_to_f16(t_uniform(-0.5f, 0.5f));
-  dg_tensor t = h ? dg_graph_constant(g, name, &d, h, 0) : DG_TENSOR_NONE;
-  free(h);
-  return t;
-}
-
 /* The 128x128 cooperative-matrix kernels only take shapes that fill a big
  * GPU with at least 64 such tiles, which the small graphs above never do:
  * a f16 matmul [1000,200] x [200,1040] (ragged M and N, K not a multiple of
@@ -345,11 +335,13 @@ static void check_big_f16(dg_context *ctx, int dev) {
     dg_conv2d_params cp = {.pads = {1, 1, 1, 1},
                            .activation = DG_ACTIVATION_RELU};
     dg_tensor y =
-        conv ? dg_graph_conv2d(g, "conv", x,
-                               big_const(g, "w", 4, (int64_t[]){256, 64, 3, 3}),
-                               big_const(g, "b", 1, (int64_t[]){256}), &cp)
-             : dg_graph_matmul(g, "matmul", x,
-                               big_const(g, "w", 2, (int64_t[]){200, 1040}));
+        conv ? dg_graph_conv2d(
+                   g, "conv", x,
+                   fconst(g, "w", DG_DTYPE_F16, 4, (int64_t[]){256, 64, 3, 3}),
+                   fconst(g, "b", DG_DTYPE_F16, 1, (int64_t[]){256}), &cp)
+             : dg_graph_matmul(
+                   g, "matmul", x,
+                   fconst(g, "w", DG_DTYPE_F16, 2, (int64_t[]){200, 1040}));
     dg_graph_output(g, "y", y, DG_LAYOUT_NCHW);
     dg_diagnostic d;
     dg_session *s = dg_graph_status(g) ? NULL : compile_on(g, dev, &d);
