@@ -312,8 +312,8 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
       core12 || has_ext(ext, ne, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
   bool has_driver_props =
       core12 || has_ext(ext, ne, VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME);
-  vd->int_dot = has_ext(ext, ne, "VK_KHR_shader_integer_dot_product") ||
-                VK_API_VERSION_MINOR(dev_api) >= 3;
+  bool dot_listed = has_ext(ext, ne, "VK_KHR_shader_integer_dot_product") ||
+                    VK_API_VERSION_MINOR(dev_api) >= 3;
   bool coop_khr = has_ext(ext, ne, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
   bool coop_nv = has_ext(ext, ne, "VK_NV_cooperative_matrix");
   bool coop_nv2 = has_ext(ext, ne, "VK_NV_cooperative_matrix2");
@@ -363,7 +363,7 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
   VkPhysicalDeviceShaderIntegerDotProductFeatures idf = {
       .sType =
           VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
-  if (vd->int_dot) {
+  if (dot_listed) {
     *tail = &idf;
     tail = &idf.pNext;
   }
@@ -569,16 +569,14 @@ static void fill_info(dg_device *d, vk_device *vd) {
   uint32_t v = vd->props.apiVersion;
   /* Cooperative matrix extensions listed, e.g. " coopmat(khr nv nv2)";
    * "khr-off" where an old validation layer turned the KHR path off. */
-  char coop[40] = "";
-  if (vd->coopmat_khr || vd->coopmat_nv || vd->coopmat_nv2)
-    snprintf(coop, sizeof coop, " coopmat(%s%s%s)",
-             !vd->coopmat_khr         ? ""
-             : vd->coop_khr_layer_old ? "khr-off "
-                                      : "khr ",
-             vd->coopmat_nv ? "nv " : "", vd->coopmat_nv2 ? "nv2 " : "");
-  char *close = strstr(coop, " )");
-  if (close)
-    memmove(close, close + 1, strlen(close + 1) + 1);
+  char kinds[24], coop[40] = "";
+  snprintf(kinds, sizeof kinds, "%s%s%s",
+           !vd->coopmat_khr         ? ""
+           : vd->coop_khr_layer_old ? " khr-off"
+                                    : " khr",
+           vd->coopmat_nv ? " nv" : "", vd->coopmat_nv2 ? " nv2" : "");
+  if (kinds[0])
+    snprintf(coop, sizeof coop, " coopmat(%s)", kinds + 1);
   char feat[96];
   snprintf(feat, sizeof feat, "%s%s%s%s%s sg%u smem%uK", vd->f16 ? " fp16" : "",
            vd->f16 ? " s16" : "", vd->int8 ? " s8 i8" : "",
