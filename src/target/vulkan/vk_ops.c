@@ -232,25 +232,12 @@ static bool setup_conv(const vk_device *vd, vk_work *w, const dg_ir *ir,
   bool q = n->op == DG_OP_QCONV2D, f16 = xd->dtype == DG_DTYPE_F16;
   int64_t N = xd->dims[0], C = xd->dims[1], O = wd->dims[0], G = p->groups;
   int64_t CG = C / G, OG = O / G, OH = yd->dims[2], OW = yd->dims[3];
-  int64_t v[19] = {N,
-                   C,
-                   xd->dims[2],
-                   xd->dims[3],
-                   O,
-                   OH,
-                   OW,
-                   wd->dims[2],
-                   wd->dims[3],
-                   G,
-                   CG,
-                   OG,
-                   p->stride[0],
-                   p->stride[1],
-                   p->dilation[0],
-                   p->dilation[1],
-                   p->pads[0],
-                   p->pads[1],
-                   n->input_count > 2 && n->inputs[2]};
+  /* clang-format off */
+  int64_t v[19] = {N,  C,  xd->dims[2], xd->dims[3], O,  OH, OW,
+                   wd->dims[2], wd->dims[3], G, CG, OG,
+                   p->stride[0], p->stride[1], p->dilation[0], p->dilation[1],
+                   p->pads[0],   p->pads[1],   n->input_count > 2 && n->inputs[2]};
+  /* clang-format on */
   for (int i = 0; i < 19; i++)
     push_i(w, i, v[i]);
   float lo, hi;
@@ -405,22 +392,13 @@ static void setup_pool(vk_work *w, const dg_ir *ir, const dg_node *n) {
   const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]),
                        *yd = tdesc(ir, n->output);
   const dg_node_params *p = &n->p;
-  int64_t v[16] = {xd->dims[0] * xd->dims[1],
-                   xd->dims[2],
-                   xd->dims[3],
-                   yd->dims[2],
-                   yd->dims[3],
-                   p->kernel[0],
-                   p->kernel[1],
-                   p->stride[0],
-                   p->stride[1],
-                   p->pads[0],
-                   p->pads[1],
-                   p->pads[2],
-                   p->pads[3],
-                   n->op == DG_OP_MAX_POOL2D,
-                   p->count_include_pad,
-                   xd->dtype == DG_DTYPE_I8};
+  /* clang-format off */
+  int64_t v[16] = {xd->dims[0] * xd->dims[1], xd->dims[2], xd->dims[3],
+                   yd->dims[2], yd->dims[3], p->kernel[0], p->kernel[1],
+                   p->stride[0], p->stride[1], p->pads[0], p->pads[1],
+                   p->pads[2], p->pads[3], n->op == DG_OP_MAX_POOL2D,
+                   p->count_include_pad, xd->dtype == DG_DTYPE_I8};
+  /* clang-format on */
   for (int i = 0; i < 16; i++)
     push_i(w, i, v[i]);
   w->shader = xd->dtype == DG_DTYPE_F32   ? SH_POOL_F32
