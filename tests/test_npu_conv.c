@@ -115,6 +115,40 @@ static int q8_worst(const uint8_t *y0, const uint8_t *y1, size_t yn, int u8,
   return worst;
 }
 
+/* The random operands of an int8 case and its two outputs (NPU, CPU):
+ * x in [-128, 127], w in [-127, 127], per channel a bias in +-bias_range
+ * and a weight scale in 0.005..0.015, drawn in that order. Returns -1 when
+ * memory runs out (everything freed). */
+typedef struct q8_operands {
+  int8_t *x, *w;
+  int32_t *b;
+  float *ws;
+  uint8_t *y0, *y1;
+} q8_operands;
+static void q8_operands_free(q8_operands *d) {
+  free(d->x), free(d->w), free(d->b), free(d->ws), free(d->y0), free(d->y1);
+}
+static int q8_operands_make(q8_operands *d, unsigned *s, size_t xn, size_t wn,
+                            size_t yn, int channels, int bias_range) {
+  d->x = malloc(xn), d->w = malloc(wn);
+  d->b = malloc((size_t)channels * 4);
+  d->ws = malloc((size_t)channels * sizeof(float));
+  d->y0 = malloc(yn), d->y1 = malloc(yn);
+  if (!d->x || !d->w || !d->b || !d->ws || !d->y0 || !d->y1) {
+    q8_operands_free(d);
+    return -1;
+  }
+  for (size_t i = 0; i < xn; i++)
+    d->x[i] = (int8_t)rnd(s, -128, 127);
+  for (size_t i = 0; i < wn; i++)
+    d->w[i] = (int8_t)rnd(s, -127, 127);
+  for (int i = 0; i < channels; i++) {
+    d->b[i] = rnd(s, -bias_range, bias_range);
+    d->ws[i] = 0.01f * (float)rnd(s, 50, 150) / 100.0f;
+  }
+  return 0;
+}
+
 int npu_case_run(dg_context *ctx, int npu, const npu_case *c, long *exact,
                  long *total, char *err, size_t n) {
   unsigned s = c->seed ? c->seed : 1;
@@ -127,24 +161,14 @@ int npu_case_run(dg_context *ctx, int npu, const npu_case *c, long *exact,
   }
   size_t xn = (size_t)c->N * c->C * c->H * c->W, wn = (size_t)c->O * per * c->K * c->K;
   size_t yn = (size_t)c->N * c->O * OH * OW;
-  int8_t *x = malloc(xn), *w = malloc(wn);
-  int32_t *b = malloc((size_t)c->O * 4);
-  float *ws = malloc((size_t)c->O * sizeof(float));
-  uint8_t *y0 = malloc(yn), *y1 = malloc(yn);
-  for (size_t i = 0; i < xn; i++)
-    x[i] = (int8_t)rnd(&s, -128, 127);
-  for (size_t i = 0; i < wn; i++)
-    w[i] = (int8_t)rnd(&s, -127, 127);
-  for (int i = 0; i < c->O; i++) {
-    b[i] = rnd(&s, -2000, 2000);
-    ws[i] = 0.01f * (float)rnd(&s, 50, 150) / 100.0f;
-  }
+  q8_operands d;
+  if (q8_operands_make(&d, &s, xn, wn, yn, c->O, 2000))
+    return -1;
   int worst = -1;
-  if (!run(ctx, c, npu, w, b, ws, x, xn, y1, yn, err, n) &&
-      !run(ctx, c, -1, w, b, ws, x, xn, y0, yn, err, n)) {
-    worst = q8_worst(y0, y1, yn, c->y_u8, exact, total);
-  }
-  free(x), free(w), free(b), free(ws), free(y0), free(y1);
+  if (!run(ctx, c, npu, d.w, d.b, d.ws, d.x, xn, d.y1, yn, err, n) &&
+      !run(ctx, c, -1, d.w, d.b, d.ws, d.x, xn, d.y0, yn, err, n))
+    worst = q8_worst(d.y0, d.y1, yn, c->y_u8, exact, total);
+  q8_operands_free(&d);
   return worst;
 }
 
@@ -394,24 +418,14 @@ int npu_fc_case_run(dg_context *ctx, int npu, const npu_fc_case *c, long *exact,
   unsigned s = c->seed ? c->seed : 1;
   size_t rows = (size_t)(c->B > 0 ? c->B : 1) * (c->B < 0 ? 1 : c->M);
   size_t xn = rows * c->K, wn = (size_t)c->K * c->N, yn = rows * c->N;
-  int8_t *x = malloc(xn), *w = malloc(wn);
-  int32_t *b = malloc((size_t)c->N * 4);
-  float *ws = malloc((size_t)c->N * sizeof(float));
-  uint8_t *y0 = malloc(yn), *y1 = malloc(yn);
-  for (size_t i = 0; i < xn; i++)
-    x[i] = (int8_t)rnd(&s, -128, 127);
-  for (size_t i = 0; i < wn; i++)
-    w[i] = (int8_t)rnd(&s, -127, 127);
-  for (int i = 0; i < c->N; i++) {
-    b[i] = rnd(&s, -3000, 3000);
-    ws[i] = 0.01f * (float)rnd(&s, 50, 150) / 100.0f;
-  }
+  q8_operands d;
+  if (q8_operands_make(&d, &s, xn, wn, yn, c->N, 3000))
+    return -1;
   int worst = -1;
-  if (!run_fc(ctx, c, npu, w, b, ws, x, xn, y1, yn, err, n) &&
-      !run_fc(ctx, c, -1, w, b, ws, x, xn, y0, yn, err, n)) {
-    worst = q8_worst(y0, y1, yn, c->y_u8, exact, total);
-  }
-  free(x), free(w), free(b), free(ws), free(y0), free(y1);
+  if (!run_fc(ctx, c, npu, d.w, d.b, d.ws, d.x, xn, d.y1, yn, err, n) &&
+      !run_fc(ctx, c, -1, d.w, d.b, d.ws, d.x, xn, d.y0, yn, err, n))
+    worst = q8_worst(d.y0, d.y1, yn, c->y_u8, exact, total);
+  q8_operands_free(&d);
   return worst;
 }
 
