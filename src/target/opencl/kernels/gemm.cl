@@ -243,6 +243,19 @@ GEMM_FN float4 ld4_op(const global void *p, int off, int smn, int sk, int mn,
   return (float4)(v[0], v[1], v[2], v[3]);
 }
 
+/* Where float4 slot e of a BK x T operand tile lies: along k (kc: 4
+ * consecutive k of row mn) or along mn (4 consecutive mn of row k). The
+ * loads and the local stores of a K step agree through this. */
+GEMM_FN void tile_slot(int e, int kc, int T, int *mn, int *k) {
+  if (kc) {
+    *mn = e >> 1;
+    *k = (e & 1) * 4;
+  } else {
+    *k = e / (T / 4);
+    *mn = (e - *k * (T / 4)) * 4;
+  }
+}
+
 /* Stores what ld4_op loaded into a local tile of leading dimension ld. */
 GEMM_FN void st4_tile(local float *t, int ld, int mn, int k, int kc,
                      float4 v) {
@@ -309,14 +322,8 @@ GEMM_FN void gemm_big_body(const global void *a, const global void *b,
 #pragma unroll
       for (int s = 0; s < 2; s++) {
         if (s < ASL) {
-          int e = lid + s * NT, mn, k;
-          if (akc) {
-            mn = e >> 1;
-            k = (e & 1) * 4;
-          } else {
-            k = e / (TM / 4);
-            mn = (e - k * (TM / 4)) * 4;
-          }
+          int mn, k;
+          tile_slot(lid + s * NT, akc, TM, &mn, &k);
           pa[s] = ld4_op(a, aoff, sam, sak, m0 + mn, k0 + k, M, K, hio, akc,
                          avec);
         }
@@ -340,14 +347,8 @@ GEMM_FN void gemm_big_body(const global void *a, const global void *b,
 #pragma unroll
         for (int s = 0; s < 2; s++) {
           if (s < BSL) {
-            int e = lid + s * NT, mn, k;
-            if (bkc) {
-              mn = e >> 1;
-              k = (e & 1) * 4;
-            } else {
-              k = e / (TN / 4);
-              mn = (e - k * (TN / 4)) * 4;
-            }
+            int mn, k;
+            tile_slot(lid + s * NT, bkc, TN, &mn, &k);
             pb[s] = ld4_op(b, boff, sbn, sbk, n0 + mn, k0 + k, N, K, hio, bkc,
                            bvec);
           }
@@ -380,14 +381,8 @@ GEMM_FN void gemm_big_body(const global void *a, const global void *b,
 #pragma unroll
       for (int s = 0; s < 2; s++) {
         if (s < ASL) {
-          int e = lid + s * NT, mn, k;
-          if (akc) {
-            mn = e >> 1;
-            k = (e & 1) * 4;
-          } else {
-            k = e / (TM / 4);
-            mn = (e - k * (TM / 4)) * 4;
-          }
+          int mn, k;
+          tile_slot(lid + s * NT, akc, TM, &mn, &k);
           st4_tile(an, LDA, mn, k, akc, pa[s]);
         }
       }
@@ -400,14 +395,8 @@ GEMM_FN void gemm_big_body(const global void *a, const global void *b,
 #pragma unroll
         for (int s = 0; s < 2; s++) {
           if (s < BSL) {
-            int e = lid + s * NT, mn, k;
-            if (bkc) {
-              mn = e >> 1;
-              k = (e & 1) * 4;
-            } else {
-              k = e / (TN / 4);
-              mn = (e - k * (TN / 4)) * 4;
-            }
+            int mn, k;
+            tile_slot(lid + s * NT, bkc, TN, &mn, &k);
             st4_tile(bn, LDB, mn, k, bkc, pb[s]);
           }
         }
