@@ -640,20 +640,11 @@ static void run_task(void *arg, int task, int ntasks) {
   const qplan *p = arg;
   const dg_cpu_qgemm_args *g = p->g;
   const dg_cpu_qgemm_packed *pa = p->pa, *pb = p->pb;
-  int m0, m1, n0, n1, b0 = 0, nblk;
-  if (pa) { /* whole prepacked row blocks per task */
-    int b1;
-    gemm_split(pa->nblk, 1, p->tm, task / p->tn, &b0, &b1);
-    m0 = gemm_blk_row(g->M, pa->nblk, b0);
-    m1 = gemm_blk_row(g->M, pa->nblk, b1);
-    nblk = b1 - b0;
-  } else {
-    gemm_split(g->M, 1, p->tm, task / p->tn, &m0, &m1);
-    nblk = (m1 - m0 + p->mr - 1) / p->mr;
-  }
-  gemm_split(g->N, p->nr, p->tn, task % p->tn, &n0, &n1);
-  if (m0 >= m1 || n0 >= n1)
+  gemm_task_range t;
+  if (!gemm_task_range_of(g->M, g->N, pa ? pa->nblk : 0, p->mr, p->nr, p->tm,
+                          p->tn, task, &t))
     return;
+  int m0 = t.m0, m1 = t.m1, n0 = t.n0, n1 = t.n1, b0 = t.b0, nblk = t.nblk;
   uint8_t *apan = p->scratch + p->per_task * (size_t)task;
   uint8_t *bblk = apan + p->a_bytes;
   int32_t *cadd = (int32_t *)(bblk + p->b_bytes);
