@@ -49,24 +49,17 @@ static void fill(float *p, size_t n, uint32_t seed) {
     p[i] = (float)((int)(lcg(&seed) % 2001u) - 1000) / 1024.0f;
 }
 
-typedef struct run_case {
-  dg_session *s;
-  dg_binding in[2];
-  int nin;
-  dg_binding out;
-} run_case;
-
-static int run_once(void *arg) {
-  run_case *c = arg;
+int bench_case_run(void *arg) {
+  bench_case *c = arg;
   return dg_session_run(c->s, c->in, c->nin, &c->out, 1, NULL) == DG_OK ? 0
-                                                                         : -1;
+                                                                        : -1;
 }
 
 /* The device's own time for the session's nodes, best of 5 runs. */
-static double kernel_time_us(run_case *c) {
+static double kernel_time_us(bench_case *c) {
   double best = -1;
   for (int r = 0; r < 5; r++) {
-    if (run_once(c))
+    if (bench_case_run(c))
       return -1;
     const dg_plan *p = dg_session_plan(c->s);
     double sum = 0;
@@ -81,15 +74,20 @@ static double kernel_time_us(run_case *c) {
   return best;
 }
 
-static dg_session *compile_pinned(dg_graph *g, int device) {
-  dg_compile_options co = {.policy = DG_POLICY_STRICT, .devices = &device,
-                           .device_count = 1};
+dg_session *bench_compile_on(dg_graph *g, int device, const char *what) {
+  if (dg_graph_status(g) != DG_OK) {
+    fprintf(stderr, "dg-bench: %s: build: %s\n", what,
+            dg_graph_error(g)->message);
+    return NULL;
+  }
+  dg_compile_options co = {
+      .policy = DG_POLICY_STRICT, .devices = &device, .device_count = 1};
   dg_session *s = NULL;
   dg_diagnostic d;
-  if (dg_graph_status(g) != DG_OK)
-    fprintf(stderr, "dg-bench: build: %s\n", dg_graph_error(g)->message);
-  else if (dg_graph_compile(g, &co, &s, &d) != DG_OK)
-    fprintf(stderr, "dg-bench: compile: %s\n", d.message);
+  if (dg_graph_compile(g, &co, &s, &d) != DG_OK) {
+    fprintf(stderr, "dg-bench: %s: compile: %s\n", what, d.message);
+    return NULL;
+  }
   return s;
 }
 
@@ -139,13 +137,13 @@ double bench_gpu_gemm_us(dg_context *ctx, int device, int M, int N, int K,
                   dg_graph_matmul(g, "gemm", dg_graph_input(g, "a", &da),
                                   dg_graph_input(g, "b", &db)),
                   DG_LAYOUT_NCHW);
-  s = compile_pinned(g, device);
+  s = bench_compile_on(g, device, "gemm");
   dg_graph_destroy(g);
   if (!s)
     goto done;
-  run_case c = {s, {{"a", ad, an * es}, {"b", bd, bn * es}}, 2,
-                {"y", y, yn * es}};
-  if (run_once(&c))
+  bench_case c = {
+      s, {{"a", ad, an * es}, {"b", bd, bn * es}}, 2, {"y", y, yn * es}};
+  if (bench_case_run(&c))
     goto done;
   int bad = 0;
   for (int i = 0; i < 32; i++) {
@@ -162,7 +160,7 @@ double bench_gpu_gemm_us(dg_context *ctx, int device, int M, int N, int K,
       bad++;
   }
   snprintf(check, cs, "%s", bad ? "FAIL" : "ok");
-  us = bench_median_us(run_once, &c, 0, reps);
+  us = bench_median_us(bench_case_run, &c, 0, reps);
   *kernel_us = kernel_time_us(&c);
 done:
   dg_session_destroy(s);
@@ -171,8 +169,8 @@ done:
 }
 
 double bench_gpu_conv_us(dg_context *ctx, int device, int N, int C, int H,
-                         int W, dg_dtype t, char *check, size_t cs,
-                         int *reps, double *kernel_us) {
+                         int W, dg_dtype t, char *check, size_t cs, int *reps,
+                         double *kernel_us) {
   *kernel_us = -1;
   size_t xn = (size_t)N * C * H * W, wn = (size_t)C * C * 9, yn = xn;
   size_t es = t == DG_DTYPE_F16 ? 2 : 4;
@@ -201,12 +199,12 @@ double bench_gpu_conv_us(dg_context *ctx, int device, int N, int C, int H,
                                   dg_graph_constant(g, "w", &dw, wdata, 0),
                                   DG_TENSOR_NONE, &cp),
                   DG_LAYOUT_NCHW);
-  s = compile_pinned(g, device);
+  s = bench_compile_on(g, device, "conv");
   dg_graph_destroy(g);
   if (!s)
     goto done;
-  run_case c = {s, {{"x", xd, xn * es}}, 1, {"y", y, yn * es}};
-  if (run_once(&c))
+  bench_case c = {s, {{"x", xd, xn * es}}, 1, {"y", y, yn * es}};
+  if (bench_case_run(&c))
     goto done;
   int bad = 0;
   for (int i = 0; i < 32; i++) {
@@ -231,7 +229,7 @@ double bench_gpu_conv_us(dg_context *ctx, int device, int N, int C, int H,
       bad++;
   }
   snprintf(check, cs, "%s", bad ? "FAIL" : "ok");
-  us = bench_median_us(run_once, &c, 0, reps);
+  us = bench_median_us(bench_case_run, &c, 0, reps);
   *kernel_us = kernel_time_us(&c);
 done:
   dg_session_destroy(s);
@@ -239,9 +237,8 @@ done:
   return us;
 }
 
-double bench_gpu_chain_us(dg_context *ctx, int device, int nodes,
-                          char *check, size_t cs, int *reps,
-                          double *kernel_us) {
+double bench_gpu_chain_us(dg_context *ctx, int device, int nodes, char *check,
+                          size_t cs, int *reps, double *kernel_us) {
   *kernel_us = -1;
   enum { ELEMS = 256 };
   float x[ELEMS], y[ELEMS];
@@ -261,18 +258,18 @@ double bench_gpu_chain_us(dg_context *ctx, int device, int nodes,
   for (int i = 0; i < nodes; i++)
     t = dg_graph_relu(g, NULL, t);
   dg_graph_output(g, "y", t, DG_LAYOUT_NCHW);
-  s = compile_pinned(g, device);
+  s = bench_compile_on(g, device, "relu chain");
   dg_graph_destroy(g);
   if (!s)
     return -1;
-  run_case c = {s, {{"x", x, sizeof x}}, 1, {"y", y, sizeof y}};
-  if (run_once(&c))
+  bench_case c = {s, {{"x", x, sizeof x}}, 1, {"y", y, sizeof y}};
+  if (bench_case_run(&c))
     goto done;
   int bad = 0;
   for (int i = 0; i < ELEMS; i++)
     bad += y[i] != (x[i] > 0 ? x[i] : 0.0f);
   snprintf(check, cs, "%s", bad ? "FAIL" : "ok");
-  us = bench_median_us(run_once, &c, 0, reps);
+  us = bench_median_us(bench_case_run, &c, 0, reps);
   *kernel_us = kernel_time_us(&c);
 done:
   dg_session_destroy(s);
@@ -290,10 +287,9 @@ static int clb_run(void *arg) {
   clb_case *c = arg;
   cl_event ev;
   if (CLBlastSgemm(CLBlastLayoutRowMajor, CLBlastTransposeNo,
-                   CLBlastTransposeNo, (size_t)c->M, (size_t)c->N,
-                   (size_t)c->K, 1.0f, c->a, 0, (size_t)c->K, c->b, 0,
-                   (size_t)c->N, 0.0f, c->c, 0, (size_t)c->N, &c->q,
-                   &ev) != CLBlastSuccess)
+                   CLBlastTransposeNo, (size_t)c->M, (size_t)c->N, (size_t)c->K,
+                   1.0f, c->a, 0, (size_t)c->K, c->b, 0, (size_t)c->N, 0.0f,
+                   c->c, 0, (size_t)c->N, &c->q, &ev) != CLBlastSuccess)
     return -1;
   clWaitForEvents(1, &ev);
   clReleaseEvent(ev);
@@ -323,8 +319,8 @@ double peer_clblast_sgemm_us(int M, int N, int K, char *name,
   cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
   if (!ctx)
     return -1;
-  clb_case c = {clCreateCommandQueue(ctx, dev, 0, &err), NULL, NULL, NULL, M,
-                N, K};
+  clb_case c = {
+      clCreateCommandQueue(ctx, dev, 0, &err), NULL, NULL, NULL, M, N, K};
   size_t an = (size_t)M * K, bn = (size_t)K * N, cn = (size_t)M * N;
   float *host = malloc((an > bn ? an : bn) * 4);
   double us = -1;

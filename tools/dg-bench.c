@@ -158,8 +158,8 @@ static void fill_f32(float *p, size_t n, uint32_t seed) {
 #ifdef DG_BENCH_X86
 #define REP16(X)                                                               \
   X(0)                                                                         \
-  X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14)   \
-      X(15)
+  X(1)                                                                         \
+  X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
 #define REP12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
 
 /* 16 independent chains of c = c * a + b: 512 flops per iteration. */
@@ -322,37 +322,6 @@ typedef struct dev {
   double peak_int8; /* int8 GOP/s; < 0: unknown */
 } dev;
 
-typedef struct dg_case {
-  dg_session *s;
-  dg_binding in[2];
-  int nin;
-  dg_binding out;
-} dg_case;
-
-static int dg_case_run(void *arg) {
-  dg_case *c = arg;
-  return dg_session_run(c->s, c->in, c->nin, &c->out, 1, NULL) == DG_OK ? 0
-                                                                        : -1;
-}
-
-/* Compiles g for exactly this device (strict placement). */
-static dg_session *compile_on(dg_graph *g, int device, const char *what) {
-  if (dg_graph_status(g) != DG_OK) {
-    fprintf(stderr, "dg-bench: %s: build: %s\n", what,
-            dg_graph_error(g)->message);
-    return NULL;
-  }
-  dg_compile_options co = {
-      .policy = DG_POLICY_STRICT, .devices = &device, .device_count = 1};
-  dg_session *s = NULL;
-  dg_diagnostic d;
-  if (dg_graph_compile(g, &co, &s, &d) != DG_OK) {
-    fprintf(stderr, "dg-bench: %s: compile: %s\n", what, d.message);
-    return NULL;
-  }
-  return s;
-}
-
 static const int64_t conv_layers[][3] = {
     {64, 56, 56}, {128, 28, 28}, {256, 14, 14}, {512, 7, 7}};
 #define NLAYERS 4
@@ -415,13 +384,13 @@ static double our_conv_f32(const dev *d, int C, int H, int W, row *r) {
   dg_tensor wt = dg_graph_constant(g, "w", &wd, w, 0);
   dg_tensor yt = dg_graph_conv2d(g, "conv", xt, wt, DG_TENSOR_NONE, &cp);
   dg_graph_output(g, "y", yt, DG_LAYOUT_NCHW);
-  s = compile_on(g, d->index, "conv f32");
+  s = bench_compile_on(g, d->index, "conv f32");
   dg_graph_destroy(g);
   if (!s)
     goto done;
-  dg_case c = {
+  bench_case c = {
       .s = s, .in = {{"x", x, xn * 4}}, .nin = 1, .out = {"y", y, yn * 4}};
-  if (dg_case_run(&c))
+  if (bench_case_run(&c))
     goto done;
   int bad = 0;
   for (int i = 0; i < 48; i++) {
@@ -444,7 +413,7 @@ static double our_conv_f32(const dev *d, int C, int H, int W, row *r) {
       bad++;
   }
   snprintf(r->check, sizeof r->check, "%s", bad ? "FAIL" : "ok");
-  us = bench_median_us(dg_case_run, &c, 0, &r->reps);
+  us = bench_median_us(bench_case_run, &c, 0, &r->reps);
 done:
   dg_session_destroy(s);
   free(x);
@@ -501,12 +470,12 @@ static double our_conv_int8(const dev *d, int C, int H, int W, row *r) {
   dg_tensor yt =
       dg_graph_qconv2d(g, "qconv", xt, wt, bt, &cp, DG_DTYPE_I8, &yq);
   dg_graph_output(g, "y", yt, DG_LAYOUT_NCHW);
-  s = compile_on(g, d->index, "conv int8");
+  s = bench_compile_on(g, d->index, "conv int8");
   dg_graph_destroy(g);
   if (!s)
     goto done;
-  dg_case c = {.s = s, .in = {{"x", x, xn}}, .nin = 1, .out = {"y", y, yn}};
-  if (dg_case_run(&c))
+  bench_case c = {.s = s, .in = {{"x", x, xn}}, .nin = 1, .out = {"y", y, yn}};
+  if (bench_case_run(&c))
     goto done;
   int bad = 0, tol = d->info.int8_max_lsb_deviation > 1
                          ? d->info.int8_max_lsb_deviation
@@ -531,7 +500,7 @@ static double our_conv_int8(const dev *d, int C, int H, int W, row *r) {
       bad++;
   }
   snprintf(r->check, sizeof r->check, "%s", bad ? "FAIL" : "ok");
-  us = bench_median_us(dg_case_run, &c, 0, &r->reps);
+  us = bench_median_us(bench_case_run, &c, 0, &r->reps);
 done:
   dg_session_destroy(s);
   free(x);
@@ -561,15 +530,15 @@ static double our_sgemm(const dev *d, int M, int N, int K, row *r) {
   dg_tensor at = dg_graph_input(g, "a", &ad);
   dg_tensor bt = dg_graph_input(g, "b", &bd);
   dg_graph_output(g, "y", dg_graph_matmul(g, "matmul", at, bt), DG_LAYOUT_NCHW);
-  s = compile_on(g, d->index, "sgemm");
+  s = bench_compile_on(g, d->index, "sgemm");
   dg_graph_destroy(g);
   if (!s)
     goto done;
-  dg_case c = {.s = s,
-               .in = {{"a", a, an * 4}, {"b", b, bn * 4}},
-               .nin = 2,
-               .out = {"y", y, yn * 4}};
-  if (dg_case_run(&c))
+  bench_case c = {.s = s,
+                  .in = {{"a", a, an * 4}, {"b", b, bn * 4}},
+                  .nin = 2,
+                  .out = {"y", y, yn * 4}};
+  if (bench_case_run(&c))
     goto done;
   int bad = 0;
   for (int i = 0; i < 48; i++) {
@@ -586,7 +555,7 @@ static double our_sgemm(const dev *d, int M, int N, int K, row *r) {
       bad++;
   }
   snprintf(r->check, sizeof r->check, "%s", bad ? "FAIL" : "ok");
-  us = bench_median_us(dg_case_run, &c, 0, &r->reps);
+  us = bench_median_us(bench_case_run, &c, 0, &r->reps);
 done:
   dg_session_destroy(s);
   free(a);
@@ -602,7 +571,8 @@ static double our_lenet(const dev *d, const char *weights, int batch, int int8,
   dg_graph *g = lenet_build(ctx, weights, batch, int8, d->index, err, err_size);
   if (!g)
     return -2;
-  dg_session *s = compile_on(g, d->index, int8 ? "lenet int8" : "lenet f32");
+  dg_session *s =
+      bench_compile_on(g, d->index, int8 ? "lenet int8" : "lenet f32");
   dg_graph_destroy(g);
   size_t xn = (size_t)784 * batch, pn = (size_t)10 * batch;
   float *x = malloc(xn * 4), *p = malloc(pn * 4);
@@ -612,10 +582,10 @@ static double our_lenet(const dev *d, const char *weights, int batch, int int8,
   uint32_t seed = 5;
   for (size_t i = 0; i < xn; i++)
     x[i] = (float)(lcg(&seed) % 256) / 255.0f;
-  dg_case c = {.s = s,
-               .in = {{"image", x, xn * 4}},
-               .nin = 1,
-               .out = {"probs", p, pn * 4}};
+  bench_case c = {.s = s,
+                  .in = {{"image", x, xn * 4}},
+                  .nin = 1,
+                  .out = {"probs", p, pn * 4}};
   /* The library's own reference kernels check every node once. */
   dg_verify_report rep;
   dg_status vs = dg_session_verify(s, c.in, 1, &rep);
@@ -623,7 +593,7 @@ static double our_lenet(const dev *d, const char *weights, int batch, int int8,
   if (vs != DG_OK)
     fprintf(stderr, "dg-bench: lenet verify: %s (node %s, max abs %.3g)\n",
             dg_status_string(vs), rep.node_name, rep.max_abs_error);
-  us = bench_median_us(dg_case_run, &c, reps, &r->reps);
+  us = bench_median_us(bench_case_run, &c, reps, &r->reps);
 done:
   dg_session_destroy(s);
   free(x);
