@@ -278,6 +278,16 @@ int npu_case_cut(dg_context *ctx, const npu_case *c, npu_cut_info *info,
   return rc;
 }
 
+/* Whether a lowered conv (lower_rc 0) was cut as a tiled case expects:
+ * into row slices or not (height), into channel blocks or not (channels),
+ * top padding only in the first slice and bottom padding only in the last. */
+static int cut_as_expected(int lower_rc, const npu_cut_info *cut, int height,
+                           int channels) {
+  return !lower_rc && (cut->slices > 1) == height &&
+         (cut->blocks > 1) == channels && !cut->top_pad_tasks_not_first &&
+         !cut->bottom_pad_tasks_not_last;
+}
+
 typedef struct tiled_case {
   const char *name;
   npu_case c;
@@ -343,10 +353,9 @@ int npu_tiled_run(dg_context *ctx, int npu, const char *label, int quick) {
     npu_cut_info cut;
     char err[512] = "";
     long exact = 0, total = 0;
-    int ok_cut = !npu_case_cut(ctx, &tc->c, &cut, err, sizeof err) &&
-                 (cut.slices > 1) == tc->height &&
-                 (cut.blocks > 1) == tc->channels &&
-                 !cut.top_pad_tasks_not_first && !cut.bottom_pad_tasks_not_last;
+    int ok_cut =
+        cut_as_expected(npu_case_cut(ctx, &tc->c, &cut, err, sizeof err), &cut,
+                        tc->height, tc->channels);
     int e =
         ok_cut ? npu_case_run(ctx, npu, &tc->c, &exact, &total, err, sizeof err)
                : -1;
@@ -776,10 +785,9 @@ int npu_f16_tiled_run(dg_context *ctx, int npu, const char *label, int quick) {
     count++;
     npu_cut_info cut;
     char err[512] = "";
-    int ok_cut = !npu_f16_case_cut(ctx, &tc->c, &cut, err, sizeof err) &&
-                 (cut.slices > 1) == tc->height &&
-                 (cut.blocks > 1) == tc->channels &&
-                 !cut.top_pad_tasks_not_first && !cut.bottom_pad_tasks_not_last;
+    int ok_cut = cut_as_expected(
+        npu_f16_case_cut(ctx, &tc->c, &cut, err, sizeof err), &cut, tc->height,
+        tc->channels);
     double e =
         ok_cut ? npu_f16_case_run(ctx, npu, &tc->c, err, sizeof err) : -1;
     double limit = tc->c.bias ? 1e-2 + ldexp(1, -10) : ldexp(1, -10);
