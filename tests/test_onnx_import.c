@@ -26,14 +26,26 @@ static void *read_file(const char *path, size_t *size) {
   return p;
 }
 
-static void refused(const char *file, dg_status st, const char *node,
-                    const char *op, const char *field, const char *words) {
+/* Loads tests/onnx/FILE; *graph says whether a graph came back (the
+ * pointer starts non-NULL, so a failed load must clear it), which is
+ * destroyed. */
+static dg_status load_fixture(const char *file, int *graph, dg_diagnostic *d) {
   char path[1024];
   snprintf(path, sizeof path, "%s/tests/onnx/%s", DG_SOURCE_DIR, file);
   dg_graph *g = (dg_graph *)1;
+  dg_status st = dg_onnx_load(ctx, path, NULL, &g, d);
+  *graph = g != NULL;
+  if (st == DG_OK && g)
+    dg_graph_destroy(g);
+  return st;
+}
+
+static void refused(const char *file, dg_status st, const char *node,
+                    const char *op, const char *field, const char *words) {
+  int graph;
   dg_diagnostic d;
-  dg_status got = dg_onnx_load(ctx, path, NULL, &g, &d);
-  CHECK(got == st && !g && (!node || !strcmp(d.node_name, node)) &&
+  dg_status got = load_fixture(file, &graph, &d);
+  CHECK(got == st && !graph && (!node || !strcmp(d.node_name, node)) &&
             (!op || !strcmp(d.op, op)) && (!field || strstr(d.field, field)) &&
             strstr(d.message, words),
         "%s refused with %s naming %s/%s/%s: %s", file, dg_status_string(st),
@@ -85,8 +97,8 @@ static void seeds_truncated_and_corrupted(void) {
       dg_graph_destroy(g);
     CHECK(full == DG_OK && errors > 0,
           "%s: all %zu truncations and 400 corruptions handled (%d "
-          "truncations refused, %d still valid protobuf)", seeds[s], size,
-          errors, ok_loads);
+          "truncations refused, %d still valid protobuf)",
+          seeds[s], size, errors, ok_loads);
     free(buf);
   }
 }
@@ -94,8 +106,8 @@ static void seeds_truncated_and_corrupted(void) {
 int main(void) {
   if (dg_context_create(NULL, &ctx) != DG_OK)
     return 1;
-  refused("unsupported_op.onnx", DG_ERROR_UNSUPPORTED, "the_leaky",
-          "LeakyRelu", "op_type", "'LeakyRelu' is not supported");
+  refused("unsupported_op.onnx", DG_ERROR_UNSUPPORTED, "the_leaky", "LeakyRelu",
+          "op_type", "'LeakyRelu' is not supported");
   refused("unsupported_attr.onnx", DG_ERROR_UNSUPPORTED, "conv_x", "Conv",
           "foo", "attribute 'foo'");
   refused("dilated_pool.onnx", DG_ERROR_UNSUPPORTED, "mp", "MaxPool",
@@ -106,54 +118,29 @@ int main(void) {
           "weight input channels do not match");
   refused("lying_initializer.onnx", DG_ERROR_INVALID_ARGUMENT, NULL, NULL,
           "big", "tensor 'big'");
-  refused("missing_input.onnx", DG_ERROR_INVALID_ARGUMENT, NULL, "Add",
-          "input", "'nowhere' is produced by no earlier node");
+  refused("missing_input.onnx", DG_ERROR_INVALID_ARGUMENT, NULL, "Add", "input",
+          "'nowhere' is produced by no earlier node");
   refused("custom_domain.onnx", DG_ERROR_UNSUPPORTED, NULL, "Relu", "domain",
           "com.example");
   /* Found by the fuzzer: a TensorProto without a name used to crash. */
   refused("fuzz_unnamed_value.onnx", DG_ERROR_INVALID_ARGUMENT, NULL, NULL,
           "name", "has no name");
   /* Found by the fuzzer: a Relu without outputs in a foldable chain. */
-  {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/tests/onnx/fuzz_relu_without_output.onnx",
-             DG_SOURCE_DIR);
-    dg_graph *g;
-    dg_diagnostic d;
-    dg_status st = dg_onnx_load(ctx, path, NULL, &g, &d);
-    if (st == DG_OK)
-      dg_graph_destroy(g);
-    CHECK(st != DG_OK || g, "fuzz_relu_without_output.onnx: no crash (%s)",
-          st ? d.message : "imported");
-  }
+  int graph;
+  dg_diagnostic d;
+  dg_status st = load_fixture("fuzz_relu_without_output.onnx", &graph, &d);
+  CHECK(st != DG_OK || graph, "fuzz_relu_without_output.onnx: no crash (%s)",
+        st ? d.message : "imported");
   /* Found by the fuzzer: ops whose output descriptor was read from the
    * tensor array while the array grew (use after free; ASan run). */
-  {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/tests/onnx/fuzz_desc_moved.onnx",
-             DG_SOURCE_DIR);
-    dg_graph *g;
-    dg_diagnostic d;
-    dg_status st = dg_onnx_load(ctx, path, NULL, &g, &d);
-    if (st == DG_OK)
-      dg_graph_destroy(g);
-    CHECK(1, "fuzz_desc_moved.onnx: no crash (%s)",
-          st ? d.message : "imported");
-  }
+  st = load_fixture("fuzz_desc_moved.onnx", &graph, &d);
+  CHECK(st != DG_OK || graph, "fuzz_desc_moved.onnx: no crash (%s)",
+        st ? d.message : "imported");
   /* Found by the fuzzer: a DequantizeLinear reading its own output used
    * to recurse until the stack ran out. */
-  {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/tests/onnx/fuzz_dq_cycle.onnx",
-             DG_SOURCE_DIR);
-    dg_graph *g;
-    dg_diagnostic d;
-    dg_status st = dg_onnx_load(ctx, path, NULL, &g, &d);
-    if (st == DG_OK)
-      dg_graph_destroy(g);
-    CHECK(st != DG_OK, "fuzz_dq_cycle.onnx refused: %s",
-          st ? d.message : "imported");
-  }
+  st = load_fixture("fuzz_dq_cycle.onnx", &graph, &d);
+  CHECK(st != DG_OK, "fuzz_dq_cycle.onnx refused: %s",
+        st ? d.message : "imported");
   refused("does_not_exist.onnx", DG_ERROR_IO, NULL, NULL, "path",
           "cannot open");
   { /* the option that admits symbolic dims */
@@ -172,8 +159,8 @@ int main(void) {
     if (st == DG_OK)
       dg_graph_destroy(g);
     dg_onnx_constant k = {"nope", &info.desc, path};
-    o = (dg_onnx_options){.symbolic_dim_value = 8, .constants = &k,
-                          .constant_count = 1};
+    o = (dg_onnx_options){
+        .symbolic_dim_value = 8, .constants = &k, .constant_count = 1};
     dg_diagnostic d;
     CHECK(dg_onnx_load(ctx, path, &o, &g, &d) == DG_ERROR_INVALID_ARGUMENT &&
               strstr(d.message, "'nope'") &&
