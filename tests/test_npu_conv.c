@@ -295,6 +295,7 @@ typedef struct tiled_case {
   int cheap;            /* in the quick set */
 } tiled_case;
 
+/* Conv case shapes in the tables below (int8 and fp16 alike). */
 #define SHAPE(n, c, o, h, w, k, s)                                             \
   .N = n, .C = c, .O = o, .H = h, .W = w, .K = k, .S = s
 static const tiled_case tiled[] = {
@@ -341,7 +342,6 @@ static const tiled_case tiled[] = {
      .height = 1,
      .cheap = 1},
 };
-#undef SHAPE
 
 int npu_tiled_run(dg_context *ctx, int npu, const char *label, int quick) {
   int bad = 0, count = 0;
@@ -732,8 +732,6 @@ typedef struct f16_tiled_case {
   int cheap;            /* in the quick set */
 } f16_tiled_case;
 
-#define SHAPE(n, c, o, h, w, k, s)                                             \
-  .N = n, .C = c, .O = o, .H = h, .W = w, .K = k, .S = s
 static const f16_tiled_case f16_tiled[] = {
     {"f16 3x3 8->16@160x96 batch 2 bias relu",
      {SHAPE(2, 8, 16, 160, 96, 3, 1), .same = 1, .bias = 1, .act = 1,
