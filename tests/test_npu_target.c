@@ -197,6 +197,23 @@ static dg_session *f16_session(dg_context *ctx, int npu, int dw, char *why,
   return s;
 }
 
+/* The tiling sweep (int8, or the same shapes as f16 conv2d) and its
+ * verdict. */
+static void sweep_check(dg_context *ctx, int f16, npu_check_fn check,
+                        const char *what) {
+  int taken, declined;
+  int bad = npu_tiling_sweep(ctx, f16, &taken, &declined);
+  printf("# %stiling sweep: %d convs taken, %d declined, %d bad\n",
+         f16 ? "f16 " : "", taken, declined, bad);
+  char msg[512];
+  snprintf(msg, sizeof msg,
+           "target: %s: every task of a taken conv passes the simulator's "
+           "static checks at its offsets and the tasks cover each output "
+           "once; every decline has a reason of <= 60 chars",
+           what);
+  check(bad == 0 && taken > 0, msg);
+}
+
 static void f16_tests(dg_context *ctx, int npu, npu_check_fn check) {
   check(npu_f16_matrix_run(ctx, npu, "sim f16 matrix", 0) == 0,
         "target: f16 conv2d matrix (1x1/3x3/5x5, stride 1/2, SAME/VALID, "
@@ -206,15 +223,7 @@ static void f16_tests(dg_context *ctx, int npu, npu_check_fn check) {
         "target: f16 convs that need tiling (rows with batch 2, stride 2 with "
         "bottom padding, rows and channels) cut as expected and within the "
         "f16 matrix's limits of the CPU");
-  int taken, declined;
-  int bad = npu_tiling_sweep(ctx, 1, &taken, &declined);
-  printf("# f16 tiling sweep: %d convs taken, %d declined, %d bad\n", taken,
-         declined, bad);
-  check(bad == 0 && taken > 0,
-        "target: the sweep of conv shapes as f16 conv2d: every task of a "
-        "taken conv passes the simulator's static checks at its offsets and "
-        "the tasks cover each output once; every decline has a reason of "
-        "<= 60 chars");
+  sweep_check(ctx, 1, check, "the sweep of conv shapes as f16 conv2d");
   char why[512] = "";
   dg_session *s = f16_session(ctx, npu, 0, why, sizeof why);
   uint16_t x[16 * 100];
@@ -309,15 +318,9 @@ void npu_target_tests(npu_check_fn check) {
         "target: convs that need tiling (ResNet-50 / MobileNet-v2 layers, "
         "stride 2, bottom padding, rows and channels, per-channel, batch 2) "
         "cut as expected and within 1 LSB of the CPU");
-  int taken, declined;
-  int bad = npu_tiling_sweep(ctx, 0, &taken, &declined);
-  printf("# tiling sweep: %d convs taken, %d declined, %d bad\n", taken,
-         declined, bad);
-  check(bad == 0 && taken > 0,
-        "target: a sweep of conv shapes (3..1024 channels, 5..230 pixels, "
-        "k 1/3/7, s 1/2, VALID/SAME, depthwise): every task of a taken conv "
-        "passes the simulator's static checks at its offsets and the tasks "
-        "cover each output once; every decline has a reason of <= 60 chars");
+  sweep_check(ctx, 0, check,
+              "a sweep of conv shapes (3..1024 channels, 5..230 pixels, "
+              "k 1/3/7, s 1/2, VALID/SAME, depthwise)");
   check(npu_fc_run(ctx, npu, "sim fc", !NPU_BIG_SHAPES) == 0,
         "target: qfully_connected and qmatmul as 1x1 convs (one row, batched "
         "rows, row slices, kernel blocks, per-channel, u8) within 1 LSB of "
