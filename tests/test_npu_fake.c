@@ -302,6 +302,26 @@ static void pooling(void) {
   check(clean("rocket pool"), "rocket pool: everything released");
 }
 
+/* Each backend refuses a node whose driver is the other one, naming both,
+ * and leaves nothing open. */
+static void wrong_driver(void) {
+  char err[256] = "";
+  npu_backend *b = npu_rocket_open("/dev/dri/renderD200", err, sizeof err);
+  check(!b && strstr(err, "driver is rknpu, not rocket"),
+        "rocket refuses the rknpu node, naming both drivers");
+  if (b)
+    npu_backend_close(b);
+#ifdef DG_NPU_HAVE_LIBDRM
+  err[0] = 0;
+  b = npu_rknpu_open("/dev/accel/accel0", err, sizeof err);
+  check(!b && strstr(err, "driver is rocket, not rknpu"),
+        "rknpu refuses the rocket node, naming both drivers");
+  if (b)
+    npu_backend_close(b);
+#endif
+  check(clean("wrong driver"), "wrong driver: nothing left open");
+}
+
 int main(int argc, char **argv) {
   (void)argc;
   preload(argv);
@@ -328,6 +348,7 @@ int main(int argc, char **argv) {
   injected("rknpu", "rknpu", "hang", "timed out");
 #endif
   pooling();
+  wrong_driver();
   outside("rocket");
 #ifdef DG_NPU_HAVE_LIBDRM
   outside("rknpu");

@@ -99,6 +99,11 @@ int npu_errf(char *err, size_t n, const char *fmt, ...)
     __attribute__((format(printf, 3, 4))); /* always returns -1 */
 /* DRM_IOCTL_VERSION: driver name and major.minor.patch; -1 on error. */
 int npu_drm_version(int fd, char *name, size_t name_size, int ver[3]);
+/* Opens the device node at path read-write and checks that the driver
+ * behind it is `driver`; returns the fd (ver gets its version) or -1 with
+ * err saying which of the two failed. */
+int npu_drm_open(const char *path, const char *driver, int ver[3], char *err,
+                 size_t n);
 /* ioctl retried on EINTR/EAGAIN. */
 int npu_ioctl(int fd, unsigned long request, void *arg);
 

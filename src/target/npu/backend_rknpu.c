@@ -10,8 +10,8 @@
 #include "uapi.h"
 
 #include <errno.h>
-#include <stdbool.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +22,8 @@
 /* What Rockchip's runtime asks for tensors: scattered pages behind the
  * IOMMU, cached (synced explicitly). The task array must also be mapped
  * in the kernel, which reads it at submit. */
-#define MEM_TENSOR (NPU_RKNPU_MEM_NON_CONTIGUOUS | NPU_RKNPU_MEM_CACHEABLE |    \
-                    NPU_RKNPU_MEM_IOMMU)
+#define MEM_TENSOR                                                             \
+  (NPU_RKNPU_MEM_NON_CONTIGUOUS | NPU_RKNPU_MEM_CACHEABLE | NPU_RKNPU_MEM_IOMMU)
 #define MEM_TASKS (MEM_TENSOR | NPU_RKNPU_MEM_KERNEL_MAPPING)
 
 typedef struct rknpu_priv {
@@ -64,8 +64,8 @@ static int mem_create(npu_backend *b, size_t size, uint32_t flags, npu_bo *bo,
   struct npu_rknpu_mem_map m = {c.handle, 0, 0};
   if (c.dma_addr + size > 0x100000000ull) {
     npu_ioctl(b->fd, NPU_RKNPU_IOCTL_MEM_DESTROY, &d);
-    return npu_errf(err, n, "rknpu %s: NPU address 0x%llx above 4 GiB",
-                    b->node, (unsigned long long)c.dma_addr);
+    return npu_errf(err, n, "rknpu %s: NPU address 0x%llx above 4 GiB", b->node,
+                    (unsigned long long)c.dma_addr);
   }
   if (npu_ioctl(b->fd, NPU_RKNPU_IOCTL_MEM_MAP, &m)) {
     int e = errno;
@@ -78,8 +78,7 @@ static int mem_create(npu_backend *b, size_t size, uint32_t flags, npu_bo *bo,
   if (map == MAP_FAILED) {
     int e = errno;
     npu_ioctl(b->fd, NPU_RKNPU_IOCTL_MEM_DESTROY, &d);
-    return npu_errf(err, n, "rknpu %s: mmap failed: %s", b->node,
-                    strerror(e));
+    return npu_errf(err, n, "rknpu %s: mmap failed: %s", b->node, strerror(e));
   }
   *bo = (npu_bo){c.handle, c.dma_addr, c.obj_addr, m.offset, size, map};
   return 0;
@@ -121,8 +120,7 @@ static int rn_end(npu_backend *b, npu_bo *bo, char *err, size_t n) {
   return sync_bo(b, bo, NPU_RKNPU_SYNC_TO_DEVICE, err, n);
 }
 
-static int rn_submit(npu_backend *b, const npu_job *job, char *err,
-                     size_t n) {
+static int rn_submit(npu_backend *b, const npu_job *job, char *err, size_t n) {
   rknpu_priv *p = b->priv;
   if (rn_begin(b, &p->tasks, err, n))
     return -1;
@@ -135,8 +133,14 @@ static int rn_submit(npu_backend *b, const npu_job *job, char *err,
     return npu_errf(err, n, "rknpu %s: command list without op-enable word",
                     b->node);
   uint32_t irq = enable & NPU_EN_DPU ? 0x300 : 0xc00;
-  struct npu_rknpu_task t = {0, 0, enable, irq, 0x1ffff, 0,
-                             (uint32_t)job->word_count - 4, 0,
+  struct npu_rknpu_task t = {0,
+                             0,
+                             enable,
+                             irq,
+                             0x1ffff,
+                             0,
+                             (uint32_t)job->word_count - 4,
+                             0,
                              job->cmd->iova};
   memcpy(p->tasks.map, &t, sizeof t);
   if (rn_end(b, &p->tasks, err, n))
@@ -177,26 +181,14 @@ static void rn_close(npu_backend *b) {
   free(b);
 }
 
-static const npu_backend_ops rknpu_ops = {"rknpu",  rn_alloc, rn_free,
-                                          rn_begin, rn_end,   rn_submit,
-                                          rn_wait,  rn_close};
+static const npu_backend_ops rknpu_ops = {
+    "rknpu", rn_alloc, rn_free, rn_begin, rn_end, rn_submit, rn_wait, rn_close};
 
 npu_backend *npu_rknpu_open(const char *path, char *err, size_t n) {
-  int fd = open(path, O_RDWR | O_CLOEXEC);
-  if (fd < 0) {
-    npu_errf(err, n, "rknpu: cannot open %s: %s", path, strerror(errno));
+  int ver[3];
+  int fd = npu_drm_open(path, "rknpu", ver, err, n);
+  if (fd < 0)
     return NULL;
-  }
-  drmVersionPtr v = drmGetVersion(fd);
-  if (!v || strcmp(v->name, "rknpu")) {
-    npu_errf(err, n, "%s: driver is %s, not rknpu", path,
-             v ? v->name : "unknown");
-    drmFreeVersion(v);
-    close(fd);
-    return NULL;
-  }
-  int ver[3] = {v->version_major, v->version_minor, v->version_patchlevel};
-  drmFreeVersion(v);
   npu_backend *b = calloc(1, sizeof *b);
   rknpu_priv *p = calloc(1, sizeof *p);
   if (!b || !p) {

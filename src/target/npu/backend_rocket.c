@@ -39,6 +39,23 @@ int npu_drm_version(int fd, char *name, size_t name_size, int ver[3]) {
   return 0;
 }
 
+int npu_drm_open(const char *path, const char *driver, int ver[3], char *err,
+                 size_t n) {
+  int fd = open(path, O_RDWR | O_CLOEXEC);
+  if (fd < 0)
+    return npu_errf(err, n, "%s: cannot open %s: %s", driver, path,
+                    strerror(errno));
+  char name[64];
+  int known = !npu_drm_version(fd, name, sizeof name, ver);
+  if (!known || strcmp(name, driver)) {
+    npu_errf(err, n, "%s: driver is %s, not %s", path, known ? name : "unknown",
+             driver);
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 int npu_rocket_scan(char paths[][64], int max) {
   DIR *d = opendir("/sys/class/accel");
   int count = 0;
@@ -121,8 +138,7 @@ static int rk_end(npu_backend *b, npu_bo *bo, char *err, size_t n) {
   return 0;
 }
 
-static int rk_submit(npu_backend *b, const npu_job *job, char *err,
-                     size_t n) {
+static int rk_submit(npu_backend *b, const npu_job *job, char *err, size_t n) {
   uint32_t in[16], out[16];
   if (job->in_count + 1 > 16 || job->out_count > 16)
     return npu_errf(err, n, "rocket: too many buffers in one job");
@@ -135,11 +151,13 @@ static int rk_submit(npu_backend *b, const npu_job *job, char *err,
     out[i] = job->out[i]->handle;
   struct npu_rocket_task task = {(uint32_t)job->cmd->iova,
                                  (uint32_t)job->word_count};
-  struct npu_rocket_job j = {
-      (uint64_t)(uintptr_t)&task, (uint64_t)(uintptr_t)in,
-      (uint64_t)(uintptr_t)out,   1,
-      sizeof task,                (uint32_t)job->in_count + 1,
-      (uint32_t)job->out_count};
+  struct npu_rocket_job j = {(uint64_t)(uintptr_t)&task,
+                             (uint64_t)(uintptr_t)in,
+                             (uint64_t)(uintptr_t)out,
+                             1,
+                             sizeof task,
+                             (uint32_t)job->in_count + 1,
+                             (uint32_t)job->out_count};
   struct npu_rocket_submit s = {(uint64_t)(uintptr_t)&j, 1, sizeof j, 0};
   if (npu_ioctl(b->fd, NPU_ROCKET_IOCTL_SUBMIT, &s))
     return npu_errf(err, n, "rocket %s: SUBMIT failed: %s", b->node,
@@ -164,24 +182,15 @@ static void rk_close(npu_backend *b) {
   free(b);
 }
 
-static const npu_backend_ops rocket_ops = {"rocket", rk_alloc,  rk_free,
-                                           rk_begin, rk_end,    rk_submit,
+static const npu_backend_ops rocket_ops = {"rocket", rk_alloc, rk_free,
+                                           rk_begin, rk_end,   rk_submit,
                                            rk_wait,  rk_close};
 
 npu_backend *npu_rocket_open(const char *path, char *err, size_t n) {
-  int fd = open(path, O_RDWR | O_CLOEXEC);
-  if (fd < 0) {
-    npu_errf(err, n, "rocket: cannot open %s: %s", path, strerror(errno));
-    return NULL;
-  }
-  char name[64];
   int ver[3];
-  if (npu_drm_version(fd, name, sizeof name, ver) || strcmp(name, "rocket")) {
-    npu_errf(err, n, "%s: driver is %s, not rocket", path,
-             npu_drm_version(fd, name, sizeof name, ver) ? "unknown" : name);
-    close(fd);
+  int fd = npu_drm_open(path, "rocket", ver, err, n);
+  if (fd < 0)
     return NULL;
-  }
   npu_backend *b = calloc(1, sizeof *b);
   if (!b) {
     close(fd);
