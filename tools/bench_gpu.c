@@ -211,18 +211,7 @@ double bench_gpu_conv_us(dg_context *ctx, int device, int N, int C, int H,
     uint32_t sd = 17u + (uint32_t)i * 29u;
     int n = (int)(lcg(&sd) % (uint32_t)N), k = (int)(lcg(&sd) % (uint32_t)C),
         oy = (int)(lcg(&sd) % (uint32_t)H), ox = (int)(lcg(&sd) % (uint32_t)W);
-    double ref = 0, mag = 0;
-    for (int ci = 0; ci < C; ci++)
-      for (int ky = 0; ky < 3; ky++)
-        for (int kx = 0; kx < 3; kx++) {
-          int iy = oy + ky - 1, ix = ox + kx - 1;
-          if (iy < 0 || iy >= H || ix < 0 || ix >= W)
-            continue;
-          double v = (double)x[(((size_t)n * C + ci) * H + iy) * W + ix] *
-                     w[(((size_t)k * C + ci) * 3 + ky) * 3 + kx];
-          ref += v;
-          mag += fabs(v);
-        }
+    double mag, ref = bench_conv3x3_point(x, w, C, H, W, n, k, oy, ox, &mag);
     double tol = (t == DG_DTYPE_F16 ? 1e-2 : 1e-4) * mag + 1e-3;
     size_t o = (((size_t)n * C + k) * H + oy) * W + ox;
     if (!(fabs(value(y, o, t) - ref) <= tol))

@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "bench_peers.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,8 +19,11 @@
 
 /* ---- timing ------------------------------------------------------------ */
 
-bench_config bench_cfg = {.warmup = 3, .min_reps = 20, .max_reps = 100000,
-                          .min_seconds = 0.3, .rounds = 3};
+bench_config bench_cfg = {.warmup = 3,
+                          .min_reps = 20,
+                          .max_reps = 100000,
+                          .min_seconds = 0.3,
+                          .rounds = 3};
 
 double bench_now_us(void) {
   struct timespec ts;
@@ -47,9 +51,8 @@ static double one_round(bench_fn fn, void *arg, int min_reps, int *out_n) {
     return -1;
   int n = 0;
   double start = bench_now_us();
-  while (n < min_reps ||
-         (n < max_reps &&
-          bench_now_us() - start < bench_cfg.min_seconds * 1e6)) {
+  while (n < min_reps || (n < max_reps && bench_now_us() - start <
+                                              bench_cfg.min_seconds * 1e6)) {
     if (n == cap) {
       double *nt = realloc(t, sizeof(double) * (size_t)cap * 2);
       if (!nt)
@@ -69,6 +72,24 @@ static double one_round(bench_fn fn, void *arg, int min_reps, int *out_n) {
   free(t);
   *out_n += n;
   return med;
+}
+
+double bench_conv3x3_point(const float *x, const float *w, int C, int H, int W,
+                           int n, int k, int oy, int ox, double *mag) {
+  double ref = 0;
+  *mag = 0;
+  for (int ci = 0; ci < C; ci++)
+    for (int ky = 0; ky < 3; ky++)
+      for (int kx = 0; kx < 3; kx++) {
+        int iy = oy + ky - 1, ix = ox + kx - 1;
+        if (iy < 0 || iy >= H || ix < 0 || ix >= W)
+          continue;
+        double t = (double)x[(((size_t)n * C + ci) * H + iy) * W + ix] *
+                   w[(((size_t)k * C + ci) * 3 + ky) * 3 + kx];
+        ref += t;
+        *mag += fabs(t);
+      }
+  return ref;
 }
 
 double bench_median_us(bench_fn fn, void *arg, int reps, int *out_reps) {
@@ -103,7 +124,8 @@ static void fill_f32(float *p, size_t n, uint32_t seed) {
 }
 #endif
 
-/* ---- oneDNN ------------------------------------------------------------------ */
+/* ---- oneDNN
+ * ------------------------------------------------------------------ */
 
 #ifdef DG_HAVE_DNNL
 
@@ -151,11 +173,10 @@ static dnnl_memory_t dnnl_mem_from(dnnl_engine_t eng, dnnl_stream_t st,
   dnnl_primitive_t reorder = NULL;
   if (dnnl_memory_create(&user, user_md, eng, data) != dnnl_success)
     return NULL;
-  if (dnnl_memory_create(&mem, want, eng, DNNL_MEMORY_ALLOCATE) !=
-      dnnl_success)
+  if (dnnl_memory_create(&mem, want, eng, DNNL_MEMORY_ALLOCATE) != dnnl_success)
     goto fail;
-  if (dnnl_reorder_primitive_desc_create(&rpd, user_md, eng, want, eng,
-                                         NULL) != dnnl_success ||
+  if (dnnl_reorder_primitive_desc_create(&rpd, user_md, eng, want, eng, NULL) !=
+          dnnl_success ||
       dnnl_primitive_create(&reorder, rpd) != dnnl_success)
     goto fail;
   dnnl_exec_arg_t a[2] = {{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, mem}};
@@ -209,10 +230,10 @@ static double dnnl_conv(int C, int K, int H, int W, int reps, int int8) {
   dnnl_memory_desc_init_by_tag(&w_user, 4, wd, wt, dnnl_oihw);
 
   dnnl_convolution_desc_t cd;
-  if (dnnl_convolution_forward_desc_init(
-          &cd, dnnl_forward_inference, dnnl_convolution_direct, &src_any,
-          &w_any, int8 ? &b_md : NULL, &dst_any, strides, pad, pad) !=
-      dnnl_success)
+  if (dnnl_convolution_forward_desc_init(&cd, dnnl_forward_inference,
+                                         dnnl_convolution_direct, &src_any,
+                                         &w_any, int8 ? &b_md : NULL, &dst_any,
+                                         strides, pad, pad) != dnnl_success)
     goto done;
   if (int8) {
     if (dnnl_primitive_attr_create(&attr) != dnnl_success)
@@ -324,7 +345,8 @@ double peer_dnnl_conv_u8s8_us(int C, int K, int H, int W, int reps) {
 
 #endif
 
-/* ---- OpenBLAS ------------------------------------------------------------- */
+/* ---- OpenBLAS -------------------------------------------------------------
+ */
 
 #ifdef DG_HAVE_OPENBLAS
 
@@ -361,8 +383,8 @@ typedef struct sgemm_run {
 
 static int sgemm_once(void *arg) {
   sgemm_run *r = arg;
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r->M, r->N, r->K,
-              1.0f, r->A, r->K, r->B, r->N, 0.0f, r->C, r->N);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r->M, r->N, r->K, 1.0f,
+              r->A, r->K, r->B, r->N, 0.0f, r->C, r->N);
   return 0;
 }
 

@@ -34,6 +34,15 @@ typedef int (*bench_fn)(void *arg); /* 0 on success */
  * together. */
 double bench_median_us(bench_fn fn, void *arg, int reps, int *out_reps);
 
+/* ---- spot checks -----------------------------------------------------------
+ */
+
+/* Output (n, k, oy, ox) of a 3x3 stride-1 pad-1 conv of NCHW x [., C, H, W]
+ * with w [., C, 3, 3], in float64; *mag gets the sum of the products'
+ * magnitudes (for a tolerance). */
+double bench_conv3x3_point(const float *x, const float *w, int C, int H, int W,
+                           int n, int k, int oy, int ox, double *mag);
+
 /* ---- peers --------------------------------------------------------------- */
 
 int peer_dnnl_available(void);
