@@ -98,6 +98,16 @@ int npu_sim_geom_read(const npu_regfile *rf, int atom, npu_sim_geom *k,
   return 0;
 }
 
+int npu_sim_conv_units(const npu_regfile *rf, char *err, size_t n) {
+  uint32_t need = NPU_EN_CNA | NPU_EN_CORE | NPU_EN_DPU | NPU_EN_DPU_RDMA;
+  if ((rf->op_en & need) != need ||
+      (rf->op_en & (NPU_EN_PPU | NPU_EN_PPU_RDMA)))
+    return npu_sim_fail(err, n,
+                        "op-enable 0x%x: only CNA+CORE+DPU+DPU_RDMA modelled",
+                        rf->op_en);
+  return 0;
+}
+
 int npu_sim_geom_check(const npu_regfile *rf, const npu_sim_geom *k, char *err,
                        size_t n) {
   if ((int)R(CNA_DATA_SIZE2, DATAOUT_WIDTH) != k->ow ||
@@ -122,12 +132,8 @@ int npu_sim_geom_check(const npu_regfile *rf, const npu_sim_geom *k, char *err,
 /* Static checks of a decoded conv list against the job's buffers. */
 static int validate(const npu_sim_job *job, const npu_regfile *rf, conv_cfg *k,
                     char *err, size_t n) {
-  uint32_t need = NPU_EN_CNA | NPU_EN_CORE | NPU_EN_DPU | NPU_EN_DPU_RDMA;
-  if ((rf->op_en & need) != need ||
-      (rf->op_en & (NPU_EN_PPU | NPU_EN_PPU_RDMA)))
-    return npu_sim_fail(err, n,
-                        "op-enable 0x%x: only CNA+CORE+DPU+DPU_RDMA modelled",
-                        rf->op_en);
+  if (npu_sim_conv_units(rf, err, n))
+    return -1;
   if (R(CNA_CONV_CON1, IN_PRECISION) || R(CNA_CONV_CON1, PROC_PRECISION) ||
       R(CORE_MISC_CFG, PROC_PRECISION) || rf->value[NPU_DPU_DATA_FORMAT])
     return npu_sim_fail(err, n, "only int8 in and out is modelled");

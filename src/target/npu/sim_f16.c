@@ -19,12 +19,8 @@ typedef struct f16_cfg {
 } f16_cfg;
 
 static int check_modes(const npu_regfile *rf, char *err, size_t n) {
-  uint32_t need = NPU_EN_CNA | NPU_EN_CORE | NPU_EN_DPU | NPU_EN_DPU_RDMA;
-  if ((rf->op_en & need) != need ||
-      (rf->op_en & (NPU_EN_PPU | NPU_EN_PPU_RDMA)))
-    return npu_sim_fail(err, n,
-                        "op-enable 0x%x: only CNA+CORE+DPU+DPU_RDMA modelled",
-                        rf->op_en);
+  if (npu_sim_conv_units(rf, err, n))
+    return -1;
   if (R(CNA_CONV_CON1, IN_PRECISION) != 2 ||
       R(CNA_CONV_CON1, PROC_PRECISION) != 2 ||
       R(CORE_MISC_CFG, PROC_PRECISION) != 2 ||

@@ -15,6 +15,10 @@ typedef struct npu_sim_geom {
   int c, cpad, h, w, oh, ow, oc, oc_real, kh, kw, kernels, sx, sy, pt, pl;
 } npu_sim_geom;
 
+/* -1 (err set) unless the list enables exactly the conv pipeline the
+ * models cover: CNA, CORE, DPU and DPU_RDMA, no PPU. */
+int npu_sim_conv_units(const npu_regfile *rf, char *err, size_t n);
+
 /* Reads the geometry; -1 (err set) on empty sizes or input channels not
  * padded to a multiple of atom (16 int8, 8 fp16). */
 int npu_sim_geom_read(const npu_regfile *rf, int atom, npu_sim_geom *g,
