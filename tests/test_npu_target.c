@@ -40,6 +40,19 @@ static dg_context *open_ctx(const char *spec) {
 
 /* Reason shown in the plan for node 0 of a one-conv graph pinned to npu
  * under the auto policy (the node falls back to the CPU). */
+
+/* Compiles g with default placement and destroys it; out gets the plan's
+ * reason for its node 0 (empty when it does not compile). */
+static void first_reason(dg_graph *g, char *out, size_t n) {
+  dg_session *s = NULL;
+  dg_plan_node pn;
+  out[0] = 0;
+  if (dg_graph_compile(g, NULL, &s, NULL) == DG_OK &&
+      dg_plan_get_node(dg_session_plan(s), 0, &pn) == DG_OK)
+    snprintf(out, n, "%s", pn.reason_text);
+  dg_session_destroy(s);
+  dg_graph_destroy(g);
+}
 static void plan_reason(dg_context *ctx, int npu, int f32, int C, int H,
                         int dil, char *out, size_t n) {
   dg_graph *g = dg_graph_create(ctx, "decline");
@@ -59,14 +72,7 @@ static void plan_reason(dg_context *ctx, int npu, int f32, int C, int H,
                     : dg_graph_qconv2d(g, "c", x, wt, DG_TENSOR_NONE, &p,
                                        DG_DTYPE_I8, &yq);
   dg_graph_output(g, "y", y, DG_LAYOUT_NCHW);
-  dg_session *s = NULL;
-  dg_plan_node pn;
-  out[0] = 0;
-  if (dg_graph_compile(g, NULL, &s, NULL) == DG_OK &&
-      dg_plan_get_node(dg_session_plan(s), 0, &pn) == DG_OK)
-    snprintf(out, n, "%s", pn.reason_text);
-  dg_session_destroy(s);
-  dg_graph_destroy(g);
+  first_reason(g, out, n);
   free(w);
 }
 
@@ -93,14 +99,7 @@ static void fc_reason(dg_context *ctx, int npu, int batched_b, int b_input,
   dg_quant_params yq = {.scale = 1.0f};
   dg_tensor y = dg_graph_qmatmul(g, "mm", a, b, DG_DTYPE_I8, &yq);
   dg_graph_output(g, "y", y, DG_LAYOUT_NCHW);
-  dg_session *s = NULL;
-  dg_plan_node pn;
-  out[0] = 0;
-  if (dg_graph_compile(g, NULL, &s, NULL) == DG_OK &&
-      dg_plan_get_node(dg_session_plan(s), 0, &pn) == DG_OK)
-    snprintf(out, n, "%s", pn.reason_text);
-  dg_session_destroy(s);
-  dg_graph_destroy(g);
+  first_reason(g, out, n);
   free(w);
 }
 
