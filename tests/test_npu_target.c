@@ -38,9 +38,6 @@ static dg_context *open_ctx(const char *spec) {
   return dg_context_create(&o, &ctx) == DG_OK ? ctx : NULL;
 }
 
-/* Reason shown in the plan for node 0 of a one-conv graph pinned to npu
- * under the auto policy (the node falls back to the CPU). */
-
 /* Compiles g with default placement and destroys it; out gets the plan's
  * reason for its node 0 (empty when it does not compile). */
 static void first_reason(dg_graph *g, char *out, size_t n) {
@@ -53,6 +50,9 @@ static void first_reason(dg_graph *g, char *out, size_t n) {
   dg_session_destroy(s);
   dg_graph_destroy(g);
 }
+
+/* Reason shown in the plan for node 0 of a one-conv graph pinned to npu
+ * under the auto policy (the node falls back to the CPU). */
 static void plan_reason(dg_context *ctx, int npu, int f32, int C, int H,
                         int dil, char *out, size_t n) {
   dg_graph *g = dg_graph_create(ctx, "decline");
