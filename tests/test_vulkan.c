@@ -314,40 +314,58 @@ static dg_graph *gemm_graph(dg_context *ctx, dg_dtype t, int pin) {
   return g;
 }
 
-/* The 128x128 cooperative-matrix kernels only take shapes that fill a big
- * GPU with at least 64 such tiles, which the small graphs above never do:
- * a f16 matmul [1000,200] x [200,1040] (ragged M and N, K not a multiple of
- * the 64-deep K-step) and a 3x3 conv 64 -> 256 on 8 x 28 x 28, each checked
- * node by node against the reference kernels (dg_session_verify). Run on
- * GPUs only: on a CPU-type device it would only time the reference. */
+/* The 128x128-class cooperative-matrix kernels only take shapes that fill
+ * a big GPU with at least 64 tiles, which the small graphs above never do.
+ * Each case is checked node by node against the reference kernels
+ * (dg_session_verify):
+ *  - matmul [1000,200] x [200,1040]: ragged M and N, K not a multiple of
+ *    the K-step (the 64x64 KHR GEMM, or NV's 128x128);
+ *  - matmul [1000,200] x [200,2100]: 72 tiles of 128x256 (the KHR 128x256
+ *    GEMM);
+ *  - 3x3 conv 64 -> 256 on 8 x 28 x 28, padded, bias, ReLU;
+ *  - 5x3 conv 32 -> 128 in 2 groups on 4 x 30 x 30, stride 2, dilation
+ *    (2, 1): K = 240 steps through (c, kh, kw) with carries in both.
+ * Run on GPUs only: on a CPU-type device it would only time the
+ * reference. */
+typedef struct big_case {
+  const char *what;
+  int conv;
+  int64_t x[4], w[4];
+  dg_conv2d_params cp;
+} big_case;
 static void check_big_f16(dg_context *ctx, int dev) {
-  (void)ctx;
-  for (int conv = 0; conv < 2; conv++) {
-    dg_graph *g = dg_graph_create(ctx, conv ? "big conv f16" : "big gemm f16");
+  /* clang-format off */
+  static const big_case cases[] = {
+    {"matmul 1000x200x1040", 0, {1000, 200}, {200, 1040}, {.groups = 0}},
+    {"matmul 1000x200x2100", 0, {1000, 200}, {200, 2100}, {.groups = 0}},
+    {"3x3 conv 64->256 @8x28x28", 1, {8, 64, 28, 28}, {256, 64, 3, 3},
+     {.pads = {1, 1, 1, 1}, .activation = DG_ACTIVATION_RELU}},
+    {"5x3 conv 32->128 g2 s2 d(2,1) @4x30x30", 1, {4, 32, 30, 30},
+     {128, 16, 5, 3},
+     {.stride = {2, 2}, .dilation = {2, 1}, .pads = {2, 1, 2, 1},
+      .groups = 2}},
+  };
+  /* clang-format on */
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    const big_case *bc = &cases[c];
+    dg_graph *g = dg_graph_create(ctx, bc->what);
     dg_graph_set_device(g, dev);
-    int64_t xd[4] = {1000, 200}, n = 1000 * 200;
-    if (conv) {
-      xd[0] = 8, xd[1] = 64, xd[2] = 28, xd[3] = 28;
-      n = 8 * 64 * 28 * 28;
-    }
-    dg_tensor_desc x_desc = fdesc(DG_DTYPE_F16, conv ? 4 : 2, xd);
+    int rank = bc->conv ? 4 : 2;
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++)
+      n *= bc->x[i];
+    dg_tensor_desc x_desc = fdesc(DG_DTYPE_F16, rank, bc->x);
     dg_tensor x = dg_graph_input(g, "x", &x_desc);
-    dg_conv2d_params cp = {.pads = {1, 1, 1, 1},
-                           .activation = DG_ACTIVATION_RELU};
-    dg_tensor y =
-        conv ? dg_graph_conv2d(
-                   g, "conv", x,
-                   fconst(g, "w", DG_DTYPE_F16, 4, (int64_t[]){256, 64, 3, 3}),
-                   fconst(g, "b", DG_DTYPE_F16, 1, (int64_t[]){256}), &cp)
-             : dg_graph_matmul(
-                   g, "matmul", x,
-                   fconst(g, "w", DG_DTYPE_F16, 2, (int64_t[]){200, 1040}));
+    dg_tensor w = fconst(g, "w", DG_DTYPE_F16, rank, bc->w);
+    dg_tensor y = bc->conv ? dg_graph_conv2d(g, "conv", x, w,
+                                             fconst(g, "b", DG_DTYPE_F16, 1,
+                                                    (int64_t[]){bc->w[0]}),
+                                             &bc->cp)
+                           : dg_graph_matmul(g, "matmul", x, w);
     dg_graph_output(g, "y", y, DG_LAYOUT_NCHW);
     dg_diagnostic d;
     dg_session *s = dg_graph_status(g) ? NULL : compile_on(g, dev, &d);
     uint16_t *h = malloc(sizeof *h * (size_t)n);
-    const char *what =
-        conv ? "3x3 conv 64->256 @8x28x28" : "matmul 1000x200x1040";
     if (s && h) {
       const float *r = rnd((int)(n < 8192 ? n : 8192), 1.0f);
       for (int64_t i = 0; i < n; i++)
@@ -358,9 +376,10 @@ static void check_big_f16(dg_context *ctx, int dev) {
       CHECK(v == DG_OK && rep.ok,
             "f16 %s on the big tiles: matches the reference (worst relative "
             "error %.2g)",
-            what, rep.max_rel_error);
+            bc->what, rep.max_rel_error);
     } else {
-      CHECK(0, "f16 %s: compiles%s%s", what, s ? "" : ": ", s ? "" : d.message);
+      CHECK(0, "f16 %s: compiles%s%s", bc->what, s ? "" : ": ",
+            s ? "" : d.message);
     }
     free(h);
     dg_session_destroy(s);

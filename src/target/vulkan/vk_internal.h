@@ -44,9 +44,10 @@ typedef enum vk_shader {
   SH_GEMMB_F32, SH_CONVB_F32,   /* 128x128 SIMT fp32 (discrete GPUs) */
   SH_GEMMC_F16, SH_CONVC_F16,   /* NV cooperative matrix fp16 */
   SH_GEMMC64_F16, SH_CONVC64_F16, /* the same with 64x64 tiles */
-  /* The same four through KHR cooperative matrices (m16n8k16), derived
-   * at build time by spirv_nv2khr.py; same order as the NV four. */
-  SH_GEMMK_F16, SH_CONVK_F16, SH_GEMMK64_F16, SH_CONVK64_F16,
+  /* Through KHR cooperative matrices (m16n8k16), derived at build time
+   * by spirv_nv2khr.py, with their own tiles (128x256, 64x64, 64x64;
+   * see meson.build). */
+  SH_GEMMK_F16, SH_CONVK_F16, SH_GEMMK64_F16,
   SH_GEMMDOT_Q8, SH_CONVDOT_Q8, /* int8 through integer dot products */
   SH_COUNT_
 } vk_shader;

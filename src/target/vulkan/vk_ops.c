@@ -169,14 +169,15 @@ static bool direct_gemm(const vk_device *vd, int64_t M, int64_t N) {
   return cpu_like(vd) || M < 8 || N < 8;
 }
 
-/* The 128x128 kernels (gemm_big.comp for f32, gemm_coop.comp for f16 on
- * NV cooperative matrices): on GPUs once the GEMM is big enough to fill
- * the device with 128x128 tiles; "tiled" test paths force the f32 one on
- * any shape (the coopmat one needs the device). Workgroup counts stay
- * within the guaranteed 65535 per dimension. */
+/* The 128x128-class kernels (gemm_big.comp for f32, gemm_coop.comp for
+ * f16 on cooperative matrices): on GPUs once the GEMM is big enough to
+ * fill the device with 128x128 tiles; "tiled" test paths force the f32
+ * one on any shape (the coopmat one needs the device). Workgroup counts
+ * stay within the guaranteed 65535 per dimension even at the smallest
+ * tile, 64x64. */
 static bool big_fits(const vk_device *vd, int64_t M, int64_t N, int64_t z) {
   const uint32_t *lim = vd->props.limits.maxComputeWorkGroupCount;
-  return (N + 127) / 128 <= lim[0] && (M + 127) / 128 <= lim[1] && z <= lim[2];
+  return (N + 63) / 64 <= lim[0] && (M + 63) / 64 <= lim[1] && z <= lim[2];
 }
 static bool use_big_f32(const vk_device *vd, int64_t M, int64_t N, int64_t K,
                         int64_t z) {
@@ -194,7 +195,7 @@ static bool use_coop_f16(const vk_device *vd, int64_t M, int64_t N, int64_t K,
          M >= 32 && N >= 32 && K >= 32;
 }
 
-/* The coopmat kernels' tile side: 128, or 64 where 128x128 tiles would
+/* The NV coopmat kernels' tile side: 128, or 64 where 128x128 tiles would
  * be half empty (M <= 64) or so few that most of a large GPU idles. On
  * the H200 (132 multiprocessors), ResNet-50's f16 3x3 convs at batch 32:
  * 64@56 (M = 64) 528 -> 463 us, 512@7 (52 tiles) 304 -> 254 us, while
@@ -204,22 +205,41 @@ static int coop_tile(int64_t M, int64_t N, int64_t z) {
   return M <= 64 || tiles < 64 ? 64 : 128;
 }
 
+/* Output tile (rows x columns) of each 128x128-class kernel, as meson.build
+ * compiles it. */
+static void tile_of(vk_shader sh, int *tm, int *tn) {
+  *tm = *tn = 128;
+  if (sh == SH_GEMMK_F16)
+    *tn = 256;
+  else if (sh == SH_GEMMC64_F16 || sh == SH_CONVC64_F16 ||
+           sh == SH_GEMMK64_F16 || sh == SH_CONVK_F16)
+    *tm = *tn = 64;
+}
+
 /* Dispatch of a 128x128-tile kernel (sh) over an M x N output in z
- * matrices; a coopmat kernel swaps to its 64x64 variant (sh64) where
- * coop_tile says so, and to the KHR build of either where the device has
- * it. flags: specialisation constant 0. */
+ * matrices. A coopmat kernel becomes: through KHR, the 64x64 conv, or the
+ * 128x256 GEMM where at least 64 of its tiles fill the output (else the
+ * 64x64 one); through NV, its 64x64 variant (sh64) where coop_tile says
+ * so. flags: specialisation constant 0. */
 static void big_work(const vk_device *vd, vk_work *w, vk_shader sh,
                      vk_shader sh64, uint32_t flags, int64_t M, int64_t N,
                      int64_t z) {
-  bool coop = sh == SH_GEMMC_F16 || sh == SH_CONVC_F16;
-  int tile = coop ? coop_tile(M, N, z) : 128;
-  w->shader = tile == 64 ? sh64 : sh;
-  if (coop && vd->coop_khr_f16)
-    w->shader = (vk_shader)(w->shader + (SH_GEMMK_F16 - SH_GEMMC_F16));
+  w->shader = sh;
+  if (sh == SH_CONVC_F16 && vd->coop_khr_f16)
+    w->shader = SH_CONVK_F16;
+  else if (sh == SH_GEMMC_F16 && vd->coop_khr_f16)
+    w->shader = M > 64 && ((M + 127) / 128) * ((N + 255) / 256) * z >= 64
+                    ? SH_GEMMK_F16
+                    : SH_GEMMK64_F16;
+  else if ((sh == SH_GEMMC_F16 || sh == SH_CONVC_F16) &&
+           coop_tile(M, N, z) == 64)
+    w->shader = sh64;
+  int tm, tn;
+  tile_of(w->shader, &tm, &tn);
   w->spec[0] = flags;
   w->spec_count = 1;
-  w->groups[0] = (uint32_t)((N + tile - 1) / tile);
-  w->groups[1] = (uint32_t)((M + tile - 1) / tile);
+  w->groups[0] = (uint32_t)((N + tn - 1) / tn);
+  w->groups[1] = (uint32_t)((M + tm - 1) / tm);
   w->groups[2] = (uint32_t)z;
 }
 

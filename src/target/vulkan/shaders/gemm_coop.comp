@@ -4,7 +4,7 @@
 // with fp32 accumulation and one rounding to f16 at the store.
 // One BM x BN output tile per workgroup of WGM x WGN subgroups, each
 // subgroup FM x FN fragments of 16x16; K consumed BK at a time, A and B
-// tiles staged through double-buffered shared memory (uvec4 = 8 halves,
+// tiles staged through shared memory (NBUF buffers, below; uvec4 = 8 halves,
 // so aligned operands load with one 16-byte load per 8 elements; others
 // gather element by element with bounds checks).
 //   default: A[m][k] = in0[abase + m*sam + k*sak],
@@ -25,20 +25,38 @@
 //  - MMAs from registers: 640 TFLOP/s through KHR, 390-460 through NV;
 //    fragment loads from shared memory plus MMAs (no global traffic):
 //    380 through KHR. So KHR, and the limit is not the tensor cores.
-//  - This kernel through KHR, 8192^3: 4.87 ms (226 TFLOP/s) with BK 64
-//    and one shared buffer (what gemmk_f16 builds), 7.6 ms with BK 32 and
-//    two; without its global loads it took 3.6 ms, without those and the
-//    shared stores 3.0. A 256x128 tile ran at 255 registers and gained 1 %;
-//    grouped tile order (bands of 4-16 rows) gained nothing.
+//  - GEMM through KHR, 4096^3 / 8192^3 in TFLOP/s (dg-bench --gpu, the
+//    driver's register counts from DG_VK_PIPELINE_STATS=1):
+//      128x256, 16 subgroups of 32x64, BK 32, NBUF 1 (gemmk_f16): 218 /
+//        250 at 128 registers;
+//      128x256, 8 subgroups of 64x64, BK 32, NBUF 1: 209 / 243 at 255;
+//      128x128, 8 subgroups of 32x64, BK 64, NBUF 1: 195 / 225 at 197;
+//      64x64 tiles, or no prefetch (NBUF 0) at 128x128 and up: 105-200;
+//      any layout the driver compiled at 255 registers with BK 16 or
+//      NBUF 2: 130-150.
+//    The 128x128 / BK 64 kernel without its global loads took 3.6 ms at
+//    8192^3 and 3.0 without the shared stores as well; grouped tile order
+//    (bands of 4-16 rows) gained nothing.
+//  - Convs through KHR, ResNet-50's 3x3 layers at batch 32 (64@56,
+//    128@28, 256@14, 512@7), TFLOP/s: 64x64 tiles of 4 subgroups with no
+//    prefetch (NBUF 0, 128 registers, so four workgroups per
+//    multiprocessor; convk_f16) 65 / 81 / 92 / 67; the same tiles with
+//    prefetch (NBUF 2) 50 / 62 / 55 / 56; 128x128 of 8 subgroups with
+//    prefetch 41 / 72 / 82 / 48; 128x64 without 51 / 80 / 93 / 76; 64x64
+//    subgroup tiles (255 registers) 13-45. The gather's (c, kh, kw) is
+//    stepped with carries rather than divided per K-step: 1.3-1.4x. A
+//    gather with consecutive lanes on consecutive pixels and 8 k per lane
+//    (coalesced loads, one uvec4 store) was 1.2x slower than the one
+//    below, 8 pixels per lane.
 //  - Workgroup-scope matrices (GL_NV_cooperative_matrix2) ran 1.5-2.3x
 //    slower at every tile from 128x128 to 256x256 (earlier measurement).
 // Figures recorded before the first node's timestamp moved after the
 // input upload (vk_segment.c) included that copy and are not comparable.
 // Selected by vk_ops.c only where the device reports the extension and
 // the shape; glslang emits the Vulkan memory model for it (enabled with
-// the extension in vk_device.c). The tile macros are build-time choices;
-// vk_ops.c builds 128x128 (the default) and 64x64 (gemmc64/convc64 and
-// their KHR twins) and sizes grids so.
+// the extension in vk_device.c). The tile macros are build-time choices
+// (meson.build); vk_ops.c's tile_of() knows each build's tile and sizes
+// grids so.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #ifdef KHR_GLSL
@@ -126,11 +144,18 @@ layout(push_constant) uniform PC {
 // NBUF: shared buffers of the A and B tiles. 2: the next K-step's tile is
 // stored while this one is read (one barrier per step); 1: it waits in
 // registers for a second barrier, which halves the shared memory and so
-// allows BK = 64 within the 48 KiB a workgroup may have.
+// allows BK = 64 or wider tiles within the 48 KiB a workgroup may have;
+// 0: no prefetch, each step loads, stores and waits before its MMAs. 0
+// holds no tile in registers across the MMAs, so small tiles stay at 128
+// registers and four workgroups share a multiprocessor, whose latency
+// hiding beat the prefetch for every conv measured (see the top).
 #ifndef NBUF
 #define NBUF 2
 #endif
-shared uvec4 smem[NBUF * BUF];
+// The epilogue stages 64 uvec4 per subgroup in the same memory.
+#define TILE_WORDS ((NBUF > 0 ? NBUF : 1) * BUF)
+#define STAGE_WORDS (NT / 32 * 64)
+shared uvec4 smem[TILE_WORDS > STAGE_WORDS ? TILE_WORDS : STAGE_WORDS];
 
 uint pk(float16_t a, float16_t b) { return packFloat2x16(f16vec2(a, b)); }
 uvec4 pk8(float16_t e[8]) {
@@ -183,18 +208,37 @@ void main() {
   int khw = pc.KH * pc.KW;
   int abase = g * pc.OG * K, sam = K;
   // This invocation gathers 8 consecutive n (columns nb..nb+7) of B rows
-  // kr + i * KSTEP of each K-step: their image bases and input origins.
+  // kr + i * KSTEP of each K-step. Per column: the input origin (ih0,
+  // iw0) and pix, the offset of x[img][g*CG][ih0][iw0]; a column past the
+  // end gets an origin so far out that every bounds check fails.
 #define KSTEP (NT / (BN / 8))
   int nb = (tid % (BN / 8)) * 8, kr = tid / (BN / 8);
-  int xb[8], ih0[8], iw0[8];
+  int HW = pc.H * pc.W;
+  int pix[8], ih0[8], iw0[8];
   [[unroll]] for (int j = 0; j < 8; j++) {
     int n = n0 + nb + j;
     int img = n / OHW, p = n - img * OHW;
     int oh = p / pc.OW, ow = p - oh * pc.OW;
-    xb[j] = n < NN ? (img * pc.C + g * pc.CG) * pc.H * pc.W : -1;
-    ih0[j] = oh * pc.sh - pc.pt;
+    int ih = oh * pc.sh - pc.pt;
     iw0[j] = ow * pc.sw - pc.pl;
+    pix[j] = (img * pc.C + g * pc.CG) * HW + ih * pc.W + iw0[j];
+    ih0[j] = n < NN ? ih : -0x40000000;
   }
+  // Per B row: k, its (kh, kw) and koff = c*H*W + kh*dh*W + kw*dw, so an
+  // element is x[pix + koff]. Divided out once here, then stepped by BK
+  // with carries (integer division costs tens of instructions, and the
+  // gather competes with the MMAs for issue slots).
+  int rk[BPT], rkh[BPT], rkw[BPT], roff[BPT];
+  [[unroll]] for (int r = 0; r < BPT; r++) {
+    int k = kr + KSTEP * r;
+    int c = k / khw, rr = k - c * khw;
+    rk[r] = k;
+    rkh[r] = rr / pc.KW;
+    rkw[r] = rr - rkh[r] * pc.KW;
+    roff[r] = c * HW + rkh[r] * pc.dh * pc.W + rkw[r] * pc.dw;
+  }
+  int sc = BK / khw, skh = (BK - sc * khw) / pc.KW;
+  int skw = BK - sc * khw - skh * pc.KW;
 #else
   int M = pc.M, NN = pc.N, K = pc.K;
   int abase = 0, bbase = 0, rem = z;
@@ -234,22 +278,32 @@ void main() {
 #define A_V in1v
 #define A_S in1
 #define A_SK 1
+  // k0 is implicit: LOAD_B is issued once per K-step in order, and each
+  // issue steps the rows on by BK.
 #define LOAD_B(k0)                                                           \
   [[unroll]] for (int r = 0; r < BPT; r++) {                                 \
-    int k = (k0) + kr + KSTEP * r;                                           \
     float16_t e[8];                                                          \
-    [[unroll]] for (int j = 0; j < 8; j++)                                   \
-      e[j] = float16_t(0);                                                   \
-    if (k < K) {                                                             \
-      int c = k / khw, rr = k - c * khw;                                     \
-      int kh = rr / pc.KW, kw = rr - kh * pc.KW;                             \
-      [[unroll]] for (int j = 0; j < 8; j++) {                               \
-        int ih = ih0[j] + kh * pc.dh, iw = iw0[j] + kw * pc.dw;              \
-        if (xb[j] >= 0 && ih >= 0 && ih < pc.H && iw >= 0 && iw < pc.W)      \
-          e[j] = in0[xb[j] + (c * pc.H + ih) * pc.W + iw];                   \
-      }                                                                      \
+    int dhk = rkh[r] * pc.dh, dwk = rkw[r] * pc.dw;                          \
+    bool kin = rk[r] < K;                                                    \
+    [[unroll]] for (int j = 0; j < 8; j++) {                                 \
+      bool ok = kin && uint(ih0[j] + dhk) < uint(pc.H) &&                    \
+                uint(iw0[j] + dwk) < uint(pc.W);                             \
+      e[j] = ok ? in0[pix[j] + roff[r]] : float16_t(0);                      \
     }                                                                        \
     rb[r] = pk8(e);                                                          \
+    rk[r] += BK;                                                             \
+    rkw[r] += skw;                                                           \
+    roff[r] += skw * pc.dw + sc * HW + skh * pc.dh * pc.W;                   \
+    if (rkw[r] >= pc.KW) {                                                   \
+      rkw[r] -= pc.KW;                                                       \
+      rkh[r]++;                                                              \
+      roff[r] += pc.dh * pc.W - pc.KW * pc.dw;                               \
+    }                                                                        \
+    rkh[r] += skh;                                                           \
+    if (rkh[r] >= pc.KH) {                                                   \
+      rkh[r] -= pc.KH;                                                       \
+      roff[r] += HW - pc.KH * pc.dh * pc.W;                                  \
+    }                                                                        \
   }
 #define STORE_B(b)                                                           \
   [[unroll]] for (int r = 0; r < BPT; r++)                                   \
@@ -314,17 +368,29 @@ void main() {
       acc[i][j] = FC(0.0);
 
   int nk = (K + BK - 1) / BK;
+#if NBUF > 0
   LOAD_A(0)
   LOAD_B(0)
   STORE_A(0)
   STORE_B(0)
   barrier();
+#endif
   for (int t = 0; t < nk; t++) {
     int cur = NBUF == 2 ? t & 1 : 0;
+#if NBUF == 0
+    if (t > 0)
+      barrier();
+    LOAD_A(t * BK)
+    LOAD_B(t * BK)
+    STORE_A(0)
+    STORE_B(0)
+    barrier();
+#else
     if (t + 1 < nk) {
       LOAD_A((t + 1) * BK)
       LOAD_B((t + 1) * BK)
     }
+#endif
     int ab = cur * BUF, bb = cur * BUF + ABUF;
     [[unroll]] for (int ks = 0; ks < BK / 16; ks++) {
       FA fa[FM];
@@ -347,12 +413,14 @@ void main() {
         [[unroll]] for (int j = 0; j < NF; j++)
           acc[i][j] = CM_MAD(fa[i], fb[j], acc[i][j]);
     }
+#if NBUF > 0
     if (NBUF == 1)
       barrier();
     if (t + 1 < nk) {
       STORE_A(NBUF == 2 ? cur ^ 1 : 0)
       STORE_B(NBUF == 2 ? cur ^ 1 : 0)
     }
+#endif
     barrier();
   }
 
