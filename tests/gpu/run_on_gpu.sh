@@ -22,10 +22,15 @@ done
 # The validation layer the GPU machine gets (Debian's 1.3.239) predates
 # VK_KHR_cooperative_matrix, so under it the NV kernels run; the KHR ones
 # are tested with validation off.
-echo "== test_vulkan, validation off (KHR cooperative-matrix kernels)"
-out=$(DG_VULKAN_VALIDATION=0 "$b/tests/test_vulkan" 2>&1)
-echo "$out" | grep -Ev '^ok ' | tail -n 20
-echo "   $(echo "$out" | grep -c '^ok') ok, $(echo "$out" | grep -c '^FAIL') FAIL"
+# DG_VK_IM2COL: every f16 conv through the explicit im2col pass, or none
+# (the implicit-gather kernel).
+for im2col in always never; do
+  echo "== test_vulkan, validation off (KHR cooperative-matrix kernels)," \
+    "DG_VK_IM2COL=$im2col"
+  out=$(DG_VULKAN_VALIDATION=0 DG_VK_IM2COL=$im2col "$b/tests/test_vulkan" 2>&1)
+  echo "$out" | grep -Ev '^ok ' | tail -n 20
+  echo "   $(echo "$out" | grep -c '^ok') ok, $(echo "$out" | grep -c '^FAIL') FAIL"
+done
 echo "== lenet --check"
 "$b/examples/lenet" --weights examples/lenet-weights --data "${DG_DATA_DIR:-/usr/share/datasets/fashion-mnist}" --check
 echo "== dg-bench --gpu"

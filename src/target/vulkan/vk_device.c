@@ -531,6 +531,11 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
   vd->spin_ns = vd->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU
                     ? 0
                     : (int64_t)(spin ? strtoul(spin, NULL, 10) : 1000) * 1000;
+  const char *im2col = getenv("DG_VK_IM2COL");
+  vd->im2col = !im2col                     ? -1
+               : !strcmp(im2col, "always") ? 1
+               : !strcmp(im2col, "never")  ? 0
+                                           : -1;
   const char *paths = getenv("DG_TEST_VULKAN_PATHS");
   vd->test_paths = !paths                    ? 0
                    : !strcmp(paths, "gpu")   ? 1

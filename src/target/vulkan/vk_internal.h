@@ -45,9 +45,11 @@ typedef enum vk_shader {
   SH_GEMMC_F16, SH_CONVC_F16,   /* NV cooperative matrix fp16 */
   SH_GEMMC64_F16, SH_CONVC64_F16, /* the same with 64x64 tiles */
   /* Through KHR cooperative matrices (m16n8k16), derived at build time
-   * by spirv_nv2khr.py, with their own tiles (128x256, 64x64, 64x64;
-   * see meson.build). */
+   * by spirv_nv2khr.py, with their own tiles (128x256, 64x64, 64x64,
+   * 128x256, 64x64; see meson.build). */
   SH_GEMMK_F16, SH_CONVK_F16, SH_GEMMK64_F16,
+  SH_CONVIK_F16, SH_CONVIK64_F16, /* ... reading an explicit im2col */
+  SH_IM2COL_F16,
   SH_GEMMDOT_Q8, SH_CONVDOT_Q8, /* int8 through integer dot products */
   SH_COUNT_
 } vk_shader;
@@ -133,6 +135,10 @@ typedef struct vk_device {
    * dot-product kernels wherever the device has the feature, accelerated
    * or not; 0 otherwise. */
   int test_paths;
+  /* When an f16 conv on KHR cooperative matrices takes the explicit
+   * im2col pass (vk_ops.c im2col_work): DG_VK_IM2COL=always (1), never
+   * (0), or by shape (-1, unset), which tests use to reach both kernels. */
+  int im2col;
   /* The device type the cost model assumes (tests may pretend). */
   VkPhysicalDeviceType cost_type;
   char label[160];       /* "vulkan device 1 (llvmpipe ...)" for messages */
@@ -188,10 +194,16 @@ void dg_vk_cache_save(vk_device *vd);
 int dg_vk_supports(dg_device *dev, const dg_ir *ir, const dg_node *n,
                    char *why, size_t why_size);
 
-/* What a node records: one dispatch, or buffer copies (reshape, concat).
- * Bindings name tensor ids (0: unused); VK_BIND_PARAMS names the node's
- * parameter blob (int8 multipliers, per-channel quantisation). */
+/* What a node records: one dispatch, or buffer copies (reshape, concat),
+ * or two dispatches where a pre-pass (pre_shader, pre_bind, pre_groups;
+ * same push constants, no specialisation) fills scratch_bytes of scratch
+ * memory that the main dispatch reads, with a barrier between (the f16
+ * convs' explicit im2col). Bindings name tensor ids (0: unused);
+ * VK_BIND_PARAMS names the node's parameter blob (int8 multipliers,
+ * per-channel quantisation), VK_BIND_SCRATCH the segment's scratch
+ * region, which every node with a pre-pass reuses. */
 #define VK_BIND_PARAMS UINT32_MAX
+#define VK_BIND_SCRATCH (UINT32_MAX - 1)
 typedef struct vk_copy {
   uint32_t src, dst; /* tensor ids */
   VkDeviceSize src_offset, dst_offset, size;
@@ -209,6 +221,10 @@ typedef struct vk_work {
   int copy_count;
   void *params; /* host copy of the parameter blob, uploaded once */
   size_t params_bytes;
+  VkDeviceSize scratch_bytes; /* 0: no pre-pass */
+  vk_shader pre_shader;
+  uint32_t pre_bind[VK_BINDINGS];
+  uint32_t pre_groups[3];
 } vk_work;
 /* Prepares node's work; false on host out-of-memory. */
 bool dg_vk_work_prepare(vk_device *vd, const dg_ir *ir, const dg_node *n,

@@ -209,18 +209,30 @@ static int coop_tile(int64_t M, int64_t N, int64_t z) {
  * compiles it. */
 static void tile_of(vk_shader sh, int *tm, int *tn) {
   *tm = *tn = 128;
-  if (sh == SH_GEMMK_F16)
+  if (sh == SH_GEMMK_F16 || sh == SH_CONVIK_F16)
     *tn = 256;
   else if (sh == SH_GEMMC64_F16 || sh == SH_CONVC64_F16 ||
-           sh == SH_GEMMK64_F16 || sh == SH_CONVK_F16)
+           sh == SH_GEMMK64_F16 || sh == SH_CONVK_F16 || sh == SH_CONVIK64_F16)
     *tm = *tn = 64;
+}
+static void tile_grid(vk_work *w, int64_t M, int64_t N, int64_t z) {
+  int tm, tn;
+  tile_of(w->shader, &tm, &tn);
+  w->groups[0] = (uint32_t)((N + tn - 1) / tn);
+  w->groups[1] = (uint32_t)((M + tm - 1) / tm);
+  w->groups[2] = (uint32_t)z;
+}
+/* The KHR GEMMs' 128x256 tiles where at least 64 of them fill the output,
+ * else 64x64 ones. */
+static bool khr_wide(int64_t M, int64_t N, int64_t z) {
+  return M > 64 && ((M + 127) / 128) * ((N + 255) / 256) * z >= 64;
 }
 
 /* Dispatch of a 128x128-tile kernel (sh) over an M x N output in z
- * matrices. A coopmat kernel becomes: through KHR, the 64x64 conv, or the
- * 128x256 GEMM where at least 64 of its tiles fill the output (else the
- * 64x64 one); through NV, its 64x64 variant (sh64) where coop_tile says
- * so. flags: specialisation constant 0. */
+ * matrices. A coopmat kernel becomes: through KHR, the implicit 64x64
+ * conv, or the 128x256 or 64x64 GEMM (khr_wide); through NV, its 64x64
+ * variant (sh64) where coop_tile says so. flags: specialisation constant
+ * 0. */
 static void big_work(const vk_device *vd, vk_work *w, vk_shader sh,
                      vk_shader sh64, uint32_t flags, int64_t M, int64_t N,
                      int64_t z) {
@@ -228,19 +240,41 @@ static void big_work(const vk_device *vd, vk_work *w, vk_shader sh,
   if (sh == SH_CONVC_F16 && vd->coop_khr_f16)
     w->shader = SH_CONVK_F16;
   else if (sh == SH_GEMMC_F16 && vd->coop_khr_f16)
-    w->shader = M > 64 && ((M + 127) / 128) * ((N + 255) / 256) * z >= 64
-                    ? SH_GEMMK_F16
-                    : SH_GEMMK64_F16;
+    w->shader = khr_wide(M, N, z) ? SH_GEMMK_F16 : SH_GEMMK64_F16;
   else if ((sh == SH_GEMMC_F16 || sh == SH_CONVC_F16) &&
            coop_tile(M, N, z) == 64)
     w->shader = sh64;
-  int tm, tn;
-  tile_of(w->shader, &tm, &tn);
   w->spec[0] = flags;
   w->spec_count = 1;
-  w->groups[0] = (uint32_t)((N + tn - 1) / tn);
-  w->groups[1] = (uint32_t)((M + tm - 1) / tm);
-  w->groups[2] = (uint32_t)z;
+  tile_grid(w, M, N, z);
+}
+
+/* An f16 conv on KHR cooperative matrices (after big_work) as im2col.comp
+ * writing B = [G][N][K rounded up to 8] into scratch, then the GEMM
+ * reading it (convik*). The implicit kernel gathers B again for each of
+ * its 64-row M-tiles; at 8 or more (OG >= 512) the pass paid on the H200
+ * (ResNet-50's 512@7 at batch 32: 97.5 against 109 us), at 1-4 it did not
+ * (64@56 213 against 112, 128@28 133 against 90, 256@14 101 against 81).
+ * At most 256 MiB of scratch. M x N outputs per group, K per output. */
+static void im2col_work(const vk_device *vd, vk_work *w, int64_t M, int64_t N,
+                        int64_t K, int64_t G) {
+  int64_t kb = (K + 7) / 8, rows = N * kb;
+  VkDeviceSize bytes = (VkDeviceSize)(G * rows) * 16;
+  bool want = vd->im2col < 0 ? M >= 512 : vd->im2col == 1;
+  if (!want || bytes > ((VkDeviceSize)256 << 20) || rows > INT32_MAX / 8)
+    return;
+  w->scratch_bytes = bytes;
+  w->pre_shader = SH_IM2COL_F16;
+  memset(w->pre_bind, 0, sizeof w->pre_bind);
+  w->pre_bind[0] = w->bind[0];
+  w->pre_bind[3] = VK_BIND_SCRATCH;
+  int64_t groups = (rows + 255) / 256;
+  w->pre_groups[0] = (uint32_t)(groups < 65535 ? groups : 65535);
+  w->pre_groups[1] = 1;
+  w->pre_groups[2] = (uint32_t)G;
+  w->bind[0] = VK_BIND_SCRATCH;
+  w->shader = khr_wide(M, N, G) ? SH_CONVIK_F16 : SH_CONVIK64_F16;
+  tile_grid(w, M, N, G);
 }
 
 static bool setup_conv(const vk_device *vd, vk_work *w, const dg_ir *ir,
@@ -277,6 +311,8 @@ static bool setup_conv(const vk_device *vd, vk_work *w, const dg_ir *ir,
      * width). */
     big_work(vd, w, coop ? SH_CONVC_F16 : SH_CONVB_F32, SH_CONVC64_F16,
              KG % (coop ? 8 : 4) == 0, OG, NP, G);
+    if (coop && vd->coop_khr_f16)
+      im2col_work(vd, w, OG, NP, KG, G);
   } else if (direct_conv(vd, OG, OH * OW)) {
     w->shader = q ? SH_CONVD_Q8 : f16 ? SH_CONVD_F16 : SH_CONVD_F32;
     grid_1d(w, N * O * OH * OW, 64);

@@ -41,6 +41,7 @@ typedef struct vk_segment {
   int *slot_of;               /* per tensor id: index into slots, -1 */
   vk_slot *slots;
   int slot_count;
+  vk_range scratch; /* shared by every node's pre-pass (vk_work) */
   dg_segment_io io;
   vk_buffer dev_buf, stage_buf;
   VkDescriptorPool pool;
@@ -194,12 +195,22 @@ static bool plan_memory(vk_segment *s, VkDeviceSize *dev_bytes,
       stage = align_up(stage + size, 64);
     }
   }
-  /* Parameter blobs after everything else. */
+  /* Parameter blobs after everything else, then the scratch region:
+   * nodes run one after another, so the largest pre-pass sizes it. */
   for (int i = 0; i < s->node_count; i++)
     if (s->work[i].params_bytes) {
       s->param_offset[i] = align_up(top, align);
       top = s->param_offset[i] + align_up(s->work[i].params_bytes, 4);
     }
+  VkDeviceSize scratch = 0;
+  for (int i = 0; i < s->node_count; i++)
+    if (s->work[i].scratch_bytes > scratch)
+      scratch = s->work[i].scratch_bytes;
+  if (scratch) {
+    s->scratch.lo = align_up(top, align);
+    s->scratch.hi = s->scratch.lo + align_up(scratch, 4);
+    top = s->scratch.hi;
+  }
   free(first), free(last), free(order);
   *dev_bytes = top;
   *stage_bytes = stage;
@@ -364,6 +375,59 @@ static void barrier(VkCommandBuffer cb, VkPipelineStageFlags dst_stage,
 #define COMPUTE_AND_TRANSFER                                                   \
   (VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT)
 
+static int dispatches_of(const vk_work *w) {
+  return w->is_copy ? 0 : 1 + (w->scratch_bytes > 0);
+}
+
+/* Records one dispatch of node i (segment order) into set: shader with
+ * spec, bindings bind (see vk_work), the node's push constants, groups. */
+static VkResult dispatch(vk_segment *s, int i, vk_shader shader,
+                         const uint32_t *spec, int spec_count,
+                         const uint32_t *bind, const uint32_t *groups,
+                         VkDescriptorSet set, VkPipeline *bound) {
+  vk_device *vd = s->vd;
+  const vk_work *w = &s->work[i];
+  VkPipeline pipe;
+  VkResult r = dg_vk_pipeline_get(vd, shader, spec, spec_count, &pipe);
+  if (r != VK_SUCCESS)
+    return r;
+  VkDescriptorBufferInfo info[VK_BINDINGS];
+  VkWriteDescriptorSet wr[VK_BINDINGS];
+  for (int b = 0; b < VK_BINDINGS; b++) {
+    VkDeviceSize off = 0, size = DUMMY_BYTES;
+    if (bind[b] == VK_BIND_PARAMS) {
+      off = s->param_offset[i];
+      size = align_up(w->params_bytes, 4);
+    } else if (bind[b] == VK_BIND_SCRATCH) {
+      off = s->scratch.lo;
+      size = align_up(w->scratch_bytes, 4);
+    } else if (bind[b]) {
+      const vk_slot *sl = &s->slots[s->slot_of[bind[b]]];
+      off = sl->offset;
+      size = sl->size;
+    }
+    info[b] = (VkDescriptorBufferInfo){s->dev_buf.buffer, off, size};
+    wr[b] = (VkWriteDescriptorSet){
+        .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+        .dstSet = set,
+        .dstBinding = (uint32_t)b,
+        .descriptorCount = 1,
+        .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+        .pBufferInfo = &info[b]};
+  }
+  vkUpdateDescriptorSets(vd->dev, VK_BINDINGS, wr, 0, NULL);
+  VkCommandBuffer cb = s->cmd;
+  if (pipe != *bound)
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
+  *bound = pipe;
+  vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, vd->layout, 0, 1,
+                          &set, 0, NULL);
+  vkCmdPushConstants(cb, vd->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                     w->push_bytes, w->push);
+  vkCmdDispatch(cb, groups[0], groups[1], groups[2]);
+  return VK_SUCCESS;
+}
+
 static dg_status record(vk_segment *s, dg_diagnostic *diag) {
   vk_device *vd = s->vd;
   VkCommandBuffer cb = s->cmd;
@@ -403,7 +467,7 @@ static dg_status record(vk_segment *s, dg_diagnostic *diag) {
   VkDescriptorSet *sets = NULL;
   int dispatches = 0;
   for (int i = 0; i < s->node_count; i++)
-    dispatches += !s->work[i].is_copy;
+    dispatches += dispatches_of(&s->work[i]);
   if (dispatches) {
     VkDescriptorSetLayout *layouts =
         malloc(sizeof *layouts * (size_t)dispatches);
@@ -438,7 +502,22 @@ static dg_status record(vk_segment *s, dg_diagnostic *diag) {
     for (int k = 0; k < n->input_count && !hazard; k++)
       if (n->inputs[k])
         hazard = overlaps(s->writes, s->write_count, range_of(s, n->inputs[k]));
+    if (w->scratch_bytes)
+      hazard = hazard || overlaps(s->writes, s->write_count, s->scratch) ||
+               overlaps(s->reads, s->read_count, s->scratch);
     if (hazard) {
+      barrier(cb, COMPUTE_AND_TRANSFER, ALL_RW);
+      s->read_count = s->write_count = 0;
+    }
+    if (w->scratch_bytes) {
+      /* The pre-pass, and a barrier before the main dispatch reads its
+       * scratch (the tracking restarts after it). */
+      r = dispatch(s, i, w->pre_shader, NULL, 0, w->pre_bind, w->pre_groups,
+                   sets[d++], &bound);
+      if (r != VK_SUCCESS) {
+        free(sets), free(copy);
+        return fail(s, diag, node, "vkCreateComputePipelines", r);
+      }
       barrier(cb, COMPUTE_AND_TRANSFER, ALL_RW);
       s->read_count = s->write_count = 0;
     }
@@ -446,6 +525,8 @@ static dg_status record(vk_segment *s, dg_diagnostic *diag) {
     for (int k = 0; k < n->input_count && ok; k++)
       if (n->inputs[k])
         ok = track(s, false, range_of(s, n->inputs[k]));
+    if (ok && w->scratch_bytes)
+      ok = track(s, false, s->scratch);
     if (!ok) {
       free(sets), free(copy);
       return oom(s, diag, "recording");
@@ -466,42 +547,12 @@ static dg_status record(vk_segment *s, dg_diagnostic *diag) {
                       (uint32_t)w->copy_count, rg);
       free(rg);
     } else {
-      VkPipeline pipe;
-      r = dg_vk_pipeline_get(vd, w->shader, w->spec, w->spec_count, &pipe);
+      r = dispatch(s, i, w->shader, w->spec, w->spec_count, w->bind, w->groups,
+                   sets[d], &bound);
       if (r != VK_SUCCESS) {
         free(sets), free(copy);
         return fail(s, diag, node, "vkCreateComputePipelines", r);
       }
-      VkDescriptorBufferInfo info[VK_BINDINGS];
-      VkWriteDescriptorSet wr[VK_BINDINGS];
-      for (int b = 0; b < VK_BINDINGS; b++) {
-        VkDeviceSize off = 0, size = DUMMY_BYTES;
-        if (w->bind[b] == VK_BIND_PARAMS) {
-          off = s->param_offset[i];
-          size = align_up(w->params_bytes, 4);
-        } else if (w->bind[b]) {
-          const vk_slot *sl = &s->slots[s->slot_of[w->bind[b]]];
-          off = sl->offset;
-          size = sl->size;
-        }
-        info[b] = (VkDescriptorBufferInfo){s->dev_buf.buffer, off, size};
-        wr[b] = (VkWriteDescriptorSet){
-            .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-            .dstSet = sets[d],
-            .dstBinding = (uint32_t)b,
-            .descriptorCount = 1,
-            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-            .pBufferInfo = &info[b]};
-      }
-      vkUpdateDescriptorSets(vd->dev, VK_BINDINGS, wr, 0, NULL);
-      if (pipe != bound)
-        vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
-      bound = pipe;
-      vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, vd->layout, 0,
-                              1, &sets[d], 0, NULL);
-      vkCmdPushConstants(cb, vd->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
-                         w->push_bytes, w->push);
-      vkCmdDispatch(cb, w->groups[0], w->groups[1], w->groups[2]);
       d++;
     }
     if (s->queries)
@@ -561,7 +612,7 @@ dg_status dg_vk_compile(dg_device *dev, const dg_segment *seg, void **state,
     const dg_node *n = &s->ir->nodes[s->nodes[i]];
     if (!dg_vk_work_prepare(vd, s->ir, n, &s->work[i]))
       return oom(s, diag, "node setup");
-    dispatches += !s->work[i].is_copy;
+    dispatches += dispatches_of(&s->work[i]);
   }
   VkDeviceSize dev_bytes, stage_bytes;
   if (!plan_memory(s, &dev_bytes, &stage_bytes))

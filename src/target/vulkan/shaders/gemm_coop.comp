@@ -10,7 +10,9 @@
 //   default: A[m][k] = in0[abase + m*sam + k*sak],
 //            B[k][n] = in1[bbase + k*sbk + n*sbn] (matmul, fully_connected);
 //   -DCONV:  A = the weights W[OG][CG*KH*KW] of group z, B the implicit
-//            im2col of x with the batch folded into n = (image, oh, ow).
+//            im2col of x with the batch folded into n = (image, oh, ow);
+//   -DCONV -DIM2COL: the same with B read from the explicit im2col that
+//            im2col.comp wrote to binding 0 earlier in the node.
 // Bindings as gemm.comp: 0 = x / a, 1 = w / b, 2 = bias, 3 = y.
 // Specialisation constant 0 (FLAGS): bit 0 A loads as uvec4, bit 1 B
 // does, bit 2 B is k-contiguous; as constants, the paths a shape does not
@@ -96,7 +98,11 @@ layout(local_size_x = NT) in;
 layout(constant_id = 0) const int FLAGS = 0;
 const bool AVEC = (FLAGS & 1) != 0;
 const bool BVEC = (FLAGS & 2) != 0;
+#ifdef IM2COL
+const bool BKC = true; // the im2col rows are k-contiguous
+#else
 const bool BKC = (FLAGS & 4) != 0;
+#endif
 
 // Shared row strides in uvec4 (8 halves), one uvec4 of padding per row
 // against bank conflicts: k-contiguous rows (A; B when BKC) hold BK
@@ -207,6 +213,11 @@ void main() {
   int M = pc.OG, NN = pc.N * OHW, K = pc.CG * pc.KH * pc.KW;
   int khw = pc.KH * pc.KW;
   int abase = g * pc.OG * K, sam = K;
+#ifdef IM2COL
+  // B was written by im2col.comp: [G][NN][KP] halves, k-contiguous rows
+  // padded with zeros to KP (a multiple of 8), read as k-contiguous B.
+  int KP = (K + 7) / 8 * 8, bbase = g * NN * KP;
+#else
   // This invocation gathers 8 consecutive n (columns nb..nb+7) of B rows
   // kr + i * KSTEP of each K-step. Per column: the input origin (ih0,
   // iw0) and pix, the offset of x[img][g*CG][ih0][iw0]; a column past the
@@ -239,6 +250,7 @@ void main() {
   }
   int sc = BK / khw, skh = (BK - sc * khw) / pc.KW;
   int skw = BK - sc * khw - skh * pc.KW;
+#endif
 #else
   int M = pc.M, NN = pc.N, K = pc.K;
   int abase = 0, bbase = 0, rem = z;
@@ -278,6 +290,21 @@ void main() {
 #define A_V in1v
 #define A_S in1
 #define A_SK 1
+#ifdef IM2COL
+  // B chunk v: column v / (BK/8), halves (v % (BK/8)) * 8, one aligned
+  // uvec4 (the padding is zeros, so only n and the tile's K need checks).
+#define LOAD_B(k0)                                                           \
+  [[unroll]] for (int r = 0; r < BPT; r++) {                                 \
+    int v = tid + r * NT;                                                    \
+    int n = n0 + v / (BK / 8), k = (k0) + (v % (BK / 8)) * 8;                \
+    rb[r] = n < NN && k < K ? in0v[(bbase + n * KP + k) >> 3] : uvec4(0);    \
+  }
+#define STORE_B(b)                                                           \
+  [[unroll]] for (int r = 0; r < BPT; r++) {                                 \
+    int v = tid + r * NT;                                                    \
+    smem[(b) * BUF + ABUF + (v / (BK / 8)) * SK + v % (BK / 8)] = rb[r];     \
+  }
+#else
   // k0 is implicit: LOAD_B is issued once per K-step in order, and each
   // issue steps the rows on by BK.
 #define LOAD_B(k0)                                                           \
@@ -308,6 +335,7 @@ void main() {
 #define STORE_B(b)                                                           \
   [[unroll]] for (int r = 0; r < BPT; r++)                                   \
     smem[(b) * BUF + ABUF + (kr + KSTEP * r) * SN + (nb >> 3)] = rb[r];
+#endif
 #else
 #define A_V in0v
 #define A_S in0
