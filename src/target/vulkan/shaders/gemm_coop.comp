@@ -46,7 +46,11 @@
 //    prefetch (NBUF 2) 50 / 62 / 55 / 56; 128x128 of 8 subgroups with
 //    prefetch 41 / 72 / 82 / 48; 128x64 without 51 / 80 / 93 / 76; 64x64
 //    subgroup tiles (255 registers) 13-45. The gather's (c, kh, kw) is
-//    stepped with carries rather than divided per K-step: 1.3-1.4x. A
+//    stepped with carries rather than divided per K-step: 1.3-1.4x.
+//    Deferring the gather's bounds selects and packing past the MMAs
+//    (unconditional loads, so nothing waits on them before the MMAs) did
+//    not rescue prefetching: 64x64 with NBUF 2 / 1 ran 154 / 134 us at
+//    64@56 against 110 for NBUF 0, and lost at every other layer. A
 //    gather with consecutive lanes on consecutive pixels and 8 k per lane
 //    (coalesced loads, one uvec4 store) was 1.2x slower than the one
 //    below, 8 pixels per lane.
