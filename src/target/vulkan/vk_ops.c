@@ -249,19 +249,27 @@ static void big_work(const vk_device *vd, vk_work *w, vk_shader sh,
   tile_grid(w, M, N, z);
 }
 
+/* Most scratch memory one node may take: 256 MiB, and no more than one
+ * storage-buffer descriptor can address (maxStorageBufferRange, 128 MiB
+ * at the least). */
+static VkDeviceSize scratch_limit(const vk_device *vd) {
+  VkDeviceSize range = vd->props.limits.maxStorageBufferRange;
+  return range < ((VkDeviceSize)256 << 20) ? range : (VkDeviceSize)256 << 20;
+}
+
 /* An f16 conv on KHR cooperative matrices (after big_work) as im2col.comp
  * writing B = [G][N][K rounded up to 8] into scratch, then the GEMM
  * reading it (convik*). The implicit kernel gathers B again for each of
  * its 64-row M-tiles; at 8 or more (OG >= 512) the pass paid on the H200
  * (ResNet-50's 512@7 at batch 32: 97.5 against 109 us), at 1-4 it did not
  * (64@56 213 against 112, 128@28 133 against 90, 256@14 101 against 81).
- * At most 256 MiB of scratch. M x N outputs per group, K per output. */
+ * M x N outputs per group, K per output. */
 static void im2col_work(const vk_device *vd, vk_work *w, int64_t M, int64_t N,
                         int64_t K, int64_t G) {
   int64_t kb = (K + 7) / 8, rows = N * kb;
   VkDeviceSize bytes = (VkDeviceSize)(G * rows) * 16;
   bool want = vd->im2col < 0 ? M >= 512 : vd->im2col == 1;
-  if (!want || bytes > ((VkDeviceSize)256 << 20) || rows > INT32_MAX / 8)
+  if (!want || bytes > scratch_limit(vd) || rows > INT32_MAX / 8)
     return;
   w->scratch_bytes = bytes;
   w->pre_shader = SH_IM2COL_F16;
