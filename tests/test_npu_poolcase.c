@@ -1,12 +1,13 @@
 /* One max_pool2d on the NPU against the CPU (see test_npu_poolcase.h). */
 #include "test_npu_poolcase.h"
+#include "test_npu_conv.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-static dg_graph *build(dg_context *ctx, const npu_pool_case *c, int device) {
+static dg_graph *build(dg_context *ctx, const npu_pool_case *c, int device,
+                       dg_tensor *y_out) {
   dg_graph *g = dg_graph_create(ctx, "npu-pool");
   dg_tensor_desc xd = {
       .dtype = c->u8 ? DG_DTYPE_U8 : DG_DTYPE_I8,
@@ -24,37 +25,30 @@ static dg_graph *build(dg_context *ctx, const npu_pool_case *c, int device) {
     dg_graph_set_device(g, device);
   dg_tensor y = dg_graph_max_pool2d(g, "pool", x, &p);
   dg_graph_output(g, "y", y, DG_LAYOUT_NCHW);
+  *y_out = y;
   return g;
 }
 
-/* Compiles and runs; the output size comes from the session. */
+/* Compiles and runs (npu_graph_run); the output size comes from the
+ * graph's shape inference. */
 static int run(dg_context *ctx, const npu_pool_case *c, int device,
                const void *x, size_t xn, uint8_t **y, size_t *yn, char *err,
                size_t n) {
-  dg_graph *g = build(ctx, c, device);
-  dg_compile_options o = {.policy = DG_POLICY_STRICT};
-  int only_cpu = 0;
-  if (device < 0)
-    o.devices = &only_cpu, o.device_count = 1;
-  dg_session *s = NULL;
-  dg_diagnostic d;
-  memset(&d, 0, sizeof d);
-  dg_status st = dg_graph_compile(g, &o, &s, &d);
-  dg_graph_destroy(g);
-  dg_io_info yi;
-  if (st == DG_OK)
-    st = dg_session_output_info(s, 0, &yi);
-  if (st == DG_OK) {
-    const int64_t *dims = yi.desc.dims;
-    *yn = (size_t)(dims[0] * dims[1] * dims[2] * dims[3]);
-    *y = malloc(*yn);
-    dg_binding in = {"x", (void *)x, xn}, out = {"y", *y, *yn};
-    st = *y ? dg_session_run(s, &in, 1, &out, 1, &d) : DG_ERROR_OUT_OF_MEMORY;
+  dg_tensor yt;
+  dg_graph *g = build(ctx, c, device, &yt);
+  dg_tensor_desc yd;
+  *yn = 0;
+  if (dg_graph_tensor_desc(g, yt, &yd) == DG_OK)
+    *yn = (size_t)(yd.dims[0] * yd.dims[1] * yd.dims[2] * yd.dims[3]);
+  /* A graph in error (no desc) still goes to npu_graph_run, which reports
+   * the graph's error and destroys it. */
+  *y = malloc(*yn ? *yn : 1);
+  if (!*y) {
+    dg_graph_destroy(g);
+    snprintf(err, n, "out of memory");
+    return -1;
   }
-  dg_session_destroy(s);
-  if (st != DG_OK)
-    snprintf(err, n, "%s", d.message[0] ? d.message : "compile/run failed");
-  return st == DG_OK ? 0 : -1;
+  return npu_graph_run(g, device, x, xn, *y, *yn, err, n);
 }
 
 long npu_pool_case_run(dg_context *ctx, int npu, const npu_pool_case *c,
