@@ -5,10 +5,10 @@
 
 #include "gen_emit.h"
 #include "pack.h"
+#include "why.h"
 
 #include "../../graph/session.h" /* dg_f32_to_f16 */
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -16,62 +16,54 @@
 #define F16_POS_INF 0x7c00u
 #define PPU_PROC_FP16 2u /* DATA_FORMAT precision code of fp16 */
 
-static bool refuse(char *why, size_t n, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(why, n, fmt, ap);
-  va_end(ap);
-  return false;
-}
-
 bool npu_pool_plan_make(const npu_pool_desc *d, npu_pool_plan *p, char *why,
                         size_t n) {
   memset(p, 0, sizeof *p);
   if (d->method != NPU_POOL_MAX && d->method != NPU_POOL_AVG &&
       d->method != NPU_POOL_MIN)
-    return refuse(why, n, "pooling method %d unknown", (int)d->method);
+    return npu_why(why, n, "pooling method %d unknown", (int)d->method);
   if (d->k_h < 1 || d->k_w < 1 || d->k_h > NPU_POOL_MAX_KERNEL ||
       d->k_w > NPU_POOL_MAX_KERNEL)
-    return refuse(why, n,
-                  "kernel %dx%d outside 1..%d (PPU kernel fields are "
-                  "4 bits)",
-                  d->k_h, d->k_w, NPU_POOL_MAX_KERNEL);
+    return npu_why(why, n,
+                   "kernel %dx%d outside 1..%d (PPU kernel fields are "
+                   "4 bits)",
+                   d->k_h, d->k_w, NPU_POOL_MAX_KERNEL);
   if (d->stride_y < 1 || d->stride_x < 1 || d->stride_y > NPU_POOL_MAX_STRIDE ||
       d->stride_x > NPU_POOL_MAX_STRIDE)
-    return refuse(why, n,
-                  "stride %dx%d outside 1..%d (PPU stride fields are "
-                  "4 bits)",
-                  d->stride_y, d->stride_x, NPU_POOL_MAX_STRIDE);
+    return npu_why(why, n,
+                   "stride %dx%d outside 1..%d (PPU stride fields are "
+                   "4 bits)",
+                   d->stride_y, d->stride_x, NPU_POOL_MAX_STRIDE);
   int pads[4] = {d->pad_top, d->pad_left, d->pad_bottom, d->pad_right};
   for (int i = 0; i < 4; i++)
     if (pads[i] < 0 || pads[i] > NPU_POOL_MAX_PAD)
-      return refuse(why, n,
-                    "padding %d outside 0..%d (PPU pad fields are 3 "
-                    "bits)",
-                    pads[i], NPU_POOL_MAX_PAD);
+      return npu_why(why, n,
+                     "padding %d outside 0..%d (PPU pad fields are 3 "
+                     "bits)",
+                     pads[i], NPU_POOL_MAX_PAD);
   /* 65536/1 does not fit the fp16 reciprocal: an average over a 1-wide
    * window is not expressible (and is a copy anyway). */
   if (d->method == NPU_POOL_AVG && (d->k_h < 2 || d->k_w < 2))
-    return refuse(why, n,
-                  "average over a %dx%d window (the fp16 reciprocal "
-                  "65536/1 overflows)",
-                  d->k_h, d->k_w);
+    return npu_why(why, n,
+                   "average over a %dx%d window (the fp16 reciprocal "
+                   "65536/1 overflows)",
+                   d->k_h, d->k_w);
   int dims[5] = {d->c, d->in_h, d->in_w, d->out_h, d->out_w};
   for (int i = 0; i < 5; i++)
     if (dims[i] < 1 || dims[i] > NPU_POOL_MAX_DIM)
-      return refuse(why, n, "cube dimension %d outside 1..%d", dims[i],
-                    NPU_POOL_MAX_DIM);
+      return npu_why(why, n, "cube dimension %d outside 1..%d", dims[i],
+                     NPU_POOL_MAX_DIM);
   if (d->out_h != npu_pool_out_dim(d->in_h, d->k_h, d->stride_y, d->pad_top,
                                    d->pad_bottom) ||
       d->out_w != npu_pool_out_dim(d->in_w, d->k_w, d->stride_x, d->pad_left,
                                    d->pad_right))
-    return refuse(why, n,
-                  "output %dx%d is not what the window, stride and "
-                  "pads give",
-                  d->out_h, d->out_w);
+    return npu_why(why, n,
+                   "output %dx%d is not what the window, stride and "
+                   "pads give",
+                   d->out_h, d->out_w);
   if (d->method == NPU_POOL_AVG &&
       (d->pad_value < -2048 || d->pad_value > 2048))
-    return refuse(why, n, "pad value %d not exact in fp16", d->pad_value);
+    return npu_why(why, n, "pad value %d not exact in fp16", d->pad_value);
   p->input_bytes = npu_feature_bytes(d->c, d->in_h, d->in_w, 2);
   p->output_bytes = npu_feature_bytes(d->c, d->out_h, d->out_w, 2);
   return true;

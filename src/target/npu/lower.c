@@ -3,12 +3,12 @@
 #include "lower.h"
 
 #include "pack.h"
+#include "why.h"
 
 #include "../../ops/ops.h"
 #include "../../ops/requant.h"
 
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,16 +16,6 @@
 /* Regions inside the shared buffers start 64-byte aligned: the hardware
  * needs 16 (NPU.md 2.7), Mesa aligns its task lists to 64. */
 #define REGION_ALIGN 64
-
-static bool decline(char *why, size_t n, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static bool decline(char *why, size_t n, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(why, n, fmt, ap);
-  va_end(ap);
-  return false;
-}
 
 static bool is_q8(dg_dtype t) { return t == DG_DTYPE_I8 || t == DG_DTYPE_U8; }
 static int ceil_div(int a, int b) { return (a + b - 1) / b; }
@@ -45,9 +35,9 @@ static bool q8_constant(const dg_ir *ir, const dg_node *n, char *why,
   const dg_tensor_info *x = input(ir, n, 0), *w = input(ir, n, 1),
                        *b = input(ir, n, 2), *y = dg_ir_tensor(ir, n->output);
   if (!is_q8(x->desc.dtype) || !is_q8(w->desc.dtype) || !is_q8(y->desc.dtype))
-    return decline(why, ws, "not an 8-bit %s", dg_op_name(n->op));
+    return npu_why(why, ws, "not an 8-bit %s", dg_op_name(n->op));
   if (w->kind != DG_TENSOR_CONSTANT || (b && b->kind != DG_TENSOR_CONSTANT))
-    return decline(why, ws, "%s", "weights or bias not constant");
+    return npu_why(why, ws, "%s", "weights or bias not constant");
   return true;
 }
 
@@ -57,14 +47,14 @@ static bool conv_shape(const dg_ir *ir, const dg_node *n, npu_conv *c,
                        *wd = &input(ir, n, 1)->desc,
                        *yd = &dg_ir_tensor(ir, n->output)->desc;
   if (xd->rank != 4)
-    return decline(why, ws, "%s", "input not rank 4");
+    return npu_why(why, ws, "%s", "input not rank 4");
   if (n->p.dilation[0] != 1 || n->p.dilation[1] != 1)
-    return decline(why, ws, "%s", "dilation");
+    return npu_why(why, ws, "%s", "dilation");
   int64_t C = xd->dims[1], O = wd->dims[0];
   if (n->p.groups != 1 && !(n->p.groups == C && O == C))
-    return decline(why, ws, "%s", "grouped conv (not depthwise)");
+    return npu_why(why, ws, "%s", "grouped conv (not depthwise)");
   if (n->p.pads[2] > 15 || n->p.pads[3] > 15)
-    return decline(why, ws, "%s", "bottom/right padding > 15");
+    return npu_why(why, ws, "%s", "bottom/right padding > 15");
   c->layout = NPU_LAYOUT_NCHW;
   c->N = (int)xd->dims[0], c->C = (int)C;
   c->H = (int)xd->dims[2], c->W = (int)xd->dims[3];
@@ -81,7 +71,7 @@ static bool rows_shape(npu_conv *c, int64_t M, int64_t K, int64_t N, char *why,
                        size_t ws) {
   if (M > INT_MAX / 2 || K > INT_MAX / 2 || N > INT_MAX / 2 ||
       M * K > INT_MAX / 2)
-    return decline(why, ws, "%s", "too large for one NPU node");
+    return npu_why(why, ws, "%s", "too large for one NPU node");
   c->layout = NPU_LAYOUT_ROWS;
   c->N = 1, c->C = (int)K, c->H = (int)M, c->W = 1;
   c->O = (int)N, c->OH = (int)M, c->OW = 1;
@@ -107,10 +97,10 @@ static bool matmul_shape(const dg_ir *ir, const dg_node *n, npu_conv *c,
   int64_t od[DG_MAX_RANK];
   if (!dg_matmul_shape_get(&input(ir, n, 0)->desc, &input(ir, n, 1)->desc, &s,
                            &rank, od))
-    return decline(why, ws, "%s", "matmul shapes do not match");
+    return npu_why(why, ws, "%s", "matmul shapes do not match");
   for (int i = 0; i < s.batch_rank; i++)
     if (s.batch_dims[i] > 1 && s.b_bstride[i] != 0)
-      return decline(why, ws, "%s",
+      return npu_why(why, ws, "%s",
                      "b is a batch of matrices (one 1x1 conv needs one b)");
   c->w_kn = true;
   return rows_shape(c, s.batch * s.M, s.K, s.N, why, ws);
@@ -128,9 +118,9 @@ static bool node_shape(const dg_ir *ir, const dg_node *n, npu_conv *c,
   default: {
     const dg_tensor_info *y = dg_ir_tensor(ir, n->output);
     if (y && (y->desc.dtype == DG_DTYPE_F32 || y->desc.dtype == DG_DTYPE_F16))
-      return decline(why, ws, "%s op", dg_dtype_name(y->desc.dtype));
+      return npu_why(why, ws, "%s op", dg_dtype_name(y->desc.dtype));
     /* Pooling is lower_pool.c's; npu_target.c asks it first. */
-    return decline(why, ws, "%s: no NPU lowering", dg_op_name(n->op));
+    return npu_why(why, ws, "%s: no NPU lowering", dg_op_name(n->op));
   }
   }
   if (!q8_constant(ir, n, why, ws))
@@ -272,14 +262,14 @@ static bool choose_cut(const npu_conv *c, const dg_ir *ir, int o0, int L,
   npu_conv_plan p;
   fits(c, ir, o0, 1, 1, &p, r, sizeof r);
   if (p.misfit == NPU_MISFIT_KERNEL)
-    return decline(why, ws, "%s; no IC split", r);
+    return npu_why(why, ws, "%s; no IC split", r);
   if (p.misfit == NPU_MISFIT_SIZE)
-    return decline(why, ws, "%s; no width split", r);
+    return npu_why(why, ws, "%s; no width split", r);
   if (p.misfit == NPU_MISFIT_BANKS)
-    return decline(why, ws,
+    return npu_why(why, ws,
                    "1 row x 1 ch: %d+%d CBUF banks > 12; no IC/width split",
                    p.data_banks, p.weight_banks);
-  return decline(why, ws, "%s", r);
+  return npu_why(why, ws, "%s", r);
 }
 
 /* Offset of the input slice [ih0, ih0 + in_h) of channels [c0, c1): the
@@ -311,7 +301,7 @@ static bool add_task(npu_conv *c, const dg_ir *ir, int o0, int o1, int oh0,
   t->o0 = o0, t->o1 = o1, t->oh0 = oh0, t->oh1 = oh1;
   t->d = task_desc(c, ir, o0, o1, oh0, oh1, &t->ih0);
   if (t->d.in_h < 1)
-    return decline(why, ws, "output rows %d..%d read only padding", oh0,
+    return npu_why(why, ws, "output rows %d..%d read only padding", oh0,
                    oh1 - 1);
   if (!npu_gen_conv(&t->d, &t->stream, why, ws) ||
       !npu_conv_plan_make(&t->d, &t->plan, why, ws))
@@ -331,7 +321,7 @@ static bool add_task(npu_conv *c, const dg_ir *ir, int o0, int o1, int oh0,
   t->out_off = (uint32_t)oo;
   if (c->in_bytes > UINT32_MAX || c->wt_bytes > UINT32_MAX ||
       c->out_bytes > UINT32_MAX)
-    return decline(why, ws, "%s", "buffers over 4 GiB (32-bit IOVAs)");
+    return npu_why(why, ws, "%s", "buffers over 4 GiB (32-bit IOVAs)");
   const uint32_t off[NPU_BUF_COUNT] = {t->in_off, t->wt_off, t->bias_off,
                                        t->out_off};
   npu_stream_rebase(&t->stream, off);
@@ -346,12 +336,12 @@ static bool add_run(npu_conv *c, const dg_ir *ir, int o0, int L, cut k,
   int slices = ceil_div(c->OH, k.rows), blocks = ceil_div(L, k.cnt);
   long total = (long)blocks * slices + c->task_count;
   if (total > NPU_MAX_TASKS_PER_NODE)
-    return decline(why, ws, "needs %ld tasks (%d blocks x %d slices) > %d",
+    return npu_why(why, ws, "needs %ld tasks (%d blocks x %d slices) > %d",
                    total, blocks, slices, NPU_MAX_TASKS_PER_NODE);
   npu_task *grown = realloc(
       c->tasks, sizeof *grown * (size_t)(c->task_count + blocks * slices));
   if (!grown)
-    return decline(why, ws, "%s", "out of host memory");
+    return npu_why(why, ws, "%s", "out of host memory");
   c->tasks = grown;
   int base = c->OH / slices, extra = c->OH % slices;
   for (int b0 = o0; b0 < o0 + L; b0 += k.cnt) {
@@ -395,7 +385,7 @@ bool npu_conv_lower(const dg_ir *ir, const dg_node *n, npu_conv *out, char *why,
   if (!node_shape(ir, n, &c, why, ws))
     return false;
   if (c.C < 1 || c.H < 1 || c.W < 1 || c.O < 1 || c.OH < 1 || c.OW < 1)
-    return decline(why, ws, "%s", "empty tensor");
+    return npu_why(why, ws, "%s", "empty tensor");
   const dg_tensor_desc *xd = &input(ir, n, 0)->desc,
                        *yd = &dg_ir_tensor(ir, n->output)->desc;
   c.x_u8 = xd->dtype == DG_DTYPE_U8, c.y_u8 = yd->dtype == DG_DTYPE_U8;

@@ -2,22 +2,14 @@
 #include "lower_pool.h"
 
 #include "pack.h"
+#include "why.h"
 
 #include "../../graph/session.h" /* dg_f16_to_f32, dg_f32_to_f16 */
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static bool decline(char *why, size_t n, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(why, n, fmt, ap);
-  va_end(ap);
-  return false;
-}
 
 bool npu_is_pool_op(dg_op op) {
   return op == DG_OP_MAX_POOL2D || op == DG_OP_AVG_POOL2D ||
@@ -32,20 +24,20 @@ static bool node_ok(const dg_ir *ir, const dg_node *n, const char *backend,
   const dg_tensor_info *x = dg_ir_tensor(ir, n->inputs[0]),
                        *y = dg_ir_tensor(ir, n->output);
   if (!is_q8(x->desc.dtype))
-    return decline(why, ws, "%s op", dg_dtype_name(x->desc.dtype));
+    return npu_why(why, ws, "%s op", dg_dtype_name(x->desc.dtype));
   if (n->op != DG_OP_MAX_POOL2D)
-    return decline(why, ws, "%s: only int8 max pooling is lowered to the PPU",
+    return npu_why(why, ws, "%s: only int8 max pooling is lowered to the PPU",
                    dg_op_name(n->op));
   if (x->desc.rank != 4 || y->desc.dtype != x->desc.dtype)
-    return decline(why, ws, "%s", "input not rank 4 or output dtype differs");
+    return npu_why(why, ws, "%s", "input not rank 4 or output dtype differs");
   if (x->desc.quant.channel_scales ||
       y->desc.quant.scale != x->desc.quant.scale ||
       y->desc.quant.zero_point != x->desc.quant.zero_point)
-    return decline(why, ws, "%s", "input and output quantisation differ");
+    return npu_why(why, ws, "%s", "input and output quantisation differ");
   if (backend && !strcmp(backend, "rocket"))
     /* NPU.md 1.3: the kernel's IRQ handler ignores the PPU's interrupt;
      * kept short, the plan's reason text is bounded. */
-    return decline(why, ws, "%s",
+    return npu_why(why, ws, "%s",
                    "PPU-only task: rocket completes on the DPU interrupt only");
   return true;
 }
@@ -89,7 +81,7 @@ bool npu_pool_lower(const dg_ir *ir, const dg_node *n, const char *backend,
     return false;
   npu_pool *p = malloc(sizeof *p); /* the stream is large for a stack */
   if (!p)
-    return decline(why, ws, "%s", "out of host memory");
+    return npu_why(why, ws, "%s", "out of host memory");
   memset(p, 0, sizeof *p);
   bool ok = describe(ir, n, p, why, ws);
   if (ok && out)
