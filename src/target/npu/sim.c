@@ -108,6 +108,26 @@ int npu_sim_conv_units(const npu_regfile *rf, char *err, size_t n) {
   return 0;
 }
 
+int npu_sim_cbuf_check(const npu_regfile *rf, int h, uint32_t per_kernel,
+                       char *err, size_t n) {
+  /* 12 banks of 256 entries of 128 bytes. */
+  uint32_t dbanks = R(CNA_CBUF_CON0, DATA_BANK),
+           wbanks = R(CNA_CBUF_CON0, WEIGHT_BANK);
+  uint32_t entries = R(CNA_CBUF_CON1, DATA_ENTRIES);
+  uint32_t wbytes = rf->value[NPU_CNA_WEIGHT_SIZE0];
+  if (dbanks + wbanks > 12 || !dbanks || !wbanks)
+    return npu_sim_fail(err, n, "CBUF banks %u data + %u weight (12 exist)",
+                        dbanks, wbanks);
+  if (entries * (uint32_t)h > dbanks * 256)
+    return npu_sim_fail(err, n,
+                        "input needs %u CBUF entries, %u data banks hold %u",
+                        entries * h, dbanks, dbanks * 256);
+  if (wbytes > wbanks * 32768u || per_kernel > 32768u)
+    return npu_sim_fail(err, n, "weights (%u bytes) exceed %u weight banks",
+                        wbytes, wbanks);
+  return 0;
+}
+
 int npu_sim_geom_check(const npu_regfile *rf, const npu_sim_geom *k, char *err,
                        size_t n) {
   if ((int)R(CNA_DATA_SIZE2, DATAOUT_WIDTH) != k->ow ||
@@ -162,22 +182,11 @@ static int validate(const npu_sim_job *job, const npu_regfile *rf, conv_cfg *k,
                         k->g.kernels, k->g.oc_real);
   if (npu_sim_geom_check(rf, &k->g, err, n))
     return -1;
-  /* CBUF budget: 12 banks of 256 entries of 128 bytes. */
-  uint32_t dbanks = R(CNA_CBUF_CON0, DATA_BANK),
-           wbanks = R(CNA_CBUF_CON0, WEIGHT_BANK);
+  if (npu_sim_cbuf_check(rf, k->g.h,
+                         R(CNA_WEIGHT_SIZE1, WEIGHT_BYTES_PER_KERNEL), err, n))
+    return -1;
   uint32_t entries = R(CNA_CBUF_CON1, DATA_ENTRIES);
   uint32_t wbytes = rf->value[NPU_CNA_WEIGHT_SIZE0];
-  if (dbanks + wbanks > 12 || !dbanks || !wbanks)
-    return npu_sim_fail(err, n, "CBUF banks %u data + %u weight (12 exist)",
-                        dbanks, wbanks);
-  if (entries * (uint32_t)k->g.h > dbanks * 256)
-    return npu_sim_fail(err, n,
-                        "input needs %u CBUF entries, %u data banks hold %u",
-                        entries * k->g.h, dbanks, dbanks * 256);
-  if (wbytes > wbanks * 32768u ||
-      R(CNA_WEIGHT_SIZE1, WEIGHT_BYTES_PER_KERNEL) > 32768u)
-    return npu_sim_fail(err, n, "weights (%u bytes) exceed %u weight banks",
-                        wbytes, wbanks);
   /* Only the configurations of the validated recipe. */
   int surf = k->g.w * (k->g.h - 4);
   if ((int)entries != (k->g.w * 2 * (k->g.cpad / 16) + 7) / 8 ||

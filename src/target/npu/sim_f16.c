@@ -78,21 +78,11 @@ static int check_sizes(const npu_regfile *rf, f16_cfg *k, char *err, size_t n) {
 /* The CBUF budget and the entries/strides of the fp16 recipe. */
 static int check_cbuf(const npu_regfile *rf, const f16_cfg *k, char *err,
                       size_t n) {
-  uint32_t dbanks = R(CNA_CBUF_CON0, DATA_BANK),
-           wbanks = R(CNA_CBUF_CON0, WEIGHT_BANK);
+  uint32_t per_kernel = (uint32_t)(k->g.kw * k->g.kh * k->g.cpad * 2);
+  if (npu_sim_cbuf_check(rf, k->g.h, per_kernel, err, n))
+    return -1;
   uint32_t entries = R(CNA_CBUF_CON1, DATA_ENTRIES);
   uint32_t wbytes = rf->value[NPU_CNA_WEIGHT_SIZE0];
-  uint32_t per_kernel = (uint32_t)(k->g.kw * k->g.kh * k->g.cpad * 2);
-  if (dbanks + wbanks > 12 || !dbanks || !wbanks)
-    return npu_sim_fail(err, n, "CBUF banks %u data + %u weight (12 exist)",
-                        dbanks, wbanks);
-  if (entries * (uint32_t)k->g.h > dbanks * 256)
-    return npu_sim_fail(err, n,
-                        "input needs %u CBUF entries, %u data banks hold %u",
-                        entries * k->g.h, dbanks, dbanks * 256);
-  if (wbytes > wbanks * 32768u || per_kernel > 32768u)
-    return npu_sim_fail(err, n, "weights (%u bytes) exceed %u weight banks",
-                        wbytes, wbanks);
   int surf = k->g.w * (k->g.h - 4);
   if ((int)entries != (k->g.w * k->g.cpad * 2 + 63) / 64 ||
       (int)R(CNA_DMA_CON1, LINE_STRIDE) != k->g.w * 4 ||

@@ -28,6 +28,12 @@ int npu_sim_geom_read(const npu_regfile *rf, int atom, npu_sim_geom *g,
 int npu_sim_geom_check(const npu_regfile *rf, const npu_sim_geom *g, char *err,
                        size_t n);
 
+/* The CBUF budget (12 banks of 256 entries of 128 bytes): -1 (err set)
+ * when the banks, the input's entries over h rows, the weight bytes or
+ * per_kernel weight bytes do not fit. */
+int npu_sim_cbuf_check(const npu_regfile *rf, int h, uint32_t per_kernel,
+                       char *err, size_t n);
+
 /* The job's buffer holding [addr, addr+len), or NULL. */
 npu_sim_buffer *npu_sim_find(const npu_sim_job *job, uint32_t addr, size_t len);
 /* The host bytes of [addr, addr+len) in the job's buffers, or NULL with
