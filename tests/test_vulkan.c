@@ -324,7 +324,10 @@ static dg_graph *gemm_graph(dg_context *ctx, dg_dtype t, int pin) {
  *    GEMM);
  *  - 3x3 conv 64 -> 256 on 8 x 28 x 28, padded, bias, ReLU;
  *  - 5x3 conv 32 -> 128 in 2 groups on 4 x 30 x 30, stride 2, dilation
- *    (2, 1): K = 240 steps through (c, kh, kw) with carries in both.
+ *    (2, 1): K = 240 steps through (c, kh, kw) with carries in both;
+ *  - matmul [200,4000] x [4000,300] and a 3x3 conv 256 -> 256 on 2 x 7 x 7:
+ *    20 and 8 tiles of 64x64 with K = 4000 and 2304, which the KHR kernels
+ *    split in 4 slices of K (split-K, summed by splitk.comp).
  * Run on GPUs only: on a CPU-type device it would only time the
  * reference. */
 typedef struct big_case {
@@ -344,6 +347,9 @@ static void check_big_f16(dg_context *ctx, int dev) {
      {128, 16, 5, 3},
      {.stride = {2, 2}, .dilation = {2, 1}, .pads = {2, 1, 2, 1},
       .groups = 2}},
+    {"matmul 200x4000x300", 0, {200, 4000}, {4000, 300}, {.groups = 0}},
+    {"3x3 conv 256->256 @2x7x7", 1, {2, 256, 7, 7}, {256, 256, 3, 3},
+     {.pads = {1, 1, 1, 1}, .activation = DG_ACTIVATION_RELU6}},
   };
   /* clang-format on */
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {

@@ -24,10 +24,11 @@ done
 # are tested with validation off.
 # DG_VK_IM2COL: every f16 conv through the explicit im2col pass, or none
 # (the implicit-gather kernel).
-for im2col in always never; do
-  echo "== test_vulkan, validation off (KHR cooperative-matrix kernels)," \
-    "DG_VK_IM2COL=$im2col"
-  out=$(DG_VULKAN_VALIDATION=0 DG_VK_IM2COL=$im2col "$b/tests/test_vulkan" 2>&1)
+# DG_VK_SPLITK=3: every KHR f16 GEMM and implicit conv split in 3 slices of
+# K.
+for mode in DG_VK_IM2COL=always DG_VK_IM2COL=never DG_VK_SPLITK=3; do
+  echo "== test_vulkan, validation off (KHR cooperative-matrix kernels), $mode"
+  out=$(env DG_VULKAN_VALIDATION=0 $mode "$b/tests/test_vulkan" 2>&1)
   echo "$out" | grep -Ev '^ok ' | tail -n 20
   echo "   $(echo "$out" | grep -c '^ok') ok, $(echo "$out" | grep -c '^FAIL') FAIL"
 done

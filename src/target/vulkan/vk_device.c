@@ -536,6 +536,8 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
                : !strcmp(im2col, "always") ? 1
                : !strcmp(im2col, "never")  ? 0
                                            : -1;
+  const char *splitk = getenv("DG_VK_SPLITK");
+  vd->splitk = splitk && atoi(splitk) > 0 ? atoi(splitk) : -1;
   const char *paths = getenv("DG_TEST_VULKAN_PATHS");
   vd->test_paths = !paths                    ? 0
                    : !strcmp(paths, "gpu")   ? 1

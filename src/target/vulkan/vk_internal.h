@@ -50,6 +50,7 @@ typedef enum vk_shader {
   SH_GEMMK_F16, SH_CONVK_F16, SH_GEMMK64_F16,
   SH_CONVIK_F16, SH_CONVIK64_F16, /* ... reading an explicit im2col */
   SH_IM2COL_F16,
+  SH_SPLITK_F16, SH_SPLITKC_F16, /* split-K sums (GEMM, conv) */
   SH_GEMMDOT_Q8, SH_CONVDOT_Q8, /* int8 through integer dot products */
   SH_COUNT_
 } vk_shader;
@@ -139,6 +140,10 @@ typedef struct vk_device {
    * im2col pass (vk_ops.c im2col_work): DG_VK_IM2COL=always (1), never
    * (0), or by shape (-1, unset), which tests use to reach both kernels. */
   int im2col;
+  /* K slices of the KHR cooperative-matrix kernels (vk_ops.c
+   * splitk_work): DG_VK_SPLITK=N forces N (1: never split), unset (-1) by
+   * shape. */
+  int splitk;
   /* The device type the cost model assumes (tests may pretend). */
   VkPhysicalDeviceType cost_type;
   char label[160];       /* "vulkan device 1 (llvmpipe ...)" for messages */
@@ -194,20 +199,27 @@ void dg_vk_cache_save(vk_device *vd);
 int dg_vk_supports(dg_device *dev, const dg_ir *ir, const dg_node *n,
                    char *why, size_t why_size);
 
-/* What a node records: one dispatch, or buffer copies (reshape, concat),
- * or two dispatches where a pre-pass (pre_shader, pre_bind, pre_groups;
- * same push constants, no specialisation) fills scratch_bytes of scratch
- * memory that the main dispatch reads, with a barrier between (the f16
- * convs' explicit im2col). Bindings name tensor ids (0: unused);
- * VK_BIND_PARAMS names the node's parameter blob (int8 multipliers,
- * per-channel quantisation), VK_BIND_SCRATCH the segment's scratch
- * region, which every node with a pre-pass reuses. */
+/* What a node records: one dispatch, or buffer copies (reshape, concat).
+ * A dispatch may come with a pre-pass that fills scratch memory the main
+ * dispatch reads (the f16 convs' explicit im2col), or a post-pass that
+ * reads what the main dispatch left there (split-K's sum), with a barrier
+ * between: same push constants, no specialisation constants,
+ * scratch_bytes of the segment's scratch region, which every such node
+ * reuses. Bindings name tensor ids (0: unused); VK_BIND_PARAMS names the
+ * node's parameter blob (int8 multipliers, per-channel quantisation),
+ * VK_BIND_SCRATCH the scratch region. */
 #define VK_BIND_PARAMS UINT32_MAX
 #define VK_BIND_SCRATCH (UINT32_MAX - 1)
 typedef struct vk_copy {
   uint32_t src, dst; /* tensor ids */
   VkDeviceSize src_offset, dst_offset, size;
 } vk_copy;
+typedef struct vk_pass {
+  bool on;
+  vk_shader shader;
+  uint32_t bind[VK_BINDINGS];
+  uint32_t groups[3];
+} vk_pass;
 typedef struct vk_work {
   bool is_copy;
   vk_shader shader;
@@ -221,10 +233,8 @@ typedef struct vk_work {
   int copy_count;
   void *params; /* host copy of the parameter blob, uploaded once */
   size_t params_bytes;
-  VkDeviceSize scratch_bytes; /* 0: no pre-pass */
-  vk_shader pre_shader;
-  uint32_t pre_bind[VK_BINDINGS];
-  uint32_t pre_groups[3];
+  VkDeviceSize scratch_bytes;
+  vk_pass pre, post;
 } vk_work;
 /* Prepares node's work; false on host out-of-memory. */
 bool dg_vk_work_prepare(vk_device *vd, const dg_ir *ir, const dg_node *n,

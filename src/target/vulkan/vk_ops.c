@@ -257,6 +257,42 @@ static VkDeviceSize scratch_limit(const vk_device *vd) {
   return range < ((VkDeviceSize)256 << 20) ? range : (VkDeviceSize)256 << 20;
 }
 
+/* Split-K for the KHR cooperative-matrix kernels (after big_work): where
+ * the output has too few tiles to fill a big GPU (fewer than 256; the H200
+ * holds 528 of the 64x64 ones at once) and K is deep, workgroups sum
+ * ksplit slices of K into fp32 partials in scratch, and splitk.comp adds
+ * them up and finishes the outputs. Up to 4 slices of at least 512 each,
+ * enough for about 512 workgroups, within scratch_limit. M x N
+ * outputs in z matrices, K deep; conv: the conv's push layout. */
+static void splitk_work(const vk_device *vd, vk_work *w, bool conv, int64_t M,
+                        int64_t N, int64_t K, int64_t z) {
+  int64_t tiles = (int64_t)w->groups[0] * w->groups[1] * w->groups[2];
+  int64_t ks = vd->splitk;
+  if (ks < 0) {
+    ks = tiles >= 256 || K < 1024 ? 1 : (512 + tiles - 1) / tiles;
+    ks = ks > 4 ? 4 : ks;
+    ks = ks > K / 512 ? K / 512 : ks;
+  }
+  VkDeviceSize bytes = (VkDeviceSize)(ks * z * M * N) * 4;
+  if (ks < 2 || bytes > scratch_limit(vd) || ks * z * M * N > INT32_MAX ||
+      w->groups[2] * ks > vd->props.limits.maxComputeWorkGroupCount[2])
+    return;
+  push_i(w, conv ? 21 : 23, ks);
+  w->groups[2] *= (uint32_t)ks;
+  w->bind[4] = VK_BIND_SCRATCH;
+  w->scratch_bytes = bytes;
+  w->post.on = true;
+  w->post.shader = conv ? SH_SPLITKC_F16 : SH_SPLITK_F16;
+  w->post.bind[2] = w->bind[2];
+  w->post.bind[3] = w->bind[3];
+  w->post.bind[4] = VK_BIND_SCRATCH;
+  int64_t groups = (z * M * N + 255) / 256;
+  int64_t gx = groups < 65535 ? groups : 65535;
+  w->post.groups[0] = (uint32_t)gx;
+  w->post.groups[1] = (uint32_t)((groups + gx - 1) / gx);
+  w->post.groups[2] = 1;
+}
+
 /* An f16 conv on KHR cooperative matrices (after big_work) as im2col.comp
  * writing B = [G][N][K rounded up to 8] into scratch, then the GEMM
  * reading it (convik*). The implicit kernel gathers B again for each of
@@ -272,14 +308,14 @@ static void im2col_work(const vk_device *vd, vk_work *w, int64_t M, int64_t N,
   if (!want || bytes > scratch_limit(vd) || rows > INT32_MAX / 8)
     return;
   w->scratch_bytes = bytes;
-  w->pre_shader = SH_IM2COL_F16;
-  memset(w->pre_bind, 0, sizeof w->pre_bind);
-  w->pre_bind[0] = w->bind[0];
-  w->pre_bind[3] = VK_BIND_SCRATCH;
+  w->pre.on = true;
+  w->pre.shader = SH_IM2COL_F16;
+  w->pre.bind[0] = w->bind[0];
+  w->pre.bind[3] = VK_BIND_SCRATCH;
   int64_t groups = (rows + 255) / 256;
-  w->pre_groups[0] = (uint32_t)(groups < 65535 ? groups : 65535);
-  w->pre_groups[1] = 1;
-  w->pre_groups[2] = (uint32_t)G;
+  w->pre.groups[0] = (uint32_t)(groups < 65535 ? groups : 65535);
+  w->pre.groups[1] = 1;
+  w->pre.groups[2] = (uint32_t)G;
   w->bind[0] = VK_BIND_SCRATCH;
   w->shader = khr_wide(M, N, G) ? SH_CONVIK_F16 : SH_CONVIK64_F16;
   tile_grid(w, M, N, G);
@@ -319,8 +355,11 @@ static bool setup_conv(const vk_device *vd, vk_work *w, const dg_ir *ir,
      * width). */
     big_work(vd, w, coop ? SH_CONVC_F16 : SH_CONVB_F32, SH_CONVC64_F16,
              KG % (coop ? 8 : 4) == 0, OG, NP, G);
-    if (coop && vd->coop_khr_f16)
+    if (coop && vd->coop_khr_f16) {
       im2col_work(vd, w, OG, NP, KG, G);
+      if (!w->pre.on)
+        splitk_work(vd, w, true, OG, NP, KG, G);
+    }
   } else if (direct_conv(vd, OG, OH * OW)) {
     w->shader = q ? SH_CONVD_Q8 : f16 ? SH_CONVD_F16 : SH_CONVD_F32;
     grid_1d(w, N * O * OH * OW, 64);
@@ -389,6 +428,8 @@ static void gemm_kernel(const vk_device *vd, vk_work *w, bool q, bool f16,
   if (coop || big) {
     big_work(vd, w, coop ? SH_GEMMC_F16 : SH_GEMMB_F32, SH_GEMMC64_F16,
              big_flags(w, coop ? 8 : 4), M, N, batch);
+    if (coop && vd->coop_khr_f16)
+      splitk_work(vd, w, false, M, N, K, batch);
   } else if (direct_gemm(vd, M, N)) {
     w->shader = q ? SH_GEMMD_Q8 : f16 ? SH_GEMMD_F16 : SH_GEMMD_F32;
     grid_1d(w, batch * M * N, 64);
@@ -440,10 +481,12 @@ static bool setup_matmul(const vk_device *vd, vk_work *w, const dg_ir *ir,
     push_i(w, 13 + d, s.a_bstride[d] * s.M * s.K);
     push_i(w, 17 + d, s.b_bstride[d] * s.K * s.N);
   }
-  gemm_kernel(vd, w, q, ad->dtype == DG_DTYPE_F16, s.M, s.N, s.batch);
+  /* Bound before gemm_kernel: a split-K post-pass takes its output
+   * binding from them. */
   w->bind[0] = n->inputs[0];
   w->bind[1] = n->inputs[1];
   w->bind[3] = n->output;
+  gemm_kernel(vd, w, q, ad->dtype == DG_DTYPE_F16, s.M, s.N, s.batch);
   if (q) {
     /* qmatmul has no activation: the clamp is the dtype's range. */
     q_push(w, 23, ir, n);

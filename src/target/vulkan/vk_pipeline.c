@@ -17,7 +17,7 @@ const char *const dg_vk_shader_names[SH_COUNT_] = {
     "eltwise_f16", "quantize_8",  "quantize_32", "dequantize_8",
     "dequantize_32", "gemmb_f32",   "convb_f32",   "gemmc_f16",
     "convc_f16",   "gemmc64_f16", "convc64_f16", "gemmk_f16",
-    "convk_f16",   "gemmk64_f16", "convik_f16", "convik64_f16", "im2col_f16", "gemmdot_q8",
+    "convk_f16",   "gemmk64_f16", "convik_f16", "convik64_f16", "im2col_f16", "splitk_f16", "splitkc_f16", "gemmdot_q8",
     "convdot_q8"};
 
 VkResult dg_vk_pipelines_init(vk_device *vd) {

@@ -375,8 +375,20 @@ static void barrier(VkCommandBuffer cb, VkPipelineStageFlags dst_stage,
 #define COMPUTE_AND_TRANSFER                                                   \
   (VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT)
 
+/* What node n (with work w) writes and reads, for the hazards of the
+ * nodes after it: its output, its inputs, its scratch. */
+static bool track_node(vk_segment *s, const dg_node *n, const vk_work *w) {
+  bool ok = track(s, true, range_of(s, n->output));
+  for (int k = 0; k < n->input_count && ok; k++)
+    if (n->inputs[k])
+      ok = track(s, false, range_of(s, n->inputs[k]));
+  if (ok && w->scratch_bytes)
+    ok = track(s, false, s->scratch);
+  return ok;
+}
+
 static int dispatches_of(const vk_work *w) {
-  return w->is_copy ? 0 : 1 + (w->scratch_bytes > 0);
+  return w->is_copy ? 0 : 1 + w->pre.on + w->post.on;
 }
 
 /* Records one dispatch of node i (segment order) into set: shader with
@@ -509,10 +521,10 @@ static dg_status record(vk_segment *s, dg_diagnostic *diag) {
       barrier(cb, COMPUTE_AND_TRANSFER, ALL_RW);
       s->read_count = s->write_count = 0;
     }
-    if (w->scratch_bytes) {
+    if (w->pre.on) {
       /* The pre-pass, and a barrier before the main dispatch reads its
        * scratch (the tracking restarts after it). */
-      r = dispatch(s, i, w->pre_shader, NULL, 0, w->pre_bind, w->pre_groups,
+      r = dispatch(s, i, w->pre.shader, NULL, 0, w->pre.bind, w->pre.groups,
                    sets[d++], &bound);
       if (r != VK_SUCCESS) {
         free(sets), free(copy);
@@ -521,13 +533,7 @@ static dg_status record(vk_segment *s, dg_diagnostic *diag) {
       barrier(cb, COMPUTE_AND_TRANSFER, ALL_RW);
       s->read_count = s->write_count = 0;
     }
-    bool ok = track(s, true, out);
-    for (int k = 0; k < n->input_count && ok; k++)
-      if (n->inputs[k])
-        ok = track(s, false, range_of(s, n->inputs[k]));
-    if (ok && w->scratch_bytes)
-      ok = track(s, false, s->scratch);
-    if (!ok) {
+    if (!track_node(s, n, w)) {
       free(sets), free(copy);
       return oom(s, diag, "recording");
     }
@@ -554,6 +560,22 @@ static dg_status record(vk_segment *s, dg_diagnostic *diag) {
         return fail(s, diag, node, "vkCreateComputePipelines", r);
       }
       d++;
+    }
+    if (w->post.on) {
+      /* A barrier, then the post-pass reading what the main dispatch left
+       * in scratch (the tracking restarts after the barrier). */
+      barrier(cb, COMPUTE_AND_TRANSFER, ALL_RW);
+      s->read_count = s->write_count = 0;
+      r = dispatch(s, i, w->post.shader, NULL, 0, w->post.bind, w->post.groups,
+                   sets[d++], &bound);
+      if (r != VK_SUCCESS) {
+        free(sets), free(copy);
+        return fail(s, diag, node, "vkCreateComputePipelines", r);
+      }
+      if (!track_node(s, n, w)) {
+        free(sets), free(copy);
+        return oom(s, diag, "recording");
+      }
     }
     if (s->queries)
       vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s->queries,

@@ -13,7 +13,8 @@
 //            im2col of x with the batch folded into n = (image, oh, ow);
 //   -DCONV -DIM2COL: the same with B read from the explicit im2col that
 //            im2col.comp wrote to binding 0 earlier in the node.
-// Bindings as gemm.comp: 0 = x / a, 1 = w / b, 2 = bias, 3 = y.
+// Bindings as gemm.comp: 0 = x / a, 1 = w / b, 2 = bias, 3 = y; 4 = the
+// split-K partials where push constant ksplit > 1 (coop_out.glsl).
 // Specialisation constant 0 (FLAGS): bit 0 A loads as uvec4, bit 1 B
 // does, bit 2 B is k-contiguous; as constants, the paths a shape does not
 // take are compiled out (a runtime flag kept every path and a branch
@@ -128,28 +129,7 @@ layout(set = 0, binding = 0) readonly buffer In0 { float16_t in0[]; };
 layout(set = 0, binding = 1) readonly buffer In1 { float16_t in1[]; };
 layout(set = 0, binding = 0) readonly buffer In0v { uvec4 in0v[]; };
 layout(set = 0, binding = 1) readonly buffer In1v { uvec4 in1v[]; };
-layout(set = 0, binding = 2) readonly buffer Bias { float16_t bias[]; };
-layout(set = 0, binding = 3) writeonly buffer Out { float16_t y[]; };
-
-#ifdef CONV
-layout(push_constant) uniform PC {
-  int N, C, H, W, O, OH, OW, KH, KW, G, CG, OG;
-  int sh, sw, dh, dw, pt, pl;
-  int has_bias;
-  float lo, hi;
-} pc;
-#else
-layout(push_constant) uniform PC {
-  int M, N, K;
-  int sam, sak, sbk, sbn;
-  int bias_mode;
-  int brank;
-  int bdim[4];
-  int astr[4];
-  int bstr[4];
-  float lo, hi;
-} pc;
-#endif
+#include "coop_out.glsl"
 
 // NBUF: shared buffers of the A and B tiles. 2: the next K-step's tile is
 // stored while this one is read (one barrier per step); 1: it waits in
@@ -210,11 +190,19 @@ void main() {
   int warp = tid >> 5, lane = tid & 31;
   int wm = warp / WGN, wn = warp % WGN;
   int m0 = int(gl_WorkGroupID.y) * BM, n0 = int(gl_WorkGroupID.x) * BN;
-  int z = int(gl_WorkGroupID.z);
+  // Split-K: workgroup z sums slice z % ks of matrix z / ks's K, from kb0
+  // to ke (whole K-steps but for the last), and leaves fp32 partials for
+  // splitk.comp.
+  int ks = max(pc.ksplit, 1), slice = int(gl_WorkGroupID.z) % ks;
+  int z = int(gl_WorkGroupID.z) / ks;
+#define K_RANGE                                                              \
+  int kc = ((K + ks - 1) / ks + BK - 1) / BK * BK;                           \
+  int kb0 = min(K, slice * kc), ke = min(K, kb0 + kc);
 #ifdef CONV
   int g = z;
   int OHW = pc.OH * pc.OW;
   int M = pc.OG, NN = pc.N * OHW, K = pc.CG * pc.KH * pc.KW;
+  K_RANGE
   int khw = pc.KH * pc.KW;
   int abase = g * pc.OG * K, sam = K;
 #ifdef IM2COL
@@ -245,7 +233,7 @@ void main() {
   // gather competes with the MMAs for issue slots).
   int rk[BPT], rkh[BPT], rkw[BPT], roff[BPT];
   [[unroll]] for (int r = 0; r < BPT; r++) {
-    int k = kr + KSTEP * r;
+    int k = kb0 + kr + KSTEP * r;
     int c = k / khw, rr = k - c * khw;
     rk[r] = k;
     rkh[r] = rr / pc.KW;
@@ -257,6 +245,7 @@ void main() {
 #endif
 #else
   int M = pc.M, NN = pc.N, K = pc.K;
+  K_RANGE
   int abase = 0, bbase = 0, rem = z;
   for (int d = pc.brank - 1; d >= 0; d--) {
     int i = rem % pc.bdim[d];
@@ -276,14 +265,14 @@ void main() {
     int v = tid + r * NT;                                                    \
     int m = m0 + v / (BK / 8), k = (k0) + (v % (BK / 8)) * 8;                \
     uvec4 q = uvec4(0);                                                      \
-    if (m < M && k < K) {                                                    \
+    if (m < M && k < ke) {                                                   \
       if (AVEC) {                                                            \
         q = A_V[(abase + m * sam + k) >> 3];                                 \
       } else {                                                               \
         float16_t e[8];                                                      \
         [[unroll]] for (int j = 0; j < 8; j++)                               \
-          e[j] = k + j < K ? A_S[abase + m * sam + (k + j) * A_SK]           \
-                           : float16_t(0);                                   \
+          e[j] = k + j < ke ? A_S[abase + m * sam + (k + j) * A_SK]          \
+                            : float16_t(0);                                  \
         q = pk8(e);                                                          \
       }                                                                      \
     }                                                                        \
@@ -301,7 +290,7 @@ void main() {
   [[unroll]] for (int r = 0; r < BPT; r++) {                                 \
     int v = tid + r * NT;                                                    \
     int n = n0 + v / (BK / 8), k = (k0) + (v % (BK / 8)) * 8;                \
-    rb[r] = n < NN && k < K ? in0v[(bbase + n * KP + k) >> 3] : uvec4(0);    \
+    rb[r] = n < NN && k < ke ? in0v[(bbase + n * KP + k) >> 3] : uvec4(0);   \
   }
 #define STORE_B(b)                                                           \
   [[unroll]] for (int r = 0; r < BPT; r++) {                                 \
@@ -315,7 +304,7 @@ void main() {
   [[unroll]] for (int r = 0; r < BPT; r++) {                                 \
     float16_t e[8];                                                          \
     int dhk = rkh[r] * pc.dh, dwk = rkw[r] * pc.dw;                          \
-    bool kin = rk[r] < K;                                                    \
+    bool kin = rk[r] < ke;                                                   \
     [[unroll]] for (int j = 0; j < 8; j++) {                                 \
       bool ok = kin && uint(ih0[j] + dhk) < uint(pc.H) &&                    \
                 uint(iw0[j] + dwk) < uint(pc.W);                             \
@@ -352,20 +341,20 @@ void main() {
     uvec4 q = uvec4(0);                                                      \
     if (BKC) {                                                               \
       int n = n0 + v / (BK / 8), k = (k0) + (v % (BK / 8)) * 8;              \
-      if (n < NN && k < K) {                                                 \
+      if (n < NN && k < ke) {                                                \
         if (BVEC) {                                                          \
           q = in1v[(bbase + n * pc.sbn + k) >> 3];                           \
         } else {                                                             \
           float16_t e[8];                                                    \
           [[unroll]] for (int j = 0; j < 8; j++)                             \
-            e[j] = k + j < K ? in1[bbase + n * pc.sbn + (k + j) * pc.sbk]    \
-                             : float16_t(0);                                 \
+            e[j] = k + j < ke ? in1[bbase + n * pc.sbn + (k + j) * pc.sbk]   \
+                              : float16_t(0);                                \
           q = pk8(e);                                                        \
         }                                                                    \
       }                                                                      \
     } else {                                                                 \
       int k = (k0) + v / (BN / 8), n = n0 + (v % (BN / 8)) * 8;              \
-      if (n < NN && k < K) {                                                 \
+      if (n < NN && k < ke) {                                                \
         if (BVEC) {                                                          \
           q = in1v[(bbase + k * pc.sbk + n) >> 3];                           \
         } else {                                                             \
@@ -399,10 +388,10 @@ void main() {
     [[unroll]] for (int j = 0; j < NF; j++)
       acc[i][j] = FC(0.0);
 
-  int nk = (K + BK - 1) / BK;
+  int nk = (ke - kb0 + BK - 1) / BK;
 #if NBUF > 0
-  LOAD_A(0)
-  LOAD_B(0)
+  LOAD_A(kb0)
+  LOAD_B(kb0)
   STORE_A(0)
   STORE_B(0)
   barrier();
@@ -410,17 +399,17 @@ void main() {
   for (int t = 0; t < nk; t++) {
     int cur = NBUF == 2 ? t & 1 : 0;
 #if NBUF == 0
-    if (t > 0)
-      barrier();
-    LOAD_A(t * BK)
-    LOAD_B(t * BK)
+    // (The barrier that ends the previous step already keeps these stores
+    // behind its MMAs.)
+    LOAD_A(kb0 + t * BK)
+    LOAD_B(kb0 + t * BK)
     STORE_A(0)
     STORE_B(0)
     barrier();
 #else
     if (t + 1 < nk) {
-      LOAD_A((t + 1) * BK)
-      LOAD_B((t + 1) * BK)
+      LOAD_A(kb0 + (t + 1) * BK)
+      LOAD_B(kb0 + (t + 1) * BK)
     }
 #endif
     int ab = cur * BUF, bb = cur * BUF + ABUF;
@@ -458,7 +447,8 @@ void main() {
 
   // Epilogue: each subgroup stages one 16xNW fp32 fragment at a time in
   // its own 1 KiB of shared memory (64 uvec4), then every lane finishes
-  // NW/2 outputs of one row of it (bias, activation, one rounding to f16).
+  // NW/2 outputs of one row of it (store_out: bias, activation, one
+  // rounding to f16; or the raw partial sum of a K slice).
   int stage = warp * 64;
   int er = lane >> 1, ec = (lane & 1) * (NW / 2);
   [[unroll]] for (int i = 0; i < FM; i++)
@@ -479,21 +469,11 @@ void main() {
       [[unroll]] for (int e = 0; e < NW / 2; e++) {
         int n = nbase + e;
         if (m < M && n < NN) {
-          float v = vals[e];
-#ifdef CONV
-          int ch = g * pc.OG + m;
-          if (pc.has_bias != 0)
-            v += float(bias[ch]);
-          int img = n / OHW, p = n - img * OHW;
-          int yi = (img * pc.O + ch) * OHW + p;
-#else
-          if (pc.bias_mode != 0)
-            v += float(bias[pc.bias_mode == 1 ? m : n]);
-          int yi = z * M * NN + m * NN + n;
-#endif
-          v = v < pc.lo ? pc.lo : v;
-          v = v > pc.hi ? pc.hi : v;
-          y[yi] = float16_t(v);
+          if (ks > 1)
+            part[((slice * (int(gl_NumWorkGroups.z) / ks) + z) * M + m) * NN +
+                 n] = vals[e];
+          else
+            store_out(z, m, n, vals[e]);
         }
       }
       subgroupBarrier();
