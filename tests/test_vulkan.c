@@ -350,6 +350,14 @@ static void check_big_f16(dg_context *ctx, int dev) {
     {"matmul 200x4000x300", 0, {200, 4000}, {4000, 300}, {.groups = 0}},
     {"3x3 conv 256->256 @2x7x7", 1, {2, 256, 7, 7}, {256, 256, 3, 3},
      {.pads = {1, 1, 1, 1}, .activation = DG_ACTIVATION_RELU6}},
+    /* Enough 64x64 tiles for two waves on an H200: the 64x128 kernel. */
+    {"3x3 conv 16->64 @12x56x56", 1, {12, 16, 56, 56}, {64, 16, 3, 3},
+     {.pads = {1, 1, 1, 1}, .activation = DG_ACTIVATION_RELU}},
+    /* Channels not a multiple of 8: padded in the blocked copies. */
+    {"7x7 conv 3->64 s2 @4x64x64", 1, {4, 3, 64, 64}, {64, 3, 7, 7},
+     {.stride = {2, 2}, .pads = {3, 3, 3, 3}}},
+    {"3x3 conv 60->96 g3 d2 @2x40x40", 1, {2, 60, 40, 40}, {96, 20, 3, 3},
+     {.dilation = {2, 2}, .pads = {2, 2, 2, 2}, .groups = 3}},
   };
   /* clang-format on */
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {

@@ -87,7 +87,7 @@ def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     vk = os.path.join(build, "src", "target", "vulkan")
     names = ["gemmk_f16", "convk_f16", "gemmk64_f16", "convik_f16",
-             "convik64_f16"]
+             "convik64_f16", "convnk_f16", "convnk64_f16"]
     if not os.path.exists(os.path.join(vk, names[0] + ".spv")):
         print("skipped: spirv_nv2khr: the Vulkan target is not built in %s"
               % build)

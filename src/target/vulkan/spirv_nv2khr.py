@@ -83,6 +83,12 @@ def translate(words):
         raise Nv2KhrError("not a little-endian SPIR-V module")
     insts = parse(words)
     bound = words[3]
+    # A module cut at an instruction boundary parses; its functions do not
+    # all end (OpFunction 54, OpFunctionEnd 56).
+    ops_seen = [op for op, _ in insts]
+    if (not ops_seen or ops_seen[-1] != 56
+            or ops_seen.count(54) != ops_seen.count(56)):
+        raise Nv2KhrError("truncated module: a function has no end")
 
     # Pass 1: declared types, constants, value types, matrix uses.
     type_ids = set()

@@ -531,11 +531,12 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
   vd->spin_ns = vd->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU
                     ? 0
                     : (int64_t)(spin ? strtoul(spin, NULL, 10) : 1000) * 1000;
-  const char *im2col = getenv("DG_VK_IM2COL");
-  vd->im2col = !im2col                     ? -1
-               : !strcmp(im2col, "always") ? 1
-               : !strcmp(im2col, "never")  ? 0
-                                           : -1;
+  const char *gather = getenv("DG_VK_CONV_GATHER");
+  vd->conv_gather = !gather                       ? -1
+                    : !strcmp(gather, "implicit") ? 0
+                    : !strcmp(gather, "im2col")   ? 1
+                    : !strcmp(gather, "blocked")  ? 2
+                                                  : -1;
   const char *splitk = getenv("DG_VK_SPLITK");
   vd->splitk = splitk && atoi(splitk) > 0 ? atoi(splitk) : -1;
   const char *paths = getenv("DG_TEST_VULKAN_PATHS");

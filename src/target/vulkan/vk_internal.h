@@ -46,10 +46,11 @@ typedef enum vk_shader {
   SH_GEMMC64_F16, SH_CONVC64_F16, /* the same with 64x64 tiles */
   /* Through KHR cooperative matrices (m16n8k16), derived at build time
    * by spirv_nv2khr.py, with their own tiles (128x256, 64x64, 64x64,
-   * 128x256, 64x64; see meson.build). */
+   * 128x256, 64x64, 64x128, 64x64, 64x64; see meson.build). */
   SH_GEMMK_F16, SH_CONVK_F16, SH_GEMMK64_F16,
   SH_CONVIK_F16, SH_CONVIK64_F16, /* ... reading an explicit im2col */
-  SH_IM2COL_F16,
+  SH_CONVNK_F16, SH_CONVNK64_F16, SH_CONVNK64D_F16, /* ... channel-blocked */
+  SH_IM2COL_F16, SH_CBLOCK_F16,   /* their pre-passes */
   SH_SPLITK_F16, SH_SPLITKC_F16, /* split-K sums (GEMM, conv) */
   SH_GEMMDOT_Q8, SH_CONVDOT_Q8, /* int8 through integer dot products */
   SH_COUNT_
@@ -136,10 +137,11 @@ typedef struct vk_device {
    * dot-product kernels wherever the device has the feature, accelerated
    * or not; 0 otherwise. */
   int test_paths;
-  /* When an f16 conv on KHR cooperative matrices takes the explicit
-   * im2col pass (vk_ops.c im2col_work): DG_VK_IM2COL=always (1), never
-   * (0), or by shape (-1, unset), which tests use to reach both kernels. */
-  int im2col;
+  /* How an f16 conv on KHR cooperative matrices gathers its B:
+   * DG_VK_CONV_GATHER=implicit (0), im2col (1), blocked (2), or unset
+   * (-1: blocked where its copies fit the scratch limit, else implicit);
+   * tests use it to reach every kernel (vk_ops.c cblock_work). */
+  int conv_gather;
   /* K slices of the KHR cooperative-matrix kernels (vk_ops.c
    * splitk_work): DG_VK_SPLITK=N forces N (1: never split), unset (-1) by
    * shape. */
@@ -201,7 +203,7 @@ int dg_vk_supports(dg_device *dev, const dg_ir *ir, const dg_node *n,
 
 /* What a node records: one dispatch, or buffer copies (reshape, concat).
  * A dispatch may come with a pre-pass that fills scratch memory the main
- * dispatch reads (the f16 convs' explicit im2col), or a post-pass that
+ * dispatch reads (the f16 convs' blocked copies or explicit im2col), or a post-pass that
  * reads what the main dispatch left there (split-K's sum), with a barrier
  * between: same push constants, no specialisation constants,
  * scratch_bytes of the segment's scratch region, which every such node

@@ -211,8 +211,12 @@ static void tile_of(vk_shader sh, int *tm, int *tn) {
   *tm = *tn = 128;
   if (sh == SH_GEMMK_F16 || sh == SH_CONVIK_F16)
     *tn = 256;
+  else if (sh == SH_CONVNK_F16)
+    *tm = 64;
   else if (sh == SH_GEMMC64_F16 || sh == SH_CONVC64_F16 ||
-           sh == SH_GEMMK64_F16 || sh == SH_CONVK_F16 || sh == SH_CONVIK64_F16)
+           sh == SH_GEMMK64_F16 || sh == SH_CONVK_F16 ||
+           sh == SH_CONVIK64_F16 || sh == SH_CONVNK64_F16 ||
+           sh == SH_CONVNK64D_F16)
     *tm = *tn = 64;
 }
 static void tile_grid(vk_work *w, int64_t M, int64_t N, int64_t z) {
@@ -265,7 +269,7 @@ static VkDeviceSize scratch_limit(const vk_device *vd) {
  * as many as keep the workgroups within one wave of about 512, within
  * scratch_limit. On the H200, ResNet-50's 512@7 at batch 32 (200 tiles)
  * ran 110 us unsplit, 102 / 112 / 105 in 2 / 3 / 4 slices (3 and 4 spill
- * into a second wave); the im2col pass, 97, stays its default. M x N
+ * into a second wave); the blocked copies' 74 stay its default. M x N
  * outputs in z matrices, K deep; conv: the conv's push layout. */
 static void splitk_work(const vk_device *vd, vk_work *w, bool conv, int64_t M,
                         int64_t N, int64_t K, int64_t z) {
@@ -296,32 +300,81 @@ static void splitk_work(const vk_device *vd, vk_work *w, bool conv, int64_t M,
   w->post.groups[2] = 1;
 }
 
+/* Points the main dispatch's binding 0 at the scratch region and records
+ * pre-pass sh before it: reads the node's bindings 0 and 1, writes bytes
+ * of scratch (binding 3), over groups workgroups (a row of at most 65535;
+ * the pre-pass shaders stride) times gz. */
+static void scratch_pre(vk_work *w, vk_shader sh, VkDeviceSize bytes,
+                        int64_t groups, int64_t gz) {
+  w->scratch_bytes = bytes;
+  w->pre.on = true;
+  w->pre.shader = sh;
+  w->pre.bind[0] = w->bind[0];
+  w->pre.bind[1] = w->bind[1];
+  w->pre.bind[3] = VK_BIND_SCRATCH;
+  w->pre.groups[0] = (uint32_t)(groups < 65535 ? groups : 65535);
+  w->pre.groups[1] = 1;
+  w->pre.groups[2] = (uint32_t)gz;
+  w->bind[0] = VK_BIND_SCRATCH;
+}
+
 /* An f16 conv on KHR cooperative matrices (after big_work) as im2col.comp
  * writing B = [G][N][K rounded up to 8] into scratch, then the GEMM
- * reading it (convik*). The implicit kernel gathers B again for each of
- * its 64-row M-tiles; at 8 or more (OG >= 512) the pass paid on the H200
- * (ResNet-50's 512@7 at batch 32: 97.5 against 109 us), at 1-4 it did not
- * (64@56 213 against 112, 128@28 133 against 90, 256@14 101 against 81).
- * M x N outputs per group, K per output. */
-static void im2col_work(const vk_device *vd, vk_work *w, int64_t M, int64_t N,
+ * reading it (convik*); only where DG_VK_CONV_GATHER=im2col asks. On the
+ * H200 it beat the implicit gather only at OG >= 512 (ResNet-50's 512@7
+ * at batch 32: 97.5 against 109 us) and lost to the blocked copies
+ * everywhere (97 against 74 there). M x N outputs per group, K per
+ * output. */
+static bool im2col_work(const vk_device *vd, vk_work *w, int64_t M, int64_t N,
                         int64_t K, int64_t G) {
   int64_t kb = (K + 7) / 8, rows = N * kb;
   VkDeviceSize bytes = (VkDeviceSize)(G * rows) * 16;
-  bool want = vd->im2col < 0 ? M >= 512 : vd->im2col == 1;
-  if (!want || bytes > scratch_limit(vd) || rows > INT32_MAX / 8)
-    return;
-  w->scratch_bytes = bytes;
-  w->pre.on = true;
-  w->pre.shader = SH_IM2COL_F16;
-  w->pre.bind[0] = w->bind[0];
-  w->pre.bind[3] = VK_BIND_SCRATCH;
-  int64_t groups = (rows + 255) / 256;
-  w->pre.groups[0] = (uint32_t)(groups < 65535 ? groups : 65535);
-  w->pre.groups[1] = 1;
-  w->pre.groups[2] = (uint32_t)G;
-  w->bind[0] = VK_BIND_SCRATCH;
+  if (vd->conv_gather != 1 || bytes > scratch_limit(vd) || rows > INT32_MAX / 8)
+    return false;
+  scratch_pre(w, SH_IM2COL_F16, bytes, (rows + 255) / 256, G);
   w->shader = khr_wide(M, N, G) ? SH_CONVIK_F16 : SH_CONVIK64_F16;
   tile_grid(w, M, N, G);
+  return true;
+}
+
+/* The GEMM over blocked copies for an OG x NP output in G groups, by how
+ * its tiles fill the GPU: about 528 workgroups of 64x64 are resident on
+ * the H200 (132 multiprocessors, 4 each), and a wave left partly empty
+ * costs as much as a full one. 64x128 tiles where they take at most half
+ * the waves of 64x64 ones; BK 64 where every 64x64 tile is resident at
+ * two per multiprocessor; else 64x64. H200, ResNet-50's 3x3 layers at
+ * batch 32, in us (64@56 / 128@28 / 256@14 / 512@7): 64x64 82 / 74 / 64 /
+ * 85, 64x64 BK 64 92 / 67 / 75 / 74, 64x128 83 / 56 / 67 / 97 (and 128x256
+ * 106 / 63 / 96 / 186, 64x256 91 / 79 / 71 / 136), blocking pass
+ * included. */
+static vk_shader cblock_kernel(int64_t OG, int64_t NP, int64_t G) {
+  int64_t mt = (OG + 63) / 64, t64 = mt * ((NP + 63) / 64) * G,
+          t128 = mt * ((NP + 127) / 128) * G;
+  if (2 * ((t128 + 527) / 528) <= (t64 + 527) / 528)
+    return SH_CONVNK_F16;
+  return t64 <= 264 ? SH_CONVNK64D_F16 : SH_CONVNK64_F16;
+}
+
+/* An f16 conv on KHR cooperative matrices (after big_work) as cblock.comp
+ * writing channel-blocked copies of x and w into scratch ([G][N][H][W][CP]
+ * and [G][OG][KH][KW][CP], CP = CG rounded up to 8), then the GEMM
+ * gathering B from them one 16-byte load per 8 channels (convnk*). The
+ * default wherever the copies fit the scratch limit. x: N x (G*CG) x H x
+ * W, w: (G*OG) x CG x KH x KW, NP = N*OH*OW outputs per channel. */
+static bool cblock_work(const vk_device *vd, vk_work *w, int64_t N, int64_t H,
+                        int64_t W, int64_t G, int64_t CG, int64_t OG,
+                        int64_t khw, int64_t NP) {
+  int64_t CP = (CG + 7) / 8 * 8;
+  int64_t halves = G * (N * H * W + OG * khw) * CP;
+  VkDeviceSize bytes = (VkDeviceSize)halves * 2;
+  if ((vd->conv_gather != -1 && vd->conv_gather != 2) ||
+      bytes > scratch_limit(vd) || halves > INT32_MAX)
+    return false;
+  scratch_pre(w, SH_CBLOCK_F16, bytes, (halves / 8 + 255) / 256, 1);
+  w->shader = cblock_kernel(OG, NP, G);
+  w->spec[0] = 1; /* A, the blocked weights, loads as uvec4 */
+  tile_grid(w, OG, NP, G);
+  return true;
 }
 
 static bool setup_conv(const vk_device *vd, vk_work *w, const dg_ir *ir,
@@ -359,8 +412,9 @@ static bool setup_conv(const vk_device *vd, vk_work *w, const dg_ir *ir,
     big_work(vd, w, coop ? SH_CONVC_F16 : SH_CONVB_F32, SH_CONVC64_F16,
              KG % (coop ? 8 : 4) == 0, OG, NP, G);
     if (coop && vd->coop_khr_f16) {
-      im2col_work(vd, w, OG, NP, KG, G);
-      if (!w->pre.on)
+      if (!cblock_work(vd, w, N, xd->dims[2], xd->dims[3], G, CG, OG,
+                       wd->dims[2] * wd->dims[3], NP) &&
+          !im2col_work(vd, w, OG, NP, KG, G))
         splitk_work(vd, w, true, OG, NP, KG, G);
     }
   } else if (direct_conv(vd, OG, OH * OW)) {

@@ -9,15 +9,17 @@
 #include <string.h>
 
 const char *const dg_vk_shader_names[SH_COUNT_] = {
-    "gemm_f32",    "gemm_f16",    "gemm_q8",     "conv_f32",
-    "conv_f16",    "conv_q8",     "gemmd_f32",   "gemmd_f16",
-    "gemmd_q8",    "convd_f32",   "convd_f16",   "convd_q8",
-    "pool_f32",    "pool_f16",    "pool_8",      "gap_f32",
-    "gap_f16",     "softmax_f32", "softmax_f16", "eltwise_f32",
-    "eltwise_f16", "quantize_8",  "quantize_32", "dequantize_8",
-    "dequantize_32", "gemmb_f32",   "convb_f32",   "gemmc_f16",
-    "convc_f16",   "gemmc64_f16", "convc64_f16", "gemmk_f16",
-    "convk_f16",   "gemmk64_f16", "convik_f16", "convik64_f16", "im2col_f16", "splitk_f16", "splitkc_f16", "gemmdot_q8",
+    "gemm_f32",      "gemm_f16",     "gemm_q8",       "conv_f32",
+    "conv_f16",      "conv_q8",      "gemmd_f32",     "gemmd_f16",
+    "gemmd_q8",      "convd_f32",    "convd_f16",     "convd_q8",
+    "pool_f32",      "pool_f16",     "pool_8",        "gap_f32",
+    "gap_f16",       "softmax_f32",  "softmax_f16",   "eltwise_f32",
+    "eltwise_f16",   "quantize_8",   "quantize_32",   "dequantize_8",
+    "dequantize_32", "gemmb_f32",    "convb_f32",     "gemmc_f16",
+    "convc_f16",     "gemmc64_f16",  "convc64_f16",   "gemmk_f16",
+    "convk_f16",     "gemmk64_f16",  "convik_f16",    "convik64_f16",
+    "convnk_f16",    "convnk64_f16", "convnk64d_f16", "im2col_f16",
+    "cblock_f16",    "splitk_f16",   "splitkc_f16",   "gemmdot_q8",
     "convdot_q8"};
 
 VkResult dg_vk_pipelines_init(vk_device *vd) {
@@ -119,8 +121,8 @@ static VkResult create(vk_device *vd, vk_shader sh, const uint32_t *spec,
   VkSpecializationMapEntry map[4];
   for (int i = 0; i < spec_count; i++)
     map[i] = (VkSpecializationMapEntry){(uint32_t)i, (uint32_t)(4 * i), 4};
-  VkSpecializationInfo spi = {(uint32_t)spec_count, map,
-                              (size_t)spec_count * 4, spec};
+  VkSpecializationInfo spi = {(uint32_t)spec_count, map, (size_t)spec_count * 4,
+                              spec};
   VkComputePipelineCreateInfo ci = {
       .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
       .flags = vd->pipeline_stats

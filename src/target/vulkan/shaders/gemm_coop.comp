@@ -12,7 +12,11 @@
 //   -DCONV:  A = the weights W[OG][CG*KH*KW] of group z, B the implicit
 //            im2col of x with the batch folded into n = (image, oh, ow);
 //   -DCONV -DIM2COL: the same with B read from the explicit im2col that
-//            im2col.comp wrote to binding 0 earlier in the node.
+//            im2col.comp wrote to binding 0 earlier in the node;
+//   -DCONV -DCBLK: A and B from the channel-blocked copies of the weights
+//            and input that cblock.comp wrote to binding 0 earlier in the
+//            node, with k = (kh, kw, c) and the channels padded to 8, so
+//            B gathers one aligned uvec4 of 8 channels per pixel.
 // Bindings as gemm.comp: 0 = x / a, 1 = w / b, 2 = bias, 3 = y; 4 = the
 // split-K partials where push constant ksplit > 1 (coop_out.glsl).
 // Specialisation constant 0 (FLAGS): bit 0 A loads as uvec4, bit 1 B
@@ -103,8 +107,8 @@ layout(local_size_x = NT) in;
 layout(constant_id = 0) const int FLAGS = 0;
 const bool AVEC = (FLAGS & 1) != 0;
 const bool BVEC = (FLAGS & 2) != 0;
-#ifdef IM2COL
-const bool BKC = true; // the im2col rows are k-contiguous
+#if defined(IM2COL) || defined(CBLK)
+const bool BKC = true; // the im2col rows, the blocked pixels: k-contiguous
 #else
 const bool BKC = (FLAGS & 4) != 0;
 #endif
@@ -201,14 +205,47 @@ void main() {
 #ifdef CONV
   int g = z;
   int OHW = pc.OH * pc.OW;
-  int M = pc.OG, NN = pc.N * OHW, K = pc.CG * pc.KH * pc.KW;
-  K_RANGE
   int khw = pc.KH * pc.KW;
+#ifdef CBLK
+  // Channels padded to CP, a multiple of 8: xb = [G][N][H][W][CP], then
+  // wb = [G][OG][KH*KW*CP] (cblock.comp).
+  int CP = (pc.CG + 7) / 8 * 8;
+  int M = pc.OG, NN = pc.N * OHW, K = khw * CP;
+  K_RANGE
+  int abase = pc.G * pc.N * pc.H * pc.W * CP + g * pc.OG * K, sam = K;
+#else
+  int M = pc.OG, NN = pc.N * OHW, K = pc.CG * khw;
+  K_RANGE
   int abase = g * pc.OG * K, sam = K;
+#endif
 #ifdef IM2COL
   // B was written by im2col.comp: [G][NN][KP] halves, k-contiguous rows
   // padded with zeros to KP (a multiple of 8), read as k-contiguous B.
   int KP = (K + 7) / 8 * 8, bbase = g * NN * KP;
+#elif defined(CBLK)
+  // This invocation loads k-group kq (8 channels) of BPT columns per
+  // K-step: chunk v = tid + r*NT is column v / (BK/8), group v % (BK/8),
+  // as the im2col path stores it. Per column: the input origin and the
+  // offset of xb[g][img][ih0][iw0][0] (a column past the end gets an
+  // origin that fails every bounds check). The group's (kh, kw, c) are
+  // divided out once and then stepped by BK with carries; koff is its
+  // offset from a column's origin.
+  int kq = tid % (BK / 8);
+  int cih[BPT], ciw[BPT], cpix[BPT];
+  [[unroll]] for (int r = 0; r < BPT; r++) {
+    int n = n0 + (tid + r * NT) / (BK / 8);
+    int img = n / OHW, p = n - img * OHW;
+    int oh = p / pc.OW, ow = p - oh * pc.OW;
+    int ih = oh * pc.sh - pc.pt;
+    ciw[r] = ow * pc.sw - pc.pl;
+    cpix[r] = (((g * pc.N + img) * pc.H + ih) * pc.W + ciw[r]) * CP;
+    cih[r] = n < NN ? ih : -0x40000000;
+  }
+  int bk = kb0 + kq * 8, bpos = bk / CP, bc = bk - bpos * CP;
+  int bkh = bpos / pc.KW, bkw = bpos - bkh * pc.KW;
+  int koff = (bkh * pc.dh * pc.W + bkw * pc.dw) * CP + bc;
+  int sdc = BK % CP, spos = BK / CP, skh = spos / pc.KW;
+  int skw = spos - skh * pc.KW;
 #else
   // This invocation gathers 8 consecutive n (columns nb..nb+7) of B rows
   // kr + i * KSTEP of each K-step. Per column: the input origin (ih0,
@@ -280,9 +317,15 @@ void main() {
   }
 
 #ifdef CONV
+#ifdef CBLK
+#define A_V in0v
+#define A_S in0
+#else
 #define A_V in1v
 #define A_S in1
+#endif
 #define A_SK 1
+#if defined(IM2COL) || defined(CBLK)
 #ifdef IM2COL
   // B chunk v: column v / (BK/8), halves (v % (BK/8)) * 8, one aligned
   // uvec4 (the padding is zeros, so only n and the tile's K need checks).
@@ -292,6 +335,35 @@ void main() {
     int n = n0 + v / (BK / 8), k = (k0) + (v % (BK / 8)) * 8;                \
     rb[r] = n < NN && k < ke ? in0v[(bbase + n * KP + k) >> 3] : uvec4(0);   \
   }
+#else
+  // k0 is implicit, as for the implicit gather below.
+#define LOAD_B(k0)                                                           \
+  {                                                                          \
+    int dhk = bkh * pc.dh, dwk = bkw * pc.dw;                                \
+    [[unroll]] for (int r = 0; r < BPT; r++) {                               \
+      bool ok = bk < ke && uint(cih[r] + dhk) < uint(pc.H) &&                \
+                uint(ciw[r] + dwk) < uint(pc.W);                             \
+      rb[r] = ok ? in0v[(cpix[r] + koff) >> 3] : uvec4(0);                   \
+    }                                                                        \
+    bk += BK;                                                                \
+    bc += sdc;                                                               \
+    koff += sdc;                                                             \
+    if (bc >= CP) {                                                          \
+      bc -= CP;                                                              \
+      bkw++;                                                                 \
+      koff += pc.dw * CP - CP;                                               \
+    }                                                                        \
+    bkw += skw;                                                              \
+    koff += skw * pc.dw * CP;                                                \
+    if (bkw >= pc.KW) {                                                      \
+      bkw -= pc.KW;                                                          \
+      bkh++;                                                                 \
+      koff += (pc.dh * pc.W - pc.KW * pc.dw) * CP;                           \
+    }                                                                        \
+    bkh += skh;                                                              \
+    koff += skh * pc.dh * pc.W * CP;                                         \
+  }
+#endif
 #define STORE_B(b)                                                           \
   [[unroll]] for (int r = 0; r < BPT; r++) {                                 \
     int v = tid + r * NT;                                                    \
@@ -458,22 +530,22 @@ void main() {
       subgroupBarrier();
       int m = m0 + wm * FM * 16 + i * 16 + er;
       int nbase = n0 + wn * FN * 16 + j * NW + ec;
-      float vals[NW / 2];
+
       [[unroll]] for (int q = 0; q < NW / 8; q++) {
-        uvec4 u = smem[stage + er * (NW / 4) + (ec >> 2) + q];
-        vals[4 * q] = uintBitsToFloat(u.x);
-        vals[4 * q + 1] = uintBitsToFloat(u.y);
-        vals[4 * q + 2] = uintBitsToFloat(u.z);
-        vals[4 * q + 3] = uintBitsToFloat(u.w);
-      }
-      [[unroll]] for (int e = 0; e < NW / 2; e++) {
-        int n = nbase + e;
-        if (m < M && n < NN) {
-          if (ks > 1)
-            part[((slice * (int(gl_NumWorkGroups.z) / ks) + z) * M + m) * NN +
-                 n] = vals[e];
-          else
-            store_out(z, m, n, vals[e]);
+        vec4 v = uintBitsToFloat(smem[stage + er * (NW / 4) + (ec >> 2) + q]);
+        int n4 = nbase + 4 * q;
+        if (m < M && ks <= 1 && n4 + 3 < NN) {
+          store_out4(z, m, n4, v);
+        } else if (m < M) {
+          [[unroll]] for (int e = 0; e < 4; e++) {
+            int n = n4 + e;
+            if (n < NN && ks > 1)
+              part[((slice * (int(gl_NumWorkGroups.z) / ks) + z) * M + m) *
+                       NN +
+                   n] = v[e];
+            else if (n < NN)
+              store_out(z, m, n, v[e]);
+          }
         }
       }
       subgroupBarrier();

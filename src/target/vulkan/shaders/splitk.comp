@@ -7,6 +7,7 @@
 // as the GEMM pass; -DCONV for convs. Bindings: 2 = bias, 3 = y,
 // 4 = partials.
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #define F16
 
 layout(local_size_x = 256) in;
