@@ -332,7 +332,8 @@ static dg_graph *gemm_graph(dg_context *ctx, dg_dtype t, int pin) {
  * reference. */
 typedef struct big_case {
   const char *what;
-  int conv;
+  int conv; /* 0 matmul, 1 conv, 2 conv whose weights are a graph input
+               (not constant: the blocking pre-pass copies them each run) */
   int64_t x[4], w[4];
   dg_conv2d_params cp;
 } big_case;
@@ -356,7 +357,7 @@ static void check_big_f16(dg_context *ctx, int dev) {
     /* Channels not a multiple of 8: padded in the blocked copies. */
     {"7x7 conv 3->64 s2 @4x64x64", 1, {4, 3, 64, 64}, {64, 3, 7, 7},
      {.stride = {2, 2}, .pads = {3, 3, 3, 3}}},
-    {"3x3 conv 60->96 g3 d2 @2x40x40", 1, {2, 60, 40, 40}, {96, 20, 3, 3},
+    {"3x3 conv 60->96 g3 d2 @2x40x40, weights an input", 2, {2, 60, 40, 40}, {96, 20, 3, 3},
      {.dilation = {2, 2}, .pads = {2, 2, 2, 2}, .groups = 3}},
   };
   /* clang-format on */
@@ -370,7 +371,10 @@ static void check_big_f16(dg_context *ctx, int dev) {
       n *= bc->x[i];
     dg_tensor_desc x_desc = fdesc(DG_DTYPE_F16, rank, bc->x);
     dg_tensor x = dg_graph_input(g, "x", &x_desc);
-    dg_tensor w = fconst(g, "w", DG_DTYPE_F16, rank, bc->w);
+    dg_tensor_desc w_desc = fdesc(DG_DTYPE_F16, rank, bc->w);
+    dg_tensor w = bc->conv == 2 ? dg_graph_input(g, "w", &w_desc)
+                                : fconst(g, "w", DG_DTYPE_F16, rank, bc->w);
+    int64_t nw = dg_desc_elements(&w_desc);
     dg_tensor y = bc->conv ? dg_graph_conv2d(g, "conv", x, w,
                                              fconst(g, "b", DG_DTYPE_F16, 1,
                                                     (int64_t[]){bc->w[0]}),
@@ -379,14 +383,15 @@ static void check_big_f16(dg_context *ctx, int dev) {
     dg_graph_output(g, "y", y, DG_LAYOUT_NCHW);
     dg_diagnostic d;
     dg_session *s = dg_graph_status(g) ? NULL : compile_on(g, dev, &d);
-    uint16_t *h = malloc(sizeof *h * (size_t)n);
+    uint16_t *h = malloc(sizeof *h * (size_t)(n + nw));
     if (s && h) {
       const float *r = rnd((int)(n < 8192 ? n : 8192), 1.0f);
-      for (int64_t i = 0; i < n; i++)
+      for (int64_t i = 0; i < n + nw; i++)
         h[i] = dg_f32_to_f16(r[i % 8192] * (float)(1 + i % 3) / 3.0f);
-      dg_binding in = {"x", h, sizeof *h * (size_t)n};
+      dg_binding in[2] = {{"x", h, sizeof *h * (size_t)n},
+                          {"w", h + n, sizeof *h * (size_t)nw}};
       dg_verify_report rep;
-      dg_status v = dg_session_verify(s, &in, 1, &rep);
+      dg_status v = dg_session_verify(s, in, bc->conv == 2 ? 2 : 1, &rep);
       CHECK(v == DG_OK && rep.ok,
             "f16 %s on the big tiles: matches the reference (worst relative "
             "error %.2g)",

@@ -24,10 +24,11 @@ done
 # are tested with validation off.
 # DG_VK_CONV_GATHER: every f16 conv through the channel-blocked copies (the
 # default where they fit), the explicit im2col, or the implicit gather.
-# DG_VK_SPLITK=3: every KHR f16 GEMM and implicit conv split in 3 slices of
-# K.
+# DG_VK_SPLITK=3: every KHR f16 GEMM and conv (but those through the
+# im2col) split in 3 slices of K.
 for mode in DG_VK_CONV_GATHER=blocked DG_VK_CONV_GATHER=im2col \
-  DG_VK_CONV_GATHER=implicit "DG_VK_CONV_GATHER=implicit DG_VK_SPLITK=3"; do
+  DG_VK_CONV_GATHER=implicit DG_VK_SPLITK=3 \
+  "DG_VK_CONV_GATHER=implicit DG_VK_SPLITK=3"; do
   echo "== test_vulkan, validation off (KHR cooperative-matrix kernels), $mode"
   out=$(env DG_VULKAN_VALIDATION=0 $mode "$b/tests/test_vulkan" 2>&1)
   echo "$out" | grep -Ev '^ok ' | tail -n 20

@@ -269,22 +269,27 @@ static VkDeviceSize scratch_limit(const vk_device *vd) {
  * as many as keep the workgroups within one wave of about 512, within
  * scratch_limit. On the H200, ResNet-50's 512@7 at batch 32 (200 tiles)
  * ran 110 us unsplit, 102 / 112 / 105 in 2 / 3 / 4 slices (3 and 4 spill
- * into a second wave); the blocked copies' 74 stay its default. M x N
+ * into a second wave). Not after the blocked copies unless forced: there
+ * 512@7 ran 74 us unsplit and 91 in 2 slices. M x N
  * outputs in z matrices, K deep; conv: the conv's push layout. */
 static void splitk_work(const vk_device *vd, vk_work *w, bool conv, int64_t M,
                         int64_t N, int64_t K, int64_t z) {
   int64_t tiles = (int64_t)w->groups[0] * w->groups[1] * w->groups[2];
   int64_t ks = vd->splitk;
   if (ks < 0) {
-    ks = tiles >= 256 || K < 1024 ? 1 : 512 / tiles;
+    ks = tiles >= 256 || K < 1024 || w->pre.on ? 1 : 512 / tiles;
     ks = ks > 4 ? 4 : ks;
     ks = ks > K / 512 ? K / 512 : ks;
   }
-  VkDeviceSize bytes = (VkDeviceSize)(ks * z * M * N) * 4;
-  if (ks < 2 || bytes > scratch_limit(vd) || ks * z * M * N > INT32_MAX ||
+  /* The partials follow a pre-pass's scratch, if any. */
+  VkDeviceSize base = (w->scratch_bytes + 15) / 16 * 16;
+  VkDeviceSize bytes = base + (VkDeviceSize)(ks * z * M * N) * 4;
+  if (ks < 2 || bytes > scratch_limit(vd) ||
+      base / 4 + ks * z * M * N > INT32_MAX ||
       w->groups[2] * ks > vd->props.limits.maxComputeWorkGroupCount[2])
     return;
   push_i(w, conv ? 21 : 23, ks);
+  push_i(w, conv ? 22 : 24, (int64_t)(base / 4));
   w->groups[2] *= (uint32_t)ks;
   w->bind[4] = VK_BIND_SCRATCH;
   w->scratch_bytes = bytes;
@@ -359,22 +364,42 @@ static vk_shader cblock_kernel(int64_t OG, int64_t NP, int64_t G) {
  * writing channel-blocked copies of x and w into scratch ([G][N][H][W][CP]
  * and [G][OG][KH][KW][CP], CP = CG rounded up to 8), then the GEMM
  * gathering B from them one 16-byte load per 8 channels (convnk*). The
- * default wherever the copies fit the scratch limit. x: N x (G*CG) x H x
- * W, w: (G*OG) x CG x KH x KW, NP = N*OH*OW outputs per channel. */
-static bool cblock_work(const vk_device *vd, vk_work *w, int64_t N, int64_t H,
-                        int64_t W, int64_t G, int64_t CG, int64_t OG,
-                        int64_t khw, int64_t NP) {
-  int64_t CP = (CG + 7) / 8 * 8;
-  int64_t halves = G * (N * H * W + OG * khw) * CP;
+ * default wherever the copies fit the scratch limit. Constant weights
+ * (wconst, f16 [G*OG][CG][KH][KW]) are blocked here once, into the node's
+ * parameter blob, instead of on every run (push word 23, wblk, says
+ * which): at ResNet-50's 512@7 they are three times the input. x: N x
+ * (G*CG) x H x W, NP = N*OH*OW outputs per channel. -1: out of host
+ * memory; 0: not taken; 1: taken. */
+static int cblock_work(const vk_device *vd, vk_work *w, int64_t N, int64_t H,
+                       int64_t W, int64_t G, int64_t CG, int64_t OG,
+                       int64_t khw, int64_t NP, const uint16_t *wconst) {
+  int64_t CP = (CG + 7) / 8 * 8, xh = G * N * H * W * CP,
+          wh = G * OG * khw * CP;
+  bool wblk = !wconst || (VkDeviceSize)wh * 2 > scratch_limit(vd);
+  int64_t halves = xh + (wblk ? wh : 0);
   VkDeviceSize bytes = (VkDeviceSize)halves * 2;
   if ((vd->conv_gather != -1 && vd->conv_gather != 2) ||
-      bytes > scratch_limit(vd) || halves > INT32_MAX)
-    return false;
+      bytes > scratch_limit(vd) || xh + wh > INT32_MAX)
+    return 0;
+  if (!wblk) {
+    uint16_t *p = malloc((size_t)wh * 2);
+    if (!p)
+      return -1;
+    for (int64_t go = 0; go < G * OG; go++)
+      for (int64_t q = 0; q < khw; q++)
+        for (int64_t c = 0; c < CP; c++)
+          p[(go * khw + q) * CP + c] =
+              c < CG ? wconst[(go * CG + c) * khw + q] : 0;
+    w->params = p;
+    w->params_bytes = (size_t)wh * 2;
+  }
   scratch_pre(w, SH_CBLOCK_F16, bytes, (halves / 8 + 255) / 256, 1);
+  push_i(w, 23, wblk);
+  w->bind[1] = wblk ? VK_BIND_SCRATCH : VK_BIND_PARAMS;
   w->shader = cblock_kernel(OG, NP, G);
   w->spec[0] = 1; /* A, the blocked weights, loads as uvec4 */
   tile_grid(w, OG, NP, G);
-  return true;
+  return 1;
 }
 
 static bool setup_conv(const vk_device *vd, vk_work *w, const dg_ir *ir,
@@ -412,9 +437,20 @@ static bool setup_conv(const vk_device *vd, vk_work *w, const dg_ir *ir,
     big_work(vd, w, coop ? SH_CONVC_F16 : SH_CONVB_F32, SH_CONVC64_F16,
              KG % (coop ? 8 : 4) == 0, OG, NP, G);
     if (coop && vd->coop_khr_f16) {
-      if (!cblock_work(vd, w, N, xd->dims[2], xd->dims[3], G, CG, OG,
-                       wd->dims[2] * wd->dims[3], NP) &&
-          !im2col_work(vd, w, OG, NP, KG, G))
+      /* The blocked copies pad the channels: the GEMM's K grows. */
+      int64_t khw = wd->dims[2] * wd->dims[3], KB = khw * ((CG + 7) / 8 * 8);
+      const dg_tensor_info *wt = &ir->tensors[n->inputs[1] - 1];
+      const uint16_t *wconst =
+          wt->kind == DG_TENSOR_CONSTANT && wd->dtype == DG_DTYPE_F16
+              ? wt->constant->data
+              : NULL;
+      int cb = cblock_work(vd, w, N, xd->dims[2], xd->dims[3], G, CG, OG, khw,
+                           NP, wconst);
+      if (cb < 0)
+        return false;
+      if (cb)
+        splitk_work(vd, w, true, OG, NP, KB, G);
+      else if (!im2col_work(vd, w, OG, NP, KG, G))
         splitk_work(vd, w, true, OG, NP, KG, G);
     }
   } else if (direct_conv(vd, OG, OH * OW)) {

@@ -6,7 +6,8 @@
 //   xb[g][img][ih][iw][CP] = x[img][g*CG + c][ih][iw]   (c < CG, else 0)
 //   wb[g][o][kh][kw][CP]  = w[g*OG + o][c][kh][kw]      (c < CG, else 0)
 // with CP = CG rounded up to 8, wb right after xb in the node's scratch
-// region. So k = (kh, kw, c) instead of the layout's (c, kh, kw), for A
+// region (constant weights are blocked once by vk_ops.c instead: push
+// constant wblk 0). So k = (kh, kw, c) instead of the layout's (c, kh, kw), for A
 // and B alike, and the zero channels of the padding add nothing.
 // Unlike the explicit im2col (im2col.comp), this writes the input once,
 // not once per (kh, kw): 1/9 of the traffic at 3x3.
@@ -35,6 +36,8 @@ layout(push_constant) uniform PC {
   int sh, sw, dh, dw, pt, pl;
   int has_bias;
   float lo, hi;
+  int ksplit, pbase;
+  int wblk; // 0: the weights are blocked already (constants; vk_ops.c)
 } pc;
 
 uint pk(float16_t a, float16_t b) { return packFloat2x16(f16vec2(a, b)); }
@@ -46,7 +49,7 @@ void main() {
   int CB = (pc.CG + 7) / 8, HW = pc.H * pc.W, khw = pc.KH * pc.KW;
   int CBC = (CB + 7) / 8, PC = (HW + 31) / 32;
   int xblocks = pc.G * pc.N * CBC * PC, xu = pc.G * pc.N * CB * HW;
-  int wu = pc.G * pc.OG * CB * khw, blocks = xblocks + (wu + 255) / 256;
+  int wu = pc.wblk != 0 ? pc.G * pc.OG * CB * khw : 0, blocks = xblocks + (wu + 255) / 256;
   int nwg = int(gl_NumWorkGroups.x * gl_NumWorkGroups.y);
   int first = int(gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x);
   for (int blk = first; blk < blocks; blk += nwg) {

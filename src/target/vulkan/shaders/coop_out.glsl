@@ -5,8 +5,9 @@
 layout(set = 0, binding = 2) readonly buffer Bias { float16_t bias[]; };
 layout(set = 0, binding = 3) writeonly buffer Out { float16_t y[]; };
 layout(set = 0, binding = 3) writeonly buffer Out4 { uvec2 y4[]; };
-// Split-K partials (binding 4): [ksplit][Z][M][N] fp32, Z the matrices
-// (conv groups or GEMM batch).
+// Split-K partials (binding 4, from float pbase on: the scratch region
+// may start with a pre-pass's copies): [ksplit][Z][M][N] fp32, Z the
+// matrices (conv groups or GEMM batch).
 layout(set = 0, binding = 4) buffer Part { float part[]; };
 
 // ksplit: slices of K summed by separate workgroups (0 or 1: none).
@@ -16,7 +17,9 @@ layout(push_constant) uniform PC {
   int sh, sw, dh, dw, pt, pl;
   int has_bias;
   float lo, hi;
-  int ksplit;
+  int ksplit, pbase;
+  int wblk; // -DCBLK: 1, the blocked weights follow xb in scratch (binding
+            // 1); 0, binding 1 holds them (cblock.comp)
 } pc;
 #else
 layout(push_constant) uniform PC {
@@ -28,7 +31,7 @@ layout(push_constant) uniform PC {
   int astr[4];
   int bstr[4];
   float lo, hi;
-  int ksplit;
+  int ksplit, pbase;
 } pc;
 #endif
 

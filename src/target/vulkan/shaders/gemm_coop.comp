@@ -14,9 +14,10 @@
 //   -DCONV -DIM2COL: the same with B read from the explicit im2col that
 //            im2col.comp wrote to binding 0 earlier in the node;
 //   -DCONV -DCBLK: A and B from the channel-blocked copies of the weights
-//            and input that cblock.comp wrote to binding 0 earlier in the
-//            node, with k = (kh, kw, c) and the channels padded to 8, so
-//            B gathers one aligned uvec4 of 8 channels per pixel.
+//            (binding 1) and input (binding 0) that cblock.comp wrote
+//            earlier in the node (or vk_ops.c, once, for constant
+//            weights), with k = (kh, kw, c) and the channels padded to 8,
+//            so B gathers one aligned uvec4 of 8 channels per pixel.
 // Bindings as gemm.comp: 0 = x / a, 1 = w / b, 2 = bias, 3 = y; 4 = the
 // split-K partials where push constant ksplit > 1 (coop_out.glsl).
 // Specialisation constant 0 (FLAGS): bit 0 A loads as uvec4, bit 1 B
@@ -207,12 +208,15 @@ void main() {
   int OHW = pc.OH * pc.OW;
   int khw = pc.KH * pc.KW;
 #ifdef CBLK
-  // Channels padded to CP, a multiple of 8: xb = [G][N][H][W][CP], then
-  // wb = [G][OG][KH*KW*CP] (cblock.comp).
+  // Channels padded to CP, a multiple of 8: xb = [G][N][H][W][CP] at
+  // binding 0, wb = [G][OG][KH*KW*CP] at binding 1, after xb in the same
+  // scratch when the pre-pass blocked them too (cblock.comp).
   int CP = (pc.CG + 7) / 8 * 8;
   int M = pc.OG, NN = pc.N * OHW, K = khw * CP;
   K_RANGE
-  int abase = pc.G * pc.N * pc.H * pc.W * CP + g * pc.OG * K, sam = K;
+  int abase = (pc.wblk != 0 ? pc.G * pc.N * pc.H * pc.W * CP : 0) +
+              g * pc.OG * K,
+      sam = K;
 #else
   int M = pc.OG, NN = pc.N * OHW, K = pc.CG * khw;
   K_RANGE
@@ -317,13 +321,8 @@ void main() {
   }
 
 #ifdef CONV
-#ifdef CBLK
-#define A_V in0v
-#define A_S in0
-#else
 #define A_V in1v
 #define A_S in1
-#endif
 #define A_SK 1
 #if defined(IM2COL) || defined(CBLK)
 #ifdef IM2COL
@@ -540,7 +539,8 @@ void main() {
           [[unroll]] for (int e = 0; e < 4; e++) {
             int n = n4 + e;
             if (n < NN && ks > 1)
-              part[((slice * (int(gl_NumWorkGroups.z) / ks) + z) * M + m) *
+              part[pc.pbase +
+                   ((slice * (int(gl_NumWorkGroups.z) / ks) + z) * M + m) *
                        NN +
                    n] = v[e];
             else if (n < NN)

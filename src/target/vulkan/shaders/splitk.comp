@@ -29,6 +29,6 @@ void main() {
   int m = r / NN, n = r - m * NN;
   float v = 0.0;
   for (int s = 0; s < pc.ksplit; s++)
-    v += part[((s * Z + z) * M + m) * NN + n];
+    v += part[pc.pbase + ((s * Z + z) * M + m) * NN + n];
   store_out(z, m, n, v);
 }
