@@ -36,7 +36,9 @@
 //  - GEMM through KHR, 4096^3 / 8192^3 in TFLOP/s (dg-bench --gpu, the
 //    driver's register counts from DG_VK_PIPELINE_STATS=1):
 //      128x256, 16 subgroups of 32x64, BK 32, NBUF 1 (gemmk_f16): 218 /
-//        250 at 128 registers;
+//        250 at 128 registers, 248 / 266 since the epilogue stores four
+//        outputs at once (store_out4; it runs while no other workgroup
+//        shares the multiprocessor, so its time is not hidden);
 //      128x256, 8 subgroups of 64x64, BK 32, NBUF 1: 209 / 243 at 255;
 //      128x128, 8 subgroups of 32x64, BK 64, NBUF 1: 195 / 225 at 197;
 //      64x64 tiles, or no prefetch (NBUF 0) at 128x128 and up: 105-200;
@@ -60,6 +62,15 @@
 //    gather with consecutive lanes on consecutive pixels and 8 k per lane
 //    (coalesced loads, one uvec4 store) was 1.2x slower than the one
 //    below, 8 pixels per lane.
+//    All of the above are the implicit gather (DG_VK_CONV_GATHER=implicit)
+//    with the old one-output-at-a-time epilogue. Since: the blocked copies
+//    (-DCBLK, cblock.comp) and store_out4, 82.6 / 56.6 / 63.6 / 72.6 us
+//    (90 / 131 / 116 / 102 TFLOP/s), the blocking pass included (about
+//    12 / 7 / 6 / 7 us of it with the weights blocked on every run). With
+//    the blocked copies but the old epilogue the main kernel alone took
+//    106 / 91 / 69 / 82 us: the per-output division and 2-byte stores
+//    were a quarter of 64@56's time. Tiles for the blocked copies: see
+//    vk_ops.c cblock_kernel.
 //  - Workgroup-scope matrices (GL_NV_cooperative_matrix2) ran 1.5-2.3x
 //    slower at every tile from 128x128 to 256x256 (earlier measurement).
 // Figures recorded before the first node's timestamp moved after the
