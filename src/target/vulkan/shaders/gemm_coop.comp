@@ -41,6 +41,8 @@
 //        shares the multiprocessor, so its time is not hidden);
 //      128x256, 8 subgroups of 64x64, BK 32, NBUF 1: 209 / 243 at 255;
 //      128x128, 8 subgroups of 32x64, BK 64, NBUF 1: 195 / 225 at 197;
+//      the same with BK 32: 167 / 174 at 170 (store_out4 epilogue; two
+//        workgroups per multiprocessor would need 128);
 //      64x64 tiles, or no prefetch (NBUF 0) at 128x128 and up: 105-200;
 //      any layout the driver compiled at 255 registers with BK 16 or
 //      NBUF 2: 130-150.
