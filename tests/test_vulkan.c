@@ -325,9 +325,12 @@ static dg_graph *gemm_graph(dg_context *ctx, dg_dtype t, int pin) {
  *  - 3x3 conv 64 -> 256 on 8 x 28 x 28, padded, bias, ReLU;
  *  - 5x3 conv 32 -> 128 in 2 groups on 4 x 30 x 30, stride 2, dilation
  *    (2, 1): K = 240 steps through (c, kh, kw) with carries in both;
- *  - matmul [200,4000] x [4000,300] and a 3x3 conv 256 -> 256 on 2 x 7 x 7:
- *    20 and 8 tiles of 64x64 with K = 4000 and 2304, which the KHR kernels
- *    split in 4 slices of K (split-K, summed by splitk.comp).
+ *  - matmul [200,4000] x [4000,300]: 20 tiles of 64x64 with K = 4000,
+ *    which the KHR GEMM splits in 4 slices of K (split-K, summed by
+ *    splitk.comp); a 3x3 conv 256 -> 256 on 2 x 7 x 7 (8 tiles, K = 2304),
+ *    split only where the conv takes no first pass (DG_VK_CONV_GATHER=
+ *    implicit) or DG_VK_SPLITK forces it;
+ *  - convs for each kernel over the blocked copies (see the table).
  * Run on GPUs only: on a CPU-type device it would only time the
  * reference. */
 typedef struct big_case {

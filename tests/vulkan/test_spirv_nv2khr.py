@@ -87,7 +87,7 @@ def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     vk = os.path.join(build, "src", "target", "vulkan")
     names = ["gemmk_f16", "convk_f16", "gemmk64_f16", "convik_f16",
-             "convik64_f16", "convnk_f16", "convnk64_f16"]
+             "convik64_f16", "convnk_f16", "convnk64_f16", "convnk64d_f16"]
     if not os.path.exists(os.path.join(vk, names[0] + ".spv")):
         print("skipped: spirv_nv2khr: the Vulkan target is not built in %s"
               % build)
@@ -117,6 +117,14 @@ def main():
                   "%s is refused: %s" % (what, r.stderr.strip()))
 
         refused(data[:len(data) // 8 * 4], "", "a module cut in half")
+        # Cut at an instruction boundary half way: every instruction whole,
+        # but the function never ends.
+        w = words_of(os.path.join(vk, "gemmk_f16_nv.spv"))
+        i, half = 5, len(w) // 2
+        while i + (w[i] >> 16) <= half:
+            i += w[i] >> 16
+        refused(data[:i * 4], "a function has no end",
+                "a module cut at an instruction boundary")
         # Header and the first word of a multi-word instruction only.
         refused(data[:24], "truncated instruction", "an instruction cut short")
         refused(data[:len(data) - 2], "not a multiple of 4",

@@ -19,7 +19,9 @@
 // apart). Weights: one uvec4 per invocation, (kh, kw) fastest.
 // Bindings: 0 = x, 1 = w, 3 = the scratch region; push constants the
 // conv's (vk_ops.c setup_conv), shared with the GEMM. Grid: x * y
-// workgroups stride over the blocks (256 uvec4 each).
+// workgroups stride over the blocks (an input block holds 32 pixels x
+// up to 8 groups, fewer where CB is not a multiple of 8; a weight block
+// 256 uvec4).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #define F16

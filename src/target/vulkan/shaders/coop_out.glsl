@@ -18,8 +18,9 @@ layout(push_constant) uniform PC {
   int has_bias;
   float lo, hi;
   int ksplit, pbase;
-  int wblk; // -DCBLK: 1, the blocked weights follow xb in scratch (binding
-            // 1); 0, binding 1 holds them (cblock.comp)
+  int wblk; // -DCBLK: 1, cblock.comp blocked the weights after xb in
+            // scratch (binding 1); 0, binding 1 is the blob vk_ops.c
+            // blocked them into once (constant weights)
 } pc;
 #else
 layout(push_constant) uniform PC {

@@ -497,21 +497,21 @@ void main() {
     }
 #endif
     int ab = cur * BUF, bb = cur * BUF + ABUF;
-    [[unroll]] for (int ks = 0; ks < BK / 16; ks++) {
+    [[unroll]] for (int kk = 0; kk < BK / 16; kk++) {
       FA fa[FM];
       FB fb[NF];
       [[unroll]] for (int i = 0; i < FM; i++)
         CM_LOAD(fa[i], smem,
-                      uint(ab + (wm * FM * 16 + i * 16) * SK + ks * 2),
+                      uint(ab + (wm * FM * 16 + i * 16) * SK + kk * 2),
                       uint(SK), false);
       [[unroll]] for (int j = 0; j < NF; j++) {
         if (BKC)
           CM_LOAD(fb[j], smem,
-                        uint(bb + (wn * FN * 16 + j * NW) * SK + ks * 2),
+                        uint(bb + (wn * FN * 16 + j * NW) * SK + kk * 2),
                         uint(SK), true);
         else
           CM_LOAD(fb[j], smem,
-                        uint(bb + (ks * 16) * SN + wn * FN * 2 + j * (NW / 8)),
+                        uint(bb + (kk * 16) * SN + wn * FN * 2 + j * (NW / 8)),
                         uint(SN), false);
       }
       [[unroll]] for (int i = 0; i < FM; i++)
