@@ -203,11 +203,11 @@ int dg_vk_supports(dg_device *dev, const dg_ir *ir, const dg_node *n,
 
 /* What a node records: one dispatch, or buffer copies (reshape, concat).
  * A dispatch may come with a pre-pass that fills scratch memory the main
- * dispatch reads (the f16 convs' blocked copies or explicit im2col), or a post-pass that
- * reads what the main dispatch left there (split-K's sum), with a barrier
- * between: same push constants, no specialisation constants,
- * scratch_bytes of the segment's scratch region, which every such node
- * reuses. Bindings name tensor ids (0: unused); VK_BIND_PARAMS names the
+ * dispatch reads (the f16 convs' blocked copies or explicit im2col), or a
+ * post-pass that reads what the main dispatch left there (split-K's sum),
+ * with a barrier between: same push constants, no specialisation
+ * constants, scratch_bytes of the segment's scratch region, which every
+ * such node reuses. Bindings name tensor ids (0: unused); VK_BIND_PARAMS names the
  * node's parameter blob (int8 multipliers, per-channel quantisation),
  * VK_BIND_SCRATCH the scratch region. */
 #define VK_BIND_PARAMS UINT32_MAX

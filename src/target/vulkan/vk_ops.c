@@ -87,14 +87,15 @@ static void push_i(vk_work *w, int i, int64_t v) {
 }
 static void push_f(vk_work *w, int i, float v) { memcpy(&w->push[i], &v, 4); }
 
-/* A 1-D job of total invocations in workgroups of local: a 2-D grid with
- * at most 65535 groups along x (shaders rebuild the linear index). */
-static void grid_1d(vk_work *w, int64_t total, int local) {
+/* A 1-D job of total invocations in workgroups of local, into grid (a
+ * dispatch's or a pass's groups): a 2-D grid with at most 65535 groups
+ * along x (shaders rebuild the linear index). */
+static void grid_1d(uint32_t grid[3], int64_t total, int local) {
   int64_t groups = (total + local - 1) / local;
   int64_t gx = groups < 65535 ? groups : 65535;
-  w->groups[0] = (uint32_t)(gx ? gx : 1);
-  w->groups[1] = (uint32_t)((groups + gx - 1) / (gx ? gx : 1));
-  w->groups[2] = 1;
+  grid[0] = (uint32_t)(gx ? gx : 1);
+  grid[1] = (uint32_t)((groups + gx - 1) / (gx ? gx : 1));
+  grid[2] = 1;
 }
 
 static void act_range(dg_activation a, float *lo, float *hi) {
@@ -298,11 +299,7 @@ static void splitk_work(const vk_device *vd, vk_work *w, bool conv, int64_t M,
   w->post.bind[2] = w->bind[2];
   w->post.bind[3] = w->bind[3];
   w->post.bind[4] = VK_BIND_SCRATCH;
-  int64_t groups = (z * M * N + 255) / 256;
-  int64_t gx = groups < 65535 ? groups : 65535;
-  w->post.groups[0] = (uint32_t)gx;
-  w->post.groups[1] = (uint32_t)((groups + gx - 1) / gx);
-  w->post.groups[2] = 1;
+  grid_1d(w->post.groups, z * M * N, 256);
 }
 
 /* Points the main dispatch's binding 0 at the scratch region and records
@@ -367,9 +364,10 @@ static vk_shader cblock_kernel(int64_t OG, int64_t NP, int64_t G) {
  * default wherever the copies fit the scratch limit. Constant weights
  * (wconst, f16 [G*OG][CG][KH][KW]) are blocked here once, into the node's
  * parameter blob, instead of on every run (push word 23, wblk, says
- * which): at ResNet-50's 512@7 they are three times the input. x: N x
- * (G*CG) x H x W, NP = N*OH*OW outputs per channel. -1: out of host
- * memory; 0: not taken; 1: taken. */
+ * which): at ResNet-50's 512@7 they are three times the input. Then
+ * split-K over the padded K where DG_VK_SPLITK forces it. x: N x (G*CG) x
+ * H x W, NP = N*OH*OW outputs per channel. -1: out of host memory; 0: not
+ * taken; 1: taken. */
 static int cblock_work(const vk_device *vd, vk_work *w, int64_t N, int64_t H,
                        int64_t W, int64_t G, int64_t CG, int64_t OG,
                        int64_t khw, int64_t NP, const uint16_t *wconst) {
@@ -399,6 +397,7 @@ static int cblock_work(const vk_device *vd, vk_work *w, int64_t N, int64_t H,
   w->shader = cblock_kernel(OG, NP, G);
   w->spec[0] = 1; /* A, the blocked weights, loads as uvec4 */
   tile_grid(w, OG, NP, G);
+  splitk_work(vd, w, true, OG, NP, khw * CP, G);
   return 1;
 }
 
@@ -437,25 +436,21 @@ static bool setup_conv(const vk_device *vd, vk_work *w, const dg_ir *ir,
     big_work(vd, w, coop ? SH_CONVC_F16 : SH_CONVB_F32, SH_CONVC64_F16,
              KG % (coop ? 8 : 4) == 0, OG, NP, G);
     if (coop && vd->coop_khr_f16) {
-      /* The blocked copies pad the channels: the GEMM's K grows. */
-      int64_t khw = wd->dims[2] * wd->dims[3], KB = khw * ((CG + 7) / 8 * 8);
       const dg_tensor_info *wt = &ir->tensors[n->inputs[1] - 1];
       const uint16_t *wconst =
           wt->kind == DG_TENSOR_CONSTANT && wd->dtype == DG_DTYPE_F16
               ? wt->constant->data
               : NULL;
-      int cb = cblock_work(vd, w, N, xd->dims[2], xd->dims[3], G, CG, OG, khw,
-                           NP, wconst);
+      int cb = cblock_work(vd, w, N, xd->dims[2], xd->dims[3], G, CG, OG,
+                           wd->dims[2] * wd->dims[3], NP, wconst);
       if (cb < 0)
         return false;
-      if (cb)
-        splitk_work(vd, w, true, OG, NP, KB, G);
-      else if (!im2col_work(vd, w, OG, NP, KG, G))
+      if (!cb && !im2col_work(vd, w, OG, NP, KG, G))
         splitk_work(vd, w, true, OG, NP, KG, G);
     }
   } else if (direct_conv(vd, OG, OH * OW)) {
     w->shader = q ? SH_CONVD_Q8 : f16 ? SH_CONVD_F16 : SH_CONVD_F32;
-    grid_1d(w, N * O * OH * OW, 64);
+    grid_1d(w->groups, N * O * OH * OW, 64);
   } else {
     w->shader = q     ? (use_dot(vd) ? SH_CONVDOT_Q8 : SH_CONV_Q8)
                 : f16 ? SH_CONV_F16
@@ -525,7 +520,7 @@ static void gemm_kernel(const vk_device *vd, vk_work *w, bool q, bool f16,
       splitk_work(vd, w, false, M, N, K, batch);
   } else if (direct_gemm(vd, M, N)) {
     w->shader = q ? SH_GEMMD_Q8 : f16 ? SH_GEMMD_F16 : SH_GEMMD_F32;
-    grid_1d(w, batch * M * N, 64);
+    grid_1d(w->groups, batch * M * N, 64);
   } else {
     w->shader = q     ? (use_dot(vd) ? SH_GEMMDOT_Q8 : SH_GEMM_Q8)
                 : f16 ? SH_GEMM_F16
@@ -606,7 +601,7 @@ static void setup_pool(vk_work *w, const dg_ir *ir, const dg_node *n) {
                                           : SH_POOL_8;
   w->bind[0] = n->inputs[0];
   w->bind[3] = n->output;
-  grid_1d(w, dg_desc_elements(yd), 256);
+  grid_1d(w->groups, dg_desc_elements(yd), 256);
 }
 
 static void setup_gap(vk_work *w, const dg_ir *ir, const dg_node *n) {
@@ -617,7 +612,7 @@ static void setup_gap(vk_work *w, const dg_ir *ir, const dg_node *n) {
   w->shader = xd->dtype == DG_DTYPE_F16 ? SH_GAP_F16 : SH_GAP_F32;
   w->bind[0] = n->inputs[0];
   w->bind[3] = n->output;
-  grid_1d(w, NC, 1); /* one workgroup per channel */
+  grid_1d(w->groups, NC, 1); /* one workgroup per channel */
 }
 
 static void setup_softmax(vk_work *w, const dg_ir *ir, const dg_node *n) {
@@ -634,7 +629,7 @@ static void setup_softmax(vk_work *w, const dg_ir *ir, const dg_node *n) {
   w->shader = d->dtype == DG_DTYPE_F16 ? SH_SOFTMAX_F16 : SH_SOFTMAX_F32;
   w->bind[0] = n->inputs[0];
   w->bind[3] = n->output;
-  grid_1d(w, outer * inner, 64);
+  grid_1d(w->groups, outer * inner, 64);
 }
 
 /* Eltwise push layout: total mode rank dims[6] sa[6] sb[6] lo hi. */
@@ -665,7 +660,7 @@ static void setup_eltwise(vk_work *w, const dg_ir *ir, const dg_node *n) {
     push_f(w, 22, relu ? INFINITY : n->p.clip_hi);
   }
   w->shader = yd->dtype == DG_DTYPE_F16 ? SH_ELTWISE_F16 : SH_ELTWISE_F32;
-  grid_1d(w, total, 256);
+  grid_1d(w->groups, total, 256);
 }
 
 /* Per-channel quantisation of d as the blob [scale bits, zero points]:
@@ -724,7 +719,7 @@ static bool setup_quant(vk_work *w, const dg_ir *ir, const dg_node *n) {
   }
   w->bind[0] = n->inputs[0];
   w->bind[3] = n->output;
-  grid_1d(w, total, 256);
+  grid_1d(w->groups, total, 256);
   return true;
 }
 
