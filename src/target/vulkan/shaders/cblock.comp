@@ -42,8 +42,6 @@ layout(push_constant) uniform PC {
   int wblk; // 0: the weights are blocked already (constants; vk_ops.c)
 } pc;
 
-uint pk(float16_t a, float16_t b) { return packFloat2x16(f16vec2(a, b)); }
-
 shared uvec4 tile[32 * 9]; // [pixel][group], padded against conflicts
 
 void main() {
@@ -65,9 +63,7 @@ void main() {
       int src = (img * pc.C + g * pc.CG + c0) * HW + p;
       [[unroll]] for (int j = 0; j < 8; j++)
         e[j] = inb && c0 + j < pc.CG ? x[src + j * HW] : float16_t(0);
-      tile[(t & 31) * 9 + (t >> 5)] =
-          uvec4(pk(e[0], e[1]), pk(e[2], e[3]), pk(e[4], e[5]),
-                pk(e[6], e[7]));
+      tile[(t & 31) * 9 + (t >> 5)] = pk8(e);
       barrier();
       int p2 = pcn * 32 + (t >> 3), cb2 = cbc * 8 + (t & 7);
       if (p2 < HW && cb2 < CB)
@@ -81,9 +77,7 @@ void main() {
         int src = (go * pc.CG + c0) * khw + q;
         [[unroll]] for (int j = 0; j < 8; j++)
           e[j] = c0 + j < pc.CG ? w[src + j * khw] : float16_t(0);
-        b[xu + (go * khw + q) * CB + cb] =
-            uvec4(pk(e[0], e[1]), pk(e[2], e[3]), pk(e[4], e[5]),
-                  pk(e[6], e[7]));
+        b[xu + (go * khw + q) * CB + cb] = pk8(e);
       }
     }
   }

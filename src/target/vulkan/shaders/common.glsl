@@ -14,6 +14,14 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #define DT float16_t
 #define TO_DT(v) float16_t(v)
+// 8 halves packed as one uvec4 (16 bytes, as the f16 GEMM kernels load
+// and store their tiles).
+uvec4 pk8(float16_t e[8]) {
+  return uvec4(packFloat2x16(f16vec2(e[0], e[1])),
+               packFloat2x16(f16vec2(e[2], e[3])),
+               packFloat2x16(f16vec2(e[4], e[5])),
+               packFloat2x16(f16vec2(e[6], e[7])));
+}
 #else
 #define DT float
 #define TO_DT(v) (v)

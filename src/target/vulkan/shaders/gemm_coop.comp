@@ -165,11 +165,6 @@ layout(set = 0, binding = 1) readonly buffer In1v { uvec4 in1v[]; };
 #define STAGE_WORDS (NT / 32 * 64)
 shared uvec4 smem[TILE_WORDS > STAGE_WORDS ? TILE_WORDS : STAGE_WORDS];
 
-uint pk(float16_t a, float16_t b) { return packFloat2x16(f16vec2(a, b)); }
-uvec4 pk8(float16_t e[8]) {
-  return uvec4(pk(e[0], e[1]), pk(e[2], e[3]), pk(e[4], e[5]),
-               pk(e[6], e[7]));
-}
 
 // NW: the width of the B and accumulator fragments. 16 for the NV build;
 // 8 for the build that spirv_nv2khr.py turns into KHR cooperative matrices

@@ -31,8 +31,6 @@ layout(push_constant) uniform PC {
   float lo, hi;
 } pc;
 
-uint pk(float16_t a, float16_t b) { return packFloat2x16(f16vec2(a, b)); }
-
 void main() {
   int g = int(gl_WorkGroupID.z);
   int khw = pc.KH * pc.KW, K = pc.CG * khw, KB = (K + 7) / 8;
@@ -67,7 +65,6 @@ void main() {
         }
       }
     }
-    b[(g * NN + n) * KB + k / 8] = uvec4(pk(e[0], e[1]), pk(e[2], e[3]),
-                                         pk(e[4], e[5]), pk(e[6], e[7]));
+    b[(g * NN + n) * KB + k / 8] = pk8(e);
   }
 }
