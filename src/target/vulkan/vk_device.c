@@ -493,10 +493,17 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
       .pNext = vd->int_dot        ? (void *)&dotp
                : has_driver_props ? (void *)&drv
                                   : NULL};
+  VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm = {
+      .sType =
+          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV,
+      .pNext = &sg};
+  bool has_sm = has_ext(ext, ne, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME);
   VkPhysicalDeviceProperties2 p2 = {
-      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sg};
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+      .pNext = has_sm ? (void *)&sm : (void *)&sg};
   vkGetPhysicalDeviceProperties2(phys, &p2);
   vd->subgroup_size = sg.subgroupSize;
+  vd->multiprocessors = has_sm ? sm.shaderSMCount : 0;
   vd->int_dot_fast =
       vd->int_dot && dotp.integerDotProduct4x8BitPackedSignedAccelerated;
   vd->coop_nv_f16 = coop_f16 && sg.subgroupSize == 32;
@@ -585,14 +592,17 @@ static void fill_info(dg_device *d, vk_device *vd) {
            vd->coopmat_nv ? " nv" : "", vd->coopmat_nv2 ? " nv2" : "");
   if (kinds[0])
     snprintf(coop, sizeof coop, " coopmat(%s)", kinds + 1);
-  char feat[96];
-  snprintf(feat, sizeof feat, "%s%s%s%s%s sg%u smem%uK", vd->f16 ? " fp16" : "",
-           vd->f16 ? " s16" : "", vd->int8 ? " s8 i8" : "",
+  char feat[112], mps[16] = "";
+  if (vd->multiprocessors)
+    snprintf(mps, sizeof mps, " %usm", vd->multiprocessors);
+  snprintf(feat, sizeof feat, "%s%s%s%s%s sg%u smem%uK%s",
+           vd->f16 ? " fp16" : "", vd->f16 ? " s16" : "",
+           vd->int8 ? " s8 i8" : "",
            vd->int_dot_fast ? " dot"
            : vd->int_dot    ? " dot(slow)"
                             : "",
            coop, vd->subgroup_size,
-           vd->props.limits.maxComputeSharedMemorySize / 1024);
+           vd->props.limits.maxComputeSharedMemorySize / 1024, mps);
   /* Composed at full length, then cut to the field (the features last). */
   char text[320];
   snprintf(text, sizeof text, "%s (0x%x), Vulkan %u.%u.%u;%s", vd->driver_text,

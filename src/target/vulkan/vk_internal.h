@@ -146,6 +146,9 @@ typedef struct vk_device {
    * splitk_work): DG_VK_SPLITK=N forces N (1: never split), unset (-1) by
    * shape. */
   int splitk;
+  /* Multiprocessors, where the device says (VK_NV_shader_sm_builtins'
+   * shaderSMCount); 0 where it does not. */
+  uint32_t multiprocessors;
   /* The device type the cost model assumes (tests may pretend). */
   VkPhysicalDeviceType cost_type;
   char label[160];       /* "vulkan device 1 (llvmpipe ...)" for messages */

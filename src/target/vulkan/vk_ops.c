@@ -262,12 +262,19 @@ static VkDeviceSize scratch_limit(const vk_device *vd) {
   return range < ((VkDeviceSize)256 << 20) ? range : (VkDeviceSize)256 << 20;
 }
 
+/* 64x64 cooperative-matrix workgroups (128 invocations, 128 registers)
+ * resident at once: four per multiprocessor, as on the H200, which has
+ * 132; that count where the device does not say its own. */
+static int64_t resident64(const vk_device *vd) {
+  return 4 * (int64_t)(vd->multiprocessors ? vd->multiprocessors : 132);
+}
+
 /* Split-K for the KHR cooperative-matrix kernels (after big_work): where
- * the output has too few tiles to fill a big GPU (fewer than 256; the H200
- * holds 528 of the 64x64 ones at once) and K is deep, workgroups sum
- * ksplit slices of K into fp32 partials in scratch, and splitk.comp adds
- * them up and finishes the outputs. Up to 4 slices of at least 512 each,
- * as many as keep the workgroups within one wave of about 512, within
+ * the output has too few tiles to fill the GPU (fewer than half of
+ * resident64, 264 on the H200) and K is deep, workgroups sum ksplit
+ * slices of K into fp32 partials in scratch, and splitk.comp adds them up
+ * and finishes the outputs. Up to 4 slices of at least 512 each, as many
+ * as keep the workgroups within one wave (resident64), within
  * scratch_limit. On the H200, ResNet-50's 512@7 at batch 32 (200 tiles)
  * ran 110 us unsplit, 102 / 112 / 105 in 2 / 3 / 4 slices (3 and 4 spill
  * into a second wave). Not after the blocked copies unless forced: there
@@ -278,7 +285,8 @@ static void splitk_work(const vk_device *vd, vk_work *w, bool conv, int64_t M,
   int64_t tiles = (int64_t)w->groups[0] * w->groups[1] * w->groups[2];
   int64_t ks = vd->splitk;
   if (ks < 0) {
-    ks = tiles >= 256 || K < 1024 || w->pre.on ? 1 : 512 / tiles;
+    int64_t r = resident64(vd);
+    ks = 2 * tiles >= r || K < 1024 || w->pre.on ? 1 : r / tiles;
     ks = ks > 4 ? 4 : ks;
     ks = ks > K / 512 ? K / 512 : ks;
   }
@@ -340,21 +348,22 @@ static bool im2col_work(const vk_device *vd, vk_work *w, int64_t M, int64_t N,
 }
 
 /* The GEMM over blocked copies for an OG x NP output in G groups, by how
- * its tiles fill the GPU: about 528 workgroups of 64x64 are resident on
- * the H200 (132 multiprocessors, 4 each), and a wave left partly empty
- * costs as much as a full one. 64x128 tiles where they take at most half
+ * its tiles fill the GPU: resident64 workgroups of 64x64 run at once (528
+ * on the H200), and a wave left partly empty costs as much as a full
+ * one. 64x128 tiles where they take at most half
  * the waves of 64x64 ones; BK 64 where every 64x64 tile is resident at
  * two per multiprocessor; else 64x64. H200, ResNet-50's 3x3 layers at
  * batch 32, in us (64@56 / 128@28 / 256@14 / 512@7): 64x64 82 / 74 / 64 /
  * 85, 64x64 BK 64 92 / 67 / 75 / 74, 64x128 83 / 56 / 67 / 97 (and 128x256
  * 106 / 63 / 96 / 186, 64x256 91 / 79 / 71 / 136), blocking pass
  * included. */
-static vk_shader cblock_kernel(int64_t OG, int64_t NP, int64_t G) {
+static vk_shader cblock_kernel(const vk_device *vd, int64_t OG, int64_t NP,
+                               int64_t G) {
   int64_t mt = (OG + 63) / 64, t64 = mt * ((NP + 63) / 64) * G,
-          t128 = mt * ((NP + 127) / 128) * G;
-  if (2 * ((t128 + 527) / 528) <= (t64 + 527) / 528)
+          t128 = mt * ((NP + 127) / 128) * G, r = resident64(vd);
+  if (2 * ((t128 + r - 1) / r) <= (t64 + r - 1) / r)
     return SH_CONVNK_F16;
-  return t64 <= 264 ? SH_CONVNK64D_F16 : SH_CONVNK64_F16;
+  return t64 <= r / 2 ? SH_CONVNK64D_F16 : SH_CONVNK64_F16;
 }
 
 /* An f16 conv on KHR cooperative matrices (after big_work) as cblock.comp
@@ -394,7 +403,7 @@ static int cblock_work(const vk_device *vd, vk_work *w, int64_t N, int64_t H,
   scratch_pre(w, SH_CBLOCK_F16, bytes, (halves / 8 + 255) / 256, 1);
   push_i(w, 23, wblk);
   w->bind[1] = wblk ? VK_BIND_SCRATCH : VK_BIND_PARAMS;
-  w->shader = cblock_kernel(OG, NP, G);
+  w->shader = cblock_kernel(vd, OG, NP, G);
   w->spec[0] = 1; /* A, the blocked weights, loads as uvec4 */
   tile_grid(w, OG, NP, G);
   splitk_work(vd, w, true, OG, NP, khw * CP, G);
