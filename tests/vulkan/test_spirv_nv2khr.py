@@ -3,10 +3,11 @@
 and on inputs it must refuse. Debian 12's spirv-val predates
 SPV_KHR_cooperative_matrix, so the structure is checked here instead: no NV
 instruction left, the KHR capability and extension in place, three matrix
-types with the uses A, B and accumulator, every load and store given a
-layout constant of 0 or 1, and as many loads, stores and products as the NV
-module had. (On the GPU machine the same modules run in test_vulkan
-against the reference kernels.) Prints ok/FAIL lines.
+types with the uses A, B and accumulator (and every product taking one of
+each), every load and store given a layout constant of 0 or 1, and as many
+loads, stores and products as the NV module had. (On the GPU machine the
+same modules run in test_vulkan against the reference kernels.) Prints
+ok/FAIL lines.
 Usage: test_spirv_nv2khr.py BUILD_DIR"""
 import os
 import struct
@@ -72,6 +73,16 @@ def check_module(khr_path, nv_path):
     uses = sorted(ints.get(a[5]) for o, a in insts(w) if o == KHR_TYPE)
     check(uses == [0, 1, 2], "%s: matrix types used as A, B, accumulator "
           "(uses %s)" % (name, uses))
+    # Every product's operands and result have the types of their uses
+    # (the 16x16 builds' B values get a type split from A's).
+    use_of = {a[0]: ints.get(a[5]) for o, a in insts(w) if o == KHR_TYPE}
+    vtype = {a[1]: a[0] for o, a in insts(w)
+             if len(a) > 1 and a[0] in use_of}
+    products = [a for o, a in insts(w) if o == KHR_MULADD]
+    check(products and all(
+        [use_of.get(vtype.get(x)) for x in (a[2], a[3], a[4], a[1])] ==
+        [0, 1, 2, 2] for a in products),
+        "%s: every product takes an A, a B and an accumulator" % name)
     layouts = [a[3] for o, a in insts(w) if o == KHR_LOAD] + \
               [a[2] for o, a in insts(w) if o == KHR_STORE]
     check(layouts and all(ints.get(x) in (0, 1) for x in layouts),
@@ -97,10 +108,24 @@ def main():
                      os.path.join(vk, n + "_nv.spv"))
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "out.spv")
-        # The 16x16 NV build shares one type between A and B.
+        # The 16x16 NV build shares one type between A and B: B gets its
+        # own (check_module), but one value as both A and B is refused.
         r = translate(os.path.join(vk, "gemmc_f16.spv"), out)
+        check(r.returncode == 0, "the NV 16x16 build translates: %s" %
+              r.stderr.strip())
+        if r.returncode == 0:
+            check_module(out, os.path.join(vk, "gemmc_f16.spv"))
+        w = words_of(os.path.join(vk, "gemmc_f16.spv"))
+        i = 5
+        while (w[i] & 0xFFFF) != NV_MULADD:
+            i += w[i] >> 16
+        w[i + 4] = w[i + 3]  # B operand := the A operand
+        same = os.path.join(tmp, "same.spv")
+        with open(same, "wb") as f:
+            f.write(struct.pack("<%dI" % len(w), *w))
+        r = translate(same, out)
         check(r.returncode == 1 and "used as A and as B" in r.stderr,
-              "a type used as both A and B is refused: %s" %
+              "a matrix used as both A and B is refused: %s" %
               r.stderr.strip())
         r = translate(os.path.join(vk, "eltwise_f32.spv"), out)
         check(r.returncode == 1 and "no SPV_NV_cooperative_matrix" in r.stderr,

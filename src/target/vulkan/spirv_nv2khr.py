@@ -12,11 +12,15 @@ matrix, and this script derives the KHR module at build time.
 
 The mapping is one to one except for two things the NV form does not carry:
   - a KHR matrix type states its use (A, B or accumulator). It is inferred
-    from OpCooperativeMatrixMulAddNV: the type of its first operand is A,
-    of its second B, of its third and its result the accumulator. Every
-    cooperative-matrix type must get exactly one use; the shaders keep the
-    three distinct by construction (A 16x16, B 16x8, accumulator 16x8
-    fp32: an m16n8k16 product), and anything else is an error here.
+    from OpCooperativeMatrixMulAddNV: its first operand is A, its second B,
+    its third and its result the accumulator. A use reaches back through
+    the Function variables a matrix is stored in and loaded from, and
+    through copies, phis and selects (one "use class" each). Where the NV
+    form gives two uses one type (a 16x16 f16 matrix is both A and B in
+    m16n16k16), the first use keeps the type and each other gets a type
+    id of its own, with a Function pointer type, for the values and
+    variables of its classes. A value or variable whose class reaches two
+    uses, or a matrix of a shared type that reaches none, is an error.
   - loads and stores take a memory-layout id (an int constant, 0 = row
     major, 1 = column major) where NV took a bool; the bool must be a
     constant.
@@ -37,6 +41,13 @@ OP_CONSTANT_TRUE = 41
 OP_CONSTANT_FALSE = 42
 OP_CONSTANT = 43
 OP_FUNCTION = 54
+OP_TYPE_POINTER = 32
+OP_VARIABLE = 59
+OP_LOAD = 61
+OP_STORE = 62
+OP_COPY_OBJECT = 83
+OP_SELECT = 169
+OP_PHI = 245
 
 NV_CAP = 5357
 NV_TYPE, NV_LOAD, NV_STORE, NV_MULADD, NV_LENGTH = 5358, 5359, 5360, 5361, 5362
@@ -90,14 +101,15 @@ def translate(words):
             or ops_seen.count(54) != ops_seen.count(56)):
         raise Nv2KhrError("truncated module: a function has no end")
 
-    # Pass 1: declared types, constants, value types, matrix uses.
+    # Pass 1: declared types, constants, value types.
     type_ids = set()
     coop_types = {}           # id -> (component type id, operands)
     int32_types = {}          # id -> signedness
     float_types = set()
     bool_consts = {}          # id -> True / False
     value_type = {}           # value id -> type id
-    uses = {}                 # coop type id -> use
+    ptr_types = {}            # pointer type id -> pointee
+    defining_op = {}          # result id -> opcode
     for op, ops in insts:
         if 19 <= op <= 39 or op in (322, NV_TYPE, KHR_TYPE):
             type_ids.add(ops[0])
@@ -105,6 +117,8 @@ def translate(words):
                 int32_types[ops[0]] = ops[2]
             if op == OP_TYPE_FLOAT:
                 float_types.add(ops[0])
+            if op == OP_TYPE_POINTER:
+                ptr_types[ops[0]] = ops[2]
             if op == NV_TYPE:
                 coop_types[ops[0]] = ops
             continue
@@ -112,27 +126,114 @@ def translate(words):
             bool_consts[ops[1]] = op == OP_CONSTANT_TRUE
         if len(ops) >= 2 and ops[0] in type_ids and ops[1] not in value_type:
             value_type[ops[1]] = ops[0]
-        if op == NV_MULADD:
-            roles = ((value_type.get(ops[2]), USE_A),
-                     (value_type.get(ops[3]), USE_B),
-                     (value_type.get(ops[4]), USE_ACC), (ops[0], USE_ACC))
-            for t, use in roles:
-                if t not in coop_types:
-                    raise Nv2KhrError("MulAdd %%%d: operand type unknown"
-                                      % ops[1])
-                if uses.setdefault(t, use) != use:
-                    raise Nv2KhrError(
-                        "matrix type %%%d used as %s and as %s; give each "
-                        "use its own shape" %
-                        (t, USE_NAMES[uses[t]], USE_NAMES[use]))
+            defining_op[ops[1]] = op
     if not coop_types:
         raise Nv2KhrError("no SPV_NV_cooperative_matrix types in the module")
+
+    def matrix_type(x):
+        """The matrix type of value x, or that pointer x points to."""
+        t = value_type.get(x)
+        t = ptr_types.get(t, t)   # a pointer: its pointee
+        return t if t in coop_types else None
+
+    # Use classes: matrix values joined with the variables they are stored
+    # in and loaded from, and with copies, phis and selects of them; each
+    # class takes its use from the MulAdd operand slots it reaches.
+    parent = {}
+
+    def find(x):
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    def union(a, b):
+        parent[find(a)] = find(b)
+
+    class_use = {}            # class root -> use (after the loop below)
+    muladds = []
+    for op, ops in insts:
+        if op == OP_LOAD and ops[0] in coop_types:
+            union(ops[1], ops[2])
+        elif op == OP_STORE and matrix_type(ops[1]):
+            union(ops[0], ops[1])
+        elif op == OP_COPY_OBJECT and ops[0] in coop_types:
+            union(ops[1], ops[2])
+        elif op == OP_PHI and ops[0] in coop_types:
+            for v in ops[2::2]:
+                union(ops[1], v)
+        elif op == OP_SELECT and ops[0] in coop_types:
+            union(ops[1], ops[3])
+            union(ops[1], ops[4])
+        elif op == NV_MULADD:
+            muladds.append(ops)
+    uses_of = {}              # matrix type -> set of uses
+    for ops in muladds:
+        for x, use in ((ops[2], USE_A), (ops[3], USE_B), (ops[4], USE_ACC),
+                       (ops[1], USE_ACC)):
+            t = matrix_type(x)
+            if t is None:
+                raise Nv2KhrError("MulAdd %%%d: operand type unknown"
+                                  % ops[1])
+            r = find(x)
+            if class_use.setdefault(r, use) != use:
+                raise Nv2KhrError(
+                    "matrix %%%d used as %s and as %s" %
+                    (x, USE_NAMES[class_use[r]], USE_NAMES[use]))
+            uses_of.setdefault(t, set()).add(use)
+    # A type with one use keeps its id; one with several (16x16 f16 as
+    # both A and B) keeps it for the first and gets a new type id (and
+    # Function pointer type) per other use, given to its classes' values
+    # and variables.
+    uses = {}                 # matrix type id -> use
+    clone = {}                # (matrix type, use) -> type id
     for t, ops in coop_types.items():
-        if t not in uses:
+        if t not in uses_of:
             raise Nv2KhrError("matrix type %%%d never reaches a MulAdd, so "
                               "its use cannot be inferred" % t)
         if ops[1] not in float_types:
             raise Nv2KhrError("matrix type %%%d is not a float matrix" % t)
+        for i, use in enumerate(sorted(uses_of[t])):
+            if i == 0:
+                uses[t] = use
+            else:
+                clone[(t, use)] = bound
+                uses[bound] = use
+                bound += 1
+    retype = {}               # result id -> its new type (value or pointer)
+    ptr_clone = {}            # (pointer type, new matrix type) -> id
+    for x in list(parent):
+        t = matrix_type(x)
+        if t is None:
+            continue
+        use = class_use.get(find(x))
+        if use is None:
+            if len(uses_of[t]) > 1:
+                raise Nv2KhrError("matrix %%%d never reaches a MulAdd, so "
+                                  "its use cannot be inferred" % x)
+            continue
+        nt = clone.get((t, use))
+        if nt is None:
+            continue
+        dop = defining_op.get(x)
+        if dop == OP_VARIABLE:
+            key = (value_type[x], nt)
+            if key not in ptr_clone:
+                ptr_clone[key] = bound
+                bound += 1
+            retype[x] = ptr_clone[key]
+        elif dop in (NV_LOAD, OP_LOAD, OP_COPY_OBJECT, OP_PHI, OP_SELECT):
+            retype[x] = nt
+        else:
+            raise Nv2KhrError("matrix %%%d (opcode %s) would need the %s "
+                              "type of its shape" % (x, dop, USE_NAMES[use]))
+    new_ptrs = {}             # pointer type -> [(clone id, new pointee)]
+    for (pt, nt), pid in ptr_clone.items():
+        new_ptrs.setdefault(pt, []).append((pid, nt))
+    new_types = {}            # matrix type -> [(clone id, use)]
+    for (t, use), nt in clone.items():
+        new_types.setdefault(t, []).append((nt, use))
 
     # The int constants 0, 1, 2 (uses and layouts) are new ids, typed like
     # the first matrix type's row count and declared just before it.
@@ -171,6 +272,19 @@ def translate(words):
                     emit(OP_CONSTANT, [int_type, cid, v])
                 consts_done = True
             emit(KHR_TYPE, ops + [const_ids[uses[ops[0]]]])
+            for nt, use in new_types.get(ops[0], []):
+                emit(KHR_TYPE, [nt] + ops[1:] + [const_ids[use]])
+        elif op == OP_TYPE_POINTER and ops[0] in new_ptrs:
+            emit(op, ops)
+            for pid, nt in new_ptrs[ops[0]]:
+                emit(op, [pid, ops[1], nt])
+        elif op == NV_LOAD and ops[1] in retype:
+            emit(KHR_LOAD, [retype[ops[1]], ops[1], ops[2],
+                            layout(ops[4], "load %%%d" % ops[1]), ops[3]] +
+                 ops[5:])
+        elif (op in (OP_VARIABLE, OP_LOAD, OP_COPY_OBJECT, OP_PHI, OP_SELECT)
+              and len(ops) > 1 and ops[1] in retype):
+            emit(op, [retype[ops[1]]] + ops[1:])
         elif op == NV_LOAD:
             emit(KHR_LOAD, ops[0:3] + [layout(ops[4], "load %%%d" % ops[1]),
                                        ops[3]] + ops[5:])

@@ -25,9 +25,9 @@
 // take are compiled out (a runtime flag kept every path and a branch
 // around each fragment load in the inner loop).
 // Built twice: as written (NV cooperative matrices, 16x16 fragments) for
-// drivers with only VK_NV_cooperative_matrix, and with NW=8 (16x8 B and
-// accumulator fragments) for spirv_nv2khr.py to turn into KHR cooperative
-// matrices, which vk_ops.c prefers (see meson.build).
+// drivers with only VK_NV_cooperative_matrix, and for spirv_nv2khr.py to
+// turn into KHR cooperative matrices, which vk_ops.c prefers (see
+// meson.build; the GEMM with 16x16 B fragments, the convs with 16x8).
 // Measured on the H200 (driver 580.159, timestamps after the input upload,
 // DG_VK_SPIRV_DIR variants and the build-gpu/probe shaders):
 //  - MMAs from registers: 640 TFLOP/s through KHR, 390-460 through NV;
@@ -35,10 +35,23 @@
 //    380 through KHR. So KHR, and the limit is not the tensor cores.
 //  - GEMM through KHR, 4096^3 / 8192^3 in TFLOP/s (dg-bench --gpu, the
 //    driver's register counts from DG_VK_PIPELINE_STATS=1):
-//      128x256, 16 subgroups of 32x64, BK 32, NBUF 1 (gemmk_f16): 218 /
-//        250 at 128 registers, 248 / 266 since the epilogue stores four
-//        outputs at once (store_out4; it runs while no other workgroup
-//        shares the multiprocessor, so its time is not hidden);
+//      128x256, 16 subgroups of 64x32 with 16x16 B fragments, BK 32,
+//        NBUF 1 (gemmk_f16): 535 / 4040 us, 257 / 272 TFLOP/s, 128
+//        registers; the same with 16x8 B fragments 537 / 4062; 16
+//        subgroups of 32x64 with 16x8 B 553 / 4140 (it was 218 / 250
+//        TFLOP/s before the epilogue stored four outputs at once:
+//        store_out4; it runs while no other workgroup shares the
+//        multiprocessor, so its time is not hidden);
+//      tried on that kernel and slower at 4096^3: 256x128 tiles 580-587
+//        us; BK 48 (43 KiB) 688-707; BK 16 with two buffers 826-830; two
+//        register sets (each tile loaded two steps ahead) 639-672; the
+//        next loads issued right after the shared stores 638; A double-
+//        buffered (its store before the first barrier) 709-716; m16n8k8
+//        fragments from unpadded chunk-major tiles, two buffers, 1053;
+//        fragments loaded straight from global memory (no shared
+//        memory, no barriers) 2547; restrict on the inputs 535-537, no
+//        change; whole tiles' fragments converted to f16 and stored
+//        straight to y (no staging; 32x64 subgroups) 573 against 553;
 //      128x256, 8 subgroups of 64x64, BK 32, NBUF 1: 209 / 243 at 255;
 //      128x128, 8 subgroups of 32x64, BK 64, NBUF 1: 195 / 225 at 197;
 //      the same with BK 32: 167 / 174 at 170 (store_out4 epilogue; two
@@ -166,10 +179,9 @@ layout(set = 0, binding = 1) readonly buffer In1v { uvec4 in1v[]; };
 shared uvec4 smem[TILE_WORDS > STAGE_WORDS ? TILE_WORDS : STAGE_WORDS];
 
 
-// NW: the width of the B and accumulator fragments. 16 for the NV build;
-// 8 for the build that spirv_nv2khr.py turns into KHR cooperative matrices
-// (m16n8k16), where A (16x16), B (16x8) and the accumulator (16x8 fp32)
-// must be three distinct types for the script to tell their uses apart.
+// NW: the width of the B and accumulator fragments, 16 (m16n16k16) or 8
+// (m16n8k16). At 16, A and B share one NV type, which spirv_nv2khr.py
+// splits by data flow into the KHR A and B types.
 #ifndef NW
 #define NW 16
 #endif
