@@ -322,6 +322,8 @@ static dg_graph *gemm_graph(dg_context *ctx, dg_dtype t, int pin) {
  *    the K-step (the 64x64 KHR GEMM, or NV's 128x128);
  *  - matmul [1000,200] x [200,2100]: 72 tiles of 128x256 (the KHR 128x256
  *    GEMM);
+ *  - batched matmul [3,700,136] x [3,136,2100]: 162 tiles of 128x256 in 3
+ *    matrices (batch offsets), ragged M, N and K;
  *  - 3x3 conv 64 -> 256 on 8 x 28 x 28, padded, bias, ReLU;
  *  - 5x3 conv 32 -> 128 in 2 groups on 4 x 30 x 30, stride 2, dilation
  *    (2, 1): K = 240 steps through (c, kh, kw) with carries in both;
@@ -345,6 +347,8 @@ static void check_big_f16(dg_context *ctx, int dev) {
   static const big_case cases[] = {
     {"matmul 1000x200x1040", 0, {1000, 200}, {200, 1040}, {.groups = 0}},
     {"matmul 1000x200x2100", 0, {1000, 200}, {200, 2100}, {.groups = 0}},
+    {"matmul 3x700x136x2100", 0, {3, 700, 136}, {3, 136, 2100},
+     {.groups = 0}},
     {"3x3 conv 64->256 @8x28x28", 1, {8, 64, 28, 28}, {256, 64, 3, 3},
      {.pads = {1, 1, 1, 1}, .activation = DG_ACTIVATION_RELU}},
     {"5x3 conv 32->128 g2 s2 d(2,1) @4x30x30", 1, {4, 32, 30, 30},
@@ -368,7 +372,7 @@ static void check_big_f16(dg_context *ctx, int dev) {
     const big_case *bc = &cases[c];
     dg_graph *g = dg_graph_create(ctx, bc->what);
     dg_graph_set_device(g, dev);
-    int rank = bc->conv ? 4 : 2;
+    int rank = bc->conv ? 4 : bc->x[2] ? 3 : 2;
     int64_t n = 1;
     for (int i = 0; i < rank; i++)
       n *= bc->x[i];

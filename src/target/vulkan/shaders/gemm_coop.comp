@@ -52,6 +52,9 @@
 //        memory, no barriers) 2547; restrict on the inputs 535-537, no
 //        change; whole tiles' fragments converted to f16 and stored
 //        straight to y (no staging; 32x64 subgroups) 573 against 553;
+//        persistent (one workgroup per multiprocessor walking the tiles,
+//        each tile's first loads issued before the previous epilogue;
+//        branch vk-persist) 805 against 534;
 //      128x256, 8 subgroups of 64x64, BK 32, NBUF 1: 209 / 243 at 255;
 //      128x128, 8 subgroups of 32x64, BK 64, NBUF 1: 195 / 225 at 197;
 //      the same with BK 32: 167 / 174 at 170 (store_out4 epilogue; two
