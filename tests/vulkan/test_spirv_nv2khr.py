@@ -4,12 +4,13 @@ and on inputs it must refuse. Debian 12's spirv-val predates
 SPV_KHR_cooperative_matrix, so the structure is checked here instead: no NV
 instruction left, the KHR capability and extension in place, three matrix
 types with the uses A, B and accumulator (and every product taking one of
-each), every load and store given a layout constant of 0 or 1, and as many
-loads, stores and products as the NV module had. (On the GPU machine the
-same modules run in test_vulkan against the reference kernels.) Prints
-ok/FAIL lines.
+each), loads, stores, copies and phis agreeing on types, every load and
+store given a layout constant of 0 or 1, and as many loads, stores and
+products as the NV module had. (On the GPU machine the same modules run in
+test_vulkan against the reference kernels.) Prints ok/FAIL lines.
 Usage: test_spirv_nv2khr.py BUILD_DIR"""
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -83,6 +84,25 @@ def check_module(khr_path, nv_path):
         [use_of.get(vtype.get(x)) for x in (a[2], a[3], a[4], a[1])] ==
         [0, 1, 2, 2] for a in products),
         "%s: every product takes an A, a B and an accumulator" % name)
+    # Loads, stores, copies, phis and products agree on types (a split
+    # type that missed one would show here, where Debian's spirv-val
+    # cannot look).
+    type_ops = set(range(19, 40)) | {322, KHR_TYPE}
+    types = {a[0] for o, a in insts(w) if o in type_ops}
+    pointee = {a[0]: a[2] for o, a in insts(w) if o == 32}
+    vt = {}
+    for o, a in insts(w):
+        if o not in type_ops and len(a) > 1 and a[0] in types:
+            vt.setdefault(a[1], a[0])
+    bad = [a[1] for o, a in insts(w)
+           if (o == 61 and pointee.get(vt.get(a[2])) != a[0]) or
+           (o == 83 and vt.get(a[2]) != a[0]) or
+           (o == 245 and any(vt.get(v) != a[0] for v in a[2::2])) or
+           (o == KHR_MULADD and vt.get(a[4]) != a[0])]
+    bad += [a[0] for o, a in insts(w)
+            if o == 62 and pointee.get(vt.get(a[0])) != vt.get(a[1])]
+    check(not bad, "%s: loads, stores, copies, phis and products agree on "
+          "types (mismatched: %s)" % (name, bad[:4]))
     layouts = [a[3] for o, a in insts(w) if o == KHR_LOAD] + \
               [a[2] for o, a in insts(w) if o == KHR_STORE]
     check(layouts and all(ints.get(x) in (0, 1) for x in layouts),
@@ -92,6 +112,74 @@ def check_module(khr_path, nv_path):
           "%s: as many loads, stores and products as the NV module" % name)
     check(w[3] >= nv[3] + 3 and w[0] == 0x07230203,
           "%s: header intact, id bound raised for the new constants" % name)
+
+
+# Small shaders where one 16x16 f16 type is both A and B, built with glslc
+# (-O and not; Debian 12's glslc -O crashes on the second): [name, body,
+# expected error or None (translates), glslc option lists].
+GLSL_HEAD = """#version 450
+#extension GL_NV_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+layout(local_size_x = 32) in;
+layout(set = 0, binding = 0) buffer Bh { float16_t h[]; };
+layout(set = 0, binding = 1) buffer Bf { float f[]; };
+layout(push_constant) uniform P { uint n; } pc;
+#define H fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
+#define F fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
+"""
+GLSL_CASES = [
+    ("a helper taking A", """
+F mm(H x, F acc) { H y; coopMatLoadNV(y, h, 4096, 16, true);
+                   return coopMatMulAddNV(x, y, acc); }
+void main() { F c = F(0.0); H a, b;
+  coopMatLoadNV(a, h, 0, 16, false); coopMatLoadNV(b, h, 4096, 16, true);
+  c = mm(a, coopMatMulAddNV(a, b, c)); coopMatStoreNV(c, f, 0, 16, false); }
+""", None, [[], ["-O"]]),
+    ("B stored back after arithmetic", """
+void main() { F c = F(0.0); H a, b;
+  coopMatLoadNV(a, h, 0, 16, false); coopMatLoadNV(b, h, 4096, 16, true);
+  c = coopMatMulAddNV(a, b, c); coopMatStoreNV(a + b, h, 0, 16, false);
+  coopMatStoreNV(c, f, 0, 16, false); }
+""", "keeps the shared type", [[]]),
+    ("an array of B picked at run time", """
+void main() { F c = F(0.0); H a, b[2];
+  coopMatLoadNV(a, h, 0, 16, false); coopMatLoadNV(b[0], h, 4096, 16, true);
+  coopMatLoadNV(b[1], h, 8192, 16, true);
+  c = coopMatMulAddNV(a, b[pc.n & 1], c); coopMatStoreNV(c, f, 0, 16, false); }
+""", "arrays and structs", [[], ["-O"]]),
+]
+
+
+def check_glsl_cases(tmp):
+    glslc = shutil.which("glslc")
+    if not glslc:
+        print("skipped: spirv_nv2khr GLSL cases: no glslc")
+        return
+    for i, (name, body, err, opts) in enumerate(GLSL_CASES):
+        for opt in opts:
+            what = "%s%s" % (name, " (-O)" if opt else "")
+            src = os.path.join(tmp, "case.comp")
+            nv = os.path.join(tmp, "case.spv")
+            out = os.path.join(tmp, "glsl_case%d%s.spv" %
+                               (i, "_O" if opt else ""))
+            with open(src, "w") as f:
+                f.write(GLSL_HEAD + body)
+            c = subprocess.run([glslc, "--target-env=vulkan1.1"] + opt +
+                               ["-o", nv, src], capture_output=True,
+                               text=True)
+            if c.returncode:
+                check(False, "%s: glslc builds it: %s" % (what, c.stderr))
+                continue
+            r = translate(nv, out)
+            if err is None:
+                check(r.returncode == 0, "%s: translates: %s" %
+                      (what, r.stderr.strip()))
+                if r.returncode == 0:
+                    check_module(out, nv)
+            else:
+                check(r.returncode == 1 and err in r.stderr,
+                      "%s: refused: %s" % (what, r.stderr.strip()))
 
 
 def main():
@@ -154,6 +242,7 @@ def main():
         refused(data[:24], "truncated instruction", "an instruction cut short")
         refused(data[:len(data) - 2], "not a multiple of 4",
                 "a size that is not whole words")
+        check_glsl_cases(tmp)
         r = translate(os.path.join(tmp, "missing.spv"), out)
         check(r.returncode == 1 and "No such file" in r.stderr,
               "a missing input is refused: %s" % r.stderr.strip())

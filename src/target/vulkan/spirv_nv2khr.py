@@ -19,11 +19,16 @@ The mapping is one to one except for two things the NV form does not carry:
     form gives two uses one type (a 16x16 f16 matrix is both A and B in
     m16n16k16), the first use keeps the type and each other gets a type
     id of its own, with a Function pointer type, for the values and
-    variables of its classes. A value or variable whose class reaches two
-    uses, or a matrix of a shared type that reaches none, is an error.
+    variables of its classes. Refused: a value or variable whose class
+    reaches two uses; a matrix of a shared type that reaches none; arrays
+    and structs of a shared type; and a split value reaching anything
+    but loads, stores, copies, phis, selects and products (arithmetic,
+    calls and returns would still expect the shared type).
   - loads and stores take a memory-layout id (an int constant, 0 = row
     major, 1 = column major) where NV took a bool; the bool must be a
     constant.
+  (Lengths, OpCooperativeMatrixLengthNV, map one to one, also inside
+  OpSpecConstantOp.)
 Only float matrices are accepted (integer ones need signedness operands).
 
 Usage: spirv_nv2khr.py IN.spv OUT.spv
@@ -48,6 +53,9 @@ OP_STORE = 62
 OP_COPY_OBJECT = 83
 OP_SELECT = 169
 OP_PHI = 245
+OP_UNDEF = 1
+OP_ACCESS_CHAIN = 65
+OP_SPEC_CONSTANT_OP = 52
 
 NV_CAP = 5357
 NV_TYPE, NV_LOAD, NV_STORE, NV_MULADD, NV_LENGTH = 5358, 5359, 5360, 5361, 5362
@@ -56,6 +64,16 @@ KHR_TYPE, KHR_LOAD, KHR_STORE, KHR_MULADD, KHR_LENGTH = (
     4456, 4457, 4458, 4459, 4460)
 NV_EXT = "SPV_NV_cooperative_matrix"
 KHR_EXT = "SPV_KHR_cooperative_matrix"
+
+# Instructions whose result takes a split matrix type, and the operand
+# positions (in the words after the opcode) where a split value may appear.
+RETYPED_OPS = (NV_LOAD, OP_LOAD, OP_COPY_OBJECT, OP_PHI, OP_SELECT, OP_UNDEF)
+RETYPED_OPERANDS = {OP_LOAD: (2,), OP_STORE: (0, 1), OP_COPY_OBJECT: (2,),
+                    OP_SELECT: (3, 4), NV_STORE: (1,), NV_MULADD: (2, 3, 4)}
+# Not scanned for split values: debug and annotation instructions, the
+# module's header instructions (literals only).
+UNSCANNED_OPS = (3, 4, 5, 6, 7, 8, 10, 11, 14, 15, 16, 17, 71, 72, 73, 74,
+                 75, 76, 77, 332, 5632)
 
 USE_A, USE_B, USE_ACC = 0, 1, 2
 USE_NAMES = {USE_A: "A", USE_B: "B", USE_ACC: "accumulator"}
@@ -201,6 +219,12 @@ def translate(words):
                 clone[(t, use)] = bound
                 uses[bound] = use
                 bound += 1
+    for x, dop in defining_op.items():
+        t = matrix_type(x)
+        if dop == OP_ACCESS_CHAIN and t is not None and len(uses_of[t]) > 1:
+            raise Nv2KhrError("matrix %%%d: arrays and structs of a matrix "
+                              "type used as both A and B are not supported"
+                              % x)
     retype = {}               # result id -> its new type (value or pointer)
     ptr_clone = {}            # (pointer type, new matrix type) -> id
     for x in list(parent):
@@ -223,11 +247,26 @@ def translate(words):
                 ptr_clone[key] = bound
                 bound += 1
             retype[x] = ptr_clone[key]
-        elif dop in (NV_LOAD, OP_LOAD, OP_COPY_OBJECT, OP_PHI, OP_SELECT):
+        elif dop in RETYPED_OPS:
             retype[x] = nt
         else:
             raise Nv2KhrError("matrix %%%d (opcode %s) would need the %s "
                               "type of its shape" % (x, dop, USE_NAMES[use]))
+    # A retyped value or variable may only reach the operands retyped
+    # together above and the products'; anything else (arithmetic, calls,
+    # returns, composites) would still expect the shared type.
+    if retype:
+        for op, ops in insts:
+            if op in UNSCANNED_OPS or 19 <= op <= 39 or 41 <= op <= 52:
+                continue
+            ok = (range(2, len(ops), 2) if op == OP_PHI else
+                  RETYPED_OPERANDS.get(op, ()))
+            for i, x in enumerate(ops):
+                if (x in retype and i not in ok and
+                        not (i == 1 and defining_op.get(x) == op)):
+                    raise Nv2KhrError(
+                        "matrix %%%d of a type used as both A and B reaches "
+                        "opcode %d, which keeps the shared type" % (x, op))
     new_ptrs = {}             # pointer type -> [(clone id, new pointee)]
     for (pt, nt), pid in ptr_clone.items():
         new_ptrs.setdefault(pt, []).append((pid, nt))
@@ -282,8 +321,8 @@ def translate(words):
             emit(KHR_LOAD, [retype[ops[1]], ops[1], ops[2],
                             layout(ops[4], "load %%%d" % ops[1]), ops[3]] +
                  ops[5:])
-        elif (op in (OP_VARIABLE, OP_LOAD, OP_COPY_OBJECT, OP_PHI, OP_SELECT)
-              and len(ops) > 1 and ops[1] in retype):
+        elif (op in RETYPED_OPS + (OP_VARIABLE,) and len(ops) > 1
+              and ops[1] in retype):
             emit(op, [retype[ops[1]]] + ops[1:])
         elif op == NV_LOAD:
             emit(KHR_LOAD, ops[0:3] + [layout(ops[4], "load %%%d" % ops[1]),
@@ -295,6 +334,8 @@ def translate(words):
             emit(KHR_MULADD, ops)
         elif op == NV_LENGTH:
             emit(KHR_LENGTH, ops)
+        elif op == OP_SPEC_CONSTANT_OP and ops[2] == NV_LENGTH:
+            emit(op, ops[:2] + [KHR_LENGTH] + ops[3:])
         elif op in (NV_CAP, NV_TYPE):
             raise Nv2KhrError("unexpected NV opcode %d" % op)
         else:

@@ -27,7 +27,8 @@
 // Built twice: as written (NV cooperative matrices, 16x16 fragments) for
 // drivers with only VK_NV_cooperative_matrix, and for spirv_nv2khr.py to
 // turn into KHR cooperative matrices, which vk_ops.c prefers (see
-// meson.build; the GEMM with 16x16 B fragments, the convs with 16x8).
+// meson.build; the 128x256 GEMM, gemmk_f16, with 16x16 B fragments, the
+// others with 16x8).
 // Measured on the H200 (driver 580.159, timestamps after the input upload,
 // DG_VK_SPIRV_DIR variants and the build-gpu/probe shaders):
 //  - MMAs from registers: 640 TFLOP/s through KHR, 390-460 through NV;
@@ -55,7 +56,9 @@
 //        persistent (one workgroup per multiprocessor walking the tiles,
 //        each tile's first loads issued before the previous epilogue;
 //        branch vk-persist) 805 against 534;
-//      128x256, 8 subgroups of 64x64, BK 32, NBUF 1: 209 / 243 at 255;
+//      128x256, 8 subgroups of 64x64, BK 32, NBUF 1: 209 / 243 at 255
+//        with the old epilogue (606 / 4379 us, 227 / 251, with
+//        store_out4);
 //      128x128, 8 subgroups of 32x64, BK 64, NBUF 1: 195 / 225 at 197;
 //      the same with BK 32: 167 / 174 at 170 (store_out4 epilogue; two
 //        workgroups per multiprocessor would need 128);
