@@ -74,19 +74,7 @@ def check_module(khr_path, nv_path):
     uses = sorted(ints.get(a[5]) for o, a in insts(w) if o == KHR_TYPE)
     check(uses == [0, 1, 2], "%s: matrix types used as A, B, accumulator "
           "(uses %s)" % (name, uses))
-    # Every product's operands and result have the types of their uses
-    # (the 16x16 builds' B values get a type split from A's).
-    use_of = {a[0]: ints.get(a[5]) for o, a in insts(w) if o == KHR_TYPE}
-    vtype = {a[1]: a[0] for o, a in insts(w)
-             if len(a) > 1 and a[0] in use_of}
-    products = [a for o, a in insts(w) if o == KHR_MULADD]
-    check(products and all(
-        [use_of.get(vtype.get(x)) for x in (a[2], a[3], a[4], a[1])] ==
-        [0, 1, 2, 2] for a in products),
-        "%s: every product takes an A, a B and an accumulator" % name)
-    # Loads, stores, copies, phis and products agree on types (a split
-    # type that missed one would show here, where Debian's spirv-val
-    # cannot look).
+    # The type of every value (vt) and of what each pointer type points to.
     type_ops = set(range(19, 40)) | {322, KHR_TYPE}
     types = {a[0] for o, a in insts(w) if o in type_ops}
     pointee = {a[0]: a[2] for o, a in insts(w) if o == 32}
@@ -94,6 +82,17 @@ def check_module(khr_path, nv_path):
     for o, a in insts(w):
         if o not in type_ops and len(a) > 1 and a[0] in types:
             vt.setdefault(a[1], a[0])
+    # Every product's operands and result have the types of their uses
+    # (the 16x16 builds' B values get a type split from A's).
+    use_of = {a[0]: ints.get(a[5]) for o, a in insts(w) if o == KHR_TYPE}
+    products = [a for o, a in insts(w) if o == KHR_MULADD]
+    check(products and all(
+        [use_of.get(vt.get(x)) for x in (a[2], a[3], a[4], a[1])] ==
+        [0, 1, 2, 2] for a in products),
+        "%s: every product takes an A, a B and an accumulator" % name)
+    # Loads, stores, copies, phis and products agree on types (a split
+    # type that missed one would show here, where Debian's spirv-val
+    # cannot look).
     bad = [a[1] for o, a in insts(w)
            if (o == 61 and pointee.get(vt.get(a[2])) != a[0]) or
            (o == 83 and vt.get(a[2]) != a[0]) or

@@ -70,6 +70,15 @@ KHR_EXT = "SPV_KHR_cooperative_matrix"
 RETYPED_OPS = (NV_LOAD, OP_LOAD, OP_COPY_OBJECT, OP_PHI, OP_SELECT, OP_UNDEF)
 RETYPED_OPERANDS = {OP_LOAD: (2,), OP_STORE: (0, 1), OP_COPY_OBJECT: (2,),
                     OP_SELECT: (3, 4), NV_STORE: (1,), NV_MULADD: (2, 3, 4)}
+
+
+def split_operands(op, ops):
+    """Positions in ops where a split value may appear (OpPhi: its
+    values)."""
+    if op == OP_PHI:
+        return range(2, len(ops), 2)
+    return RETYPED_OPERANDS.get(op, ())
+
 # Not scanned for split values: debug and annotation instructions, the
 # module's header instructions (literals only).
 UNSCANNED_OPS = (3, 4, 5, 6, 7, 8, 10, 11, 14, 15, 16, 17, 71, 72, 73, 74,
@@ -172,18 +181,11 @@ def translate(words):
     class_use = {}            # class root -> use (after the loop below)
     muladds = []
     for op, ops in insts:
-        if op == OP_LOAD and ops[0] in coop_types:
-            union(ops[1], ops[2])
-        elif op == OP_STORE and matrix_type(ops[1]):
+        if op == OP_STORE and matrix_type(ops[1]):
             union(ops[0], ops[1])
-        elif op == OP_COPY_OBJECT and ops[0] in coop_types:
-            union(ops[1], ops[2])
-        elif op == OP_PHI and ops[0] in coop_types:
-            for v in ops[2::2]:
-                union(ops[1], v)
-        elif op == OP_SELECT and ops[0] in coop_types:
-            union(ops[1], ops[3])
-            union(ops[1], ops[4])
+        elif op in RETYPED_OPS and ops[0] in coop_types:
+            for i in split_operands(op, ops):
+                union(ops[1], ops[i])
         elif op == NV_MULADD:
             muladds.append(ops)
     uses_of = {}              # matrix type -> set of uses
@@ -259,8 +261,7 @@ def translate(words):
         for op, ops in insts:
             if op in UNSCANNED_OPS or 19 <= op <= 39 or 41 <= op <= 52:
                 continue
-            ok = (range(2, len(ops), 2) if op == OP_PHI else
-                  RETYPED_OPERANDS.get(op, ()))
+            ok = split_operands(op, ops)
             for i, x in enumerate(ops):
                 if (x in retype and i not in ok and
                         not (i == 1 and defining_op.get(x) == op)):
@@ -317,16 +318,12 @@ def translate(words):
             emit(op, ops)
             for pid, nt in new_ptrs[ops[0]]:
                 emit(op, [pid, ops[1], nt])
-        elif op == NV_LOAD and ops[1] in retype:
-            emit(KHR_LOAD, [retype[ops[1]], ops[1], ops[2],
-                            layout(ops[4], "load %%%d" % ops[1]), ops[3]] +
-                 ops[5:])
+        elif op == NV_LOAD:
+            emit(KHR_LOAD, [retype.get(ops[1], ops[0])] + ops[1:3] +
+                 [layout(ops[4], "load %%%d" % ops[1]), ops[3]] + ops[5:])
         elif (op in RETYPED_OPS + (OP_VARIABLE,) and len(ops) > 1
               and ops[1] in retype):
             emit(op, [retype[ops[1]]] + ops[1:])
-        elif op == NV_LOAD:
-            emit(KHR_LOAD, ops[0:3] + [layout(ops[4], "load %%%d" % ops[1]),
-                                       ops[3]] + ops[5:])
         elif op == NV_STORE:
             emit(KHR_STORE, ops[0:2] + [layout(ops[3], "store"), ops[2]] +
                  ops[4:])
