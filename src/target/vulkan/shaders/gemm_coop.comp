@@ -37,8 +37,9 @@
 //  - GEMM through KHR, 4096^3 / 8192^3 in TFLOP/s (dg-bench --gpu, the
 //    driver's register counts from DG_VK_PIPELINE_STATS=1):
 //      128x256, 16 subgroups of 64x32 with 16x16 B fragments, BK 32,
-//        NBUF 1 (gemmk_f16): 535 / 4040 us, 257 / 272 TFLOP/s, 128
-//        registers; the same with 16x8 B fragments 537 / 4062; 16
+//        NBUF 1 (gemmk_f16): 514 / 3973 us, 267 / 277 TFLOP/s, 128
+//        registers, with the row-staged epilogue (below; 535 / 4040
+//        before it); the same with 16x8 B fragments 537 / 4062; 16
 //        subgroups of 32x64 with 16x8 B 553 / 4140 (it was 218 / 250
 //        TFLOP/s before the epilogue stored four outputs at once:
 //        store_out4; it runs while no other workgroup shares the
@@ -56,6 +57,16 @@
 //        persistent (one workgroup per multiprocessor walking the tiles,
 //        each tile's first loads issued before the previous epilogue;
 //        branch vk-persist) 805 against 534;
+//      its epilogue (branch vk-tune2, one run each, against 531-534):
+//        one fragment at a time with 16-byte stores 519-520; the NF
+//        fragments of a row band staged together, rows unpadded 523,
+//        padded by 1 uvec4 516 (taken), by 2 or 4 519-520;
+//      and in the same runs, slower or no change: [[dont_unroll]] on the
+//        K loop 580; A chunks stored 8 rows per store phase (no bank
+//        conflicts) 626; subgroups laid out m-fastest 534; grouped tile
+//        order (bands of 8 or 16 rows) 539; 128x128 tiles of 8 of these
+//        subgroups (the driver took 170 registers, so still one
+//        workgroup per multiprocessor) 787;
 //      128x256, 8 subgroups of 64x64, BK 32, NBUF 1: 209 / 243 at 255
 //        with the old epilogue (606 / 4379 us, 227 / 251, with
 //        store_out4);
@@ -91,7 +102,10 @@
 //    the blocked copies but the old epilogue the main kernel alone took
 //    106 / 91 / 69 / 82 us: the per-output division and 2-byte stores
 //    were a quarter of 64@56's time. Tiles for the blocked copies: see
-//    vk_ops.c cblock_kernel.
+//    vk_ops.c cblock_kernel. The blocked convs with 16x16 B fragments
+//    (as gemmk_f16; branch vk-tune2, two runs each) ran 83.9-84.7 /
+//    57.2-58.7 / 62.4-62.5 / 73.7-73.8 us against 83.0-83.7 / 56.1-56.3 /
+//    63.5-63.6 / 72.7, so they keep 16x8.
 //  - Workgroup-scope matrices (GL_NV_cooperative_matrix2) ran 1.5-2.3x
 //    slower at every tile from 128x128 to 256x256 (earlier measurement).
 // Figures recorded before the first node's timestamp moved after the
