@@ -324,6 +324,10 @@ static dg_graph *gemm_graph(dg_context *ctx, dg_dtype t, int pin) {
  *    GEMM);
  *  - batched matmul [3,700,136] x [3,136,2100]: 162 tiles of 128x256 in 3
  *    matrices (batch offsets), ragged M, N and K;
+ *  - fully_connected [1000,200] -> 2104 with ReLU, and -> 2100 with a
+ *    bias and ReLU6: the 128x256 GEMM with B k-contiguous, its epilogue's
+ *    16-byte stores with the clamp (every row aligned) and its 8-byte
+ *    ones with the bias;
  *  - 3x3 conv 64 -> 256 on 8 x 28 x 28, padded, bias, ReLU;
  *  - 5x3 conv 32 -> 128 in 2 groups on 4 x 30 x 30, stride 2, dilation
  *    (2, 1): K = 240 steps through (c, kh, kw) with carries in both;
@@ -337,34 +341,46 @@ static dg_graph *gemm_graph(dg_context *ctx, dg_dtype t, int pin) {
  * reference. */
 typedef struct big_case {
   const char *what;
-  int conv; /* 0 matmul, 1 conv, 2 conv whose weights are a graph input
-               (not constant: the blocking pre-pass copies them each run) */
+  enum {
+    BIG_MATMUL,
+    BIG_CONV,
+    BIG_CONV_WIN, /* weights a graph input (not constant: the blocking
+                     pre-pass copies them each run) */
+    BIG_FC,       /* fully_connected, cp.activation, no bias */
+    BIG_FC_BIAS   /* the same with a bias [O] */
+  } kind;
   int64_t x[4], w[4];
   dg_conv2d_params cp;
 } big_case;
 static void check_big_f16(dg_context *ctx, int dev) {
   /* clang-format off */
   static const big_case cases[] = {
-    {"matmul 1000x200x1040", 0, {1000, 200}, {200, 1040}, {.groups = 0}},
-    {"matmul 1000x200x2100", 0, {1000, 200}, {200, 2100}, {.groups = 0}},
-    {"matmul 3x700x136x2100", 0, {3, 700, 136}, {3, 136, 2100},
+    {"matmul 1000x200x1040", BIG_MATMUL, {1000, 200}, {200, 1040}, {.groups = 0}},
+    {"matmul 1000x200x2100", BIG_MATMUL, {1000, 200}, {200, 2100}, {.groups = 0}},
+    {"matmul 3x700x136x2100", BIG_MATMUL, {3, 700, 136}, {3, 136, 2100},
      {.groups = 0}},
-    {"3x3 conv 64->256 @8x28x28", 1, {8, 64, 28, 28}, {256, 64, 3, 3},
+    /* fully_connected on the 128x256 GEMM (B k-contiguous): the clamp in
+       the 16-byte stores, and the bias through the 8-byte ones. */
+    {"fully_connected 1000x200 -> 2104, ReLU", BIG_FC, {1000, 200}, {2104, 200},
+     {.activation = DG_ACTIVATION_RELU}},
+    {"fully_connected 1000x200 -> 2100, bias, ReLU6", BIG_FC_BIAS, {1000, 200},
+     {2100, 200}, {.activation = DG_ACTIVATION_RELU6}},
+    {"3x3 conv 64->256 @8x28x28", BIG_CONV, {8, 64, 28, 28}, {256, 64, 3, 3},
      {.pads = {1, 1, 1, 1}, .activation = DG_ACTIVATION_RELU}},
-    {"5x3 conv 32->128 g2 s2 d(2,1) @4x30x30", 1, {4, 32, 30, 30},
+    {"5x3 conv 32->128 g2 s2 d(2,1) @4x30x30", BIG_CONV, {4, 32, 30, 30},
      {128, 16, 5, 3},
      {.stride = {2, 2}, .dilation = {2, 1}, .pads = {2, 1, 2, 1},
       .groups = 2}},
-    {"matmul 200x4000x300", 0, {200, 4000}, {4000, 300}, {.groups = 0}},
-    {"3x3 conv 256->256 @2x7x7", 1, {2, 256, 7, 7}, {256, 256, 3, 3},
+    {"matmul 200x4000x300", BIG_MATMUL, {200, 4000}, {4000, 300}, {.groups = 0}},
+    {"3x3 conv 256->256 @2x7x7", BIG_CONV, {2, 256, 7, 7}, {256, 256, 3, 3},
      {.pads = {1, 1, 1, 1}, .activation = DG_ACTIVATION_RELU6}},
     /* Enough 64x64 tiles for two waves on an H200: the 64x128 kernel. */
-    {"3x3 conv 16->64 @12x56x56", 1, {12, 16, 56, 56}, {64, 16, 3, 3},
+    {"3x3 conv 16->64 @12x56x56", BIG_CONV, {12, 16, 56, 56}, {64, 16, 3, 3},
      {.pads = {1, 1, 1, 1}, .activation = DG_ACTIVATION_RELU}},
     /* Channels not a multiple of 8: padded in the blocked copies. */
-    {"7x7 conv 3->64 s2 @4x64x64", 1, {4, 3, 64, 64}, {64, 3, 7, 7},
+    {"7x7 conv 3->64 s2 @4x64x64", BIG_CONV, {4, 3, 64, 64}, {64, 3, 7, 7},
      {.stride = {2, 2}, .pads = {3, 3, 3, 3}}},
-    {"3x3 conv 60->96 g3 d2 @2x40x40, weights an input", 2, {2, 60, 40, 40}, {96, 20, 3, 3},
+    {"3x3 conv 60->96 g3 d2 @2x40x40, weights an input", BIG_CONV_WIN, {2, 60, 40, 40}, {96, 20, 3, 3},
      {.dilation = {2, 2}, .pads = {2, 2, 2, 2}, .groups = 3}},
   };
   /* clang-format on */
@@ -372,21 +388,27 @@ static void check_big_f16(dg_context *ctx, int dev) {
     const big_case *bc = &cases[c];
     dg_graph *g = dg_graph_create(ctx, bc->what);
     dg_graph_set_device(g, dev);
-    int rank = bc->conv ? 4 : bc->x[2] ? 3 : 2;
+    int conv = bc->kind == BIG_CONV || bc->kind == BIG_CONV_WIN;
+    int rank = conv ? 4 : bc->x[2] ? 3 : 2;
     int64_t n = 1;
     for (int i = 0; i < rank; i++)
       n *= bc->x[i];
     dg_tensor_desc x_desc = fdesc(DG_DTYPE_F16, rank, bc->x);
     dg_tensor x = dg_graph_input(g, "x", &x_desc);
     dg_tensor_desc w_desc = fdesc(DG_DTYPE_F16, rank, bc->w);
-    dg_tensor w = bc->conv == 2 ? dg_graph_input(g, "w", &w_desc)
-                                : fconst(g, "w", DG_DTYPE_F16, rank, bc->w);
+    dg_tensor w = bc->kind == BIG_CONV_WIN
+                      ? dg_graph_input(g, "w", &w_desc)
+                      : fconst(g, "w", DG_DTYPE_F16, rank, bc->w);
     int64_t nw = dg_desc_elements(&w_desc);
-    dg_tensor y = bc->conv ? dg_graph_conv2d(g, "conv", x, w,
-                                             fconst(g, "b", DG_DTYPE_F16, 1,
-                                                    (int64_t[]){bc->w[0]}),
-                                             &bc->cp)
-                           : dg_graph_matmul(g, "matmul", x, w);
+    dg_tensor bias =
+        conv || bc->kind == BIG_FC_BIAS
+            ? fconst(g, "b", DG_DTYPE_F16, 1, (int64_t[]){bc->w[0]})
+            : DG_TENSOR_NONE;
+    dg_tensor y =
+        conv ? dg_graph_conv2d(g, "conv", x, w, bias, &bc->cp)
+        : bc->kind == BIG_MATMUL
+            ? dg_graph_matmul(g, "matmul", x, w)
+            : dg_graph_fully_connected(g, "fc", x, w, bias, bc->cp.activation);
     dg_graph_output(g, "y", y, DG_LAYOUT_NCHW);
     dg_diagnostic d;
     dg_session *s = dg_graph_status(g) ? NULL : compile_on(g, dev, &d);
@@ -398,7 +420,8 @@ static void check_big_f16(dg_context *ctx, int dev) {
       dg_binding in[2] = {{"x", h, sizeof *h * (size_t)n},
                           {"w", h + n, sizeof *h * (size_t)nw}};
       dg_verify_report rep;
-      dg_status v = dg_session_verify(s, in, bc->conv == 2 ? 2 : 1, &rep);
+      dg_status v =
+          dg_session_verify(s, in, bc->kind == BIG_CONV_WIN ? 2 : 1, &rep);
       CHECK(v == DG_OK && rep.ok,
             "f16 %s on the big tiles: matches the reference (worst relative "
             "error %.2g)",
