@@ -202,6 +202,9 @@ layout(set = 0, binding = 1) readonly buffer In1v { uvec4 in1v[]; };
 #define STAGE_WORDS (NT / 32 * 64)
 #else
 #define ERW (FN * 4 + 1)
+#if 32 % (FN * 2) != 0
+#error "the GEMM epilogue takes FN*2 lanes per staged row: FN of 1, 2, 4, 8 or 16"
+#endif
 #define STAGE_WORDS (NT / 32 * 16 * ERW)
 #endif
 shared uvec4 smem[TILE_WORDS > STAGE_WORDS ? TILE_WORDS : STAGE_WORDS];
