@@ -116,12 +116,38 @@ static void test_pool(int threads) {
   dg_cpu_pool_run(pool, nested_item, &j, 4);
   snprintf(what, sizeof what, "pool nested run inline threads=%d", threads);
   report(atomic_load(&j.calls) == 12 && atomic_load(&hits[0]) == 4, what);
-  void *s1 = dg_cpu_pool_scratch(pool, 100);
-  void *s2 = dg_cpu_pool_scratch(pool, 1 << 20);
+  /* Buffers checked out at the same time are distinct; a returned one is
+   * reused by the next caller that fits in it. */
+  void *s1 = dg_cpu_pool_scratch_get(pool, 100);
+  void *s2 = dg_cpu_pool_scratch_get(pool, 1 << 20);
   snprintf(what, sizeof what, "pool scratch aligned threads=%d", threads);
-  report(s1 && s2 && ((uintptr_t)s2 & 63) == 0, what);
+  report(s1 && s2 && s1 != s2 && ((uintptr_t)s1 & 63) == 0 &&
+             ((uintptr_t)s2 & 63) == 0,
+         what);
   if (s2)
     memset(s2, 1, 1 << 20);
+  dg_cpu_pool_scratch_put(pool, s1);
+  void *s3 = dg_cpu_pool_scratch_get(pool, 64);
+  snprintf(what, sizeof what, "pool scratch reused once returned threads=%d",
+           threads);
+  report(s3 == s1, what);
+  /* More callers at once than the pool keeps: each still gets its own. */
+  void *many[12];
+  int distinct = 1;
+  for (int i = 0; i < 12; i++) {
+    many[i] = dg_cpu_pool_scratch_get(pool, 256);
+    distinct &= many[i] && many[i] != s2 && many[i] != s3;
+    for (int k = 0; k < i; k++)
+      distinct &= many[i] != many[k];
+  }
+  snprintf(what, sizeof what,
+           "pool scratch: 14 buffers out at once are distinct threads=%d",
+           threads);
+  report(distinct, what);
+  for (int i = 0; i < 12; i++)
+    dg_cpu_pool_scratch_put(pool, many[i]);
+  dg_cpu_pool_scratch_put(pool, s2);
+  dg_cpu_pool_scratch_put(pool, s3);
   dg_cpu_pool_destroy(pool);
 }
 

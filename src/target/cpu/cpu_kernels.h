@@ -4,7 +4,9 @@
  * src/ops compute, up to float reassociation for f32, and bit for bit for
  * int8 (see docs/numerics.md). Matrices are row-major with explicit leading
  * dimensions. None of these functions allocate except through the pool's
- * scratch, and none of them keep pointers after returning.
+ * scratch (dg_cpu_pool_scratch_get), and none of them keep pointers after
+ * returning. Each call may run on any thread, concurrently with others on
+ * the same pool.
  */
 #ifndef DG_CPU_KERNELS_H
 #define DG_CPU_KERNELS_H
@@ -14,18 +16,24 @@
 
 /* A fixed set of worker threads. dg_cpu_pool_run calls fn(arg, i, n) for
  * every i in [0, n) spread over the workers and the calling thread, and
- * returns when all calls have returned. threads <= 1 means "run inline". */
+ * returns when all calls have returned. threads <= 1 means "run inline".
+ * Threads: any number of threads may call dg_cpu_pool_run on one pool at
+ * once; one of them gets the workers and the others run their items
+ * inline, on their own thread. */
 typedef struct dg_cpu_pool dg_cpu_pool;
 dg_cpu_pool *dg_cpu_pool_create(int threads); /* NULL on failure */
 void dg_cpu_pool_destroy(dg_cpu_pool *pool);  /* NULL is a no-op */
 int dg_cpu_pool_threads(const dg_cpu_pool *pool);
 void dg_cpu_pool_run(dg_cpu_pool *pool, void (*fn)(void *arg, int i, int n),
                      void *arg, int n);
-/* Internal to the kernels: a 64-byte aligned buffer of at least `bytes`
- * owned by the pool, valid until the next call or dg_cpu_pool_destroy.
- * NULL when pool is NULL or allocation fails (kernels then fall back).
- * Like dg_cpu_pool_run, only one thread may use a pool at a time. */
-void *dg_cpu_pool_scratch(dg_cpu_pool *pool, size_t bytes);
+/* Internal to the kernels: checks out a 64-byte aligned buffer of at
+ * least `bytes` for one call, returned with dg_cpu_pool_scratch_put. The
+ * pool keeps a few for reuse; no two callers ever hold the same buffer,
+ * so any number of threads may check out at once (one session per
+ * thread on one pool). pool may be NULL (a plain allocation). NULL when
+ * allocation fails (kernels then fall back). */
+void *dg_cpu_pool_scratch_get(dg_cpu_pool *pool, size_t bytes);
+void dg_cpu_pool_scratch_put(dg_cpu_pool *pool, void *scratch);
 
 /* Which SIMD level the kernels picked at run time ("avx512", "avx2",
  * "neon", "portable"). DG_CPU_SIMD=portable|avx2|avx512 lowers it for

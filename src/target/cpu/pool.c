@@ -17,6 +17,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -24,6 +25,11 @@
  * enough to cover the gap between consecutive layers of a small network,
  * short enough not to burn a core when the pool is idle. */
 #define SPIN_NS 100000
+
+/* Scratch buffers the pool keeps for reuse: one per caller that may run a
+ * GEMM at the same time; more concurrent callers allocate and free their
+ * own. */
+#define SCRATCH_SLOTS 8
 
 struct dg_cpu_pool {
   /* Written by workers on every item: its own cache line. */
@@ -42,8 +48,15 @@ struct dg_cpu_pool {
   pthread_t *tids;
   pthread_mutex_t mu;
   pthread_cond_t wake_cv, done_cv;
-  void *scratch;
-  size_t scratch_size;
+  /* Scratch buffers kept between calls, each checked out by one GEMM at
+   * a time: sessions on different threads share the pool, so one shared
+   * buffer would let two GEMMs write over each other's packed panels. */
+  pthread_mutex_t scratch_mu;
+  struct pool_scratch {
+    void *data;
+    size_t size;
+    bool in_use;
+  } scratch[SCRATCH_SLOTS];
 };
 
 static inline void cpu_relax(void) {
@@ -142,13 +155,20 @@ dg_cpu_pool *dg_cpu_pool_create(int threads) {
     free(p);
     return NULL;
   }
+  if (pthread_mutex_init(&p->scratch_mu, NULL)) {
+    pthread_mutex_destroy(&p->mu);
+    free(p);
+    return NULL;
+  }
   if (pthread_cond_init(&p->wake_cv, NULL)) {
+    pthread_mutex_destroy(&p->scratch_mu);
     pthread_mutex_destroy(&p->mu);
     free(p);
     return NULL;
   }
   if (pthread_cond_init(&p->done_cv, NULL)) {
     pthread_cond_destroy(&p->wake_cv);
+    pthread_mutex_destroy(&p->scratch_mu);
     pthread_mutex_destroy(&p->mu);
     free(p);
     return NULL;
@@ -176,23 +196,66 @@ void dg_cpu_pool_destroy(dg_cpu_pool *p) {
   pthread_cond_destroy(&p->done_cv);
   pthread_cond_destroy(&p->wake_cv);
   pthread_mutex_destroy(&p->mu);
+  pthread_mutex_destroy(&p->scratch_mu);
+  for (int i = 0; i < SCRATCH_SLOTS; i++)
+    free(p->scratch[i].data);
   free(p->tids);
-  free(p->scratch);
   free(p);
 }
 
 int dg_cpu_pool_threads(const dg_cpu_pool *p) { return p ? p->threads : 1; }
 
-void *dg_cpu_pool_scratch(dg_cpu_pool *p, size_t bytes) {
+void *dg_cpu_pool_scratch_get(dg_cpu_pool *p, size_t bytes) {
+  size_t sz = (bytes + 63) & ~(size_t)63;
+  if (!sz)
+    sz = 64;
   if (!p)
-    return NULL;
-  if (bytes > p->scratch_size) {
-    free(p->scratch);
-    size_t sz = (bytes + 63) & ~(size_t)63;
-    p->scratch = aligned_alloc(64, sz);
-    p->scratch_size = p->scratch ? sz : 0;
+    return aligned_alloc(64, sz);
+  pthread_mutex_lock(&p->scratch_mu);
+  /* The smallest free slot that fits, else a free slot to grow (the
+   * largest, so that slots settle at the sizes callers need). */
+  int fit = -1, grow = -1;
+  for (int i = 0; i < SCRATCH_SLOTS; i++) {
+    struct pool_scratch *c = &p->scratch[i];
+    if (c->in_use)
+      continue;
+    if (c->size >= sz && (fit < 0 || c->size < p->scratch[fit].size))
+      fit = i;
+    if (grow < 0 || c->size > p->scratch[grow].size)
+      grow = i;
   }
-  return p->scratch;
+  void *data = NULL;
+  if (fit >= 0) {
+    p->scratch[fit].in_use = true;
+    data = p->scratch[fit].data;
+  } else if (grow >= 0) {
+    struct pool_scratch *c = &p->scratch[grow];
+    free(c->data);
+    c->data = aligned_alloc(64, sz);
+    c->size = c->data ? sz : 0;
+    c->in_use = c->data != NULL;
+    data = c->data;
+  }
+  pthread_mutex_unlock(&p->scratch_mu);
+  /* Every slot busy: this caller's buffer lives for its call only. */
+  return fit < 0 && grow < 0 ? aligned_alloc(64, sz) : data;
+}
+
+void dg_cpu_pool_scratch_put(dg_cpu_pool *p, void *data) {
+  if (!data)
+    return;
+  if (p) {
+    pthread_mutex_lock(&p->scratch_mu);
+    for (int i = 0; i < SCRATCH_SLOTS; i++) {
+      if (p->scratch[i].data == data) {
+        p->scratch[i].in_use = false;
+        pthread_mutex_unlock(&p->scratch_mu);
+        return;
+      }
+    }
+    pthread_mutex_unlock(&p->scratch_mu);
+  }
+  free(data);
 }
 
 void dg_cpu_pool_run(dg_cpu_pool *p, void (*fn)(void *arg, int i, int n),

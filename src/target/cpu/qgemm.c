@@ -935,14 +935,11 @@ void dg_cpu_qgemm_packed_run(dg_cpu_pool *pool, const dg_cpu_qgemm_args *g,
   p.per_task =
       p.a_bytes + p.b_bytes + ((3 * nc * sizeof(int32_t) + 63) & ~(size_t)63);
   size_t bytes = p.per_task * (size_t)ntasks;
-  void *own = NULL;
-  p.scratch = dg_cpu_pool_scratch(pool, bytes);
-  if (!p.scratch)
-    p.scratch = own = aligned_alloc(64, bytes);
+  p.scratch = dg_cpu_pool_scratch_get(pool, bytes);
   if (!p.scratch) {
     run_naive(g);
     return;
   }
   dg_cpu_pool_run(pool, run_task, &p, ntasks);
-  free(own);
+  dg_cpu_pool_scratch_put(pool, p.scratch);
 }

@@ -781,14 +781,12 @@ void dg_cpu_sgemm_packed_run(dg_cpu_pool *pool, const dg_cpu_sgemm_args *g,
     if (g->scratch && g->scratch_floats >= p.per_task * (size_t)ntasks)
       p.scratch = g->scratch;
     else
-      p.scratch = dg_cpu_pool_scratch(pool, bytes);
-    if (!p.scratch)
-      p.scratch = own = malloc(bytes);
+      p.scratch = own = dg_cpu_pool_scratch_get(pool, bytes);
     if (!p.scratch) {
       run_naive(&p);
       return;
     }
   }
   dg_cpu_pool_run(pool, run_task, &p, ntasks);
-  free(own);
+  dg_cpu_pool_scratch_put(pool, own);
 }
