@@ -422,7 +422,7 @@ dg_tensor dg_graph_constant(dg_graph *g, const char *name,
     oom(&b);
     return DG_TENSOR_NONE;
   }
-  blob->refs = 1;
+  atomic_init(&blob->refs, 1);
   blob->size = size;
   if (flags & DG_CONSTANT_LEND) {
     blob->data = data;

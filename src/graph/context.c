@@ -154,11 +154,16 @@ dg_status dg_context_create(const dg_context_options *options,
   dg_context *ctx = calloc(1, sizeof *ctx);
   if (!ctx)
     return DG_ERROR_OUT_OF_MEMORY;
+  if (pthread_mutex_init(&ctx->oneshot_lock, NULL)) {
+    free(ctx);
+    return DG_ERROR_OUT_OF_MEMORY;
+  }
   ctx->opts = o;
   ctx->opts.cache_dir = NULL;
   if (!o.disable_cache) {
     ctx->cache_dir = o.cache_dir ? strdup(o.cache_dir) : cache_dir_from_env();
     if (o.cache_dir && !ctx->cache_dir) {
+      pthread_mutex_destroy(&ctx->oneshot_lock);
       free(ctx);
       return DG_ERROR_OUT_OF_MEMORY;
     }
@@ -199,6 +204,7 @@ void dg_context_destroy(dg_context *ctx) {
       ctx->devices.items[i].vt->destroy(&ctx->devices.items[i]);
   free(ctx->devices.items);
   free(ctx->cache_dir);
+  pthread_mutex_destroy(&ctx->oneshot_lock);
   free(ctx);
 }
 

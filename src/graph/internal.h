@@ -5,6 +5,7 @@
 #include "../target/target.h"
 #include "ir.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 
 typedef struct dg_oneshot_entry dg_oneshot_entry;
@@ -14,6 +15,9 @@ struct dg_context {
   char *cache_dir; /* NULL when disabled */
   dg_device_list devices;
   dg_oneshot_entry *oneshots; /* memoised one-node sessions */
+  /* One dg_oneshot_* call at a time per context: the memo list and each
+   * memoised session are shared by every caller of the context. */
+  pthread_mutex_t oneshot_lock;
 };
 
 struct dg_graph {

@@ -24,7 +24,7 @@ void dg_dtype_int_range(dg_dtype t, int64_t *lo, int64_t *hi) {
 }
 
 void dg_blob_release(dg_blob *b) {
-  if (b && --b->refs == 0) {
+  if (b && atomic_fetch_sub(&b->refs, 1) == 1) {
     free(b->owned);
     free(b);
   }
@@ -93,7 +93,7 @@ bool dg_ir_clone(const dg_ir *src, dg_ir *dst) {
     }
     if (s->constant) {
       d->constant = s->constant;
-      d->constant->refs++;
+      atomic_fetch_add(&d->constant->refs, 1);
     }
   }
   for (int i = 0; i < src->node_count; i++) {

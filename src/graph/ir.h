@@ -9,13 +9,16 @@
 #define DG_IR_H
 
 #include "graph.h"
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #define DG_NAME_MAX 64
 
-/* Constant data shared by a graph and the sessions compiled from it. */
+/* Constant data shared by a graph and the sessions compiled from it.
+ * refs is atomic: sessions of one graph are compiled and destroyed on
+ * any threads. */
 typedef struct dg_blob {
-  int refs;
+  atomic_int refs;
   const void *data;
   void *owned; /* NULL when lent by the caller */
   size_t size;

@@ -134,13 +134,39 @@ static dg_status build(dg_context *ctx, dg_op op, int device,
   return st;
 }
 
+static dg_status oneshot_locked(dg_context *ctx, dg_op op, int device,
+                                const dg_tensor_desc *const *d,
+                                const void *const *data,
+                                const dg_conv2d_params *cp, dg_activation act,
+                                void *y, size_t y_size, dg_diagnostic *diag);
+
 static dg_status oneshot(dg_context *ctx, dg_op op, int device,
                          const dg_tensor_desc *const *d,
                          const void *const *data,
                          const dg_conv2d_params *cp, dg_activation act,
                          void *y, size_t y_size, dg_diagnostic *diag) {
-  if (!ctx || !d[0] || !d[1] || !data[0] || !data[1] || !y ||
-      (d[2] && !data[2]) || (!d[2] && data[2])) {
+  if (!ctx) {
+    dg_diag_set(diag, DG_ERROR_INVALID_ARGUMENT, -1, NULL, dg_op_name(op),
+                "ctx", "non-NULL", "NULL", "dg_oneshot_%s: ctx is NULL",
+                dg_op_name(op));
+    return DG_ERROR_INVALID_ARGUMENT;
+  }
+  /* Callers on other threads wait here rather than being refused: the
+   * call is documented as safe from any thread. */
+  pthread_mutex_lock(&ctx->oneshot_lock);
+  dg_status st =
+      oneshot_locked(ctx, op, device, d, data, cp, act, y, y_size, diag);
+  pthread_mutex_unlock(&ctx->oneshot_lock);
+  return st;
+}
+
+static dg_status oneshot_locked(dg_context *ctx, dg_op op, int device,
+                                const dg_tensor_desc *const *d,
+                                const void *const *data,
+                                const dg_conv2d_params *cp, dg_activation act,
+                                void *y, size_t y_size, dg_diagnostic *diag) {
+  if (!d[0] || !d[1] || !data[0] || !data[1] || !y || (d[2] && !data[2]) ||
+      (!d[2] && data[2])) {
     dg_diag_set(diag, DG_ERROR_INVALID_ARGUMENT, -1, NULL, dg_op_name(op),
                 NULL, NULL, NULL,
                 "dg_oneshot_%s: a required pointer is NULL (context, "

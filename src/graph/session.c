@@ -166,6 +166,7 @@ dg_status dg_session_compile(dg_context *ctx, const dg_ir *ir,
   dg_session *s = calloc(1, sizeof *s);
   if (!s)
     return DG_ERROR_OUT_OF_MEMORY;
+  atomic_flag_clear(&s->running);
   s->ctx = ctx;
   s->keep_all = keep_all;
   if (opts)
@@ -341,12 +342,39 @@ static const dg_io_binding *find_output(const dg_ir *ir, const char *name) {
   return NULL;
 }
 
+bool dg_session_claim(dg_session *s, const char *call, dg_diagnostic *diag) {
+  if (!atomic_flag_test_and_set_explicit(&s->running, memory_order_acquire))
+    return true;
+  dg_diag_set(diag, DG_ERROR_INVALID_ARGUMENT, -1, NULL, call, "session",
+              "no other run of this session in progress", "a run in progress",
+              "%s: the session is already running (dg_session_run or "
+              "dg_session_verify on another thread); one session runs one "
+              "call at a time: compile one session per thread",
+              call);
+  return false;
+}
+
+static dg_status run_claimed(dg_session *s, const dg_binding *inputs,
+                             int input_count, const dg_binding *outputs,
+                             int output_count, dg_diagnostic *diag);
+
 dg_status dg_session_run(dg_session *s, const dg_binding *inputs,
                          int input_count, const dg_binding *outputs,
                          int output_count, dg_diagnostic *diag) {
   if (!s)
     return bad_binding(diag, DG_ERROR_INVALID_ARGUMENT, "", "session",
                        "session is NULL");
+  if (!dg_session_claim(s, "dg_session_run", diag))
+    return DG_ERROR_INVALID_ARGUMENT;
+  dg_status st =
+      run_claimed(s, inputs, input_count, outputs, output_count, diag);
+  dg_session_unclaim(s);
+  return st;
+}
+
+static dg_status run_claimed(dg_session *s, const dg_binding *inputs,
+                             int input_count, const dg_binding *outputs,
+                             int output_count, dg_diagnostic *diag) {
   const dg_ir *ir = &s->ir;
   if (output_count < 0 || (output_count && !outputs))
     return bad_binding(diag, DG_ERROR_INVALID_ARGUMENT, "", "outputs",

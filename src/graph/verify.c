@@ -25,12 +25,24 @@ static double *to_double(const dg_tensor_desc *d, const void *p) {
   return v;
 }
 
+static dg_status verify_claimed(dg_session *s, const dg_binding *inputs,
+                                int input_count, dg_verify_report *report);
+
 dg_status dg_session_verify(dg_session *s, const dg_binding *inputs,
                             int input_count, dg_verify_report *report) {
   if (!s || !report)
     return DG_ERROR_INVALID_ARGUMENT;
   memset(report, 0, sizeof *report);
   report->node_index = -1;
+  if (!dg_session_claim(s, "dg_session_verify", NULL))
+    return DG_ERROR_INVALID_ARGUMENT;
+  dg_status st = verify_claimed(s, inputs, input_count, report);
+  dg_session_unclaim(s);
+  return st;
+}
+
+static dg_status verify_claimed(dg_session *s, const dg_binding *inputs,
+                                int input_count, dg_verify_report *report) {
   dg_status st;
   if (!s->verify_twin) {
     /* Same IR and options, so the same (deterministic) placement. */

@@ -89,14 +89,32 @@ npu_backend *npu_backend_open(const char *spec, char *err, size_t n) {
                    "rknpu DRM", err, n);
 #endif
   }
-  if (b)
+  if (b) {
     b->timeout_ms = timeout_ms();
+    if (pthread_mutex_init(&b->job_lock, NULL)) {
+      npu_errf(err, n, "%s: cannot create a mutex", b->ops->name);
+      b->ops->close(b);
+      return NULL;
+    }
+    b->job_lock_ready = true;
+  }
   return b;
 }
 
 void npu_backend_close(npu_backend *b) {
-  if (b)
-    b->ops->close(b);
+  if (!b)
+    return;
+  if (b->job_lock_ready)
+    pthread_mutex_destroy(&b->job_lock);
+  b->ops->close(b);
+}
+
+int npu_backend_run(npu_backend *b, const npu_job *job, char *err, size_t n) {
+  pthread_mutex_lock(&b->job_lock);
+  int rc = b->ops->submit(b, job, err, n) ||
+           b->ops->wait(b, job, b->timeout_ms, err, n);
+  pthread_mutex_unlock(&b->job_lock);
+  return rc ? -1 : 0;
 }
 
 uint32_t npu_job_op_enable(const npu_job *job) {

@@ -12,6 +12,8 @@
 #ifndef DG_NPU_BACKEND_H
 #define DG_NPU_BACKEND_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -63,7 +65,16 @@ struct npu_backend {
   int timeout_ms;   /* DG_NPU_TIMEOUT_MS, default 5000 */
   int is_simulator;
   void *priv;
+  /* Held from a job's submit to the end of its wait (npu_backend_run):
+   * sessions on several threads share the device, and a backend keeps
+   * one job's state between the two calls (the simulator its error). */
+  pthread_mutex_t job_lock;
+  bool job_lock_ready; /* set by npu_backend_open */
 };
+
+/* Submits job and waits for it (b->timeout_ms), one job of the device at
+ * a time. */
+int npu_backend_run(npu_backend *b, const npu_job *job, char *err, size_t n);
 
 /* Opens the backend a spec names: "sim", "rocket" (first accel node whose
  * driver is rocket), "rknpu" (first DRM device named rknpu), or a device
@@ -72,7 +83,9 @@ struct npu_backend {
 npu_backend *npu_backend_open(const char *spec, char *err, size_t n);
 void npu_backend_close(npu_backend *b); /* NULL: no-op */
 
-/* The backends (backend_*.c); each opens what it is given or fails. */
+/* The backends (backend_*.c); each opens what it is given or fails.
+ * Internal to backend.c (and the tests of failing opens): a backend that
+ * runs jobs comes from npu_backend_open. */
 npu_backend *npu_sim_backend_open(char *err, size_t n);
 npu_backend *npu_rocket_open(const char *path, char *err, size_t n);
 /* Accel node paths whose driver is rocket, from /sys/class/accel. */

@@ -4,10 +4,13 @@
 #include "backend.h"
 #include "sim.h"
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct sim_priv {
+  pthread_mutex_t alloc_lock; /* segments compile on any thread */
   uint64_t next_iova;
   uint32_t next_handle;
   char job_err[256]; /* error of the last submit, reported by wait */
@@ -18,16 +21,27 @@ static int sim_alloc(npu_backend *b, size_t size, npu_bo *bo, char *err,
   sim_priv *p = b->priv;
   size_t pages = (size + 4095) / 4096 * 4096;
   memset(bo, 0, sizeof *bo);
-  if (!size || p->next_iova + pages > 0xffffffffu)
+  if (!size || pages > 0xffffffffu)
     return npu_errf(err, n, "sim: cannot allocate %zu bytes of NPU memory",
                     size);
   if (!(bo->map = aligned_alloc(4096, pages)))
     return npu_errf(err, n, "sim: out of host memory (%zu bytes)", size);
   memset(bo->map, 0, pages);
+  pthread_mutex_lock(&p->alloc_lock);
+  bool room = p->next_iova + pages <= 0xffffffffu;
+  if (room) {
+    bo->iova = p->next_iova;
+    bo->handle = ++p->next_handle;
+    p->next_iova += pages;
+  }
+  pthread_mutex_unlock(&p->alloc_lock);
+  if (!room) {
+    free(bo->map);
+    bo->map = NULL;
+    return npu_errf(err, n, "sim: cannot allocate %zu bytes of NPU memory",
+                    size);
+  }
   bo->size = size;
-  bo->iova = p->next_iova;
-  bo->handle = ++p->next_handle;
-  p->next_iova += pages;
   return 0;
 }
 
@@ -95,7 +109,9 @@ static int sim_wait(npu_backend *b, const npu_job *job, int timeout_ms,
 }
 
 static void sim_close(npu_backend *b) {
-  free(b->priv);
+  sim_priv *p = b->priv;
+  pthread_mutex_destroy(&p->alloc_lock);
+  free(p);
   free(b);
 }
 
@@ -106,7 +122,7 @@ static const npu_backend_ops sim_ops = {"sim",    sim_alloc,  sim_free,
 npu_backend *npu_sim_backend_open(char *err, size_t n) {
   npu_backend *b = calloc(1, sizeof *b);
   sim_priv *p = calloc(1, sizeof *p);
-  if (!b || !p) {
+  if (!b || !p || pthread_mutex_init(&p->alloc_lock, NULL)) {
     free(b);
     free(p);
     npu_errf(err, n, "sim: out of host memory");

@@ -222,8 +222,7 @@ static int run_image(npu_conv *c, npu_backend *b, const uint8_t *x, uint8_t *y,
   for (int i = 0; i < c->task_count; i++) {
     npu_bo *ins[3], *outs[1];
     npu_job job = task_job(c, &c->tasks[i], ins, outs);
-    if (ops->submit(b, &job, err, n) ||
-        ops->wait(b, &job, b->timeout_ms, err, n))
+    if (npu_backend_run(b, &job, err, n))
       return -1;
   }
   if (ops->cpu_begin(b, &c->out, err, n))

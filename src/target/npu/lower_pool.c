@@ -138,8 +138,7 @@ static int run_image(npu_pool *p, npu_backend *b, const uint8_t *x, uint8_t *y,
   npu_pack_feature_f16(p->x_chw, p->C, p->H, p->W, 0, p->in.map);
   npu_bo *ins[1], *outs[1];
   npu_job job = pool_job(p, ins, outs);
-  if (ops->cpu_end(b, &p->in, err, n) || ops->submit(b, &job, err, n) ||
-      ops->wait(b, &job, b->timeout_ms, err, n) ||
+  if (ops->cpu_end(b, &p->in, err, n) || npu_backend_run(b, &job, err, n) ||
       ops->cpu_begin(b, &p->out, err, n))
     return -1;
   npu_unpack_feature_f16(p->out.map, p->C, p->OH, p->OW, p->y_chw);
