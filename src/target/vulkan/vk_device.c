@@ -88,8 +88,10 @@ static void instance_release(vk_instance *vi) {
     return;
   if (vi->messenger && vi->destroy_messenger)
     vi->destroy_messenger(vi->instance, vi->messenger, NULL);
-  if (vi->instance)
+  if (vi->instance) {
+    dg_vk_lsan_keep_drivers();
     vkDestroyInstance(vi->instance, NULL);
+  }
   free(vi);
 }
 

@@ -1,6 +1,7 @@
 /* The Vulkan target's private structures, shared by its files:
  *   vk_device.c          instance, validation messenger, device discovery
  *   vk_errors.c          VkResult names and error diagnostics
+ *   vk_lsan.c            keeps lavapipe mapped under AddressSanitizer
  *   vk_memory.c          buffers and memory (with allocation-failure
  *                        injection for tests)
  *   vk_pipeline.c        shader modules, the pipeline layout, pipelines
@@ -153,6 +154,13 @@ typedef struct vk_device {
   VkPhysicalDeviceType cost_type;
   char label[160];       /* "vulkan device 1 (llvmpipe ...)" for messages */
 } vk_device;
+
+/* ---- sanitizer builds (vk_lsan.c) ---- */
+
+/* Under AddressSanitizer, keeps the few drivers whose unloading would show
+ * as a leak mapped for the process's life; a no-op otherwise. Called while
+ * the instance (and so its driver) is loaded. */
+void dg_vk_lsan_keep_drivers(void);
 
 /* ---- errors (vk_errors.c) ---- */
 
