@@ -1,36 +1,73 @@
 /* directgraph — build a neural-network graph layer by layer and run each node
  * on the best device in the machine (CPU, Vulkan GPU, OpenCL GPU, NPU).
  *
- * A worked example: y = relu(conv(x, w) + b), then run it.
+ * A worked example, a whole program (tests/docs_test.sh extracts it from
+ * this comment, compiles it against the library and runs it): y =
+ * relu(conv(x, w) + b) on the best device, then the same inputs through
+ * verify, which checks every node against the reference kernels.
  *
- *   dg_context *ctx;
- *   if (dg_context_create(NULL, &ctx) != DG_OK) return 1;
- *   dg_graph *g = dg_graph_create(ctx, "tiny");
+ *   #include <graph.h>
+ *   #include <stdio.h>
  *
- *   dg_tensor_desc xd = {.dtype = DG_DTYPE_F32, .rank = 4, .dims = {1, 3, 32, 32}};
- *   dg_tensor x = dg_graph_input(g, "x", &xd);
- *   dg_tensor_desc wd = {.dtype = DG_DTYPE_F32, .rank = 4, .dims = {8, 3, 3, 3}};
- *   dg_tensor w = dg_graph_constant(g, "w", &wd, weights, 0);   // copied
- *   dg_tensor_desc bd = {.dtype = DG_DTYPE_F32, .rank = 1, .dims = {8}};
- *   dg_tensor b = dg_graph_constant(g, "b", &bd, bias, 0);
- *   dg_conv2d_params cp = {.padding = DG_PADDING_SAME_UPPER,
- *                          .activation = DG_ACTIVATION_RELU};
- *   dg_tensor y = dg_graph_conv2d(g, "conv", x, w, b, &cp);
- *   dg_graph_output(g, "y", y, DG_LAYOUT_NCHW);
+ *   int main(void) {
+ *     static float weights[8 * 3 * 3 * 3], bias[8], xbuf[3 * 32 * 32],
+ *         ybuf[8 * 32 * 32];
+ *     for (int i = 0; i < 8 * 3 * 3 * 3; i++)
+ *       weights[i] = (float)(i % 7) / 7.0f - 0.2f;
+ *     for (int i = 0; i < 8; i++)
+ *       bias[i] = 0.1f * (float)i;
+ *     for (int i = 0; i < 3 * 32 * 32; i++)
+ *       xbuf[i] = (float)(i % 13) / 13.0f;
  *
- *   // Errors are sticky: build everything, check once.
- *   if (dg_graph_status(g) != DG_OK)
- *     fprintf(stderr, "%s\n", dg_graph_error(g)->message);
+ *     dg_context *ctx;
+ *     if (dg_context_create(NULL, &ctx) != DG_OK)
+ *       return 1;
+ *     dg_graph *g = dg_graph_create(ctx, "tiny");
  *
- *   dg_session *s;
- *   dg_graph_compile(g, NULL, &s);                 // policy "auto"
- *   dg_plan_write(dg_session_plan(s), DG_PLAN_FORMAT_TABLE, stdout);
- *   dg_binding in = {"x", xbuf, sizeof xbuf}, out = {"y", ybuf, sizeof ybuf};
- *   dg_session_run(s, &in, 1, &out, 1);
+ *     dg_tensor_desc xd = {.dtype = DG_DTYPE_F32, .rank = 4,
+ *                          .dims = {1, 3, 32, 32}};
+ *     dg_tensor x = dg_graph_input(g, "x", &xd);
+ *     dg_tensor_desc wd = {.dtype = DG_DTYPE_F32, .rank = 4,
+ *                          .dims = {8, 3, 3, 3}};
+ *     dg_tensor w = dg_graph_constant(g, "w", &wd, weights, 0); // copied
+ *     dg_tensor_desc bd = {.dtype = DG_DTYPE_F32, .rank = 1, .dims = {8}};
+ *     dg_tensor b = dg_graph_constant(g, "b", &bd, bias, 0);
+ *     dg_conv2d_params cp = {.padding = DG_PADDING_SAME_UPPER,
+ *                            .activation = DG_ACTIVATION_RELU};
+ *     dg_tensor y = dg_graph_conv2d(g, "conv", x, w, b, &cp);
+ *     dg_graph_output(g, "y", y, DG_LAYOUT_NCHW);
  *
- *   dg_session_destroy(s);   // a session does not need its graph any more
- *   dg_graph_destroy(g);
- *   dg_context_destroy(ctx); // after every graph and session made from it
+ *     // Errors are sticky: build everything, check once.
+ *     if (dg_graph_status(g) != DG_OK) {
+ *       fprintf(stderr, "%s\n", dg_graph_error(g)->message);
+ *       return 1;
+ *     }
+ *     dg_diagnostic diag;
+ *     dg_session *s;
+ *     if (dg_graph_compile(g, NULL, &s, &diag) != DG_OK) { // policy "auto"
+ *       fprintf(stderr, "%s\n", diag.message);
+ *       return 1;
+ *     }
+ *     dg_graph_destroy(g); // a session does not need its graph any more
+ *     dg_plan_write(dg_session_plan(s), DG_PLAN_FORMAT_TABLE, stdout);
+ *
+ *     dg_binding in = {"x", xbuf, sizeof xbuf};
+ *     dg_binding out = {"y", ybuf, sizeof ybuf};
+ *     if (dg_session_run(s, &in, 1, &out, 1, &diag) != DG_OK) {
+ *       fprintf(stderr, "%s\n", diag.message);
+ *       return 1;
+ *     }
+ *     dg_verify_report rep;
+ *     dg_status vst = dg_session_verify(s, &in, 1, &rep);
+ *     printf("y[0] = %g; verify: %s (%d nodes)\n", ybuf[0],
+ *            vst == DG_OK ? "ok" : dg_status_string(vst), rep.nodes_checked);
+ *
+ *     dg_session_destroy(s);
+ *     dg_context_destroy(ctx); // after every graph and session made from it
+ *     return vst == DG_OK ? 0 : 1;
+ *   }
+ *
+ * Build it with: cc example.c $(pkg-config --cflags --libs directgraph)
  *
  * Conventions
  * - Every function that can fail returns dg_status (DG_OK is 0) or, for
@@ -47,6 +84,31 @@
  * - Tensors are dense and row-major. Graph tensors are NCHW; graph inputs
  *   and outputs may be bound as NHWC (the library converts). Internal
  *   packed layouts never reach the caller.
+ *
+ * Threads
+ * - A context may be used from any number of threads at once: creating,
+ *   building and compiling graphs, and creating, running and destroying
+ *   sessions, each thread on its own objects. Different sessions may run
+ *   concurrently from any threads, on the same device or not, compiled
+ *   from one graph or from several; their results are the same as when
+ *   they run one after the other (devices serialise their own queues).
+ * - One graph is built from one thread at a time (like any object that
+ *   changes); reading a finished graph (dg_graph_tensor_desc, io info,
+ *   dg_graph_compile) from several threads at once is safe.
+ * - One session runs one call at a time: dg_session_run or
+ *   dg_session_verify entered while another thread is inside either on
+ *   the same session returns DG_ERROR_INVALID_ARGUMENT at once, with a
+ *   diagnostic saying so, and computes nothing. Compile one session per
+ *   thread to run a graph on several threads.
+ * - dg_oneshot_* calls on one context are serialised by the context: safe
+ *   from any thread, one at a time.
+ * - dg_context_destroy, dg_graph_destroy and dg_session_destroy must not
+ *   race with any other use of that object.
+ * - The CPU device's worker threads are shared by the whole context: a
+ *   run that finds them busy with another session's run computes its
+ *   share on the calling thread instead of waiting.
+ * - The log callback is called on the thread that called into the
+ *   library, possibly on several threads at once.
  */
 #ifndef DIRECTGRAPH_GRAPH_H
 #define DIRECTGRAPH_GRAPH_H
@@ -545,7 +607,8 @@ DG_API dg_status dg_session_verify(dg_session *session,
  * NULL. The compiled one-node session is memoised in the context, keyed by
  * the descriptors and params, so repeated calls cost one run. y_size is in
  * bytes. For int8 descriptors it runs qconv2d (y_desc->quant gives the
- * output quantisation). Thread-compatible, not thread-safe per context. */
+ * output quantisation). Safe from any thread: calls on one context run one
+ * at a time (see Threads). */
 DG_API dg_status dg_oneshot_conv2d(dg_context *ctx, int device_index,
                                    const dg_tensor_desc *x_desc,
                                    const void *x,

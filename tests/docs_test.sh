@@ -1,0 +1,43 @@
+#!/bin/sh
+# The examples the documentation teaches, compiled and run as written: the
+# worked example in include/graph.h's opening comment (the lines from
+# "#include <graph.h>" to the closing "}" of main, without the comment's
+# " *   " margin) and the first C block of README.md's "Quick start".
+# Warnings are errors: an example that compiles only with warnings teaches
+# the wrong thing. Usage: tests/docs_test.sh BUILD_DIR
+set -u
+b=$(cd "${1:-build}" && pwd)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/dg-docs.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT INT TERM
+status=0
+
+sed -n '/^ \*   #include <graph.h>$/,/^ \*   }$/s/^ \*   \{0,1\}//p' include/graph.h \
+  >"$tmp/header_example.c"
+awk '/^## Quick start/ { q = 1 } q && /^```c$/ { c = 1; next }
+     c && /^```$/ { exit } c' README.md >"$tmp/readme_quick_start.c"
+
+for ex in header_example readme_quick_start; do
+  src="$tmp/$ex.c"
+  what="$ex ($(wc -l <"$src") lines)"
+  if [ "$(wc -l <"$src")" -lt 10 ] || ! grep -q 'int main' "$src"; then
+    echo "FAIL - $what: the example was not found where this test looks"
+    status=1
+    continue
+  fi
+  if ! cc -std=c11 -Wall -Wextra -Werror -Iinclude "$src" -o "$tmp/$ex" \
+    -L"$b" -ldirectgraph -Wl,-rpath,"$b" -lm 2>"$tmp/$ex.log"; then
+    echo "FAIL - $what compiles"
+    sed 's/^/# /' "$tmp/$ex.log" | head -n 20
+    status=1
+    continue
+  fi
+  echo "ok - $what compiles with -Wall -Wextra -Werror"
+  if "$tmp/$ex" >"$tmp/$ex.out" 2>&1; then
+    echo "ok - $what runs: $(grep -E '^y\[0\]' "$tmp/$ex.out")"
+  else
+    echo "FAIL - $what runs"
+    sed 's/^/# /' "$tmp/$ex.out" | tail -n 20
+    status=1
+  fi
+done
+exit $status
