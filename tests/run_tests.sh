@@ -1,13 +1,20 @@
 #!/bin/sh
-# Sets up, builds and runs every test twice: a release build, and a build
-# under AddressSanitizer + UndefinedBehaviorSanitizer (leaks included).
+# Sets up, builds and runs every test:
+#   release     every test program, the examples, tools, docs and install
+#   asan        the programs again under AddressSanitizer +
+#               UndefinedBehaviorSanitizer (leaks included)
+#   tsan        the thread stress test under ThreadSanitizer
+#   aarch64     cross-built for the RK3588's CPU, run under qemu-user
+#               (tests/aarch64/run.sh)
 # Each test program prints one line per case ("ok - ...", "FAIL - ...",
 # "skipped: ..."); a program that exits non-zero without a FAIL line (a
 # crash, a sanitizer report) counts as one failure. Ends with the line
-# "N passed, N failed".
+# "N passed, N failed". DG_TEST_SECTIONS="release asan" runs only those.
 set -u
 cd "$(dirname "$0")/.."
-tools/setup-debian.sh || { echo "0 passed, 1 failed"; exit 1; }
+tools/setup-debian.sh --test || { echo "0 passed, 1 failed"; exit 1; }
+sections=${DG_TEST_SECTIONS:-release asan tsan aarch64}
+want() { case " $sections " in *" $1 "*) return 0 ;; esac; return 1; }
 
 passed=0
 failed=0
@@ -23,7 +30,7 @@ build() { # dir, extra meson args...
       return 1
     }
   fi
-  ninja -C "$dir" >"$log/build-$dir.txt" 2>&1 || {
+  ninja -C "$dir" ${targets:-} >"$log/build-$dir.txt" 2>&1 || {
     cat "$log/build-$dir.txt"
     return 1
   }
@@ -35,14 +42,18 @@ run() { # label, command...
   out="$log/out.txt"
   "$@" >"$out" 2>&1
   rc=$?
-  p=$(grep -c '^ok ' "$out")
-  f=$(grep -c '^FAIL' "$out")
-  s=$(grep -c '^skipped:' "$out")
+  # A stage that runs programs of its own (aarch64) labels its lines
+  # "[stage:program] ok - ...": counted like the others, shown as they are.
+  tag='^(\[[^] ]*\] )?'
+  p=$(grep -cE "${tag}ok " "$out")
+  f=$(grep -cE "${tag}FAIL" "$out")
+  s=$(grep -cE "${tag}skipped:" "$out")
   if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
     f=1
     echo "FAIL - $label exited with status $rc" >>"$out"
   fi
-  sed "s/^/[$label] /" "$out" | grep -E '^\[[^]]*\] (ok|FAIL|skipped|#)' || true
+  grep -E "${tag}(ok|FAIL|skipped|#)" "$out" |
+    sed -E "/^\[/!s/^/[$label] /" || true
   if [ "$f" -ne 0 ] || [ "$rc" -ne 0 ]; then
     echo "---- $label output ----"
     tail -n 40 "$out"
@@ -52,13 +63,50 @@ run() { # label, command...
   skipped=$((skipped + s))
 }
 
+# A sanitizer build must still report a bug planted in our code while
+# every device is open (the drivers kept loaded or suppressed do not hide
+# ours), and report nothing without one.
+expect_report() { # label, pattern the report must hold, command...
+  label=$1
+  pattern=$2
+  shift 2
+  out="$log/plant.txt"
+  "$@" >"$out" 2>&1
+  rc=$?
+  if [ "$rc" -ne 0 ] && grep -q "$pattern" "$out"; then
+    echo "[$label] ok - the planted bug is reported ($pattern, exit $rc)"
+    passed=$((passed + 1))
+  else
+    echo "[$label] FAIL - the planted bug was not reported (exit $rc, no '$pattern')"
+    tail -n 30 "$out"
+    failed=$((failed + 1))
+  fi
+}
+expect_clean() { # label, command...
+  label=$1
+  shift
+  out="$log/plant.txt"
+  "$@" >"$out" 2>&1
+  rc=$?
+  if [ "$rc" -eq 0 ] && ! grep -q "Sanitizer" "$out"; then
+    echo "[$label] ok - every device opened and used: no sanitizer report"
+    passed=$((passed + 1))
+  else
+    echo "[$label] FAIL - a report (or exit $rc) without a planted bug"
+    tail -n 30 "$out"
+    failed=$((failed + 1))
+  fi
+}
+
 # Vulkan runs with the Khronos validation layer on; test_vulkan fails on
 # any message it counts, the others print them.
 export DG_VULKAN_VALIDATION=1
 
-tests="test_builder test_reference test_differential test_int8_golden test_session test_cpu_kernels test_oom test_onnx_node test_onnx_import test_npu test_npu_fake test_opencl test_vulkan test_tvm_ffi test_dlpack_layout"
+tests="test_builder test_reference test_differential test_int8_golden test_session test_cpu_kernels test_threads test_oom test_onnx_node test_onnx_import test_npu test_npu_fake test_opencl test_vulkan test_tvm_ffi test_dlpack_layout"
 
-if build build --buildtype=release; then
+if ! want release; then
+  :
+elif build build --buildtype=release; then
   for t in $tests; do
     [ -x "build/tests/$t" ] && run "$t" "build/tests/$t"
   done
@@ -70,6 +118,8 @@ if build build --buildtype=release; then
     DG_CPU_SIMD=$simd run "$simd:test_int8_golden" build/tests/test_int8_golden
   done
   run "examples" tests/examples_test.sh build
+  run "install" tests/install_test.sh build
+  run "docs" tests/docs_test.sh build
   run "tools" tests/tools_test.sh build
   run "npu-report" build/tools/npu-report
   run "tvm_codegen" /usr/bin/python3 tests/tvm/test_codegen.py build
@@ -82,17 +132,44 @@ else
 fi
 
 # Sanitizers: LeNet on a subset (the full test set runs above).
-if build build-asan --buildtype=debug -Db_sanitize=address,undefined \
+if ! want asan; then
+  :
+elif build build-asan --buildtype=debug -Db_sanitize=address,undefined \
   -Db_lundef=false; then
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
   export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+  DG_NPU_DEVICE=sim expect_clean "asan:plant" build-asan/tests/sanitizer_plant none
+  expect_report "asan:plant" "LeakSanitizer.*" build-asan/tests/sanitizer_plant leak
+  expect_report "asan:plant" "in plant_leak" build-asan/tests/sanitizer_plant leak
   for t in $tests; do
     [ -x "build-asan/tests/$t" ] && run "asan:$t" "build-asan/tests/$t"
   done
-  DG_SKIP_INSTALL_TEST=1 DG_LENET_LIMIT=500 run "asan:examples" tests/examples_test.sh build-asan
+  DG_LENET_LIMIT=500 run "asan:examples" tests/examples_test.sh build-asan
   run "asan:ort_ep" tests/ort/run_ort_tests.sh build-asan
+  unset ASAN_OPTIONS UBSAN_OPTIONS
 else
   failed=$((failed + 1))
+fi
+
+# ThreadSanitizer: the thread stress test (every device) and the planted
+# race. Only third-party code is suppressed (tests/sanitizers/tsan.supp).
+if ! want tsan; then
+  :
+elif targets="tests/test_threads tests/sanitizer_plant" \
+  build build-tsan --buildtype=debugoptimized -Db_sanitize=thread \
+  -Db_lundef=false; then
+  export TSAN_OPTIONS="halt_on_error=0:suppressions=$(pwd)/tests/sanitizers/tsan.supp"
+  DG_NPU_DEVICE=sim expect_clean "tsan:plant" build-tsan/tests/sanitizer_plant none
+  expect_report "tsan:plant" "ThreadSanitizer: data race.*plant_race" build-tsan/tests/sanitizer_plant race
+  run "tsan:test_threads" build-tsan/tests/test_threads
+  unset TSAN_OPTIONS
+else
+  failed=$((failed + 1))
+fi
+
+# aarch64: cross-built, under qemu-user (its own installs and build dir).
+if want aarch64; then
+  run "aarch64" tests/aarch64/run.sh
 fi
 
 rm -rf "$log"

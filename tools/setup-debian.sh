@@ -1,26 +1,60 @@
 #!/bin/sh
-# Installs what directgraph needs to build, test and run its demo on Debian 12
-# or Ubuntu 24.04. Idempotent: packages already present are not fetched again.
-# Usage: tools/setup-debian.sh [--bench | --fuzz]   (benchmark peers; the
-# ONNX fuzzer's clang and libFuzzer)
+# Installs what directgraph needs on Debian 12 or Ubuntu 24.04, for one
+# purpose. Idempotent: packages already present are not fetched again.
+#
+#   tools/setup-debian.sh --demo    build the library and run the LeNet demo
+#                                   (every target that can find its device)
+#   tools/setup-debian.sh [--test]  the above, plus what the test suite uses:
+#                                   lavapipe and PoCL (Vulkan and OpenCL on
+#                                   the CPU), the validation layer, ONNX,
+#                                   ONNX Runtime's npm package, TVM's DLPack
+#   tools/setup-debian.sh --bench   the tests' packages plus the peers
+#                                   dg-bench compares with (OpenBLAS, oneDNN)
+#   tools/setup-debian.sh --fuzz    the tests' packages plus clang/libFuzzer
+#
+# The aarch64 stage (tests/aarch64/run.sh) installs its cross toolchain
+# and qemu itself.
 set -eu
-pkgs="gcc libc6-dev meson ninja-build pkg-config zlib1g-dev dataset-fashion-mnist"
-# GPU targets, and the CPU implementations of Vulkan (Mesa's lavapipe) and
-# OpenCL (PoCL) that let their tests run on a machine without a GPU.
-pkgs="$pkgs libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers"
-pkgs="$pkgs ocl-icd-opencl-dev opencl-headers pocl-opencl-icd"
-# ONNX import (protobuf-c and ONNX's own onnx.proto) and ONNX's node tests.
-pkgs="$pkgs libprotobuf-c-dev protobuf-c-compiler libonnx-dev libonnx-testdata"
-# The ONNX Runtime plugin-EP test: models from python3-onnx, ORT from npm.
-pkgs="$pkgs python3-onnx python3-numpy"
-command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm"
-# NPU target: the rknpu backend finds the vendor driver through libdrm.
-pkgs="$pkgs libdrm-dev"
-# TVM-FFI: Debian's DLPack header, to cross-check our own layout declarations.
-pkgs="$pkgs libdlpack-dev"
+usage() {
+  sed -n '2,15s/^# \{0,1\}//p' "$0"
+}
+mode=test
 case "${1:-}" in
---bench) pkgs="$pkgs libopenblas-dev libdnnl-dev" ;;
---fuzz) pkgs="$pkgs clang libclang-rt-14-dev" ;;
+"" | --test) ;;
+--demo) mode=demo ;;
+--bench) mode=bench ;;
+--fuzz) mode=fuzz ;;
+-h | --help)
+  usage
+  exit 0
+  ;;
+*)
+  echo "setup-debian.sh: unknown option '$1' (valid: --demo, --test, --bench, --fuzz, --help)" >&2
+  exit 2
+  ;;
+esac
+
+# Building the library, its targets and the demo's data.
+pkgs="gcc libc6-dev meson ninja-build pkg-config zlib1g-dev dataset-fashion-mnist"
+# The GPU and NPU targets build when their headers are present: Vulkan
+# (loader and glslc for the shaders), OpenCL (ICD loader), the NPU's rknpu
+# backend (libdrm). The drivers themselves come with the machine's GPU.
+pkgs="$pkgs libvulkan-dev glslc ocl-icd-opencl-dev opencl-headers libdrm-dev"
+if [ "$mode" != demo ]; then
+  # Vulkan and OpenCL on the CPU (Mesa's lavapipe, PoCL), so that their
+  # tests run on a machine without a GPU, and the Khronos validation layer.
+  pkgs="$pkgs mesa-vulkan-drivers vulkan-validationlayers pocl-opencl-icd"
+  # ONNX import (protobuf-c and ONNX's own onnx.proto) and ONNX's node tests.
+  pkgs="$pkgs libprotobuf-c-dev protobuf-c-compiler libonnx-dev libonnx-testdata"
+  # The ONNX Runtime plugin-EP test: models from python3-onnx, ORT from npm.
+  pkgs="$pkgs python3-onnx python3-numpy"
+  command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm"
+  # TVM-FFI: Debian's DLPack header, to cross-check our own declarations.
+  pkgs="$pkgs libdlpack-dev"
+fi
+case $mode in
+bench) pkgs="$pkgs libopenblas-dev libdnnl-dev" ;;
+fuzz) pkgs="$pkgs clang libclang-rt-14-dev" ;;
 esac
 missing=""
 for p in $pkgs; do
