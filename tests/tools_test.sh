@@ -85,4 +85,10 @@ refuses "refuses --int8 with --check" "--int8 has no effect with --check" "$l" $
 export DG_LENET_LIMIT=abc
 refuses "refuses a non-numeric DG_LENET_LIMIT" "DG_LENET_LIMIT got 'abc'" "$l" $w
 unset DG_LENET_LIMIT
+c=$b/examples/conv_offload
+helps "$c" --device --help
+refuses "refuses an out-of-range --device" "--device got '9'; valid: 0 (cpu: " "$c" --device 9
+refuses "refuses a non-numeric --device" "--device got '1x'; valid: 0 (cpu: " "$c" --device 1x
+refuses "refuses a --device without a value" "--device needs a value" "$c" --device
+refuses "refuses an unknown option" "unknown option '--all'" "$c" --all
 exit $status
