@@ -13,32 +13,33 @@ check() { # condition-status, message
   if [ "$1" -eq 0 ]; then echo "ok - $2"; else echo "FAIL - $2"; status=1; fi
 }
 # --help (and -h): exit status 0, the usage on stdout naming each option.
+# (sh has no local variables: the functions' own start with _.)
 helps() { # program, option...
-  p=$1
+  _p=$1
   shift
-  out=$("$p" --help 2>/dev/null)
-  rc=$?
-  missing=
-  for o in "$@"; do
-    printf '%s\n' "$out" | grep -qF -- "$o" || missing="$missing $o"
+  _out=$("$_p" --help 2>/dev/null)
+  _rc=$?
+  _missing=
+  for _o in "$@"; do
+    printf '%s\n' "$_out" | grep -qF -- "$_o" || _missing="$_missing $_o"
   done
-  [ $rc -eq 0 ] && [ -z "$missing" ] && printf '%s\n' "$out" | grep -q '^usage: ' &&
-    [ "$("$p" -h 2>/dev/null)" = "$out" ]
-  check $? "$(basename "$p") --help prints the usage with every option${missing:+ (missing:$missing)}"
+  [ $_rc -eq 0 ] && [ -z "$_missing" ] && printf '%s\n' "$_out" | grep -q '^usage: ' &&
+    [ "$("$_p" -h 2>/dev/null)" = "$_out" ]
+  check $? "$(basename "$_p") --help prints the usage with every option${_missing:+ (missing:$_missing)}"
 }
 # A usage error: exit status 2 and one line on stderr from the program
 # (drivers may add their own) that holds the expected text.
 refuses() { # description, expected text, program, argument...
-  what=$1 text=$2 p=$3
+  _what=$1 _text=$2 _p=$3
   shift 2
-  err=$("$@" 2>&1 >/dev/null)
-  rc=$?
-  line=$(printf '%s\n' "$err" | grep "^$(basename "$p"): ")
-  [ $rc -eq 2 ] && [ "$(printf '%s\n' "$line" | wc -l)" -eq 1 ] &&
-    printf '%s\n' "$line" | grep -qF -- "$text"
-  r=$?
-  [ $r -eq 0 ] || what="$what (exit status $rc, stderr: $err)"
-  check $r "$(basename "$p") $what"
+  _err=$("$@" 2>&1 >/dev/null)
+  _rc=$?
+  _line=$(printf '%s\n' "$_err" | grep "^$(basename "$_p"): ")
+  [ $_rc -eq 2 ] && [ "$(printf '%s\n' "$_line" | wc -l)" -eq 1 ] &&
+    printf '%s\n' "$_line" | grep -qF -- "$_text"
+  _r=$?
+  [ $_r -eq 0 ] || _what="$_what (exit status $_rc, stderr: $_err)"
+  check $_r "$(basename "$_p") $_what"
 }
 out=$("$b/tools/dg-info" 2>&1)
 echo "$out" | grep -q "kind:    cpu"
@@ -61,6 +62,21 @@ printf 'garbage' > "${TMPDIR:-/tmp}/dg-bad.onnx"
 out=$("$b/tools/dg-run" "${TMPDIR:-/tmp}/dg-bad.onnx" --random 2>&1)
 echo "$out" | grep -q "not a valid ONNX model"
 check $? "dg-run on a corrupt file reports it"
+r=$b/tools/dg-run
+m=tests/fuzz/corpus/conv.onnx
+helps "$r" MODEL.onnx --input --random --device --kinds --strict --plan --dot \
+  --verify --repeat --symbolic --freeze --help
+refuses "refuses a non-numeric --device" "--device got 'abc'; valid: 0 (cpu: " "$r" $m --random --device abc
+refuses "refuses an out-of-range --device" "--device got '99'; valid: 0 (cpu: " "$r" $m --random --device 0 --device 99
+refuses "refuses an unknown kind" "--kinds got 'gpu'; valid: a comma-separated list of cpu,vulkan,opencl,npu" "$r" $m --random --kinds gpu
+refuses "refuses an unknown kind in a list" "--kinds got 'gpu' in 'cpu,gpu'" "$r" $m --random --kinds cpu,gpu
+refuses "refuses --repeat 0" "--repeat got '0'; valid: an integer >= 1" "$r" $m --random --repeat 0
+refuses "refuses a non-numeric --symbolic" "--symbolic got '2x'" "$r" $m --random --symbolic 2x
+refuses "refuses an --input without NAME=" "--input got 'x.npy'; valid: NAME=FILE" "$r" $m --input x.npy
+refuses "refuses a --kinds without a value" "--kinds needs a value" "$r" $m --random --kinds
+refuses "refuses an unknown option" "unknown option '--fast'" "$r" $m --random --fast
+refuses "refuses a second model" "unexpected argument 'b.onnx'" "$r" $m b.onnx --random
+refuses "refuses to run without a model" "no MODEL.onnx given" "$r" --random
 out=$("$b/tools/dg-bench" --gpu-peak 67 2>&1)
 [ $? -eq 2 ] && echo "$out" | grep -q "two positive TFLOP/s figures"
 check $? "dg-bench refuses a --gpu-peak without the fp16 figure"
