@@ -46,6 +46,9 @@ echo "$out" | grep -q "kind:    cpu"
 check $? "dg-info lists the CPU device"
 "$b/tools/dg-info" --json | grep -q '"kind": "cpu"'
 check $? "dg-info --json lists the CPU device"
+helps "$b/tools/dg-info" --json --help
+refuses "refuses an unknown option" "unknown option '--jsn'" "$b/tools/dg-info" --jsn
+refuses "refuses an operand" "unexpected argument '0'" "$b/tools/dg-info" 0
 for m in tests/fuzz/corpus/*.onnx; do
   out=$("$b/tools/dg-run" "$m" --random --verify --plan --repeat 1 2>&1)
   echo "$out" | grep -q "^verify: ok"
