@@ -86,6 +86,15 @@ check $? "dg-bench refuses a --gpu-peak without the fp16 figure"
 out=$("$b/tools/dg-bench" --gpu-peak 67,x 2>&1)
 [ $? -eq 2 ] && echo "$out" | grep -q "got '67,x'"
 check $? "dg-bench refuses a malformed --gpu-peak and quotes it"
+g=$b/tools/dg-bench
+helps "$g" --quick --gpu --device --json --weights --only --gpu-peak --help
+refuses "refuses an out-of-range --device" "--device got '99'; valid: 0 (cpu: " "$g" --quick --device 99
+refuses "refuses a non-numeric --device" "--device got 'cpu'; valid: 0 (cpu: " "$g" --quick --device cpu
+refuses "refuses the CPU as the GPU suite's --device" "--device got '0', a cpu device" "$g" --gpu --quick --device 0
+refuses "refuses an unknown --only bench" "--only got 'gemm' in 'sgemm,gemm'; valid: a comma-separated list of sgemm,hgemm,conv,lenet,node" "$g" --gpu --only sgemm,gemm
+refuses "refuses --only without --gpu" "--only applies to the GPU suite only" "$g" --only sgemm
+refuses "refuses a --json without a value" "--json needs a value" "$g" --quick --json
+refuses "refuses an unknown option" "unknown option '--fast'" "$g" --fast
 
 # The examples' arguments (examples_test.sh runs them). Everything here is
 # refused before LeNet classifies a single image.
