@@ -95,6 +95,14 @@ refuses "refuses an unknown --only bench" "--only got 'gemm' in 'sgemm,gemm'; va
 refuses "refuses --only without --gpu" "--only applies to the GPU suite only" "$g" --only sgemm
 refuses "refuses a --json without a value" "--json needs a value" "$g" --quick --json
 refuses "refuses an unknown option" "unknown option '--fast'" "$g" --fast
+n=$b/tools/npu-hw-check
+helps "$n" --out --replay --help
+refuses "refuses an --out without a value" "--out needs a value: DIR" "$n" --out
+refuses "refuses --out with --replay" "--out and --replay exclude each other" "$n" --out a --replay b
+refuses "refuses an unknown option" "unknown option '--board'" "$n" --board
+n=$b/tools/npu-report
+helps "$n" --help
+refuses "refuses an unknown option" "unknown option '--json'" "$n" --json
 
 # The examples' arguments (examples_test.sh runs them). Everything here is
 # refused before LeNet classifies a single image.
