@@ -5,16 +5,21 @@
  *   lenet [--weights DIR] [--data DIR] [--device N] [--int8] [--batch B]
  *         [--limit N] [--dot FILE] [--check]
  *
- * --check runs the f32 and the int8 network on every device and prints one
- * "ok"/"FAIL" line per requirement (accuracy >= 89%, int8 within 1.5
- * points of f32, agreement with the training script's figures, verify). */
+ * --device takes a device index only (as listed at the start of a run, or
+ * by dg-info), never a kind name: "gpu" is refused with the valid indices.
+ * --check runs the f32 and the int8 network on every device (or device N)
+ * and prints one "ok"/"FAIL" line per requirement (accuracy >= 89%, int8
+ * within 1.5 points of f32, agreement with the training script's figures,
+ * verify). Every option, with its default: usage() below, or lenet --help. */
 #define _POSIX_C_SOURCE 200809L
+#include "common/cli.h"
 #include "common/fashion_mnist.h"
 #include "common/lenet_model.h"
 #include "common/npy.h"
 #include "common/timing.h"
 #include "graph.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +29,7 @@
 typedef struct options {
   const char *weights, *data, *dot;
   int device, int8, batch, limit, check;
+  int device_limit; /* --check: images on devices other than the CPU */
 } options;
 
 static void to_input(const mnist_set *set, int first, int n, float *x) {
@@ -127,10 +133,12 @@ static result evaluate(dg_context *ctx, const options *o,
     dg_plan_write(dg_session_plan(s1), DG_PLAN_FORMAT_TABLE, stdout);
     if (o->dot) {
       FILE *f = fopen(o->dot, "w");
-      if (f) {
-        dg_plan_write(dg_session_plan(s1), DG_PLAN_FORMAT_DOT, f);
-        fclose(f);
+      if (!f || dg_plan_write(dg_session_plan(s1), DG_PLAN_FORMAT_DOT, f)) {
+        fprintf(stderr, "lenet: cannot write %s\n", o->dot);
+        r.ok = 0;
       }
+      if (f)
+        fclose(f);
     }
   }
 done:
@@ -213,22 +221,21 @@ static void check_logits(dg_context *ctx, const options *o,
   npy_free(&ref);
 }
 
-/* Every device runs LeNet pinned (strict). The CPU runs the whole test
- * set; other devices run DG_LENET_DEVICE_LIMIT images (default 1000, as
- * CPU implementations of Vulkan and OpenCL are slow in CI) and must match
- * the CPU's accuracy on those same images. */
+/* Every device (or only o->device) runs LeNet pinned (strict). The CPU
+ * runs the whole test set; other devices run o->device_limit images
+ * (DG_LENET_DEVICE_LIMIT, default 1000, as CPU implementations of Vulkan
+ * and OpenCL are slow in CI) and must match the CPU's accuracy on those
+ * same images. Simulators run only when asked for by index. */
 static int run_checks(dg_context *ctx, options *o, const mnist_set *test) {
   double want_f32 = expected_accuracy(o->weights, "f32_test_accuracy");
-  const char *dl = getenv("DG_LENET_DEVICE_LIMIT");
-  int device_limit = dl ? atoi(dl) : 1000;
   for (int dev = 0; dev < dg_context_device_count(ctx); dev++) {
     dg_device_info info;
     dg_context_device_info(ctx, dev, &info);
-    if (info.is_simulator)
+    if (o->device >= 0 ? dev != o->device : info.is_simulator)
       continue;
     options od = *o;
-    if (info.kind != DG_DEVICE_CPU && od.limit > device_limit)
-      od.limit = device_limit;
+    if (info.kind != DG_DEVICE_CPU && od.limit > o->device_limit)
+      od.limit = o->device_limit;
     int n = od.limit < test->count ? od.limit : test->count;
     result f = evaluate(ctx, &od, test, 0, dev, 1, 0);
     result q = evaluate(ctx, &od, test, 1, dev, 1, 0);
@@ -262,43 +269,117 @@ static int run_checks(dg_context *ctx, options *o, const mnist_set *test) {
   return checks_failed ? 1 : 0;
 }
 
+/* The help: the one place that lists the options. */
+static void usage(FILE *f) {
+  fputs(
+      "usage: lenet [--weights DIR] [--data DIR] [--device N] [--int8]\n"
+      "             [--batch B] [--limit N] [--dot FILE] [--check]\n"
+      "\n"
+      "LeNet-5 on Fashion-MNIST, built layer by layer: classifies the test\n"
+      "images and prints the accuracy, the latency per image at batch 1 and\n"
+      "per batch, and the plan.\n"
+      "\n"
+      "  --weights DIR  the trained weights, *.npy and expected.txt\n"
+      "                 (default examples/lenet-weights)\n"
+      "  --data DIR     Fashion-MNIST's t10k-*-idx*-ubyte.gz files\n"
+      "                 (default /usr/share/datasets/fashion-mnist)\n"
+      "  --device N     pin every node to device N, strict policy; N is a\n"
+      "                 device index as listed at the start of a run or by\n"
+      "                 dg-info, not a kind name (default: each node placed\n"
+      "                 by cost over all devices)\n"
+      "  --int8         run the post-training-quantised network (default "
+      "f32)\n"
+      "  --batch B      batch size of the accuracy pass, 1..10000 (default "
+      "100)\n"
+      "  --limit N      classify the first N test images, N >= 1 (default\n"
+      "                 DG_LENET_LIMIT, else all 10000)\n"
+      "  --dot FILE     also write the batch-1 plan to FILE as Graphviz\n"
+      "  --check        run the f32 and the int8 network on every device\n"
+      "                 (only device N with --device) and print one ok/FAIL\n"
+      "                 line per requirement: accuracy >= 89%, int8 within\n"
+      "                 1.5 points of f32, agreement with the training\n"
+      "                 script's figures, verify; not with --int8 or --dot\n"
+      "  -h, --help     print this help and exit\n"
+      "\n"
+      "Environment: DG_LENET_LIMIT, the default of --limit;\n"
+      "DG_LENET_DEVICE_LIMIT, the images --check runs on devices other than\n"
+      "the CPU (default 1000).\n"
+      "Exit status: 0 done (every check ok), 1 a failure, 2 a bad argument.\n",
+      f);
+}
+
 int main(int argc, char **argv) {
-  options o = {"examples/lenet-weights", "/usr/share/datasets/fashion-mnist",
-               NULL, -1, 0, 100, 10000, 0};
+  static const char P[] = "lenet";
+  options o = {.weights = "examples/lenet-weights",
+               .data = "/usr/share/datasets/fashion-mnist",
+               .device = -1,
+               .batch = 100,
+               .limit = 10000,
+               .device_limit = 1000};
   const char *lim = getenv("DG_LENET_LIMIT");
-  if (lim)
-    o.limit = atoi(lim);
+  const char *dlim = getenv("DG_LENET_DEVICE_LIMIT");
+  if ((lim && cli_int(P, "DG_LENET_LIMIT", lim, 1, INT_MAX, &o.limit)) ||
+      (dlim &&
+       cli_int(P, "DG_LENET_DEVICE_LIMIT", dlim, 1, INT_MAX, &o.device_limit)))
+    return CLI_USAGE;
+  const char *device = NULL;
   for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--weights") && v) o.weights = v, i++;
-    else if (!strcmp(a, "--data") && v) o.data = v, i++;
-    else if (!strcmp(a, "--dot") && v) o.dot = v, i++;
-    else if (!strcmp(a, "--device") && v) o.device = atoi(v), i++;
-    else if (!strcmp(a, "--batch") && v) o.batch = atoi(v), i++;
-    else if (!strcmp(a, "--limit") && v) o.limit = atoi(v), i++;
-    else if (!strcmp(a, "--int8")) o.int8 = 1;
-    else if (!strcmp(a, "--check")) o.check = 1;
-    else {
-      fprintf(stderr, "usage: %s [--weights DIR] [--data DIR] [--device N] "
-              "[--int8] [--batch B] [--limit N] [--dot FILE] [--check]\n",
-              argv[0]);
-      return 2;
+    const char *a = argv[i];
+    if (cli_is_help(a)) {
+      usage(stdout);
+      return 0;
+    } else if (!strcmp(a, "--weights")) {
+      if (!(o.weights = cli_value(P, argc, argv, &i, "DIR")))
+        return CLI_USAGE;
+    } else if (!strcmp(a, "--data")) {
+      if (!(o.data = cli_value(P, argc, argv, &i, "DIR")))
+        return CLI_USAGE;
+    } else if (!strcmp(a, "--dot")) {
+      if (!(o.dot = cli_value(P, argc, argv, &i, "FILE")))
+        return CLI_USAGE;
+    } else if (!strcmp(a, "--device")) {
+      /* Checked against the context's devices once it exists. */
+      if (!(device = cli_value(P, argc, argv, &i, "a device index")))
+        return CLI_USAGE;
+    } else if (!strcmp(a, "--batch")) {
+      if (cli_int(P, a, cli_value(P, argc, argv, &i, "B, 1..10000"), 1, 10000,
+                  &o.batch))
+        return CLI_USAGE;
+    } else if (!strcmp(a, "--limit")) {
+      if (cli_int(P, a, cli_value(P, argc, argv, &i, "N >= 1"), 1, INT_MAX,
+                  &o.limit))
+        return CLI_USAGE;
+    } else if (!strcmp(a, "--int8")) {
+      o.int8 = 1;
+    } else if (!strcmp(a, "--check")) {
+      o.check = 1;
+    } else {
+      return cli_unknown(P, a);
     }
   }
-  if (o.batch < 1 || o.batch > 10000 || o.limit < 1) {
-    fprintf(stderr, "lenet: --batch must be 1..10000 and --limit >= 1\n");
-    return 2;
+  /* --check runs both networks and prints no plan: these would be
+   * ignored. */
+  if (o.check && (o.int8 || o.dot)) {
+    fprintf(stderr,
+            "lenet: %s has no effect with --check, which runs f32 "
+            "and int8 and writes no plan\n",
+            o.int8 ? "--int8" : "--dot");
+    return CLI_USAGE;
+  }
+  dg_context *ctx;
+  if (dg_context_create(NULL, &ctx) != DG_OK) {
+    fprintf(stderr, "lenet: cannot create a context\n");
+    return 1;
+  }
+  if (device && cli_device(P, "--device", device, ctx, &o.device)) {
+    dg_context_destroy(ctx);
+    return CLI_USAGE;
   }
   mnist_set test;
   char err[512];
   if (mnist_load(o.data, "t10k", &test, err, sizeof err)) {
     fprintf(stderr, "lenet: %s\n", err);
-    return 1;
-  }
-  dg_context *ctx;
-  if (dg_context_create(NULL, &ctx) != DG_OK) {
-    fprintf(stderr, "lenet: cannot create a context\n");
-    mnist_free(&test);
+    dg_context_destroy(ctx);
     return 1;
   }
   int rc;

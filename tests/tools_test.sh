@@ -2,7 +2,9 @@
 # The command-line tools as tests: dg-info lists the CPU; dg-run imports
 # each fuzzing seed model (one per supported ONNX op and form), runs it on
 # random inputs and verifies every node against the reference; the Q/DQ
-# seed must come out folded into an int8 convolution.
+# seed must come out folded into an int8 convolution. Every tool and
+# example prints its help with --help and refuses a bad argument with exit
+# status 2 and one line naming it.
 # Usage: tests/tools_test.sh BUILD_DIR
 set -u
 b=${1:-build}
@@ -10,11 +12,43 @@ status=0
 check() { # condition-status, message
   if [ "$1" -eq 0 ]; then echo "ok - $2"; else echo "FAIL - $2"; status=1; fi
 }
+# --help (and -h): exit status 0, the usage on stdout naming each option.
+# (sh has no local variables: the functions' own start with _.)
+helps() { # program, option...
+  _p=$1
+  shift
+  _out=$("$_p" --help 2>/dev/null)
+  _rc=$?
+  _missing=
+  for _o in "$@"; do
+    printf '%s\n' "$_out" | grep -qF -- "$_o" || _missing="$_missing $_o"
+  done
+  [ $_rc -eq 0 ] && [ -z "$_missing" ] && printf '%s\n' "$_out" | grep -q '^usage: ' &&
+    [ "$("$_p" -h 2>/dev/null)" = "$_out" ]
+  check $? "$(basename "$_p") --help prints the usage with every option${_missing:+ (missing:$_missing)}"
+}
+# A usage error: exit status 2 and one line on stderr from the program
+# (drivers may add their own) that holds the expected text.
+refuses() { # description, expected text, program, argument...
+  _what=$1 _text=$2 _p=$3
+  shift 2
+  _err=$("$@" 2>&1 >/dev/null)
+  _rc=$?
+  _line=$(printf '%s\n' "$_err" | grep "^$(basename "$_p"): ")
+  [ $_rc -eq 2 ] && [ "$(printf '%s\n' "$_line" | wc -l)" -eq 1 ] &&
+    printf '%s\n' "$_line" | grep -qF -- "$_text"
+  _r=$?
+  [ $_r -eq 0 ] || _what="$_what (exit status $_rc, stderr: $_err)"
+  check $_r "$(basename "$_p") $_what"
+}
 out=$("$b/tools/dg-info" 2>&1)
 echo "$out" | grep -q "kind:    cpu"
 check $? "dg-info lists the CPU device"
 "$b/tools/dg-info" --json | grep -q '"kind": "cpu"'
 check $? "dg-info --json lists the CPU device"
+helps "$b/tools/dg-info" --json --help
+refuses "refuses an unknown option" "unknown option '--jsn'" "$b/tools/dg-info" --jsn
+refuses "refuses an operand" "unexpected argument '0'" "$b/tools/dg-info" 0
 for m in tests/fuzz/corpus/*.onnx; do
   out=$("$b/tools/dg-run" "$m" --random --verify --plan --repeat 1 2>&1)
   echo "$out" | grep -q "^verify: ok"
@@ -31,10 +65,66 @@ printf 'garbage' > "${TMPDIR:-/tmp}/dg-bad.onnx"
 out=$("$b/tools/dg-run" "${TMPDIR:-/tmp}/dg-bad.onnx" --random 2>&1)
 echo "$out" | grep -q "not a valid ONNX model"
 check $? "dg-run on a corrupt file reports it"
+r=$b/tools/dg-run
+m=tests/fuzz/corpus/conv.onnx
+helps "$r" MODEL.onnx --input --random --device --kinds --strict --plan --dot \
+  --verify --repeat --symbolic --freeze --help
+refuses "refuses a non-numeric --device" "--device got 'abc'; valid: 0 (cpu: " "$r" $m --random --device abc
+refuses "refuses an out-of-range --device" "--device got '99'; valid: 0 (cpu: " "$r" $m --random --device 0 --device 99
+refuses "refuses an unknown kind" "--kinds got 'gpu'; valid: a comma-separated list of cpu,vulkan,opencl,npu" "$r" $m --random --kinds gpu
+refuses "refuses an unknown kind in a list" "--kinds got 'gpu' in 'cpu,gpu'" "$r" $m --random --kinds cpu,gpu
+refuses "refuses --repeat 0" "--repeat got '0'; valid: an integer >= 1" "$r" $m --random --repeat 0
+refuses "refuses a non-numeric --symbolic" "--symbolic got '2x'" "$r" $m --random --symbolic 2x
+refuses "refuses an --input without NAME=" "--input got 'x.npy'; valid: NAME=FILE" "$r" $m --input x.npy
+refuses "refuses a --kinds without a value" "--kinds needs a value" "$r" $m --random --kinds
+refuses "refuses an unknown option" "unknown option '--fast'" "$r" $m --random --fast
+refuses "refuses a second model" "unexpected argument 'b.onnx'" "$r" $m b.onnx --random
+refuses "refuses to run without a model" "no MODEL.onnx given" "$r" --random
 out=$("$b/tools/dg-bench" --gpu-peak 67 2>&1)
 [ $? -eq 2 ] && echo "$out" | grep -q "two positive TFLOP/s figures"
 check $? "dg-bench refuses a --gpu-peak without the fp16 figure"
 out=$("$b/tools/dg-bench" --gpu-peak 67,x 2>&1)
 [ $? -eq 2 ] && echo "$out" | grep -q "got '67,x'"
 check $? "dg-bench refuses a malformed --gpu-peak and quotes it"
+g=$b/tools/dg-bench
+helps "$g" --quick --gpu --device --json --weights --only --gpu-peak --help
+refuses "refuses an out-of-range --device" "--device got '99'; valid: 0 (cpu: " "$g" --quick --device 99
+refuses "refuses a non-numeric --device" "--device got 'cpu'; valid: 0 (cpu: " "$g" --quick --device cpu
+refuses "refuses the CPU as the GPU suite's --device" "--device got '0', a cpu device" "$g" --gpu --quick --device 0
+refuses "refuses an unknown --only bench" "--only got 'gemm' in 'sgemm,gemm'; valid: a comma-separated list of sgemm,hgemm,conv,lenet,node" "$g" --gpu --only sgemm,gemm
+refuses "refuses --only without --gpu" "--only applies to the GPU suite only" "$g" --only sgemm
+refuses "refuses a --json without a value" "--json needs a value" "$g" --quick --json
+refuses "refuses an unknown option" "unknown option '--fast'" "$g" --fast
+n=$b/tools/npu-hw-check
+helps "$n" --out --replay --help
+refuses "refuses an --out without a value" "--out needs a value: DIR" "$n" --out
+refuses "refuses --out with --replay" "--out and --replay exclude each other" "$n" --out a --replay b
+refuses "refuses an unknown option" "unknown option '--board'" "$n" --board
+n=$b/tools/npu-report
+helps "$n" --help
+refuses "refuses an unknown option" "unknown option '--json'" "$n" --json
+
+# The examples' arguments (examples_test.sh runs them). Everything here is
+# refused before LeNet classifies a single image.
+l=$b/examples/lenet
+w="--weights examples/lenet-weights"
+helps "$l" --weights --data --device --int8 --batch --limit --dot --check --help
+refuses "refuses an out-of-range --device" "--device got '7'; valid: 0 (cpu: " "$l" $w --device 7
+refuses "refuses a kind name as --device" "--device got 'gpu'; valid: 0 (cpu: " "$l" $w --device gpu
+refuses "refuses a negative --device" "--device got '-1'" "$l" $w --device -1
+refuses "refuses a --device without a value" "--device needs a value" "$l" $w --device
+refuses "refuses --batch 0" "--batch got '0'; valid: an integer in 1..10000" "$l" $w --batch 0
+refuses "refuses a non-numeric --limit" "--limit got '10x'; valid: an integer >= 1" "$l" $w --limit 10x
+refuses "refuses an unknown option" "unknown option '--frobnicate'" "$l" $w --frobnicate
+refuses "refuses an operand" "unexpected argument 'extra'" "$l" $w extra
+refuses "refuses --int8 with --check" "--int8 has no effect with --check" "$l" $w --check --int8
+export DG_LENET_LIMIT=abc
+refuses "refuses a non-numeric DG_LENET_LIMIT" "DG_LENET_LIMIT got 'abc'" "$l" $w
+unset DG_LENET_LIMIT
+c=$b/examples/conv_offload
+helps "$c" --device --help
+refuses "refuses an out-of-range --device" "--device got '9'; valid: 0 (cpu: " "$c" --device 9
+refuses "refuses a non-numeric --device" "--device got '1x'; valid: 0 (cpu: " "$c" --device 1x
+refuses "refuses a --device without a value" "--device needs a value" "$c" --device
+refuses "refuses an unknown option" "unknown option '--all'" "$c" --all
 exit $status

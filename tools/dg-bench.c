@@ -2,7 +2,10 @@
  * measured in one run (docs: /work/shared/design/PERFORMANCE.md §4, §8-10).
  *
  *   dg-bench [--quick] [--device N] [--json FILE] [--weights DIR]
+ *   dg-bench --gpu [--quick] [--device N] [--json FILE] [--weights DIR]
+ *            [--only BENCH,...] [--gpu-peak F32,F16]
  *
+ * Every option, with its default: usage() below, or dg-bench --help.
  * Cases, on every device of the context (or only device N):
  *   - machine peak: an AVX-512 (else AVX2) FMA loop on 1 thread and on the
  *     CPU device's thread count, and an AVX512-VNNI loop for int8;
@@ -13,6 +16,8 @@
  *   - SGEMM 256^3, 1024^3, 2048^3 (both operands graph inputs) vs OpenBLAS;
  *   - LeNet-5 batch-1 latency (f32, int8; median of >= 2000 runs) and
  *     batch-64 time per image.
+ * With --gpu, the GPU suite instead (gpu_suite() below), on every non-CPU
+ * device.
  * Every directgraph result is spot-checked against a double-precision
  * reference before it is timed. Times are medians of repeated runs after
  * warm-up (CLOCK_MONOTONIC), the lowest of 3 rounds' medians (1 with
@@ -26,6 +31,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "bench_gpu.h"
 #include "bench_peers.h"
+#include "common/cli.h"
 #include "common/lenet_model.h"
 #include "graph.h"
 
@@ -295,21 +301,23 @@ typedef struct opts {
   int device; /* -1: all */
   const char *json;
   const char *weights;
-  const char *only; /* GPU suite: comma-separated benches to run; NULL: all */
+  unsigned only; /* GPU suite: mask of gpu_benches to run; 0: all */
   /* GPU suite: the device's fp32 and fp16 peaks in GFLOP/s (--gpu-peak,
    * given in TFLOP/s: Vulkan and OpenCL do not report them); <= 0:
    * unknown, and the rows' pct_peak stays null. */
   double gpu_peak_f32, gpu_peak_f16;
 } opts;
 
-/* Whether the GPU suite runs bench (--only sgemm,hgemm,conv,lenet,node). */
+/* The GPU suite's benches, as --only names them. */
+static const char *const gpu_benches[] = {"sgemm", "hgemm", "conv", "lenet",
+                                          "node"};
+enum { NGPU_BENCHES = sizeof gpu_benches / sizeof gpu_benches[0] };
+
+/* Whether the GPU suite runs bench (one of gpu_benches). */
 static int wanted(const opts *o, const char *bench) {
-  if (!o->only)
-    return 1;
-  size_t n = strlen(bench);
-  for (const char *p = o->only; (p = strstr(p, bench)) != NULL; p += n)
-    if ((p == o->only || p[-1] == ',') && (p[n] == ',' || p[n] == 0))
-      return 1;
+  for (int k = 0; k < NGPU_BENCHES; k++)
+    if (!strcmp(bench, gpu_benches[k]))
+      return !o->only || (o->only >> k & 1);
   return 0;
 }
 
@@ -593,12 +601,45 @@ done:
 /* ---- main
  * -------------------------------------------------------------------------- */
 
+/* The help: the one place that lists the options. */
 static void usage(FILE *f) {
-  fprintf(f, "usage: dg-bench [--quick] [--gpu] [--device N] [--json FILE] "
-             "[--weights DIR]\n"
-             "          [--only sgemm,hgemm,conv,lenet,node] "
-             "[--gpu-peak F32,F16] (GPU suite;\n"
-             "          peaks in TFLOP/s, e.g. 67,989 for an H200)\n");
+  fputs(
+      "usage: dg-bench [--quick] [--device N] [--json FILE] [--weights DIR]\n"
+      "       dg-bench --gpu [--quick] [--device N] [--json FILE] "
+      "[--weights DIR]\n"
+      "                [--only BENCH,...] [--gpu-peak F32,F16]\n"
+      "\n"
+      "Benchmarks directgraph's kernels against the peers installed (oneDNN,\n"
+      "OpenBLAS; CLBlast with --gpu), measured in the same run: a table, one\n"
+      "JSON line per row, then one line per performance target. The CPU\n"
+      "suite (default), on every device: machine peak, f32 and int8 3x3\n"
+      "conv on the ResNet-50 layers, SGEMM, LeNet. Every result is checked\n"
+      "before it is timed.\n"
+      "\n"
+      "  --quick             per case 1 round of >= 5 runs and >= 0.1 s\n"
+      "                      (default: 3 rounds of >= 20 runs and >= 0.3 s),\n"
+      "                      3 peak trials (default 7); with --gpu also 1/4\n"
+      "                      of the GEMM sizes and batch 4 convs (default 32)\n"
+      "  --gpu               the GPU suite instead, on every non-CPU device:\n"
+      "                      SGEMM, HGEMM, f32 and f16 conv, per-node\n"
+      "                      overhead, LeNet batch-1 latency\n"
+      "  --device N          only device N, an index as dg-info lists them\n"
+      "                      (default: every device)\n"
+      "  --json FILE         also write the JSON lines to FILE\n"
+      "  --weights DIR       LeNet's weights (default: the source tree's\n"
+      "                      examples/lenet-weights)\n"
+      "  --only BENCH,...    with --gpu: run only these of\n"
+      "                      sgemm,hgemm,conv,lenet,node (default: all)\n"
+      "  --gpu-peak F32,F16  with --gpu: the device's fp32 and fp16 peaks in\n"
+      "                      TFLOP/s, e.g. 67,989 for an H200, for the rows'\n"
+      "                      %peak (default: none, %peak left empty)\n"
+      "  -h, --help          print this help and exit\n"
+      "\n"
+      "OpenBLAS reads OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE; run as\n"
+      "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE dg-bench to let it pick\n"
+      "its own kernels.\n"
+      "Exit status: 0 done, 1 a result check failed, 2 a bad argument.\n",
+      f);
 }
 
 static int device_threads(const dg_device_info *info) {
@@ -771,22 +812,37 @@ static int gpu_suite(const opts *o, dev *devs, int ndev, FILE *jf) {
 }
 
 int main(int argc, char **argv) {
+  static const char P[] = "dg-bench";
   opts o = {.device = -1};
+  const char *device = NULL, *gpu_only = NULL;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--quick"))
+    const char *a = argv[i];
+    if (cli_is_help(a)) {
+      usage(stdout);
+      return 0;
+    } else if (!strcmp(a, "--quick")) {
       o.quick = 1;
-    else if (!strcmp(argv[i], "--gpu"))
+    } else if (!strcmp(a, "--gpu")) {
       o.gpu = 1;
-    else if (!strcmp(argv[i], "--device") && i + 1 < argc)
-      o.device = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--json") && i + 1 < argc)
-      o.json = argv[++i];
-    else if (!strcmp(argv[i], "--weights") && i + 1 < argc)
-      o.weights = argv[++i];
-    else if (!strcmp(argv[i], "--only") && i + 1 < argc)
-      o.only = argv[++i];
-    else if (!strcmp(argv[i], "--gpu-peak") && i + 1 < argc) {
-      const char *v = argv[++i];
+    } else if (!strcmp(a, "--device")) {
+      /* Checked against the context's devices once it exists. */
+      if (!(device = cli_value(P, argc, argv, &i, "a device index")))
+        return CLI_USAGE;
+    } else if (!strcmp(a, "--json")) {
+      if (!(o.json = cli_value(P, argc, argv, &i, "FILE")))
+        return CLI_USAGE;
+    } else if (!strcmp(a, "--weights")) {
+      if (!(o.weights = cli_value(P, argc, argv, &i, "DIR")))
+        return CLI_USAGE;
+    } else if (!strcmp(a, "--only")) {
+      if (cli_list(P, a, cli_value(P, argc, argv, &i, "BENCH,..."), gpu_benches,
+                   NGPU_BENCHES, &o.only))
+        return CLI_USAGE;
+      gpu_only = a;
+    } else if (!strcmp(a, "--gpu-peak")) {
+      const char *v = cli_value(P, argc, argv, &i, "F32,F16 in TFLOP/s");
+      if (!v)
+        return CLI_USAGE;
       char *end = NULL;
       double f32 = strtod(v, &end), f16 = -1;
       if (end && *end == ',')
@@ -796,17 +852,20 @@ int main(int argc, char **argv) {
                 "dg-bench: --gpu-peak wants two positive TFLOP/s figures, "
                 "fp32 and fp16, as F32,F16 (got '%s')\n",
                 v);
-        return 2;
+        return CLI_USAGE;
       }
       o.gpu_peak_f32 = f32 * 1e3;
       o.gpu_peak_f16 = f16 * 1e3;
-    } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      usage(stdout);
-      return 0;
+      gpu_only = a;
     } else {
-      usage(stderr);
-      return 2;
+      return cli_unknown(P, a);
     }
+  }
+  /* The CPU suite would ignore them. */
+  if (gpu_only && !o.gpu) {
+    fprintf(stderr, "dg-bench: %s applies to the GPU suite only: add --gpu\n",
+            gpu_only);
+    return CLI_USAGE;
   }
   if (!o.weights)
     o.weights = DG_SOURCE_DIR "/examples/lenet-weights";
@@ -817,9 +876,34 @@ int main(int argc, char **argv) {
                                .min_seconds = 0.1,
                                .rounds = 1};
 
+  if (dg_context_create(NULL, &ctx) != DG_OK) {
+    fprintf(stderr, "dg-bench: cannot create a context\n");
+    return 1;
+  }
+  int ndev_all = dg_context_device_count(ctx);
+  if (device) {
+    int bad = cli_device(P, "--device", device, ctx, &o.device);
+    dg_device_info info;
+    if (!bad && o.gpu &&
+        dg_context_device_info(ctx, o.device, &info) == DG_OK &&
+        info.kind == DG_DEVICE_CPU) {
+      /* The GPU suite skips CPU devices: it would run nothing. */
+      fprintf(stderr,
+              "dg-bench: --device got '%s', a cpu device; valid with "
+              "--gpu: a non-CPU device (dg-info lists them)\n",
+              device);
+      bad = 1;
+    }
+    if (bad) {
+      dg_context_destroy(ctx);
+      return CLI_USAGE;
+    }
+  }
+
   FILE *jf = NULL;
   if (o.json && !(jf = fopen(o.json, "w"))) {
     fprintf(stderr, "dg-bench: cannot write %s\n", o.json);
+    dg_context_destroy(ctx);
     return 2;
   }
 
@@ -855,17 +939,6 @@ int main(int argc, char **argv) {
 #endif
   warn_load("before the run");
 
-  if (dg_context_create(NULL, &ctx) != DG_OK) {
-    fprintf(stderr, "dg-bench: cannot create a context\n");
-    return 1;
-  }
-  int ndev_all = dg_context_device_count(ctx);
-  if (o.device >= ndev_all || o.device < -1) {
-    fprintf(stderr, "dg-bench: no device %d (the context has %d)\n", o.device,
-            ndev_all);
-    dg_context_destroy(ctx);
-    return 2;
-  }
   dev *devs = calloc((size_t)ndev_all, sizeof(dev));
   int ndev = 0;
   for (int i = 0; i < ndev_all; i++) {

@@ -1,12 +1,44 @@
 /* dg-info: lists the devices directgraph finds, what each runs, and where
- * the cache lives. `dg-info --json` prints one JSON object per device. */
+ * the cache lives.
+ *
+ *   dg-info [--json]
+ *
+ * --json prints one JSON object per device instead (usage() below, or
+ * dg-info --help). */
+#include "common/cli.h"
 #include "graph.h"
 
 #include <stdio.h>
 #include <string.h>
 
+/* The help: the one place that lists the options. */
+static void usage(FILE *f) {
+  fputs("usage: dg-info [--json]\n"
+        "\n"
+        "Lists the devices directgraph finds (index, name, kind, driver, the\n"
+        "dtypes and ops each runs, how its int8 results may deviate) and the\n"
+        "kernel cache directory.\n"
+        "\n"
+        "  --json      one JSON object per device instead, no cache line\n"
+        "              (default: the text listing)\n"
+        "  -h, --help  print this help and exit\n"
+        "\n"
+        "Exit status: 0 done, 1 no context, 2 a bad argument.\n",
+        f);
+}
+
 int main(int argc, char **argv) {
-  int json = argc > 1 && !strcmp(argv[1], "--json");
+  int json = 0;
+  for (int i = 1; i < argc; i++) {
+    if (cli_is_help(argv[i])) {
+      usage(stdout);
+      return 0;
+    } else if (!strcmp(argv[i], "--json")) {
+      json = 1;
+    } else {
+      return cli_unknown("dg-info", argv[i]);
+    }
+  }
   dg_context *ctx;
   dg_status st = dg_context_create(NULL, &ctx);
   if (st != DG_OK) {

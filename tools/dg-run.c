@@ -1,20 +1,23 @@
 /* dg-run: runs an ONNX model on the devices you choose.
  *
  *   dg-run MODEL.onnx [--input NAME=FILE]... [--random] [--device N]...
- *          [--kinds cpu,vulkan,opencl,npu] [--strict] [--plan] [--dot FILE]
- *          [--verify] [--repeat N] [--symbolic N] [--freeze NAME=FILE]...
+ *          [--kinds KIND,...] [--strict] [--plan] [--dot FILE] [--verify]
+ *          [--repeat N] [--symbolic N] [--freeze NAME=FILE]...
  *
  * Inputs come from .npy files or ONNX TensorProto .pb files (as in ONNX's
  * test_data_set folders), or with --random from seeded uniform data. It
- * prints each output (shape and leading values), the plan with measured
- * per-node times, the run time (median of --repeat runs) and, with
- * --verify, the session compared node by node with the reference kernels.
- * --freeze fixes a graph input to a constant at import (shapes, scales). */
+ * prints each output (shape and leading values), the run time (median of
+ * --repeat runs), with --plan the plan with measured per-node times and,
+ * with --verify, the session compared node by node with the reference
+ * kernels. --freeze fixes a graph input to a constant at import (shapes,
+ * scales). Every option, with its default: usage() below, or --help. */
 #define _POSIX_C_SOURCE 200809L
+#include "common/cli.h"
 #include "common/npy.h"
 #include "common/timing.h"
 #include "graph.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,55 +162,111 @@ static void print_values(const dg_io_info *info, const void *data) {
   printf("%s\n", n > 16 ? " ..." : "");
 }
 
-static void usage(void) {
-  fprintf(stderr,
-          "usage: dg-run MODEL.onnx [--input NAME=FILE]... [--random] "
-          "[--device N]... [--kinds cpu,vulkan,opencl,npu] [--strict] "
-          "[--plan] [--dot FILE] [--verify] [--repeat N] [--symbolic N] "
-          "[--freeze NAME=FILE]...\n");
+/* The help: the one place that lists the options. */
+static void usage(FILE *f) {
+  fputs(
+      "usage: dg-run MODEL.onnx [--input NAME=FILE]... [--random] "
+      "[--device N]...\n"
+      "              [--kinds KIND,...] [--strict] [--plan] [--dot FILE] "
+      "[--verify]\n"
+      "              [--repeat N] [--symbolic N] [--freeze NAME=FILE]...\n"
+      "\n"
+      "Runs an ONNX model on the devices you choose and prints each output\n"
+      "(shape and leading values) and the run time.\n"
+      "\n"
+      "  --input NAME=FILE   graph input NAME from FILE: .npy, or an ONNX\n"
+      "                      TensorProto .pb as in ONNX's test_data_set "
+      "folders\n"
+      "  --random            seeded uniform data for each input not given "
+      "by\n"
+      "                      --input (default: every input must be given)\n"
+      "  --device N          place nodes on device N only, an index as "
+      "dg-info\n"
+      "                      lists them; repeat for more, up to 16 "
+      "(default:\n"
+      "                      every device)\n"
+      "  --kinds KIND,...    place nodes on these device kinds only, from\n"
+      "                      cpu,vulkan,opencl,npu (default: every kind)\n"
+      "  --strict            strict policy: with one --device, every node is\n"
+      "                      pinned there and compiling fails rather than\n"
+      "                      fall back (default: auto, placed by cost)\n"
+      "  --plan              print the plan with measured per-node times\n"
+      "  --dot FILE          write the plan to FILE as Graphviz\n"
+      "  --verify            compare the session node by node with the\n"
+      "                      reference kernels\n"
+      "  --repeat N          time N runs and print their median, N >= 1\n"
+      "                      (default 10)\n"
+      "  --symbolic N        give every symbolic dimension (a dim_param) the\n"
+      "                      value N >= 1 (default: a model with one is "
+      "refused)\n"
+      "  --freeze NAME=FILE  fix graph input NAME at import to the constant "
+      "in\n"
+      "                      FILE (shapes, scales)\n"
+      "  -h, --help          print this help and exit\n"
+      "\n"
+      "Exit status: 0 done, 1 a failure, 2 a bad argument, 3 --verify found\n"
+      "a mismatch.\n",
+      f);
 }
 
 int main(int argc, char **argv) {
-  const char *model = NULL, *dot = NULL;
+  static const char P[] = "dg-run";
+  const char *model = NULL, *dot = NULL, *device_args[16];
   loaded ins[MAX_IO] = {0}, frozen[MAX_IO] = {0};
   int nin = 0, nfrozen = 0, devices[16], ndev = 0, strict = 0, plan = 0,
       verify = 0, repeat = 10, random = 0;
   unsigned kinds = 0;
-  int64_t symbolic = 0;
+  long long symbolic = 0;
   char err[512];
+  int rc = 1;
   for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if ((!strcmp(a, "--input") || !strcmp(a, "--freeze")) && v) {
-      loaded *l = !strcmp(a, "--input") ? &ins[nin] : &frozen[nfrozen];
+    const char *a = argv[i], *v;
+    if (cli_is_help(a)) {
+      usage(stdout);
+      rc = 0;
+      goto done_args;
+    } else if (!strcmp(a, "--input") || !strcmp(a, "--freeze")) {
+      int input = !strcmp(a, "--input");
+      if (!(v = cli_value(P, argc, argv, &i, "NAME=FILE")))
+        goto usage_error;
       const char *eq = strchr(v, '=');
-      if (!eq || (a[2] == 'i' ? nin : nfrozen) >= MAX_IO) {
-        usage();
-        return 2;
+      if (!eq || eq == v || !eq[1]) {
+        fprintf(stderr, "%s: %s got '%s'; valid: NAME=FILE\n", P, a, v);
+        goto usage_error;
       }
+      if ((input ? nin : nfrozen) >= MAX_IO) {
+        fprintf(stderr, "%s: %s given more than %d times\n", P, a, MAX_IO);
+        goto usage_error;
+      }
+      loaded *l = input ? &ins[nin++] : &frozen[nfrozen++];
       snprintf(l->name, sizeof l->name, "%.*s", (int)(eq - v), v);
       if (load_file(eq + 1, l, err, sizeof err)) {
-        fprintf(stderr, "dg-run: %s\n", err);
-        return 1;
+        fprintf(stderr, "%s: %s\n", P, err);
+        goto done_args;
       }
-      if (a[2] == 'i')
-        nin++;
-      else
-        nfrozen++;
-      i++;
-    } else if (!strcmp(a, "--device") && v && ndev < 16) {
-      devices[ndev++] = atoi(v), i++;
-    } else if (!strcmp(a, "--kinds") && v) {
-      kinds |= strstr(v, "cpu") ? DG_DEVICE_CPU : 0;
-      kinds |= strstr(v, "vulkan") ? DG_DEVICE_VULKAN : 0;
-      kinds |= strstr(v, "opencl") ? DG_DEVICE_OPENCL : 0;
-      kinds |= strstr(v, "npu") ? DG_DEVICE_NPU : 0;
-      i++;
-    } else if (!strcmp(a, "--dot") && v) {
-      dot = v, i++;
-    } else if (!strcmp(a, "--repeat") && v) {
-      repeat = atoi(v), i++;
-    } else if (!strcmp(a, "--symbolic") && v) {
-      symbolic = atoll(v), i++;
+    } else if (!strcmp(a, "--device")) {
+      /* Checked against the context's devices once it exists. */
+      if (!(v = cli_value(P, argc, argv, &i, "a device index")))
+        goto usage_error;
+      if (ndev == 16) {
+        fprintf(stderr, "%s: --device given more than 16 times\n", P);
+        goto usage_error;
+      }
+      device_args[ndev++] = v;
+    } else if (!strcmp(a, "--kinds")) {
+      if (cli_kinds(P, a, cli_value(P, argc, argv, &i, "KIND,..."), &kinds))
+        goto usage_error;
+    } else if (!strcmp(a, "--dot")) {
+      if (!(dot = cli_value(P, argc, argv, &i, "FILE")))
+        goto usage_error;
+    } else if (!strcmp(a, "--repeat")) {
+      if (cli_int(P, a, cli_value(P, argc, argv, &i, "N >= 1"), 1, INT_MAX,
+                  &repeat))
+        goto usage_error;
+    } else if (!strcmp(a, "--symbolic")) {
+      if (cli_long(P, a, cli_value(P, argc, argv, &i, "N >= 1"), 1, LLONG_MAX,
+                   &symbolic))
+        goto usage_error;
     } else if (!strcmp(a, "--strict")) {
       strict = 1;
     } else if (!strcmp(a, "--plan")) {
@@ -219,19 +278,24 @@ int main(int argc, char **argv) {
     } else if (a[0] != '-' && !model) {
       model = a;
     } else {
-      usage();
-      return 2;
+      cli_unknown(P, a);
+      goto usage_error;
     }
   }
-  if (!model || repeat < 1) {
-    usage();
-    return 2;
+  if (!model) {
+    fprintf(stderr, "%s: no MODEL.onnx given (dg-run --help)\n", P);
+    goto usage_error;
   }
   dg_context *ctx;
   if (dg_context_create(NULL, &ctx) != DG_OK) {
     fprintf(stderr, "dg-run: cannot create a context\n");
-    return 1;
+    goto done_args;
   }
+  for (int i = 0; i < ndev; i++)
+    if (cli_device(P, "--device", device_args[i], ctx, &devices[i])) {
+      dg_context_destroy(ctx);
+      goto usage_error;
+    }
   dg_onnx_constant k[MAX_IO];
   for (int i = 0; i < nfrozen; i++)
     k[i] = (dg_onnx_constant){frozen[i].name, &frozen[i].desc,
@@ -240,7 +304,6 @@ int main(int argc, char **argv) {
                         .constant_count = nfrozen};
   dg_graph *g;
   dg_diagnostic d;
-  int rc = 1;
   dg_session *s = NULL;
   dg_binding bin[MAX_IO], bout[MAX_IO];
   int nout = 0;
@@ -358,5 +421,13 @@ done:
     free(frozen[i].data);
   dg_session_destroy(s);
   dg_context_destroy(ctx);
+  return rc;
+usage_error:
+  rc = CLI_USAGE;
+done_args: /* before any output was allocated */
+  for (int i = 0; i < nin; i++)
+    free(ins[i].data);
+  for (int i = 0; i < nfrozen; i++)
+    free(frozen[i].data);
   return rc;
 }

@@ -21,10 +21,14 @@
  *   input.bin, weights.bin, biases.bin   the cubes the NPU read
  *   output.bin   the cube the NPU wrote: the oracle
  * (pooling sets have only input and output: fp16 NC1HWC2 cubes, C2 = 8)
- * Usage: npu-hw-check [--out DIR | --replay DIR]; exit status 0 when every
- * matrix case is within 1 LSB (probes report, they do not fail).
+ *
+ *   npu-hw-check [--out DIR | --replay DIR]
+ *
+ * Exit status 0 when every matrix case is within 1 LSB (probes report,
+ * they do not fail). The options: usage() below, or npu-hw-check --help.
  */
 #define _GNU_SOURCE
+#include "common/cli.h"
 #include "ops/requant.h"
 #include "target/npu/backend.h"
 #include "target/npu/gen.h"
@@ -664,17 +668,55 @@ static int replay_one(const char *dir, const char *name) {
   return ok ? 0 : 1;
 }
 
+/* The help: the one place that lists the options. */
+static void usage(FILE *f) {
+  fputs(
+      "usage: npu-hw-check [--out DIR | --replay DIR]\n"
+      "\n"
+      "For anyone with an RK3588 board: runs a fixed set of int8\n"
+      "convolutions and pooling cases on the NPU and on the CPU reference\n"
+      "of the numerics contract and prints a pass/fail table, with probes\n"
+      "of what the simulator can only assume (OUT_CVT ties, pad lanes,\n"
+      "CLIP_TRUNCATE rounding, the PPU's average model and int8 pooling).\n"
+      "The NPU is the backend DG_NPU_DEVICE names (rocket, rknpu, a /dev\n"
+      "path, or sim), else the one discovery finds.\n"
+      "\n"
+      "  --out DIR     also write every case as a golden set, one folder per\n"
+      "                case under DIR (regcmd.txt, buffers.txt, input.bin,\n"
+      "                weights.bin, biases.bin, output.bin)\n"
+      "  --replay DIR  use no NPU: check the golden sets under DIR byte for\n"
+      "                byte through the simulator\n"
+      "  -h, --help    print this help and exit\n"
+      "\n"
+      "Exit status: 0 every matrix case within 1 LSB (probes report, they\n"
+      "do not fail), 1 a case failed, 2 a bad argument or no NPU.\n",
+      f);
+}
+
 int main(int argc, char **argv) {
+  static const char P[] = "npu-hw-check";
   const char *out_dir = NULL, *replay = NULL;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--out") && i + 1 < argc)
-      out_dir = argv[++i];
-    else if (!strcmp(argv[i], "--replay") && i + 1 < argc)
-      replay = argv[++i];
-    else {
-      fprintf(stderr, "usage: %s [--out DIR | --replay DIR]\n", argv[0]);
-      return 2;
+    if (cli_is_help(argv[i])) {
+      usage(stdout);
+      return 0;
+    } else if (!strcmp(argv[i], "--out")) {
+      if (!(out_dir = cli_value(P, argc, argv, &i, "DIR")))
+        return CLI_USAGE;
+    } else if (!strcmp(argv[i], "--replay")) {
+      if (!(replay = cli_value(P, argc, argv, &i, "DIR")))
+        return CLI_USAGE;
+    } else {
+      return cli_unknown(P, argv[i]);
     }
+  }
+  /* --replay runs no NPU, so there would be nothing to write. */
+  if (out_dir && replay) {
+    fprintf(stderr,
+            "%s: --out and --replay exclude each other: --out DIR "
+            "records a board's run, --replay DIR checks one\n",
+            P);
+    return CLI_USAGE;
   }
   const char *probes[4] = {"probe-ties", "probe-pad-lanes",
                            "probe-pad-lanes-direct", "probe-truncate"};

@@ -4,17 +4,20 @@
  * For a fixed list of int8 layers (LeNet, ResNet-50, MobileNet-v2 shapes:
  * convolutions, and the fully-connected layers, which the NPU runs as 1x1
  * convolutions) it builds a one-node qconv2d or qfully_connected graph
- * (per-tensor quantisation, i8 x, w and y, batch 1) through the public API, compiles it pinned to the NPU under
- * DG_POLICY_STRICT (DG_NPU_DEVICE=sim unless already set), and prints per
- * layer: taken or declined (the plan's or the diagnostic's reason), the
- * compile time (median of 5), and, through the target's lowering
- * (lower.h), the tasks with their cut (channel blocks x row slices), the
- * command words and the lowering time alone (tiling and command-stream
- * generation, median of 5). A table, then one JSON line
- * per layer.
+ * (per-tensor quantisation, i8 x, w and y, batch 1) through the public API,
+ * compiles it pinned to the NPU under DG_POLICY_STRICT (DG_NPU_DEVICE=sim
+ * unless already set), and prints per layer: taken or declined (the plan's or
+ * the diagnostic's reason), the compile time (median of 5), and, through the
+ * target's lowering (lower.h), the tasks with their cut (channel blocks x row
+ * slices), the command words and the lowering time alone (tiling and
+ * command-stream generation, median of 5). A table, then one JSON line per
+ * layer.
  *
- *   build/tools/npu-report            (exit 0 unless the NPU is missing)
+ *   npu-report            (exit 0 unless the NPU is missing)
+ *
+ * It takes no options but --help (usage() below).
  */
+#include "common/cli.h"
 #include "graph.h"
 #include "graph/internal.h"
 #include "target/npu/lower.h"
@@ -223,7 +226,33 @@ static void run_layer(dg_context *ctx, int npu, const layer *L, result *r) {
   free(w);
 }
 
-int main(void) {
+/* The help: the one place that says what it takes. */
+static void usage(FILE *f) {
+  fputs("usage: npu-report\n"
+        "\n"
+        "The NPU target's figures on int8 LeNet, ResNet-50 and MobileNet-v2\n"
+        "layers (convolutions; fully-connected layers as 1x1 convolutions),\n"
+        "each a one-node graph compiled pinned to the NPU under the strict\n"
+        "policy: taken or declined and why, the compile time, and from the\n"
+        "target's lowering the tasks and their cut, the command words and\n"
+        "the lowering time (medians of 5). A table, then one JSON line per\n"
+        "layer. The NPU is the one DG_NPU_DEVICE names (default sim, the\n"
+        "simulator).\n"
+        "\n"
+        "  -h, --help  print this help and exit\n"
+        "\n"
+        "Exit status: 0 done, 1 no NPU device, 2 a bad argument.\n",
+        f);
+}
+
+int main(int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    if (cli_is_help(argv[i])) {
+      usage(stdout);
+      return 0;
+    }
+    return cli_unknown("npu-report", argv[i]);
+  }
   if (!getenv("DG_NPU_DEVICE"))
     setenv("DG_NPU_DEVICE", "sim", 1);
   dg_context *ctx = NULL;
