@@ -73,25 +73,26 @@ void dg_build_fail(dg_build *b, dg_status st, const char *field,
   char sentence[400];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(sentence, sizeof sentence, fmt, ap);
+  dg_text_mark_cut(sentence, sizeof sentence,
+                   vsnprintf(sentence, sizeof sentence, fmt, ap));
   va_end(ap);
   int idx = b->op ? b->node_index : -1;
-  char where[160];
+  /* The name as the diagnostic's node_name shows it, so that a long one
+   * leaves room for the reason. */
+  char name[DG_NAME_SHORT], where[160];
+  dg_name_shorten(name, sizeof name, b->name);
   if (b->op)
-    snprintf(where, sizeof where, "node %d '%s' (%s)", idx,
-             b->name ? b->name : "", build_opname(b));
+    snprintf(where, sizeof where, "node %d '%s' (%s)", idx, name,
+             build_opname(b));
   else
-    snprintf(where, sizeof where, "%s '%s'", "graph", b->name ? b->name : "");
+    snprintf(where, sizeof where, "%s '%s'", "graph", name);
+  char got[sizeof g->error.actual]; /* as the actual field shows it */
+  dg_name_shorten(got, sizeof got, actual ? actual : "?");
   dg_diag_set(&g->error, st, idx, b->name, build_opname(b), field, expected,
-              actual, "%s: %s: %s%s%s%s%s", where, field ? field : "",
-              sentence, expected ? " (expected " : "",
-              expected ? expected : "", expected ? ", got " : "",
-              expected ? (actual ? actual : "?") : "");
-  if (expected) {
-    size_t n = strlen(g->error.message);
-    if (n + 1 < sizeof g->error.message)
-      strcat(g->error.message, ")");
-  }
+              actual, "%s: %s: %s%s%s%s%s%s", where, field ? field : "",
+              sentence, expected ? " (expected " : "", expected ? expected : "",
+              expected ? ", got " : "", expected ? got : "",
+              expected ? ")" : "");
   g->failed = true;
   dg_log(g->ctx, DG_LOG_ERROR, "%s", g->error.message);
 }
