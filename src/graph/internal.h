@@ -19,7 +19,7 @@ struct dg_context {
 
 struct dg_graph {
   dg_context *ctx;
-  char name[DG_NAME_MAX];
+  char *name; /* owned */
   dg_ir ir;
   bool failed;
   dg_diagnostic error;
