@@ -305,6 +305,8 @@ typedef struct dg_graph dg_graph;
 typedef struct dg_diagnostic {
   dg_status status;
   int node_index;     /* -1 when not about a node */
+  /* Names have any length; these fields and the message show them
+   * shortened, ending in "...", where they do not fit. */
   char node_name[64];
   char op[32];        /* op name, or the API call for non-op errors */
   char field[64];     /* offending field or argument, e.g. "params.stride" */
@@ -328,8 +330,9 @@ DG_API dg_status dg_graph_tensor_desc(const dg_graph *graph, dg_tensor t,
                                       dg_tensor_desc *out);
 DG_API int dg_graph_node_count(const dg_graph *graph);
 
-/* A named graph input (fed at run time). Names are copied and must be
- * unique among inputs and outputs. */
+/* A named graph input (fed at run time). Names are copied, of any length,
+ * and must be non-empty and unique among inputs and outputs. Node and
+ * constant names (any length, NULL allowed) need not be unique. */
 DG_API dg_tensor dg_graph_input(dg_graph *graph, const char *name,
                                 const dg_tensor_desc *desc);
 
@@ -525,7 +528,7 @@ typedef enum dg_placement_reason {
 
 typedef struct dg_plan_node {
   int node_index;
-  char node_name[64];
+  char node_name[64];      /* ending in "..." when the name is longer */
   dg_op op;
   int device_index;
   dg_device_kind device_kind;
@@ -583,7 +586,7 @@ typedef struct dg_verify_report {
   int ok;               /* 1: every node within tolerance */
   int nodes_checked;
   int node_index;       /* first failing node, -1 if ok */
-  char node_name[64];
+  char node_name[64];   /* ending in "..." when the name is longer */
   dg_op op;
   double max_abs_error; /* at that node (or the worst, if ok) */
   double max_rel_error;

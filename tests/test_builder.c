@@ -1,8 +1,10 @@
 /* Every validation path of the builder: the call fails, the graph keeps the
  * first error, and the diagnostic names the node, op and field. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "graph.h"
 #include "harness.h"
 
+#include <math.h>
 #include <string.h>
 
 static dg_context *ctx;
@@ -47,6 +49,243 @@ static void conv_case(const char *what, dg_conv2d_params p, dg_status st,
   CHECK(y.id == 0, "%s returns no tensor", what);
   expect(g, what, st, field, 0);
   dg_graph_destroy(g);
+}
+
+/* A name of len bytes: tag, then a filler that makes the names of one test
+ * share their first 200 bytes or more, then tag again at the very end. */
+static char *long_name(size_t len, const char *tag) {
+  char *s = malloc(len + 1);
+  if (!s)
+    return NULL;
+  size_t t = strlen(tag);
+  for (size_t i = 0; i < len; i++)
+    s[i] = "/features.0/block"[i % 17];
+  memcpy(s + len - t, tag, t);
+  s[len] = 0;
+  return s;
+}
+
+/* Does s end in "..." and hold exactly the first strlen(s) - 3 bytes of
+ * whole? (A display copy shortened visibly.) */
+static int shortened_from(const char *s, const char *whole) {
+  size_t n = strlen(s);
+  return n > 3 && n < strlen(whole) && !strcmp(s + n - 3, "...") &&
+         !strncmp(s, whole, n - 3);
+}
+
+/* What a plan writer printed, as a string (caller frees). */
+static char *plan_text(const dg_plan *p, dg_plan_format format) {
+  FILE *f = tmpfile();
+  if (!f)
+    return NULL;
+  dg_plan_write(p, format, f);
+  long n = ftell(f);
+  rewind(f);
+  char *buf = calloc(1, (size_t)(n > 0 ? n : 0) + 1);
+  if (buf && n > 0 && fread(buf, 1, (size_t)n, f) != (size_t)n)
+    buf[0] = 0;
+  fclose(f);
+  return buf;
+}
+
+/* Names of any length: a graph whose every name is 300+ bytes builds,
+ * compiles and runs by those names on every device; names alike in their
+ * first 299 bytes stay apart; what is shown (plan, diagnostics) is
+ * shortened visibly and still says which node. */
+static void test_long_names(void) {
+  char *gname = long_name(310, "graph"), *xn = long_name(300, "x1"),
+       *x2n = long_name(300, "x2"), *wn = long_name(305, "weights"),
+       *cn = long_name(320, "conv"), *rn = long_name(320, "relu"),
+       *an = long_name(330, "add"), *yan = long_name(300, "y1"),
+       *ybn = long_name(300, "y2");
+  if (!gname || !xn || !x2n || !wn || !cn || !rn || !an || !yan || !ybn) {
+    CHECK(0, "long names allocated");
+    goto done;
+  }
+  dg_graph *g = dg_graph_create(ctx, gname);
+  dg_tensor_desc xd = f32(4, 1, 2, 3, 3), wd = f32(4, 2, 2, 1, 1);
+  static const float wv[4] = {1, -2, 0.5f, 3};
+  dg_tensor x = dg_graph_input(g, xn, &xd);
+  dg_tensor x2 = dg_graph_input(g, x2n, &xd);
+  dg_tensor w = dg_graph_constant(g, wn, &wd, wv, 0);
+  dg_conv2d_params cp = {0};
+  dg_tensor c = dg_graph_conv2d(g, cn, x, w, DG_TENSOR_NONE, &cp);
+  dg_tensor y = dg_graph_add(g, an, dg_graph_relu(g, rn, c), x2);
+  dg_graph_output(g, yan, c, DG_LAYOUT_NCHW);
+  dg_graph_output(g, ybn, y, DG_LAYOUT_NCHW);
+  const dg_diagnostic *e = dg_graph_error(g);
+  CHECK(dg_graph_status(g) == DG_OK && dg_graph_node_count(g) == 3,
+        "300+-byte graph, input, constant, node and output names build, two "
+        "inputs and two outputs alike up to byte 299 (%s)",
+        e ? e->message : "ok");
+  dg_io_info ii[2] = {{0}}, oi[2] = {{0}};
+  for (int i = 0; i < 2; i++) {
+    dg_graph_input_info(g, i, &ii[i]);
+    dg_graph_output_info(g, i, &oi[i]);
+  }
+  CHECK(ii[0].name && !strcmp(ii[0].name, xn) && ii[1].name &&
+            !strcmp(ii[1].name, x2n) && oi[0].name &&
+            !strcmp(oi[0].name, yan) && oi[1].name && !strcmp(oi[1].name, ybn),
+        "io info gives every long name whole");
+  char cut[101]; /* a prefix as long as 100 bytes names nothing */
+  memcpy(cut, x2n, 100);
+  cut[100] = 0;
+  CHECK(dg_graph_input_layout(g, x2n, DG_LAYOUT_NCHW) == DG_OK &&
+            dg_graph_input_layout(g, cut, DG_LAYOUT_NCHW) == DG_ERROR_NOT_FOUND,
+        "input layout found by the long name, not by its first 100 bytes");
+  /* c = w x (1x1 conv), y = relu(c) + x2 */
+  float xv[18], x2v[18], want_c[18], want_y[18];
+  for (int i = 0; i < 18; i++) {
+    xv[i] = (float)(i % 7) - 3;
+    x2v[i] = 0.25f * (float)i;
+  }
+  for (int o = 0; o < 2; o++)
+    for (int p = 0; p < 9; p++) {
+      want_c[o * 9 + p] = wv[o * 2] * xv[p] + wv[o * 2 + 1] * xv[9 + p];
+      want_y[o * 9 + p] =
+          (want_c[o * 9 + p] > 0 ? want_c[o * 9 + p] : 0) + x2v[o * 9 + p];
+    }
+  int devices = dg_context_device_count(ctx);
+  for (int dev = 0; dev < devices; dev++) {
+    dg_device_info info;
+    dg_context_device_info(ctx, dev, &info);
+    dg_compile_options co = {
+        .policy = DG_POLICY_STRICT, .devices = &dev, .device_count = 1};
+    dg_session *s = NULL;
+    dg_diagnostic d;
+    dg_status st = dg_graph_compile(g, &co, &s, &d);
+    if (st == DG_ERROR_UNSUPPORTED) {
+      printf("skipped: long names on device %d (%s): %s\n", dev, info.name,
+             d.message);
+      continue;
+    }
+    if (st != DG_OK) {
+      CHECK(0, "long names compile on device %d (%s): %s", dev, info.name,
+            d.message);
+      continue;
+    }
+    float gc[18] = {0}, gy[18] = {0};
+    dg_binding in[2] = {{x2n, x2v, sizeof x2v}, {xn, xv, sizeof xv}};
+    dg_binding out[2] = {{ybn, gy, sizeof gy}, {yan, gc, sizeof gc}};
+    st = dg_session_run(s, in, 2, out, 2, &d);
+    float err = 0;
+    for (int i = 0; i < 18; i++) {
+      float a = gc[i] - want_c[i], b = gy[i] - want_y[i];
+      err = fmaxf(err, fmaxf(fabsf(a), fabsf(b)));
+    }
+    CHECK(st == DG_OK && err < 1e-3f,
+          "device %d (%s): runs bound by the long names, each output where "
+          "its name says (max error %g%s%s)",
+          dev, info.name, err, st ? ": " : "", st ? d.message : "");
+    dg_binding bad = {cut, xv, sizeof xv};
+    in[1] = bad;
+    st = dg_session_run(s, in, 2, out, 2, &d);
+    CHECK(st == DG_ERROR_NOT_FOUND && strstr(d.message, "...") &&
+              strstr(d.message, "no input of this name"),
+          "device %d: an input bound by the first 100 bytes of its name is "
+          "not found; the message shortens it visibly and says why: %s",
+          dev, d.message);
+    dg_io_info si;
+    CHECK(dg_session_input_info(s, 1, &si) == DG_OK && !strcmp(si.name, x2n),
+          "device %d: session io info gives the long name whole", dev);
+    const dg_plan *p = dg_session_plan(s);
+    dg_plan_node pn[3];
+    int plan_ok = dg_plan_node_count(p) == 3;
+    for (int i = 0; plan_ok && i < 3; i++)
+      plan_ok =
+          dg_plan_get_node(p, i, &pn[i]) == DG_OK && pn[i].node_index == i;
+    CHECK(plan_ok && shortened_from(pn[0].node_name, cn) &&
+              shortened_from(pn[1].node_name, rn) &&
+              shortened_from(pn[2].node_name, an) &&
+              strlen(pn[0].node_name) == sizeof pn[0].node_name - 1,
+          "device %d: plan nodes carry their names shortened visibly (%s)", dev,
+          plan_ok ? pn[0].node_name : "no plan");
+    char *table = plan_text(p, DG_PLAN_FORMAT_TABLE);
+    char *dot = plan_text(p, DG_PLAN_FORMAT_DOT);
+    char head[21]; /* the table's 20 columns */
+    snprintf(head, sizeof head, "%.17s...", cn);
+    CHECK(table && strstr(table, head) && dot && strstr(dot, cn) &&
+              strstr(dot, rn) && strstr(dot, an),
+          "device %d: the plan table shortens names visibly ('%s'), the "
+          "DOT graph labels nodes with their whole names",
+          dev, head);
+    free(table);
+    free(dot);
+    dg_verify_report r;
+    in[1] = (dg_binding){xn, xv, sizeof xv};
+    st = dg_session_verify(s, in, 2, &r);
+    /* The names share their first 316 bytes: every display copy is the
+     * same. */
+    CHECK(st == DG_OK && r.ok && r.nodes_checked == 3 &&
+              shortened_from(r.node_name, cn),
+          "device %d: verify runs by the long names; the report's node name "
+          "is shortened visibly (%s)",
+          dev, r.node_name);
+    dg_session_destroy(s);
+  }
+  { /* DG_TEST_CORRUPT_NODE matches the whole name on the CPU */
+    int cpu = 0;
+    dg_compile_options co = {.devices = &cpu, .device_count = 1};
+    setenv("DG_TEST_CORRUPT_NODE", rn, 1); /* read by verify's compile */
+    dg_session *s = NULL;
+    dg_status st = dg_graph_compile(g, &co, &s, NULL);
+    dg_binding in[2] = {{xn, xv, sizeof xv}, {x2n, x2v, sizeof x2v}};
+    dg_verify_report r = {0};
+    dg_status vs = st == DG_OK ? dg_session_verify(s, in, 2, &r) : st;
+    unsetenv("DG_TEST_CORRUPT_NODE");
+    CHECK(vs == DG_ERROR_MISMATCH && r.node_index == 1 &&
+              shortened_from(r.node_name, rn),
+          "DG_TEST_CORRUPT_NODE set to a 320-byte name damages that node, "
+          "and verify names it: node %d '%s'",
+          r.node_index, r.node_name);
+    dg_session_destroy(s);
+  }
+  /* Duplicates are told apart by the whole name. */
+  dg_graph_output(g, ybn, c, DG_LAYOUT_NCHW);
+  e = dg_graph_error(g);
+  CHECK(e && e->status == DG_ERROR_INVALID_ARGUMENT &&
+            !strcmp(e->field, "name") && shortened_from(e->actual, ybn) &&
+            strstr(e->message, "exists"),
+        "a second output of the same 300-byte name is refused, the "
+        "diagnostic shows the name shortened visibly: %s",
+        e ? e->message : "no error");
+  dg_graph_destroy(g);
+
+  /* A failing node with a long name: its diagnostic shows the name
+   * shortened visibly, its index, and the whole reason. */
+  g = dg_graph_create(ctx, gname);
+  x = dg_graph_input(g, xn, &xd);
+  dg_graph_relu(g, rn, x);
+  dg_graph_add(g, an, x, DG_TENSOR_NONE);
+  e = dg_graph_error(g);
+  char where[96];
+  snprintf(where, sizeof where, "node 1 '%s' (add)", e ? e->node_name : "");
+  CHECK(e && e->node_index == 1 && shortened_from(e->node_name, an) &&
+            !strcmp(e->op, "add") && strstr(e->message, where) &&
+            strstr(e->message, "tensor is missing"),
+        "a long-named node's diagnostic gives index, shortened name, op and "
+        "reason: %s",
+        e ? e->message : "no error");
+  dg_graph_destroy(g);
+
+  /* Empty names for inputs and outputs are still refused, clearly. */
+  g = dg_graph_create(ctx, "t");
+  dg_graph_input(g, "", &xd);
+  e = dg_graph_error(g);
+  CHECK(e && e->status == DG_ERROR_INVALID_ARGUMENT &&
+            !strcmp(e->field, "name") && strstr(e->message, "empty"),
+        "an empty input name is refused: %s", e ? e->message : "no error");
+  dg_graph_destroy(g);
+  g = dg_graph_create(ctx, "t");
+  x = dg_graph_input(g, "x", &xd);
+  dg_status st = dg_graph_output(g, NULL, x, DG_LAYOUT_NCHW);
+  e = dg_graph_error(g);
+  CHECK(st == DG_ERROR_INVALID_ARGUMENT && e && strstr(e->message, "NULL"),
+        "a NULL output name is refused: %s", e ? e->message : "no error");
+  dg_graph_destroy(g);
+done:
+  free(gname), free(xn), free(x2n), free(wn), free(cn), free(rn), free(an),
+      free(yan), free(ybn);
 }
 
 int main(void) {
@@ -415,6 +654,7 @@ int main(void) {
           "300 chained unary ops keep their shapes while the graph grows");
     dg_graph_destroy(g);
   }
+  test_long_names();
   /* NULL handles everywhere are safe. */
   dg_graph_destroy(NULL);
   dg_session_destroy(NULL);

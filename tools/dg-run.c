@@ -26,7 +26,7 @@
 #define MAX_IO 64
 
 typedef struct loaded {
-  char name[128];
+  char *name; /* owned; input names have any length */
   dg_tensor_desc desc;
   void *data;
   size_t bytes;
@@ -87,7 +87,14 @@ static int load_pb(const char *path, loaded *out, char *err, size_t es) {
                out->desc.rank < DG_MAX_RANK)
           out->desc.dims[out->desc.rank++] = (int64_t)d;
       } else if (field == 8) {
-        snprintf(out->name, sizeof out->name, "%.*s", (int)v, p);
+        char *name = strndup((const char *)p, (size_t)v);
+        if (!name) {
+          free(buf);
+          snprintf(err, es, "out of memory");
+          return -1;
+        }
+        free(out->name);
+        out->name = name;
       } else if (field == 9) {
         raw = p;
         raw_len = v;
@@ -239,7 +246,10 @@ int main(int argc, char **argv) {
         goto usage_error;
       }
       loaded *l = input ? &ins[nin++] : &frozen[nfrozen++];
-      snprintf(l->name, sizeof l->name, "%.*s", (int)(eq - v), v);
+      if (!(l->name = strndup(v, (size_t)(eq - v)))) {
+        fprintf(stderr, "%s: out of memory\n", P);
+        goto done_args;
+      }
       if (load_file(eq + 1, l, err, sizeof err)) {
         fprintf(stderr, "%s: %s\n", P, err);
         goto done_args;
@@ -334,7 +344,10 @@ int main(int argc, char **argv) {
         l = &ins[j];
     if (!l && random && nin < MAX_IO) {
       l = &ins[nin++];
-      snprintf(l->name, sizeof l->name, "%s", info.name);
+      if (!(l->name = strdup(info.name))) {
+        fprintf(stderr, "dg-run: out of memory\n");
+        goto done;
+      }
       l->desc = info.desc;
       size_t n = 1;
       for (int r = 0; r < info.desc.rank; r++)
@@ -415,19 +428,27 @@ int main(int argc, char **argv) {
 done:
   for (int i = 0; i < nout; i++)
     free(bout[i].data);
-  for (int i = 0; i < nin; i++)
+  for (int i = 0; i < nin; i++) {
+    free(ins[i].name);
     free(ins[i].data);
-  for (int i = 0; i < nfrozen; i++)
+  }
+  for (int i = 0; i < nfrozen; i++) {
+    free(frozen[i].name);
     free(frozen[i].data);
+  }
   dg_session_destroy(s);
   dg_context_destroy(ctx);
   return rc;
 usage_error:
   rc = CLI_USAGE;
 done_args: /* before any output was allocated */
-  for (int i = 0; i < nin; i++)
+  for (int i = 0; i < nin; i++) {
+    free(ins[i].name);
     free(ins[i].data);
-  for (int i = 0; i < nfrozen; i++)
+  }
+  for (int i = 0; i < nfrozen; i++) {
+    free(frozen[i].name);
     free(frozen[i].data);
+  }
   return rc;
 }

@@ -16,7 +16,11 @@ dg_graph *dg_graph_create(dg_context *ctx, const char *name) {
     return NULL;
   g->ctx = ctx;
   g->pin = -1;
-  dg_strlcpy(g->name, name ? name : "graph", sizeof g->name);
+  g->name = dg_name_dup(name ? name : "graph");
+  if (!g->name) {
+    free(g);
+    return NULL;
+  }
   return g;
 }
 
@@ -24,6 +28,7 @@ void dg_graph_destroy(dg_graph *g) {
   if (!g)
     return;
   dg_ir_free(&g->ir);
+  free(g->name);
   free(g);
 }
 
@@ -73,25 +78,26 @@ void dg_build_fail(dg_build *b, dg_status st, const char *field,
   char sentence[400];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(sentence, sizeof sentence, fmt, ap);
+  dg_text_mark_cut(sentence, sizeof sentence,
+                   vsnprintf(sentence, sizeof sentence, fmt, ap));
   va_end(ap);
   int idx = b->op ? b->node_index : -1;
-  char where[160];
+  /* The name as the diagnostic's node_name shows it, so that a long one
+   * leaves room for the reason. */
+  char name[DG_NAME_SHORT], where[160];
+  dg_name_shorten(name, sizeof name, b->name);
   if (b->op)
-    snprintf(where, sizeof where, "node %d '%s' (%s)", idx,
-             b->name ? b->name : "", build_opname(b));
+    snprintf(where, sizeof where, "node %d '%s' (%s)", idx, name,
+             build_opname(b));
   else
-    snprintf(where, sizeof where, "%s '%s'", "graph", b->name ? b->name : "");
+    snprintf(where, sizeof where, "%s '%s'", "graph", name);
+  char got[sizeof g->error.actual]; /* as the actual field shows it */
+  dg_name_shorten(got, sizeof got, actual ? actual : "?");
   dg_diag_set(&g->error, st, idx, b->name, build_opname(b), field, expected,
-              actual, "%s: %s: %s%s%s%s%s", where, field ? field : "",
-              sentence, expected ? " (expected " : "",
-              expected ? expected : "", expected ? ", got " : "",
-              expected ? (actual ? actual : "?") : "");
-  if (expected) {
-    size_t n = strlen(g->error.message);
-    if (n + 1 < sizeof g->error.message)
-      strcat(g->error.message, ")");
-  }
+              actual, "%s: %s: %s%s%s%s%s%s", where, field ? field : "",
+              sentence, expected ? " (expected " : "", expected ? expected : "",
+              expected ? ", got " : "", expected ? got : "",
+              expected ? ")" : "");
   g->failed = true;
   dg_log(g->ctx, DG_LOG_ERROR, "%s", g->error.message);
 }
@@ -336,7 +342,13 @@ static uint32_t add_tensor(dg_build *b, const char *name, dg_tensor_kind kind,
     oom(b);
     return 0;
   }
-  dg_strlcpy(t->name, name, sizeof t->name);
+  t->name = dg_name_dup(name);
+  if (!t->name) {
+    free(t->channel_scales);
+    free(t->channel_zero_points);
+    oom(b);
+    return 0;
+  }
   t->kind = kind;
   t->producer = producer;
   return (uint32_t)++ir->tensor_count;
@@ -352,11 +364,13 @@ static bool name_taken(const dg_ir *ir, const char *name) {
   return false;
 }
 
+/* Inputs and outputs are bound by name at run time: any length, but not
+ * empty, and unique. */
 static bool check_io_name(dg_build *b, const char *name) {
-  if (!name || !*name || strlen(name) >= DG_NAME_MAX) {
-    dg_build_fail(b, DG_ERROR_INVALID_ARGUMENT, "name",
-                  "a non-empty name shorter than 64 bytes",
-                  name ? "too long or empty" : "NULL", "bad input/output name");
+  if (!name || !*name) {
+    dg_build_fail(b, DG_ERROR_INVALID_ARGUMENT, "name", "a non-empty name",
+                  name ? "an empty string" : "NULL", "input/output name is %s",
+                  name ? "empty" : "NULL");
     return false;
   }
   if (name_taken(&b->g->ir, name)) {
@@ -375,7 +389,11 @@ static bool push_io(dg_build *b, dg_io_binding **list, int *count,
     return false;
   }
   *list = p;
-  dg_strlcpy(p[*count].name, name, DG_NAME_MAX);
+  p[*count].name = dg_name_dup(name);
+  if (!p[*count].name) {
+    oom(b);
+    return false;
+  }
   p[*count].tensor = id;
   p[*count].layout = layout;
   (*count)++;
@@ -509,7 +527,7 @@ dg_tensor dg_build_finish(dg_build *b, const uint32_t *inputs, int count,
   const dg_tensor_desc *out = &copy;
   dg_graph *g = b->g;
   dg_ir *ir = &g->ir;
-  char auto_name[DG_NAME_MAX];
+  char auto_name[48]; /* an op name and an int */
   const char *name = b->name;
   if (!name || !*name) {
     snprintf(auto_name, sizeof auto_name, "%s_%d", dg_op_name(b->op),
@@ -531,15 +549,22 @@ dg_tensor dg_build_finish(dg_build *b, const uint32_t *inputs, int count,
     return DG_TENSOR_NONE;
   }
   memcpy(ins, inputs, (size_t)count * sizeof *ins);
+  char *node_name = dg_name_dup(name);
+  if (!node_name) {
+    free(ins);
+    oom(b);
+    return DG_TENSOR_NONE;
+  }
   uint32_t id = add_tensor(b, name, DG_TENSOR_VALUE, out, ir->node_count);
   if (!id) {
     free(ins);
+    free(node_name);
     return DG_TENSOR_NONE;
   }
   dg_node *n = &ir->nodes[ir->node_count++];
   memset(n, 0, sizeof *n);
   n->op = b->op;
-  dg_strlcpy(n->name, name, sizeof n->name);
+  n->name = node_name;
   n->inputs = ins;
   n->input_count = count;
   n->output = id;

@@ -104,15 +104,18 @@ void dg_diag_set(dg_diagnostic *d, dg_status st, int node_index,
   memset(d, 0, sizeof *d);
   d->status = st;
   d->node_index = node_index;
-  dg_strlcpy(d->node_name, node_name, sizeof d->node_name);
-  dg_strlcpy(d->op, op, sizeof d->op);
-  dg_strlcpy(d->field, field, sizeof d->field);
-  dg_strlcpy(d->expected, expected, sizeof d->expected);
-  dg_strlcpy(d->actual, actual, sizeof d->actual);
+  /* Names (of nodes, inputs, tensors in fields) can be of any length:
+   * whatever does not fit is cut visibly, never silently. */
+  dg_name_shorten(d->node_name, sizeof d->node_name, node_name);
+  dg_name_shorten(d->op, sizeof d->op, op);
+  dg_name_shorten(d->field, sizeof d->field, field);
+  dg_name_shorten(d->expected, sizeof d->expected, expected);
+  dg_name_shorten(d->actual, sizeof d->actual, actual);
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(d->message, sizeof d->message, fmt, ap);
+  int want = vsnprintf(d->message, sizeof d->message, fmt, ap);
   va_end(ap);
+  dg_text_mark_cut(d->message, sizeof d->message, want);
 }
 
 static char *cache_dir_from_env(void) {

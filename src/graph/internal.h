@@ -4,6 +4,7 @@
 
 #include "../target/target.h"
 #include "ir.h"
+#include "names.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -22,7 +23,7 @@ struct dg_context {
 
 struct dg_graph {
   dg_context *ctx;
-  char name[DG_NAME_MAX];
+  char *name; /* owned */
   dg_ir ir;
   bool failed;
   dg_diagnostic error;
@@ -33,7 +34,10 @@ struct dg_graph {
 void dg_log(const dg_context *ctx, dg_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Fills a diagnostic. Any string may be NULL. */
+/* Fills a diagnostic. Any string may be NULL; each is shortened visibly
+ * (dg_name_shorten) to its field, and a message that does not fit ends in
+ * "...". Names quoted in fmt's arguments should be display copies, so that
+ * the rest of the message fits. */
 void dg_diag_set(dg_diagnostic *d, dg_status st, int node_index,
                  const char *node_name, const char *op, const char *field,
                  const char *expected, const char *actual, const char *fmt,

@@ -1,4 +1,4 @@
-/* IR utilities: sizes, deep copy for sessions, freeing. */
+/* IR utilities: sizes, deep copy for sessions (names included), freeing. */
 #include "ir.h"
 
 #include <stdlib.h>
@@ -31,6 +31,7 @@ void dg_blob_release(dg_blob *b) {
 }
 
 static void free_tensor(dg_tensor_info *t) {
+  free(t->name);
   free(t->channel_scales);
   free(t->channel_zero_points);
   dg_blob_release(t->constant);
@@ -39,8 +40,14 @@ static void free_tensor(dg_tensor_info *t) {
 void dg_ir_free(dg_ir *ir) {
   for (int i = 0; i < ir->tensor_count; i++)
     free_tensor(&ir->tensors[i]);
-  for (int i = 0; i < ir->node_count; i++)
+  for (int i = 0; i < ir->node_count; i++) {
+    free(ir->nodes[i].name);
     free(ir->nodes[i].inputs);
+  }
+  for (int i = 0; i < ir->input_count; i++)
+    free(ir->inputs[i].name);
+  for (int i = 0; i < ir->output_count; i++)
+    free(ir->outputs[i].name);
   free(ir->tensors);
   free(ir->nodes);
   free(ir->inputs);
@@ -55,14 +62,30 @@ static void *dup_mem(const void *p, size_t n) {
   return q;
 }
 
+char *dg_name_dup(const char *name) {
+  if (!name)
+    name = "";
+  return dup_mem(name, strlen(name) + 1);
+}
+
+/* Copies count bindings into dst, which is zeroed (names NULL) so that
+ * dg_ir_free can take whatever was copied when a name fails. */
+static bool clone_bindings(dg_io_binding *dst, const dg_io_binding *src,
+                           int count) {
+  for (int i = 0; i < count; i++) {
+    dst[i] = src[i];
+    if (!(dst[i].name = dg_name_dup(src[i].name)))
+      return false;
+  }
+  return true;
+}
+
 bool dg_ir_clone(const dg_ir *src, dg_ir *dst) {
   memset(dst, 0, sizeof *dst);
   dst->tensors = calloc((size_t)src->tensor_count + 1, sizeof *dst->tensors);
   dst->nodes = calloc((size_t)src->node_count + 1, sizeof *dst->nodes);
-  dst->inputs = dup_mem(src->inputs, (size_t)src->input_count *
-                                         sizeof *src->inputs);
-  dst->outputs = dup_mem(src->outputs, (size_t)src->output_count *
-                                           sizeof *src->outputs);
+  dst->inputs = calloc((size_t)src->input_count + 1, sizeof *dst->inputs);
+  dst->outputs = calloc((size_t)src->output_count + 1, sizeof *dst->outputs);
   if (!dst->tensors || !dst->nodes || !dst->inputs || !dst->outputs) {
     dg_ir_free(dst);
     return false;
@@ -71,14 +94,24 @@ bool dg_ir_clone(const dg_ir *src, dg_ir *dst) {
   dst->node_cap = src->node_count + 1;
   dst->input_count = src->input_count;
   dst->output_count = src->output_count;
+  if (!clone_bindings(dst->inputs, src->inputs, src->input_count) ||
+      !clone_bindings(dst->outputs, src->outputs, src->output_count)) {
+    dg_ir_free(dst);
+    return false;
+  }
   for (int i = 0; i < src->tensor_count; i++) {
     const dg_tensor_info *s = &src->tensors[i];
     dg_tensor_info *d = &dst->tensors[i];
     *d = *s;
+    d->name = NULL;
     d->channel_scales = NULL;
     d->channel_zero_points = NULL;
     d->constant = NULL;
     dst->tensor_count = i + 1;
+    if (!(d->name = dg_name_dup(s->name))) {
+      dg_ir_free(dst);
+      return false;
+    }
     int n = s->desc.quant.channel_count;
     if (n) {
       d->channel_scales = dup_mem(s->channel_scales, (size_t)n * sizeof(float));
@@ -98,11 +131,12 @@ bool dg_ir_clone(const dg_ir *src, dg_ir *dst) {
   }
   for (int i = 0; i < src->node_count; i++) {
     dst->nodes[i] = src->nodes[i];
+    dst->nodes[i].name = dg_name_dup(src->nodes[i].name);
     dst->nodes[i].inputs = dup_mem(src->nodes[i].inputs,
                                    (size_t)src->nodes[i].input_count *
                                        sizeof(uint32_t));
     dst->node_count = i + 1;
-    if (!dst->nodes[i].inputs) {
+    if (!dst->nodes[i].name || !dst->nodes[i].inputs) {
       dg_ir_free(dst);
       return false;
     }

@@ -12,8 +12,6 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
-#define DG_NAME_MAX 64
-
 /* Constant data shared by a graph and the sessions compiled from it.
  * refs is atomic: sessions of one graph are compiled and destroyed on
  * any threads. */
@@ -30,8 +28,10 @@ typedef enum dg_tensor_kind {
   DG_TENSOR_VALUE, /* produced by a node */
 } dg_tensor_kind;
 
+/* Every name below is an owned, NUL-terminated heap copy of any length,
+ * never NULL once added (freed by dg_ir_free, copied by dg_ir_clone). */
 typedef struct dg_tensor_info {
-  char name[DG_NAME_MAX];
+  char *name;
   dg_tensor_kind kind;
   dg_tensor_desc desc; /* quant arrays point at the owned copies below */
   float *channel_scales;
@@ -52,7 +52,7 @@ typedef struct dg_node_params {
 
 typedef struct dg_node {
   dg_op op;
-  char name[DG_NAME_MAX];
+  char *name;       /* as given, or "<op>_<index>" */
   uint32_t *inputs; /* tensor ids; 0 for an absent optional input */
   int input_count;
   uint32_t output;
@@ -61,7 +61,7 @@ typedef struct dg_node {
 } dg_node;
 
 typedef struct dg_io_binding {
-  char name[DG_NAME_MAX];
+  char *name;
   uint32_t tensor;
   dg_layout layout;
 } dg_io_binding;
@@ -86,6 +86,11 @@ static inline dg_tensor_info *dg_ir_tensor(const dg_ir *ir, uint32_t id) {
  * the tensor was made). */
 int64_t dg_desc_elements(const dg_tensor_desc *d);
 size_t dg_desc_bytes(const dg_tensor_desc *d);
+
+/* An owned copy of a name (NULL gives ""), or NULL when out of memory.
+ * Through malloc, not strdup, so that tests/test_oom.c's injected
+ * failures reach every name the library keeps. */
+char *dg_name_dup(const char *name);
 
 /* Deep copy (constants shared by reference count); false on OOM. */
 bool dg_ir_clone(const dg_ir *src, dg_ir *dst);

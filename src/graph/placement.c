@@ -69,7 +69,7 @@ static void fill_plan(dg_session *s, const double *node_cost, int D) {
     int d = s->placement[i];
     const dg_device *dev = &s->ctx->devices.items[d];
     pn->node_index = i;
-    dg_strlcpy(pn->node_name, n->name, sizeof pn->node_name);
+    dg_name_shorten(pn->node_name, sizeof pn->node_name, n->name);
     pn->op = n->op;
     pn->device_index = d;
     pn->device_kind = dev->info.kind;
@@ -156,11 +156,13 @@ dg_status dg_place(dg_session *s, dg_diagnostic *diag) {
     } else if (pin >= 0) {
       const char *dn = s->ctx->devices.items[pin].info.name;
       if (s->opts.policy == DG_POLICY_STRICT || !candidates) {
+        char shown[DG_NAME_SHORT];
+        dg_name_shorten(shown, sizeof shown, n->name);
         dg_diag_set(diag, DG_ERROR_UNSUPPORTED, i, n->name, dg_op_name(n->op),
                     "device", dn, why[pin],
                     "node %d '%s' (%s) is pinned to device %d (%s), which "
                     "cannot run it: %s",
-                    i, n->name, dg_op_name(n->op), pin, dn, why[pin]);
+                    i, shown, dg_op_name(n->op), pin, dn, why[pin]);
         st = DG_ERROR_UNSUPPORTED;
         break;
       }
@@ -176,10 +178,12 @@ dg_status dg_place(dg_session *s, dg_diagnostic *diag) {
         used += (size_t)snprintf(all + used, sizeof all - used, "%s%s: %s",
                                  d ? "; " : "",
                                  s->ctx->devices.items[d].info.name, why[d]);
+      char shown[DG_NAME_SHORT];
+      dg_name_shorten(shown, sizeof shown, n->name);
       dg_diag_set(diag, DG_ERROR_UNSUPPORTED, i, n->name, dg_op_name(n->op),
                   "device", "an allowed device that runs it", "none",
                   "node %d '%s' (%s) can run on no allowed device (%s)", i,
-                  n->name, dg_op_name(n->op), all);
+                  shown, dg_op_name(n->op), all);
       st = DG_ERROR_UNSUPPORTED;
     }
   }

@@ -49,6 +49,11 @@ static void deviation_note(const dg_plan *p, const dg_plan_node *n, char *out,
     snprintf(out, size, " (int8 +-%d LSB)", n->int8_max_lsb_deviation);
 }
 
+/* The node's whole name (the plan node keeps a display copy only). */
+static const char *whole_name(const dg_plan *p, const dg_plan_node *n) {
+  return p->ir ? p->ir->nodes[n->node_index].name : n->node_name;
+}
+
 dg_status dg_plan_write(const dg_plan *p, dg_plan_format format, FILE *out) {
   if (!p || !out)
     return DG_ERROR_INVALID_ARGUMENT;
@@ -63,9 +68,11 @@ dg_status dg_plan_write(const dg_plan *p, dg_plan_format format, FILE *out) {
                n->device_index);
       char dev_note[64] = "";
       deviation_note(p, n, dev_note, sizeof dev_note);
-      fprintf(out, "%-3d %-20.20s %-16s %-8s %-9s %10.2f %10.2f %10llu %s%s\n",
-              i, n->node_name, dg_op_name(n->op), dev,
-              reason_word(n->reason), n->estimated_us, n->measured_us,
+      char name[21]; /* the column's width, a longer name cut visibly */
+      dg_name_shorten(name, sizeof name, whole_name(p, n));
+      fprintf(out, "%-3d %-20s %-16s %-8s %-9s %10.2f %10.2f %10llu %s%s\n", i,
+              name, dg_op_name(n->op), dev, reason_word(n->reason),
+              n->estimated_us, n->measured_us,
               (unsigned long long)n->bytes_transferred, n->reason_text,
               dev_note);
     }
@@ -78,14 +85,12 @@ dg_status dg_plan_write(const dg_plan *p, dg_plan_format format, FILE *out) {
   fprintf(out, "digraph plan {\n  node [shape=box, style=filled];\n");
   for (int i = 0; i < p->node_count; i++) {
     const dg_plan_node *n = &p->nodes[i];
-    char name[DG_NAME_MAX];
-    dg_strlcpy(name, n->node_name, sizeof name);
-    for (char *c = name; *c; c++)
-      if (*c == '"' || *c == '\\')
-        *c = '_';
-    fprintf(out,
-            "  n%d [label=\"%s\\n%s\\n%s:%d %.1fus\", fillcolor=%s];\n", i,
-            name, dg_op_name(n->op),
+    /* A label holds any length: the whole name, quotes and backslashes
+     * replaced so that it stays one DOT string. */
+    fprintf(out, "  n%d [label=\"", i);
+    for (const char *c = whole_name(p, n); *c; c++)
+      fputc(*c == '"' || *c == '\\' ? '_' : *c, out);
+    fprintf(out, "\\n%s\\n%s:%d %.1fus\", fillcolor=%s];\n", dg_op_name(n->op),
             dg_device_kind_name(n->device_kind), n->device_index,
             n->estimated_us, kind_colour(n->device_kind));
   }

@@ -275,9 +275,10 @@ static void nchw_to_nhwc(const dg_tensor_desc *d, const void *src, void *dst) {
 static dg_status bad_binding(dg_diagnostic *diag, dg_status st,
                              const char *name, const char *field,
                              const char *what) {
+  char shown[DG_NAME_SHORT]; /* a long name must leave room for what */
+  dg_name_shorten(shown, sizeof shown, name ? name : "(null)");
   dg_diag_set(diag, st, -1, NULL, "dg_session_run", field, NULL, NULL,
-              "dg_session_run: %s '%s': %s", field, name ? name : "(null)",
-              what);
+              "dg_session_run: %s '%s': %s", field, shown, what);
   return st;
 }
 

@@ -106,7 +106,7 @@ static dg_status verify_claimed(dg_session *s, const dg_binding *inputs,
     bool bad = is_int ? max_lsb > allowed_lsb : rel > tol;
     if (!oom && (bad || (report->ok && rel >= report->max_rel_error))) {
       report->node_index = bad ? i : -1;
-      dg_strlcpy(report->node_name, n->name, sizeof report->node_name);
+      dg_name_shorten(report->node_name, sizeof report->node_name, n->name);
       report->op = n->op;
       report->max_abs_error = max_abs;
       report->max_rel_error = rel;

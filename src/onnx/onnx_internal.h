@@ -1,5 +1,6 @@
 /* Private to the ONNX importer (src/onnx). The importer only uses the
- * public builder API of include/graph.h. */
+ * public builder API of include/graph.h (and the header-only name
+ * shortening of src/graph/names.h for its diagnostics). */
 #ifndef DG_ONNX_INTERNAL_H
 #define DG_ONNX_INTERNAL_H
 

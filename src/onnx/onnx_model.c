@@ -5,6 +5,8 @@
  * value's quantisation is only known from the node that reads it. */
 #include "onnx_internal.h"
 
+#include "../graph/names.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,23 +24,28 @@ void onnx_fail(onnx_ctx *c, dg_status st, const char *field, const char *fmt,
   char msg[400];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  dg_text_mark_cut(msg, sizeof msg, vsnprintf(msg, sizeof msg, fmt, ap));
   va_end(ap);
   dg_diagnostic *d = c->diag;
   memset(d, 0, sizeof *d);
   d->status = st;
   d->node_index = c->node ? c->node_index : -1;
-  const char *name = c->node && c->node->name ? c->node->name : "";
   const char *op = c->node && c->node->op_type ? c->node->op_type : "model";
-  snprintf(d->node_name, sizeof d->node_name, "%s", name);
-  snprintf(d->op, sizeof d->op, "%s", op);
-  snprintf(d->field, sizeof d->field, "%s", field ? field : "");
+  /* Node and tensor names (the field often is one) can be of any length:
+   * the diagnostic shows them shortened, visibly, and the message quotes
+   * the same copies so that the reason still fits. */
+  dg_name_shorten(d->node_name, sizeof d->node_name,
+                  c->node ? c->node->name : NULL);
+  dg_name_shorten(d->op, sizeof d->op, op);
+  dg_name_shorten(d->field, sizeof d->field, field);
+  int want;
   if (c->node)
-    snprintf(d->message, sizeof d->message, "onnx node %d '%s' (%s)%s%s: %s",
-             c->node_index, name, op, field ? ", " : "", field ? field : "",
-             msg);
+    want = snprintf(d->message, sizeof d->message,
+                    "onnx node %d '%s' (%s)%s%s: %s", c->node_index,
+                    d->node_name, d->op, field ? ", " : "", d->field, msg);
   else
-    snprintf(d->message, sizeof d->message, "onnx: %s", msg);
+    want = snprintf(d->message, sizeof d->message, "onnx: %s", msg);
+  dg_text_mark_cut(d->message, sizeof d->message, want);
 }
 
 bool onnx_check_graph(onnx_ctx *c) {

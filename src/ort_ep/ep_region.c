@@ -4,6 +4,8 @@
  * both sides, so that Compile never meets a node the trial did not. */
 #include "ep_region.h"
 
+#include "../graph/names.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,14 +18,19 @@ void rg_fail(ep_region *r, const char *field, const char *fmt, ...) {
   char msg[512];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  dg_text_mark_cut(msg, sizeof msg, vsnprintf(msg, sizeof msg, fmt, ap));
   va_end(ap);
   r->failed = true;
+  /* The node's and the field's (often a value's) names at any length:
+   * shown shortened, so that the reason after them survives. */
+  char node[DG_NAME_SHORT], what[DG_NAME_SHORT];
+  dg_name_shorten(node, sizeof node, r->node_name ? r->node_name : "?");
+  dg_name_shorten(what, sizeof what, field);
   if (r->err && r->errlen)
-    snprintf(r->err, r->errlen, "node '%s' (%s)%s%s: %s",
-             r->node_name ? r->node_name : "?",
-             r->node ? ep_node_op(r->o, r->node) : "?", field ? ", " : "",
-             field ? field : "", msg);
+    dg_text_mark_cut(r->err, r->errlen,
+                     snprintf(r->err, r->errlen, "node '%s' (%s)%s%s: %s", node,
+                              r->node ? ep_node_op(r->o, r->node) : "?",
+                              field ? ", " : "", what, msg));
 }
 
 bool rg_check(ep_region *r) {

@@ -3,6 +3,8 @@
  * leaks an OrtStatus. */
 #include "ep_internal.h"
 
+#include "../graph/names.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +25,7 @@ OrtStatus *ep_error(const ep_ort *o, int code, const char *fmt, ...) {
   char buf[1024];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
+  dg_text_mark_cut(buf, sizeof buf, vsnprintf(buf, sizeof buf, fmt, ap));
   va_end(ap);
   return API(CreateStatus, ort_create_status_fn)(code, buf);
 }

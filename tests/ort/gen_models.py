@@ -211,6 +211,42 @@ qn.append(N("DequantizeLinear", ["q_logits", "fc3_ys", "fc3_yz"], ["logits"]))
 model("lenet_qlinear", qn, [("x", "f32p", [1, 1, 28, 28])],
       ["q_logits", "logits"], qi)
 
+# ---- names of any length ----
+# Torchvision's exports have names up to 71 bytes, ORT's quantised graphs
+# longer ones. Every name here is 72 bytes or more, one node's and several
+# values' 200 or more, and pairs differ only past byte 64: every node must
+# still run on our EP, each output where its name says.
+def long_name(tag, n):
+    """A name of n bytes, an export-like path ending in tag."""
+    stem = "/features/features.0/features.0.0/block/block.0/block.0.0/"
+    return ((stem * (n // len(stem) + 1))[:n - len(tag)] + tag)
+
+
+LX, LX2 = long_name("input.1", 72), long_name("input.2", 72)
+LW = long_name("conv/weight", 90)
+LC, LR = long_name("Conv_output_0", 200), long_name("Relu_output_0", 210)
+LY, LG = (long_name("Add_output_0", 260),
+          long_name("GlobalAveragePool_output_0", 300))
+model("long_names",
+      [N("Conv", [LX, LW], [LC], name=long_name("Conv", 80),
+         pads=[1, 1, 1, 1]),
+       N("Relu", [LC], [LR], name=long_name("Relu", 80)),
+       N("Add", [LR, LX2], [LY], name=long_name("Add", 250)),
+       N("GlobalAveragePool", [LY], [LG],
+         name=long_name("GlobalAveragePool", 72))],
+      [(LX, "f32", [1, 2, 6, 6]), (LX2, "f32", [1, 3, 6, 6])], [LY, LG],
+      [init(LW, f32(3, 2, 3, 3))])
+LS, LZ = long_name("scale", 120), long_name("zero_point", 120)
+LQ = long_name("QuantizeLinear_Output", 220)
+LD = long_name("DequantizeLinear_Output", 220)
+model("long_names_qdq",
+      [N("QuantizeLinear", [LX, LS, LZ], [LQ],
+         name=long_name("QuantizeLinear", 100)),
+       N("DequantizeLinear", [LQ, LS, LZ], [LD],
+         name=long_name("DequantizeLinear", 230))],
+      [(LX, "f32", [2, 8])], [LQ, LD],
+      [init(LS, np.float32(0.02)), init(LZ, np.int8(5))])
+
 # ---- an op the EP does not take, between two it does ----
 model("unsupported", [N("Relu", ["x"], ["a"]), N("Sigmoid", ["a"], ["b"]),
                       N("Relu", ["b"], ["y"])],

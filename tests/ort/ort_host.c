@@ -69,8 +69,14 @@ static const char *status_msg(OrtStatus *st) {
 
 /* ---- manifest ---- */
 
+/* Value names of any length reach the EP (the long_names models' go past
+ * 300 bytes); a manifest entry longer than these buffers is refused as a
+ * bad line, never cut. */
+#define NAME_LEN 1024
+#define LIST_LEN (MAX_IO * (NAME_LEN + 32))
+
 typedef struct io_spec {
-  char name[64];
+  char name[NAME_LEN];
   char dtype[8];
   int rank;
   int64_t dims[DG_MAX_RANK];
@@ -82,27 +88,36 @@ typedef struct model_spec {
   int nodes;
   int nin, nout;
   io_spec in[MAX_IO];
-  char out[MAX_IO][64];
+  char out[MAX_IO][NAME_LEN];
 } model_spec;
 
-/* Copies the next sep-separated field of *p into out; false at the end. */
+/* Copies the next sep-separated field of *p into out; false at the end,
+ * and *p set to NULL when the field does not fit. */
 static bool next_field(const char **p, char sep, char *out, size_t len) {
-  if (!**p)
+  if (!*p || !**p)
     return false;
   size_t n = strcspn(*p, (char[]){sep, 0});
+  if (n >= len) {
+    *p = NULL;
+    return false;
+  }
   snprintf(out, len, "%.*s", (int)n, *p);
   *p += n + ((*p)[n] == sep);
   return true;
 }
 
 static bool parse_line(const char *line, model_spec *m) {
-  char ins[512], outs[512], field[128], dims[128];
+  static char ins[LIST_LEN], outs[LIST_LEN];
+  char field[NAME_LEN + 32], dims[128];
   memset(m, 0, sizeof *m);
-  if (sscanf(line, "%63s %31s %d in=%511s out=%511s", m->name, m->check,
-             &m->nodes, ins, outs) != 5)
+  char fmt[64];
+  snprintf(fmt, sizeof fmt, "%%63s %%31s %%d in=%%%ds out=%%%ds", LIST_LEN - 1,
+           LIST_LEN - 1);
+  if (sscanf(line, fmt, m->name, m->check, &m->nodes, ins, outs) != 5 ||
+      strlen(ins) >= LIST_LEN - 1 || strlen(outs) >= LIST_LEN - 1)
     return false;
-  for (const char *p = ins; m->nin < MAX_IO &&
-                            next_field(&p, ',', field, sizeof field);) {
+  const char *p = ins;
+  while (m->nin < MAX_IO && next_field(&p, ',', field, sizeof field)) {
     io_spec *s = &m->in[m->nin++];
     const char *q = field;
     if (!next_field(&q, ':', s->name, sizeof s->name) ||
@@ -114,10 +129,12 @@ static bool parse_line(const char *line, model_spec *m) {
                                next_field(&r, 'x', d, sizeof d);)
       s->dims[s->rank++] = atoll(d);
   }
-  for (const char *p = outs; m->nout < MAX_IO &&
-                             next_field(&p, ',', m->out[m->nout], 64);)
+  if (!p)
+    return false;
+  for (p = outs; m->nout < MAX_IO &&
+                 next_field(&p, ',', m->out[m->nout], sizeof m->out[0]);)
     m->nout++;
-  return m->nin > 0 && m->nout > 0;
+  return p && m->nin > 0 && m->nout > 0;
 }
 
 /* ---- tensors ---- */
@@ -562,7 +579,8 @@ int main(int argc, char **argv) {
   }
   ok("plugin EP registered; GetEpDevices lists " EP_NAME);
 
-  char path[1024], line[2048];
+  static char line[LIST_LEN * 2 + 256];
+  char path[1024];
   snprintf(path, sizeof path, "%s/manifest.txt", argv[3]);
   FILE *f = fopen(path, "r");
   if (!f) {

@@ -115,10 +115,12 @@ static dg_status cpu_compile(dg_device *dev, const dg_segment *seg,
     if (!dg_cpu_node_prepare(&s->nodes[i], seg->ir, n,
                              dg_cpu_pool_threads(s->pool))) {
       cpu_release(s);
+      char shown[DG_NAME_SHORT];
+      dg_name_shorten(shown, sizeof shown, n->name);
       dg_diag_set(diag, DG_ERROR_OUT_OF_MEMORY, seg->nodes[i], n->name,
                   dg_op_name(n->op), NULL, NULL, NULL,
                   "cpu: cannot prepare node %d '%s': out of memory",
-                  seg->nodes[i], n->name);
+                  seg->nodes[i], shown);
       return DG_ERROR_OUT_OF_MEMORY;
     }
     size_t need = align64(s->nodes[i].scratch_bytes);

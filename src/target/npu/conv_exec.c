@@ -11,6 +11,8 @@
 
 #include "pack.h"
 
+#include "../../graph/names.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,9 +79,11 @@ static int pack_block(npu_conv *c, const dg_ir *ir, const npu_task *t,
                           d->k_w, c->dw, d->w_zp, d->x_zp, d->truncate_bits,
                           (int32_t *)(void *)(c->bias.map + t->bias_off));
   free(w);
-  if (!ok)
-    return npu_errf(err, n, "npu: node '%s': folded bias exceeds int32",
-                    c->node->name);
+  if (!ok) {
+    char shown[DG_NAME_SHORT]; /* leaves room for the reason */
+    dg_name_shorten(shown, sizeof shown, c->node->name);
+    return npu_errf(err, n, "npu: node '%s': folded bias exceeds int32", shown);
+  }
   return 0;
 }
 

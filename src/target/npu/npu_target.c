@@ -149,10 +149,12 @@ static dg_status npu_compile(dg_device *dev, const dg_segment *seg,
     s->count = i + 1;
     if (!lower_node(s, n, i, err, sizeof err)) {
       npu_release(s);
+      char shown[DG_NAME_SHORT];
+      dg_name_shorten(shown, sizeof shown, n->name);
       dg_diag_set(diag, DG_ERROR_DEVICE, seg->nodes[i], n->name,
                   dg_op_name(n->op), NULL, NULL, NULL,
-                  "npu (%s): cannot compile node '%s': %s",
-                  dev->info.driver, n->name, err);
+                  "npu (%s): cannot compile node %d '%s': %s", dev->info.driver,
+                  seg->nodes[i], shown, err);
       return DG_ERROR_DEVICE;
     }
   }
@@ -176,10 +178,12 @@ static dg_status npu_run(void *state, void *const *host, double *node_us,
                  ? npu_pool_run(&s->pools[i], s->dev->be, x, y, err, sizeof err)
                  : npu_conv_run(&s->convs[i], s->dev->be, x, y, err, sizeof err);
     if (rc) {
+      char shown[DG_NAME_SHORT];
+      dg_name_shorten(shown, sizeof shown, n->name);
       dg_diag_set(diag, DG_ERROR_DEVICE, s->nodes[i], n->name,
                   dg_op_name(n->op), NULL, NULL, NULL,
-                  "npu (%s): node '%s' failed: %s", s->dev->be->driver,
-                  n->name, err);
+                  "npu (%s): node %d '%s' failed: %s", s->dev->be->driver,
+                  s->nodes[i], shown, err);
       return DG_ERROR_DEVICE;
     }
     if (s->timing && node_us)

@@ -530,11 +530,14 @@ dg_status dg_cl_node_prepare(dg_cl_device *d, cl_program prog,
   case DG_OP_DEQUANTIZE: err = quant(&p); break;
   case DG_OP_RESHAPE: cn->cmd = CL_CMD_COPY; break;
   case DG_OP_CONCAT: cn->cmd = CL_CMD_CONCAT; break;
-  default:
+  default: {
+    char shown[DG_NAME_SHORT];
+    dg_name_shorten(shown, sizeof shown, cn->node->name);
     dg_diag_set(diag, DG_ERROR_UNSUPPORTED, index, cn->node->name,
                 dg_op_name(cn->node->op), "op", NULL, NULL,
-                "opencl: no kernel for node %d '%s'", index, cn->node->name);
+                "opencl: no kernel for node %d '%s'", index, shown);
     return DG_ERROR_UNSUPPORTED;
+  }
   }
   if (err != CL_SUCCESS)
     return dg_cl_fail(diag, err, index, cn->node, p.call);

@@ -68,11 +68,13 @@ dg_status dg_cl_status(cl_int err) {
 dg_status dg_cl_fail(dg_diagnostic *diag, cl_int err, int node_index,
                      const dg_node *node, const char *call) {
   dg_status st = dg_cl_status(err);
+  char shown[DG_NAME_SHORT];
+  dg_name_shorten(shown, sizeof shown, node ? node->name : NULL);
   if (node)
     dg_diag_set(diag, st, node_index, node->name, dg_op_name(node->op), call,
                 "CL_SUCCESS", dg_cl_error_name(err),
                 "opencl: %s failed with %s (%d) for node %d '%s' (%s)", call,
-                dg_cl_error_name(err), (int)err, node_index, node->name,
+                dg_cl_error_name(err), (int)err, node_index, shown,
                 dg_op_name(node->op));
   else
     dg_diag_set(diag, st, -1, NULL, call, call, "CL_SUCCESS",

@@ -42,12 +42,13 @@ dg_status dg_vk_fail(vk_device *vd, dg_diagnostic *diag, const dg_ir *ir,
                         ? " (out of host memory)"
                     : r == VK_ERROR_DEVICE_LOST ? " (the device was lost)"
                                                 : "";
+  char shown[DG_NAME_SHORT];
+  dg_name_shorten(shown, sizeof shown, n ? n->name : NULL);
   if (n)
     dg_diag_set(diag, st, node_index, n->name, dg_op_name(n->op), call, NULL,
-                dg_vk_result_name(r),
-                "%s: node %d '%s' (%s): %s failed: %s%s",
-                vd ? vd->label : "vulkan", node_index, n->name,
-                dg_op_name(n->op), call, dg_vk_result_name(r), why);
+                dg_vk_result_name(r), "%s: node %d '%s' (%s): %s failed: %s%s",
+                vd ? vd->label : "vulkan", node_index, shown, dg_op_name(n->op),
+                call, dg_vk_result_name(r), why);
   else
     dg_diag_set(diag, st, -1, NULL, call, call, NULL, dg_vk_result_name(r),
                 "%s: %s failed: %s%s", vd ? vd->label : "vulkan", call,
