@@ -7,8 +7,10 @@ Run with Debian's interpreter (/usr/bin/python3: python3-onnx 1.12, opset
 manifest.txt, one model per line:
     NAME CHECK NODES in=NAME:DTYPE:DIMS[,...] out=NAME[,...]
 CHECK: "all" (every node must run on our EP, outputs must match ORT's CPU
-EP) or "unsupported" (holds an op the EP declines). DTYPE: f32 (uniform
-in [-1,1)), f32p ([0,1), image-like), u8, i8. DIMS: 1x3x8x8.
+EP), "qref" (as "all", but the outputs are checked against the integer
+reference that ort_host computes from NAME.qref, see qref() below) or
+"unsupported" (holds an op the EP declines). DTYPE: f32 (uniform in
+[-1,1)), f32p ([0,1), image-like), u8, i8. DIMS: 1x3x8x8.
 """
 import os
 import sys
@@ -55,6 +57,56 @@ def model(name, nodes, inputs, outputs, inits, check="all"):
                    for n, t, d in inputs)
     manifest.append("%s %s %d in=%s out=%s" % (name, check, len(nodes), ins,
                                              ",".join(outputs)))
+    return m
+
+
+def qref(m, must_saturate=False):
+    """Writes NAME.qref for a one-node QLinearConv / QLinearMatMul model:
+    its types, shapes, weights, quantisation and attributes as text lines
+    "key values...", floats as exact C99 hex floats. ort_host computes the
+    exact result and the one of ONNX Runtime's x86 U8S8 kernels without
+    VNNI from it (int8_ref.c).
+    must_saturate: the data is meant to saturate that path (test fails if
+    it does not)."""
+    node, = m.graph.node
+    inits = {t.name: numpy_helper.to_array(t) for t in m.graph.initializer}
+    x, = m.graph.input
+    dt = {TensorProto.UINT8: "u8", TensorProto.INT8: "i8",
+          np.dtype(np.uint8): "u8", np.dtype(np.int8): "i8"}
+
+    def vals(a, fmt=int):
+        return " ".join(str(fmt(v)) for v in np.asarray(a).reshape(-1))
+
+    def hexf(a):
+        return vals(a.astype(np.float32), lambda v: float(v).hex())
+
+    names = list(node.input) + [""] * (9 - len(node.input))
+    xs, xz, w, ws, wz, ys, yz, b = names[1:9]
+    w = inits[w]
+    lines = ["# written by gen_models.py for ort_host's int8 reference",
+             "op " + node.op_type,
+             "x %s %s" % (dt[x.type.tensor_type.elem_type],
+                          vals([d.dim_value for d in
+                                x.type.tensor_type.shape.dim])),
+             "w %s %s" % (dt[w.dtype], vals(w.shape)),
+             "wdata " + vals(w),
+             "x_scale " + hexf(inits[xs]), "x_zero " + vals(inits[xz]),
+             "w_scale " + hexf(inits[ws]), "w_zero " + vals(inits[wz]),
+             "y_scale " + hexf(inits[ys]), "y_zero " + vals(inits[yz]),
+             "y " + dt[inits[yz].dtype]]
+    if node.op_type == "QLinearConv":
+        a = {at.name: helper.get_attribute_value(at) for at in node.attribute}
+        assert a.get("auto_pad", b"NOTSET") == b"NOTSET", "explicit pads only"
+        lines += ["pads %s" % vals(a.get("pads", [0, 0, 0, 0])),
+                  "strides %s" % vals(a.get("strides", [1, 1])),
+                  "dilations %s" % vals(a.get("dilations", [1, 1])),
+                  "group %d" % a.get("group", 1)]
+        if b:
+            lines.append("bias " + vals(inits[b]))
+    if must_saturate:
+        lines.append("must_saturate 1")
+    with open(os.path.join(out_dir, m.graph.name + ".qref"), "w") as f:
+        f.write("\n".join(lines) + "\n")
 
 
 def f32(*shape, scale=1.0):
@@ -125,30 +177,42 @@ model("qdq_pair", [N("QuantizeLinear", ["x", "s", "z"], ["q"]),
                    N("DequantizeLinear", ["q", "s", "z"], ["y"])],
       [("x", "f32", [2, 8])], ["q", "y"],
       [init("s", np.float32(0.02)), init("z", np.int8(5))])
-model("qlinearconv_u8", [N("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz",
-                                           "ys", "yz", "b"], ["y"],
-                           pads=[1, 1, 1, 1])],
-      [("x", "u8", [1, 2, 6, 6])], ["y"],
-      [init("xs", np.float32(0.02)), init("xz", np.uint8(120)),
-       init("w", rng.integers(-100, 100, (4, 2, 3, 3)).astype(np.int8)),
-       init("ws", (rng.random(4) * 0.01 + 0.002).astype(np.float32)),
-       init("wz", np.zeros(4, np.int8)),
-       init("ys", np.float32(0.05)), init("yz", np.uint8(100)),
-       init("b", rng.integers(-2000, 2000, 4).astype(np.int32))])
-model("qlinearconv_i8", [N("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz",
-                                           "ys", "yz"], ["y"], strides=[2, 2])],
-      [("x", "i8", [1, 3, 7, 7])], ["y"],
-      [init("xs", np.float32(0.03)), init("xz", np.int8(-5)),
-       init("w", rng.integers(-127, 127, (2, 3, 3, 3)).astype(np.int8)),
-       init("ws", np.float32(0.004)), init("wz", np.int8(0)),
-       init("ys", np.float32(0.08)), init("yz", np.int8(10))])
-model("qlinearmatmul", [N("QLinearMatMul", ["a", "as", "az", "b", "bs", "bz",
-                                            "ys", "yz"], ["y"])],
-      [("a", "u8", [2, 8])], ["y"],
-      [init("as", np.float32(0.02)), init("az", np.uint8(128)),
-       init("b", rng.integers(0, 255, (8, 4)).astype(np.uint8)),
-       init("bs", np.float32(0.01)), init("bz", np.uint8(127)),
-       init("ys", np.float32(0.04)), init("yz", np.uint8(110))])
+# The int8 conv / matmul models are checked against an integer reference
+# (check "qref"; see qref() and int8_ref.c). qlinearconv_u8 is u8 x s8, the
+# one pairing whose ORT kernels saturate (x86 AVX2 or AVX512 without VNNI):
+# full-range weights against activations up to 255 make 21 of its 1296
+# pairs of adjacent K products exceed int16 there, 13 above and 8 below,
+# changing 21 of the 144 outputs (must_saturate); y_scale keeps every
+# output off the u8 rails, where a change would not show.
+qref(model("qlinearconv_u8",
+           [N("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz",
+                              "b"], ["y"], pads=[1, 1, 1, 1])],
+           [("x", "u8", [1, 2, 6, 6])], ["y"],
+           [init("xs", np.float32(0.02)), init("xz", np.uint8(120)),
+            init("w", rng.integers(-127, 128, (4, 2, 3, 3)).astype(np.int8)),
+            init("ws", (rng.random(4) * 0.01 + 0.002).astype(np.float32)),
+            init("wz", np.zeros(4, np.int8)),
+            init("ys", np.float32(0.08)), init("yz", np.uint8(100)),
+            init("b", rng.integers(-2000, 2000, 4).astype(np.int32))],
+           check="qref"), must_saturate=True)
+qref(model("qlinearconv_i8",
+           [N("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"],
+              ["y"], strides=[2, 2])],
+           [("x", "i8", [1, 3, 7, 7])], ["y"],
+           [init("xs", np.float32(0.03)), init("xz", np.int8(-5)),
+            init("w", rng.integers(-127, 127, (2, 3, 3, 3)).astype(np.int8)),
+            init("ws", np.float32(0.004)), init("wz", np.int8(0)),
+            init("ys", np.float32(0.08)), init("yz", np.int8(10))],
+           check="qref"))
+qref(model("qlinearmatmul",
+           [N("QLinearMatMul", ["a", "as", "az", "b", "bs", "bz", "ys", "yz"],
+              ["y"])],
+           [("a", "u8", [2, 8])], ["y"],
+           [init("as", np.float32(0.02)), init("az", np.uint8(128)),
+            init("b", rng.integers(0, 255, (8, 4)).astype(np.uint8)),
+            init("bs", np.float32(0.01)), init("bz", np.uint8(127)),
+            init("ys", np.float32(0.04)), init("yz", np.uint8(110))],
+           check="qref"))
 model("maxpool_i8", [N("MaxPool", ["x"], ["y"], kernel_shape=[2, 2],
                        strides=[2, 2])],
       [("x", "i8", [1, 2, 6, 6])], ["y"], [])

@@ -9,11 +9,14 @@
  * = 1), compares the outputs (f32: max abs error <= 1e-4 x max |CPU
  * value|, the numerics contract's tolerance; integers: exact), and checks
  * from ORT's own record (session.record_ep_graph_assignment_info) that
- * every node ran on our EP. Then the negative cases: an unsupported op
+ * every node ran on our EP. The int8 conv / matmul models (manifest check
+ * "qref") are checked against integer references instead (check_qref). Then
+ * the negative cases: an unsupported op
  * under policy strict, a device kind that cannot run a node under strict
  * and auto, an invalid option. One line per check: "ok - ...", "FAIL -
  * ...", or "skipped: ...". */
 #include "graph.h"
+#include "int8_ref.h"
 #include "ort_abi.h"
 
 #include <dlfcn.h>
@@ -249,32 +252,35 @@ static const char *run_session(OrtSession *s, const model_spec *m,
   return err;
 }
 
+/* An output tensor's element type, count and data; false with why set. */
+static bool tensor_view(OrtValue *v, int *elem, size_t *count, void **data,
+                        char *why, size_t len) {
+  OrtTensorTypeAndShapeInfo *ti = NULL;
+  const char *e =
+      status_msg(API(GetTensorTypeAndShape, ort_type_and_shape_fn)(v, &ti));
+  if (!e)
+    e = status_msg(API(GetTensorElementType, ort_get_int_fn)(ti, elem));
+  if (!e)
+    e = status_msg(API(GetTensorShapeElementCount, ort_get_size_fn)(ti, count));
+  if (!e)
+    e = status_msg(API(GetTensorMutableData, ort_get_mut_ptr_fn)(v, data));
+  if (ti)
+    API(ReleaseTensorTypeAndShapeInfo, ort_release_fn)(ti);
+  if (e)
+    snprintf(why, len, "%.200s", e);
+  return !e;
+}
+
 /* Compares two output tensors; returns false with why set. */
 static bool compare(OrtValue *ref, OrtValue *got, double *max_err, char *why,
                     size_t len) {
-  OrtTensorTypeAndShapeInfo *ti[2] = {0};
   int elem[2] = {0};
   size_t count[2] = {0};
   void *data[2] = {0};
   OrtValue *v[2] = {ref, got};
-  for (int k = 0; k < 2; k++) {
-    const char *e = status_msg(API(GetTensorTypeAndShape, ort_type_and_shape_fn)(
-        v[k], &ti[k]));
-    if (!e)
-      e = status_msg(API(GetTensorElementType, ort_get_int_fn)(ti[k], &elem[k]));
-    if (!e)
-      e = status_msg(API(GetTensorShapeElementCount, ort_get_size_fn)(
-          ti[k], &count[k]));
-    if (!e)
-      e = status_msg(API(GetTensorMutableData, ort_get_mut_ptr_fn)(v[k],
-                                                                    &data[k]));
-    if (ti[k])
-      API(ReleaseTensorTypeAndShapeInfo, ort_release_fn)(ti[k]);
-    if (e) {
-      snprintf(why, len, "%.200s", e);
+  for (int k = 0; k < 2; k++)
+    if (!tensor_view(v[k], &elem[k], &count[k], &data[k], why, len))
       return false;
-    }
-  }
   if (elem[0] != elem[1] || count[0] != count[1]) {
     snprintf(why, len, "type %d/%d or count %zu/%zu differ", elem[0], elem[1],
              count[0], count[1]);
@@ -342,32 +348,54 @@ static bool placement(OrtSession *s, int *ours, int *others, char *other_ops,
   return true;
 }
 
-/* Runs m with CPU EP and ours (cfg), compares; returns true when both ran. */
-static bool check_outputs(const model_spec *m, const char *path,
-                          const session_cfg *cfg, OrtSession **keep) {
+/* Runs m with ORT's CPU EP (into ref) and with ours (cfg, into got); true
+ * when both ran. *ours is our session, or NULL (failure reported). */
+static bool run_both(const model_spec *m, const char *path,
+                     const session_cfg *cfg, outputs *ref, outputs *got,
+                     OrtSession **ours) {
   session_cfg cpu = {0};
   const char *err;
-  outputs ref = {0}, got = {0};
+  *ours = NULL;
   OrtSession *a = open_session(path, &cpu, &err);
   if (!a) {
     fail("%s: CPU EP session: %s", m->name, err);
     return false;
   }
-  if ((err = run_session(a, m, &ref))) {
+  if ((err = run_session(a, m, ref))) {
     fail("%s: CPU EP run: %s", m->name, err);
     API(ReleaseSession, ort_release_fn)(a);
-    outputs_free(&ref);
+    outputs_free(ref);
     return false;
   }
   API(ReleaseSession, ort_release_fn)(a);
-  OrtSession *b = open_session(path, cfg, &err);
-  bool ran = false;
-  if (!b) {
+  *ours = open_session(path, cfg, &err);
+  if (!*ours) {
     fail("%s: directgraph EP session: %s", m->name, err);
-  } else if ((err = run_session(b, m, &got))) {
+  } else if ((err = run_session(*ours, m, got))) {
     fail("%s: directgraph EP run: %s", m->name, err);
   } else {
-    ran = true;
+    return true;
+  }
+  outputs_free(ref);
+  outputs_free(got);
+  return false;
+}
+
+/* Releases s, or hands it to *keep. */
+static void keep_or_release(OrtSession *s, OrtSession **keep) {
+  if (s && keep)
+    *keep = s;
+  else if (s)
+    API(ReleaseSession, ort_release_fn)(s);
+}
+
+/* Runs m with CPU EP and ours (cfg), compares; returns true when both ran. */
+static bool check_outputs(const model_spec *m, const char *path,
+                          const session_cfg *cfg, OrtSession **keep) {
+  outputs ref = {0}, got = {0};
+  OrtSession *b;
+  bool ran = run_both(m, path, cfg, &ref, &got, &b);
+  if (ran) {
     double worst = 0;
     char why[256] = "";
     bool same = true;
@@ -385,10 +413,178 @@ static bool check_outputs(const model_spec *m, const char *path,
   }
   outputs_free(&ref);
   outputs_free(&got);
-  if (b && keep)
-    *keep = b;
-  else if (b)
-    API(ReleaseSession, ort_release_fn)(b);
+  keep_or_release(b, keep);
+  return ran;
+}
+
+/* ---- int8 references ---- */
+
+static int qbyte(const qref_model *q, const void *y, size_t i) {
+  return q->ytype == QREF_U8 ? ((const uint8_t *)y)[i] : ((const int8_t *)y)[i];
+}
+
+/* How many of n values differ between a and b; *first: the first. */
+static size_t count_diff(const uint8_t *a, const uint8_t *b, size_t n,
+                         size_t *first) {
+  size_t d = 0;
+  *first = 0;
+  for (size_t i = 0; i < n; i++)
+    if (a[i] != b[i] && !d++)
+      *first = i;
+  return d;
+}
+
+/* v (an output of ORT or ours) as n bytes of q's output type, or NULL. */
+static const uint8_t *qref_output(const model_spec *m, const qref_model *q,
+                                  OrtValue *v, const char *who, size_t n) {
+  int elem = 0;
+  size_t count = 0;
+  void *data = NULL;
+  char why[256];
+  int want = q->ytype == QREF_U8 ? ORT_ELEM_UINT8 : ORT_ELEM_INT8;
+  if (!tensor_view(v, &elem, &count, &data, why, sizeof why))
+    fail("%s: %s output: %s", m->name, who, why);
+  else if (elem != want || count != n)
+    fail("%s: %s output: type %d, %zu values; the reference has type %d, "
+         "%zu values",
+         m->name, who, elem, count, want, n);
+  else
+    return data;
+  return NULL;
+}
+
+/* The verdicts on a qref model's outputs: yo (ours) and yr (ORT's; either
+ * NULL where already reported) against exact and, where have_pred, the
+ * saturating prediction pred (sp its statistics; else pwhy says why). */
+static void qref_verdicts(const model_spec *m, const qref_model *q, size_t n,
+                          const uint8_t *yo, const uint8_t *yr,
+                          const uint8_t *exact, const uint8_t *pred,
+                          bool have_pred, const qref_stats *sp,
+                          const char *pwhy) {
+  size_t first = 0, d;
+  if (yo && (d = count_diff(yo, exact, n, &first)))
+    fail("%s: directgraph EP output differs from the exact integer reference "
+         "in %zu of %zu values (first at %zu: %d, exact %d)",
+         m->name, d, n, first, qbyte(q, yo, first), qbyte(q, exact, first));
+  else if (yo)
+    ok("%s: directgraph EP output equals the exact integer reference (%zu "
+       "values)",
+       m->name, n);
+
+  /* What the vpmaddubsw prediction says about this data, for the ok lines. */
+  bool u8s8 = q->xtype == QREF_U8 && q->wtype == QREF_I8;
+  size_t pdiff = have_pred ? count_diff(pred, exact, n, &first) : 0;
+  char note[256];
+  if (!u8s8)
+    snprintf(note, sizeof note,
+             "%s x %s: ORT's x86 kernels for these types sum in 32 bits, no "
+             "saturating path",
+             q->xtype == QREF_U8 ? "u8" : "s8",
+             q->wtype == QREF_U8 ? "u8" : "s8");
+  else if (!have_pred)
+    snprintf(note, sizeof note, "no saturating prediction: %s", pwhy);
+  else if (!pdiff)
+    snprintf(note, sizeof note,
+             "the vpmaddubsw prediction equals the exact result for this "
+             "data: %zu of %zu pairs saturate in int16",
+             sp->saturated_pairs, sp->pairs);
+  else
+    snprintf(note, sizeof note,
+             "%zu of %zu pairs saturate in int16, changing %zu of %zu values",
+             sp->saturated_pairs, sp->pairs, pdiff, n);
+
+  ort_u8s8_kernel k = ort_u8s8_kernel_here();
+  if (!yr) {
+    /* reported */
+  } else if (u8s8 && k.saturates && !have_pred) {
+    fail("%s: ORT's U8S8 kernel here, %s, saturates, and there is no "
+         "prediction for it: %s",
+         m->name, k.name, pwhy);
+  } else if (u8s8 && k.saturates) {
+    if ((d = count_diff(yr, pred, n, &first)))
+      fail("%s: ORT's CPU EP output differs from the saturating prediction "
+           "for its %s U8S8 kernel in %zu of %zu values (first at %zu: ORT "
+           "%d, predicted %d, exact %d)",
+           m->name, k.name, d, n, first, qbyte(q, yr, first),
+           qbyte(q, pred, first), qbyte(q, exact, first));
+    else
+      ok("%s: ORT's CPU EP output equals the saturating prediction for its "
+         "%s U8S8 kernel: %s",
+         m->name, k.name, note);
+  } else if ((d = count_diff(yr, exact, n, &first))) {
+    fail("%s: ORT's CPU EP output differs from the exact integer reference "
+         "in %zu of %zu values (first at %zu: ORT %d, exact %d; U8S8 kernel "
+         "here: %s)",
+         m->name, d, n, first, qbyte(q, yr, first), qbyte(q, exact, first),
+         k.name);
+  } else if (u8s8) {
+    ok("%s: ORT's CPU EP output equals the exact integer reference: its U8S8 "
+       "kernel here, %s, does not saturate (on ORT's vpmaddubsw kernels %s)",
+       m->name, k.name, note);
+  } else {
+    ok("%s: ORT's CPU EP output equals the exact integer reference (%s)",
+       m->name, note);
+  }
+  if (q->must_saturate && !pdiff)
+    fail("%s: the test data does not change the vpmaddubsw prediction (%s), "
+         "so the check proves nothing there",
+         m->name, have_pred ? "no value changes" : pwhy);
+}
+
+/* Checks a model with a NAME.qref (int8_ref.h): our EP's output must equal
+ * the exact integer reference on every CPU. ORT's CPU EP must equal the
+ * exact reference where its kernel is exact on this CPU, and the saturating
+ * prediction where it is not (u8 x s8 without VNNI: int8_ref.c has the
+ * facts), so that the test fails if either side changes; which applies is
+ * decided from cpuid as MLAS decides, never from the outputs. */
+static void check_qref(const model_spec *m, const char *dir, OrtValue *ort,
+                       OrtValue *ours) {
+  char path[1024], why[256] = "", pwhy[256] = "";
+  snprintf(path, sizeof path, "%s/%s.qref", dir, m->name);
+  qref_model q;
+  if (m->nin != 1 || m->nout != 1) {
+    fail("%s: a qref model has one input and one output", m->name);
+    return;
+  }
+  if (!qref_load(path, &q, why, sizeof why)) {
+    fail("%s: %s", m->name, why);
+    return;
+  }
+  size_t bytes, n = qref_output_count(&q);
+  void *x = make_input(m, &m->in[0], &bytes);
+  uint8_t *exact = malloc(n), *pred = malloc(n);
+  qref_stats st = {0}, sp = {0};
+  bool have_exact =
+      x && exact &&
+      qref_compute(&q, x, QREF_EXACT, exact, &st, why, sizeof why);
+  bool have_pred =
+      x && pred &&
+      qref_compute(&q, x, QREF_U8S8_PAIRS16, pred, &sp, pwhy, sizeof pwhy);
+  const uint8_t *yo = qref_output(m, &q, ours, "directgraph EP", n);
+  const uint8_t *yr = qref_output(m, &q, ort, "ORT's CPU EP", n);
+  if (!have_exact)
+    fail("%s: exact reference: %s", m->name, why);
+  else
+    qref_verdicts(m, &q, n, yo, yr, exact, pred, have_pred, &sp, pwhy);
+  free(x);
+  free(exact);
+  free(pred);
+  qref_free(&q);
+}
+
+/* Runs m with CPU EP and ours (cfg), checks against the int8 references;
+ * returns true when both ran. */
+static bool check_outputs_qref(const model_spec *m, const char *dir,
+                               const char *path, const session_cfg *cfg,
+                               OrtSession **keep) {
+  outputs ref = {0}, got = {0};
+  OrtSession *b;
+  bool ran = run_both(m, path, cfg, &ref, &got, &b);
+  if (ran)
+    check_qref(m, dir, ref.v[0], got.v[0]);
+  outputs_free(&ref);
+  outputs_free(&got);
+  keep_or_release(b, keep);
   return ran;
 }
 
@@ -397,7 +593,8 @@ static void test_model(const model_spec *m, const char *dir) {
   snprintf(path, sizeof path, "%s/%s.onnx", dir, m->name);
   session_cfg cfg = {.use_ep = true, .no_fallback = true};
   OrtSession *s = NULL;
-  if (!check_outputs(m, path, &cfg, &s))
+  if (!strcmp(m->check, "qref") ? !check_outputs_qref(m, dir, path, &cfg, &s)
+                                : !check_outputs(m, path, &cfg, &s))
     return;
   int ours, others;
   char ops[256];
