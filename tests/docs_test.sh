@@ -5,7 +5,10 @@
 # " *   " margin) and the first C block of README.md's "Quick start".
 # Warnings are errors: an example that compiles only with warnings teaches
 # the wrong thing. Usage: tests/docs_test.sh BUILD_DIR
+# For a cross build (tests/aarch64/run.sh), CC is the cross compiler and
+# MESON_EXE_WRAPPER the emulator that runs what it builds.
 set -u
+ew=${MESON_EXE_WRAPPER:-}
 b=$(cd "${1:-build}" && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/dg-docs.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
@@ -24,7 +27,7 @@ for ex in header_example readme_quick_start; do
     status=1
     continue
   fi
-  if ! cc -std=c11 -Wall -Wextra -Werror -Iinclude "$src" -o "$tmp/$ex" \
+  if ! ${CC:-cc} -std=c11 -Wall -Wextra -Werror -Iinclude "$src" -o "$tmp/$ex" \
     -L"$b" -ldirectgraph -Wl,-rpath,"$b" -lm 2>"$tmp/$ex.log"; then
     echo "FAIL - $what compiles"
     sed 's/^/# /' "$tmp/$ex.log" | head -n 20
@@ -32,7 +35,7 @@ for ex in header_example readme_quick_start; do
     continue
   fi
   echo "ok - $what compiles with -Wall -Wextra -Werror"
-  if "$tmp/$ex" >"$tmp/$ex.out" 2>&1; then
+  if $ew "$tmp/$ex" >"$tmp/$ex.out" 2>&1; then
     echo "ok - $what runs: $(grep -E '^y\[0\]' "$tmp/$ex.out")"
   else
     echo "FAIL - $what runs"

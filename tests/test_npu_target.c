@@ -5,6 +5,7 @@
  * declared tolerance. Called from test_npu.c. */
 #include "test_npu_target.h"
 
+#include "exec_wrapper.h"
 #include "test_npu_conv.h"
 
 #include "graph/session.h" /* dg_f32_to_f16 */
@@ -262,15 +263,16 @@ static void f16_tests(dg_context *ctx, int npu, npu_check_fn check) {
 /* tools/npu-hw-check against the simulator: the board check runs, writes
  * its golden sets, and they replay byte for byte. */
 static void hw_check(npu_check_fn check) {
-  char dir[] = "/tmp/dg-npu-hw-check-XXXXXX", cmd[512];
+  char dir[] = "/tmp/dg-npu-hw-check-XXXXXX", cmd[2048];
   if (!mkdtemp(dir)) {
     printf("skipped: npu-hw-check: no temporary directory\n");
     return;
   }
+  const char *w = t_exe_wrapper(); /* exec_wrapper.h: for an emulator */
   snprintf(cmd, sizeof cmd,
-           "DG_NPU_DEVICE=sim '%s' --out %s/golden > %s/log 2>&1 && "
-           "'%s' --replay %s/golden >> %s/log 2>&1",
-           DG_NPU_HW_CHECK, dir, dir, DG_NPU_HW_CHECK, dir, dir);
+           "DG_NPU_DEVICE=sim %s '%s' --out %s/golden > %s/log 2>&1 && "
+           "%s '%s' --replay %s/golden >> %s/log 2>&1",
+           w, DG_NPU_HW_CHECK, dir, dir, w, DG_NPU_HW_CHECK, dir, dir);
   fflush(stdout); /* the child's lines must not land inside ours */
   int rc = system(cmd);
   snprintf(cmd, sizeof cmd, "sed 's/^/# hw-check: /' %s/log; rm -rf %s", dir,

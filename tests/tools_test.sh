@@ -6,8 +6,11 @@
 # example prints its help with --help and refuses a bad argument with exit
 # status 2 and one line naming it.
 # Usage: tests/tools_test.sh BUILD_DIR
+# For a cross build, MESON_EXE_WRAPPER names the emulator that runs its
+# programs (as meson test sets it; tests/aarch64/run.sh).
 set -u
 b=${1:-build}
+ew=${MESON_EXE_WRAPPER:-}
 status=0
 check() { # condition-status, message
   if [ "$1" -eq 0 ]; then echo "ok - $2"; else echo "FAIL - $2"; status=1; fi
@@ -17,14 +20,14 @@ check() { # condition-status, message
 helps() { # program, option...
   _p=$1
   shift
-  _out=$("$_p" --help 2>/dev/null)
+  _out=$($ew "$_p" --help 2>/dev/null)
   _rc=$?
   _missing=
   for _o in "$@"; do
     printf '%s\n' "$_out" | grep -qF -- "$_o" || _missing="$_missing $_o"
   done
   [ $_rc -eq 0 ] && [ -z "$_missing" ] && printf '%s\n' "$_out" | grep -q '^usage: ' &&
-    [ "$("$_p" -h 2>/dev/null)" = "$_out" ]
+    [ "$($ew "$_p" -h 2>/dev/null)" = "$_out" ]
   check $? "$(basename "$_p") --help prints the usage with every option${_missing:+ (missing:$_missing)}"
 }
 # A usage error: exit status 2 and one line on stderr from the program
@@ -32,7 +35,7 @@ helps() { # program, option...
 refuses() { # description, expected text, program, argument...
   _what=$1 _text=$2 _p=$3
   shift 2
-  _err=$("$@" 2>&1 >/dev/null)
+  _err=$($ew "$@" 2>&1 >/dev/null)
   _rc=$?
   _line=$(printf '%s\n' "$_err" | grep "^$(basename "$_p"): ")
   [ $_rc -eq 2 ] && [ "$(printf '%s\n' "$_line" | wc -l)" -eq 1 ] &&
@@ -41,16 +44,16 @@ refuses() { # description, expected text, program, argument...
   [ $_r -eq 0 ] || _what="$_what (exit status $_rc, stderr: $_err)"
   check $_r "$(basename "$_p") $_what"
 }
-out=$("$b/tools/dg-info" 2>&1)
+out=$($ew "$b/tools/dg-info" 2>&1)
 echo "$out" | grep -q "kind:    cpu"
 check $? "dg-info lists the CPU device"
-"$b/tools/dg-info" --json | grep -q '"kind": "cpu"'
+$ew "$b/tools/dg-info" --json | grep -q '"kind": "cpu"'
 check $? "dg-info --json lists the CPU device"
 helps "$b/tools/dg-info" --json --help
 refuses "refuses an unknown option" "unknown option '--jsn'" "$b/tools/dg-info" --jsn
 refuses "refuses an operand" "unexpected argument '0'" "$b/tools/dg-info" 0
 for m in tests/fuzz/corpus/*.onnx; do
-  out=$("$b/tools/dg-run" "$m" --random --verify --plan --repeat 1 2>&1)
+  out=$($ew "$b/tools/dg-run" "$m" --random --verify --plan --repeat 1 2>&1)
   echo "$out" | grep -q "^verify: ok"
   check $? "dg-run $(basename "$m"): imported, ran, verified"
   if [ "$(basename "$m")" = qdq.onnx ]; then
@@ -58,11 +61,11 @@ for m in tests/fuzz/corpus/*.onnx; do
     check $? "dg-run qdq.onnx: DequantizeLinear-Conv-Relu-QuantizeLinear folded into qconv2d"
   fi
 done
-"$b/tools/dg-run" tests/fuzz/corpus/conv.onnx >/dev/null 2>&1
+$ew "$b/tools/dg-run" tests/fuzz/corpus/conv.onnx >/dev/null 2>&1
 [ $? -ne 0 ]
 check $? "dg-run refuses to run without inputs (no --input, no --random)"
 printf 'garbage' > "${TMPDIR:-/tmp}/dg-bad.onnx"
-out=$("$b/tools/dg-run" "${TMPDIR:-/tmp}/dg-bad.onnx" --random 2>&1)
+out=$($ew "$b/tools/dg-run" "${TMPDIR:-/tmp}/dg-bad.onnx" --random 2>&1)
 echo "$out" | grep -q "not a valid ONNX model"
 check $? "dg-run on a corrupt file reports it"
 r=$b/tools/dg-run
@@ -80,10 +83,10 @@ refuses "refuses a --kinds without a value" "--kinds needs a value" "$r" $m --ra
 refuses "refuses an unknown option" "unknown option '--fast'" "$r" $m --random --fast
 refuses "refuses a second model" "unexpected argument 'b.onnx'" "$r" $m b.onnx --random
 refuses "refuses to run without a model" "no MODEL.onnx given" "$r" --random
-out=$("$b/tools/dg-bench" --gpu-peak 67 2>&1)
+out=$($ew "$b/tools/dg-bench" --gpu-peak 67 2>&1)
 [ $? -eq 2 ] && echo "$out" | grep -q "two positive TFLOP/s figures"
 check $? "dg-bench refuses a --gpu-peak without the fp16 figure"
-out=$("$b/tools/dg-bench" --gpu-peak 67,x 2>&1)
+out=$($ew "$b/tools/dg-bench" --gpu-peak 67,x 2>&1)
 [ $? -eq 2 ] && echo "$out" | grep -q "got '67,x'"
 check $? "dg-bench refuses a malformed --gpu-peak and quotes it"
 g=$b/tools/dg-bench

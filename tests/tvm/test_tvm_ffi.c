@@ -8,6 +8,7 @@
  * TVMFFIErrorSetRaisedFromCStr this program exports in place of
  * libtvm_ffi's. */
 #define _GNU_SOURCE
+#include "exec_wrapper.h"
 #include "ffi_host.h"
 #include "harness.h"
 #include "ref_ops.h"
@@ -448,7 +449,8 @@ static void test_device_env(const char *self, const char *value, int want) {
      * opens every device, whose drivers (lavapipe) keep allocations past
      * exit. Leaks of the library itself are checked in the parent. */
     setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
-    execl(self, self, "--child", (char *)NULL);
+    char *argv[] = {(char *)self, "--child", NULL};
+    t_execv(self, argv);
     _exit(127);
   }
   int status = 0;
