@@ -1,0 +1,192 @@
+#!/bin/sh
+# The aarch64 stage: cross-builds the whole tree for aarch64 (release,
+# warnings as errors) with Debian's cross compiler and arm64 multiarch
+# libraries, and runs the CPU, NPU-simulator, builder, reference,
+# differential, thread, int8 golden (NEON and portable), ONNX, tools,
+# documentation and LeNet (a subset) tests under qemu-user as a
+# Cortex-A76, and meson install. Installs what it needs
+# when missing. Prints the lines of each program prefixed
+# "[aarch64:NAME]", as tests/run_tests.sh does; a program that exits
+# non-zero without a FAIL line counts as one failure. Ends with the line
+# "N passed, N failed" (", N skipped" when some were). Run from anywhere:
+#   tests/aarch64/run.sh
+# On 2 cores: about 2.5 minutes from nothing (installs 10-15 s, a fresh
+# build 15-30 s), 2 minutes with both done (the tests themselves).
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+b=build-aarch64
+start=$(date +%s)
+
+# ---- what it needs ----
+# Build machine: meson and the cross compiler; protoc-c and ONNX's
+# onnx.proto (libonnx-dev) generate the ONNX importer, whose node tests
+# read libonnx-testdata; LeNet reads Fashion-MNIST.
+host_pkgs="meson ninja-build pkg-config gcc-aarch64-linux-gnu qemu-user-static"
+# The cross compiler's own C library headers and startup files (only
+# recommended by gcc-aarch64-linux-gnu): the build is checked with them.
+host_pkgs="$host_pkgs libc6-dev-arm64-cross"
+host_pkgs="$host_pkgs protobuf-c-compiler libonnx-dev libonnx-testdata"
+host_pkgs="$host_pkgs dataset-fashion-mnist"
+# arm64 (multiarch): the loader and C library the programs run with
+# (libc6), zlib (required), protobuf-c (ONNX import) and libdrm (the NPU's
+# rknpu backend). No Vulkan or OpenCL: no arm64 loader or driver is
+# installed, so those targets are not built.
+arm_pkgs="libc6:arm64 zlib1g-dev:arm64 libprotobuf-c-dev:arm64 libdrm-dev:arm64"
+install_missing() {
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    echo "# aarch64: dpkg --add-architecture arm64" >&2
+    $sudo dpkg --add-architecture arm64 || return 1
+  fi
+  missing=""
+  for p in $host_pkgs $arm_pkgs; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+      grep -q "install ok installed" || missing="$missing $p"
+  done
+  [ -z "$missing" ] && return 0
+  echo "# aarch64: installing:$missing" >&2
+  # The arm64 lists are needed anyway, and co-installed arm64 libraries
+  # must match their amd64 versions, which may pull amd64 upgrades.
+  $sudo apt-get update -q >&2 || return 1
+  # shellcheck disable=SC2086
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q \
+    --no-install-recommends -o DPkg::Lock::Timeout=300 $missing >&2
+}
+if ! install_missing; then
+  echo "[aarch64:install] FAIL - the cross toolchain and arm64 packages"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+installed=$(date +%s)
+
+# ---- build ----
+passed=0
+failed=0
+skipped=0
+log=$(mktemp -d)
+trap 'rm -rf "$log"' EXIT
+trap 'exit 1' INT TERM
+built=0
+if [ ! -d "$b" ]; then
+  meson setup "$b" --cross-file tests/aarch64/cross-aarch64.ini \
+    --buildtype=release -Dwerror=true >"$log/setup.txt" 2>&1 || {
+    cat "$log/setup.txt"
+    rm -rf "$b" # a half-configured folder would be taken as set up
+  }
+fi
+if [ -d "$b" ]; then
+  if ninja -C "$b" >"$log/build.txt" 2>&1; then
+    built=1
+    echo "[aarch64:build] ok - the release build, warnings as errors"
+    passed=$((passed + 1))
+  else
+    grep -E 'error|warning|FAILED' "$log/build.txt" | head -n 40
+  fi
+fi
+if [ "$built" -eq 0 ]; then
+  echo "[aarch64:build] FAIL - the release build"
+  failed=$((failed + 1))
+fi
+compiled=$(date +%s)
+
+# ---- tests ----
+# The multiarch loader runs the programs (see the cross file for -L /);
+# MESON_EXE_WRAPPER is how the tests that start other programs of the
+# build (tests/exec_wrapper.h, examples_test.sh, tools_test.sh) reach the
+# emulator: there is no binfmt_misc to rely on.
+# $qemu is a command line, split into words where it is used.
+qemu="qemu-aarch64-static -L / -cpu cortex-a76"
+export MESON_EXE_WRAPPER="$qemu"
+
+run() { # label, command...
+  label="aarch64:$1"
+  shift
+  out="$log/out.txt"
+  # A hang (an emulation problem) must not stall CI.
+  timeout 600 "$@" >"$out" 2>&1
+  rc=$?
+  p=$(grep -c '^ok ' "$out")
+  f=$(grep -c '^FAIL' "$out")
+  s=$(grep -c '^skipped:' "$out")
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+    f=1
+    echo "FAIL - $label exited with status $rc" >>"$out"
+  fi
+  sed "s/^/[$label] /" "$out" | grep -E '^\[[^]]*\] (ok|FAIL|skipped|#)' || true
+  # The raw lines behind "# ", so that tests/run_tests.sh, which runs
+  # this script as its aarch64 stage, does not count them a second time.
+  if [ "$f" -ne 0 ] || [ "$rc" -ne 0 ]; then
+    echo "# ---- $label output ----"
+    tail -n 40 "$out" | sed 's/^/#   /'
+  fi
+  passed=$((passed + p))
+  failed=$((failed + f))
+  skipped=$((skipped + s))
+}
+
+skip() { # label, why
+  echo "[aarch64:$1] skipped: $2"
+  skipped=$((skipped + 1))
+}
+
+if [ "$built" -eq 1 ]; then
+  # test_npu and test_npu_fake select the simulator themselves
+  # (DG_NPU_DEVICE=sim, and the fake kernel behind rocket / rknpu).
+  for t in test_builder test_reference test_session test_cpu_kernels \
+    test_threads test_differential test_oom test_onnx_node test_onnx_import \
+    test_npu test_npu_fake test_tvm_ffi test_dlpack_layout; do
+    if [ -x "$b/tests/$t" ]; then
+      # shellcheck disable=SC2086
+      run "$t" $qemu "$b/tests/$t"
+    else
+      case $t in
+      test_onnx_*) skip "$t" "not built: no ONNX import (libprotobuf-c-dev:arm64, protoc-c or /usr/include/onnx/onnx.proto missing)" ;;
+      test_dlpack_layout) skip "$t" "not built: no dlpack/dlpack.h (libdlpack-dev)" ;;
+      *) skip "$t" "not built" ;;
+      esac
+    fi
+  done
+  # int8 must be bit-exact on every SIMD level aarch64 has: NEON (the
+  # default there) and the portable kernels.
+  # (env, not assignments before run: whether those outlive a function
+  # call differs between shells.)
+  for simd in neon portable; do
+    # shellcheck disable=SC2086
+    run "$simd:test_int8_golden" env DG_CPU_SIMD=$simd $qemu \
+      "$b/tests/test_int8_golden"
+  done
+  skip test_vulkan "no Vulkan target in the aarch64 build (no arm64 Vulkan loader or driver installed)"
+  skip test_opencl "no OpenCL target in the aarch64 build (no arm64 ICD loader installed)"
+  skip ort_ep "ONNX Runtime is fetched for linux-x64 only (tests/ort/fetch-ort.sh)"
+  # LeNet on 2000 of the 10000 test images (the x86 stage runs them all)
+  # and the conv example.
+  run examples env DG_LENET_LIMIT=2000 tests/examples_test.sh "$b"
+  run tools tests/tools_test.sh "$b"
+  # The documentation's examples, built with the cross compiler (-Werror).
+  run docs env CC=aarch64-linux-gnu-gcc tests/docs_test.sh "$b"
+  # meson install, which GCC 12's internal compiler error once stopped on
+  # aarch64 (tests/ort/ort_host.c).
+  dest=$(mktemp -d "$log/install.XXXXXX")
+  if DESTDIR="$dest" meson install -C "$b" --no-rebuild >"$log/install.txt" 2>&1 &&
+    [ -n "$(find "$dest" -name 'libdirectgraph.so.*')" ]; then
+    echo "[aarch64:install] ok - meson install into a DESTDIR"
+    passed=$((passed + 1))
+  else
+    echo "[aarch64:install] FAIL - meson install into a DESTDIR"
+    tail -n 20 "$log/install.txt" | sed 's/^/#   /'
+    failed=$((failed + 1))
+  fi
+  skip install_test "host-only: it checks the installed library with the host's pkg-config path, ldd and loader configuration"
+  # shellcheck disable=SC2086
+  run npu-report $qemu "$b/tools/npu-report"
+fi
+done_at=$(date +%s)
+echo "# aarch64: install $((installed - start)) s, build $((compiled - installed)) s, tests $((done_at - compiled)) s"
+
+if [ "$skipped" -gt 0 ]; then
+  echo "$passed passed, $failed failed, $skipped skipped"
+else
+  echo "$passed passed, $failed failed"
+fi
+[ "$failed" -eq 0 ]
