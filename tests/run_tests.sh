@@ -6,20 +6,17 @@
 #   tsan        the thread stress test under ThreadSanitizer
 #   aarch64     cross-built for the RK3588's CPU, run under qemu-user
 #               (tests/aarch64/run.sh)
-# Each test program prints one line per case ("ok - ...", "FAIL - ...",
-# "skipped: ..."); a program that exits non-zero without a FAIL line (a
-# crash, a sanitizer report) counts as one failure. Ends with the line
-# "N passed, N failed". DG_TEST_SECTIONS="release asan" runs only those.
+# Each test program prints one line per case, counted by tests/harness.sh.
+# Ends with the line "N passed, N failed". DG_TEST_SECTIONS="release asan"
+# runs only those sections.
 set -u
 cd "$(dirname "$0")/.."
 tools/setup-debian.sh --test || { echo "0 passed, 1 failed"; exit 1; }
 sections=${DG_TEST_SECTIONS:-release asan tsan aarch64}
 want() { case " $sections " in *" $1 "*) return 0 ;; esac; return 1; }
 
-passed=0
-failed=0
-skipped=0
 log=$(mktemp -d)
+. tests/harness.sh
 
 build() { # dir, extra meson args...
   dir=$1
@@ -36,66 +33,25 @@ build() { # dir, extra meson args...
   }
 }
 
-run() { # label, command...
-  label=$1
-  shift
-  out="$log/out.txt"
-  "$@" >"$out" 2>&1
-  rc=$?
-  # A stage that runs programs of its own (aarch64) labels its lines
-  # "[stage:program] ok - ...": counted like the others, shown as they are.
-  tag='^(\[[^] ]*\] )?'
-  p=$(grep -cE "${tag}ok " "$out")
-  f=$(grep -cE "${tag}FAIL" "$out")
-  s=$(grep -cE "${tag}skipped:" "$out")
-  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-    f=1
-    echo "FAIL - $label exited with status $rc" >>"$out"
-  fi
-  grep -E "${tag}(ok|FAIL|skipped|#)" "$out" |
-    sed -E "/^\[/!s/^/[$label] /" || true
-  if [ "$f" -ne 0 ] || [ "$rc" -ne 0 ]; then
-    echo "---- $label output ----"
-    tail -n 40 "$out"
-  fi
-  passed=$((passed + p))
-  failed=$((failed + f))
-  skipped=$((skipped + s))
-}
-
 # A sanitizer build must still report a bug planted in our code while
 # every device is open (the drivers kept loaded or suppressed do not hide
 # ours), and report nothing without one.
-expect_report() { # label, pattern the report must hold, command...
+plant() { # label, pattern the report must hold ("": no report), command...
   label=$1
   pattern=$2
   shift 2
   out="$log/plant.txt"
   "$@" >"$out" 2>&1
   rc=$?
-  if [ "$rc" -ne 0 ] && grep -q "$pattern" "$out"; then
-    echo "[$label] ok - the planted bug is reported ($pattern, exit $rc)"
-    passed=$((passed + 1))
+  if [ -z "$pattern" ]; then
+    good=$([ "$rc" -eq 0 ] && ! grep -q "Sanitizer" "$out" && echo 1)
+    what="every device opened and used: no sanitizer report (exit $rc)"
   else
-    echo "[$label] FAIL - the planted bug was not reported (exit $rc, no '$pattern')"
-    tail -n 30 "$out"
-    failed=$((failed + 1))
+    good=$([ "$rc" -ne 0 ] && grep -q "$pattern" "$out" && echo 1)
+    what="the planted bug is reported: '$pattern' (exit $rc)"
   fi
-}
-expect_clean() { # label, command...
-  label=$1
-  shift
-  out="$log/plant.txt"
-  "$@" >"$out" 2>&1
-  rc=$?
-  if [ "$rc" -eq 0 ] && ! grep -q "Sanitizer" "$out"; then
-    echo "[$label] ok - every device opened and used: no sanitizer report"
-    passed=$((passed + 1))
-  else
-    echo "[$label] FAIL - a report (or exit $rc) without a planted bug"
-    tail -n 30 "$out"
-    failed=$((failed + 1))
-  fi
+  result "$label" "$good" "$what"
+  [ -n "$good" ] || tail -n 30 "$out" | sed 's/^/#   /'
 }
 
 # Vulkan runs with the Khronos validation layer on; test_vulkan fails on
@@ -138,9 +94,9 @@ elif build build-asan --buildtype=debug -Db_sanitize=address,undefined \
   -Db_lundef=false; then
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
   export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-  DG_NPU_DEVICE=sim expect_clean "asan:plant" build-asan/tests/sanitizer_plant none
-  expect_report "asan:plant" "LeakSanitizer.*" build-asan/tests/sanitizer_plant leak
-  expect_report "asan:plant" "in plant_leak" build-asan/tests/sanitizer_plant leak
+  DG_NPU_DEVICE=sim plant "asan:plant" "" build-asan/tests/sanitizer_plant none
+  plant "asan:plant" "LeakSanitizer: detected memory leaks" build-asan/tests/sanitizer_plant leak
+  plant "asan:plant" "in plant_leak" build-asan/tests/sanitizer_plant leak
   for t in $tests; do
     [ -x "build-asan/tests/$t" ] && run "asan:$t" "build-asan/tests/$t"
   done
@@ -155,12 +111,13 @@ fi
 # race. Only third-party code is suppressed (tests/sanitizers/tsan.supp).
 if ! want tsan; then
   :
-elif targets="tests/test_threads tests/sanitizer_plant" \
+elif targets="tests/test_threads tests/sanitizer_plant" &&
   build build-tsan --buildtype=debugoptimized -Db_sanitize=thread \
-  -Db_lundef=false; then
+    -Db_lundef=false; then
+  unset targets
   export TSAN_OPTIONS="halt_on_error=0:suppressions=$(pwd)/tests/sanitizers/tsan.supp"
-  DG_NPU_DEVICE=sim expect_clean "tsan:plant" build-tsan/tests/sanitizer_plant none
-  expect_report "tsan:plant" "ThreadSanitizer: data race.*plant_race" build-tsan/tests/sanitizer_plant race
+  DG_NPU_DEVICE=sim plant "tsan:plant" "" build-tsan/tests/sanitizer_plant none
+  plant "tsan:plant" "ThreadSanitizer: data race.*plant_race" build-tsan/tests/sanitizer_plant race
   run "tsan:test_threads" build-tsan/tests/test_threads
   unset TSAN_OPTIONS
 else
@@ -169,13 +126,10 @@ fi
 
 # aarch64: cross-built, under qemu-user (its own installs and build dir).
 if want aarch64; then
+  run_timeout=2400 # its own programs have their own timeouts
   run "aarch64" tests/aarch64/run.sh
+  unset run_timeout
 fi
 
 rm -rf "$log"
-if [ "$skipped" -gt 0 ]; then
-  echo "$passed passed, $failed failed, $skipped skipped"
-else
-  echo "$passed passed, $failed failed"
-fi
-[ "$failed" -eq 0 ]
+summary

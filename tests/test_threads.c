@@ -203,6 +203,24 @@ static void note_error(pair *p, const char *msg) {
     snprintf(p->first_error, sizeof p->first_error, "%s", msg);
 }
 
+/* Round r of worker w's sessions of pair p: each on an input of its own,
+ * compared byte for byte with the single-threaded output. */
+static void run_sessions(const worker *w, pair *p, dg_session *const *ss, int r,
+                         void *out) {
+  for (int m = 0; m < SESSIONS_PER_THREAD; m++) {
+    if (!ss[m])
+      continue;
+    int set = (r + m + w->id) % INPUT_SETS;
+    dg_diagnostic d = {0};
+    memset(out, 0xa5, p->out_bytes);
+    atomic_fetch_add(&p->runs, 1);
+    if (run_once(ss[m], p, set, out, &d) != DG_OK)
+      note_error(p, d.message);
+    else if (memcmp(out, p->want[set], p->out_bytes))
+      atomic_fetch_add(&p->wrong, 1);
+  }
+}
+
 static void *worker_main(void *arg) {
   worker *w = arg;
   dg_session *ss[64][SESSIONS_PER_THREAD] = {{0}};
@@ -224,39 +242,15 @@ static void *worker_main(void *arg) {
    * for one device), then every thread walking the pairs from a
    * different place (devices busy with each other's work). */
   for (int i = 0; i < pair_count; i++) {
-    pair *p = &pairs[i];
     pthread_barrier_wait(w->start);
     for (int r = 0; r < ROUNDS; r++)
-      for (int m = 0; m < SESSIONS_PER_THREAD; m++) {
-        if (!ss[i][m])
-          continue;
-        int set = (r + m + w->id) % INPUT_SETS;
-        dg_diagnostic d = {0};
-        memset(out, 0xa5, p->out_bytes);
-        atomic_fetch_add(&p->runs, 1);
-        if (run_once(ss[i][m], p, set, out, &d) != DG_OK)
-          note_error(p, d.message);
-        else if (memcmp(out, p->want[set], p->out_bytes))
-          atomic_fetch_add(&p->wrong, 1);
-      }
+      run_sessions(w, &pairs[i], ss[i], r, out);
   }
   pthread_barrier_wait(w->start);
   for (int r = 0; r < ROUNDS; r++)
     for (int j = 0; j < pair_count; j++) {
-      pair *p = &pairs[(j + w->id) % pair_count];
-      int i = (int)(p - pairs);
-      for (int m = 0; m < SESSIONS_PER_THREAD; m++) {
-        if (!ss[i][m])
-          continue;
-        int set = (r + m + w->id) % INPUT_SETS;
-        dg_diagnostic d = {0};
-        memset(out, 0xa5, p->out_bytes);
-        atomic_fetch_add(&p->runs, 1);
-        if (run_once(ss[i][m], p, set, out, &d) != DG_OK)
-          note_error(p, d.message);
-        else if (memcmp(out, p->want[set], p->out_bytes))
-          atomic_fetch_add(&p->wrong, 1);
-      }
+      int i = (j + w->id) % pair_count;
+      run_sessions(w, &pairs[i], ss[i], r, out);
     }
   for (int i = 0; i < pair_count; i++)
     for (int m = 0; m < SESSIONS_PER_THREAD; m++)

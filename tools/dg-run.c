@@ -216,6 +216,13 @@ static void usage(FILE *f) {
       f);
 }
 
+static void free_loaded(loaded *l, int n) {
+  for (int i = 0; i < n; i++) {
+    free(l[i].name);
+    free(l[i].data);
+  }
+}
+
 int main(int argc, char **argv) {
   static const char P[] = "dg-run";
   const char *model = NULL, *dot = NULL, *device_args[16];
@@ -428,27 +435,15 @@ int main(int argc, char **argv) {
 done:
   for (int i = 0; i < nout; i++)
     free(bout[i].data);
-  for (int i = 0; i < nin; i++) {
-    free(ins[i].name);
-    free(ins[i].data);
-  }
-  for (int i = 0; i < nfrozen; i++) {
-    free(frozen[i].name);
-    free(frozen[i].data);
-  }
   dg_session_destroy(s);
   dg_context_destroy(ctx);
+  free_loaded(ins, nin);
+  free_loaded(frozen, nfrozen);
   return rc;
 usage_error:
   rc = CLI_USAGE;
 done_args: /* before any output was allocated */
-  for (int i = 0; i < nin; i++) {
-    free(ins[i].name);
-    free(ins[i].data);
-  }
-  for (int i = 0; i < nfrozen; i++) {
-    free(frozen[i].name);
-    free(frozen[i].data);
-  }
+  free_loaded(ins, nin);
+  free_loaded(frozen, nfrozen);
   return rc;
 }

@@ -61,10 +61,8 @@ fi
 installed=$(date +%s)
 
 # ---- build ----
-passed=0
-failed=0
-skipped=0
 log=$(mktemp -d)
+. tests/harness.sh
 trap 'rm -rf "$log"' EXIT
 trap 'exit 1' INT TERM
 built=0
@@ -78,16 +76,12 @@ fi
 if [ -d "$b" ]; then
   if ninja -C "$b" >"$log/build.txt" 2>&1; then
     built=1
-    echo "[aarch64:build] ok - the release build, warnings as errors"
-    passed=$((passed + 1))
+    result aarch64:build 1 "the release build, warnings as errors"
   else
     grep -E 'error|warning|FAILED' "$log/build.txt" | head -n 40
   fi
 fi
-if [ "$built" -eq 0 ]; then
-  echo "[aarch64:build] FAIL - the release build"
-  failed=$((failed + 1))
-fi
+[ "$built" -eq 1 ] || result aarch64:build 0 "the release build"
 compiled=$(date +%s)
 
 # ---- tests ----
@@ -99,37 +93,6 @@ compiled=$(date +%s)
 qemu="qemu-aarch64-static -L / -cpu cortex-a76"
 export MESON_EXE_WRAPPER="$qemu"
 
-run() { # label, command...
-  label="aarch64:$1"
-  shift
-  out="$log/out.txt"
-  # A hang (an emulation problem) must not stall CI.
-  timeout 600 "$@" >"$out" 2>&1
-  rc=$?
-  p=$(grep -c '^ok ' "$out")
-  f=$(grep -c '^FAIL' "$out")
-  s=$(grep -c '^skipped:' "$out")
-  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-    f=1
-    echo "FAIL - $label exited with status $rc" >>"$out"
-  fi
-  sed "s/^/[$label] /" "$out" | grep -E '^\[[^]]*\] (ok|FAIL|skipped|#)' || true
-  # The raw lines behind "# ", so that tests/run_tests.sh, which runs
-  # this script as its aarch64 stage, does not count them a second time.
-  if [ "$f" -ne 0 ] || [ "$rc" -ne 0 ]; then
-    echo "# ---- $label output ----"
-    tail -n 40 "$out" | sed 's/^/#   /'
-  fi
-  passed=$((passed + p))
-  failed=$((failed + f))
-  skipped=$((skipped + s))
-}
-
-skip() { # label, why
-  echo "[aarch64:$1] skipped: $2"
-  skipped=$((skipped + 1))
-}
-
 if [ "$built" -eq 1 ]; then
   # test_npu and test_npu_fake select the simulator themselves
   # (DG_NPU_DEVICE=sim, and the fake kernel behind rocket / rknpu).
@@ -138,12 +101,12 @@ if [ "$built" -eq 1 ]; then
     test_npu test_npu_fake test_tvm_ffi test_dlpack_layout; do
     if [ -x "$b/tests/$t" ]; then
       # shellcheck disable=SC2086
-      run "$t" $qemu "$b/tests/$t"
+      run "aarch64:$t" $qemu "$b/tests/$t"
     else
       case $t in
-      test_onnx_*) skip "$t" "not built: no ONNX import (libprotobuf-c-dev:arm64, protoc-c or /usr/include/onnx/onnx.proto missing)" ;;
-      test_dlpack_layout) skip "$t" "not built: no dlpack/dlpack.h (libdlpack-dev)" ;;
-      *) skip "$t" "not built" ;;
+      test_onnx_*) skip "aarch64:$t" "not built: no ONNX import (libprotobuf-c-dev:arm64, protoc-c or /usr/include/onnx/onnx.proto missing)" ;;
+      test_dlpack_layout) skip "aarch64:$t" "not built: no dlpack/dlpack.h (libdlpack-dev)" ;;
+      *) skip "aarch64:$t" "not built" ;;
       esac
     fi
   done
@@ -153,40 +116,33 @@ if [ "$built" -eq 1 ]; then
   # call differs between shells.)
   for simd in neon portable; do
     # shellcheck disable=SC2086
-    run "$simd:test_int8_golden" env DG_CPU_SIMD=$simd $qemu \
+    run "aarch64:$simd:test_int8_golden" env DG_CPU_SIMD=$simd $qemu \
       "$b/tests/test_int8_golden"
   done
-  skip test_vulkan "no Vulkan target in the aarch64 build (no arm64 Vulkan loader or driver installed)"
-  skip test_opencl "no OpenCL target in the aarch64 build (no arm64 ICD loader installed)"
-  skip ort_ep "ONNX Runtime is fetched for linux-x64 only (tests/ort/fetch-ort.sh)"
+  skip aarch64:test_vulkan "no Vulkan target in the aarch64 build (no arm64 Vulkan loader or driver installed)"
+  skip aarch64:test_opencl "no OpenCL target in the aarch64 build (no arm64 ICD loader installed)"
+  skip aarch64:ort_ep "ONNX Runtime is fetched for linux-x64 only (tests/ort/fetch-ort.sh)"
   # LeNet on 2000 of the 10000 test images (the x86 stage runs them all)
   # and the conv example.
-  run examples env DG_LENET_LIMIT=2000 tests/examples_test.sh "$b"
-  run tools tests/tools_test.sh "$b"
+  run aarch64:examples env DG_LENET_LIMIT=2000 tests/examples_test.sh "$b"
+  run aarch64:tools tests/tools_test.sh "$b"
   # The documentation's examples, built with the cross compiler (-Werror).
-  run docs env CC=aarch64-linux-gnu-gcc tests/docs_test.sh "$b"
+  run aarch64:docs env CC=aarch64-linux-gnu-gcc tests/docs_test.sh "$b"
   # meson install, which GCC 12's internal compiler error once stopped on
   # aarch64 (tests/ort/ort_host.c).
   dest=$(mktemp -d "$log/install.XXXXXX")
   if DESTDIR="$dest" meson install -C "$b" --no-rebuild >"$log/install.txt" 2>&1 &&
     [ -n "$(find "$dest" -name 'libdirectgraph.so.*')" ]; then
-    echo "[aarch64:install] ok - meson install into a DESTDIR"
-    passed=$((passed + 1))
+    result aarch64:install 1 "meson install into a DESTDIR"
   else
-    echo "[aarch64:install] FAIL - meson install into a DESTDIR"
+    result aarch64:install 0 "meson install into a DESTDIR"
     tail -n 20 "$log/install.txt" | sed 's/^/#   /'
-    failed=$((failed + 1))
   fi
-  skip install_test "host-only: it checks the installed library with the host's pkg-config path, ldd and loader configuration"
+  skip aarch64:install_test "host-only: it checks the installed library with the host's pkg-config path, ldd and loader configuration"
   # shellcheck disable=SC2086
-  run npu-report $qemu "$b/tools/npu-report"
+  run aarch64:npu-report $qemu "$b/tools/npu-report"
 fi
 done_at=$(date +%s)
 echo "# aarch64: install $((installed - start)) s, build $((compiled - installed)) s, tests $((done_at - compiled)) s"
 
-if [ "$skipped" -gt 0 ]; then
-  echo "$passed passed, $failed failed, $skipped skipped"
-else
-  echo "$passed passed, $failed failed"
-fi
-[ "$failed" -eq 0 ]
+summary
