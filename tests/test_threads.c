@@ -501,7 +501,8 @@ int main(void) {
           "messages",
           dg_vulkan_validation_messages());
   else if (kinds & DG_DEVICE_VULKAN)
-    t_skip("Vulkan validation layer off (DG_VULKAN_VALIDATION unset)");
+    t_skip("Vulkan validation layer off (DG_VULKAN_VALIDATION is not 1, or "
+           "no layer is installed)");
 #endif
   for (int i = 0; i < pair_count; i++)
     dg_graph_destroy(pairs[i].shared);
