@@ -80,8 +80,10 @@ elif build build --buildtype=release; then
   run "npu-report" build/tools/npu-report
   run "tvm_codegen" /usr/bin/python3 tests/tvm/test_codegen.py build
   run "spirv_nv2khr" /usr/bin/python3 tests/vulkan/test_spirv_nv2khr.py build
-  # ONNX Runtime 1.30.0 from the npm registry (cached after the first run).
-  tests/ort/fetch-ort.sh >/dev/null 2>&1 || true
+  # ONNX Runtime 1.30.0 from the npm registry (cached after the first run);
+  # when the fetch fails the EP test says skipped, and this says why.
+  tests/ort/fetch-ort.sh >"$log/fetch-ort.txt" 2>&1 ||
+    echo "[ort_ep] # tests/ort/fetch-ort.sh failed: $(grep -m 1 -iE 'err|fail|not found' "$log/fetch-ort.txt" | cut -c 1-200)"
   run "ort_ep" tests/ort/run_ort_tests.sh build
 else
   failed=$((failed + 1))
