@@ -259,6 +259,16 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
+/* Runs fn on n threads at once, thread t given args + t * size, and
+ * joins them all. */
+static void run_threads(int n, void *(*fn)(void *), void *args, size_t size) {
+  pthread_t tid[MAX_THREADS];
+  for (int t = 0; t < n; t++)
+    pthread_create(&tid[t], NULL, fn, (char *)args + (size_t)t * size);
+  for (int t = 0; t < n; t++)
+    pthread_join(tid[t], NULL);
+}
+
 static int thread_count(void) {
   const char *e = getenv("DG_TEST_THREADS");
   int n = e ? atoi(e) : 4;
@@ -267,16 +277,12 @@ static int thread_count(void) {
 
 static void stress(dg_context *ctx) {
   int nt = thread_count();
-  pthread_t tid[MAX_THREADS];
   worker w[MAX_THREADS];
   pthread_barrier_t start;
   pthread_barrier_init(&start, NULL, (unsigned)nt);
-  for (int t = 0; t < nt; t++) {
-    w[t] = (worker){ctx, t, &start};
-    pthread_create(&tid[t], NULL, worker_main, &w[t]);
-  }
   for (int t = 0; t < nt; t++)
-    pthread_join(tid[t], NULL);
+    w[t] = (worker){ctx, t, &start};
+  run_threads(nt, worker_main, w, sizeof *w);
   pthread_barrier_destroy(&start);
   for (int i = 0; i < pair_count; i++) {
     pair *p = &pairs[i];
@@ -352,15 +358,11 @@ static void one_session_two_threads(dg_context *ctx, pair *p) {
   free(out);
 
   /* Racing: every call is exact or refused, nothing else. */
-  pthread_t tid[2];
   pthread_barrier_t start;
   pthread_barrier_init(&start, NULL, 2);
   shared_run r[2] = {{s, p, &start, 0, 0, 0, 0, ""},
                      {s, p, &start, 0, 0, 0, 0, ""}};
-  for (int t = 0; t < 2; t++)
-    pthread_create(&tid[t], NULL, shared_main, &r[t]);
-  for (int t = 0; t < 2; t++)
-    pthread_join(tid[t], NULL);
+  run_threads(2, shared_main, r, sizeof *r);
   pthread_barrier_destroy(&start);
   CHECK(r[0].wrong + r[1].wrong == 0 && r[0].other + r[1].other == 0 &&
             r[0].ok + r[1].ok > 0,
@@ -418,20 +420,16 @@ static void *oneshot_main(void *arg) {
 
 static void oneshots(dg_context *ctx) {
   int nt = thread_count();
-  pthread_t tid[MAX_THREADS];
   oneshot_run r[MAX_THREADS];
   pthread_barrier_t start;
   pthread_barrier_init(&start, NULL, (unsigned)nt);
-  for (int t = 0; t < nt; t++) {
+  for (int t = 0; t < nt; t++)
     r[t] = (oneshot_run){ctx, t, 0, 0, &start};
-    pthread_create(&tid[t], NULL, oneshot_main, &r[t]);
-  }
-  int wrong = 0, errors = 0;
-  for (int t = 0; t < nt; t++) {
-    pthread_join(tid[t], NULL);
-    wrong += r[t].wrong, errors += r[t].errors;
-  }
+  run_threads(nt, oneshot_main, r, sizeof *r);
   pthread_barrier_destroy(&start);
+  int wrong = 0, errors = 0;
+  for (int t = 0; t < nt; t++)
+    wrong += r[t].wrong, errors += r[t].errors;
   CHECK(!wrong && !errors,
         "dg_oneshot_matmul from %d threads on one context (two shapes): %d "
         "wrong values, %d errors",
