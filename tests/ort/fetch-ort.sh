@@ -22,7 +22,11 @@ command -v npm >/dev/null 2>&1 || { echo "fetch-ort: npm not found" >&2; exit 1;
 mkdir -p "$dest"
 work=$(mktemp -d "$dest/.fetch.XXXXXX")
 trap 'rm -rf "$work"' EXIT INT TERM
-(cd "$work" && npm pack --silent "onnxruntime-node@$version" >/dev/null)
+# npm's own error lines (a TLS or network failure) go to stderr.
+if ! (cd "$work" && npm pack --loglevel=error "onnxruntime-node@$version" >/dev/null); then
+  echo "fetch-ort: npm pack onnxruntime-node@$version failed (see npm's error above)" >&2
+  exit 1
+fi
 tgz=$(ls "$work"/onnxruntime-node-*.tgz)
 tar xzf "$tgz" -C "$work" package/bin/napi-v6/linux/x64/libonnxruntime.so.1
 # Rename into place last, so an interrupted fetch leaves no partial library.
