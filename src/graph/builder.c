@@ -3,6 +3,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "builder.h"
 
+#include "../ops/ops.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -536,6 +538,18 @@ dg_tensor dg_build_finish(dg_build *b, const uint32_t *inputs, int count,
   }
   /* The inferred output can overflow even when the inputs did not. */
   dg_build_desc(b, out, "output");
+  /* ops.def names the parameters each op reads; a builder that sets any
+   * other would hand kernels a value nobody checked. */
+  unsigned stray = p ? dg_node_params_set(p) & ~dg_op_def_get(b->op)->reads : 0;
+  if (stray && !g->failed) {
+    char got[32];
+    snprintf(got, sizeof got, "0x%x", stray);
+    dg_build_fail(b, DG_ERROR_INVALID_ARGUMENT, "params",
+                  "the fields ops.def lists", got,
+                  "internal error: the builder set parameters (DG_P_* %s) that "
+                  "ops.def does not list for this op",
+                  got);
+  }
   if (g->failed)
     return DG_TENSOR_NONE;
   if (!grow((void **)&ir->nodes, &ir->node_cap, ir->node_count + 1,

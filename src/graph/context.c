@@ -53,15 +53,6 @@ const char *dg_device_kind_name(dg_device_kind k) {
   return "?";
 }
 
-const char *dg_op_name(dg_op op) {
-  static const char *const names[DG_OP_COUNT_] = {
-      "invalid",  "conv2d",  "max_pool2d", "avg_pool2d", "global_avg_pool",
-      "fully_connected", "matmul", "softmax", "relu", "clip", "add",
-      "reshape", "concat", "quantize", "dequantize", "qconv2d",
-      "qfully_connected", "qmatmul"};
-  return (op > 0 && op < DG_OP_COUNT_) ? names[op] : "?";
-}
-
 void dg_strlcpy(char *dst, const char *src, size_t size) {
   if (!size)
     return;

@@ -41,7 +41,8 @@ typedef struct dg_tensor_info {
 } dg_tensor_info;
 
 /* Every op's parameters, resolved at build time (no unions: each op reads
- * only the fields its file documents). */
+ * only the fields its line of src/ops/ops.def names, DG_P_* below; the
+ * others are zero). */
 typedef struct dg_node_params {
   int32_t stride[2], dilation[2], pads[4], kernel[2], groups;
   int32_t ceil_mode, count_include_pad;
@@ -49,6 +50,22 @@ typedef struct dg_node_params {
   int32_t axis;
   float clip_lo, clip_hi;
 } dg_node_params;
+
+/* The fields of dg_node_params, as bits for ops.def's "reads" column. */
+enum {
+  DG_P_STRIDE = 1 << 0,
+  DG_P_DILATION = 1 << 1,
+  DG_P_PADS = 1 << 2,
+  DG_P_KERNEL = 1 << 3,
+  DG_P_GROUPS = 1 << 4,
+  DG_P_CEIL_MODE = 1 << 5,
+  DG_P_COUNT_INCLUDE_PAD = 1 << 6,
+  DG_P_ACTIVATION = 1 << 7,
+  DG_P_AXIS = 1 << 8,
+  DG_P_CLIP = 1 << 9, /* clip_lo and clip_hi */
+};
+/* The DG_P_* bits of the fields of p that are not zero. */
+unsigned dg_node_params_set(const dg_node_params *p);
 
 typedef struct dg_node {
   dg_op op;

@@ -1,28 +1,57 @@
-/* The op table, indexed by dg_op. */
+/* The op table (ops.def), indexed by dg_op: names, reference kernels,
+ * costs and the parameters each op reads. */
 #include "ops.h"
 
-#define ENTRY(op, x) [op] = {dg_ref_##x, dg_flops_##x}
+#include <string.h>
+
+/* Each line's position is its dg_op value, and the table covers the enum:
+ * a line out of order or missing fails the build, not a run. */
+enum {
+#define DG_OP(e, name, reads) OP_LINE_##e,
+#include "ops.def"
+#undef DG_OP
+  OP_LINES
+};
+#define DG_OP(e, name, reads)                                                  \
+  _Static_assert((int)DG_OP_##e == (int)OP_LINE_##e + 1,                       \
+                 "ops.def: " #e " is not on the line of its dg_op value");
+#include "ops.def"
+#undef DG_OP
+_Static_assert(OP_LINES + 1 == DG_OP_COUNT_,
+               "ops.def does not have one line per dg_op");
 
 static const dg_op_def table[DG_OP_COUNT_] = {
-    ENTRY(DG_OP_CONV2D, conv2d),
-    ENTRY(DG_OP_MAX_POOL2D, max_pool2d),
-    ENTRY(DG_OP_AVG_POOL2D, avg_pool2d),
-    ENTRY(DG_OP_GLOBAL_AVG_POOL, global_avg_pool),
-    ENTRY(DG_OP_FULLY_CONNECTED, fully_connected),
-    ENTRY(DG_OP_MATMUL, matmul),
-    ENTRY(DG_OP_SOFTMAX, softmax),
-    ENTRY(DG_OP_RELU, relu),
-    ENTRY(DG_OP_CLIP, clip),
-    ENTRY(DG_OP_ADD, add),
-    ENTRY(DG_OP_RESHAPE, reshape),
-    ENTRY(DG_OP_CONCAT, concat),
-    ENTRY(DG_OP_QUANTIZE, quantize),
-    ENTRY(DG_OP_DEQUANTIZE, dequantize),
-    ENTRY(DG_OP_QCONV2D, qconv2d),
-    ENTRY(DG_OP_QFULLY_CONNECTED, qfully_connected),
-    ENTRY(DG_OP_QMATMUL, qmatmul),
+#define DG_OP(e, x, r) [DG_OP_##e] = {#x, dg_ref_##x, dg_flops_##x, (r)},
+#include "ops.def"
+#undef DG_OP
 };
 
 const dg_op_def *dg_op_def_get(dg_op op) {
   return (op > DG_OP_INVALID && op < DG_OP_COUNT_) ? &table[op] : NULL;
+}
+
+const char *dg_op_name(dg_op op) {
+  const dg_op_def *d = dg_op_def_get(op);
+  return d ? d->name : "?";
+}
+
+unsigned dg_node_params_set(const dg_node_params *p) {
+  static const dg_node_params zero;
+  unsigned set = 0;
+#define FIELD(bit, f)                                                          \
+  if (memcmp(&p->f, &zero.f, sizeof p->f))                                     \
+    set |= bit;
+  FIELD(DG_P_STRIDE, stride)
+  FIELD(DG_P_DILATION, dilation)
+  FIELD(DG_P_PADS, pads)
+  FIELD(DG_P_KERNEL, kernel)
+  FIELD(DG_P_GROUPS, groups)
+  FIELD(DG_P_CEIL_MODE, ceil_mode)
+  FIELD(DG_P_COUNT_INCLUDE_PAD, count_include_pad)
+  FIELD(DG_P_ACTIVATION, activation)
+  FIELD(DG_P_AXIS, axis)
+  FIELD(DG_P_CLIP, clip_lo)
+  FIELD(DG_P_CLIP, clip_hi)
+#undef FIELD
+  return set;
 }

@@ -16,37 +16,25 @@
 typedef void (*dg_reference_fn)(const dg_ir *ir, const dg_node *node,
                                  const double *const *in, double *out);
 
+/* One line of ops.def. */
 typedef struct dg_op_def {
+  const char *name;
   dg_reference_fn reference;
   /* Arithmetic work of the node, in flops (or int ops). */
   double (*flops)(const dg_ir *ir, const dg_node *node);
+  unsigned reads; /* DG_P_* fields of dg_node_params the op reads */
 } dg_op_def;
 
 const dg_op_def *dg_op_def_get(dg_op op); /* NULL for an invalid op */
 
-/* Reference kernels and costs, one pair per op (defined in the op files). */
-#define DG_OP_DECL(x)                                                          \
-  void dg_ref_##x(const dg_ir *ir, const dg_node *node,                       \
+/* Reference kernels and costs, one pair per line of ops.def (defined in
+ * the op files). */
+#define DG_OP(e, x, reads)                                                     \
+  void dg_ref_##x(const dg_ir *ir, const dg_node *node,                        \
                   const double *const *in, double *out);                       \
   double dg_flops_##x(const dg_ir *ir, const dg_node *node);
-DG_OP_DECL(conv2d)
-DG_OP_DECL(qconv2d)
-DG_OP_DECL(max_pool2d)
-DG_OP_DECL(avg_pool2d)
-DG_OP_DECL(global_avg_pool)
-DG_OP_DECL(fully_connected)
-DG_OP_DECL(qfully_connected)
-DG_OP_DECL(matmul)
-DG_OP_DECL(qmatmul)
-DG_OP_DECL(softmax)
-DG_OP_DECL(relu)
-DG_OP_DECL(clip)
-DG_OP_DECL(add)
-DG_OP_DECL(reshape)
-DG_OP_DECL(concat)
-DG_OP_DECL(quantize)
-DG_OP_DECL(dequantize)
-#undef DG_OP_DECL
+#include "ops.def"
+#undef DG_OP
 
 /* Shared by ops and targets. */
 

@@ -57,7 +57,8 @@ static dg_tensor pool_build(dg_graph *g, dg_op op, const char *name,
     p.pads[i] = pp->pads[i];
   }
   p.ceil_mode = pp->ceil_mode != 0;
-  p.count_include_pad = pp->count_include_pad != 0;
+  /* Average pooling only: max pooling never divides (ops.def). */
+  p.count_include_pad = op == DG_OP_AVG_POOL2D && pp->count_include_pad != 0;
   dg_tensor_desc out = xi->desc;
   for (int i = 0; i < 2; i++) {
     int64_t o = dg_window_out(xi->desc.dims[2 + i], p.kernel[i], p.stride[i],
