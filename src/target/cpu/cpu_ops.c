@@ -806,6 +806,82 @@ static bool prepare_packs(dg_cpu_node *cn, bool q) {
   return true;
 }
 
+/* Per op: the kernel and what it prepares once (packed weights, int8
+ * multipliers, scratch). */
+static bool prep_conv(dg_cpu_node *cn, int threads) {
+  conv_dims d = conv_get(cn);
+  bool q = cn->node->op == DG_OP_QCONV2D;
+  cn->run = q ? conv_q8 : conv_f32;
+  if (q)
+    cn->scratch_bytes = q8_scratch(&d, threads);
+  else if (!conv_is_pointwise(&d) && !(d.CG == 1 && d.OG == 1)) {
+    dg_cpu_conv_shape s = conv_shape(&d);
+    cn->scratch_bytes = dg_cpu_conv_f32_scratch(&s, threads);
+  }
+  if (q && !prepare_q8(cn, d.O, true))
+    return false;
+  return prepare_packs(cn, q);
+}
+static bool prep_fc(dg_cpu_node *cn, int threads) {
+  (void)threads;
+  cn->run = fc_f32;
+  return prepare_packs(cn, false);
+}
+static bool prep_qfc(dg_cpu_node *cn, int threads) {
+  (void)threads;
+  cn->run = fc_q8;
+  return prepare_q8(cn, in_desc(cn, 1)->dims[0], true) &&
+         prepare_packs(cn, true);
+}
+static bool prep_qmatmul(dg_cpu_node *cn, int threads) {
+  (void)threads;
+  const dg_tensor_desc *bd = in_desc(cn, 1);
+  cn->run = matmul_q8;
+  return prepare_q8(cn, bd->quant.channel_count ? bd->quant.channel_count : 1,
+                    false);
+}
+
+/* The ops this target runs: a kernel to run, or a prepare that picks it.
+ * supports() declines an op without a line (the plan shows why), and the
+ * device's info.ops lists exactly these. */
+static const struct cpu_op_entry {
+  dg_op op;
+  dg_cpu_kernel_fn run; /* when there is nothing to prepare */
+  bool (*prepare)(dg_cpu_node *cn, int threads);
+} cpu_op_table[] = {
+    {DG_OP_CONV2D, NULL, prep_conv},
+    {DG_OP_QCONV2D, NULL, prep_conv},
+    {DG_OP_FULLY_CONNECTED, NULL, prep_fc},
+    {DG_OP_QFULLY_CONNECTED, NULL, prep_qfc},
+    {DG_OP_MATMUL, matmul_f32, NULL},
+    {DG_OP_QMATMUL, NULL, prep_qmatmul},
+    {DG_OP_MAX_POOL2D, maxpool, NULL},
+    {DG_OP_AVG_POOL2D, avgpool, NULL},
+    {DG_OP_GLOBAL_AVG_POOL, gap, NULL},
+    {DG_OP_SOFTMAX, softmax_k, NULL},
+    {DG_OP_RELU, clip_k, NULL},
+    {DG_OP_CLIP, clip_k, NULL},
+    {DG_OP_ADD, add_k, NULL},
+    {DG_OP_RESHAPE, copy_k, NULL},
+    {DG_OP_CONCAT, concat_k, NULL},
+    {DG_OP_QUANTIZE, quantize_k, NULL},
+    {DG_OP_DEQUANTIZE, dequantize_k, NULL},
+};
+
+static const struct cpu_op_entry *op_entry(dg_op op) {
+  for (size_t i = 0; i < sizeof cpu_op_table / sizeof *cpu_op_table; i++)
+    if (cpu_op_table[i].op == op)
+      return &cpu_op_table[i];
+  return NULL;
+}
+
+uint64_t dg_cpu_ops(void) {
+  uint64_t ops = 0;
+  for (size_t i = 0; i < sizeof cpu_op_table / sizeof *cpu_op_table; i++)
+    ops |= 1ull << cpu_op_table[i].op;
+  return ops;
+}
+
 bool dg_cpu_node_prepare(dg_cpu_node *cn, const dg_ir *ir, const dg_node *n,
                          int threads) {
   memset(cn, 0, sizeof *cn);
@@ -816,50 +892,11 @@ bool dg_cpu_node_prepare(dg_cpu_node *cn, const dg_ir *ir, const dg_node *n,
              dg_ir_tensor(ir, n->inputs[0])->desc.dtype == DG_DTYPE_F16);
   if (n->op == DG_OP_RESHAPE || n->op == DG_OP_CONCAT)
     cn->f16 = false; /* moves bytes, whatever they hold */
-  switch (n->op) {
-  case DG_OP_CONV2D:
-  case DG_OP_QCONV2D: {
-    conv_dims d = conv_get(cn);
-    bool q = n->op == DG_OP_QCONV2D;
-    cn->run = q ? conv_q8 : conv_f32;
-    if (q)
-      cn->scratch_bytes = q8_scratch(&d, threads);
-    else if (!q && !conv_is_pointwise(&d) && !(d.CG == 1 && d.OG == 1)) {
-      dg_cpu_conv_shape s = conv_shape(&d);
-      cn->scratch_bytes = dg_cpu_conv_f32_scratch(&s, threads);
-    }
-    if (q && !prepare_q8(cn, d.O, true))
-      return false;
-    return prepare_packs(cn, q);
-  }
-  case DG_OP_FULLY_CONNECTED:
-    cn->run = fc_f32;
-    return prepare_packs(cn, false);
-  case DG_OP_QFULLY_CONNECTED:
-    cn->run = fc_q8;
-    return prepare_q8(cn, in_desc(cn, 1)->dims[0], true) &&
-           prepare_packs(cn, true);
-  case DG_OP_MATMUL: cn->run = matmul_f32; return true;
-  case DG_OP_QMATMUL: {
-    const dg_tensor_desc *bd = in_desc(cn, 1);
-    cn->run = matmul_q8;
-    return prepare_q8(cn, bd->quant.channel_count ? bd->quant.channel_count
-                                                  : 1,
-                      false);
-  }
-  case DG_OP_MAX_POOL2D: cn->run = maxpool; return true;
-  case DG_OP_AVG_POOL2D: cn->run = avgpool; return true;
-  case DG_OP_GLOBAL_AVG_POOL: cn->run = gap; return true;
-  case DG_OP_SOFTMAX: cn->run = softmax_k; return true;
-  case DG_OP_RELU:
-  case DG_OP_CLIP: cn->run = clip_k; return true;
-  case DG_OP_ADD: cn->run = add_k; return true;
-  case DG_OP_RESHAPE: cn->run = copy_k; return true;
-  case DG_OP_CONCAT: cn->run = concat_k; return true;
-  case DG_OP_QUANTIZE: cn->run = quantize_k; return true;
-  case DG_OP_DEQUANTIZE: cn->run = dequantize_k; return true;
-  default: return false;
-  }
+  const struct cpu_op_entry *e = op_entry(n->op);
+  if (!e)
+    return false;
+  cn->run = e->run;
+  return !e->prepare || e->prepare(cn, threads);
 }
 
 void dg_cpu_node_release(dg_cpu_node *cn) {

@@ -7,12 +7,15 @@
 #include "../target.h"
 #include "cpu_kernels.h"
 
+struct dg_cpu_node;
+typedef void (*dg_cpu_kernel_fn)(struct dg_cpu_node *cn, dg_cpu_pool *pool,
+                                 void *const *in, void *out, void *scratch);
+
 /* Per-node data prepared at compile time. */
 typedef struct dg_cpu_node {
   const dg_ir *ir;
   const dg_node *node;
-  void (*run)(struct dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
-              void *out, void *scratch);
+  dg_cpu_kernel_fn run;
   size_t scratch_bytes; /* for the kernel itself (im2col, ...) */
   bool f16;             /* float node stored as f16 */
   /* Quantised ops: per output channel. */
@@ -28,8 +31,12 @@ typedef struct dg_cpu_node {
   int32_t x_zero, y_zero, clamp_lo, clamp_hi;
 } dg_cpu_node;
 
+/* The ops the CPU target runs (bits 1ull << dg_op), from cpu_ops.c's
+ * table. */
+uint64_t dg_cpu_ops(void);
+
 /* Chooses the kernel and prepares cn for a pool of `threads` threads
- * (scratch is sized for it); false on OOM. */
+ * (scratch is sized for it); false on OOM or an op without a kernel. */
 bool dg_cpu_node_prepare(dg_cpu_node *cn, const dg_ir *ir, const dg_node *n,
                          int threads);
 void dg_cpu_node_release(dg_cpu_node *cn);

@@ -28,6 +28,11 @@ static int cl_supports(dg_device *dev, const dg_ir *ir, const dg_node *n,
     snprintf(why, why_size, "unknown op");
     return 0;
   }
+  unsigned needs = dg_cl_op_needs(n->op);
+  if (needs & DG_CL_NO_KERNEL) {
+    snprintf(why, why_size, "no OpenCL kernel for %s", dg_op_name(n->op));
+    return 0;
+  }
   /* Kernels index with 32-bit ints. */
   uint32_t ids[1 + 64];
   int count = 0;
@@ -40,8 +45,9 @@ static int cl_supports(dg_device *dev, const dg_ir *ir, const dg_node *n,
       snprintf(why, why_size, "tensor too large for 32-bit indexing");
       return 0;
     }
-  if (n->op == DG_OP_QUANTIZE && !d->correct_div) {
-    snprintf(why, why_size, "quantize needs correctly rounded fp32 division");
+  if ((needs & DG_CL_NEEDS_CORRECT_DIV) && !d->correct_div) {
+    snprintf(why, why_size, "%s needs correctly rounded fp32 division",
+             dg_op_name(n->op));
     return 0;
   }
   bool gemm = n->op == DG_OP_CONV2D || n->op == DG_OP_QCONV2D ||
@@ -245,9 +251,12 @@ static dg_status add_device(cl_platform_id plat, cl_device_id dev,
   dg_strlcpy(in->driver, drv, sizeof in->driver);
   for (int t = DG_DTYPE_F32; t < DG_DTYPE_COUNT_; t++)
     in->dtypes |= 1u << t;
-  for (int op = 1; op < DG_OP_COUNT_; op++)
-    if (op != DG_OP_QUANTIZE || d->correct_div)
+  for (int op = 1; op < DG_OP_COUNT_; op++) {
+    unsigned needs = dg_cl_op_needs((dg_op)op);
+    if (!(needs & DG_CL_NO_KERNEL) &&
+        (!(needs & DG_CL_NEEDS_CORRECT_DIV) || d->correct_div))
       in->ops |= 1ull << op;
+  }
   in->is_simulator = 0;
   in->int8_max_lsb_deviation = 0;
   return DG_OK;

@@ -83,6 +83,15 @@ typedef struct dg_cl_node {
   char tile[32];         /* kernel variant, for diagnostics */
 } dg_cl_node;
 
+/* What a device needs to run op (cl_nodes.c's op table): a mask of
+ * DG_CL_NEEDS_*, 0 for nothing, DG_CL_NO_KERNEL when the target has no
+ * kernel for the op. */
+enum {
+  DG_CL_NEEDS_CORRECT_DIV = 1, /* correctly rounded fp32 division */
+  DG_CL_NO_KERNEL = 1u << 31,
+};
+unsigned dg_cl_op_needs(dg_op op);
+
 /* Chooses the kernel of node and binds its arguments to mem[] (per tensor
  * id; absent optional inputs are NULL). */
 dg_status dg_cl_node_prepare(dg_cl_device *d, cl_program prog,

@@ -504,6 +504,56 @@ static cl_int quant(prep *p) {
   return kernel(p, to_q ? "quantize_f32" : "dequantize_f32", 5, args);
 }
 
+/* Reshape and concat are buffer copies the segment enqueues itself. */
+static cl_int copy_cmd(prep *p) {
+  p->cn->cmd = CL_CMD_COPY;
+  return CL_SUCCESS;
+}
+static cl_int concat_cmd(prep *p) {
+  p->cn->cmd = CL_CMD_CONCAT;
+  return CL_SUCCESS;
+}
+
+/* The ops this target runs, each with what prepares its kernel (or copy)
+ * and what the device must have: supports() declines an op without a
+ * line (the plan shows why) and the device's info.ops lists exactly the
+ * lines it qualifies for. */
+static const struct cl_op_entry {
+  dg_op op;
+  cl_int (*prepare)(prep *p);
+  unsigned needs;
+} cl_op_table[] = {
+    {DG_OP_CONV2D, conv, 0},
+    {DG_OP_QCONV2D, conv, 0},
+    {DG_OP_FULLY_CONNECTED, fc, 0},
+    {DG_OP_QFULLY_CONNECTED, fc, 0},
+    {DG_OP_MATMUL, matmul, 0},
+    {DG_OP_QMATMUL, matmul, 0},
+    {DG_OP_MAX_POOL2D, pool, 0},
+    {DG_OP_AVG_POOL2D, pool, 0},
+    {DG_OP_GLOBAL_AVG_POOL, pool, 0},
+    {DG_OP_RELU, eltwise, 0},
+    {DG_OP_CLIP, eltwise, 0},
+    {DG_OP_ADD, eltwise, 0},
+    {DG_OP_SOFTMAX, eltwise, 0},
+    {DG_OP_QUANTIZE, quant, DG_CL_NEEDS_CORRECT_DIV},
+    {DG_OP_DEQUANTIZE, quant, 0},
+    {DG_OP_RESHAPE, copy_cmd, 0},
+    {DG_OP_CONCAT, concat_cmd, 0},
+};
+
+static const struct cl_op_entry *op_entry(dg_op op) {
+  for (size_t i = 0; i < sizeof cl_op_table / sizeof *cl_op_table; i++)
+    if (cl_op_table[i].op == op)
+      return &cl_op_table[i];
+  return NULL;
+}
+
+unsigned dg_cl_op_needs(dg_op op) {
+  const struct cl_op_entry *e = op_entry(op);
+  return e ? e->needs : DG_CL_NO_KERNEL;
+}
+
 dg_status dg_cl_node_prepare(dg_cl_device *d, cl_program prog,
                              const dg_ir *ir, int index, cl_mem *mem,
                              dg_cl_node *cn, dg_diagnostic *diag) {
@@ -511,26 +561,8 @@ dg_status dg_cl_node_prepare(dg_cl_device *d, cl_program prog,
   cn->index = index;
   cn->node = &ir->nodes[index];
   prep p = {d, prog, ir, cn->node, cn, mem, 0, NULL};
-  cl_int err = CL_SUCCESS;
-  switch (cn->node->op) {
-  case DG_OP_CONV2D:
-  case DG_OP_QCONV2D: err = conv(&p); break;
-  case DG_OP_FULLY_CONNECTED:
-  case DG_OP_QFULLY_CONNECTED: err = fc(&p); break;
-  case DG_OP_MATMUL:
-  case DG_OP_QMATMUL: err = matmul(&p); break;
-  case DG_OP_MAX_POOL2D:
-  case DG_OP_AVG_POOL2D:
-  case DG_OP_GLOBAL_AVG_POOL: err = pool(&p); break;
-  case DG_OP_RELU:
-  case DG_OP_CLIP:
-  case DG_OP_ADD:
-  case DG_OP_SOFTMAX: err = eltwise(&p); break;
-  case DG_OP_QUANTIZE:
-  case DG_OP_DEQUANTIZE: err = quant(&p); break;
-  case DG_OP_RESHAPE: cn->cmd = CL_CMD_COPY; break;
-  case DG_OP_CONCAT: cn->cmd = CL_CMD_CONCAT; break;
-  default: {
+  const struct cl_op_entry *e = op_entry(cn->node->op);
+  if (!e) {
     char shown[DG_NAME_SHORT];
     dg_name_shorten(shown, sizeof shown, cn->node->name);
     dg_diag_set(diag, DG_ERROR_UNSUPPORTED, index, cn->node->name,
@@ -538,7 +570,7 @@ dg_status dg_cl_node_prepare(dg_cl_device *d, cl_program prog,
                 "opencl: no kernel for node %d '%s'", index, shown);
     return DG_ERROR_UNSUPPORTED;
   }
-  }
+  cl_int err = e->prepare(&p);
   if (err != CL_SUCCESS)
     return dg_cl_fail(diag, err, index, cn->node, p.call);
   return DG_OK;

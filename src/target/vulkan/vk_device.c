@@ -617,12 +617,7 @@ static void fill_info(dg_device *d, vk_device *vd) {
     d->info.dtypes |= 1u << DG_DTYPE_F16;
   if (vd->int8)
     d->info.dtypes |= 1u << DG_DTYPE_I8 | 1u << DG_DTYPE_U8;
-  for (int op = 1; op < DG_OP_COUNT_; op++) {
-    bool q = op == DG_OP_QCONV2D || op == DG_OP_QFULLY_CONNECTED ||
-             op == DG_OP_QMATMUL;
-    if (!q || vd->int8)
-      d->info.ops |= 1ull << op;
-  }
+  d->info.ops = dg_vk_ops(vd);
   d->info.int8_max_lsb_deviation = 0; /* bit-exact */
   d->info.is_simulator = 0;
 }

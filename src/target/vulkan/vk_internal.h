@@ -250,6 +250,8 @@ typedef struct vk_work {
   vk_pass pre, post;
 } vk_work;
 /* Prepares node's work; false on host out-of-memory. */
+/* The ops the device runs (bits 1ull << dg_op), from vk_ops.c's table. */
+uint64_t dg_vk_ops(const vk_device *vd);
 bool dg_vk_work_prepare(vk_device *vd, const dg_ir *ir, const dg_node *n,
                         vk_work *w);
 void dg_vk_work_release(vk_work *w);

@@ -12,6 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The op table (vk_op_table, after the setups it names). */
+struct vk_op_entry;
+static const struct vk_op_entry *op_entry(dg_op op);
+
 static const dg_tensor_desc *tdesc(const dg_ir *ir, uint32_t id) {
   return &dg_ir_tensor(ir, id)->desc;
 }
@@ -44,6 +48,11 @@ int dg_vk_supports(dg_device *dev, const dg_ir *ir, const dg_node *n, char *why,
   }
   if (!dg_op_def_get(n->op)) {
     snprintf(why, why_size, "unknown op");
+    return 0;
+  }
+  const struct vk_op_entry *e = op_entry(n->op);
+  if (!e) {
+    snprintf(why, why_size, "no Vulkan kernel for %s", dg_op_name(n->op));
     return 0;
   }
   uint64_t range = vd->props.limits.maxStorageBufferRange;
@@ -592,7 +601,9 @@ static bool setup_matmul(const vk_device *vd, vk_work *w, const dg_ir *ir,
   return true;
 }
 
-static void setup_pool(vk_work *w, const dg_ir *ir, const dg_node *n) {
+static bool setup_pool(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                       const dg_node *n) {
+  (void)vd;
   const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]),
                        *yd = tdesc(ir, n->output);
   const dg_node_params *p = &n->p;
@@ -611,9 +622,12 @@ static void setup_pool(vk_work *w, const dg_ir *ir, const dg_node *n) {
   w->bind[0] = n->inputs[0];
   w->bind[3] = n->output;
   grid_1d(w->groups, dg_desc_elements(yd), 256);
+  return true;
 }
 
-static void setup_gap(vk_work *w, const dg_ir *ir, const dg_node *n) {
+static bool setup_gap(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                      const dg_node *n) {
+  (void)vd;
   const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]);
   int64_t NC = xd->dims[0] * xd->dims[1];
   push_i(w, 0, NC);
@@ -622,9 +636,12 @@ static void setup_gap(vk_work *w, const dg_ir *ir, const dg_node *n) {
   w->bind[0] = n->inputs[0];
   w->bind[3] = n->output;
   grid_1d(w->groups, NC, 1); /* one workgroup per channel */
+  return true;
 }
 
-static void setup_softmax(vk_work *w, const dg_ir *ir, const dg_node *n) {
+static bool setup_softmax(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                          const dg_node *n) {
+  (void)vd;
   const dg_tensor_desc *d = tdesc(ir, n->output);
   int axis = n->p.axis;
   int64_t outer = 1, inner = 1;
@@ -639,10 +656,13 @@ static void setup_softmax(vk_work *w, const dg_ir *ir, const dg_node *n) {
   w->bind[0] = n->inputs[0];
   w->bind[3] = n->output;
   grid_1d(w->groups, outer * inner, 64);
+  return true;
 }
 
 /* Eltwise push layout: total mode rank dims[6] sa[6] sb[6] lo hi. */
-static void setup_eltwise(vk_work *w, const dg_ir *ir, const dg_node *n) {
+static bool setup_eltwise(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                          const dg_node *n) {
+  (void)vd;
   const dg_tensor_desc *yd = tdesc(ir, n->output);
   int64_t total = dg_desc_elements(yd);
   push_i(w, 0, total);
@@ -670,6 +690,7 @@ static void setup_eltwise(vk_work *w, const dg_ir *ir, const dg_node *n) {
   }
   w->shader = yd->dtype == DG_DTYPE_F16 ? SH_ELTWISE_F16 : SH_ELTWISE_F32;
   grid_1d(w->groups, total, 256);
+  return true;
 }
 
 /* Per-channel quantisation of d as the blob [scale bits, zero points]:
@@ -699,7 +720,9 @@ static bool quant_blob(vk_work *w, const dg_tensor_desc *d, int64_t *inner,
   return true;
 }
 
-static bool setup_quant(vk_work *w, const dg_ir *ir, const dg_node *n) {
+static bool setup_quant(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                        const dg_node *n) {
+  (void)vd;
   bool quantize = n->op == DG_OP_QUANTIZE;
   const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]),
                        *yd = tdesc(ir, n->output);
@@ -733,7 +756,9 @@ static bool setup_quant(vk_work *w, const dg_ir *ir, const dg_node *n) {
 }
 
 /* reshape: one copy; concat: one region per input and outer index. */
-static bool setup_copies(vk_work *w, const dg_ir *ir, const dg_node *n) {
+static bool setup_copies(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                         const dg_node *n) {
+  (void)vd;
   w->is_copy = true;
   const dg_tensor_desc *yd = tdesc(ir, n->output);
   if (n->op == DG_OP_RESHAPE) {
@@ -766,44 +791,62 @@ static bool setup_copies(vk_work *w, const dg_ir *ir, const dg_node *n) {
   return true;
 }
 
+/* The ops this target runs: for each, the setup that records its work
+ * and what the device must have. supports() declines an op without a line
+ * here (the plan shows why), and the device's info.ops lists exactly the
+ * lines the device qualifies for. */
+typedef bool (*vk_setup_fn)(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                            const dg_node *n);
+enum { VK_NEEDS_INT8 = 1 };
+static const struct vk_op_entry {
+  dg_op op;
+  vk_setup_fn setup;
+  unsigned needs;
+} vk_op_table[] = {
+    {DG_OP_CONV2D, setup_conv, 0},
+    {DG_OP_QCONV2D, setup_conv, VK_NEEDS_INT8},
+    {DG_OP_FULLY_CONNECTED, setup_fc, 0},
+    {DG_OP_QFULLY_CONNECTED, setup_fc, VK_NEEDS_INT8},
+    {DG_OP_MATMUL, setup_matmul, 0},
+    {DG_OP_QMATMUL, setup_matmul, VK_NEEDS_INT8},
+    {DG_OP_MAX_POOL2D, setup_pool, 0},
+    {DG_OP_AVG_POOL2D, setup_pool, 0},
+    {DG_OP_GLOBAL_AVG_POOL, setup_gap, 0},
+    {DG_OP_SOFTMAX, setup_softmax, 0},
+    {DG_OP_RELU, setup_eltwise, 0},
+    {DG_OP_CLIP, setup_eltwise, 0},
+    {DG_OP_ADD, setup_eltwise, 0},
+    {DG_OP_RESHAPE, setup_copies, 0},
+    {DG_OP_CONCAT, setup_copies, 0},
+    {DG_OP_QUANTIZE, setup_quant, 0},
+    {DG_OP_DEQUANTIZE, setup_quant, 0},
+};
+
+static const struct vk_op_entry *op_entry(dg_op op) {
+  for (size_t i = 0; i < sizeof vk_op_table / sizeof *vk_op_table; i++)
+    if (vk_op_table[i].op == op)
+      return &vk_op_table[i];
+  return NULL;
+}
+
+static bool qualifies(const vk_device *vd, const struct vk_op_entry *e) {
+  return !(e->needs & VK_NEEDS_INT8) || vd->int8;
+}
+
+uint64_t dg_vk_ops(const vk_device *vd) {
+  uint64_t ops = 0;
+  for (size_t i = 0; i < sizeof vk_op_table / sizeof *vk_op_table; i++)
+    if (qualifies(vd, &vk_op_table[i]))
+      ops |= 1ull << vk_op_table[i].op;
+  return ops;
+}
+
 bool dg_vk_work_prepare(vk_device *vd, const dg_ir *ir, const dg_node *n,
                         vk_work *w) {
   memset(w, 0, sizeof *w);
   w->push_bytes = VK_PUSH_BYTES;
-  switch (n->op) {
-  case DG_OP_CONV2D:
-  case DG_OP_QCONV2D:
-    return setup_conv(vd, w, ir, n);
-  case DG_OP_FULLY_CONNECTED:
-  case DG_OP_QFULLY_CONNECTED:
-    return setup_fc(vd, w, ir, n);
-  case DG_OP_MATMUL:
-  case DG_OP_QMATMUL:
-    return setup_matmul(vd, w, ir, n);
-  case DG_OP_MAX_POOL2D:
-  case DG_OP_AVG_POOL2D:
-    setup_pool(w, ir, n);
-    return true;
-  case DG_OP_GLOBAL_AVG_POOL:
-    setup_gap(w, ir, n);
-    return true;
-  case DG_OP_SOFTMAX:
-    setup_softmax(w, ir, n);
-    return true;
-  case DG_OP_RELU:
-  case DG_OP_CLIP:
-  case DG_OP_ADD:
-    setup_eltwise(w, ir, n);
-    return true;
-  case DG_OP_RESHAPE:
-  case DG_OP_CONCAT:
-    return setup_copies(w, ir, n);
-  case DG_OP_QUANTIZE:
-  case DG_OP_DEQUANTIZE:
-    return setup_quant(w, ir, n);
-  default:
-    return false;
-  }
+  const struct vk_op_entry *e = op_entry(n->op);
+  return e && e->setup(vd, w, ir, n);
 }
 
 void dg_vk_work_release(vk_work *w) {
