@@ -58,7 +58,7 @@ plant() { # label, pattern the report must hold ("": no report), command...
 # any message it counts, the others print them.
 export DG_VULKAN_VALIDATION=1
 
-tests="test_builder test_reference test_differential test_int8_golden test_session test_cpu_kernels test_threads test_oom test_onnx_node test_onnx_import test_npu test_npu_fake test_opencl test_vulkan test_tvm_ffi test_dlpack_layout"
+tests="test_builder test_op_table test_reference test_differential test_int8_golden test_session test_cpu_kernels test_threads test_oom test_onnx_node test_onnx_import test_npu test_npu_fake test_opencl test_vulkan test_tvm_ffi test_dlpack_layout"
 
 if ! want release; then
   :

@@ -96,7 +96,7 @@ export MESON_EXE_WRAPPER="$qemu"
 if [ "$built" -eq 1 ]; then
   # test_npu and test_npu_fake select the simulator themselves
   # (DG_NPU_DEVICE=sim, and the fake kernel behind rocket / rknpu).
-  for t in test_builder test_reference test_session test_cpu_kernels \
+  for t in test_builder test_op_table test_reference test_session test_cpu_kernels \
     test_threads test_differential test_oom test_onnx_node test_onnx_import \
     test_npu test_npu_fake test_tvm_ffi test_dlpack_layout; do
     if [ -x "$b/tests/$t" ]; then

@@ -1,0 +1,284 @@
+#define _POSIX_C_SOURCE 200809L
+/* The op table (src/ops/ops.def) and the targets' own tables:
+ * - every op has a name, a reference kernel and a cost, names are unique;
+ * - a node built through the public API carries only the parameters its
+ *   ops.def line lists (every builder, every parameter set non-zero);
+ * - every device's info.ops names only ops the table knows, and an op a
+ *   device does not list is declined there with a reason, not a failed
+ *   compile. */
+#include "graph.h"
+#include "graph/internal.h"
+#include "harness.h"
+#include "ops/ops.h"
+
+#include <ctype.h>
+#include <string.h>
+
+static dg_context *ctx;
+
+static void names_and_entries(void) {
+  int bad = 0, dup = 0;
+  for (int op = 1; op < DG_OP_COUNT_; op++) {
+    const dg_op_def *d = dg_op_def_get((dg_op)op);
+    const char *n = dg_op_name((dg_op)op);
+    bad += !d || !d->reference || !d->flops || !n || !*n || strcmp(n, d->name);
+    for (const char *c = n; c && *c; c++)
+      bad += !(islower((unsigned char)*c) || isdigit((unsigned char)*c) ||
+               *c == '_');
+    for (int o = 1; o < op; o++)
+      dup += !strcmp(n, dg_op_name((dg_op)o));
+  }
+  CHECK(!bad && !dup,
+        "ops.def: %d ops, each with a name, reference kernel and cost "
+        "(%d bad, %d names repeated)",
+        DG_OP_COUNT_ - 1, bad, dup);
+  CHECK(!strcmp(dg_op_name(DG_OP_INVALID), "?") &&
+            !strcmp(dg_op_name(DG_OP_COUNT_), "?") &&
+            !dg_op_def_get(DG_OP_INVALID) && !dg_op_def_get(DG_OP_COUNT_),
+        "ops outside the table have no entry and the name '?'");
+}
+
+/* One node of every op, every public parameter set to something other
+ * than its default. */
+static dg_graph *every_op(void) {
+  static float wf[8 * 4 * 9], bf[8], fc[8 * 16 * 16 * 16];
+  static int8_t wq[8 * 8 * 9], fq[10 * 8 * 16 * 16];
+  static int32_t bq[8];
+  dg_graph *g = dg_graph_create(ctx, "every op");
+  dg_tensor_desc xd = {
+      .dtype = DG_DTYPE_F32, .rank = 4, .dims = {1, 4, 16, 16}};
+  dg_tensor_desc wd = {.dtype = DG_DTYPE_F32, .rank = 4, .dims = {8, 4, 3, 3}};
+  dg_tensor_desc bd = {.dtype = DG_DTYPE_F32, .rank = 1, .dims = {8}};
+  dg_tensor x = dg_graph_input(g, "x", &xd);
+  dg_conv2d_params cp = {.stride = {1, 1},
+                         .dilation = {1, 1},
+                         .pads = {1, 1, 1, 1},
+                         .groups = 1,
+                         .activation = DG_ACTIVATION_RELU6};
+  dg_tensor c =
+      dg_graph_conv2d(g, "conv", x, dg_graph_constant(g, "w", &wd, wf, 0),
+                      dg_graph_constant(g, "b", &bd, bf, 0), &cp);
+  dg_pool2d_params pp = {.kernel = {3, 3},
+                         .stride = {1, 1},
+                         .pads = {1, 1, 1, 1},
+                         .ceil_mode = 1,
+                         .count_include_pad = 1};
+  dg_tensor mp = dg_graph_max_pool2d(g, "max", c, &pp);
+  dg_tensor ap = dg_graph_avg_pool2d(g, "avg", mp, &pp);
+  dg_tensor sum = dg_graph_add(g, "add", ap, mp);
+  dg_tensor r = dg_graph_relu(g, "relu", sum);
+  dg_tensor cl = dg_graph_clip(g, "clip", r, -1.0f, 2.0f);
+  dg_tensor cat_in[2] = {cl, r};
+  dg_tensor cat = dg_graph_concat(g, "concat", cat_in, 2, 1);
+  dg_graph_output(g, "gap", dg_graph_global_avg_pool(g, "gap", cat),
+                  DG_LAYOUT_NCHW);
+  dg_tensor_desc fd = {
+      .dtype = DG_DTYPE_F32, .rank = 2, .dims = {8, 16 * 16 * 16}};
+  dg_tensor f =
+      dg_graph_fully_connected(g, "fc", dg_graph_flatten(g, "flatten", cat, 1),
+                               dg_graph_constant(g, "wfc", &fd, fc, 0),
+                               DG_TENSOR_NONE, DG_ACTIVATION_RELU);
+  dg_graph_output(g, "softmax", dg_graph_softmax(g, "softmax", f, 1),
+                  DG_LAYOUT_NCHW);
+  int64_t dims[2] = {8, -1};
+  dg_tensor m = dg_graph_matmul(g, "matmul",
+                                dg_graph_reshape(g, "reshape", f, 2, dims), f);
+  dg_graph_output(g, "matmul", m, DG_LAYOUT_NCHW);
+
+  /* The int8 ops. */
+  dg_quant_params q = {.scale = 0.05f, .zero_point = 3};
+  dg_tensor qx = dg_graph_quantize(g, "quantize", c, DG_DTYPE_I8, &q);
+  dg_tensor_desc wqd = {.dtype = DG_DTYPE_I8,
+                        .rank = 4,
+                        .dims = {8, 8, 3, 3},
+                        .quant = {.scale = 0.01f}};
+  dg_tensor_desc bqd = {.dtype = DG_DTYPE_I32,
+                        .rank = 1,
+                        .dims = {8},
+                        .quant = {.scale = 0.0005f}};
+  dg_tensor qc = dg_graph_qconv2d(
+      g, "qconv", qx, dg_graph_constant(g, "wq", &wqd, wq, 0),
+      dg_graph_constant(g, "bq", &bqd, bq, 0), &cp, DG_DTYPE_I8, &q);
+  dg_tensor_desc fqd = {.dtype = DG_DTYPE_I8,
+                        .rank = 2,
+                        .dims = {10, 8 * 16 * 16},
+                        .quant = {.scale = 0.01f}};
+  dg_tensor qf = dg_graph_qfully_connected(
+      g, "qfc", dg_graph_flatten(g, "qflatten", qc, 1),
+      dg_graph_constant(g, "wqfc", &fqd, fq, 0), DG_TENSOR_NONE,
+      DG_ACTIVATION_RELU, DG_DTYPE_I8, &q);
+  dg_tensor qm = dg_graph_qmatmul(
+      g, "qmatmul", qf,
+      dg_graph_reshape(g, "qreshape", qf, 2, (int64_t[]){10, 1}), DG_DTYPE_I8,
+      &q);
+  dg_graph_output(g, "dequantize", dg_graph_dequantize(g, "dequantize", qm),
+                  DG_LAYOUT_NCHW);
+  (void)wq;
+  return g;
+}
+
+static void params_as_declared(void) {
+  dg_graph *g = every_op();
+  CHECK(dg_graph_status(g) == DG_OK, "a graph with every op builds: %s",
+        dg_graph_error(g) ? dg_graph_error(g)->message : "ok");
+  unsigned seen = 0;
+  int stray = 0;
+  for (int i = 0; i < g->ir.node_count; i++) {
+    const dg_node *n = &g->ir.nodes[i];
+    seen |= 1u << n->op;
+    unsigned extra = dg_node_params_set(&n->p) & ~dg_op_def_get(n->op)->reads;
+    if (extra) {
+      printf("# node %d '%s' (%s) sets DG_P_* 0x%x beyond ops.def\n", i,
+             n->name, dg_op_name(n->op), extra);
+      stray++;
+    }
+  }
+  unsigned all = 0;
+  for (int op = 1; op < DG_OP_COUNT_; op++)
+    all |= 1u << op;
+  CHECK(seen == all && !stray,
+        "every op's node carries only the parameters ops.def lists (ops "
+        "covered 0x%x of 0x%x, %d nodes beyond)",
+        seen, all, stray);
+  dg_graph_destroy(g);
+}
+
+/* A graph whose one node is op, or NULL when this test has no builder for
+ * it (then it is covered elsewhere). Operands are f32 unless q. */
+static dg_graph *one_node(dg_op op, int dev) {
+  static float w[4 * 4 * 9];
+  static int8_t wq[4 * 4 * 9];
+  dg_graph *g = dg_graph_create(ctx, "one node");
+  bool q = op == DG_OP_QCONV2D || op == DG_OP_QFULLY_CONNECTED ||
+           op == DG_OP_QMATMUL || op == DG_OP_DEQUANTIZE;
+  dg_quant_params qp = {.scale = 0.1f};
+  dg_tensor_desc xd = {.dtype = q ? DG_DTYPE_I8 : DG_DTYPE_F32,
+                       .rank = 4,
+                       .dims = {1, 4, 8, 8},
+                       .quant = qp};
+  dg_tensor x = dg_graph_input(g, "x", &xd);
+  dg_graph_set_device(g, dev);
+  dg_tensor_desc wd = {.dtype = q ? DG_DTYPE_I8 : DG_DTYPE_F32,
+                       .rank = 4,
+                       .dims = {4, 4, 3, 3},
+                       .quant = qp};
+  dg_tensor_desc fd = {.dtype = q ? DG_DTYPE_I8 : DG_DTYPE_F32,
+                       .rank = 2,
+                       .dims = {4, 256},
+                       .quant = qp};
+  dg_conv2d_params cp = {0};
+  dg_pool2d_params pp = {.kernel = {2, 2}};
+  dg_tensor y = DG_TENSOR_NONE, flat = dg_graph_flatten(g, "flat", x, 1);
+  dg_graph_set_device(g, dev);
+  const void *wdata = q ? (const void *)wq : (const void *)w;
+  switch (op) {
+  case DG_OP_CONV2D:
+  case DG_OP_QCONV2D:
+    y = q ? dg_graph_qconv2d(g, "n", x,
+                             dg_graph_constant(g, "w", &wd, wdata, 0),
+                             DG_TENSOR_NONE, &cp, DG_DTYPE_I8, &qp)
+          : dg_graph_conv2d(g, "n", x, dg_graph_constant(g, "w", &wd, wdata, 0),
+                            DG_TENSOR_NONE, &cp);
+    break;
+  case DG_OP_FULLY_CONNECTED:
+  case DG_OP_QFULLY_CONNECTED: {
+    static float fw[4 * 256];
+    static int8_t fwq[4 * 256];
+    dg_tensor wt =
+        dg_graph_constant(g, "w", &fd, q ? (void *)fwq : (void *)fw, 0);
+    y = q ? dg_graph_qfully_connected(g, "n", flat, wt, DG_TENSOR_NONE,
+                                      DG_ACTIVATION_NONE, DG_DTYPE_I8, &qp)
+          : dg_graph_fully_connected(g, "n", flat, wt, DG_TENSOR_NONE,
+                                     DG_ACTIVATION_NONE);
+    break;
+  }
+  case DG_OP_MAX_POOL2D:
+    y = dg_graph_max_pool2d(g, "n", x, &pp);
+    break;
+  case DG_OP_AVG_POOL2D:
+    y = dg_graph_avg_pool2d(g, "n", x, &pp);
+    break;
+  case DG_OP_GLOBAL_AVG_POOL:
+    y = dg_graph_global_avg_pool(g, "n", x);
+    break;
+  case DG_OP_SOFTMAX:
+    y = dg_graph_softmax(g, "n", x, 1);
+    break;
+  case DG_OP_RELU:
+    y = dg_graph_relu(g, "n", x);
+    break;
+  case DG_OP_CLIP:
+    y = dg_graph_clip(g, "n", x, 0, 1);
+    break;
+  case DG_OP_ADD:
+    y = dg_graph_add(g, "n", x, x);
+    break;
+  case DG_OP_QUANTIZE:
+    y = dg_graph_quantize(g, "n", x, DG_DTYPE_I8, &qp);
+    break;
+  case DG_OP_DEQUANTIZE:
+    y = dg_graph_dequantize(g, "n", x);
+    break;
+  default:
+    dg_graph_destroy(g);
+    return NULL;
+  }
+  dg_graph_output(g, "y", y, DG_LAYOUT_NCHW);
+  return g;
+}
+
+/* A device that does not list an op declines it: under strict placement
+ * compile fails as unsupported naming the device; under auto the node
+ * falls back and the plan says why. */
+static void devices_declare(void) {
+  for (int dev = 0; dev < dg_context_device_count(ctx); dev++) {
+    dg_device_info info;
+    dg_context_device_info(ctx, dev, &info);
+    uint64_t known = 0;
+    for (int op = 1; op < DG_OP_COUNT_; op++)
+      known |= 1ull << op;
+    CHECK(!(info.ops & ~known) && info.ops,
+          "device %d (%s): info.ops 0x%llx names only ops of the table", dev,
+          dg_device_kind_name(info.kind), (unsigned long long)info.ops);
+    int declined = 0, wrong = 0, absent = 0;
+    for (int op = 1; op < DG_OP_COUNT_; op++) {
+      if (info.ops & 1ull << op)
+        continue;
+      absent++;
+      dg_graph *g = one_node((dg_op)op, dev);
+      if (!g)
+        continue;
+      dg_session *s = NULL;
+      dg_diagnostic d = {0};
+      dg_compile_options o = {.policy = DG_POLICY_STRICT};
+      dg_status st = dg_graph_compile(g, &o, &s, &d);
+      if (st == DG_ERROR_UNSUPPORTED && strstr(d.message, "cannot run it"))
+        declined++;
+      else {
+        printf("# device %d, %s: %s (%s)\n", dev, dg_op_name((dg_op)op),
+               dg_status_string(st), d.message);
+        wrong++;
+      }
+      dg_session_destroy(s);
+      dg_graph_destroy(g);
+    }
+    CHECK(!wrong,
+          "device %d (%s): each of the %d ops it does not list is declined "
+          "under strict placement with its reason (%d checked)",
+          dev, dg_device_kind_name(info.kind), absent, declined);
+  }
+}
+
+int main(void) {
+  setenv("DG_NPU_DEVICE", "sim", 0);
+  dg_context_options o = {.disable_cache = 1};
+  if (dg_context_create(&o, &ctx) != DG_OK) {
+    CHECK(0, "context");
+    return t_exit();
+  }
+  names_and_entries();
+  params_as_declared();
+  devices_declare();
+  dg_context_destroy(ctx);
+  return t_exit();
+}
