@@ -241,6 +241,7 @@ typedef enum dg_op {
   DG_OP_QCONV2D,
   DG_OP_QFULLY_CONNECTED,
   DG_OP_QMATMUL,
+  DG_OP_SIGMOID,
   DG_OP_COUNT_
 } dg_op;
 DG_API const char *dg_op_name(dg_op op); /* "conv2d", ..., "?" */
@@ -459,6 +460,9 @@ DG_API dg_tensor dg_graph_softmax(dg_graph *graph, const char *name,
                                   dg_tensor x, int32_t axis);
 DG_API dg_tensor dg_graph_relu(dg_graph *graph, const char *name,
                                dg_tensor x);
+/* y = 1 / (1 + exp(-x)), elementwise (f32, f16). */
+DG_API dg_tensor dg_graph_sigmoid(dg_graph *graph, const char *name,
+                                  dg_tensor x);
 /* y = min(max(x, lo), hi); relu6 is clip(0, 6). lo <= hi. */
 DG_API dg_tensor dg_graph_clip(dg_graph *graph, const char *name,
                                dg_tensor x, float lo, float hi);

@@ -545,6 +545,21 @@ int main(void) {
     dg_graph_destroy(g);
 
     g = dg_graph_create(ctx, "t");
+    dg_tensor_desc qd = {
+        .dtype = DG_DTYPE_I8, .rank = 1, .dims = {4}, .quant = {.scale = 0.5f}};
+    dg_graph_sigmoid(g, "sig", dg_graph_input(g, "q", &qd));
+    expect(g, "sigmoid of i8", DG_ERROR_INVALID_DTYPE, "x", 0);
+    dg_graph_destroy(g);
+
+    g = dg_graph_create(ctx, "t");
+    dg_graph_sigmoid(g, "sig", (dg_tensor){77});
+    expect(g, "sigmoid of a tensor not in the graph", DG_ERROR_INVALID_ARGUMENT,
+           "x", 0);
+    CHECK(dg_graph_sigmoid(NULL, "sig", a).id == 0,
+          "sigmoid on a NULL graph returns no tensor");
+    dg_graph_destroy(g);
+
+    g = dg_graph_create(ctx, "t");
     a = dg_graph_input(g, "a", &ad);
     int64_t dims[2] = {5, -1};
     dg_graph_reshape(g, "r", a, 2, dims);

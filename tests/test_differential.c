@@ -32,12 +32,18 @@ static dg_tensor_desc desc_of(dg_dtype t, int rank, const int64_t *dims) {
   return d;
 }
 
+/* Floats are drawn from [-fill_span, fill_span]: 1 for most ops, wider
+ * where an op's interesting range is (sigmoid's saturation). */
+static float fill_span = 1.0f;
+
 static void fill(const dg_tensor_desc *d, void *p) {
   int64_t n = dg_desc_elements(d);
   for (int64_t i = 0; i < n; i++) switch (d->dtype) {
-    case DG_DTYPE_F32: ((float *)p)[i] = t_uniform(-1, 1); break;
+    case DG_DTYPE_F32:
+      ((float *)p)[i] = t_uniform(-fill_span, fill_span);
+      break;
     case DG_DTYPE_F16:
-      ((uint16_t *)p)[i] = dg_f32_to_f16(t_uniform(-1, 1));
+      ((uint16_t *)p)[i] = dg_f32_to_f16(t_uniform(-fill_span, fill_span));
       break;
     case DG_DTYPE_I8: ((int8_t *)p)[i] = (int8_t)t_range(-128, 127); break;
     case DG_DTYPE_U8: ((uint8_t *)p)[i] = (uint8_t)t_range(0, 255); break;
@@ -395,6 +401,8 @@ static dg_tensor make_misc(dg_graph *g, dg_tensor *in, void *arg) {
   switch (a->op) {
   case DG_OP_SOFTMAX: return dg_graph_softmax(g, "op", in[0], a->axis);
   case DG_OP_RELU: return dg_graph_relu(g, "op", in[0]);
+  case DG_OP_SIGMOID:
+    return dg_graph_sigmoid(g, "op", in[0]);
   case DG_OP_CLIP: return dg_graph_clip(g, "op", in[0], a->lo, a->hi);
   case DG_OP_ADD: return dg_graph_add(g, "op", in[0], in[1]);
   case DG_OP_RESHAPE:
@@ -414,6 +422,11 @@ static void random_dims(int rank, int64_t *d, int lo, int hi) {
 
 static void misc_cases(dg_op op, dg_dtype t) {
   op_stats st = {0};
+  /* Sigmoid over both saturated ends and the curve: [-40, 40] in f32,
+   * [-8, 8] in f16, whose normal range ends at 6.1e-5 (sigmoid(-10) is
+   * subnormal there, and a lone element of it is all the tolerance,
+   * relative to the tensor's largest value, has to go on). */
+  fill_span = op != DG_OP_SIGMOID ? 1.0f : t == DG_DTYPE_F16 ? 8.0f : 40.0f;
   for (int c = 0; c < CASES; c++) {
     misc_arg a = {.op = op};
     int rank = t_range(1, 4), n_in = 1;
@@ -478,6 +491,7 @@ static void misc_cases(dg_op op, dg_dtype t) {
              dg_dtype_name(t), c);
     run_case(&st, label, n_in, d, make_misc, &a);
   }
+  fill_span = 1.0f;
   char name[64];
   snprintf(name, sizeof name, "%s %s", dg_op_name(op), dg_dtype_name(t));
   report(name, &st);
@@ -501,6 +515,7 @@ int main(int argc, char **argv) {
     pool_cases(DG_OP_GLOBAL_AVG_POOL, floats[f]);
     misc_cases(DG_OP_SOFTMAX, floats[f]);
     misc_cases(DG_OP_RELU, floats[f]);
+    misc_cases(DG_OP_SIGMOID, floats[f]);
     misc_cases(DG_OP_CLIP, floats[f]);
     misc_cases(DG_OP_ADD, floats[f]);
     misc_cases(DG_OP_RESHAPE, floats[f]);

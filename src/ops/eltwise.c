@@ -1,4 +1,4 @@
-/* relu, clip, add (broadcast) and softmax. */
+/* relu, sigmoid, clip, add (broadcast) and softmax. */
 #include "../graph/builder.h"
 #include "ops.h"
 
@@ -42,6 +42,11 @@ static dg_tensor unary(dg_graph *g, dg_op op, const char *name, dg_tensor x,
 dg_tensor dg_graph_relu(dg_graph *g, const char *name, dg_tensor x) {
   dg_node_params p = {0};
   return unary(g, DG_OP_RELU, name, x, &p);
+}
+
+dg_tensor dg_graph_sigmoid(dg_graph *g, const char *name, dg_tensor x) {
+  dg_node_params p = {0};
+  return unary(g, DG_OP_SIGMOID, name, x, &p);
 }
 
 dg_tensor dg_graph_clip(dg_graph *g, const char *name, dg_tensor x, float lo,
@@ -91,6 +96,12 @@ void dg_ref_relu(const dg_ir *ir, const dg_node *n, const double *const *in,
                  double *out) {
   for (int64_t i = 0, e = elems(ir, n->output); i < e; i++)
     out[i] = in[0][i] > 0 ? in[0][i] : 0;
+}
+
+void dg_ref_sigmoid(const dg_ir *ir, const dg_node *n, const double *const *in,
+                    double *out) {
+  for (int64_t i = 0, e = elems(ir, n->output); i < e; i++)
+    out[i] = 1.0 / (1.0 + exp(-in[0][i]));
 }
 
 void dg_ref_clip(const dg_ir *ir, const dg_node *n, const double *const *in,
@@ -149,6 +160,9 @@ static double out_elems(const dg_ir *ir, const dg_node *n) {
 }
 double dg_flops_relu(const dg_ir *ir, const dg_node *n) {
   return out_elems(ir, n);
+}
+double dg_flops_sigmoid(const dg_ir *ir, const dg_node *n) {
+  return 4 * out_elems(ir, n); /* an exp, an add, a divide, a select */
 }
 double dg_flops_clip(const dg_ir *ir, const dg_node *n) {
   return 2 * out_elems(ir, n);

@@ -52,6 +52,10 @@ enum {
 int dg_cpu_simd_level(void);
 void dg_cpu_simd_force(const char *name);
 
+/* y[i] = 1 / (1 + exp(-x[i])) for i < n, within 1e-6 of the exact value
+ * (x and y may be the same array). sigmoid.c says how. */
+void dg_cpu_sigmoid(const float *x, float *y, int64_t n);
+
 /* C[M,N] = act(A[M,K] * op(B) + bias), op(B) = B[K,N] (trans_b == 0) or
  * B[N,K]^T (trans_b != 0). bias is NULL, or has M entries (bias_per_row)
  * or N entries. The result is clamped to [clamp_lo, clamp_hi] (pass

@@ -544,6 +544,12 @@ static void clip_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
   }
 }
 
+static void sigmoid_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                      void *out, void *scratch) {
+  (void)pool, (void)scratch;
+  dg_cpu_sigmoid(in[0], out, dg_desc_elements(out_desc(cn)));
+}
+
 static void add_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
                   void *out, void *scratch) {
   (void)pool, (void)scratch;
@@ -861,6 +867,7 @@ static const struct cpu_op_entry {
     {DG_OP_SOFTMAX, softmax_k, NULL},
     {DG_OP_RELU, clip_k, NULL},
     {DG_OP_CLIP, clip_k, NULL},
+    {DG_OP_SIGMOID, sigmoid_k, NULL},
     {DG_OP_ADD, add_k, NULL},
     {DG_OP_RESHAPE, copy_k, NULL},
     {DG_OP_CONCAT, concat_k, NULL},

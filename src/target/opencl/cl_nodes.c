@@ -423,6 +423,8 @@ static cl_int eltwise(prep *p) {
   } else if (p->n->op == DG_OP_CLIP) {
     g[E_LO] = fbits(p->n->p.clip_lo);
     g[E_HI] = fbits(p->n->p.clip_hi);
+  } else if (p->n->op == DG_OP_SIGMOID) {
+    name = "sigmoid_f32";
   } else if (p->n->op == DG_OP_ADD) {
     const dg_tensor_desc *a = in_desc(p, 0), *b = in_desc(p, 1);
     int64_t sa[DG_MAX_RANK], sb[DG_MAX_RANK];
@@ -534,6 +536,7 @@ static const struct cl_op_entry {
     {DG_OP_GLOBAL_AVG_POOL, pool, 0},
     {DG_OP_RELU, eltwise, 0},
     {DG_OP_CLIP, eltwise, 0},
+    {DG_OP_SIGMOID, eltwise, 0},
     {DG_OP_ADD, eltwise, 0},
     {DG_OP_SOFTMAX, eltwise, 0},
     {DG_OP_QUANTIZE, quant, DG_CL_NEEDS_CORRECT_DIV},

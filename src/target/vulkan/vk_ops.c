@@ -682,6 +682,8 @@ static bool setup_eltwise(const vk_device *vd, vk_work *w, const dg_ir *ir,
       push_i(w, 15 + d, d < yd->rank ? sb[d] : 0);
     }
     w->bind[1] = n->inputs[1];
+  } else if (n->op == DG_OP_SIGMOID) {
+    push_i(w, 1, 2);
   } else {
     bool relu = n->op == DG_OP_RELU;
     push_i(w, 1, 0);
@@ -815,6 +817,7 @@ static const struct vk_op_entry {
     {DG_OP_SOFTMAX, setup_softmax, 0},
     {DG_OP_RELU, setup_eltwise, 0},
     {DG_OP_CLIP, setup_eltwise, 0},
+    {DG_OP_SIGMOID, setup_eltwise, 0},
     {DG_OP_ADD, setup_eltwise, 0},
     {DG_OP_RESHAPE, setup_copies, 0},
     {DG_OP_CONCAT, setup_copies, 0},

@@ -1,5 +1,5 @@
 /* Memory-bound float ops, one element (or one softmax row) per
- * work-item: clip (relu is clip to [0, inf)), add with numpy broadcasting
+ * work-item: clip (relu is clip to [0, inf)), sigmoid, add with numpy broadcasting
  * through per-axis strides that are zero on broadcast axes, and softmax
  * along any axis (rows of len elements, inner apart). */
 #pragma OPENCL FP_CONTRACT ON
@@ -15,6 +15,18 @@ clip_f32(const global void *x, global void *y, constant int *g) {
   v = v < lo ? lo : v; /* as the CPU: NaN passes through */
   v = v > hi ? hi : v;
   st_f(y, i, v, hio);
+}
+
+/* From e = exp(-|x|), so that nothing overflows. */
+kernel __attribute__((reqd_work_group_size(WG1, 1, 1))) void
+sigmoid_f32(const global void *x, global void *y, constant int *g) {
+  const int i = get_global_id(0);
+  if (i >= g[E_COUNT])
+    return;
+  const int hio = g[E_HIO];
+  float v = ld_f(x, i, hio);
+  float e = exp(-fabs(v));
+  st_f(y, i, (v >= 0.0f ? 1.0f : e) / (1.0f + e), hio);
 }
 
 kernel __attribute__((reqd_work_group_size(WG1, 1, 1))) void

@@ -2,7 +2,7 @@
 // Elementwise ops. mode 0: y = min(max(x, lo), hi) (relu, clip); mode 1:
 // y = a + b with numpy broadcasting, the output index decomposed over up
 // to 6 dims with per-dim element strides for a and b (0 on broadcast
-// axes).
+// axes); mode 2: sigmoid, from e = exp(-|x|) so that nothing overflows.
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 256) in;
 #include "common.glsl"
@@ -31,6 +31,12 @@ void main() {
     v = v < pc.lo ? pc.lo : v;
     v = v > pc.hi ? pc.hi : v;
     y[i] = TO_DT(v);
+    return;
+  }
+  if (pc.mode == 2) {
+    float v = float(a[i]);
+    float e = exp(-abs(v));
+    y[i] = TO_DT((v >= 0.0 ? 1.0 : e) / (1.0 + e));
     return;
   }
   int ia = 0, ib = 0, rem = i;
