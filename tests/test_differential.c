@@ -62,7 +62,7 @@ static void run_case(op_stats *st, const char *label, int n_in,
   dg_tensor in[MAX_INPUTS];
   void *data[MAX_INPUTS] = {0};
   dg_binding bind[MAX_INPUTS];
-  char names[MAX_INPUTS][8];
+  char names[MAX_INPUTS][16];
   for (int i = 0; i < n_in; i++) {
     snprintf(names[i], sizeof names[i], "in%d", i);
     in[i] = dg_graph_input(g, names[i], &descs[i]);

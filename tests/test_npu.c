@@ -2,6 +2,7 @@
  * decoder, packers, generator and simulator, checked against the golden
  * data captured on RK3588 hardware (../shared/npu-golden) and against the
  * int8 numerics contract. One line per check. */
+#include "harness.h"
 #include "test_npu_f16.h"
 #include "test_npu_target.h"
 #include "test_npu_tflite.h"
@@ -624,5 +625,6 @@ int main(void) {
   npu_target_tests(check);
   npu_lenet_tests(check);
   npu_pool_tests(check);
+  t_leak_check(); /* harness.h: before exit, not from it */
   return failures ? 1 : 0;
 }

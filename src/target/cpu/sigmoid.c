@@ -17,8 +17,10 @@
 #include <string.h>
 
 static inline float sigmoid1(float x) {
-  float a = x < 0 ? x : -x; /* -|x|, with NaN passed on */
-  float t = a < -87.0f ? -87.0f : a;
+  float a = x < 0 ? x : -x; /* -|x| */
+  /* NaN takes the clamp too, so that n below is a number (converting a
+   * NaN to int is undefined); the NaN is given back at the end. */
+  float t = a >= -87.0f ? a : -87.0f;
   /* Round to nearest by the 1.5 * 2^23 trick: exact, and vectorisable
    * without SSE4.1's roundps. */
   const float shift = 12582912.0f;
@@ -32,11 +34,12 @@ static inline float sigmoid1(float x) {
   p = p * r + 0.5f;
   p = p * r + 1.0f;
   p = p * r + 1.0f;
-  int32_t bits = ((int32_t)n + 127) << 23; /* 2^n, n in [-126, 0] */
+  uint32_t bits = (uint32_t)((int32_t)n + 127) << 23; /* 2^n, n >= -126 */
   float scale;
   memcpy(&scale, &bits, sizeof scale);
   float e = a < -87.0f ? 0.0f : p * scale;
-  return (x >= 0 ? 1.0f : e) / (1.0f + e);
+  float y = (x >= 0 ? 1.0f : e) / (1.0f + e);
+  return x == x ? y : x;
 }
 
 static void run_base(const float *x, float *y, int64_t n) {
