@@ -1,7 +1,8 @@
 /* The NPU target's first milestone: register table, command-stream
  * decoder, packers, generator and simulator, checked against the golden
- * data captured on RK3588 hardware (../shared/npu-golden) and against the
- * int8 numerics contract. One line per check. */
+ * data captured on RK3588 hardware (docs/npu.md, "Golden data": what they
+ * are and where main() looks for them) and against the int8 numerics
+ * contract. One line per check. */
 #include "harness.h"
 #include "test_npu_f16.h"
 #include "test_npu_target.h"

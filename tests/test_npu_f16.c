@@ -1,7 +1,8 @@
 /* The fp16 conv task: the weight layout, generator + simulator against a
  * float64 reference, a corrupted weight caught, the simulator's refusals,
  * and the generated stream compared field by field with the vendor's fp16
- * stream (npu-golden/vendor-fp16-conv). Called from test_npu.c. */
+ * stream (the vendor-fp16-conv golden set, docs/npu.md "Golden data").
+ * Called from test_npu.c. */
 #include "test_npu_f16.h"
 
 #include "graph/session.h" /* dg_f16_to_f32, dg_f32_to_f16 */
@@ -313,7 +314,7 @@ static const vendor_diff expected[] = {
      "trap); the vendor enables DPU_RDMA without programming it"},
     {"CNA_CONV_CON1", "ARGB_IN",
      "the vendor reads its 1-channel input in the ARGB/non-aligned mode; we "
-     "pad channels to the 8-channel fp16 atom (NPU.md 2.2)"},
+     "pad channels to the 8-channel fp16 atom (docs/npu.md)"},
     {"CNA_CONV_CON1", "GROUP_LINE_OFF", "ARGB mode, as above"},
     {"CNA_CONV_CON1", "NONALIGN_DMA", "ARGB mode, as above"},
     {"CNA_CONV_CON2", "FEATURE_GRAINS",

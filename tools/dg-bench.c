@@ -1,5 +1,6 @@
 /* dg-bench: directgraph's kernels against the peers that matter on CPU,
- * measured in one run (docs: /work/shared/design/PERFORMANCE.md §4, §8-10).
+ * measured in one run (docs/performance.md, "dg-bench": the method, the
+ * anchors and the targets it prints).
  *
  *   dg-bench [--quick] [--device N] [--json FILE] [--weights DIR]
  *   dg-bench --gpu [--quick] [--device N] [--json FILE] [--weights DIR]

@@ -16,7 +16,8 @@
  *
  * Golden set, one folder per case:
  *   regcmd.txt   the command list as run, "target value register" per line
- *                in hex (the format of ../shared/npu-golden/vendor-fp16-conv)
+ *                in hex (the format of the vendor-fp16-conv golden set,
+ *                docs/npu.md "Golden data")
  *   buffers.txt  "name iova size" per buffer, in the list's address space
  *   input.bin, weights.bin, biases.bin   the cubes the NPU read
  *   output.bin   the cube the NPU wrote: the oracle
@@ -592,7 +593,8 @@ static void int8_probe(npu_backend *b, uint32_t rdma_precision) {
   free(x), free(in), free(out);
 }
 
-/* The PPU part of the check; pooling never runs on rocket (NPU.md 1.3). */
+/* The PPU part of the check; pooling never runs on rocket (docs/npu.md,
+ * "rocket"). */
 static int pool_checks(npu_backend *b, const char *out_dir) {
   if (!strcmp(b->ops->name, "rocket")) {
     printf("| %-26s | info | skipped: rocket completes jobs on the DPU "

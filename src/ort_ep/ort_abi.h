@@ -1,7 +1,7 @@
 /* Our own declarations of the ONNX Runtime C ABI pieces that a plugin
  * execution provider (and the test host) uses. No ONNX Runtime header is
  * available or used: these are facts about the binary interface, written
- * down in our words (see shared/design/INTEGRATIONS.md, sections 2-3).
+ * down in our words (docs/integrations.md, "ONNX Runtime plugin EP").
  *
  * - Every ORT object is opaque to us: only pointers are passed around.
  * - OrtApi and OrtEpApi are tables of function pointers whose slots never

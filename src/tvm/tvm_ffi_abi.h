@@ -1,8 +1,8 @@
 /* The part of the TVM-FFI stable C ABI and of DLPack that directgraph's TVM
  * entry points rely on, declared here in our own words so that the library
- * builds without TVM, tvm-ffi or dlpack headers (see
- * /work/shared/design/INTEGRATIONS.md section 5.2). Names carry a dg_ prefix
- * so that a translation unit which also sees the real headers never clashes.
+ * builds without TVM, tvm-ffi or dlpack headers (docs/integrations.md,
+ * "TVM-FFI and DLPack"). Names carry a dg_ prefix so that a translation
+ * unit which also sees the real headers never clashes.
  * The layouts are fixed by the ABI; the _Static_asserts below pin every size
  * and offset we read, and tests/tvm/test_dlpack_layout.c cross-checks the
  * DLPack part against Debian's dlpack.h when it is installed. */

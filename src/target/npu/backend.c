@@ -79,8 +79,8 @@ npu_backend *npu_backend_open(const char *spec, char *err, size_t n) {
     npu_errf(err, n, "DG_NPU_DEVICE=%s: expected sim, rocket, rknpu or a "
                      "device path", spec);
   } else {
-    /* Discovery: the mainline driver first (NPU.md 0.1), then the
-     * vendor's; the simulator only when asked for. */
+    /* Discovery: the mainline driver first, then the vendor's; the
+     * simulator only when asked for (docs/npu.md, "Discovery"). */
     b = first_of(npu_rocket_scan(paths, 16), paths, npu_rocket_open,
                  "rocket accel", err, n);
 #ifdef DG_NPU_HAVE_LIBDRM

@@ -1,10 +1,10 @@
-/* One interface over the ways a command list reaches the NPU (NPU.md 1.5):
- * `sim` (the in-process simulator), `rocket` (the mainline accel driver,
- * /dev/accel/accelN) and `rknpu` (Rockchip's vendor DRM driver). The
- * generator's lists are the same for all three; what differs is how
- * buffers are made and addressed (IOVAs are private to each open file, and
- * 0 is a valid one), how the CPU and the NPU hand buffers over (cache
- * syncs), and how a job is submitted and waited for.
+/* One interface over the ways a command list reaches the NPU (docs/npu.md,
+ * "Backends"): `sim` (the in-process simulator), `rocket` (the mainline
+ * accel driver, /dev/accel/accelN) and `rknpu` (Rockchip's vendor DRM
+ * driver). The generator's lists are the same for all three; what differs
+ * is how buffers are made and addressed (IOVAs are private to each open
+ * file, and 0 is a valid one), how the CPU and the NPU hand buffers over
+ * (cache syncs), and how a job is submitted and waited for.
  *
  * Every function returns 0 on success or -1 with err set to one line that
  * names the backend, the step and the kernel's answer.
@@ -28,7 +28,8 @@ typedef struct npu_bo {
 
 /* One task's command list with the buffers it reads and writes. The
  * caller has checked (npu_sim_check) that every address of the list lies
- * inside these buffers: mainline drops bad jobs silently (NPU.md 1.3). */
+ * inside these buffers: mainline drops bad jobs silently (docs/npu.md,
+ * "rocket"). */
 typedef struct npu_job {
   const npu_bo *cmd;  /* the list starts at cmd->iova */
   int word_count;     /* including the 4 trailer words */

@@ -1,5 +1,5 @@
-/* The `rknpu` backend: Rockchip's vendor DRM driver (NPU.md 1.4), found
- * with libdrm. Buffers come from MEM_CREATE (an NPU address, a kernel
+/* The `rknpu` backend: Rockchip's vendor DRM driver (docs/npu.md, "rknpu"),
+ * found with libdrm. Buffers come from MEM_CREATE (an NPU address, a kernel
  * object address that SYNC/DESTROY/SUBMIT name, and an mmap offset from
  * MEM_MAP); CPU access is bracketed with MEM_SYNC; a job is an rknpu_task
  * array in a kernel-mapped buffer, and SUBMIT blocks until the NPU's
@@ -127,7 +127,7 @@ static int rn_submit(npu_backend *b, const npu_job *job, char *err, size_t n) {
   /* One task: the blocks its list enables (a conv CNA|CORE|DPU|DPU_RDMA,
    * a pooling task PPU|PPU_RDMA), completion on the interrupt group of
    * its last stage (DPU 0x300, PPU 0xc00: the vendor's captured masks,
-   * NPU.md 1.4), every status bit cleared first. */
+   * docs/npu.md "rknpu"), every status bit cleared first. */
   uint32_t enable = npu_job_op_enable(job);
   if (!enable)
     return npu_errf(err, n, "rknpu %s: command list without op-enable word",
@@ -204,8 +204,9 @@ npu_backend *npu_rknpu_open(const char *path, char *err, size_t n) {
   snprintf(b->node, sizeof b->node, "%s", path);
   snprintf(b->driver, sizeof b->driver, "rknpu %d.%d.%d (%s)", ver[0], ver[1],
            ver[2], path);
-  /* mem_create grew by iommu_domain_id and core_mask in 0.9.8 (NPU.md
-   * 1.4); the struct size is part of the ioctl number. */
+  /* mem_create grew by iommu_domain_id and core_mask in 0.9.8
+   * (docs/npu.md, "rknpu"); the struct size is part of the ioctl
+   * number. */
   p->old_layout = ver[0] * 10000 + ver[1] * 100 + ver[2] < 908;
   if (mem_create(b, 4096, MEM_TASKS, &p->tasks, err, n)) {
     rn_close(b);

@@ -1,4 +1,5 @@
-/* The `rocket` backend: Linux's mainline accel driver (NPU.md 1.3).
+/* The `rocket` backend: Linux's mainline accel driver (docs/npu.md,
+ * "rocket").
  * Buffers are shmem BOs mapped into this fd's own IOMMU space; the CPU
  * brackets its accesses with PREP_BO (wait for the NPU's writes, sync
  * caches for the CPU; absolute deadline) and FINI_BO (sync for the

@@ -1,14 +1,14 @@
 /* Command-stream decoder: checks every word of one task's register list
  * and collects the register values it leaves behind.
  *
- * Rules (NPU.md section 3.1): every word is a no-op, a write to a known
- * register with its own block's target, or one of the two trailing
- * control words; reserved bits are zero; the list ends with
+ * Rules (docs/npu.md, "Command lists"): every word is a no-op, a write to
+ * a known register with its own block's target, or one of the two
+ * trailing control words; reserved bits are zero; the list ends with
  * PC_BASE_ADDRESS (or a no-op), PC_REGISTER_AMOUNTS, 0x0041, 0x0081 op-enable;
  * every block written is enabled, and an enabled DPU has its DPU_RDMA
- * enabled too (mainline hangs otherwise, NPU.md 2.1), an enabled PPU has
- * an input (PPU_RDMA or the DPU) and PPU_RDMA is enabled only with the
- * PPU. Errors name the word index.
+ * enabled too (mainline hangs otherwise), an enabled PPU has an input
+ * (PPU_RDMA or the DPU) and PPU_RDMA is enabled only with the PPU. Errors
+ * name the word index.
  */
 #ifndef DG_NPU_DECODE_H
 #define DG_NPU_DECODE_H

@@ -1,7 +1,8 @@
 /* Command-stream generator for one int8 convolution task (direct or
  * depthwise, per-tensor quantisation) that fits the CBUF in one task.
  * Emission order and formulas follow Mesa's hardware-validated recipe
- * (NPU.md 2.3); every value goes through the field packers of regs.h.
+ * (docs/npu.md, "One int8 convolution"); every value goes through the
+ * field packers of regs.h.
  * Addresses are emitted as relocations: the backend patches the IOVAs of
  * its buffers (they differ per file descriptor, and 0 is a valid IOVA).
  * An fp16 direct conv task (precision NPU_PREC_FP16) goes through the same

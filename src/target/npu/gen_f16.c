@@ -1,8 +1,9 @@
 /* Command-stream generator for one fp16 direct conv task (see gen.h).
  *
  * The register sequence is the int8 one (Mesa's order, gen.c); the values
- * that differ for fp16 come from NPU.md 2.4 and were cross-checked field
- * by field against the vendor fp16 stream (npu-golden/vendor-fp16-conv,
+ * that differ for fp16 (docs/npu.md, "fp16 convolution") were
+ * cross-checked field by field against the vendor fp16 stream (the
+ * vendor-fp16-conv golden set, docs/npu.md "Golden data";
  * tests/test_npu_f16.c lists every field that differs and why):
  *   - CNA, CORE and DPU precisions 2 (fp16 in, fp16 processing, fp16 out);
  *   - features in 8-channel atoms, weights in 16-kernel x 32-channel groups;
@@ -11,7 +12,7 @@
  *     (FP32TOFP16_EN, scale 1, shift 0), one element size (SIZE_E 1),
  *     SURF_ADD = 2 x the output plane, as in the vendor stream;
  *   - every DPU stage (bias, BN, eltwise, LUT) bypassed: the public fp16
- *     code never adds a bias on the NPU (NPU.md 2.4, [unverified]), so the
+ *     code never adds a bias on the NPU ([unverified]), so the
  *     caller adds it on the host; no requantisation (CORE QD_EN 0, as the
  *     vendor writes it).
  */
@@ -220,7 +221,8 @@ static void dpu_f16(gen *g, const npu_conv_desc *d, const npu_conv_plan *p) {
 }
 
 /* DPU_RDMA is programmed (and enabled) although nothing is read: on
- * mainline a DPU job without it hangs (NPU.md 2.1, the "MRDMA trap"). */
+ * mainline a DPU job without it hangs (the "MRDMA trap", docs/npu.md,
+ * "Command lists"). */
 static void dpu_rdma_f16(gen *g, const npu_conv_desc *d,
                          const npu_conv_plan *p) {
   put(g, NPU_DPU_RDMA_DATA_CUBE_WIDTH, 1, F(DPU_RDMA_DATA_CUBE_WIDTH, WIDTH),

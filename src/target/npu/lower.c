@@ -14,7 +14,8 @@
 #include <string.h>
 
 /* Regions inside the shared buffers start 64-byte aligned: the hardware
- * needs 16 (NPU.md 2.7), Mesa aligns its task lists to 64. */
+ * needs 16, Mesa aligns its task lists to 64 (docs/npu.md, "Command
+ * lists"). */
 #define REGION_ALIGN 64
 
 static bool is_q8(dg_dtype t) { return t == DG_DTYPE_I8 || t == DG_DTYPE_U8; }
@@ -255,9 +256,9 @@ static bool choose_cut(const npu_conv *c, const dg_ir *ir, int o0, int L,
     return true;
   /* Nothing fits: say what even the smallest task hits. Splitting the
    * input channels would need the DPU's raw int32 output for partial sums
-   * added on the host: documented only by MTX's matmul (NPU.md 2.4), not
-   * modelled by the simulator, so declined rather than guessed ("IC":
-   * input channels). A fallback's plan shows 60 characters of this. */
+   * added on the host: documented only by MTX's matmul, not modelled by
+   * the simulator, so declined rather than guessed ("IC": input
+   * channels). A fallback's plan shows 60 characters of this. */
   char r[160];
   npu_conv_plan p;
   fits(c, ir, o0, 1, 1, &p, r, sizeof r);

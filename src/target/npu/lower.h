@@ -5,8 +5,9 @@
  * output channels and a slice of output rows:
  *  - channels: a new block starts where the requantisation multiplier or
  *    the weight zero point changes (per-channel weights: the DPU's OUT_CVT
- *    takes one multiplier per task, NPU.md 2.6), and a run of equal
- *    channels is cut further when its weights leave too few data banks;
+ *    takes one multiplier per task, docs/npu.md "Requantisation and
+ *    rounding"), and a run of equal channels is cut further when its
+ *    weights leave too few data banks;
  *  - rows: output rows are cut into slices whose input rows (overlapping
  *    by kernel - stride) fit the data banks. Only a slice that reaches the
  *    top of the input gets top padding; bottom padding is implied by the
@@ -20,7 +21,7 @@
  *
  * qfully_connected and qmatmul (constant weights) are 1x1 convolutions:
  * the M rows of x on the input height (width 1), K on the input channels,
- * N on the kernels (NPU.md 2.9).
+ * N on the kernels (MTX's matmul mapping; README.md, "Tiling").
  *
  * An f16 conv2d (direct, fp16 x, w and y, constant weights and bias) is
  * cut and run the same way, as fp16 tasks (gen_f16.c, precision

@@ -35,8 +35,8 @@ static bool node_ok(const dg_ir *ir, const dg_node *n, const char *backend,
       y->desc.quant.zero_point != x->desc.quant.zero_point)
     return npu_why(why, ws, "%s", "input and output quantisation differ");
   if (backend && !strcmp(backend, "rocket"))
-    /* NPU.md 1.3: the kernel's IRQ handler ignores the PPU's interrupt;
-     * kept short, the plan's reason text is bounded. */
+    /* The kernel's IRQ handler ignores the PPU's interrupt (docs/npu.md,
+     * "rocket"); kept short, the plan's reason text is bounded. */
     return npu_why(why, ws, "%s",
                    "PPU-only task: rocket completes on the DPU interrupt only");
   return true;

@@ -8,8 +8,8 @@
  * pooling, average pooling (the builder's avg_pool2d is float-only),
  * global pooling, windows, strides or pads beyond the PPU's fields, and
  * every pooling node on the mainline rocket driver (it completes a job
- * on the DPU's interrupt only, NPU.md 1.3: a PPU-only task would time
- * out).
+ * on the DPU's interrupt only, docs/npu.md "rocket": a PPU-only task
+ * would time out).
  */
 #ifndef DG_NPU_LOWER_POOL_H
 #define DG_NPU_LOWER_POOL_H

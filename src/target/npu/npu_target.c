@@ -6,9 +6,10 @@
  * or, with it unset, when discovery finds a rocket or rknpu driver; the
  * simulator is a device only when asked for. DG_NPU_DEVICE=none hides
  * every NPU. Its int8 results may differ from the contract by 1 LSB (the
- * DPU's fixed-point requantiser, NPU.md 2.6), its f16 results by 1 fp16
- * ULP (unconfirmed rounding and accumulation, host-side bias): declared in
- * the device info, shown per node in the plan, used by verify. */
+ * DPU's fixed-point requantiser, docs/npu.md "Requantisation and
+ * rounding"), its f16 results by 1 fp16 ULP (unconfirmed rounding and
+ * accumulation, host-side bias): declared in the device info, shown per
+ * node in the plan, used by verify. */
 #include "lower.h"
 #include "lower_pool.h"
 

@@ -1,6 +1,6 @@
-/* Host-side data layouts of the NPU (NPU.md 2.2), int8 values in the
- * NPU's signed domain (int8 tensors as they are; uint8 tensors minus 128,
- * done by the caller).
+/* Host-side data layouts of the NPU (docs/npu.md, "Data layouts"), int8
+ * values in the NPU's signed domain (int8 tensors as they are; uint8
+ * tensors minus 128, done by the caller).
  *
  * Features: NC1HWC2, [C/C2][H][W][C2] with 16-byte atoms: C2 = 16 for
  * int8, 8 for fp16. Channels past C are filled with a pad value (the input
@@ -75,11 +75,11 @@ bool npu_pack_bias(const int32_t *bias, const int8_t *w, int o, int c, int kh,
  * 32 instead; this is the one place to change if a board disagrees. */
 static inline int npu_channels_f16(int c) { return npu_align(c < 8 ? 8 : c, 8); }
 
-/* Weight cube (NPU.md 2.2/2.4: oc group 16, ic group 32): per group of 16
- * kernels (the last holds the rest), per group of 32 input channels (the
- * last holds the rest of npu_channels_f16(c)), [kh][kw][kernel][channel],
- * little-endian binary16; padded channels are +0.0. No kernel padding:
- * the vendor stream runs an odd kernel count (1). */
+/* Weight cube (oc group 16, ic group 32; docs/npu.md, "Data layouts"): per
+ * group of 16 kernels (the last holds the rest), per group of 32 input
+ * channels (the last holds the rest of npu_channels_f16(c)),
+ * [kh][kw][kernel][channel], little-endian binary16; padded channels are
+ * +0.0. No kernel padding: the vendor stream runs an odd kernel count (1). */
 size_t npu_weight_bytes_f16(int o, int c, int kh, int kw);
 /* w: OIHW binary16 bits. Fills npu_weight_bytes_f16() bytes. */
 void npu_pack_weights_f16(const uint16_t *w, int o, int c, int kh, int kw,

@@ -19,15 +19,15 @@
  *
  * fp16 direct conv (sim_f16.c), the configuration gen_f16.c writes: fp16
  * input, weights and output, every DPU stage bypassed. ASSUMED, not
- * confirmed on a board (NPU.md 4.5): each fp16 x fp16 product is exact
- * (it fits binary32) and the products are summed in binary32, in the
- * weight cube's order (32-channel group, ky, kx, channel); OUT_CVT's
- * FP32TOFP16 converter rounds to nearest even (overflow to infinity);
- * PAD_VALUE's low 16 bits are the binary16 pad; output channels past
- * WEIGHT_KERNELS are written as +0.0. A board that accumulates in fp16 or
- * truncates at the output will differ by more than the simulator: the
- * target declares 1 fp16 ulp (dg_device_info.f16_max_ulp_deviation);
- * only a board can settle it (npu-hw-check has no fp16 case yet).
+ * confirmed on a board (docs/npu.md, "fp16 convolution"): each fp16 x fp16
+ * product is exact (it fits binary32) and the products are summed in
+ * binary32, in the weight cube's order (32-channel group, ky, kx, channel);
+ * OUT_CVT's FP32TOFP16 converter rounds to nearest even (overflow to
+ * infinity); PAD_VALUE's low 16 bits are the binary16 pad; output channels
+ * past WEIGHT_KERNELS are written as +0.0. A board that accumulates in fp16
+ * or truncates at the output will differ by more than the simulator: the
+ * target declares 1 fp16 ulp (dg_device_info.f16_max_ulp_deviation); only a
+ * board can settle it (npu-hw-check has no fp16 case yet).
  */
 #ifndef DG_NPU_SIM_H
 #define DG_NPU_SIM_H
@@ -36,9 +36,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* How OUT_CVT rounds (acc * scale) >> shift: disputed (NPU.md 2.6), so a
- * switch until a board settles it. The golden capture has no ties and
- * cannot tell them apart. */
+/* How OUT_CVT rounds (acc * scale) >> shift: disputed (docs/npu.md,
+ * "Requantisation and rounding"), so a switch until a board settles it.
+ * The golden capture has no ties and cannot tell them apart. */
 typedef enum npu_round {
   NPU_ROUND_HALF_UP,    /* add 2^(shift-1), arithmetic shift (default) */
   NPU_ROUND_HALF_AWAY,  /* NVDLA-style: ties away from zero */

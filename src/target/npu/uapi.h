@@ -1,10 +1,11 @@
 /* Our own declarations of the kernel interfaces the NPU backends use,
- * written from the facts in NPU.md 1.3 and 1.4 (layouts and ioctl numbers
- * of include/uapi/drm/rocket_accel.h and Rockchip's rknpu_ioctl.h); the
- * kernels' headers are not needed to build. The fake kernel of the tests
- * (tests/npu/fake_npu.c) reads the same declarations, so a layout mistake
- * here would not be caught by it: the sizes are pinned by the
- * _Static_asserts below, checked against the numbers NPU.md records. */
+ * written from the facts in docs/npu.md, "Kernel drivers" (layouts and
+ * ioctl numbers of include/uapi/drm/rocket_accel.h and Rockchip's
+ * rknpu_ioctl.h); the kernels' headers are not needed to build. The fake
+ * kernel of the tests (tests/npu/fake_npu.c) reads the same declarations,
+ * so a layout mistake here would not be caught by it: the sizes are
+ * pinned by the _Static_asserts below, against the numbers recorded
+ * there. */
 #ifndef DG_NPU_UAPI_H
 #define DG_NPU_UAPI_H
 
@@ -151,7 +152,8 @@ struct npu_rknpu_submit {
   NPU_RKNPU_IOWR(0x04, struct npu_rknpu_mem_destroy)
 #define NPU_RKNPU_IOCTL_MEM_SYNC NPU_RKNPU_IOWR(0x05, struct npu_rknpu_mem_sync)
 
-/* Layouts pinned to the sizes the kernels check (NPU.md 1.3, 1.4). */
+/* Layouts pinned to the sizes the kernels check (docs/npu.md, "rocket"
+ * and "rknpu"). */
 _Static_assert(sizeof(struct npu_rocket_create_bo) == 24, "rocket create_bo");
 _Static_assert(sizeof(struct npu_rocket_submit) == 24, "rocket submit");
 _Static_assert(sizeof(struct npu_rocket_job) == 40, "rocket job");

@@ -2,7 +2,8 @@
  * what each can run, and what it costs. A CPU-type device (PoCL) or a tiny
  * graph must never win placement over the native CPU target, so CPU-type
  * devices get a high launch cost and pessimistic per-node estimates; real
- * GPUs get the dispatch floors measured in PERFORMANCE.md section 5. */
+ * GPUs get the dispatch floors measured on the H200 (docs/performance.md,
+ * "Cost models"). */
 #define _POSIX_C_SOURCE 200809L
 #include "cl_internal.h"
 

@@ -1,5 +1,5 @@
 /* The cost model of a Vulkan device, by device type. What it must get
- * right (docs: PERFORMANCE.md sections 0 and 5):
+ * right (the measured floors: docs/performance.md, "Cost models"):
  * - a CPU-type device (lavapipe) runs on the same cores as the CPU target,
  *   slower, at ~27 us per dispatch and ~65 us per submit: it must never
  *   win placement over the native CPU target;

@@ -206,10 +206,8 @@ static bool use_coop_f16(const vk_device *vd, int64_t M, int64_t N, int64_t K,
 }
 
 /* The NV coopmat kernels' tile side: 128, or 64 where 128x128 tiles would
- * be half empty (M <= 64) or so few that most of a large GPU idles. On
- * the H200 (132 multiprocessors), ResNet-50's f16 3x3 convs at batch 32:
- * 64@56 (M = 64) 528 -> 463 us, 512@7 (52 tiles) 304 -> 254 us, while
- * 256@14 (98 tiles) and 128@28 (196) were 20-30 % slower with 64. */
+ * be half empty (M <= 64) or so few that most of a large GPU idles (H200
+ * figures: docs/performance.md, "Tile and path choices"). */
 static int coop_tile(int64_t M, int64_t N, int64_t z) {
   int64_t tiles = ((M + 127) / 128) * ((N + 127) / 128) * z;
   return M <= 64 || tiles < 64 ? 64 : 128;
@@ -284,10 +282,8 @@ static int64_t resident64(const vk_device *vd) {
  * slices of K into fp32 partials in scratch, and splitk.comp adds them up
  * and finishes the outputs. Up to 4 slices of at least 512 each, as many
  * as keep the workgroups within one wave (resident64), within
- * scratch_limit. On the H200, ResNet-50's 512@7 at batch 32 (200 tiles)
- * ran 110 us unsplit, 102 / 112 / 105 in 2 / 3 / 4 slices (3 and 4 spill
- * into a second wave). Not after the blocked copies unless forced: there
- * 512@7 ran 74 us unsplit and 91 in 2 slices. M x N
+ * scratch_limit. Not after the blocked copies unless forced: there it
+ * lost (H200 figures: docs/performance.md, "Tile and path choices"). M x N
  * outputs in z matrices, K deep; conv: the conv's push layout. */
 static void splitk_work(const vk_device *vd, vk_work *w, bool conv, int64_t M,
                         int64_t N, int64_t K, int64_t z) {
@@ -339,11 +335,10 @@ static void scratch_pre(vk_work *w, vk_shader sh, VkDeviceSize bytes,
 
 /* An f16 conv on KHR cooperative matrices (after big_work) as im2col.comp
  * writing B = [G][N][K rounded up to 8] into scratch, then the GEMM
- * reading it (convik*); only where DG_VK_CONV_GATHER=im2col asks. On the
- * H200 it beat the implicit gather only at OG >= 512 (ResNet-50's 512@7
- * at batch 32: 97.5 against 109 us) and lost to the blocked copies
- * everywhere (97 against 74 there). M x N outputs per group, K per
- * output. */
+ * reading it (convik*); only where DG_VK_CONV_GATHER=im2col asks: on the
+ * H200 it beat the implicit gather only at OG >= 512 and lost to the
+ * blocked copies everywhere (docs/performance.md, "Tile and path
+ * choices"). M x N outputs per group, K per output. */
 static bool im2col_work(const vk_device *vd, vk_work *w, int64_t M, int64_t N,
                         int64_t K, int64_t G) {
   int64_t kb = (K + 7) / 8, rows = N * kb;
@@ -359,13 +354,10 @@ static bool im2col_work(const vk_device *vd, vk_work *w, int64_t M, int64_t N,
 /* The GEMM over blocked copies for an OG x NP output in G groups, by how
  * its tiles fill the GPU: resident64 workgroups of 64x64 run at once (528
  * on the H200), and a wave left partly empty costs as much as a full
- * one. 64x128 tiles where they take at most half
- * the waves of 64x64 ones; BK 64 where every 64x64 tile is resident at
- * two per multiprocessor; else 64x64. H200, ResNet-50's 3x3 layers at
- * batch 32, in us (64@56 / 128@28 / 256@14 / 512@7): 64x64 82 / 74 / 64 /
- * 85, 64x64 BK 64 92 / 67 / 75 / 74, 64x128 83 / 56 / 67 / 97 (and 128x256
- * 106 / 63 / 96 / 186, 64x256 91 / 79 / 71 / 136), blocking pass
- * included. */
+ * one. 64x128 tiles where they take at most half the waves of 64x64 ones;
+ * BK 64 where every 64x64 tile is resident at two per multiprocessor; else
+ * 64x64. The table of ResNet-50's layers behind this rule:
+ * docs/performance.md, "Tile and path choices". */
 static vk_shader cblock_kernel(const vk_device *vd, int64_t OG, int64_t NP,
                                int64_t G) {
   int64_t mt = (OG + 63) / 64, t64 = mt * ((NP + 63) / 64) * G,

@@ -29,87 +29,9 @@
 // turn into KHR cooperative matrices, which vk_ops.c prefers (see
 // meson.build; the 128x256 GEMM, gemmk_f16, with 16x16 B fragments, the
 // others with 16x8).
-// Measured on the H200 (driver 580.159, timestamps after the input upload,
-// DG_VK_SPIRV_DIR variants and the build-gpu/probe shaders):
-//  - MMAs from registers: 640 TFLOP/s through KHR, 390-460 through NV;
-//    fragment loads from shared memory plus MMAs (no global traffic):
-//    380 through KHR. So KHR, and the limit is not the tensor cores.
-//  - GEMM through KHR, 4096^3 / 8192^3 in TFLOP/s (dg-bench --gpu, the
-//    driver's register counts from DG_VK_PIPELINE_STATS=1):
-//      128x256, 16 subgroups of 64x32 with 16x16 B fragments, BK 32,
-//        NBUF 1 (gemmk_f16): 514 / 3973 us, 267 / 277 TFLOP/s, 128
-//        registers, with the row-staged epilogue (below; 535 / 4040
-//        before it); the same with 16x8 B fragments 537 / 4062; 16
-//        subgroups of 32x64 with 16x8 B 553 / 4140 (it was 218 / 250
-//        TFLOP/s before the epilogue stored four outputs at once:
-//        store_out4; it runs while no other workgroup shares the
-//        multiprocessor, so its time is not hidden);
-//      tried on that kernel and slower at 4096^3: 256x128 tiles 580-587
-//        us; BK 48 (43 KiB) 688-707; BK 16 with two buffers 826-830; two
-//        register sets (each tile loaded two steps ahead) 639-672; the
-//        next loads issued right after the shared stores 638; A double-
-//        buffered (its store before the first barrier) 709-716; m16n8k8
-//        fragments from unpadded chunk-major tiles, two buffers, 1053;
-//        fragments loaded straight from global memory (no shared
-//        memory, no barriers) 2547; restrict on the inputs 535-537, no
-//        change; whole tiles' fragments converted to f16 and stored
-//        straight to y (no staging; 32x64 subgroups) 573 against 553;
-//        persistent (one workgroup per multiprocessor walking the tiles,
-//        each tile's first loads issued before the previous epilogue;
-//        branch vk-persist) 805 against 534;
-//      its epilogue (branch vk-tune2, one run each, against 531-534):
-//        one fragment at a time with 16-byte stores 519-520; the NF
-//        fragments of a row band staged together, rows unpadded 523,
-//        padded by 1 uvec4 516 (taken), by 2 or 4 519-520;
-//      and in the same runs, slower or no change: [[dont_unroll]] on the
-//        K loop 580; A chunks stored 8 rows per store phase (no bank
-//        conflicts) 626; subgroups laid out m-fastest 534; grouped tile
-//        order (bands of 8 or 16 rows) 539; 128x128 tiles of 8 of these
-//        subgroups (the driver took 170 registers, so still one
-//        workgroup per multiprocessor) 787;
-//      128x256, 8 subgroups of 64x64, BK 32, NBUF 1: 209 / 243 at 255
-//        with the old epilogue (606 / 4379 us, 227 / 251, with
-//        store_out4);
-//      128x128, 8 subgroups of 32x64, BK 64, NBUF 1: 195 / 225 at 197;
-//      the same with BK 32: 167 / 174 at 170 (store_out4 epilogue; two
-//        workgroups per multiprocessor would need 128);
-//      64x64 tiles, or no prefetch (NBUF 0) at 128x128 and up: 105-200;
-//      any layout the driver compiled at 255 registers with BK 16 or
-//      NBUF 2: 130-150.
-//    The 128x128 / BK 64 kernel without its global loads took 3.6 ms at
-//    8192^3 and 3.0 without the shared stores as well; grouped tile order
-//    (bands of 4-16 rows) gained nothing.
-//  - Convs through KHR, ResNet-50's 3x3 layers at batch 32 (64@56,
-//    128@28, 256@14, 512@7), TFLOP/s: 64x64 tiles of 4 subgroups with no
-//    prefetch (NBUF 0, 128 registers, so four workgroups per
-//    multiprocessor; convk_f16) 65 / 81 / 92 / 67; the same tiles with
-//    prefetch (NBUF 2) 50 / 62 / 55 / 56; 128x128 of 8 subgroups with
-//    prefetch 41 / 72 / 82 / 48; 128x64 without 51 / 80 / 93 / 76; 64x64
-//    subgroup tiles (255 registers) 13-45. The gather's (c, kh, kw) is
-//    stepped with carries rather than divided per K-step: 1.3-1.4x.
-//    Deferring the gather's bounds selects and packing past the MMAs
-//    (unconditional loads, so nothing waits on them before the MMAs) did
-//    not rescue prefetching: 64x64 with NBUF 2 / 1 ran 154 / 134 us at
-//    64@56 against 110 for NBUF 0, and lost at every other layer. A
-//    gather with consecutive lanes on consecutive pixels and 8 k per lane
-//    (coalesced loads, one uvec4 store) was 1.2x slower than the one
-//    below, 8 pixels per lane.
-//    All of the above are the implicit gather (DG_VK_CONV_GATHER=implicit)
-//    with the old one-output-at-a-time epilogue. Since: the blocked copies
-//    (-DCBLK, cblock.comp) and store_out4, 82.6 / 56.6 / 63.6 / 72.6 us
-//    (90 / 131 / 116 / 102 TFLOP/s), the blocking pass included (about
-//    12 / 7 / 6 / 7 us of it with the weights blocked on every run). With
-//    the blocked copies but the old epilogue the main kernel alone took
-//    106 / 91 / 69 / 82 us: the per-output division and 2-byte stores
-//    were a quarter of 64@56's time. Tiles for the blocked copies: see
-//    vk_ops.c cblock_kernel. The blocked convs with 16x16 B fragments
-//    (as gemmk_f16; branch vk-tune2, two runs each) ran 83.9-84.7 /
-//    57.2-58.7 / 62.4-62.5 / 73.7-73.8 us against 83.0-83.7 / 56.1-56.3 /
-//    63.5-63.6 / 72.7, so they keep 16x8.
-//  - Workgroup-scope matrices (GL_NV_cooperative_matrix2) ran 1.5-2.3x
-//    slower at every tile from 128x128 to 256x256 (earlier measurement).
-// Figures recorded before the first node's timestamp moved after the
-// input upload (vk_segment.c) included that copy and are not comparable.
+// Tiles, prefetch depth, fragment shapes, epilogues and gathers were
+// chosen by measurement on the H200: the tables are in
+// docs/performance.md, "Vulkan f16 cooperative-matrix kernels".
 // Selected by vk_ops.c only where the device reports the extension and
 // the shape; glslang emits the Vulkan memory model for it (enabled with
 // the extension in vk_device.c). The tile macros are build-time choices
@@ -189,7 +111,7 @@ layout(set = 0, binding = 1) readonly buffer In1v { uvec4 in1v[]; };
 // 0: no prefetch, each step loads, stores and waits before its MMAs. 0
 // holds no tile in registers across the MMAs, so small tiles stay at 128
 // registers and four workgroups share a multiprocessor, whose latency
-// hiding beat the prefetch for every conv measured (see the top).
+// hiding beat the prefetch for every conv measured (docs/performance.md).
 #ifndef NBUF
 #define NBUF 2
 #endif

@@ -10,7 +10,7 @@
 // of the node's time.
 // Why a pass of its own: the implicit gather inside the GEMM redoes the
 // address arithmetic for every M-tile and competes with the MMAs for
-// issue slots (gemm_coop.comp, measurements at the top).
+// issue slots (docs/performance.md, "Conv tiles and gathers").
 // Bindings: 0 = x, 3 = B (the node's scratch region); push constants the
 // conv's (vk_ops.c setup_conv), so both dispatches share them. Grid:
 // x * y workgroups stride over the rows of group z.
