@@ -4,7 +4,9 @@
 # random inputs and verifies every node against the reference; the Q/DQ
 # seed must come out folded into an int8 convolution. Every tool and
 # example prints its help with --help and refuses a bad argument with exit
-# status 2 and one line naming it.
+# status 2 and one line naming it. A tool the build left out (dg-run
+# without ONNX import, the NPU tools with -Dnpu=disabled; see meson's
+# summary) is one "skipped:" line.
 # Usage: tests/tools_test.sh BUILD_DIR
 # For a cross build, MESON_EXE_WRAPPER names the emulator that runs its
 # programs (as meson test sets it; tests/aarch64/run.sh).
@@ -52,37 +54,41 @@ check $? "dg-info --json lists the CPU device"
 helps "$b/tools/dg-info" --json --help
 refuses "refuses an unknown option" "unknown option '--jsn'" "$b/tools/dg-info" --jsn
 refuses "refuses an operand" "unexpected argument '0'" "$b/tools/dg-info" 0
-for m in tests/fuzz/corpus/*.onnx; do
-  out=$($ew "$b/tools/dg-run" "$m" --random --verify --plan --repeat 1 2>&1)
-  echo "$out" | grep -q "^verify: ok"
-  check $? "dg-run $(basename "$m"): imported, ran, verified"
-  if [ "$(basename "$m")" = qdq.onnx ]; then
-    echo "$out" | grep -q "qconv2d"
-    check $? "dg-run qdq.onnx: DequantizeLinear-Conv-Relu-QuantizeLinear folded into qconv2d"
-  fi
-done
-$ew "$b/tools/dg-run" tests/fuzz/corpus/conv.onnx >/dev/null 2>&1
-[ $? -ne 0 ]
-check $? "dg-run refuses to run without inputs (no --input, no --random)"
-printf 'garbage' > "${TMPDIR:-/tmp}/dg-bad.onnx"
-out=$($ew "$b/tools/dg-run" "${TMPDIR:-/tmp}/dg-bad.onnx" --random 2>&1)
-echo "$out" | grep -q "not a valid ONNX model"
-check $? "dg-run on a corrupt file reports it"
-r=$b/tools/dg-run
-m=tests/fuzz/corpus/conv.onnx
-helps "$r" MODEL.onnx --input --random --device --kinds --strict --plan --dot \
-  --verify --repeat --symbolic --freeze --help
-refuses "refuses a non-numeric --device" "--device got 'abc'; valid: 0 (cpu: " "$r" $m --random --device abc
-refuses "refuses an out-of-range --device" "--device got '99'; valid: 0 (cpu: " "$r" $m --random --device 0 --device 99
-refuses "refuses an unknown kind" "--kinds got 'gpu'; valid: a comma-separated list of cpu,vulkan,opencl,npu" "$r" $m --random --kinds gpu
-refuses "refuses an unknown kind in a list" "--kinds got 'gpu' in 'cpu,gpu'" "$r" $m --random --kinds cpu,gpu
-refuses "refuses --repeat 0" "--repeat got '0'; valid: an integer >= 1" "$r" $m --random --repeat 0
-refuses "refuses a non-numeric --symbolic" "--symbolic got '2x'" "$r" $m --random --symbolic 2x
-refuses "refuses an --input without NAME=" "--input got 'x.npy'; valid: NAME=FILE" "$r" $m --input x.npy
-refuses "refuses a --kinds without a value" "--kinds needs a value" "$r" $m --random --kinds
-refuses "refuses an unknown option" "unknown option '--fast'" "$r" $m --random --fast
-refuses "refuses a second model" "unexpected argument 'b.onnx'" "$r" $m b.onnx --random
-refuses "refuses to run without a model" "no MODEL.onnx given" "$r" --random
+if [ ! -x "$b/tools/dg-run" ]; then
+  echo "skipped: dg-run is not in this build (no ONNX import: -Donnx=disabled, or protobuf-c, protoc-c or onnx.proto missing)"
+else
+  for m in tests/fuzz/corpus/*.onnx; do
+    out=$($ew "$b/tools/dg-run" "$m" --random --verify --plan --repeat 1 2>&1)
+    echo "$out" | grep -q "^verify: ok"
+    check $? "dg-run $(basename "$m"): imported, ran, verified"
+    if [ "$(basename "$m")" = qdq.onnx ]; then
+      echo "$out" | grep -q "qconv2d"
+      check $? "dg-run qdq.onnx: DequantizeLinear-Conv-Relu-QuantizeLinear folded into qconv2d"
+    fi
+  done
+  $ew "$b/tools/dg-run" tests/fuzz/corpus/conv.onnx >/dev/null 2>&1
+  [ $? -ne 0 ]
+  check $? "dg-run refuses to run without inputs (no --input, no --random)"
+  printf 'garbage' > "${TMPDIR:-/tmp}/dg-bad.onnx"
+  out=$($ew "$b/tools/dg-run" "${TMPDIR:-/tmp}/dg-bad.onnx" --random 2>&1)
+  echo "$out" | grep -q "not a valid ONNX model"
+  check $? "dg-run on a corrupt file reports it"
+  r=$b/tools/dg-run
+  m=tests/fuzz/corpus/conv.onnx
+  helps "$r" MODEL.onnx --input --random --device --kinds --strict --plan --dot \
+    --verify --repeat --symbolic --freeze --help
+  refuses "refuses a non-numeric --device" "--device got 'abc'; valid: 0 (cpu: " "$r" $m --random --device abc
+  refuses "refuses an out-of-range --device" "--device got '99'; valid: 0 (cpu: " "$r" $m --random --device 0 --device 99
+  refuses "refuses an unknown kind" "--kinds got 'gpu'; valid: a comma-separated list of cpu,vulkan,opencl,npu" "$r" $m --random --kinds gpu
+  refuses "refuses an unknown kind in a list" "--kinds got 'gpu' in 'cpu,gpu'" "$r" $m --random --kinds cpu,gpu
+  refuses "refuses --repeat 0" "--repeat got '0'; valid: an integer >= 1" "$r" $m --random --repeat 0
+  refuses "refuses a non-numeric --symbolic" "--symbolic got '2x'" "$r" $m --random --symbolic 2x
+  refuses "refuses an --input without NAME=" "--input got 'x.npy'; valid: NAME=FILE" "$r" $m --input x.npy
+  refuses "refuses a --kinds without a value" "--kinds needs a value" "$r" $m --random --kinds
+  refuses "refuses an unknown option" "unknown option '--fast'" "$r" $m --random --fast
+  refuses "refuses a second model" "unexpected argument 'b.onnx'" "$r" $m b.onnx --random
+  refuses "refuses to run without a model" "no MODEL.onnx given" "$r" --random
+fi
 out=$($ew "$b/tools/dg-bench" --gpu-peak 67 2>&1)
 [ $? -eq 2 ] && echo "$out" | grep -q "two positive TFLOP/s figures"
 check $? "dg-bench refuses a --gpu-peak without the fp16 figure"
@@ -98,14 +104,18 @@ refuses "refuses an unknown --only bench" "--only got 'gemm' in 'sgemm,gemm'; va
 refuses "refuses --only without --gpu" "--only applies to the GPU suite only" "$g" --only sgemm
 refuses "refuses a --json without a value" "--json needs a value" "$g" --quick --json
 refuses "refuses an unknown option" "unknown option '--fast'" "$g" --fast
-n=$b/tools/npu-hw-check
-helps "$n" --out --replay --help
-refuses "refuses an --out without a value" "--out needs a value: DIR" "$n" --out
-refuses "refuses --out with --replay" "--out and --replay exclude each other" "$n" --out a --replay b
-refuses "refuses an unknown option" "unknown option '--board'" "$n" --board
-n=$b/tools/npu-report
-helps "$n" --help
-refuses "refuses an unknown option" "unknown option '--json'" "$n" --json
+if [ ! -x "$b/tools/npu-hw-check" ]; then
+  echo "skipped: npu-hw-check and npu-report are not in this build (no NPU target: -Dnpu=disabled)"
+else
+  n=$b/tools/npu-hw-check
+  helps "$n" --out --replay --help
+  refuses "refuses an --out without a value" "--out needs a value: DIR" "$n" --out
+  refuses "refuses --out with --replay" "--out and --replay exclude each other" "$n" --out a --replay b
+  refuses "refuses an unknown option" "unknown option '--board'" "$n" --board
+  n=$b/tools/npu-report
+  helps "$n" --help
+  refuses "refuses an unknown option" "unknown option '--json'" "$n" --json
+fi
 
 # The examples' arguments (examples_test.sh runs them). Everything here is
 # refused before LeNet classifies a single image.

@@ -1,9 +1,14 @@
-/* Built when protobuf-c or onnx.proto is missing: the ONNX entry points
- * exist and say why they cannot work. */
+/* Built when ONNX import is not (-Donnx=disabled, or protobuf-c, protoc-c
+ * or onnx.proto missing): the ONNX entry points exist and say why they
+ * cannot work. src/onnx/meson.build passes the reason as DG_ONNX_WHY. */
 #include "graph.h"
 
 #include <stdio.h>
 #include <string.h>
+
+#ifndef DG_ONNX_WHY
+#define DG_ONNX_WHY "protobuf-c, protoc-c or onnx.proto missing"
+#endif
 
 static dg_status unavailable(dg_graph **out, dg_diagnostic *diag) {
   if (out)
@@ -14,7 +19,7 @@ static dg_status unavailable(dg_graph **out, dg_diagnostic *diag) {
     diag->node_index = -1;
     snprintf(diag->message, sizeof diag->message,
              "onnx: this build of directgraph has no ONNX support "
-             "(protobuf-c, protobuf-c-compiler and libonnx-dev were missing)");
+             "(" DG_ONNX_WHY ")");
   }
   return DG_ERROR_UNSUPPORTED;
 }

@@ -1,7 +1,8 @@
 /* The targets compiled into this library, in the order devices are listed
  * (the CPU first: it is always present). The GPU and NPU targets are built
- * only when their dependencies are found; their folder's meson.build then
- * defines DG_TARGET_<NAME> (see meson.build). */
+ * only when their option allows it (-Dvulkan, -Dopencl, -Dnpu) and their
+ * dependencies are found; their folder's meson.build then defines
+ * DG_TARGET_<NAME> (see meson.build). */
 #include "target.h"
 
 #include <stdlib.h>
