@@ -126,7 +126,7 @@ fi
 
 # ---- tests ----
 if [ "$built" -eq 1 ]; then
-  for t in test_builder test_reference test_session test_cpu_kernels \
+  for t in test_builder test_op_table test_reference test_session test_cpu_kernels \
     test_differential test_int8_golden test_threads test_oom test_tvm_ffi; do
     if [ -x "$b/tests/$t" ]; then
       run "cpu-only:$t" "$b/tests/$t"

@@ -6,13 +6,15 @@
 #   tsan        the thread stress test under ThreadSanitizer
 #   aarch64     cross-built for the RK3588's CPU, run under qemu-user
 #               (tests/aarch64/run.sh)
+#   cpu-only    every optional target and ONNX import disabled
+#               (tests/cpu_only.sh)
 # Each test program prints one line per case, counted by tests/harness.sh.
 # Ends with the line "N passed, N failed". DG_TEST_SECTIONS="release asan"
 # runs only those sections.
 set -u
 cd "$(dirname "$0")/.."
 tools/setup-debian.sh --test || { echo "0 passed, 1 failed"; exit 1; }
-sections=${DG_TEST_SECTIONS:-release asan tsan aarch64}
+sections=${DG_TEST_SECTIONS:-release asan tsan aarch64 cpu-only}
 want() { case " $sections " in *" $1 "*) return 0 ;; esac; return 1; }
 
 log=$(mktemp -d)
@@ -131,6 +133,11 @@ if want aarch64; then
   run_timeout=2400 # its own programs have their own timeouts
   run "aarch64" tests/aarch64/run.sh
   unset run_timeout
+fi
+
+# CPU only: the build without every optional part (its own build dir).
+if want cpu-only; then
+  run "cpu-only" tests/cpu_only.sh
 fi
 
 rm -rf "$log"
