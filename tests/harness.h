@@ -31,33 +31,7 @@ static __attribute__((unused)) void t_skip(const char *why) {
   fflush(stdout);
 }
 
-/* Under AddressSanitizer the leak check runs here, at the end of main,
- * rather than from exit: there LeakSanitizer's stop-the-world tracer can
- * meet driver threads (PoCL's, lavapipe's) being torn down and crash
- * ("Tracer caught signal 11"), seen on a loaded machine. The check is the
- * same; it only runs while every thread is still in a steady state. */
-#if defined(__SANITIZE_ADDRESS__)
-#define T_HAVE_LSAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(leak_sanitizer)
-#define T_HAVE_LSAN 1
-#endif
-#endif
-#ifdef T_HAVE_LSAN
-#include <sanitizer/lsan_interface.h>
-#endif
-
-static __attribute__((unused)) void t_leak_check(void) {
-#ifdef T_HAVE_LSAN
-  fflush(stdout);
-  __lsan_do_leak_check();
-#endif
-}
-
-static __attribute__((unused)) int t_exit(void) {
-  t_leak_check();
-  return t_failures ? 1 : 0;
-}
+static __attribute__((unused)) int t_exit(void) { return t_failures ? 1 : 0; }
 
 /* Deterministic xorshift random numbers (tests must be reproducible). */
 static __attribute__((unused)) unsigned long long t_rng = 0x9e3779b97f4a7c15ull;

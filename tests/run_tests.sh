@@ -96,7 +96,14 @@ if ! want asan; then
   :
 elif build build-asan --buildtype=debug -Db_sanitize=address,undefined \
   -Db_lundef=false; then
-  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+  # intercept_tls_get_addr=0: GCC 12's LeakSanitizer records a bogus
+  # dynamic-TLS block for a module PoCL loads and unloads (verbosity=1
+  # shows "DTLS 6 at 0x1e6a-0x1800002f6c") and its stop-the-world tracer
+  # then dies reading it ("Tracer caught signal 11"), in about two of
+  # three runs of test_opencl. Without the interception dynamic TLS is
+  # not scanned for pointers: that can only add leak reports, never
+  # hide one.
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:intercept_tls_get_addr=0
   export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
   DG_NPU_DEVICE=sim plant "asan:plant" "" build-asan/tests/sanitizer_plant none
   plant "asan:plant" "LeakSanitizer: detected memory leaks" build-asan/tests/sanitizer_plant leak

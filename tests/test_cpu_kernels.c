@@ -6,7 +6,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "conv_f32.h"
 #include "cpu_kernels.h"
-#include "harness.h"
 
 #include <math.h>
 #include <stdatomic.h>
@@ -701,6 +700,5 @@ int main(void) {
   dg_cpu_simd_force(NULL);
   test_pack_level_mismatch();
   printf("# %d failure(s)\n", failures);
-  t_leak_check(); /* harness.h: before exit, not from it */
   return failures ? 1 : 0;
 }

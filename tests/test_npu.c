@@ -3,7 +3,6 @@
  * data captured on RK3588 hardware (docs/npu.md, "Golden data": what they
  * are and where main() looks for them) and against the int8 numerics
  * contract. One line per check. */
-#include "harness.h"
 #include "test_npu_f16.h"
 #include "test_npu_target.h"
 #include "test_npu_tflite.h"
@@ -626,6 +625,5 @@ int main(void) {
   npu_target_tests(check);
   npu_lenet_tests(check);
   npu_pool_tests(check);
-  t_leak_check(); /* harness.h: before exit, not from it */
   return failures ? 1 : 0;
 }
