@@ -5,11 +5,14 @@
  *   ops.def line lists (every builder, every parameter set non-zero);
  * - every device's info.ops names only ops the table knows, and an op a
  *   device does not list is declined there with a reason, not a failed
- *   compile. */
+ *   compile;
+ * - the kinds of device (src/target/kinds.def): one bit and one name
+ *   each, and the targets built in are kinds of the table, CPU first. */
 #include "graph.h"
 #include "graph/internal.h"
 #include "harness.h"
 #include "ops/ops.h"
+#include "target/target.h"
 
 #include <ctype.h>
 #include <string.h>
@@ -272,6 +275,37 @@ static void devices_declare(void) {
   }
 }
 
+static void kinds_and_targets(void) {
+  unsigned all = dg_device_kinds_all();
+  int bad = 0, n = 0;
+  for (unsigned bit = 1; bit && bit <= all; bit <<= 1) {
+    if (!(all & bit))
+      continue;
+    n++;
+    const char *name = dg_device_kind_name((dg_device_kind)bit);
+    bad += !strcmp(name, "?") ||
+           dg_device_kind_from_name(name) != (dg_device_kind)bit ||
+           !strcmp(dg_device_kind_colour((dg_device_kind)bit), "white");
+  }
+  CHECK(all && !bad && (all & DG_DEVICE_CPU),
+        "kinds.def: %d kinds (mask 0x%x), each with a name that maps back "
+        "and a colour (%d bad)",
+        n, all, bad);
+  CHECK(!strcmp(dg_device_kind_name((dg_device_kind)(all + 1)), "?") &&
+            dg_device_kind_from_name("gpu") == 0 &&
+            dg_device_kind_from_name(NULL) == 0,
+        "an unknown kind is named '?', an unknown name has no kind");
+  int targets = 0, wrong = 0;
+  for (const dg_target *t; (t = dg_target_get(targets)); targets++)
+    wrong += !(t->kind & all) ||
+             strcmp(t->name, dg_device_kind_name(t->kind)) ||
+             (targets == 0 && t->kind != DG_DEVICE_CPU);
+  CHECK(targets >= 1 && !wrong,
+        "%d targets built in, the CPU first, each a kind of kinds.def named "
+        "as its kind (%d wrong)",
+        targets, wrong);
+}
+
 int main(void) {
   setenv("DG_NPU_DEVICE", "sim", 0);
   dg_context_options o = {.disable_cache = 1};
@@ -280,6 +314,7 @@ int main(void) {
     return t_exit();
   }
   names_and_entries();
+  kinds_and_targets();
   params_as_declared();
   devices_declare();
   dg_context_destroy(ctx);

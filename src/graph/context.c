@@ -43,16 +43,6 @@ size_t dg_dtype_size(dg_dtype t) {
   }
 }
 
-const char *dg_device_kind_name(dg_device_kind k) {
-  switch (k) {
-  case DG_DEVICE_CPU: return "cpu";
-  case DG_DEVICE_VULKAN: return "vulkan";
-  case DG_DEVICE_OPENCL: return "opencl";
-  case DG_DEVICE_NPU: return "npu";
-  }
-  return "?";
-}
-
 void dg_strlcpy(char *dst, const char *src, size_t size) {
   if (!size)
     return;
@@ -136,13 +126,10 @@ dg_status dg_context_create(const dg_context_options *options,
   if (options)
     o = *options;
   if (o.log_level < DG_LOG_NONE || o.log_level > DG_LOG_DEBUG ||
-      o.cpu_threads < 0 ||
-      (o.device_kinds & ~(unsigned)(DG_DEVICE_CPU | DG_DEVICE_VULKAN |
-                                    DG_DEVICE_OPENCL | DG_DEVICE_NPU)))
+      o.cpu_threads < 0 || (o.device_kinds & ~dg_device_kinds_all()))
     return DG_ERROR_INVALID_ARGUMENT;
   if (!o.device_kinds)
-    o.device_kinds = DG_DEVICE_CPU | DG_DEVICE_VULKAN | DG_DEVICE_OPENCL |
-                     DG_DEVICE_NPU;
+    o.device_kinds = dg_device_kinds_all();
   o.device_kinds |= DG_DEVICE_CPU; /* always present: the fallback */
 
   dg_context *ctx = calloc(1, sizeof *ctx);

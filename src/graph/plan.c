@@ -15,16 +15,6 @@ dg_status dg_plan_get_node(const dg_plan *p, int i, dg_plan_node *out) {
   return DG_OK;
 }
 
-static const char *kind_colour(dg_device_kind k) {
-  switch (k) {
-  case DG_DEVICE_CPU: return "lightblue";
-  case DG_DEVICE_VULKAN: return "salmon";
-  case DG_DEVICE_OPENCL: return "palegreen";
-  case DG_DEVICE_NPU: return "gold";
-  }
-  return "white";
-}
-
 static const char *reason_word(dg_placement_reason r) {
   switch (r) {
   case DG_REASON_ONLY_DEVICE: return "only";
@@ -92,7 +82,7 @@ dg_status dg_plan_write(const dg_plan *p, dg_plan_format format, FILE *out) {
       fputc(*c == '"' || *c == '\\' ? '_' : *c, out);
     fprintf(out, "\\n%s\\n%s:%d %.1fus\", fillcolor=%s];\n", dg_op_name(n->op),
             dg_device_kind_name(n->device_kind), n->device_index,
-            n->estimated_us, kind_colour(n->device_kind));
+            n->estimated_us, dg_device_kind_colour(n->device_kind));
   }
   for (int i = 0; p->ir && i < p->node_count; i++) {
     const dg_node *n = &p->ir->nodes[i];

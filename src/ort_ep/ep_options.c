@@ -11,6 +11,8 @@
  * directgraph's diagnostic, instead of silently running elsewhere. */
 #include "ep_internal.h"
 
+#include "../target/target.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,16 +62,12 @@ static bool each_item(const char *list, bool (*item)(const char *, void *),
   return true;
 }
 
+/* Kind names are the library's own (src/target/kinds.def). */
 static bool kind_item(const char *w, void *user) {
-  static const struct { const char *name; unsigned bit; } kinds[] = {
-      {"cpu", DG_DEVICE_CPU}, {"vulkan", DG_DEVICE_VULKAN},
-      {"opencl", DG_DEVICE_OPENCL}, {"npu", DG_DEVICE_NPU}};
-  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-    if (!strcmp(w, kinds[i].name)) {
-      *(unsigned *)user |= kinds[i].bit;
-      return true;
-    }
-  return false;
+  dg_device_kind k = dg_device_kind_from_name(w);
+  if (k)
+    *(unsigned *)user |= (unsigned)k;
+  return k != 0;
 }
 
 static bool device_item(const char *w, void *user) {
@@ -101,8 +99,15 @@ bool ep_options_read(const ep_ort *o, const OrtSessionOptions *so,
   }
   if ((v = get(o, so, "device_kinds", buf, sizeof buf)) &&
       !each_item(v, kind_item, &out->device_kinds)) {
-    snprintf(err, len, "device_kinds '%s': expected a comma list of cpu, "
-             "vulkan, opencl, npu", v);
+    char names[128] = "";
+    unsigned all = dg_device_kinds_all();
+    for (unsigned bit = 1; bit && bit <= all; bit <<= 1)
+      if (all & bit)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                 names[0] ? ", " : "",
+                 dg_device_kind_name((dg_device_kind)bit));
+    snprintf(err, len, "device_kinds '%s': expected a comma list of %s", v,
+             names);
     return false;
   }
   if ((v = get(o, so, "devices", buf, sizeof buf)) &&

@@ -88,6 +88,13 @@ typedef struct dg_target {
 /* The i-th target built into this library, or NULL past the last. */
 const dg_target *dg_target_get(int i);
 
+/* Every kind of device the library knows, built in or not (kinds.def):
+ * the mask of all of them, a kind's DOT colour ("white" if unknown), and
+ * the kind of a name (0 if unknown). dg_device_kind_name is graph.h's. */
+unsigned dg_device_kinds_all(void);
+const char *dg_device_kind_colour(dg_device_kind kind);
+dg_device_kind dg_device_kind_from_name(const char *name);
+
 extern const dg_target dg_target_cpu;
 
 #endif
