@@ -213,25 +213,13 @@ static int coop_tile(int64_t M, int64_t N, int64_t z) {
   return M <= 64 || tiles < 64 ? 64 : 128;
 }
 
-/* Output tile (rows x columns) of each 128x128-class kernel, as meson.build
- * compiles it. */
-static void tile_of(vk_shader sh, int *tm, int *tn) {
-  *tm = *tn = 128;
-  if (sh == SH_GEMMK_F16 || sh == SH_CONVIK_F16)
-    *tn = 256;
-  else if (sh == SH_CONVNK_F16)
-    *tm = 64;
-  else if (sh == SH_GEMMC64_F16 || sh == SH_CONVC64_F16 ||
-           sh == SH_GEMMK64_F16 || sh == SH_CONVK_F16 ||
-           sh == SH_CONVIK64_F16 || sh == SH_CONVNK64_F16 ||
-           sh == SH_CONVNK64D_F16)
-    *tm = *tn = 64;
-}
+/* The grid of a tiled kernel over an M x N output in z matrices, by the
+ * tile its module was built with (variants.def; the build checks it
+ * against the kernel's BM x BN). */
 static void tile_grid(vk_work *w, int64_t M, int64_t N, int64_t z) {
-  int tm, tn;
-  tile_of(w->shader, &tm, &tn);
-  w->groups[0] = (uint32_t)((N + tn - 1) / tn);
-  w->groups[1] = (uint32_t)((M + tm - 1) / tm);
+  const vk_variant *v = &dg_vk_variants[w->shader];
+  w->groups[0] = (uint32_t)((N + v->tile_n - 1) / v->tile_n);
+  w->groups[1] = (uint32_t)((M + v->tile_m - 1) / v->tile_m);
   w->groups[2] = (uint32_t)z;
 }
 /* The KHR GEMMs' 128x256 tiles where at least 64 of them fill the output,

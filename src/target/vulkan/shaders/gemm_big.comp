@@ -12,11 +12,11 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 layout(local_size_x = 256) in;
-#include "common.glsl"
-
+// The tile, before common.glsl, which checks it against variants.def.
 #define BM 128
 #define BN 128
 #define BK 8
+#include "common.glsl"
 
 layout(set = 0, binding = 0) readonly buffer In0 { float in0[]; };
 layout(set = 0, binding = 1) readonly buffer In1 { float in1[]; };
