@@ -17,6 +17,7 @@
 
 #include "../../graph/internal.h"
 #include "../target.h"
+#include "shaders/push_constants.h"
 #include "vulkan_target.h"
 
 #include <pthread.h>
@@ -28,6 +29,71 @@
  * constant range of VK_PUSH_BYTES (the minimum every device offers). */
 #define VK_BINDINGS 5
 #define VK_PUSH_BYTES 128
+
+/* The push-constant layouts, from the member lists the shaders declare
+ * their blocks with (shaders/push_constants.h): a struct per block, a
+ * union where kernels of one layout differ in their tail. */
+typedef struct vk_pc_q8 {
+  VK_PC_Q8
+} vk_pc_q8;
+typedef struct vk_pc_splitk {
+  VK_PC_SPLITK
+} vk_pc_splitk;
+typedef struct vk_pc_conv {
+  VK_PC_CONV
+  union {
+    vk_pc_q8 q8; /* gemm.comp, conv_direct.comp */
+    struct {
+      vk_pc_splitk splitk;
+      VK_PC_CBLK
+    } coop; /* coop_out.glsl (gemm_coop.comp, splitk.comp), cblock.comp */
+  };
+} vk_pc_conv;
+typedef struct vk_pc_gemm {
+  VK_PC_GEMM
+  union {
+    vk_pc_q8 q8;         /* gemm.comp, gemm_direct.comp */
+    vk_pc_splitk splitk; /* coop_out.glsl */
+  };
+} vk_pc_gemm;
+typedef struct vk_pc_pool {
+  VK_PC_POOL
+} vk_pc_pool;
+typedef struct vk_pc_gap {
+  VK_PC_GAP
+} vk_pc_gap;
+typedef struct vk_pc_softmax {
+  VK_PC_SOFTMAX
+} vk_pc_softmax;
+typedef struct vk_pc_eltwise {
+  VK_PC_ELTWISE
+} vk_pc_eltwise;
+typedef struct vk_pc_quantize {
+  VK_PC_QUANTIZE
+} vk_pc_quantize;
+typedef struct vk_pc_dequantize {
+  VK_PC_DEQUANTIZE
+} vk_pc_dequantize;
+/* A dispatch's push constants: the layout its setup fills, pushed as
+ * words (the whole VK_PUSH_BYTES range, unused words 0). */
+typedef union vk_push {
+  uint32_t words[VK_PUSH_BYTES / 4];
+  vk_pc_conv conv;
+  vk_pc_gemm gemm;
+  vk_pc_pool pool;
+  vk_pc_gap gap;
+  vk_pc_softmax softmax;
+  vk_pc_eltwise eltwise;
+  vk_pc_quantize quantize;
+  vk_pc_dequantize dequantize;
+} vk_push;
+/* std430 puts a block's int and float members 4 bytes apart in order;
+ * C does so too where both are 4 bytes. Every layout must fit the range
+ * the pipeline layout declares: a larger one makes the union larger. */
+_Static_assert(sizeof(int) == 4 && sizeof(float) == 4,
+               "push-constant members are 32-bit on the GPU");
+_Static_assert(sizeof(vk_push) == VK_PUSH_BYTES,
+               "a push-constant layout exceeds VK_PUSH_BYTES");
 
 /* The SPIR-V modules built into the library, SH_<ID> for each line of
  * variants.def (which meson.build builds the modules from). */
@@ -224,7 +290,7 @@ typedef struct vk_work {
   bool is_copy;
   vk_shader shader;
   uint32_t bind[VK_BINDINGS];
-  uint32_t push[VK_PUSH_BYTES / 4];
+  vk_push push;
   uint32_t push_bytes;
   uint32_t groups[3];
   uint32_t spec[4]; /* specialisation constants 0..spec_count-1 */

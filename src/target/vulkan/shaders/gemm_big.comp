@@ -25,23 +25,14 @@ layout(set = 0, binding = 1) readonly buffer In1v { vec4 in1v[]; };
 layout(set = 0, binding = 2) readonly buffer Bias { float bias[]; };
 layout(set = 0, binding = 3) writeonly buffer Out { float y[]; };
 
+#include "push_constants.h"
 #ifdef CONV
 layout(push_constant) uniform PC {
-  int N, C, H, W, O, OH, OW, KH, KW, G, CG, OG;
-  int sh, sw, dh, dw, pt, pl;
-  int has_bias;
-  float lo, hi;
+  VK_PC_CONV
 } pc;
 #else
 layout(push_constant) uniform PC {
-  int M, N, K;
-  int sam, sak, sbk, sbn;
-  int bias_mode;
-  int brank;
-  int bdim[4];
-  int astr[4];
-  int bstr[4];
-  float lo, hi;
+  VK_PC_GEMM
 } pc;
 #endif
 
