@@ -1,14 +1,16 @@
 /* The Vulkan target on every Vulkan device present (in CI: Mesa's
  * lavapipe), with the Khronos validation layer on and zero messages
- * accepted: device listing, a graph covering every op (f32, f16, int8)
- * checked by verify and against the CPU, one submit per run, per-node GPU
- * times, the pipeline cache on disk (reuse, corrupt and foreign files),
- * allocation-failure injection, and the placement rule. */
+ * accepted: the module table (on any machine, device or not), device
+ * listing, a graph covering every op (f32, f16, int8) checked by verify
+ * and against the CPU, one submit per run, per-node GPU times, the pipeline
+ * cache on disk (reuse, corrupt and foreign files), allocation-failure
+ * injection, and the placement rule. */
 #define _POSIX_C_SOURCE 200809L
 #include "graph.h"
 #include "graph/internal.h"
 #include "graph/session.h"
 #include "harness.h"
+#include "target/vulkan/vk_internal.h"
 #include "target/vulkan/vulkan_target.h"
 
 #include <math.h>
@@ -199,6 +201,69 @@ static int all_on(const dg_session *s, int dev) {
 }
 
 /* ---- tests ---- */
+
+/* Whether SPIR-V module code (words long) declares capability cap. */
+static int spirv_has_capability(const uint32_t *code, size_t words,
+                                uint32_t cap) {
+  for (size_t i = 5; i < words;) {
+    uint32_t n = code[i] >> 16, op = code[i] & 0xffff;
+    if (!n || i + n > words)
+      return 0;
+    if (op == 17 /* OpCapability */ && n == 2 && code[i + 1] == cap)
+      return 1;
+    i += n;
+  }
+  return 0;
+}
+
+/* The one-source property of variants.def, without a device: every enum
+ * entry names a module that was built and embedded, the translated ones
+ * (and only they) carry KHR cooperative matrices, and every
+ * cooperative-matrix module has the tile vk_ops.c sizes its grid by (the
+ * build checked its value against the kernel's). */
+static void test_variants(void) {
+  int missing = 0, dup = 0, khr_bad = 0, tile_bad = 0;
+  for (int i = 0; i < SH_COUNT_; i++) {
+    const vk_variant *v = &dg_vk_variants[i];
+    if (!v->name) {
+      CHECK(0, "variant %d has a name", i);
+      missing++;
+      continue;
+    }
+    for (int j = 0; j < i; j++)
+      if (dg_vk_variants[j].name && !strcmp(dg_vk_variants[j].name, v->name))
+        dup++;
+    size_t words = 0;
+    const uint32_t *code = dg_vk_spirv_find(v->name, &words);
+    if (!code || words < 5 || code[0] != 0x07230203u) {
+      CHECK(0, "%s: an embedded SPIR-V module", v->name);
+      missing++;
+      continue;
+    }
+    int khr = spirv_has_capability(code, words, 6022), /* ...MatrixKHR */
+        nv = spirv_has_capability(code, words, 5357);  /* ...MatrixNV */
+    if (khr != v->khr || (khr && nv)) {
+      CHECK(0, "%s: translated %d, KHR capability %d, NV %d", v->name, v->khr,
+            khr, nv);
+      khr_bad++;
+    }
+    if ((v->tile_m > 0) != (v->tile_n > 0) || v->tile_m < 0 || v->tile_n < 0 ||
+        ((khr || nv) && !v->tile_m)) {
+      CHECK(0, "%s: tile %d x %d", v->name, v->tile_m, v->tile_n);
+      tile_bad++;
+    }
+  }
+  CHECK(!missing, "every one of the %d variants has an embedded module",
+        SH_COUNT_);
+  CHECK(!dup, "variant names are unique");
+  CHECK(!khr_bad, "exactly the translated variants use KHR cooperative "
+                  "matrices");
+  CHECK(!tile_bad, "every cooperative-matrix variant has a tile");
+  CHECK(!strcmp(dg_vk_variants[SH_GEMMK_F16].name, "gemmk_f16") &&
+            dg_vk_variants[SH_GEMMK_F16].tile_m == 128 &&
+            dg_vk_variants[SH_GEMMK_F16].tile_n == 256,
+        "SH_GEMMK_F16 is gemmk_f16 with its 128x256 tile");
+}
 
 static void test_listing(dg_context *ctx, int dev) {
   dg_device_info info;
@@ -774,6 +839,7 @@ static void test_placement_in(dg_context *ctx, int dev) {
 
 int main(void) {
   t_seed(7);
+  test_variants();
   /* Validation is on unless the caller says DG_VULKAN_VALIDATION=0: on a
    * GPU machine whose layer predates VK_KHR_cooperative_matrix, that is
    * the way to test the KHR kernels, which the device turns off under

@@ -89,12 +89,11 @@ int dg_vk_supports(dg_device *dev, const dg_ir *ir, const dg_node *n, char *why,
   return 1;
 }
 
-/* ---- setup helpers ---- */
-
-static void push_i(vk_work *w, int i, int64_t v) {
-  w->push[i] = (uint32_t)(int32_t)v;
-}
-static void push_f(vk_work *w, int i, float v) { memcpy(&w->push[i], &v, 4); }
+/* ---- setup helpers ----
+ * Each setup fills the push-constant layout of its shaders (w->push, laid
+ * out by shaders/push_constants.h). Sizes and strides narrow to the
+ * shaders' 32-bit int as C converts them: supports() keeps every tensor
+ * below 2^31 elements. */
 
 /* A 1-D job of total invocations in workgroups of local, into grid (a
  * dispatch's or a pass's groups): a 2-D grid with at most 65535 groups
@@ -135,9 +134,8 @@ static bool q_params(vk_work *w, const dg_ir *ir, const dg_node *n,
   return true;
 }
 
-/* Push constants shared by the int8 GEMM and conv (the last five words of
- * both layouts, starting at word first). */
-static void q_push(vk_work *w, int first, const dg_ir *ir, const dg_node *n) {
+/* The int8 tail of the GEMM and conv layouts. */
+static void q_push(vk_pc_q8 *q, const dg_ir *ir, const dg_node *n) {
   const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]),
                        *wd = tdesc(ir, n->inputs[1]),
                        *yd = tdesc(ir, n->output);
@@ -146,13 +144,12 @@ static void q_push(vk_work *w, int first, const dg_ir *ir, const dg_node *n) {
   int32_t clo, chi;
   dg_requant_clamp(n->p.activation, yd->quant.scale, yd->quant.zero_point,
                    (int32_t)lo, (int32_t)hi, &clo, &chi);
-  push_i(w, first, xd->quant.zero_point);
-  push_i(w, first + 1,
-         (xd->dtype == DG_DTYPE_I8) | (wd->dtype == DG_DTYPE_I8) << 1 |
-             (yd->dtype == DG_DTYPE_I8) << 2);
-  push_i(w, first + 2, yd->quant.zero_point);
-  push_i(w, first + 3, clo);
-  push_i(w, first + 4, chi);
+  q->xz = xd->quant.zero_point;
+  q->flags = (xd->dtype == DG_DTYPE_I8) | (wd->dtype == DG_DTYPE_I8) << 1 |
+             (yd->dtype == DG_DTYPE_I8) << 2;
+  q->yz = yd->quant.zero_point;
+  q->clo = clo;
+  q->chi = chi;
 }
 
 /* Tiled (shared memory) or direct kernels. CPU-type devices always take
@@ -213,25 +210,13 @@ static int coop_tile(int64_t M, int64_t N, int64_t z) {
   return M <= 64 || tiles < 64 ? 64 : 128;
 }
 
-/* Output tile (rows x columns) of each 128x128-class kernel, as meson.build
- * compiles it. */
-static void tile_of(vk_shader sh, int *tm, int *tn) {
-  *tm = *tn = 128;
-  if (sh == SH_GEMMK_F16 || sh == SH_CONVIK_F16)
-    *tn = 256;
-  else if (sh == SH_CONVNK_F16)
-    *tm = 64;
-  else if (sh == SH_GEMMC64_F16 || sh == SH_CONVC64_F16 ||
-           sh == SH_GEMMK64_F16 || sh == SH_CONVK_F16 ||
-           sh == SH_CONVIK64_F16 || sh == SH_CONVNK64_F16 ||
-           sh == SH_CONVNK64D_F16)
-    *tm = *tn = 64;
-}
+/* The grid of a tiled kernel over an M x N output in z matrices, by the
+ * tile its module was built with (variants.def; the build checks it
+ * against the kernel's BM x BN). */
 static void tile_grid(vk_work *w, int64_t M, int64_t N, int64_t z) {
-  int tm, tn;
-  tile_of(w->shader, &tm, &tn);
-  w->groups[0] = (uint32_t)((N + tn - 1) / tn);
-  w->groups[1] = (uint32_t)((M + tm - 1) / tm);
+  const vk_variant *v = &dg_vk_variants[w->shader];
+  w->groups[0] = (uint32_t)((N + v->tile_n - 1) / v->tile_n);
+  w->groups[1] = (uint32_t)((M + v->tile_m - 1) / v->tile_m);
   w->groups[2] = (uint32_t)z;
 }
 /* The KHR GEMMs' 128x256 tiles where at least 64 of them fill the output,
@@ -284,7 +269,8 @@ static int64_t resident64(const vk_device *vd) {
  * as keep the workgroups within one wave (resident64), within
  * scratch_limit. Not after the blocked copies unless forced: there it
  * lost (H200 figures: docs/performance.md, "Tile and path choices"). M x N
- * outputs in z matrices, K deep; conv: the conv's push layout. */
+ * outputs in z matrices, K deep; conv: the conv's push layout (else the
+ * GEMM's). */
 static void splitk_work(const vk_device *vd, vk_work *w, bool conv, int64_t M,
                         int64_t N, int64_t K, int64_t z) {
   int64_t tiles = (int64_t)w->groups[0] * w->groups[1] * w->groups[2];
@@ -302,8 +288,9 @@ static void splitk_work(const vk_device *vd, vk_work *w, bool conv, int64_t M,
       base / 4 + ks * z * M * N > INT32_MAX ||
       w->groups[2] * ks > vd->props.limits.maxComputeWorkGroupCount[2])
     return;
-  push_i(w, conv ? 21 : 23, ks);
-  push_i(w, conv ? 22 : 24, (int64_t)(base / 4));
+  vk_pc_splitk *sk = conv ? &w->push.conv.coop.splitk : &w->push.gemm.splitk;
+  sk->ksplit = (int)ks;
+  sk->pbase = (int)(base / 4);
   w->groups[2] *= (uint32_t)ks;
   w->bind[4] = VK_BIND_SCRATCH;
   w->scratch_bytes = bytes;
@@ -373,7 +360,7 @@ static vk_shader cblock_kernel(const vk_device *vd, int64_t OG, int64_t NP,
  * gathering B from them one 16-byte load per 8 channels (convnk*). The
  * default wherever the copies fit the scratch limit. Constant weights
  * (wconst, f16 [G*OG][CG][KH][KW]) are blocked here once, into the node's
- * parameter blob, instead of on every run (push word 23, wblk, says
+ * parameter blob, instead of on every run (push constant wblk says
  * which): at ResNet-50's 512@7 they are three times the input. Then
  * split-K over the padded K where DG_VK_SPLITK forces it. x: N x (G*CG) x
  * H x W, NP = N*OH*OW outputs per channel. -1: out of host memory; 0: not
@@ -402,7 +389,7 @@ static int cblock_work(const vk_device *vd, vk_work *w, int64_t N, int64_t H,
     w->params_bytes = (size_t)wh * 2;
   }
   scratch_pre(w, SH_CBLOCK_F16, bytes, (halves / 8 + 255) / 256, 1);
-  push_i(w, 23, wblk);
+  w->push.conv.coop.wblk = wblk;
   w->bind[1] = wblk ? VK_BIND_SCRATCH : VK_BIND_PARAMS;
   w->shader = cblock_kernel(vd, OG, NP, G);
   w->spec[0] = 1; /* A, the blocked weights, loads as uvec4 */
@@ -420,18 +407,27 @@ static bool setup_conv(const vk_device *vd, vk_work *w, const dg_ir *ir,
   bool q = n->op == DG_OP_QCONV2D, f16 = xd->dtype == DG_DTYPE_F16;
   int64_t N = xd->dims[0], C = xd->dims[1], O = wd->dims[0], G = p->groups;
   int64_t CG = C / G, OG = O / G, OH = yd->dims[2], OW = yd->dims[3];
-  /* clang-format off */
-  int64_t v[19] = {N,  C,  xd->dims[2], xd->dims[3], O,  OH, OW,
-                   wd->dims[2], wd->dims[3], G, CG, OG,
-                   p->stride[0], p->stride[1], p->dilation[0], p->dilation[1],
-                   p->pads[0],   p->pads[1],   n->input_count > 2 && n->inputs[2]};
-  /* clang-format on */
-  for (int i = 0; i < 19; i++)
-    push_i(w, i, v[i]);
-  float lo, hi;
-  act_range(p->activation, &lo, &hi);
-  push_f(w, 19, lo);
-  push_f(w, 20, hi);
+  vk_pc_conv *pc = &w->push.conv;
+  *pc = (vk_pc_conv){.N = N,
+                     .C = C,
+                     .H = xd->dims[2],
+                     .W = xd->dims[3],
+                     .O = O,
+                     .OH = OH,
+                     .OW = OW,
+                     .KH = wd->dims[2],
+                     .KW = wd->dims[3],
+                     .G = G,
+                     .CG = CG,
+                     .OG = OG,
+                     .sh = p->stride[0],
+                     .sw = p->stride[1],
+                     .dh = p->dilation[0],
+                     .dw = p->dilation[1],
+                     .pt = p->pads[0],
+                     .pl = p->pads[1],
+                     .has_bias = n->input_count > 2 && n->inputs[2]};
+  act_range(p->activation, &pc->lo, &pc->hi);
   w->bind[0] = n->inputs[0];
   w->bind[1] = n->inputs[1];
   w->bind[2] = n->input_count > 2 ? n->inputs[2] : 0;
@@ -470,30 +466,28 @@ static bool setup_conv(const vk_device *vd, vk_work *w, const dg_ir *ir,
     w->groups[2] = (uint32_t)(N * G);
   }
   if (q) {
-    q_push(w, 21, ir, n);
+    q_push(&pc->q8, ir, n);
     return q_params(w, ir, n, O);
   }
   return true;
 }
 
-/* GEMM push layout: M N K sam sak sbk sbn bias_mode brank bdim[4] astr[4]
- * bstr[4] lo hi | xz flags yz clo chi. */
+/* The GEMM layout of one matrix product (no batch: brank 0). */
 static void gemm_push(vk_work *w, int64_t M, int64_t N, int64_t K, int64_t sam,
                       int64_t sak, int64_t sbk, int64_t sbn, int bias_mode,
                       dg_activation act) {
-  int64_t v[8] = {M, N, K, sam, sak, sbk, sbn, bias_mode};
-  for (int i = 0; i < 8; i++)
-    push_i(w, i, v[i]);
-  push_i(w, 8, 0);
-  for (int i = 0; i < 4; i++) {
-    push_i(w, 9 + i, 1);
-    push_i(w, 13 + i, 0);
-    push_i(w, 17 + i, 0);
-  }
-  float lo, hi;
-  act_range(act, &lo, &hi);
-  push_f(w, 21, lo);
-  push_f(w, 22, hi);
+  vk_pc_gemm *pc = &w->push.gemm;
+  *pc = (vk_pc_gemm){.M = M,
+                     .N = N,
+                     .K = K,
+                     .sam = sam,
+                     .sak = sak,
+                     .sbk = sbk,
+                     .sbn = sbn,
+                     .bias_mode = bias_mode,
+                     .brank = 0,
+                     .bdim = {1, 1, 1, 1}};
+  act_range(act, &pc->lo, &pc->hi);
 }
 
 /* Specialisation constant 0 of the 128x128 kernels: bit 0 A loads as vectors of
@@ -502,12 +496,13 @@ static void gemm_push(vk_work *w, int64_t M, int64_t N, int64_t K, int64_t sam,
  * and every batch offset multiples of vw (tensor bases are aligned to at
  * least 64 bytes by the memory plan). */
 static uint32_t big_flags(const vk_work *w, int vw) {
-  const int32_t *p = (const int32_t *)w->push;
-  int32_t N = p[1], K = p[2], sam = p[3], sak = p[4], sbk = p[5], sbn = p[6];
+  const vk_pc_gemm *p = &w->push.gemm;
+  int32_t N = p->N, K = p->K, sam = p->sam, sak = p->sak, sbk = p->sbk,
+          sbn = p->sbn;
   bool abat = true, bbat = true;
-  for (int d = 0; d < p[8]; d++) {
-    abat = abat && p[13 + d] % vw == 0;
-    bbat = bbat && p[17 + d] % vw == 0;
+  for (int d = 0; d < p->brank; d++) {
+    abat = abat && p->astr[d] % vw == 0;
+    bbat = bbat && p->bstr[d] % vw == 0;
   }
   bool bk = sbk == 1 && sbn != 1;
   bool av = sak == 1 && sam % vw == 0 && K % vw == 0 && abat;
@@ -520,7 +515,7 @@ static uint32_t big_flags(const vk_work *w, int vw) {
  * (after gemm_push: the 128x128 kernels read its strides). */
 static void gemm_kernel(const vk_device *vd, vk_work *w, bool q, bool f16,
                         int64_t M, int64_t N, int64_t batch) {
-  int64_t K = (int32_t)w->push[2];
+  int64_t K = w->push.gemm.K;
   bool coop = !q && f16 && use_coop_f16(vd, M, N, K, batch);
   bool big = !q && !f16 && use_big_f32(vd, M, N, K, batch);
   if (coop || big) {
@@ -557,7 +552,7 @@ static bool setup_fc(const vk_device *vd, vk_work *w, const dg_ir *ir,
   w->bind[3] = n->output;
   gemm_kernel(vd, w, q, xd->dtype == DG_DTYPE_F16, M, N, 1);
   if (q) {
-    q_push(w, 23, ir, n);
+    q_push(&w->push.gemm.q8, ir, n);
     return q_params(w, ir, n, N);
   }
   return true;
@@ -573,11 +568,12 @@ static bool setup_matmul(const vk_device *vd, vk_work *w, const dg_ir *ir,
   int64_t od[DG_MAX_RANK];
   dg_matmul_shape_get(ad, bd, &s, &r, od);
   gemm_push(w, s.M, s.N, s.K, s.K, 1, s.N, 1, 0, DG_ACTIVATION_NONE);
-  push_i(w, 8, s.batch_rank);
+  vk_pc_gemm *pc = &w->push.gemm;
+  pc->brank = s.batch_rank;
   for (int d = 0; d < s.batch_rank; d++) {
-    push_i(w, 9 + d, s.batch_dims[d]);
-    push_i(w, 13 + d, s.a_bstride[d] * s.M * s.K);
-    push_i(w, 17 + d, s.b_bstride[d] * s.K * s.N);
+    pc->bdim[d] = s.batch_dims[d];
+    pc->astr[d] = s.a_bstride[d] * s.M * s.K;
+    pc->bstr[d] = s.b_bstride[d] * s.K * s.N;
   }
   /* Bound before gemm_kernel: a split-K post-pass takes its output
    * binding from them. */
@@ -587,7 +583,7 @@ static bool setup_matmul(const vk_device *vd, vk_work *w, const dg_ir *ir,
   gemm_kernel(vd, w, q, ad->dtype == DG_DTYPE_F16, s.M, s.N, s.batch);
   if (q) {
     /* qmatmul has no activation: the clamp is the dtype's range. */
-    q_push(w, 23, ir, n);
+    q_push(&pc->q8, ir, n);
     return q_params(w, ir, n, s.N);
   }
   return true;
@@ -599,15 +595,22 @@ static bool setup_pool(const vk_device *vd, vk_work *w, const dg_ir *ir,
   const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]),
                        *yd = tdesc(ir, n->output);
   const dg_node_params *p = &n->p;
-  /* clang-format off */
-  int64_t v[16] = {xd->dims[0] * xd->dims[1], xd->dims[2], xd->dims[3],
-                   yd->dims[2], yd->dims[3], p->kernel[0], p->kernel[1],
-                   p->stride[0], p->stride[1], p->pads[0], p->pads[1],
-                   p->pads[2], p->pads[3], n->op == DG_OP_MAX_POOL2D,
-                   p->count_include_pad, xd->dtype == DG_DTYPE_I8};
-  /* clang-format on */
-  for (int i = 0; i < 16; i++)
-    push_i(w, i, v[i]);
+  w->push.pool = (vk_pc_pool){.NC = xd->dims[0] * xd->dims[1],
+                              .H = xd->dims[2],
+                              .W = xd->dims[3],
+                              .OH = yd->dims[2],
+                              .OW = yd->dims[3],
+                              .kh = p->kernel[0],
+                              .kw = p->kernel[1],
+                              .sh = p->stride[0],
+                              .sw = p->stride[1],
+                              .pt = p->pads[0],
+                              .pl = p->pads[1],
+                              .pb = p->pads[2],
+                              .pr = p->pads[3],
+                              .is_max = n->op == DG_OP_MAX_POOL2D,
+                              .count_include_pad = p->count_include_pad,
+                              .flags = xd->dtype == DG_DTYPE_I8};
   w->shader = xd->dtype == DG_DTYPE_F32   ? SH_POOL_F32
               : xd->dtype == DG_DTYPE_F16 ? SH_POOL_F16
                                           : SH_POOL_8;
@@ -622,8 +625,7 @@ static bool setup_gap(const vk_device *vd, vk_work *w, const dg_ir *ir,
   (void)vd;
   const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]);
   int64_t NC = xd->dims[0] * xd->dims[1];
-  push_i(w, 0, NC);
-  push_i(w, 1, xd->dims[2] * xd->dims[3]);
+  w->push.gap = (vk_pc_gap){.NC = NC, .HW = xd->dims[2] * xd->dims[3]};
   w->shader = xd->dtype == DG_DTYPE_F16 ? SH_GAP_F16 : SH_GAP_F32;
   w->bind[0] = n->inputs[0];
   w->bind[3] = n->output;
@@ -641,9 +643,8 @@ static bool setup_softmax(const vk_device *vd, vk_work *w, const dg_ir *ir,
     outer *= d->dims[i];
   for (int i = axis + 1; i < d->rank; i++)
     inner *= d->dims[i];
-  push_i(w, 0, outer);
-  push_i(w, 1, d->dims[axis]);
-  push_i(w, 2, inner);
+  w->push.softmax =
+      (vk_pc_softmax){.outer = outer, .len = d->dims[axis], .inner = inner};
   w->shader = d->dtype == DG_DTYPE_F16 ? SH_SOFTMAX_F16 : SH_SOFTMAX_F32;
   w->bind[0] = n->inputs[0];
   w->bind[3] = n->output;
@@ -651,13 +652,13 @@ static bool setup_softmax(const vk_device *vd, vk_work *w, const dg_ir *ir,
   return true;
 }
 
-/* Eltwise push layout: total mode rank dims[6] sa[6] sb[6] lo hi. */
 static bool setup_eltwise(const vk_device *vd, vk_work *w, const dg_ir *ir,
                           const dg_node *n) {
   (void)vd;
   const dg_tensor_desc *yd = tdesc(ir, n->output);
   int64_t total = dg_desc_elements(yd);
-  push_i(w, 0, total);
+  vk_pc_eltwise *pc = &w->push.eltwise;
+  pc->total = total;
   w->bind[0] = n->inputs[0];
   w->bind[3] = n->output;
   if (n->op == DG_OP_ADD) {
@@ -666,21 +667,21 @@ static bool setup_eltwise(const vk_device *vd, vk_work *w, const dg_ir *ir,
     int64_t sa[DG_MAX_RANK] = {0}, sb[DG_MAX_RANK] = {0};
     dg_broadcast_strides(ad->rank, ad->dims, yd->rank, yd->dims, sa);
     dg_broadcast_strides(bd->rank, bd->dims, yd->rank, yd->dims, sb);
-    push_i(w, 1, 1);
-    push_i(w, 2, yd->rank);
+    pc->mode = 1;
+    pc->rank = yd->rank;
     for (int d = 0; d < 6; d++) {
-      push_i(w, 3 + d, d < yd->rank ? yd->dims[d] : 1);
-      push_i(w, 9 + d, d < yd->rank ? sa[d] : 0);
-      push_i(w, 15 + d, d < yd->rank ? sb[d] : 0);
+      pc->dims[d] = d < yd->rank ? yd->dims[d] : 1;
+      pc->sa[d] = d < yd->rank ? sa[d] : 0;
+      pc->sb[d] = d < yd->rank ? sb[d] : 0;
     }
     w->bind[1] = n->inputs[1];
   } else if (n->op == DG_OP_SIGMOID) {
-    push_i(w, 1, 2);
+    pc->mode = 2;
   } else {
     bool relu = n->op == DG_OP_RELU;
-    push_i(w, 1, 0);
-    push_f(w, 21, relu ? 0.0f : n->p.clip_lo);
-    push_f(w, 22, relu ? INFINITY : n->p.clip_hi);
+    pc->mode = 0;
+    pc->lo = relu ? 0.0f : n->p.clip_lo;
+    pc->hi = relu ? INFINITY : n->p.clip_hi;
   }
   w->shader = yd->dtype == DG_DTYPE_F16 ? SH_ELTWISE_F16 : SH_ELTWISE_F32;
   grid_1d(w->groups, total, 256);
@@ -725,22 +726,27 @@ static bool setup_quant(const vk_device *vd, vk_work *w, const dg_ir *ir,
   if (!quant_blob(w, qd, &inner, &chans))
     return false;
   int64_t total = dg_desc_elements(yd);
-  push_i(w, 0, total);
-  push_i(w, 1, inner);
-  push_i(w, 2, chans);
-  push_i(w, 3, qd->quant.channel_count != 0);
+  bool per_channel = qd->quant.channel_count != 0;
   if (quantize) {
     int64_t lo, hi;
     dg_dtype_int_range(yd->dtype, &lo, &hi);
-    push_i(w, 4, lo);
-    push_i(w, 5, hi);
-    push_f(w, 6, qd->quant.scale);
-    push_i(w, 7, qd->quant.zero_point);
+    w->push.quantize = (vk_pc_quantize){.total = total,
+                                        .inner = inner,
+                                        .chans = chans,
+                                        .per_channel = per_channel,
+                                        .lo = lo,
+                                        .hi = hi,
+                                        .scale = qd->quant.scale,
+                                        .zero = qd->quant.zero_point};
     w->shader = yd->dtype == DG_DTYPE_I32 ? SH_QUANTIZE_32 : SH_QUANTIZE_8;
   } else {
-    push_i(w, 4, xd->dtype == DG_DTYPE_I8);
-    push_f(w, 5, qd->quant.scale);
-    push_i(w, 6, qd->quant.zero_point);
+    w->push.dequantize = (vk_pc_dequantize){.total = total,
+                                            .inner = inner,
+                                            .chans = chans,
+                                            .per_channel = per_channel,
+                                            .flags = xd->dtype == DG_DTYPE_I8,
+                                            .scale = qd->quant.scale,
+                                            .zero = qd->quant.zero_point};
     w->shader = xd->dtype == DG_DTYPE_I32 ? SH_DEQUANTIZE_32 : SH_DEQUANTIZE_8;
   }
   w->bind[0] = n->inputs[0];

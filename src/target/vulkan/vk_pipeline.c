@@ -8,19 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const dg_vk_shader_names[SH_COUNT_] = {
-    "gemm_f32",      "gemm_f16",     "gemm_q8",       "conv_f32",
-    "conv_f16",      "conv_q8",      "gemmd_f32",     "gemmd_f16",
-    "gemmd_q8",      "convd_f32",    "convd_f16",     "convd_q8",
-    "pool_f32",      "pool_f16",     "pool_8",        "gap_f32",
-    "gap_f16",       "softmax_f32",  "softmax_f16",   "eltwise_f32",
-    "eltwise_f16",   "quantize_8",   "quantize_32",   "dequantize_8",
-    "dequantize_32", "gemmb_f32",    "convb_f32",     "gemmc_f16",
-    "convc_f16",     "gemmc64_f16",  "convc64_f16",   "gemmk_f16",
-    "convk_f16",     "gemmk64_f16",  "convik_f16",    "convik64_f16",
-    "convnk_f16",    "convnk64_f16", "convnk64d_f16", "im2col_f16",
-    "cblock_f16",    "splitk_f16",   "splitkc_f16",   "gemmdot_q8",
-    "convdot_q8"};
+/* In the enum's order, from the same lines of variants.def. */
+const vk_variant dg_vk_variants[SH_COUNT_] = {
+#define VK_VARIANT(id, name, source, khr, tile_m, tile_n, defines)             \
+  [SH_##id] = {#name, khr, tile_m, tile_n},
+#include "variants.def"
+#undef VK_VARIANT
+};
 
 VkResult dg_vk_pipelines_init(vk_device *vd) {
   VkDescriptorSetLayoutBinding b[VK_BINDINGS];
@@ -102,9 +96,9 @@ static VkResult create(vk_device *vd, vk_shader sh, const uint32_t *spec,
   VkResult r;
   if (!vd->modules[sh]) {
     size_t words;
-    uint32_t *own = spirv_override(dg_vk_shader_names[sh], &words);
+    uint32_t *own = spirv_override(dg_vk_variants[sh].name, &words);
     const uint32_t *code =
-        own ? own : dg_vk_spirv_find(dg_vk_shader_names[sh], &words);
+        own ? own : dg_vk_spirv_find(dg_vk_variants[sh].name, &words);
     if (!code)
       return VK_ERROR_INITIALIZATION_FAILED; /* a build mismatch */
     VkShaderModuleCreateInfo mi = {
@@ -138,7 +132,7 @@ static VkResult create(vk_device *vd, vk_shader sh, const uint32_t *spec,
   if (r == VK_SUCCESS)
     vd->cache_dirty = true;
   if (r == VK_SUCCESS && vd->pipeline_stats)
-    dg_vk_pipeline_stats_print(vd, dg_vk_shader_names[sh], spec, spec_count,
+    dg_vk_pipeline_stats_print(vd, dg_vk_variants[sh].name, spec, spec_count,
                                *out);
   return r;
 }

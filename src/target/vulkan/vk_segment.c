@@ -435,7 +435,7 @@ static VkResult dispatch(vk_segment *s, int i, vk_shader shader,
   vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, vd->layout, 0, 1,
                           &set, 0, NULL);
   vkCmdPushConstants(cb, vd->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
-                     w->push_bytes, w->push);
+                     w->push_bytes, w->push.words);
   vkCmdDispatch(cb, groups[0], groups[1], groups[2]);
   return VK_SUCCESS;
 }

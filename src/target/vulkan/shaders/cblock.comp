@@ -33,13 +33,11 @@ layout(set = 0, binding = 0) readonly buffer In0 { float16_t x[]; };
 layout(set = 0, binding = 1) readonly buffer In1 { float16_t w[]; };
 layout(set = 0, binding = 3) writeonly buffer Out { uvec4 b[]; };
 
+#include "push_constants.h"
 layout(push_constant) uniform PC {
-  int N, C, H, W, O, OH, OW, KH, KW, G, CG, OG;
-  int sh, sw, dh, dw, pt, pl;
-  int has_bias;
-  float lo, hi;
-  int ksplit, pbase;
-  int wblk; // 0: the weights are blocked already (constants; vk_ops.c)
+  VK_PC_CONV
+  VK_PC_SPLITK
+  VK_PC_CBLK // 0: the weights are blocked already (constants; vk_ops.c)
 } pc;
 
 shared uvec4 tile[32 * 9]; // [pixel][group], padded against conflicts

@@ -1,4 +1,17 @@
 // Shared by every shader: element-type variants and index helpers.
+
+// The tile check. vk_ops.c sizes a tiled kernel's grid by the tile that
+// variants.def gives it, which meson.build passes here as TILE_M x
+// TILE_N; a kernel is tiled where it defines its tile as BM x BN before
+// including this file. The two must agree, or the module is not built.
+#if defined(BM) && !defined(TILE_M)
+#error "a tiled kernel (BM x BN) without its tile in variants.def"
+#elif defined(TILE_M) && !defined(BM)
+#error "a tile in variants.def for a kernel without BM x BN"
+#elif defined(TILE_M) && (TILE_M != BM || TILE_N != BN)
+#error "variants.def's tile differs from the kernel's BM x BN"
+#endif
+
 //
 // Float tensors are stored as float (default) or float16_t (-DF16, needs
 // 16-bit storage); arithmetic is always fp32, so f16 results carry one

@@ -24,12 +24,10 @@ layout(set = 0, binding = 2) readonly buffer Bias { DT bias[]; };
 layout(set = 0, binding = 3) writeonly buffer Y { DT y[]; };
 #endif
 
+#include "push_constants.h"
 layout(push_constant) uniform PC {
-  int N, C, H, W, O, OH, OW, KH, KW, G, CG, OG;
-  int sh, sw, dh, dw, pt, pl;
-  int has_bias;
-  float lo, hi;
-  int xz, flags, yz, clo, chi;
+  VK_PC_CONV
+  VK_PC_Q8
 } pc;
 
 void main() {

@@ -11,29 +11,20 @@ layout(set = 0, binding = 3) writeonly buffer Out8 { uvec4 y8[]; };
 // matrices (conv groups or GEMM batch).
 layout(set = 0, binding = 4) buffer Part { float part[]; };
 
+#include "push_constants.h"
 // ksplit: slices of K summed by separate workgroups (0 or 1: none).
 #ifdef CONV
 layout(push_constant) uniform PC {
-  int N, C, H, W, O, OH, OW, KH, KW, G, CG, OG;
-  int sh, sw, dh, dw, pt, pl;
-  int has_bias;
-  float lo, hi;
-  int ksplit, pbase;
-  int wblk; // -DCBLK: 1, cblock.comp blocked the weights after xb in
-            // scratch (binding 1); 0, binding 1 is the blob vk_ops.c
-            // blocked them into once (constant weights)
+  VK_PC_CONV
+  VK_PC_SPLITK
+  VK_PC_CBLK // -DCBLK: 1, cblock.comp blocked the weights after xb in
+             // scratch (binding 1); 0, binding 1 is the blob vk_ops.c
+             // blocked them into once (constant weights)
 } pc;
 #else
 layout(push_constant) uniform PC {
-  int M, N, K;
-  int sam, sak, sbk, sbn;
-  int bias_mode;
-  int brank;
-  int bdim[4];
-  int astr[4];
-  int bstr[4];
-  float lo, hi;
-  int ksplit, pbase;
+  VK_PC_GEMM
+  VK_PC_SPLITK
 } pc;
 #endif
 

@@ -14,10 +14,9 @@ layout(set = 0, binding = 0) readonly buffer X { int x[]; };
 layout(set = 0, binding = 3) writeonly buffer Y { float y[]; };
 layout(set = 0, binding = 4) readonly buffer QP { uint qp[]; };
 
+#include "push_constants.h"
 layout(push_constant) uniform PC {
-  int total, inner, chans, per_channel, flags;
-  float scale;
-  int zero;
+  VK_PC_DEQUANTIZE
 } pc;
 
 void main() {

@@ -12,12 +12,9 @@ layout(set = 0, binding = 0) readonly buffer A { DT a[]; };
 layout(set = 0, binding = 1) readonly buffer B { DT b[]; };
 layout(set = 0, binding = 3) writeonly buffer Y { DT y[]; };
 
+#include "push_constants.h"
 layout(push_constant) uniform PC {
-  int total, mode, rank;
-  int dims[6];
-  int sa[6];
-  int sb[6];
-  float lo, hi;
+  VK_PC_ELTWISE
 } pc;
 
 void main() {

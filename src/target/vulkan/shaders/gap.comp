@@ -9,8 +9,9 @@ layout(local_size_x = 64) in;
 layout(set = 0, binding = 0) readonly buffer X { DT x[]; };
 layout(set = 0, binding = 3) writeonly buffer Y { DT y[]; };
 
+#include "push_constants.h"
 layout(push_constant) uniform PC {
-  int NC, HW;
+  VK_PC_GAP
 } pc;
 
 shared float part[64];

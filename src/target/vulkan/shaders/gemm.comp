@@ -51,29 +51,17 @@ layout(set = 0, binding = 2) readonly buffer Bias { DT bias[]; };
 layout(set = 0, binding = 3) writeonly buffer Out { DT y[]; };
 #endif
 
-// Q8 flags: bit 0: x/a signed; bit 1: w/b signed; bit 2: y signed.
+// The layouts, and what their members mean: push_constants.h.
+#include "push_constants.h"
 #ifdef CONV
 layout(push_constant) uniform PC {
-  int N, C, H, W, O, OH, OW, KH, KW, G, CG, OG;
-  int sh, sw, dh, dw, pt, pl;
-  int has_bias;
-  float lo, hi;
-  int xz, flags, yz, clo, chi;
+  VK_PC_CONV
+  VK_PC_Q8
 } pc;
 #else
-// A[m][k] = in0[abase + m*sam + k*sak], B[k][n] = in1[bbase + k*sbk + n*sbn];
-// bias_mode 0: none, 1: per row, 2: per column. Batch z decomposes over
-// up to 4 broadcast dims with per-dim strides (in elements) for a and b.
 layout(push_constant) uniform PC {
-  int M, N, K;
-  int sam, sak, sbk, sbn;
-  int bias_mode;
-  int brank;
-  int bdim[4];
-  int astr[4];
-  int bstr[4];
-  float lo, hi;
-  int xz, flags, yz, clo, chi;
+  VK_PC_GEMM
+  VK_PC_Q8
 } pc;
 #endif
 

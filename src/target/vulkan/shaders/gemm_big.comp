@@ -12,11 +12,11 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 layout(local_size_x = 256) in;
-#include "common.glsl"
-
+// The tile, before common.glsl, which checks it against variants.def.
 #define BM 128
 #define BN 128
 #define BK 8
+#include "common.glsl"
 
 layout(set = 0, binding = 0) readonly buffer In0 { float in0[]; };
 layout(set = 0, binding = 1) readonly buffer In1 { float in1[]; };
@@ -25,23 +25,14 @@ layout(set = 0, binding = 1) readonly buffer In1v { vec4 in1v[]; };
 layout(set = 0, binding = 2) readonly buffer Bias { float bias[]; };
 layout(set = 0, binding = 3) writeonly buffer Out { float y[]; };
 
+#include "push_constants.h"
 #ifdef CONV
 layout(push_constant) uniform PC {
-  int N, C, H, W, O, OH, OW, KH, KW, G, CG, OG;
-  int sh, sw, dh, dw, pt, pl;
-  int has_bias;
-  float lo, hi;
+  VK_PC_CONV
 } pc;
 #else
 layout(push_constant) uniform PC {
-  int M, N, K;
-  int sam, sak, sbk, sbn;
-  int bias_mode;
-  int brank;
-  int bdim[4];
-  int astr[4];
-  int bstr[4];
-  float lo, hi;
+  VK_PC_GEMM
 } pc;
 #endif
 

@@ -27,7 +27,7 @@
 // Built twice: as written (NV cooperative matrices, 16x16 fragments) for
 // drivers with only VK_NV_cooperative_matrix, and for spirv_nv2khr.py to
 // turn into KHR cooperative matrices, which vk_ops.c prefers (see
-// meson.build; the 128x256 GEMM, gemmk_f16, with 16x16 B fragments, the
+// variants.def; the 128x256 GEMM, gemmk_f16, with 16x16 B fragments, the
 // others with 16x8).
 // Tiles, prefetch depth, fragment shapes, epilogues and gathers were
 // chosen by measurement on the H200: the tables are in
@@ -35,8 +35,8 @@
 // Selected by vk_ops.c only where the device reports the extension and
 // the shape; glslang emits the Vulkan memory model for it (enabled with
 // the extension in vk_device.c). The tile macros are build-time choices
-// (meson.build); vk_ops.c's tile_of() knows each build's tile and sizes
-// grids so.
+// (variants.def), which also gives vk_ops.c each build's tile to size
+// grids by; common.glsl checks that it is BM x BN.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #ifdef KHR_GLSL

@@ -21,16 +21,10 @@ layout(set = 0, binding = 2) readonly buffer Bias { DT bias[]; };
 layout(set = 0, binding = 3) writeonly buffer Out { DT y[]; };
 #endif
 
+#include "push_constants.h"
 layout(push_constant) uniform PC {
-  int M, N, K;
-  int sam, sak, sbk, sbn;
-  int bias_mode;
-  int brank;
-  int bdim[4];
-  int astr[4];
-  int bstr[4];
-  float lo, hi;
-  int xz, flags, yz, clo, chi;
+  VK_PC_GEMM
+  VK_PC_Q8
 } pc;
 
 void main() {

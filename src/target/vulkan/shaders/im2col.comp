@@ -24,11 +24,9 @@ layout(local_size_x = 256) in;
 layout(set = 0, binding = 0) readonly buffer In0 { float16_t x[]; };
 layout(set = 0, binding = 3) writeonly buffer Out { uvec4 b[]; };
 
+#include "push_constants.h"
 layout(push_constant) uniform PC {
-  int N, C, H, W, O, OH, OW, KH, KW, G, CG, OG;
-  int sh, sw, dh, dw, pt, pl;
-  int has_bias;
-  float lo, hi;
+  VK_PC_CONV
 } pc;
 
 void main() {

@@ -17,9 +17,9 @@ layout(set = 0, binding = 0) readonly buffer X { DT x[]; };
 layout(set = 0, binding = 3) writeonly buffer Y { DT y[]; };
 #endif
 
+#include "push_constants.h"
 layout(push_constant) uniform PC {
-  int NC, H, W, OH, OW, kh, kw, sh, sw, pt, pl, pb, pr;
-  int is_max, count_include_pad, flags;
+  VK_PC_POOL
 } pc;
 
 void main() {

@@ -17,10 +17,9 @@ layout(set = 0, binding = 3) writeonly buffer Y { int y[]; };
 #endif
 layout(set = 0, binding = 4) readonly buffer QP { uint qp[]; };
 
+#include "push_constants.h"
 layout(push_constant) uniform PC {
-  int total, inner, chans, per_channel, lo, hi;
-  float scale;
-  int zero;
+  VK_PC_QUANTIZE
 } pc;
 
 void main() {

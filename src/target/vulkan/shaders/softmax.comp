@@ -9,8 +9,9 @@ layout(local_size_x = 64) in;
 layout(set = 0, binding = 0) readonly buffer X { DT x[]; };
 layout(set = 0, binding = 3) buffer Y { DT y[]; };
 
+#include "push_constants.h"
 layout(push_constant) uniform PC {
-  int outer, len, inner;
+  VK_PC_SOFTMAX
 } pc;
 
 void main() {

@@ -1,0 +1,98 @@
+/* The push-constant layouts, written once for the shaders and vk_ops.c
+ * (as kernels/geom.h is for OpenCL). Each macro is a list of member
+ * declarations that is both GLSL and C: every shader builds its
+ * layout(push_constant) block from these lists, and vk_internal.h lays the
+ * same lists out as the C structs vk_ops.c fills (vk_push), so the two
+ * sides cannot disagree on where a value is.
+ *
+ * The layouts stay identical on both sides because they hold only 32-bit
+ * int and float scalars and arrays of them: std430 (the push-constant
+ * rule) and C both put these at 4 bytes each, in order, with no padding
+ * (vk_internal.h asserts the sizes and that every layout fits
+ * VK_PUSH_BYTES). A vector or a 64-bit member would break the
+ * correspondence; C rejects GLSL's vector types by name.
+ *
+ * A block is a base list and, where the kernel needs one, a tail after
+ * it. Members unused by a kernel stay 0 (vk_work is zeroed). */
+#ifndef DG_VK_PUSH_CONSTANTS_H
+#define DG_VK_PUSH_CONSTANTS_H
+
+/* Convolutions: gemm.comp and gemm_big.comp with -DCONV, conv_direct.comp,
+ * im2col.comp, cblock.comp, coop_out.glsl with -DCONV. x is N x C x H x W,
+ * the weights O x CG x KH x KW in G groups of OG; sh sw strides, dh dw
+ * dilations, pt pl the top and left padding; lo hi the activation's
+ * clamp. */
+#define VK_PC_CONV                                                             \
+  int N, C, H, W, O, OH, OW, KH, KW, G, CG, OG;                                \
+  int sh, sw, dh, dw, pt, pl;                                                  \
+  int has_bias;                                                                \
+  float lo, hi;
+
+/* GEMMs: gemm.comp, gemm_big.comp, gemm_direct.comp, coop_out.glsl.
+ * A[m][k] = in0[abase + m*sam + k*sak], B[k][n] = in1[bbase + k*sbk +
+ * n*sbn]; bias_mode 0: none, 1: per row, 2: per column. The batch
+ * decomposes over brank (up to 4) broadcast dims bdim with per-dim
+ * strides (in elements) astr for a and bstr for b. */
+#define VK_PC_GEMM                                                             \
+  int M, N, K;                                                                 \
+  int sam, sak, sbk, sbn;                                                      \
+  int bias_mode;                                                               \
+  int brank;                                                                   \
+  int bdim[4];                                                                 \
+  int astr[4];                                                                 \
+  int bstr[4];                                                                 \
+  float lo, hi;
+
+/* Tail of the int8 convs and GEMMs (gemm.comp, conv_direct.comp,
+ * gemm_direct.comp, which declare it in every build; the float builds
+ * leave it unused): the input's zero point, flags (bit 0 x is i8, bit 1
+ * w is, bit 2 y is; else u8), the output's zero point and the
+ * requantised clamp [clo, chi]. */
+#define VK_PC_Q8 int xz, flags, yz, clo, chi;
+
+/* Tail of the cooperative-matrix kernels (coop_out.glsl, and cblock.comp
+ * for the same layout): ksplit slices of K summed by separate workgroups
+ * (0 or 1: none), their fp32 partials from float pbase of binding 4. */
+#define VK_PC_SPLITK int ksplit, pbase;
+
+/* ... and after it, for the convs: wblk, 1 where cblock.comp blocks the
+ * weights into scratch, 0 where vk_ops.c blocked constant weights into the
+ * parameter blob once. */
+#define VK_PC_CBLK int wblk;
+
+/* pool.comp: NC planes of H x W into OH x OW, kernel kh x kw, strides sh
+ * sw, padding pt pl pb pr; is_max, count_include_pad, flags (bit 0: i8). */
+#define VK_PC_POOL                                                             \
+  int NC, H, W, OH, OW, kh, kw, sh, sw, pt, pl, pb, pr;                        \
+  int is_max, count_include_pad, flags;
+
+/* gap.comp: NC planes of HW elements. */
+#define VK_PC_GAP int NC, HW;
+
+/* softmax.comp: outer x len x inner, along len. */
+#define VK_PC_SOFTMAX int outer, len, inner;
+
+/* eltwise.comp: total outputs; mode 0 clip to [lo, hi], 1 add (rank dims
+ * of the output, element strides sa and sb of the broadcast inputs), 2
+ * sigmoid. */
+#define VK_PC_ELTWISE                                                          \
+  int total, mode, rank;                                                       \
+  int dims[6];                                                                 \
+  int sa[6];                                                                   \
+  int sb[6];                                                                   \
+  float lo, hi;
+
+/* quantize.comp: total elements, per_channel over chans channels inner
+ * elements apart (else scale and zero), clamped to [lo, hi]. */
+#define VK_PC_QUANTIZE                                                         \
+  int total, inner, chans, per_channel, lo, hi;                                \
+  float scale;                                                                 \
+  int zero;
+
+/* dequantize.comp: as quantize, with flags (bit 0: the input is i8). */
+#define VK_PC_DEQUANTIZE                                                       \
+  int total, inner, chans, per_channel, flags;                                 \
+  float scale;                                                                 \
+  int zero;
+
+#endif
