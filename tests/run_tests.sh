@@ -90,22 +90,21 @@ if ! want asan; then
   :
 elif build build-asan --buildtype=debug -Db_sanitize=address,undefined \
   -Db_lundef=false; then
-  # intercept_tls_get_addr=0: GCC 12's LeakSanitizer records a bogus
-  # dynamic-TLS block for a module PoCL loads and unloads (verbosity=1
-  # shows "DTLS 6 at 0x1e6a-0x1800002f6c") and its stop-the-world tracer
-  # then dies reading it ("Tracer caught signal 11"), in about two of
-  # three runs of test_opencl. Without the interception dynamic TLS is
-  # not scanned for pointers: that can only add leak reports, never
-  # hide one.
-  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:intercept_tls_get_addr=0
-  export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+  # The sanitizers' options, the ones meson test's setup 'asan' sets: the
+  # file says why each.
+  asan_env=tests/sanitizers/asan.env
+  while IFS= read -r line; do
+    case $line in [A-Z]*=*) export "${line?}" ;; esac
+  done <"$asan_env"
   DG_NPU_DEVICE=sim plant "asan:plant" "" build-asan/tests/sanitizer_plant none
   plant "asan:plant" "LeakSanitizer: detected memory leaks" build-asan/tests/sanitizer_plant leak
   plant "asan:plant" "in plant_leak" build-asan/tests/sanitizer_plant leak
-  # The registry but its release-only suite: the programs, the examples
-  # (LeNet on 500 images in a sanitized build) and the EP.
+  # The registry but its release-only suite, as meson test --setup asan
+  # runs it: the programs, the examples (LeNet on 500 images in a
+  # sanitized build) and the EP.
   registry asan: build-asan release-only
-  unset ASAN_OPTIONS UBSAN_OPTIONS
+  # shellcheck disable=SC2046
+  unset $(sed -n 's/^\([A-Z_]*\)=.*/\1/p' "$asan_env")
 else
   failed=$((failed + 1))
 fi
