@@ -8,7 +8,9 @@
 #               (tests/aarch64/run.sh)
 #   cpu-only    every optional target and ONNX import disabled
 #               (tests/cpu_only.sh)
-# Each test program prints one line per case, counted by tests/harness.sh.
+# The release and asan sections run the tests tests/meson.build registers
+# (the one list: `meson test` runs the same; tests/README.md), each
+# program printing one line per case, counted by tests/harness.sh.
 # Ends with the line "N passed, N failed". DG_TEST_SECTIONS="release asan"
 # runs only those sections.
 set -u
@@ -57,63 +59,52 @@ plant() { # label, pattern the report must hold ("": no report), command...
 }
 
 # Vulkan runs with the Khronos validation layer on; test_vulkan fails on
-# any message it counts, the others print them.
+# any message it counts, the others print them. (The registry sets it for
+# its tests too, for meson test; this is for the plants and the aarch64
+# and cpu-only sections.)
 export DG_VULKAN_VALIDATION=1
 
-tests="test_builder test_op_table test_reference test_differential test_int8_golden test_session test_cpu_kernels test_threads test_oom test_onnx_node test_onnx_import test_npu test_npu_fake test_opencl test_vulkan test_tvm_ffi test_dlpack_layout"
+# ONNX Runtime 1.30.0 from the npm registry (cached after the first run),
+# for the EP test of the release and asan sections; when the fetch fails
+# the EP test says skipped, and this says why.
+if want release || want asan; then
+  tests/ort/fetch-ort.sh >"$log/fetch-ort.txt" 2>&1 ||
+    echo "[ort_ep] # tests/ort/fetch-ort.sh failed: $(grep -m 1 -iE 'err|fail|not found' "$log/fetch-ort.txt" | cut -c 1-200)"
+fi
 
+# Every test of the registry: the programs, their variants under another
+# environment (dot:test_differential, avx2: and portable:test_int8_golden),
+# the examples, install, docs, tools, npu-report, the Python tests and the
+# EP.
 if ! want release; then
   :
 elif build build --buildtype=release; then
-  for t in $tests; do
-    [ -x "build/tests/$t" ] && run "$t" "build/tests/$t"
-  done
-  # The int8 integer dot-product kernels, which lavapipe only emulates and
-  # so never takes by itself.
-  DG_TEST_VULKAN_PATHS=dot run "dot:test_differential" build/tests/test_differential
-  # int8 must be bit-exact on every SIMD level, not just the best one.
-  for simd in avx2 portable; do
-    DG_CPU_SIMD=$simd run "$simd:test_int8_golden" build/tests/test_int8_golden
-  done
-  run "examples" tests/examples_test.sh build
-  run "install" tests/install_test.sh build
-  run "docs" tests/docs_test.sh build
-  run "tools" tests/tools_test.sh build
-  run "npu-report" build/tools/npu-report
-  run "tvm_codegen" /usr/bin/python3 tests/tvm/test_codegen.py build
-  run "spirv_nv2khr" /usr/bin/python3 tests/vulkan/test_spirv_nv2khr.py build
-  # ONNX Runtime 1.30.0 from the npm registry (cached after the first run);
-  # when the fetch fails the EP test says skipped, and this says why.
-  tests/ort/fetch-ort.sh >"$log/fetch-ort.txt" 2>&1 ||
-    echo "[ort_ep] # tests/ort/fetch-ort.sh failed: $(grep -m 1 -iE 'err|fail|not found' "$log/fetch-ort.txt" | cut -c 1-200)"
-  run "ort_ep" tests/ort/run_ort_tests.sh build
+  registry "" build
 else
   failed=$((failed + 1))
 fi
 
-# Sanitizers: LeNet on a subset (the full test set runs above).
+# ASan + UBSan: the planted bugs, then the registry's tests but the
+# release-only ones.
 if ! want asan; then
   :
 elif build build-asan --buildtype=debug -Db_sanitize=address,undefined \
   -Db_lundef=false; then
-  # intercept_tls_get_addr=0: GCC 12's LeakSanitizer records a bogus
-  # dynamic-TLS block for a module PoCL loads and unloads (verbosity=1
-  # shows "DTLS 6 at 0x1e6a-0x1800002f6c") and its stop-the-world tracer
-  # then dies reading it ("Tracer caught signal 11"), in about two of
-  # three runs of test_opencl. Without the interception dynamic TLS is
-  # not scanned for pointers: that can only add leak reports, never
-  # hide one.
-  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:intercept_tls_get_addr=0
-  export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+  # The sanitizers' options, the ones meson test's setup 'asan' sets: the
+  # file says why each.
+  asan_env=tests/sanitizers/asan.env
+  while IFS= read -r line; do
+    case $line in [A-Z]*=*) export "${line?}" ;; esac
+  done <"$asan_env"
   DG_NPU_DEVICE=sim plant "asan:plant" "" build-asan/tests/sanitizer_plant none
   plant "asan:plant" "LeakSanitizer: detected memory leaks" build-asan/tests/sanitizer_plant leak
   plant "asan:plant" "in plant_leak" build-asan/tests/sanitizer_plant leak
-  for t in $tests; do
-    [ -x "build-asan/tests/$t" ] && run "asan:$t" "build-asan/tests/$t"
-  done
-  DG_LENET_LIMIT=500 run "asan:examples" tests/examples_test.sh build-asan
-  run "asan:ort_ep" tests/ort/run_ort_tests.sh build-asan
-  unset ASAN_OPTIONS UBSAN_OPTIONS
+  # The registry but its release-only suite, as meson test --setup asan
+  # runs it: the programs, the examples (LeNet on 500 images in a
+  # sanitized build) and the EP.
+  registry asan: build-asan release-only
+  # shellcheck disable=SC2046
+  unset $(sed -n 's/^\([A-Z_]*\)=.*/\1/p' "$asan_env")
 else
   failed=$((failed + 1))
 fi
