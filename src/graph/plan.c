@@ -66,8 +66,8 @@ dg_status dg_plan_write(const dg_plan *p, dg_plan_format format, FILE *out) {
               (unsigned long long)n->bytes_transferred, n->reason_text,
               dev_note);
     }
-    fprintf(out, "%d nodes in %d segment(s)\n", p->node_count,
-            p->segment_count);
+    fprintf(out, "%d nodes in %d segment(s), %zu bytes of host memory\n",
+            p->node_count, p->segment_count, p->host_bytes);
     return ferror(out) ? DG_ERROR_IO : DG_OK;
   }
   if (format != DG_PLAN_FORMAT_DOT)

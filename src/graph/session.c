@@ -3,6 +3,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "session.h"
 
+#include "memplan.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,73 +13,103 @@
 
 static size_t align_up(size_t v) { return (v + ALIGN - 1) & ~(size_t)(ALIGN - 1); }
 
-/* Host memory plan: every non-constant tensor gets a region of one arena;
- * with reuse, regions of tensors whose lifetimes do not overlap share
- * bytes (first fit over the regions live at the producer). Graph inputs
- * bound as NCHW are not copied: host[] points at the caller's buffer. */
+/* Marks tensor t live on the host at step. */
+static void touch(int *first, int *last, uint32_t t, int step) {
+  if (first[t] < 0 || step < first[t])
+    first[t] = step;
+  if (step > last[t])
+    last[t] = step;
+}
+
+/* Where a segment touches a tensor in host memory: at the node itself on
+ * a host-memory device; over the whole segment elsewhere (it uploads its
+ * inputs before its first node and downloads its outputs after its
+ * last). */
+static void touch_at(const dg_session *s, const int *seg_of, int *first,
+                     int *last, uint32_t t, int node) {
+  const dg_segment_rt *seg = &s->segments[seg_of[node]];
+  if (seg->dev->host_memory) {
+    touch(first, last, t, node);
+  } else {
+    touch(first, last, t, seg->first);
+    touch(first, last, t, seg->first + seg->node_count - 1);
+  }
+}
+
+/* Host memory plan, made after segmentation so that only tensors the host
+ * really holds get bytes: every tensor a host-memory device (the CPU)
+ * touches, every tensor crossing from one segment to another, the graph's
+ * outputs, and with keep_all (verify) every value. Graph inputs bound as
+ * NCHW are not copied: host[] points at the caller's buffer; constants
+ * point at their data. Placement is memplan.h's; keep_all pins every
+ * block so no value is overwritten before verify reads it. */
 static dg_status plan_memory(dg_session *s) {
   const dg_ir *ir = &s->ir;
-  int T = ir->tensor_count;
+  int T = ir->tensor_count, N = ir->node_count;
   int *first = malloc(sizeof(int) * (size_t)(T + 1));
   int *last = malloc(sizeof(int) * (size_t)(T + 1));
+  int *seg_of = malloc(sizeof(int) * (size_t)(N + 1));
+  dg_mem_block *blocks = malloc(sizeof *blocks * (size_t)(T + 1));
+  uint32_t *tid = malloc(sizeof(uint32_t) * (size_t)(T + 1));
   s->offsets = malloc(sizeof(size_t) * (size_t)(T + 1));
   s->host = calloc((size_t)T + 1, sizeof(void *));
-  if (!first || !last || !s->offsets || !s->host) {
-    free(first), free(last);
+  if (!first || !last || !seg_of || !blocks || !tid || !s->offsets ||
+      !s->host) {
+    free(first), free(last), free(seg_of), free(blocks), free(tid);
     return DG_ERROR_OUT_OF_MEMORY;
   }
-  for (int t = 0; t < T; t++) {
-    first[t] = ir->tensors[t].kind == DG_TENSOR_VALUE ? ir->tensors[t].producer
-                                                      : -1;
-    last[t] = first[t];
-    s->offsets[t] = SIZE_MAX;
-  }
-  for (int i = 0; i < ir->node_count; i++)
-    for (int k = 0; k < ir->nodes[i].input_count; k++)
-      if (ir->nodes[i].inputs[k])
-        last[ir->nodes[i].inputs[k] - 1] = i;
-  for (int o = 0; o < ir->output_count; o++)
-    last[ir->outputs[o].tensor - 1] = ir->node_count;
-  size_t top = 0;
-  for (int t = 0; t < T; t++) {
-    if (ir->tensors[t].kind != DG_TENSOR_VALUE)
-      continue;
-    size_t size = align_up(dg_desc_bytes(&ir->tensors[t].desc));
-    size_t off = 0;
-    if (s->keep_all) {
-      off = top;
-    } else {
-      /* Try offsets just past each live region, lowest first. */
-      bool placed = false;
-      for (int pass = -1; pass < t && !placed; pass++) {
-        size_t cand = pass < 0 ? 0 : s->offsets[pass];
-        if (pass >= 0) {
-          if (cand == SIZE_MAX)
-            continue;
-          cand += align_up(dg_desc_bytes(&ir->tensors[pass].desc));
-        }
-        bool clash = false;
-        for (int u = 0; u < t && !clash; u++) {
-          if (s->offsets[u] == SIZE_MAX || last[u] < first[t])
-            continue;
-          size_t us = s->offsets[u],
-                 ue = us + align_up(dg_desc_bytes(&ir->tensors[u].desc));
-          clash = cand < ue && us < cand + size;
-        }
-        if (!clash) {
-          off = cand;
-          placed = true;
-        }
+  for (int t = 0; t <= T; t++)
+    first[t] = last[t] = -1;
+  for (int g = 0; g < s->segment_count; g++)
+    for (int k = 0; k < s->segments[g].node_count; k++)
+      seg_of[s->segments[g].nodes[k]] = g;
+  for (int i = 0; i < N; i++) {
+    const dg_node *n = &ir->nodes[i];
+    bool host = s->segments[seg_of[i]].dev->host_memory;
+    if (host || s->keep_all)
+      touch_at(s, seg_of, first, last, n->output, i);
+    for (int k = 0; k < n->input_count; k++) {
+      uint32_t t = n->inputs[k];
+      const dg_tensor_info *ti = dg_ir_tensor(ir, t);
+      if (!ti || ti->kind != DG_TENSOR_VALUE)
+        continue;
+      if (host || seg_of[ti->producer] != seg_of[i]) {
+        touch_at(s, seg_of, first, last, t, ti->producer);
+        touch_at(s, seg_of, first, last, t, i);
       }
-      if (!placed)
-        off = top;
     }
-    s->offsets[t] = off;
-    if (off + size > top)
-      top = off + size;
   }
-  free(first), free(last);
+  for (int o = 0; o < ir->output_count; o++) {
+    uint32_t t = ir->outputs[o].tensor;
+    const dg_tensor_info *ti = dg_ir_tensor(ir, t);
+    if (ti->kind != DG_TENSOR_VALUE)
+      continue;
+    touch_at(s, seg_of, first, last, t, ti->producer);
+    touch(first, last, t, N); /* read back after the last segment */
+  }
+  /* Tensors in id order, which is creation order: the planner's ties
+   * then follow the graph. */
+  int count = 0;
+  for (int t = 1; t <= T; t++)
+    if (first[t] >= 0 && ir->tensors[t - 1].kind == DG_TENSOR_VALUE) {
+      blocks[count] = (dg_mem_block){dg_desc_bytes(&ir->tensors[t - 1].desc),
+                                     first[t], last[t], s->keep_all, 0};
+      tid[count++] = (uint32_t)t;
+    }
+  free(first), free(last), free(seg_of);
+  bool oom = false;
+  size_t top = dg_memplan_place(blocks, count, ALIGN, 0, &oom);
+  if (oom || top == SIZE_MAX) {
+    free(blocks), free(tid);
+    return DG_ERROR_OUT_OF_MEMORY;
+  }
+  for (int t = 0; t < T; t++)
+    s->offsets[t] = SIZE_MAX;
+  for (int c = 0; c < count; c++)
+    s->offsets[tid[c] - 1] = blocks[c].offset;
+  free(blocks), free(tid);
   s->arena_size = top;
+  s->plan.host_bytes = top;
   if (top && posix_memalign(&s->arena, ALIGN, top))
     return DG_ERROR_OUT_OF_MEMORY;
   for (int t = 0; t < T; t++) {
@@ -193,15 +225,15 @@ dg_status dg_session_compile(dg_context *ctx, const dg_ir *ir,
   st = dg_place(s, diag);
   if (st != DG_OK)
     goto fail_diag;
-  st = plan_memory(s);
-  if (st != DG_OK)
-    goto fail;
   bool target_failed = false;
   st = make_segments(s, diag, &target_failed);
   if (st != DG_OK && !target_failed)
     goto fail;
   if (st != DG_OK)
     goto fail_diag;
+  st = plan_memory(s);
+  if (st != DG_OK)
+    goto fail;
   *out = s;
   return DG_OK;
 fail:
@@ -407,6 +439,7 @@ static dg_status run_claimed(dg_session *s, const dg_binding *inputs,
     uint32_t t = b->tensor;
     if (b->layout == DG_LAYOUT_NCHW &&
         dg_ir_tensor(ir, t)->kind == DG_TENSOR_VALUE &&
+        s->offsets[t - 1] != SIZE_MAX &&
         s->host[t] == (char *)s->arena + s->offsets[t - 1]) {
       direct[k] = s->host[t];
       s->host[t] = outputs[k].data;

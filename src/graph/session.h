@@ -12,6 +12,7 @@ struct dg_plan {
   dg_plan_node *nodes;
   int node_count;
   int segment_count;
+  size_t host_bytes; /* the host arena the session planned */
 };
 
 typedef struct dg_segment_rt {

@@ -65,6 +65,11 @@ struct dg_device {
    * byte between this device and the host (0 for host memory). */
   double launch_us;
   double transfer_us_per_byte;
+  /* The device computes in host memory: its segments read and write
+   * host[] for every tensor they touch, so the session's host plan gives
+   * all of them bytes. Otherwise only the segment's boundary (target.h's
+   * dg_segment) is promised in host[]. */
+  bool host_memory;
 };
 
 /* A target keeps what it needs per device in impl; a device that fails

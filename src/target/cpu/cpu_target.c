@@ -270,6 +270,7 @@ static dg_status cpu_enumerate(const dg_context_options *opts,
   d->impl = cd;
   d->launch_us = 0;
   d->transfer_us_per_byte = 0; /* host memory */
+  d->host_memory = true;
   char model[96];
   cpu_model_name(model, sizeof model);
   d->info.kind = DG_DEVICE_CPU;

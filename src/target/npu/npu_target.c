@@ -10,11 +10,13 @@
  * rounding"), its f16 results by 1 fp16 ULP (unconfirmed rounding and
  * accumulation, host-side bias): declared in the device info, shown per
  * node in the plan, used by verify. */
+#define _POSIX_C_SOURCE 200809L /* posix_memalign */
 #include "lower.h"
 #include "lower_pool.h"
 
 #include "../../graph/clock.h"
 #include "../../graph/internal.h"
+#include "../../graph/memplan.h"
 #include "../../ops/ops.h"
 #include "../target.h"
 
@@ -34,8 +36,9 @@ typedef struct npu_segment {
   npu_conv *convs;
   npu_pool *pools; /* per node: used where npu_is_pool_op (lower_pool.h) */
   int count;
-  void **own;   /* per tensor id: our buffer for tensors internal to the
-                   segment (NULL: use host[]) */
+  void **own; /* per tensor id: its bytes of arena for tensors internal
+                 to the segment (NULL: use host[]) */
+  void *arena;
   bool timing;
 } npu_segment;
 
@@ -79,36 +82,53 @@ static void npu_release(void *state) {
     npu_conv_release(&s->convs[i], s->dev->be);
     npu_pool_release(&s->pools[i], s->dev->be);
   }
-  if (s->own)
-    for (int t = 0; t <= s->ir->tensor_count; t++)
-      free(s->own[t]);
   free(s->own);
+  free(s->arena);
   free(s->convs);
   free(s->pools);
   free(s);
 }
 
-/* Tensors made and used only inside the segment get buffers of our own:
- * host[] is only promised for the boundary (target.h). */
+/* Tensors made and used only inside the segment get bytes of an arena of
+ * our own, placed by memplan.h: host[] is only promised for the boundary
+ * (target.h). */
 static dg_status own_buffers(npu_segment *s, const dg_segment *seg) {
   dg_segment_io io;
   dg_status st = dg_segment_boundary(seg, &io);
   if (st != DG_OK)
     return st;
-  s->own = calloc((size_t)s->ir->tensor_count + 1, sizeof *s->own);
-  for (int i = 0; s->own && i < seg->node_count; i++) {
-    uint32_t t = s->ir->nodes[seg->nodes[i]].output;
-    bool boundary = false;
-    for (int k = 0; k < io.output_count; k++)
-      boundary |= io.outputs[k] == t;
-    if (!boundary &&
-        !(s->own[t] = malloc(dg_desc_bytes(&dg_ir_tensor(s->ir, t)->desc))))
-      st = DG_ERROR_OUT_OF_MEMORY;
+  int T = s->ir->tensor_count, count = 0;
+  s->own = calloc((size_t)T + 1, sizeof *s->own);
+  int *first = malloc(sizeof(int) * (size_t)(T + 1));
+  int *last = malloc(sizeof(int) * (size_t)(T + 1));
+  uint32_t *ids = malloc(sizeof(uint32_t) * (size_t)(T + 1));
+  dg_mem_block *blocks = malloc(sizeof *blocks * (size_t)(T + 1));
+  bool oom = !s->own || !first || !last || !ids || !blocks;
+  if (!oom) {
+    dg_memplan_lifetimes(s->ir, seg->nodes, seg->node_count, first, last);
+    for (int i = 0; i < seg->node_count; i++) {
+      uint32_t t = s->ir->nodes[seg->nodes[i]].output;
+      bool boundary = false;
+      for (int k = 0; k < io.output_count; k++)
+        boundary |= io.outputs[k] == t;
+      if (!boundary) {
+        blocks[count] =
+            (dg_mem_block){dg_desc_bytes(&dg_ir_tensor(s->ir, t)->desc),
+                           first[t], last[t], false, 0};
+        ids[count++] = t;
+      }
+    }
   }
-  if (!s->own)
-    st = DG_ERROR_OUT_OF_MEMORY;
+  size_t top = oom ? 0 : dg_memplan_place(blocks, count, 64, 0, &oom);
+  if (!oom && top == SIZE_MAX)
+    oom = true;
+  if (!oom && top && posix_memalign(&s->arena, 64, top))
+    oom = true;
+  for (int c = 0; !oom && c < count; c++)
+    s->own[ids[c]] = (char *)s->arena + blocks[c].offset;
+  free(first), free(last), free(ids), free(blocks);
   dg_segment_io_free(&io);
-  return st;
+  return oom ? DG_ERROR_OUT_OF_MEMORY : st;
 }
 
 /* Lowers and prepares node i of the segment: false with err set. */
