@@ -495,6 +495,12 @@ int main(void) {
   test_listing(ctx, dev);
   test_placement(ctx, dev);
   test_gpu_kernels(ctx, dev);
+  dg_opencl_stats stats;
+  dg_opencl_get_stats(&stats);
+  CHECK(stats.estimate_mismatches == 0,
+        "cost model: every node compiled above (CPU-type and GPU kernels) "
+        "runs the kernel its estimate priced (%d differ)",
+        stats.estimate_mismatches);
   dg_context_destroy(ctx);
   test_cache(dir);
   test_alloc_failures();

@@ -286,6 +286,37 @@ static void test_listing(dg_context *ctx, int dev) {
 }
 
 /* Runs g on dev and on the CPU: verify on dev, and outputs compared. */
+/* The cost model prices what compile runs: for every node, the work
+ * prepared for an estimate makes the same choices as the work compile
+ * records (module, passes, grid, blob and scratch sizes) and fills no
+ * blob. */
+static void check_estimate_choices(dg_context *ctx, dg_graph *g, int dev,
+                                   const char *what) {
+  vk_device *vd = ctx->devices.items[dev].impl;
+  int differ = 0, filled = 0, n = g->ir.node_count;
+  for (int i = 0; i < n; i++) {
+    const dg_node *nd = &g->ir.nodes[i];
+    vk_work e, c;
+    bool ok_e = dg_vk_work_prepare(vd, &g->ir, nd, &e, true);
+    bool ok_c = dg_vk_work_prepare(vd, &g->ir, nd, &c, false);
+    differ += ok_e != ok_c || e.is_copy != c.is_copy || e.shader != c.shader ||
+              e.pre.on != c.pre.on || e.pre.shader != c.pre.shader ||
+              e.post.on != c.post.on || e.post.shader != c.post.shader ||
+              memcmp(e.groups, c.groups, sizeof e.groups) ||
+              e.params_bytes != c.params_bytes ||
+              e.scratch_bytes != c.scratch_bytes;
+    filled += e.params != NULL;
+    dg_vk_work_release(&e);
+    dg_vk_work_release(&c);
+  }
+  CHECK(!differ && !filled &&
+            dg_vk_estimate(&ctx->devices.items[dev], &g->ir, &g->ir.nodes[0]) >
+                0,
+        "%s: the estimate prices the kernels compile picks (%d of %d nodes "
+        "differ, %d blobs filled)",
+        what, differ, n, filled);
+}
+
 static void check_graph(dg_context *ctx, dg_graph *g, int dev, const char *what,
                         double tol, int xn) {
   CHECK(dg_graph_status(g) == DG_OK, "%s: graph builds%s%s", what,
@@ -293,7 +324,7 @@ static void check_graph(dg_context *ctx, dg_graph *g, int dev, const char *what,
         dg_graph_status(g) ? dg_graph_error(g)->message : "");
   if (dg_graph_status(g) != DG_OK)
     return;
-  (void)ctx;
+  check_estimate_choices(ctx, g, dev, what);
   dg_diagnostic d;
   dg_session *s = compile_on(g, dev, &d);
   CHECK(s != NULL, "%s: compiles pinned to device %d%s%s", what, dev,

@@ -165,11 +165,12 @@ def main():
                           ["-DTILE_M=64", "-DTILE_N=64"],
                           "without BM x BN", "a tile for an untiled kernel")
         os.symlink(SHADERS, os.path.join(tmp, "shaders"))
-        good = 'VK_VARIANT(GAP_F32, gap_f32, "gap.comp", 0, 0, 0, "")\n'
+        good = ('VK_VARIANT(GAP_F32, gap_f32, "gap.comp", 0, 0, 0, MEMORY, '
+                '"")\n')
         path = os.path.join(tmp, "variants.def")
         with open(path, "w") as f:
             f.write("/* a comment */\n" + good +
-                    'VK_VARIANT(GAP_F16, gap_f16, "gap.comp", 0, 0, 0,\n'
+                    'VK_VARIANT(GAP_F16, gap_f16, "gap.comp", 0, 0, 0, MEMORY,\n'
                     '           "-DF" "16")\n')
         r, rows = variants(path)
         check(r.returncode == 0 and rows == [
@@ -191,6 +192,8 @@ def main():
                       "tile fields", "a tile given as a definition")
         refuses_table(tmp, good.replace(', ""', ""), "arguments",
                       "a missing field")
+        refuses_table(tmp, good.replace("MEMORY", "FAST"), "cost must be",
+                      "a cost class the model does not know")
     print("# %d failure(s)" % failures)
     return 1 if failures else 0
 

@@ -72,8 +72,10 @@ static double cl_estimate(dg_device *dev, const dg_ir *ir,
       bytes += (double)dg_desc_bytes(&dg_ir_tensor(ir, n->inputs[k])->desc);
   if (d->is_cpu) /* never cheaper than the native CPU kernels */
     return 30.0 + 2.0 * flops / (d->gflops * 1e3) + bytes / 5e3;
-  /* ~6 us per back-to-back kernel; device memory ~10x host bandwidth. */
-  return 6.0 + flops / (d->gflops * 1e3) + bytes / 200e3;
+  /* ~6 us per back-to-back kernel; device memory ~10x host bandwidth;
+   * the flops at the speed of the kernel compile will pick. */
+  double speed = dg_cl_node_speed(d, ir, (int)(n - ir->nodes));
+  return 6.0 + flops / (d->gflops * 1e3 * speed) + bytes / 200e3;
 }
 
 static void cl_destroy(dg_device *dev) {

@@ -98,5 +98,14 @@ dg_status dg_cl_node_prepare(dg_cl_device *d, cl_program prog,
                              const dg_ir *ir, int index, cl_mem *mem,
                              dg_cl_node *cn, dg_diagnostic *diag);
 void dg_cl_node_release(dg_cl_node *cn);
+/* The kernel dg_cl_node_prepare would pick for node index ("" for a copy
+ * command), chosen without making a kernel or a buffer. */
+void dg_cl_node_choice(dg_cl_device *d, const dg_ir *ir, int index, char *name,
+                       size_t size);
+/* The speed of the kernel dg_cl_node_prepare would pick for node index,
+ * against the device's gflops figure (1 on CPU-type devices, whose
+ * figures are for the device as a whole): the cost model prices the
+ * kernel compile will run. Makes no kernel and no buffer. */
+double dg_cl_node_speed(dg_cl_device *d, const dg_ir *ir, int index);
 
 #endif

@@ -24,6 +24,7 @@ typedef struct prep {
   cl_mem *mem;
   int aux_count;
   const char *call; /* the CL call that failed */
+  bool estimate;    /* choose only: no kernel, no buffer (cost model) */
 } prep;
 
 static const dg_tensor_desc *in_desc(const prep *p, int k) {
@@ -33,9 +34,11 @@ static const dg_tensor_desc *out_desc(const prep *p) {
   return &dg_ir_tensor(p->ir, p->n->output)->desc;
 }
 static cl_mem in_mem(const prep *p, int k) {
-  return p->n->inputs[k] ? p->mem[p->n->inputs[k]] : NULL;
+  return p->mem && p->n->inputs[k] ? p->mem[p->n->inputs[k]] : NULL;
 }
-static cl_mem out_mem(const prep *p) { return p->mem[p->n->output]; }
+static cl_mem out_mem(const prep *p) {
+  return p->mem ? p->mem[p->n->output] : NULL;
+}
 
 static int dt_code(dg_dtype t) {
   switch (t) {
@@ -57,6 +60,10 @@ static size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
 
 /* A read-only buffer holding data, owned by the node. */
 static cl_int aux(prep *p, const void *data, size_t bytes, cl_mem *out) {
+  if (p->estimate) {
+    *out = NULL;
+    return CL_SUCCESS;
+  }
   cl_int err;
   cl_mem m = dg_cl_buffer(p->d->context,
                           CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
@@ -71,8 +78,33 @@ static cl_int aux(prep *p, const void *data, size_t bytes, cl_mem *out) {
 }
 
 /* Creates the kernel and binds args (cl_mem each). */
+/* How fast each kernel runs against the device's gflops figure (the 64 x
+ * 64 tiles of gemm.cl), on a GPU-type device, for the cost model. The big
+ * tiles ran SGEMM 4096^3 at 32 TFLOP/s on the H200 against 11 of the
+ * figure (docs/performance.md, "Cost models"); the rest are assumed, on
+ * the pessimistic side. Kernels not listed run at the figure. */
+static const struct {
+  const char *prefix;
+  double scale;
+} kernel_speed[] = {
+    {"gemm_f32_128x128", 2.5}, {"gemm_f32_64x128", 2.5},
+    {"gemm_f32_64x64", 2.5},   {"gemm_small_", 0.1},
+    {"conv_direct_", 0.25},
+};
+
+static double speed_of(const char *name) {
+  for (size_t i = 0; i < sizeof kernel_speed / sizeof *kernel_speed; i++)
+    if (!strncmp(name, kernel_speed[i].prefix, strlen(kernel_speed[i].prefix)))
+      return kernel_speed[i].scale;
+  return 1.0;
+}
+
 static cl_int kernel(prep *p, const char *name, int nargs,
                      const cl_mem *args) {
+  if (p->estimate) {
+    snprintf(p->cn->tile, sizeof p->cn->tile, "%s", name);
+    return CL_SUCCESS;
+  }
   cl_int err;
   p->cn->kernel = clCreateKernel(p->prog, name, &err);
   if (!p->cn->kernel) {
@@ -563,7 +595,7 @@ dg_status dg_cl_node_prepare(dg_cl_device *d, cl_program prog,
   memset(cn, 0, sizeof *cn);
   cn->index = index;
   cn->node = &ir->nodes[index];
-  prep p = {d, prog, ir, cn->node, cn, mem, 0, NULL};
+  prep p = {d, prog, ir, cn->node, cn, mem, 0, NULL, false};
   const struct cl_op_entry *e = op_entry(cn->node->op);
   if (!e) {
     char shown[DG_NAME_SHORT];
@@ -577,6 +609,25 @@ dg_status dg_cl_node_prepare(dg_cl_device *d, cl_program prog,
   if (err != CL_SUCCESS)
     return dg_cl_fail(diag, err, index, cn->node, p.call);
   return DG_OK;
+}
+
+void dg_cl_node_choice(dg_cl_device *d, const dg_ir *ir, int index, char *name,
+                       size_t size) {
+  dg_cl_node cn;
+  memset(&cn, 0, sizeof cn);
+  cn.index = index;
+  cn.node = &ir->nodes[index];
+  prep p = {d, NULL, ir, cn.node, &cn, NULL, 0, NULL, true};
+  const struct cl_op_entry *e = op_entry(cn.node->op);
+  if (!e || e->prepare(&p) != CL_SUCCESS)
+    cn.tile[0] = 0;
+  snprintf(name, size, "%s", cn.tile);
+}
+
+double dg_cl_node_speed(dg_cl_device *d, const dg_ir *ir, int index) {
+  char name[sizeof((dg_cl_node *)0)->tile];
+  dg_cl_node_choice(d, ir, index, name, sizeof name);
+  return d->is_cpu || !name[0] ? 1.0 : speed_of(name);
 }
 
 void dg_cl_node_release(dg_cl_node *cn) {

@@ -7,14 +7,11 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cl_internal.h"
 
+#include "../../graph/memplan.h"
+
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct free_buf {
-  cl_mem mem;
-  size_t size;
-} free_buf;
 
 typedef struct cl_segment {
   dg_cl_device *dev;
@@ -55,105 +52,83 @@ static bool listed(const uint32_t *ids, int n, uint32_t id) {
   return false;
 }
 
-/* Buffer planner: a free list of buffers whose tensors are dead. */
-typedef struct planner {
-  cl_segment *s;
-  free_buf *free;
-  int free_count;
-} planner;
-
-static cl_int take(planner *pl, uint32_t id, cl_mem_flags flags, void *host) {
-  cl_segment *s = pl->s;
-  size_t size = tensor_bytes(s->ir, id);
-  if (!host) { /* best fit among dead buffers */
-    int best = -1;
-    for (int i = 0; i < pl->free_count; i++)
-      if (pl->free[i].size >= size &&
-          (best < 0 || pl->free[i].size < pl->free[best].size))
-        best = i;
-    if (best >= 0) {
-      s->mem[id] = pl->free[best].mem;
-      pl->free[best] = pl->free[--pl->free_count];
-      return CL_SUCCESS;
-    }
-  }
-  /* Where the device shares memory with the host, let the driver put the
-   * buffer in host-accessible memory, so uploads and downloads are plain
-   * copies within host memory. */
-  if (!host && s->dev->host_unified)
-    flags |= CL_MEM_ALLOC_HOST_PTR;
-  cl_int err;
-  cl_mem m = dg_cl_buffer(s->dev->context, flags, size, host, &err);
-  if (!m)
-    return err;
-  s->mem[id] = m;
-  s->owned[s->owned_count++] = m;
-  return CL_SUCCESS;
-}
-
-static void give_back(planner *pl, uint32_t id) {
-  cl_segment *s = pl->s;
-  for (int i = 0; i < pl->free_count; i++)
-    if (pl->free[i].mem == s->mem[id])
-      return;
-  pl->free[pl->free_count++] = (free_buf){s->mem[id], tensor_bytes(s->ir, id)};
-}
-
+/* Constants get buffers of their own, filled once. The other tensors
+ * share buffers through memplan.h (dg_memplan_share): boundary inputs
+ * are live from the upload before the first node, boundary outputs until
+ * the download after the last, the rest from producer to last reader. */
 static dg_status plan_buffers(cl_segment *s, const dg_segment *seg,
                               dg_diagnostic *diag) {
   const dg_ir *ir = s->ir;
   int T = ir->tensor_count;
+  int *first = malloc(sizeof(int) * (size_t)(T + 1));
   int *last = malloc(sizeof(int) * (size_t)(T + 1));
-  planner pl = {s, calloc((size_t)T + 1, sizeof(free_buf)), 0};
-  if (!last || !pl.free) {
-    free(last), free(pl.free);
+  uint32_t *order = malloc(sizeof(uint32_t) * (size_t)(T + 1));
+  dg_mem_block *blocks = malloc(sizeof *blocks * (size_t)(T + 1));
+  size_t *sizes = malloc(sizeof(size_t) * (size_t)(T + 1));
+  int count = 0, buffers = -1;
+  if (first && last && order && blocks && sizes) {
+    dg_memplan_lifetimes(ir, seg->nodes, seg->node_count, first, last);
+    for (int i = 0; i < s->io.input_count; i++)
+      first[s->io.inputs[i]] = 0;
+    for (int o = 0; o < s->io.output_count; o++)
+      last[s->io.outputs[o]] = seg->node_count;
+    for (int i = 0; i < seg->node_count; i++) {
+      const dg_node *n = &ir->nodes[seg->nodes[i]];
+      for (int k = -1; k < n->input_count; k++) {
+        uint32_t id = k < 0 ? n->output : n->inputs[k];
+        if (!id || first[id] < 0 ||
+            listed(s->io.constants, s->io.constant_count, id))
+          continue;
+        blocks[count] =
+            (dg_mem_block){tensor_bytes(ir, id), first[id], last[id], false, 0};
+        order[count++] = id;
+        first[id] = -1; /* listed once */
+      }
+    }
+    buffers = dg_memplan_share(blocks, count, sizes);
+  }
+  free(first), free(last);
+  cl_mem *made =
+      buffers >= 0 ? calloc((size_t)buffers + 1, sizeof *made) : NULL;
+  if (!made) {
+    free(order), free(blocks), free(sizes);
     dg_diag_set(diag, DG_ERROR_OUT_OF_MEMORY, -1, NULL, "compile", NULL, NULL,
                 NULL, "opencl: out of host memory planning buffers");
     return DG_ERROR_OUT_OF_MEMORY;
   }
-  for (int t = 0; t <= T; t++)
-    last[t] = -1;
-  for (int i = 0; i < seg->node_count; i++) {
-    const dg_node *n = &ir->nodes[seg->nodes[i]];
-    for (int k = 0; k < n->input_count; k++)
-      if (n->inputs[k])
-        last[n->inputs[k]] = i;
-  }
-  for (int o = 0; o < s->io.output_count; o++)
-    last[s->io.outputs[o]] = INT_MAX; /* downloaded after the last node */
   cl_int err = CL_SUCCESS;
   const char *what = "constant";
   for (int i = 0; i < s->io.constant_count && err == CL_SUCCESS; i++) {
-    const dg_tensor_info *t = dg_ir_tensor(ir, s->io.constants[i]);
-    err = take(&pl, s->io.constants[i],
-               CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-               (void *)t->constant->data);
+    uint32_t id = s->io.constants[i];
+    cl_mem m =
+        dg_cl_buffer(s->dev->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                     tensor_bytes(ir, id),
+                     (void *)dg_ir_tensor(ir, id)->constant->data, &err);
+    if (m)
+      s->mem[id] = s->owned[s->owned_count++] = m;
   }
-  if (err == CL_SUCCESS)
-    what = "input";
-  for (int i = 0; i < s->io.input_count && err == CL_SUCCESS; i++)
-    err = take(&pl, s->io.inputs[i], CL_MEM_READ_WRITE, NULL);
+  /* Where the device shares memory with the host, let the driver put the
+   * buffers in host-accessible memory, so uploads and downloads are plain
+   * copies within host memory. */
+  cl_mem_flags flags = CL_MEM_READ_WRITE;
+  if (s->dev->host_unified)
+    flags |= CL_MEM_ALLOC_HOST_PTR;
   int failed_node = -1;
-  for (int i = 0; i < seg->node_count && err == CL_SUCCESS; i++) {
-    const dg_node *n = &ir->nodes[seg->nodes[i]];
-    what = "node output";
-    err = take(&pl, n->output, CL_MEM_READ_WRITE, NULL);
-    if (err != CL_SUCCESS) {
-      failed_node = seg->nodes[i];
-      break;
+  for (int c = 0; c < count && err == CL_SUCCESS; c++) {
+    size_t b = blocks[c].offset;
+    if (!made[b]) { /* the buffer's first tensor makes it */
+      what = "input";
+      made[b] = dg_cl_buffer(s->dev->context, flags, sizes[b], NULL, &err);
+      if (!made[b]) {
+        if (!listed(s->io.inputs, s->io.input_count, order[c]))
+          failed_node = dg_ir_tensor(ir, order[c])->producer;
+        break;
+      }
+      s->owned[s->owned_count++] = made[b];
     }
-    /* Inputs dead after this node free their buffers for later nodes
-     * (never for this node's own output: that was taken first). */
-    for (int k = 0; k < n->input_count; k++) {
-      uint32_t id = n->inputs[k];
-      if (id && last[id] == i &&
-          !listed(s->io.constants, s->io.constant_count, id))
-        give_back(&pl, id);
-    }
-    if (last[n->output] < 0) /* never read: reusable at once */
-      give_back(&pl, n->output);
+    s->mem[order[c]] = made[b];
   }
-  free(last), free(pl.free);
+  free(order), free(blocks), free(sizes), free(made);
   if (err == CL_SUCCESS)
     return DG_OK;
   if (failed_node >= 0)
@@ -194,6 +169,12 @@ dg_status dg_cl_compile(dg_device *dev, const dg_segment *seg, void **state,
     st = dg_cl_node_prepare(d, prog, seg->ir, seg->nodes[i], s->mem,
                             &s->nodes[i], diag);
     s->node_count = i + 1;
+    /* The cost model priced the kernel its dry run chose: count any
+     * difference, so that tests see the two drift apart. */
+    char priced[sizeof s->nodes[i].tile];
+    dg_cl_node_choice(d, seg->ir, seg->nodes[i], priced, sizeof priced);
+    if (st == DG_OK && strcmp(priced, s->nodes[i].tile))
+      dg_cl_stat_add(&dg_cl_stats.estimate_mismatches, 1);
   }
   if (st != DG_OK) {
     dg_cl_release(s);

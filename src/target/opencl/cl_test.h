@@ -18,6 +18,8 @@ typedef struct dg_opencl_stats {
   int cache_writes;  /* cache entries written */
   int buffers;       /* buffers created and not yet released */
   int host_buffers;  /* buffers ever created host-accessible */
+  int estimate_mismatches; /* nodes compiled with another kernel than the
+                              cost model priced (a bug if ever non-zero) */
 } dg_opencl_stats;
 
 /* Counters since the process started. */

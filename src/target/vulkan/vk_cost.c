@@ -7,7 +7,8 @@
  *   a fence wait (launch_us), each node a dispatch;
  * - a large convolution wins on a discrete GPU, whose throughput is tens
  *   of TFLOP/s against the CPU's hundreds of GFLOP/s.
- * Figures are deliberately conservative (pessimistic per node). */
+ * Figures are deliberately conservative (pessimistic per node), and a
+ * node is priced by the kernel compile picks for it (dg_vk_estimate). */
 #include "vk_internal.h"
 
 #include "../../ops/ops.h"
@@ -43,6 +44,28 @@ void dg_vk_cost_init(dg_device *dev) {
   dev->transfer_us_per_byte = f.transfer_us_per_byte;
 }
 
+/* Throughput of each kernel class (variants.def's cost field) against
+ * the 128x128 fp32 tiles that flops_per_us describes, on a GPU. Measured
+ * on the H200 (docs/performance.md, "Cost models"): SIMT 23 TFLOP/s, the
+ * KHR 128x256 GEMM 267-277, the cooperative-matrix convs 90-131. TILED
+ * and DIRECT run where the big tiles would leave the GPU idle or where
+ * there are none; their figures are assumed, on the pessimistic side. A
+ * CPU-type device's figures are for the device as a whole: no class
+ * runs faster there. */
+static double class_scale(const vk_device *vd, vk_cost_class c) {
+  static const double gpu[VK_COST_COUNT_] = {
+      [VK_COST_TILED] = 0.25, [VK_COST_DIRECT] = 0.05, [VK_COST_MEMORY] = 0.25,
+      [VK_COST_SIMT] = 1.0,   [VK_COST_COOP] = 5.0,    [VK_COST_COOPK] = 12.5};
+  bool is_gpu = vd->cost_type == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ||
+                vd->cost_type == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ||
+                vd->cost_type == VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU;
+  return is_gpu && c < VK_COST_COUNT_ ? gpu[c] : 1.0;
+}
+
+/* Prices the work compile would record for the node (dg_vk_work_prepare
+ * in estimate mode): one dispatch per pass, the flops at the rate of the
+ * module's class, and the bytes of the tensors and of any scratch the
+ * passes write and read. */
 double dg_vk_estimate(dg_device *dev, const dg_ir *ir, const dg_node *n) {
   vk_device *vd = dev->impl;
   cost_figures f = figures(vd);
@@ -52,7 +75,14 @@ double dg_vk_estimate(dg_device *dev, const dg_ir *ir, const dg_node *n) {
   for (int k = 0; k < n->input_count; k++)
     if (n->inputs[k])
       bytes += (double)dg_desc_bytes(&dg_ir_tensor(ir, n->inputs[k])->desc);
-  /* Work smaller than a few waves of the device keeps it mostly idle:
-   * charge the node at least its dispatch cost. */
-  return f.node_us + flops / f.flops_per_us + bytes / f.bytes_per_us;
+  double rate = f.flops_per_us, dispatches = 1;
+  vk_work w;
+  if (dg_vk_work_prepare(vd, ir, n, &w, true)) {
+    if (!w.is_copy)
+      rate *= class_scale(vd, dg_vk_variants[w.shader].cost);
+    dispatches += (w.pre.on ? 1 : 0) + (w.post.on ? 1 : 0);
+    bytes += 2.0 * (double)w.scratch_bytes;
+  }
+  dg_vk_work_release(&w);
+  return f.node_us * dispatches + flops / rate + bytes / f.bytes_per_us;
 }

@@ -118,7 +118,11 @@ static bool q_params(vk_work *w, const dg_ir *ir, const dg_node *n,
   const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]),
                        *wd = tdesc(ir, n->inputs[1]),
                        *yd = tdesc(ir, n->output);
-  uint32_t *p = malloc(sizeof(uint32_t) * 2 * (size_t)channels);
+  w->params_bytes = sizeof(uint32_t) * 2 * (size_t)channels;
+  w->bind[4] = VK_BIND_PARAMS;
+  if (w->estimate)
+    return true;
+  uint32_t *p = malloc(w->params_bytes);
   if (!p)
     return false;
   bool pc = wd->quant.channel_count != 0;
@@ -129,8 +133,6 @@ static bool q_params(vk_work *w, const dg_ir *ir, const dg_node *n,
     p[channels + c] = (uint32_t)dg_quant_zero(wd, pc ? c : 0);
   }
   w->params = p;
-  w->params_bytes = sizeof(uint32_t) * 2 * (size_t)channels;
-  w->bind[4] = VK_BIND_PARAMS;
   return true;
 }
 
@@ -376,7 +378,9 @@ static int cblock_work(const vk_device *vd, vk_work *w, int64_t N, int64_t H,
   if ((vd->conv_gather != -1 && vd->conv_gather != 2) ||
       bytes > scratch_limit(vd) || xh + wh > INT32_MAX)
     return 0;
-  if (!wblk) {
+  if (!wblk && w->estimate) {
+    w->params_bytes = (size_t)wh * 2;
+  } else if (!wblk) {
     uint16_t *p = malloc((size_t)wh * 2);
     if (!p)
       return -1;
@@ -701,7 +705,11 @@ static bool quant_blob(vk_work *w, const dg_tensor_desc *d, int64_t *inner,
   for (int k = d->quant.axis + 1; k < d->rank; k++)
     *inner *= d->dims[k];
   *chans = d->dims[d->quant.axis];
-  uint32_t *p = malloc(sizeof(uint32_t) * 2 * (size_t)*chans);
+  w->params_bytes = sizeof(uint32_t) * 2 * (size_t)*chans;
+  w->bind[4] = VK_BIND_PARAMS;
+  if (w->estimate)
+    return true;
+  uint32_t *p = malloc(w->params_bytes);
   if (!p)
     return false;
   for (int64_t c = 0; c < *chans; c++) {
@@ -710,8 +718,6 @@ static bool quant_blob(vk_work *w, const dg_tensor_desc *d, int64_t *inner,
     p[*chans + c] = (uint32_t)dg_quant_zero(d, c);
   }
   w->params = p;
-  w->params_bytes = sizeof(uint32_t) * 2 * (size_t)*chans;
-  w->bind[4] = VK_BIND_PARAMS;
   return true;
 }
 
@@ -843,9 +849,10 @@ uint64_t dg_vk_ops(const vk_device *vd) {
 }
 
 bool dg_vk_work_prepare(vk_device *vd, const dg_ir *ir, const dg_node *n,
-                        vk_work *w) {
+                        vk_work *w, bool estimate) {
   memset(w, 0, sizeof *w);
   w->push_bytes = VK_PUSH_BYTES;
+  w->estimate = estimate;
   const struct vk_op_entry *e = op_entry(n->op);
   return e && e->setup(vd, w, ir, n);
 }

@@ -10,8 +10,8 @@
 
 /* In the enum's order, from the same lines of variants.def. */
 const vk_variant dg_vk_variants[SH_COUNT_] = {
-#define VK_VARIANT(id, name, source, khr, tile_m, tile_n, defines)             \
-  [SH_##id] = {#name, khr, tile_m, tile_n},
+#define VK_VARIANT(id, name, source, khr, tile_m, tile_n, cost, defines)       \
+  [SH_##id] = {#name, khr, tile_m, tile_n, VK_COST_##cost},
 #include "variants.def"
 #undef VK_VARIANT
 };

@@ -18,6 +18,7 @@
 #include "vk_internal.h"
 
 #include "../../graph/clock.h"
+#include "../../graph/memplan.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +117,10 @@ static bool listed(const uint32_t *ids, int n, uint32_t id) {
 
 /* ---- memory plan ---- */
 
+static bool place_params(vk_segment *s, VkDeviceSize align,
+                         VkDeviceSize *dev_bytes);
+
+/* Tensors through memplan.h, then the parameter blobs and scratch. */
 static bool plan_memory(vk_segment *s, VkDeviceSize *dev_bytes,
                         VkDeviceSize *stage_bytes) {
   const dg_ir *ir = s->ir;
@@ -128,75 +133,60 @@ static bool plan_memory(vk_segment *s, VkDeviceSize *dev_bytes,
   int *first = malloc(sizeof(int) * (size_t)(T + 1));
   int *last = malloc(sizeof(int) * (size_t)(T + 1));
   uint32_t *order = malloc(sizeof(uint32_t) * (size_t)(T + 1));
-  if (!s->slot_of || !s->slots || !first || !last || !order) {
-    free(first), free(last), free(order);
-    return false;
-  }
-  for (int t = 0; t <= T; t++)
-    s->slot_of[t] = -1, first[t] = -1, last[t] = -1;
-  /* Tensors in order of first use, with the interval they are live. */
-  int count = 0;
-  for (int i = 0; i < s->node_count; i++) {
-    const dg_node *n = &ir->nodes[s->nodes[i]];
-    for (int k = -1; k < n->input_count; k++) {
-      uint32_t id = k < 0 ? n->output : n->inputs[k];
-      if (!id)
-        continue;
-      if (first[id] < 0) {
-        first[id] = i;
+  dg_mem_block *blocks = malloc(sizeof *blocks * (size_t)(T + 1));
+  bool ok = s->slot_of && s->slots && first && last && order && blocks;
+  if (ok) {
+    for (int t = 0; t <= T; t++)
+      s->slot_of[t] = -1;
+    dg_memplan_lifetimes(ir, s->nodes, s->node_count, first, last);
+    /* Tensors in order of first use; what crosses the boundary is pinned
+     * (uploaded once, or staged while other tensors are live). */
+    int count = 0;
+    for (int i = 0; i < s->node_count; i++) {
+      const dg_node *n = &ir->nodes[s->nodes[i]];
+      for (int k = -1; k < n->input_count; k++) {
+        uint32_t id = k < 0 ? n->output : n->inputs[k];
+        if (!id || first[id] != i || s->slot_of[id] == -2)
+          continue;
+        s->slot_of[id] = -2; /* listed */
+        bool pinned = listed(s->io.inputs, s->io.input_count, id) ||
+                      listed(s->io.outputs, s->io.output_count, id) ||
+                      listed(s->io.constants, s->io.constant_count, id);
+        blocks[count] = (dg_mem_block){
+            align_up(dg_desc_bytes(&dg_ir_tensor(ir, id)->desc), 4), first[id],
+            last[id], pinned, 0};
         order[count++] = id;
       }
-      last[id] = i;
     }
-  }
-  VkDeviceSize top = DUMMY_BYTES, stage = 0;
-  for (int c = 0; c < count; c++) {
-    uint32_t id = order[c];
-    VkDeviceSize size = align_up(dg_desc_bytes(&dg_ir_tensor(ir, id)->desc), 4);
-    bool shared = !listed(s->io.inputs, s->io.input_count, id) &&
-                  !listed(s->io.outputs, s->io.output_count, id) &&
-                  !listed(s->io.constants, s->io.constant_count, id);
-    VkDeviceSize off = align_up(top, align);
-    if (shared) {
-      /* First fit among candidate offsets: 0-ish and just past each
-       * placed shared tensor, skipping any live at the same time. */
-      for (int p = -1; p < c; p++) {
-        VkDeviceSize cand = DUMMY_BYTES;
-        if (p >= 0) {
-          const vk_slot *q = &s->slots[s->slot_of[order[p]]];
-          cand = q->offset + q->size;
-        }
-        cand = align_up(cand, align);
-        bool clash = false;
-        for (int u = 0; u < c && !clash; u++) {
-          uint32_t o = order[u];
-          const vk_slot *q = &s->slots[s->slot_of[o]];
-          bool other_shared = !listed(s->io.inputs, s->io.input_count, o) &&
-                              !listed(s->io.outputs, s->io.output_count, o) &&
-                              !listed(s->io.constants, s->io.constant_count, o);
-          bool live = !other_shared || !(last[o] < first[id]);
-          clash = live && cand < q->offset + q->size && q->offset < cand + size;
-        }
-        if (!clash) {
-          off = cand;
-          break;
-        }
+    bool oom = false;
+    VkDeviceSize top =
+        dg_memplan_place(blocks, count, (size_t)align, DUMMY_BYTES, &oom);
+    ok = !oom && top != SIZE_MAX;
+    VkDeviceSize stage = 0;
+    for (int c = 0; ok && c < count; c++) {
+      uint32_t id = order[c];
+      s->slot_of[id] = s->slot_count;
+      vk_slot *sl = &s->slots[s->slot_count++];
+      sl->offset = blocks[c].offset;
+      sl->size = blocks[c].size;
+      if (!s->vd->unified && (listed(s->io.inputs, s->io.input_count, id) ||
+                              listed(s->io.outputs, s->io.output_count, id))) {
+        sl->stage_offset = stage;
+        stage = align_up(stage + sl->size, 64);
       }
     }
-    s->slot_of[id] = s->slot_count;
-    vk_slot *sl = &s->slots[s->slot_count++];
-    sl->offset = off;
-    sl->size = size;
-    if (off + size > top)
-      top = off + size;
-    if (!s->vd->unified && (listed(s->io.inputs, s->io.input_count, id) ||
-                            listed(s->io.outputs, s->io.output_count, id))) {
-      sl->stage_offset = stage;
-      stage = align_up(stage + size, 64);
-    }
+    *dev_bytes = top;
+    *stage_bytes = stage;
   }
-  /* Parameter blobs after everything else, then the scratch region:
-   * nodes run one after another, so the largest pre-pass sizes it. */
+  free(first), free(last), free(order), free(blocks);
+  return ok ? place_params(s, align, dev_bytes) : false;
+}
+
+/* Parameter blobs after the tensors, then the scratch region: nodes run
+ * one after another, so the largest pre-pass sizes it. */
+static bool place_params(vk_segment *s, VkDeviceSize align,
+                         VkDeviceSize *dev_bytes) {
+  VkDeviceSize top = *dev_bytes;
   for (int i = 0; i < s->node_count; i++)
     if (s->work[i].params_bytes) {
       s->param_offset[i] = align_up(top, align);
@@ -211,9 +201,7 @@ static bool plan_memory(vk_segment *s, VkDeviceSize *dev_bytes,
     s->scratch.hi = s->scratch.lo + align_up(scratch, 4);
     top = s->scratch.hi;
   }
-  free(first), free(last), free(order);
   *dev_bytes = top;
-  *stage_bytes = stage;
   return true;
 }
 
@@ -632,7 +620,7 @@ dg_status dg_vk_compile(dg_device *dev, const dg_segment *seg, void **state,
   int dispatches = 0;
   for (int i = 0; i < s->node_count; i++) {
     const dg_node *n = &s->ir->nodes[s->nodes[i]];
-    if (!dg_vk_work_prepare(vd, s->ir, n, &s->work[i]))
+    if (!dg_vk_work_prepare(vd, s->ir, n, &s->work[i], false))
       return oom(s, diag, "node setup");
     dispatches += dispatches_of(&s->work[i]);
   }

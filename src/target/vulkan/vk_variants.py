@@ -19,7 +19,10 @@ import os
 import re
 import sys
 
-FIELDS = ("id", "name", "source", "khr", "tile_m", "tile_n", "defines")
+FIELDS = ("id", "name", "source", "khr", "tile_m", "tile_n", "cost",
+          "defines")
+# The cost model's kernel classes (vk_internal.h, vk_cost_class).
+COSTS = ("TILED", "DIRECT", "MEMORY", "SIMT", "COOP", "COOPK")
 # One token of an entry's arguments: a string, or a bare word, or a comma.
 TOKEN = re.compile(r'\s*(?:"([^"\\\n]*)"|([A-Za-z0-9_.]+)|(,))')
 
@@ -89,7 +92,7 @@ def read(path, shader_dir):
             if not isinstance(v[f], tuple):
                 fail(path, line, "%s must be a string" % f)
             v[f] = v[f][0]
-        for f in ("id", "name", "khr", "tile_m", "tile_n"):
+        for f in ("id", "name", "khr", "tile_m", "tile_n", "cost"):
             if isinstance(v[f], tuple):
                 fail(path, line, "%s must not be a string" % f)
         if not re.fullmatch(r"[a-z][a-z0-9_]*", v["name"]):
@@ -102,6 +105,8 @@ def read(path, shader_dir):
         names.add(v["name"])
         if not os.path.isfile(os.path.join(shader_dir, v["source"])):
             fail(path, line, "no shader %s in %s" % (v["source"], shader_dir))
+        if v["cost"] not in COSTS:
+            fail(path, line, "cost must be one of %s" % ", ".join(COSTS))
         if v["khr"] not in ("0", "1"):
             fail(path, line, "khr must be 0 or 1")
         for f in ("tile_m", "tile_n"):
