@@ -24,9 +24,10 @@ typedef struct cost_figures {
 static cost_figures figures(const vk_device *vd) {
   switch (vd->cost_type) {
   case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
-    /* ~20 TFLOP/s sustained (our 128x128 f32 GEMM measured 23 TFLOP/s of
-     * kernel time on an H200), hundreds of GB/s, PCIe-class staging. */
-    return (cost_figures){30, 4, 20e6, 300e3, 1.0 / 8e3};
+    /* 20 TFLOP/s before the class's scale; 1 TB/s of device memory (a
+     * 6.4 MB relu took 7.4 us with its dispatch on the H200); staging at
+     * 8 GB/s (6.4 MB in and out measured 9 GB/s there). */
+    return (cost_figures){30, 4, 20e6, 1e6, 1.0 / 8e3};
   case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
   case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
     /* Shares memory with the host: copies are memcpy-speed. */
@@ -45,17 +46,20 @@ void dg_vk_cost_init(dg_device *dev) {
 }
 
 /* Throughput of each kernel class (variants.def's cost field) against
- * the 128x128 fp32 tiles that flops_per_us describes, on a GPU. Measured
- * on the H200 (docs/performance.md, "Cost models"): SIMT 23 TFLOP/s, the
- * KHR 128x256 GEMM 267-277, the cooperative-matrix convs 90-131. TILED
- * and DIRECT run where the big tiles would leave the GPU idle or where
- * there are none; their figures are assumed, on the pessimistic side. A
- * CPU-type device's figures are for the device as a whole: no class
- * runs faster there. */
+ * flops_per_us, on a GPU. Measured on the H200 (dg-bench --gpu and dg-run
+ * --plan; docs/performance.md, "Cost models"): SIMT (the 128x128 fp32
+ * GEMM) 42 TFLOP/s, SIMTCONV (the same tiles as conv) 7-20, COOPK (the
+ * KHR 128x256 GEMM) 265-275, COOP (the cooperative-matrix convs) 74-131.
+ * TILED and DIRECT run where the big tiles would leave the GPU idle or
+ * where there are none; their figures are assumed, on the pessimistic
+ * side. A CPU-type device's figures are for the device as a whole: no
+ * class runs faster there. */
 static double class_scale(const vk_device *vd, vk_cost_class c) {
   static const double gpu[VK_COST_COUNT_] = {
-      [VK_COST_TILED] = 0.25, [VK_COST_DIRECT] = 0.05, [VK_COST_MEMORY] = 0.25,
-      [VK_COST_SIMT] = 1.0,   [VK_COST_COOP] = 5.0,    [VK_COST_COOPK] = 12.5};
+      [VK_COST_TILED] = 0.25,    [VK_COST_DIRECT] = 0.05,
+      [VK_COST_MEMORY] = 0.25,   [VK_COST_SIMT] = 2.0,
+      [VK_COST_SIMTCONV] = 0.65, [VK_COST_COOP] = 4.5,
+      [VK_COST_COOPK] = 13.0};
   bool is_gpu = vd->cost_type == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ||
                 vd->cost_type == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ||
                 vd->cost_type == VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU;

@@ -112,6 +112,7 @@ typedef enum vk_cost_class {
   VK_COST_DIRECT,
   VK_COST_MEMORY,
   VK_COST_SIMT,
+  VK_COST_SIMTCONV,
   VK_COST_COOP,
   VK_COST_COOPK,
   VK_COST_COUNT_

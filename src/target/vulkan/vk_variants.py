@@ -22,7 +22,7 @@ import sys
 FIELDS = ("id", "name", "source", "khr", "tile_m", "tile_n", "cost",
           "defines")
 # The cost model's kernel classes (vk_internal.h, vk_cost_class).
-COSTS = ("TILED", "DIRECT", "MEMORY", "SIMT", "COOP", "COOPK")
+COSTS = ("TILED", "DIRECT", "MEMORY", "SIMT", "SIMTCONV", "COOP", "COOPK")
 # One token of an entry's arguments: a string, or a bare word, or a comma.
 TOKEN = re.compile(r'\s*(?:"([^"\\\n]*)"|([A-Za-z0-9_.]+)|(,))')
 
