@@ -565,6 +565,48 @@ static void test_every_op(dg_context *ctx, int dev) {
   dg_graph_destroy(g);
 }
 
+/* A reduction deeper than llvmpipe's loop limit (65535 iterations an
+ * invocation, after which its loops stop silently): a matmul with K =
+ * 70000 summed 65533 terms there. Every device either declines it naming
+ * the limit or computes it exactly (all ones: the sum is K). */
+static void test_loop_limit(dg_context *ctx, int dev) {
+  enum { K = 70000, N = 4 };
+  static float a[K], b[K * N], y[N];
+  for (int i = 0; i < K; i++)
+    a[i] = 1.0f;
+  for (int i = 0; i < K * N; i++)
+    b[i] = 1.0f;
+  dg_graph *g = dg_graph_create(ctx, "deep");
+  dg_tensor_desc ad = {.dtype = DG_DTYPE_F32, .rank = 2, .dims = {1, K}};
+  dg_tensor_desc bd = {.dtype = DG_DTYPE_F32, .rank = 2, .dims = {K, N}};
+  dg_tensor x = dg_graph_input(g, "x", &ad);
+  dg_tensor w = dg_graph_constant(g, "w", &bd, b, 0);
+  dg_graph_output(g, "y", dg_graph_matmul(g, "mm", x, w), DG_LAYOUT_NCHW);
+  dg_compile_options co = {.devices = &dev, .device_count = 1};
+  dg_session *s = NULL;
+  dg_diagnostic d;
+  dg_status st = dg_graph_compile(g, &co, &s, &d);
+  dg_device_info info;
+  dg_context_device_info(ctx, dev, &info);
+  if (st != DG_OK) {
+    CHECK(strstr(info.name, "llvmpipe") && strstr(d.message, "llvmpipe stops"),
+          "K = %d matmul: declined on device %d only for llvmpipe's loop "
+          "limit (%s)",
+          K, dev, d.message);
+  } else {
+    st = dg_session_run(s, &(dg_binding){"x", a, sizeof a}, 1,
+                        &(dg_binding){"y", y, sizeof y}, 1, &d);
+    bool exact = st == DG_OK;
+    for (int i = 0; i < N; i++)
+      exact = exact && y[i] == (float)K;
+    CHECK(exact && !strstr(info.name, "llvmpipe"),
+          "K = %d matmul on device %d: every sum is %d (%g)", K, dev, K,
+          (double)y[0]);
+  }
+  dg_session_destroy(s);
+  dg_graph_destroy(g);
+}
+
 /* One submit and one fence per run of a one-segment session; node times
  * from timestamps. */
 static void test_submits_and_timestamps(dg_context *ctx, int dev) {
@@ -900,6 +942,7 @@ int main(void) {
     test_submits_and_timestamps(ctx, devs[i]);
     test_alloc_failures(ctx, devs[i]);
     test_placement(ctx, devs[i]);
+    test_loop_limit(ctx, devs[i]);
   }
   dg_context_destroy(ctx);
 

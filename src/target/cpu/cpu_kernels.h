@@ -56,6 +56,11 @@ void dg_cpu_simd_force(const char *name);
  * (x and y may be the same array). sigmoid.c says how. */
 void dg_cpu_sigmoid(const float *x, float *y, int64_t n);
 
+/* The sum of n floats stride apart, accumulated in double (cpu_ops.c):
+ * the reductions' (global average pooling, softmax) accurate at any
+ * size. */
+double dg_cpu_sum_f32(const float *x, int64_t n, int64_t stride);
+
 /* C[M,N] = act(A[M,K] * op(B) + bias), op(B) = B[K,N] (trans_b == 0) or
  * B[N,K]^T (trans_b != 0). bias is NULL, or has M entries (bias_per_row)
  * or N entries. The result is clamped to [clamp_lo, clamp_hi] (pass

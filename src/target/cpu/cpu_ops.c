@@ -384,6 +384,19 @@ static void matmul_q8(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
 
 /* ---- pooling ---- */
 
+double dg_cpu_sum_f32(const float *x, int64_t n, int64_t stride) {
+  /* Four double accumulators: exact for any f32 sum a tensor can hold
+   * to well within f32's precision, and independent chains for speed. */
+  double s[4] = {0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4)
+    for (int k = 0; k < 4; k++)
+      s[k] += x[(i + k) * stride];
+  for (; i < n; i++)
+    s[0] += x[i * stride];
+  return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
 /* Pooling, one typed loop per element type: max over the window clipped
  * to the input; averages divide as the reference does. */
 #define POOL(name, T, ACC, INIT)                                               \
@@ -416,9 +429,11 @@ static void matmul_q8(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
         }                                                                      \
       }                                                                        \
   }
-POOL(pool_f32, float, float, -INFINITY)
-POOL(pool_i8, int8_t, int, INT32_MIN)
-POOL(pool_u8, uint8_t, int, INT32_MIN)
+/* Sums in double (f32) and int64 (int8): a window may be the whole image,
+ * and an f32 running sum of 16M values is off by percents. */
+POOL(pool_f32, float, double, -INFINITY)
+POOL(pool_i8, int8_t, int64_t, INT32_MIN)
+POOL(pool_u8, uint8_t, int64_t, INT32_MIN)
 #undef POOL
 
 /* The common case: max pooling, no padding, every window inside the
@@ -521,12 +536,10 @@ static void gap(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
   (void)pool, (void)scratch;
   const dg_tensor_desc *xd = in_desc(cn, 0);
   int64_t NC = xd->dims[0] * xd->dims[1], HW = xd->dims[2] * xd->dims[3];
-  for (int64_t c = 0; c < NC; c++) {
-    float s = 0;
-    for (int64_t i = 0; i < HW; i++)
-      s += ((const float *)in[0])[c * HW + i];
-    ((float *)out)[c] = s / (float)HW;
-  }
+  for (int64_t c = 0; c < NC; c++)
+    ((float *)out)[c] =
+        (float)(dg_cpu_sum_f32((const float *)in[0] + c * HW, HW, 1) /
+                (double)HW);
 }
 
 /* ---- elementwise, softmax ---- */
@@ -595,12 +608,12 @@ static void softmax_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
     for (int64_t j = 0; j < inner; j++) {
       const float *x = (const float *)in[0] + o * len * inner + j;
       float *y = (float *)out + o * len * inner + j;
-      float mx = -INFINITY, s = 0;
+      float mx = -INFINITY;
       for (int64_t k = 0; k < len; k++)
         mx = x[k * inner] > mx ? x[k * inner] : mx;
       for (int64_t k = 0; k < len; k++)
-        s += (y[k * inner] = expf(x[k * inner] - mx));
-      float inv = 1.0f / s;
+        y[k * inner] = expf(x[k * inner] - mx);
+      float inv = (float)(1.0 / dg_cpu_sum_f32(y, len, inner));
       for (int64_t k = 0; k < len; k++)
         y[k * inner] *= inv;
     }

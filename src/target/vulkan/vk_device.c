@@ -536,6 +536,7 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
    * microseconds after the GPU finishes on NVIDIA's driver, most of a
    * small graph's latency (CUDA spins the same way). A CPU-type device
    * (lavapipe) never spins: its work runs on the cores a poll would take. */
+  vd->loop_limit = strstr(vd->props.deviceName, "llvmpipe") ? 65535 : 0;
   const char *spin = getenv("DG_VK_SPIN_US");
   vd->spin_ns = vd->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU
                     ? 0

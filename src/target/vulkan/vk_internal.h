@@ -177,6 +177,12 @@ typedef struct vk_device {
   uint32_t subgroup_size;
   /* How long a run polls its fence before blocking (ns). */
   int64_t spin_ns;
+  /* The most loop iterations one invocation may run in all, 0 for no
+   * limit: llvmpipe (lavapipe) ends every loop of an invocation once
+   * 65535 iterations have run in all its loops, silently (Mesa's
+   * LP_MAX_TGSI_LOOP_ITERATIONS), so supports() declines nodes whose
+   * kernels would loop longer (vk_ops.c, loop_trips). */
+  uint64_t loop_limit;
   /* Memory: the type for tensors, and whether it is host-visible (a
    * unified device: no staging copies), and the staging type. */
   uint32_t type_device, type_staging;

@@ -39,6 +39,39 @@ static int64_t z_groups(const dg_ir *ir, const dg_node *n) {
   return 1;
 }
 
+/* An upper bound on the loop iterations one invocation of the node's
+ * kernel runs, in all its loops (each level of a nest counted): a GEMM's
+ * or conv's reduction depth, a pooling window, three passes over a
+ * softmax row; 64 covers the small fixed loops (ranks, tiles) of every
+ * kernel. Measured on lavapipe: a matmul with K = 70000 summed 65533
+ * terms. */
+static uint64_t loop_trips(const dg_ir *ir, const dg_node *n) {
+  const dg_tensor_desc *x = tdesc(ir, n->inputs[0]);
+  uint64_t t = 64;
+  switch (n->op) {
+  case DG_OP_CONV2D:
+  case DG_OP_QCONV2D: {
+    const dg_tensor_desc *w = tdesc(ir, n->inputs[1]);
+    uint64_t cg = (uint64_t)w->dims[1], kh = (uint64_t)w->dims[2],
+             kw = (uint64_t)w->dims[3];
+    return t + cg * (1 + kh + kh * kw);
+  }
+  case DG_OP_FULLY_CONNECTED:
+  case DG_OP_QFULLY_CONNECTED:
+    return t + (uint64_t)x->dims[x->rank - 1];
+  case DG_OP_MATMUL:
+  case DG_OP_QMATMUL:
+    return t + (uint64_t)x->dims[x->rank - 1];
+  case DG_OP_MAX_POOL2D:
+  case DG_OP_AVG_POOL2D:
+    return t + (uint64_t)n->p.kernel[0] * (1 + (uint64_t)n->p.kernel[1]);
+  case DG_OP_SOFTMAX:
+    return t + 3 * (uint64_t)x->dims[n->p.axis];
+  default: /* global_avg_pool: 64 per invocation a pass (gap.comp) */
+    return t;
+  }
+}
+
 int dg_vk_supports(dg_device *dev, const dg_ir *ir, const dg_node *n, char *why,
                    size_t why_size) {
   vk_device *vd = dev->impl;
@@ -79,6 +112,14 @@ int dg_vk_supports(dg_device *dev, const dg_ir *ir, const dg_node *n, char *why,
                bytes, (unsigned long long)range);
       return 0;
     }
+  }
+  uint64_t trips = vd->loop_limit ? loop_trips(ir, n) : 0;
+  if (trips > vd->loop_limit) {
+    snprintf(why, why_size,
+             "needs %llu loop iterations an invocation; llvmpipe stops at "
+             "%llu",
+             (unsigned long long)trips, (unsigned long long)vd->loop_limit);
+    return 0;
   }
   int64_t z = z_groups(ir, n);
   if (z > (int64_t)vd->props.limits.maxComputeWorkGroupCount[2]) {
@@ -628,12 +669,32 @@ static bool setup_gap(const vk_device *vd, vk_work *w, const dg_ir *ir,
                       const dg_node *n) {
   (void)vd;
   const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]);
-  int64_t NC = xd->dims[0] * xd->dims[1];
-  w->push.gap = (vk_pc_gap){.NC = NC, .HW = xd->dims[2] * xd->dims[3]};
-  w->shader = xd->dtype == DG_DTYPE_F16 ? SH_GAP_F16 : SH_GAP_F32;
+  bool f16 = xd->dtype == DG_DTYPE_F16;
+  int64_t NC = xd->dims[0] * xd->dims[1], HW = xd->dims[2] * xd->dims[3];
+  /* Chunks of 4096 (64 per invocation), more where a row of workgroups
+   * would pass 65535; gap.comp says why two passes. */
+  int64_t CH = 4096;
+  if ((HW + CH - 1) / CH > 65535)
+    CH = ((HW + 65534) / 65535 + 63) / 64 * 64;
+  int64_t G = (HW + CH - 1) / CH;
+  int64_t cz = (NC + 65534) / 65535;
+  w->push.gap =
+      (vk_pc_gap){.NC = (int)NC, .HW = (int)HW, .G = (int)G, .CH = (int)CH};
+  w->shader = f16 ? SH_GAP_F16 : SH_GAP_F32;
   w->bind[0] = n->inputs[0];
   w->bind[3] = n->output;
-  grid_1d(w->groups, NC, 1); /* one workgroup per channel */
+  w->groups[0] = (uint32_t)G;
+  w->groups[1] = (uint32_t)(NC < 65535 ? NC : 65535);
+  w->groups[2] = (uint32_t)cz;
+  if (G > 1) {
+    w->scratch_bytes = (VkDeviceSize)(NC * G) * 4;
+    w->bind[4] = VK_BIND_SCRATCH;
+    w->post.on = true;
+    w->post.shader = f16 ? SH_GAPSUM_F16 : SH_GAPSUM_F32;
+    w->post.bind[3] = n->output;
+    w->post.bind[4] = VK_BIND_SCRATCH;
+    grid_1d(w->post.groups, NC, 1); /* one workgroup per channel */
+  }
   return true;
 }
 

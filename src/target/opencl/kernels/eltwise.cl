@@ -55,13 +55,13 @@ softmax_f32(const global void *x, global void *y, constant int *g) {
   const int hio = g[E_HIO];
   const int o = row / inner, j = row - o * inner;
   const int base = o * len * inner + j;
-  float mx = -INFINITY, s = 0.0f;
+  float mx = -INFINITY, s = 0.0f, lost = 0.0f;
   for (int k = 0; k < len; k++) {
     float v = ld_f(x, base + k * inner, hio);
     mx = v > mx ? v : mx;
   }
-  for (int k = 0; k < len; k++)
-    s += exp(ld_f(x, base + k * inner, hio) - mx);
+  for (int k = 0; k < len; k++) /* compensated: rows may be 64M long */
+    ksum_add(&s, &lost, exp(ld_f(x, base + k * inner, hio) - mx));
   float inv = 1.0f / s;
   for (int k = 0; k < len; k++)
     st_f(y, base + k * inner, exp(ld_f(x, base + k * inner, hio) - mx) * inv,

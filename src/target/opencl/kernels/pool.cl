@@ -3,7 +3,9 @@
  * divides by the window clipped to the padded input (count_include_pad)
  * or to the input, never counting what a ceil-mode window hangs past the
  * end padding. Global average pooling is the kernel with one window of
- * H x W. Max pooling of i8/u8 compares exact small integers as floats. */
+ * H x W, so averages sum with compensation (ksum_add): a window may be a
+ * 16M-pixel image. Max pooling of i8/u8 compares exact small integers as
+ * floats. */
 #pragma OPENCL FP_CONTRACT ON
 
 kernel __attribute__((reqd_work_group_size(WG1, 1, 1))) void
@@ -17,12 +19,15 @@ pool2d(const global void *x, global void *y, constant int *g) {
   int h0 = oh * g[P_SH] - g[P_PT], w0 = ow * g[P_SW] - g[P_PL];
   int h1 = h0 + g[P_KH], w1 = w0 + g[P_KW];
   int hs = max(h0, 0), he = min(h1, H), ws = max(w0, 0), we = min(w1, W);
-  float acc = is_max ? -INFINITY : 0.0f;
+  float acc = is_max ? -INFINITY : 0.0f, lost = 0.0f;
   const int base = nc * H * W;
   for (int h = hs; h < he; h++)
     for (int w = ws; w < we; w++) {
       float v = ld_any(x, base + h * W + w, dt);
-      acc = is_max ? (v > acc ? v : acc) : acc + v;
+      if (is_max)
+        acc = v > acc ? v : acc;
+      else
+        ksum_add(&acc, &lost, v);
     }
   if (!is_max) {
     int ph1 = min(h1, H + g[P_PB]), pw1 = min(w1, W + g[P_PR]);

@@ -74,3 +74,15 @@ uint8_t requant(int acc, float m, int yz, int clo, int chi) {
 #endif
 
 float f_inf() { return uintBitsToFloat(0x7f800000u); }
+
+// Compensated (Kahan) summation: s is the running sum, lost what its
+// rounding dropped, so the error does not grow with the count (a plain
+// f32 sum of 16M values is off by percents); precise keeps the compiler
+// from reassociating (t - s) - y away.
+void ksum_add(inout float s, inout float lost, float v) {
+  precise float y = v - lost;
+  precise float t = s + y;
+  precise float l = (t - s) - y;
+  lost = l;
+  s = t;
+}

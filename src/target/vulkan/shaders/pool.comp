@@ -40,11 +40,14 @@ void main() {
       m = max(m, ld8(x[base + h * pc.W + w], sgn));
   y[i] = uint8_t(m & 255);
 #else
-  float acc = pc.is_max != 0 ? -f_inf() : 0.0;
+  float acc = pc.is_max != 0 ? -f_inf() : 0.0, lost = 0.0;
   for (int h = hs; h < he; h++)
     for (int w = ws; w < we; w++) {
       float v = float(x[base + h * pc.W + w]);
-      acc = pc.is_max != 0 ? (v > acc ? v : acc) : acc + v;
+      if (pc.is_max != 0)
+        acc = v > acc ? v : acc;
+      else
+        ksum_add(acc, lost, v); // a window may be a whole large image
     }
   if (pc.is_max == 0) {
     int ph1 = min(h1, pc.H + pc.pb), pw1 = min(w1, pc.W + pc.pr);

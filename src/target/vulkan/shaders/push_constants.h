@@ -67,7 +67,7 @@
   int is_max, count_include_pad, flags;
 
 /* gap.comp: NC planes of HW elements. */
-#define VK_PC_GAP int NC, HW;
+#define VK_PC_GAP int NC, HW, G, CH;
 
 /* softmax.comp: outer x len x inner, along len. */
 #define VK_PC_SOFTMAX int outer, len, inner;

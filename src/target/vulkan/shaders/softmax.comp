@@ -23,9 +23,9 @@ void main() {
   float mx = -f_inf();
   for (int k = 0; k < pc.len; k++)
     mx = max(mx, float(x[base + k * pc.inner]));
-  float s = 0.0;
+  float s = 0.0, lost = 0.0; // compensated: rows may be 64M long
   for (int k = 0; k < pc.len; k++)
-    s += exp(float(x[base + k * pc.inner]) - mx);
+    ksum_add(s, lost, exp(float(x[base + k * pc.inner]) - mx));
   float inv = 1.0 / s;
   for (int k = 0; k < pc.len; k++)
     y[base + k * pc.inner] = TO_DT(exp(float(x[base + k * pc.inner]) - mx) * inv);
