@@ -245,11 +245,12 @@ bool tr_try_fold(tr *t) {
   at(t, self);
   if (!ok)
     return true; /* failure recorded */
-  if (yq.channel_count || xq.channel_count) {
-    tr_fail(t, DG_ERROR_UNSUPPORTED, "axis",
-            "activations must be quantised per tensor to fold into int8");
-    return true;
-  }
+  /* The int8 ops take per-tensor activations only: per-channel ones stay
+   * a float op between a DequantizeLinear and a QuantizeLinear, which
+   * both take (the EP would otherwise run the chain's nodes one by one
+   * where the importer refused the model). */
+  if (yq.channel_count || xq.channel_count)
+    return false;
   at(t, dx);
   dg_tensor x = tr_input(t, 0, &xq, false);
   at(t, dw);

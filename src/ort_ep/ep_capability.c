@@ -15,7 +15,8 @@
  *    builds but that no allowed device runs is claimed anyway: Compile then
  *    fails and session creation reports directgraph's reason.
  *
- * DG_ORT_EP_VERBOSE=1 prints each decision to stderr. */
+ * DG_ORT_EP_VERBOSE=1 prints each decision to stderr (and Compile the
+ * ops each fused node became). */
 #include "ep_internal.h"
 
 #include <stdio.h>

@@ -7,10 +7,15 @@
  *     GetCapability (its reasons read from DG_ORT_EP_VERBOSE's lines) and
  *     run on the same inputs when it claimed the whole model,
  * and must give the same verdict (both take the model, or both decline it
- * for the same reason) and, when both take it, the same output bytes.
+ * for the same reason) and, when both take it, the same directgraph ops
+ * (the plans' ops; the EP prints its fused nodes' with DG_ORT_EP_VERBOSE)
+ * and the same output bytes.
  *
- *   node_parity EP_LIBRARY [NODE_DIR]
+ *   node_parity EP_LIBRARY [MODEL_DIR...]
  *
+ * ONNX's node tests come from $DG_ONNX_NODE_DIR or /usr/share/
+ * libonnx-testdata/data/node; each MODEL_DIR holds more models in their
+ * layout (tests/ort/parity, from make_parity_models.py).
  * ONNX Runtime comes from $DG_ORT_LIB, else from tests/ort/fetch-ort.sh's
  * cache ($DG_ORT_CACHE or ~/.cache/directgraph-ci/ort, version 1.30.0), as
  * in run_ort_tests.sh; without it the test says "skipped".
@@ -198,7 +203,27 @@ typedef struct ours {
   size_t bytes[MAX_IO];
   bool ran;
   char run_error[512];
+  char ops[2048]; /* the plan's ops, sorted (sorted_ops) */
 } ours;
+
+static int cmp_op(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The words of text sorted and joined by spaces into out: two graphs
+ * built alike have the same multiset of ops, whatever the plan order. */
+static void sorted_ops(const char *text, char *out, size_t len) {
+  char buf[4096];
+  const char *w[512];
+  int n = 0;
+  snprintf(buf, sizeof buf, "%s", text);
+  for (char *p = strtok(buf, " \n"); p && n < 512; p = strtok(NULL, " \n"))
+    w[n++] = p;
+  qsort(w, (size_t)n, sizeof w[0], cmp_op);
+  out[0] = 0;
+  for (int i = 0; i < n; i++)
+    snprintf(out + strlen(out), len - strlen(out), "%s%s", i ? " " : "", w[i]);
+}
 
 static void import_and_run(const char *path, tensor *ins, int nin,
                            bool inputs_ok, ours *r) {
@@ -220,6 +245,15 @@ static void import_and_run(const char *path, tensor *ins, int nin,
     return;
   }
   r->v.taken = true;
+  char ops[2048] = "";
+  const dg_plan *plan = dg_session_plan(s);
+  for (int i = 0; i < dg_plan_node_count(plan); i++) {
+    dg_plan_node pn;
+    if (dg_plan_get_node(plan, i, &pn) == DG_OK)
+      snprintf(ops + strlen(ops), sizeof ops - strlen(ops), " %s",
+               dg_op_name(pn.op));
+  }
+  sorted_ops(ops, r->ops, sizeof r->ops);
   r->nout = dg_graph_output_count(g);
   dg_binding in[MAX_IO], out[MAX_IO];
   for (int i = 0; i < r->nout && i < MAX_IO; i++) {
@@ -367,6 +401,18 @@ static bool ep_gave(const theirs *t, const char *r) {
   return false;
 }
 
+/* The ops of every fused node the EP compiled ("compiled:" lines). */
+static void ep_ops(const theirs *t, char *out, size_t len) {
+  char all[4096] = "";
+  const char *tag = EP_NAME ": compiled:";
+  for (const char *p = t->log; p && (p = strstr(p, tag)); p++) {
+    const char *l = p + strlen(tag), *end = strchr(l, '\n');
+    size_t n = end ? (size_t)(end - l) : strlen(l);
+    snprintf(all + strlen(all), sizeof all - strlen(all), " %.*s", (int)n, l);
+  }
+  sorted_ops(all, out, len);
+}
+
 /* The EP's lines, one string, for a FAIL line. */
 static const char *ep_said(const theirs *t) {
   static char buf[600];
@@ -486,17 +532,23 @@ static void run_case(const char *root, const char *name) {
     line("skipped: ", "%s: ORT offers the EP no node (importer: %s)", name,
          r.v.taken ? "takes it" : r.v.reason);
   } else if (r.v.taken && ep_took) {
-    char why[512] = "";
+    char why[512] = "", ops[2048];
     if (!r.ran) {
       tally.failed++;
       line("FAIL - ", "%s: both take it, but the importer's run failed: %s",
            name, r.run_error);
+    } else if (ep_ops(&t, ops, sizeof ops), strcmp(ops, r.ops)) {
+      tally.failed++;
+      line("FAIL - ",
+           "%s: both take it, but build other graphs: importer: "
+           "%s; EP: %s",
+           name, r.ops, ops);
     } else if (same_numbers(s, &m, ins, nin, &r, why, sizeof why)) {
       tally.same++, tally.taken++, tally.numbers++;
       line("ok - ",
-           "%s: both take it (%d node(s)); %d output(s) equal bit "
-           "for bit",
-           name, t.mine, m.nout);
+           "%s: both take it (%d node(s)) as the same ops (%s); %d "
+           "output(s) equal bit for bit",
+           name, t.mine, r.ops, m.nout);
     } else {
       tally.failed++;
       line("FAIL - ", "%s: both take it, numbers differ: %s", name, why);
@@ -586,55 +638,12 @@ static bool setup_ort(const char *ort_path, const char *ep_path) {
   return true;
 }
 
-int main(int argc, char **argv) {
-  if (argc < 2) {
-    fprintf(stderr, "usage: %s EP_LIBRARY [NODE_DIR]\n", argv[0]);
-    return 2;
-  }
-  const char *root = argc > 2 ? argv[2] : NODE_DIR;
-  char ort[1024], ep[1024];
-  const char *lib = getenv("DG_ORT_LIB"), *cache = getenv("DG_ORT_CACHE");
-  const char *home = getenv("HOME");
-  if (lib && lib[0])
-    snprintf(ort, sizeof ort, "%s", lib);
-  else if (cache && cache[0])
-    snprintf(ort, sizeof ort, "%s/1.30.0/libonnxruntime.so.1", cache);
-  else
-    snprintf(ort, sizeof ort,
-             "%s/.cache/directgraph-ci/ort/1.30.0/"
-             "libonnxruntime.so.1",
-             home ? home : "/tmp");
-  /* ORT resolves a relative EP path against its own folder. */
-  if (argv[1][0] == '/' || !getcwd(ep, sizeof ep - 2 - strlen(argv[1])))
-    snprintf(ep, sizeof ep, "%s", argv[1]);
-  else
-    snprintf(ep + strlen(ep), sizeof ep - strlen(ep), "/%s", argv[1]);
+/* Runs every test_* model under root, in name order; false if root is
+ * not a folder. */
+static bool run_dir(const char *root) {
   DIR *dir = opendir(root);
-  if (!dir) {
-    printf("skipped: no ONNX node tests at %s (libonnx-testdata)\n", root);
-    return 0;
-  }
-  if (access(ort, R_OK)) {
-    closedir(dir);
-    printf("skipped: ONNX Runtime 1.30.0 not found at %s; run "
-           "tests/ort/fetch-ort.sh first (it needs the npm registry)\n",
-           ort);
-    return 0;
-  }
-  /* The EP says why it declines each node on stderr (ep_capability.c). */
-  setenv("DG_ORT_EP_VERBOSE", "1", 1);
-  if (!setup_ort(ort, ep)) {
-    closedir(dir);
-    return tally.failed ? 1 : 0;
-  }
-  if (dg_context_create(NULL, &ctx) != DG_OK)
-    return 1;
-  for (int i = 0; i < dg_context_device_count(ctx) && cpu_device < 0; i++) {
-    dg_device_info info;
-    if (dg_context_device_info(ctx, i, &info) == DG_OK &&
-        info.kind == DG_DEVICE_CPU)
-      cpu_device = i;
-  }
+  if (!dir)
+    return false;
   char **names = NULL;
   int n = 0, cap = 0;
   struct dirent *e;
@@ -652,17 +661,71 @@ int main(int argc, char **argv) {
   }
   closedir(dir);
   qsort(names, (size_t)n, sizeof names[0], cmp_str);
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
   for (int i = 0; i < n; i++) {
     run_case(root, names[i]);
     free(names[i]);
   }
   free(names);
+  return true;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s EP_LIBRARY [MODEL_DIR...]\n", argv[0]);
+    return 2;
+  }
+  const char *node_dir = getenv("DG_ONNX_NODE_DIR");
+  if (!node_dir || !node_dir[0])
+    node_dir = NODE_DIR;
+  char ort[1024], ep[1024];
+  const char *lib = getenv("DG_ORT_LIB"), *cache = getenv("DG_ORT_CACHE");
+  const char *home = getenv("HOME");
+  if (lib && lib[0])
+    snprintf(ort, sizeof ort, "%s", lib);
+  else if (cache && cache[0])
+    snprintf(ort, sizeof ort, "%s/1.30.0/libonnxruntime.so.1", cache);
+  else
+    snprintf(ort, sizeof ort,
+             "%s/.cache/directgraph-ci/ort/1.30.0/"
+             "libonnxruntime.so.1",
+             home ? home : "/tmp");
+  /* ORT resolves a relative EP path against its own folder. */
+  if (argv[1][0] == '/' || !getcwd(ep, sizeof ep - 2 - strlen(argv[1])))
+    snprintf(ep, sizeof ep, "%s", argv[1]);
+  else
+    snprintf(ep + strlen(ep), sizeof ep - strlen(ep), "/%s", argv[1]);
+  if (access(ort, R_OK)) {
+    printf("skipped: ONNX Runtime 1.30.0 not found at %s; run "
+           "tests/ort/fetch-ort.sh first (it needs the npm registry)\n",
+           ort);
+    return 0;
+  }
+  /* The EP says why it declines each node on stderr (ep_capability.c). */
+  setenv("DG_ORT_EP_VERBOSE", "1", 1);
+  if (!setup_ort(ort, ep))
+    return tally.failed ? 1 : 0;
+  if (dg_context_create(NULL, &ctx) != DG_OK)
+    return 1;
+  for (int i = 0; i < dg_context_device_count(ctx) && cpu_device < 0; i++) {
+    dg_device_info info;
+    if (dg_context_device_info(ctx, i, &info) == DG_OK &&
+        info.kind == DG_DEVICE_CPU)
+      cpu_device = i;
+  }
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  /* ONNX's node tests, then the forms they lack (make_parity_models.py). */
+  if (!run_dir(node_dir))
+    printf("skipped: no ONNX node tests at %s (libonnx-testdata)\n", node_dir);
+  for (int i = 2; i < argc; i++)
+    if (!run_dir(argv[i])) {
+      printf("FAIL - no models at %s\n", argv[i]);
+      tally.failed++;
+    }
   clock_gettime(CLOCK_MONOTONIC, &t1);
-  printf("# %d node test models: %d same verdict (%d taken by both, %d "
-         "declined by both, %d of those partial claims), %d same numbers, "
-         "%d skipped, %d failed, in %.1f s\n",
+  printf("# %d models: %d same verdict (%d taken by both, %d declined by "
+         "both, %d of those partial claims), %d same numbers, %d skipped, "
+         "%d failed, in %.1f s\n",
          tally.cases, tally.same, tally.taken, tally.declined, tally.partial,
          tally.numbers, tally.skipped, tally.failed,
          (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
