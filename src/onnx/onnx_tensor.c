@@ -29,8 +29,8 @@ dg_dtype onnx_dtype(int32_t t) {
   }
 }
 
-bool onnx_tensor_decode(const Onnx__TensorProto *t, dg_tensor_desc *desc,
-                        void **data, char *err, size_t err_size) {
+static bool decode(const Onnx__TensorProto *t, dg_tensor_desc *desc,
+                   void **data, char *err, size_t err_size, bool keep64) {
   *data = NULL;
   memset(desc, 0, sizeof *desc);
   const char *name = t->name ? t->name : "";
@@ -79,7 +79,7 @@ bool onnx_tensor_decode(const Onnx__TensorProto *t, dg_tensor_desc *desc,
              "say %llu", name, have, (unsigned long long)n);
     return false;
   }
-  size_t bytes = (size_t)n * dg_dtype_size(desc->dtype);
+  size_t bytes = (size_t)n * (keep64 && i64 ? 8 : dg_dtype_size(desc->dtype));
   *data = malloc(bytes ? bytes : 1);
   if (!*data) {
     snprintf(err, err_size, "out of memory reading tensor '%s'", name);
@@ -90,7 +90,7 @@ bool onnx_tensor_decode(const Onnx__TensorProto *t, dg_tensor_desc *desc,
     if (t->has_raw_data) {
       const uint8_t *p = t->raw_data.data + i * src_size;
       if (i64) {
-        uint64_t u = 0;
+        uint64_t u = 0; /* little-endian in the file */
         for (int b = 7; b >= 0; b--)
           u = u << 8 | p[b];
         v = (int64_t)u;
@@ -106,6 +106,10 @@ bool onnx_tensor_decode(const Onnx__TensorProto *t, dg_tensor_desc *desc,
     }
     switch (t->data_type) {
     case ONNX_INT64:
+      if (keep64) {
+        ((int64_t *)*data)[i] = v;
+        break;
+      }
       if (v < INT32_MIN || v > INT32_MAX) {
         snprintf(err, err_size, "tensor '%s': int64 value %lld does not fit "
                  "in int32", name, (long long)v);
@@ -123,58 +127,25 @@ bool onnx_tensor_decode(const Onnx__TensorProto *t, dg_tensor_desc *desc,
   return true;
 }
 
-/* Decodes a small constant as doubles (exact for every integer type and
- * for f32); floats_ok says whether float data is acceptable. */
-static bool const_values(onnx_ctx *c, const Onnx__TensorProto *t,
-                         double *out, int max, int *count, bool floats_ok) {
+bool onnx_tensor_decode(const Onnx__TensorProto *t, dg_tensor_desc *desc,
+                        void **data, char *err, size_t err_size) {
+  return decode(t, desc, data, err, err_size, false);
+}
+
+bool onnx_tensor_read(const Onnx__TensorProto *t, dg_onnx_value *v, void **data,
+                      char *err, size_t err_size) {
   dg_tensor_desc d;
-  void *data;
-  char err[256];
-  if (!onnx_tensor_decode(t, &d, &data, err, sizeof err)) {
-    onnx_fail(c, DG_ERROR_INVALID_ARGUMENT, t->name, "%s", err);
+  memset(v, 0, sizeof *v);
+  v->kind = DG_ONNX_VALUE_CONST;
+  if (!decode(t, &d, data, err, err_size, true))
     return false;
+  v->elem = t->data_type;
+  v->rank = d.rank;
+  v->count = 1;
+  for (int i = 0; i < d.rank; i++) {
+    v->dims[i] = d.dims[i];
+    v->count *= (size_t)d.dims[i];
   }
-  int64_t n = 1;
-  for (int i = 0; i < d.rank; i++)
-    n *= d.dims[i];
-  if (n > max || d.dtype == DG_DTYPE_F16 ||
-      (!floats_ok && d.dtype == DG_DTYPE_F32)) {
-    free(data);
-    onnx_fail(c, DG_ERROR_INVALID_ARGUMENT, t->name,
-              "expected at most %d %s values", max,
-              floats_ok ? "float" : "integer");
-    return false;
-  }
-  for (int64_t i = 0; i < n; i++)
-    out[i] = d.dtype == DG_DTYPE_F32   ? ((float *)data)[i]
-             : d.dtype == DG_DTYPE_I32 ? ((int32_t *)data)[i]
-             : d.dtype == DG_DTYPE_I8  ? ((int8_t *)data)[i]
-                                       : ((uint8_t *)data)[i];
-  *count = (int)n;
-  free(data);
+  v->data = *data;
   return true;
-}
-
-bool onnx_const_floats(onnx_ctx *c, const Onnx__TensorProto *t, float *out,
-                       int max, int *count) {
-  double *v = malloc(sizeof(double) * (size_t)(max > 0 ? max : 1));
-  bool ok = v && const_values(c, t, v, max, count, true);
-  for (int i = 0; ok && i < *count; i++)
-    out[i] = (float)v[i];
-  if (!v)
-    onnx_fail(c, DG_ERROR_OUT_OF_MEMORY, NULL, "out of memory");
-  free(v);
-  return ok;
-}
-
-bool onnx_const_ints(onnx_ctx *c, const Onnx__TensorProto *t, int64_t *out,
-                     int max, int *count) {
-  double *v = malloc(sizeof(double) * (size_t)(max > 0 ? max : 1));
-  bool ok = v && const_values(c, t, v, max, count, false);
-  for (int i = 0; ok && i < *count; i++)
-    out[i] = (int64_t)v[i];
-  if (!v)
-    onnx_fail(c, DG_ERROR_OUT_OF_MEMORY, NULL, "out of memory");
-  free(v);
-  return ok;
 }

@@ -3,7 +3,8 @@
  * never meets a node the builder rejects.
  *
  * 1. Each node is tried alone: a one-node graph built from ORT's shapes,
- *    attributes and initializers. What fails is declined.
+ *    attributes and initializers by the ONNX translator the importer
+ *    uses. What fails is declined, for the importer's reason.
  * 2. Supported nodes are grouped in topological order. A node joins a
  *    producer's group unless a path from that group reaches it through an
  *    unsupported node (ORT refuses such groups: the fused node would
@@ -14,7 +15,8 @@
  *    builds but that no allowed device runs is claimed anyway: Compile then
  *    fails and session creation reports directgraph's reason.
  *
- * DG_ORT_EP_VERBOSE=1 prints each decision to stderr. */
+ * DG_ORT_EP_VERBOSE=1 prints each decision to stderr (and Compile the
+ * ops each fused node became). */
 #include "ep_internal.h"
 
 #include <stdio.h>
@@ -157,8 +159,16 @@ typedef enum { TRY_NO, TRY_YES, TRY_CLAIM_TO_FAIL } try_result;
 static try_result try_region(cap *c, const OrtNode *const *nodes, int n,
                              bool compile) {
   char err[768];
-  dg_graph *g = ep_region_build(c->o, c->ep->ctx, nodes, (size_t)n, NULL, 0,
-                                err, sizeof err);
+  /* The candidate's outputs as ORT's fused node would list them: what
+   * folding may not swallow, and what Compile will be asked for. */
+  const char **outs = NULL;
+  int nout = ep_region_outputs(c->o, c->nodes, c->n, nodes, n, &outs);
+  dg_graph *g = nout < 0 ? NULL
+                         : ep_region_build(c->o, c->ep->ctx, nodes, (size_t)n,
+                                           outs, (size_t)nout, err, sizeof err);
+  free(outs);
+  if (nout < 0)
+    snprintf(err, sizeof err, "out of memory");
   if (!g) {
     if (c->verbose)
       fprintf(stderr, DG_EP_NAME ": declined: %s\n", err);

@@ -146,6 +146,19 @@ static bool find_io(const dg_session *s, bool input, const char *name,
   return false;
 }
 
+/* DG_ORT_EP_VERBOSE=1: the directgraph ops a fused node became, in plan
+ * order, so that a test can compare them with the importer's graph. */
+static void print_ops(const dg_session *s) {
+  const dg_plan *plan = dg_session_plan(s);
+  fprintf(stderr, DG_EP_NAME ": compiled:");
+  for (int i = 0; i < dg_plan_node_count(plan); i++) {
+    dg_plan_node pn;
+    if (dg_plan_get_node(plan, i, &pn) == DG_OK)
+      fprintf(stderr, " %s", dg_op_name(pn.op));
+  }
+  fprintf(stderr, "\n");
+}
+
 static OrtStatus *compile_one(ep_state *ep, const OrtGraph *graph,
                               const OrtNode *fused, ep_kernel **out) {
   const ep_ort *o = &ep->ort;
@@ -189,6 +202,9 @@ static OrtStatus *compile_one(ep_state *ep, const OrtGraph *graph,
                   d.message);
     goto done;
   }
+  const char *verbose = getenv("DG_ORT_EP_VERBOSE");
+  if (verbose && verbose[0] == '1')
+    print_ops(k->session);
   if (dg_session_input_count(k->session) != ni) {
     st = ep_error(o, ORT_CODE_EP_FAIL, DG_EP_NAME ": %d fused inputs but "
                   "%d directgraph inputs", ni,

@@ -79,21 +79,21 @@ const OrtNode *ep_value_producer(const ep_ort *o, const OrtValueInfo *v);
 
 dg_dtype ep_dtype_of(int ort_elem); /* DG_DTYPE_INVALID if none */
 
-/* Attributes: absent -> default. ep_attr_ints returns the count, -1 when
- * absent, -2 when it does not fit. ep_attr_string copies into buf. */
-bool ep_attr_present(const ep_ort *o, const OrtNode *n, const char *name);
-int64_t ep_attr_int(const ep_ort *o, const OrtNode *n, const char *name,
-                    int64_t def);
-float ep_attr_float(const ep_ort *o, const OrtNode *n, const char *name,
-                    float def);
+/* Attributes: false / -1 when absent (or, for the scalars, of another
+ * type). ep_attr_ints returns how many values there are (0 when of
+ * another type), copying up to max; ep_attr_string copies into buf. */
+bool ep_attr_int(const ep_ort *o, const OrtNode *n, const char *name,
+                 int64_t *v);
+bool ep_attr_float(const ep_ort *o, const OrtNode *n, const char *name,
+                   float *v);
 int ep_attr_ints(const ep_ort *o, const OrtNode *n, const char *name,
                  int64_t *out, int max);
 bool ep_attr_string(const ep_ort *o, const OrtNode *n, const char *name,
                     char *buf, size_t len);
-/* The first attribute of n not in the NULL-terminated list, or NULL. */
-const char *ep_attr_unknown(const ep_ort *o, const OrtNode *n,
-                            const char *const *allowed, char *buf,
-                            size_t len);
+/* The names of n's attributes (*out malloc'ed, the caller frees it; the
+ * strings are ORT's, valid while its graph is); count or -1. */
+int ep_attr_names(const ep_ort *o, const OrtNode *n, const char ***out);
+bool ep_value_is_graph_output(const ep_ort *o, const OrtValueInfo *v);
 
 /* ---- ep_options.c ---- */
 /* Reads the EP options from the session options; false with a message
@@ -105,21 +105,23 @@ dg_compile_options ep_compile_options(const ep_options *opts);
 /* ---- ep_region.c: one directgraph graph for a set of ORT nodes ---- */
 
 /* Builds a graph for nodes (in any order; they are sorted by their
- * dependencies). Values produced outside the set become graph inputs, or
+ * dependencies) through the ONNX translator (src/onnx/onnx_translate.h),
+ * the importer's. Values produced outside the set become graph inputs, or
  * constants when ORT reports a constant initializer. outputs lists the
- * value names to mark as graph outputs; NULL marks every node output.
- * Returns the graph, or NULL with err naming the node and the reason. */
+ * value names to mark as graph outputs: the values something outside the
+ * set reads (ep_region_outputs), which Q/DQ folding must keep. Returns the
+ * graph, or NULL with err naming the node and the translator's reason. */
 dg_graph *ep_region_build(const ep_ort *o, dg_context *ctx,
                           const OrtNode *const *nodes, size_t count,
                           const char *const *outputs, size_t output_count,
                           char *err, size_t len);
-
-/* ---- ep_translate.c: one ORT node -> builder calls ---- */
-
-typedef struct ep_region ep_region; /* ep_region.c's value table */
-/* Translates node; false with err set when the builder cannot express
- * it (or rejected it). */
-bool ep_translate_node(ep_region *r, const OrtNode *node);
+/* The values nodes (a subset of all) produce that a graph output is, or a
+ * node of all outside the subset reads, as ORT's fused node would list
+ * them; *out is malloc'ed (the caller frees it), the names are ORT's.
+ * Count, or -1 on error. */
+int ep_region_outputs(const ep_ort *o, const OrtNode *const *all, int nall,
+                      const OrtNode *const *nodes, int count,
+                      const char ***out);
 
 /* ---- ep_capability.c, ep_compile.c: the OrtEp callbacks ---- */
 OrtStatus *ep_get_capability(dg_ort_ep *self, const OrtGraph *graph,

@@ -179,35 +179,26 @@ static const OrtOpAttr *attr(const ep_ort *o, const OrtNode *n,
   return a;
 }
 
-bool ep_attr_present(const ep_ort *o, const OrtNode *n, const char *name) {
-  int t;
-  return attr(o, n, name, &t) != NULL;
-}
-
-int64_t ep_attr_int(const ep_ort *o, const OrtNode *n, const char *name,
-                    int64_t def) {
+bool ep_attr_int(const ep_ort *o, const OrtNode *n, const char *name,
+                 int64_t *v) {
   int t = 0;
-  int64_t v;
   size_t bytes = 0;
   const OrtOpAttr *a = attr(o, n, name, &t);
-  if (!a || t != ORT_ATTR_INT ||
-      ep_failed(o, API(ReadOpAttr, ort_read_attr_fn)(a, t, &v, sizeof v,
-                                                     &bytes), NULL, 0))
-    return def;
-  return v;
+  return a && t == ORT_ATTR_INT &&
+         !ep_failed(
+             o, API(ReadOpAttr, ort_read_attr_fn)(a, t, v, sizeof *v, &bytes),
+             NULL, 0);
 }
 
-float ep_attr_float(const ep_ort *o, const OrtNode *n, const char *name,
-                    float def) {
+bool ep_attr_float(const ep_ort *o, const OrtNode *n, const char *name,
+                   float *v) {
   int t = 0;
-  float v;
   size_t bytes = 0;
   const OrtOpAttr *a = attr(o, n, name, &t);
-  if (!a || t != ORT_ATTR_FLOAT ||
-      ep_failed(o, API(ReadOpAttr, ort_read_attr_fn)(a, t, &v, sizeof v,
-                                                     &bytes), NULL, 0))
-    return def;
-  return v;
+  return a && t == ORT_ATTR_FLOAT &&
+         !ep_failed(
+             o, API(ReadOpAttr, ort_read_attr_fn)(a, t, v, sizeof *v, &bytes),
+             NULL, 0);
 }
 
 int ep_attr_ints(const ep_ort *o, const OrtNode *n, const char *name,
@@ -215,12 +206,19 @@ int ep_attr_ints(const ep_ort *o, const OrtNode *n, const char *name,
   int t = 0;
   size_t bytes = 0;
   const OrtOpAttr *a = attr(o, n, name, &t);
-  if (!a || t != ORT_ATTR_INTS)
+  if (!a)
     return -1;
-  if (ep_failed(o, API(ReadOpAttr, ort_read_attr_fn)(
-                       a, t, out, sizeof(int64_t) * (size_t)max, &bytes),
-                NULL, 0))
-    return -2; /* too many values for the buffer */
+  if (t != ORT_ATTR_INTS) /* present with another type: no values */
+    return 0;
+  if (ep_failed(o,
+                API(ReadOpAttr, ort_read_attr_fn)(
+                    a, t, out, sizeof(int64_t) * (size_t)max, &bytes),
+                NULL, 0)) {
+    /* Too many for the buffer: ORT says how many bytes it needs. */
+    return bytes > sizeof(int64_t) * (size_t)max
+               ? (int)(bytes / sizeof(int64_t))
+               : -1;
+  }
   return (int)(bytes / sizeof(int64_t));
 }
 
@@ -232,40 +230,58 @@ bool ep_attr_string(const ep_ort *o, const OrtNode *n, const char *name,
   if (!len)
     return false;
   buf[0] = 0;
-  if (!a || t != ORT_ATTR_STRING ||
-      ep_failed(o, API(ReadOpAttr, ort_read_attr_fn)(a, t, buf, len - 1,
-                                                     &bytes), NULL, 0))
+  if (!a || t != ORT_ATTR_STRING)
     return false;
-  buf[bytes < len ? bytes : len - 1] = 0; /* not NUL-terminated by ORT */
-  return true;
+  if (!ep_failed(o,
+                 API(ReadOpAttr, ort_read_attr_fn)(a, t, buf, len - 1, &bytes),
+                 NULL, 0)) {
+    buf[bytes < len ? bytes : len - 1] = 0; /* not NUL-terminated by ORT */
+    return true;
+  }
+  /* Longer than buf: ORT said how long; read it whole and cut it, as the
+   * importer does, so that a long bad value is refused, not ignored. */
+  char *all = bytes >= len ? malloc(bytes) : NULL;
+  bool ok =
+      all &&
+      !ep_failed(o, API(ReadOpAttr, ort_read_attr_fn)(a, t, all, bytes, &bytes),
+                 NULL, 0);
+  if (ok) {
+    memcpy(buf, all, len - 1);
+    buf[len - 1] = 0;
+  }
+  free(all);
+  return ok;
 }
 
-const char *ep_attr_unknown(const ep_ort *o, const OrtNode *n,
-                            const char *const *allowed, char *buf,
-                            size_t len) {
+int ep_attr_names(const ep_ort *o, const OrtNode *n, const char ***out) {
   size_t count = 0;
-  if (ep_failed(o, API(Node_GetNumAttributes, ort_get_size_fn)(n, &count),
-                NULL, 0) || !count)
-    return NULL;
-  const OrtOpAttr **attrs = calloc(count, sizeof *attrs);
-  const char *bad = NULL;
-  if (!attrs ||
-      ep_failed(o, API(Node_GetAttributes, ort_get_array_fn)(
-                       n, (const void **)attrs, count), NULL, 0)) {
+  *out = NULL;
+  if (ep_failed(o, API(Node_GetNumAttributes, ort_get_size_fn)(n, &count), NULL,
+                0) ||
+      count > 1u << 16)
+    return -1;
+  const OrtOpAttr **attrs = calloc(count + 1, sizeof *attrs);
+  const char **names = calloc(count + 1, sizeof *names);
+  if (!attrs || !names ||
+      (count && ep_failed(o,
+                          API(Node_GetAttributes,
+                              ort_get_array_fn)(n, (const void **)attrs, count),
+                          NULL, 0))) {
     free(attrs);
-    snprintf(buf, len, "?");
-    return buf;
+    free(names);
+    return -1;
   }
-  for (size_t i = 0; i < count && !bad; i++) {
-    const char *name = get_str(o, ORT_SLOT_OpAttr_GetName, attrs[i]);
-    bool ok = false;
-    for (int k = 0; allowed && allowed[k] && !ok; k++)
-      ok = !strcmp(allowed[k], name);
-    if (!ok) {
-      snprintf(buf, len, "%s", name);
-      bad = buf;
-    }
-  }
+  for (size_t i = 0; i < count; i++)
+    names[i] = get_str(o, ORT_SLOT_OpAttr_GetName, attrs[i]);
   free(attrs);
-  return bad;
+  *out = names;
+  return (int)count;
+}
+
+bool ep_value_is_graph_output(const ep_ort *o, const OrtValueInfo *v) {
+  bool out = false;
+  return v &&
+         !ep_failed(o, API(ValueInfo_IsGraphOutput, ort_get_bool_fn)(v, &out),
+                    NULL, 0) &&
+         out;
 }

@@ -65,6 +65,7 @@ enum dg_ort_api_slot {
   ORT_SLOT_CreateSession = 7,
   ORT_SLOT_Run = 9,
   ORT_SLOT_CreateSessionOptions = 10,
+  ORT_SLOT_SetSessionGraphOptimizationLevel = 23, /* test host only */
   ORT_SLOT_CreateTensorWithDataAsOrtValue = 49,
   ORT_SLOT_GetTensorMutableData = 51,
   ORT_SLOT_CastTypeInfoToTensorInfo = 55,
@@ -155,6 +156,7 @@ enum { ORT_LOG_VERBOSE = 0, ORT_LOG_WARNING = 2, ORT_LOG_ERROR = 3,
        ORT_LOG_FATAL = 4 };
 enum { ORT_ALLOC_DEVICE = 0, ORT_ALLOC_ARENA = 1 };
 enum { ORT_MEM_DEFAULT = 0 };
+enum { ORT_OPT_DISABLE_ALL = 0 }; /* GraphOptimizationLevel */
 
 /* ---- function signatures, one typedef per shape used ---- */
 typedef OrtStatus *(*ort_create_status_fn)(int code, const char *msg);
@@ -219,6 +221,7 @@ typedef OrtStatus *(*ort_run_fn)(OrtSession *, const void *run_options,
                                  const char *const *out_names, size_t nout,
                                  OrtValue **out);
 typedef OrtStatus *(*ort_create_session_options_fn)(OrtSessionOptions **);
+typedef OrtStatus *(*ort_set_opt_level_fn)(OrtSessionOptions *, int level);
 typedef OrtStatus *(*ort_create_tensor_fn)(const OrtMemoryInfo *, void *data,
                                            size_t bytes, const int64_t *dims,
                                            size_t n, int elem_type,

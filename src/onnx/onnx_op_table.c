@@ -1,0 +1,420 @@
+/* The op table: one row per ONNX op (name, opsets, attributes accepted,
+ * handler), and the handlers of the float ops. Each handler maps the
+ * node's attributes onto one builder call and refuses, naming the
+ * attribute, what the builder cannot express. The quantisation ops'
+ * handlers are in onnx_qdq.c. A new op costs a row and a handler. */
+#include "onnx_tr.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- conv and pooling ---- */
+
+static bool window_params(tr *t, int rank, dg_padding *mode, int32_t *pads,
+                          int32_t *strides, int32_t *dil) {
+  int64_t v[8];
+  char s[32];
+  *mode = DG_PADDING_EXPLICIT;
+  /* An empty auto_pad means NOTSET, as ONNX's reference and ORT read it. */
+  if (t->n->attr_string(t->n, "auto_pad", s, sizeof s)) {
+    if (!strcmp(s, "SAME_UPPER"))
+      *mode = DG_PADDING_SAME_UPPER;
+    else if (!strcmp(s, "SAME_LOWER"))
+      *mode = DG_PADDING_SAME_LOWER;
+    else if (!strcmp(s, "VALID"))
+      *mode = DG_PADDING_VALID;
+    else if (strcmp(s, "NOTSET") && s[0]) {
+      tr_fail(t, DG_ERROR_UNSUPPORTED, "auto_pad",
+              "auto_pad '%s' is not supported", s);
+      return false;
+    }
+  }
+  if (rank != 4) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "kernel_shape",
+            "only 2-D windows (rank-4 tensors) are supported, got rank %d",
+            rank);
+    return false;
+  }
+  /* ONNX orders pads (begin h, begin w, end h, end w) like ours. */
+  int n = tr_attr_ints(t, "pads", v, 8);
+  if (n >= 0 && n != 4) {
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "pads", "expected 4 pads");
+    return false;
+  }
+  for (int i = 0; i < 4; i++)
+    pads[i] = n == 4 ? (int32_t)v[i] : 0;
+  n = tr_attr_ints(t, "strides", v, 8);
+  if (n >= 0 && n != 2) {
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "strides", "expected 2 strides");
+    return false;
+  }
+  strides[0] = n == 2 ? (int32_t)v[0] : 1;
+  strides[1] = n == 2 ? (int32_t)v[1] : 1;
+  n = tr_attr_ints(t, "dilations", v, 8);
+  if (n >= 0 && n != 2) {
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "dilations", "expected 2 dilations");
+    return false;
+  }
+  if (dil) {
+    dil[0] = n == 2 ? (int32_t)v[0] : 1;
+    dil[1] = n == 2 ? (int32_t)v[1] : 1;
+  } else if (n == 2 && (v[0] != 1 || v[1] != 1)) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "dilations",
+            "dilated pooling is not supported");
+    return false;
+  }
+  return true;
+}
+
+bool tr_conv_params(tr *t, dg_tensor x, dg_conv2d_params *p) {
+  dg_tensor_desc d;
+  if (!tr_desc(t, x, &d))
+    return false;
+  memset(p, 0, sizeof *p);
+  if (!window_params(t, d.rank, &p->padding, p->pads, p->stride, p->dilation))
+    return false;
+  p->groups = (int32_t)tr_attr_int(t, "group", 1);
+  return true;
+}
+
+static void op_conv(tr *t) {
+  dg_tensor x = tr_input(t, 0, NULL, false);
+  dg_conv2d_params p;
+  if (!x.id || !tr_need_float(t, x, "X") || !tr_conv_params(t, x, &p))
+    return;
+  dg_tensor w = tr_input(t, 1, NULL, false);
+  dg_tensor b = tr_input(t, 2, NULL, true);
+  tr_output(t, 0, dg_graph_conv2d(t->g, t->n->name, x, w, b, &p));
+}
+
+static void pool(tr *t, bool is_max) {
+  if (t->n->n_outputs > 1 && t->n->outputs[1][0]) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "Indices",
+            "the Indices output is not supported");
+    return;
+  }
+  if (tr_attr_int(t, "storage_order", 0) != 0) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "storage_order",
+            "column-major storage_order is not supported");
+    return;
+  }
+  dg_tensor x = tr_input(t, 0, NULL, false);
+  dg_tensor_desc d;
+  /* The max of raw integers is theirs; their average is not. */
+  if (!tr_desc(t, x, &d) || (!is_max && !tr_need_float(t, x, "X")))
+    return;
+  dg_pool2d_params p = {0};
+  int64_t k[4];
+  if (tr_attr_ints(t, "kernel_shape", k, 4) != 2) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "kernel_shape",
+            "only 2-D pooling is supported");
+    return;
+  }
+  p.kernel[0] = (int32_t)k[0];
+  p.kernel[1] = (int32_t)k[1];
+  if (!window_params(t, d.rank, &p.padding, p.pads, p.stride, NULL))
+    return;
+  p.ceil_mode = (int32_t)tr_attr_int(t, "ceil_mode", 0);
+  p.count_include_pad = (int32_t)tr_attr_int(t, "count_include_pad", 0);
+  tr_output(t, 0,
+            is_max ? dg_graph_max_pool2d(t->g, t->n->name, x, &p)
+                   : dg_graph_avg_pool2d(t->g, t->n->name, x, &p));
+}
+
+static void op_max_pool(tr *t) { pool(t, true); }
+static void op_avg_pool(tr *t) { pool(t, false); }
+
+static void op_global_avg_pool(tr *t) {
+  dg_tensor x = tr_input(t, 0, NULL, false);
+  if (tr_need_float(t, x, "X"))
+    tr_output(t, 0, dg_graph_global_avg_pool(t->g, t->n->name, x));
+}
+
+/* ---- gemm, matmul ---- */
+
+/* Input i, a constant 2-D float matrix, transposed if asked and scaled. */
+static dg_tensor const_matrix(tr *t, int i, bool transpose, float mul) {
+  dg_onnx_value c;
+  if (!tr_const(t, i, &c) || c.elem != DG_ONNX_FLOAT || c.rank != 2) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "B", "expected a 2-D float matrix");
+    return DG_TENSOR_NONE;
+  }
+  int64_t R = c.dims[0], C = c.dims[1];
+  const float *src = c.data;
+  float *dst = malloc(sizeof(float) * ((size_t)(R * C) + 1)); /* never 0 */
+  if (!dst) {
+    tr_fail(t, DG_ERROR_OUT_OF_MEMORY, NULL, "out of memory");
+    return DG_TENSOR_NONE;
+  }
+  for (int64_t r = 0; r < R; r++)
+    for (int64_t k = 0; k < C; k++)
+      dst[transpose ? k * R + r : r * C + k] = src[r * C + k] * mul;
+  dg_tensor_desc d = {.dtype = DG_DTYPE_F32,
+                      .rank = 2,
+                      .dims = {transpose ? C : R, transpose ? R : C}};
+  dg_tensor out = dg_graph_constant(t->g, t->n->inputs[i], &d, dst, 0);
+  free(dst);
+  return out;
+}
+
+/* A constant float C of n values (any leading 1s) or one, as a bias. */
+static dg_tensor const_bias(tr *t, int64_t n, float beta) {
+  dg_onnx_value c;
+  if (!tr_const(t, 2, &c) || c.elem != DG_ONNX_FLOAT ||
+      (c.count != (size_t)n && c.count != 1))
+    return DG_TENSOR_NONE;
+  /* [.., 1, N]: one value per column. [N, 1] with M = N has N values too,
+   * but one per row: that C goes through the add. */
+  for (int k = 0; k + 1 < c.rank; k++)
+    if (c.dims[k] != 1)
+      return DG_TENSOR_NONE;
+  float *b = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+  if (!b) {
+    tr_fail(t, DG_ERROR_OUT_OF_MEMORY, NULL, "out of memory");
+    return DG_TENSOR_NONE;
+  }
+  for (int64_t j = 0; j < n; j++)
+    b[j] = beta * ((const float *)c.data)[c.count == 1 ? 0 : j];
+  dg_tensor_desc d = {.dtype = DG_DTYPE_F32, .rank = 1, .dims = {n}};
+  dg_tensor out = dg_graph_constant(t->g, t->n->inputs[2], &d, b, 0);
+  free(b);
+  return out;
+}
+
+static void op_gemm(tr *t) {
+  float alpha = tr_attr_float(t, "alpha", 1.0f);
+  float beta = tr_attr_float(t, "beta", 1.0f);
+  int64_t tb = tr_attr_int(t, "transB", 0);
+  if (tr_attr_int(t, "transA", 0)) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "transA", "transA=1 is not supported");
+    return;
+  }
+  dg_tensor a = tr_input(t, 0, NULL, false);
+  if (!a.id || !tr_need_float(t, a, "A"))
+    return;
+  dg_onnx_value bc;
+  bool add_c = tr_has_input(t, 2) && beta != 0.0f;
+  dg_tensor y;
+  if (tr_const(t, 1, &bc)) {
+    /* fully_connected wants w as [N, K]: ONNX's B^T when transB = 0. */
+    dg_tensor w = const_matrix(t, 1, !tb, alpha);
+    dg_tensor_desc wd;
+    if (!tr_desc(t, w, &wd)) {
+      tr_check(t);
+      return;
+    }
+    dg_tensor bias = add_c ? const_bias(t, wd.dims[0], beta) : DG_TENSOR_NONE;
+    if (bias.id)
+      add_c = false;
+    y = dg_graph_fully_connected(t->g, t->n->name, a, w, bias,
+                                 DG_ACTIVATION_NONE);
+  } else {
+    if (t->st != DG_OK)
+      return;
+    if (tb || alpha != 1.0f) {
+      tr_fail(t, DG_ERROR_UNSUPPORTED, tb ? "transB" : "alpha",
+              "a non-constant B needs transB=0 and alpha=1");
+      return;
+    }
+    dg_tensor b = tr_input(t, 1, NULL, false);
+    if (!b.id || !tr_need_float(t, b, "B"))
+      return;
+    y = dg_graph_matmul(t->g, t->n->name, a, b);
+  }
+  if (add_c) {
+    if (beta != 1.0f) {
+      tr_fail(t, DG_ERROR_UNSUPPORTED, "beta",
+              "beta != 1 is supported only with a constant C of N values");
+      return;
+    }
+    dg_tensor c = tr_input(t, 2, NULL, false);
+    if (!c.id || !tr_need_float(t, c, "C"))
+      return;
+    y = dg_graph_add(t->g, NULL, y, c);
+  }
+  tr_output(t, 0, y);
+}
+
+static void op_matmul(tr *t) {
+  dg_tensor a = tr_input(t, 0, NULL, false);
+  dg_tensor b = tr_input(t, 1, NULL, false);
+  if (tr_need_float(t, a, "A") && tr_need_float(t, b, "B"))
+    tr_output(t, 0, dg_graph_matmul(t->g, t->n->name, a, b));
+}
+
+/* ---- elementwise and shape ops ---- */
+
+static void op_softmax(tr *t) {
+  dg_tensor x = tr_input(t, 0, NULL, false);
+  dg_tensor_desc d;
+  if (!tr_need_float(t, x, "input") || !tr_desc(t, x, &d))
+    return;
+  int64_t axis = tr_attr_int(t, "axis", t->n->opset >= 13 ? -1 : 1);
+  if (axis < 0)
+    axis += d.rank;
+  if (t->n->opset >= 13 || axis == d.rank - 1) {
+    tr_output(t, 0, dg_graph_softmax(t->g, t->n->name, x, (int32_t)axis));
+    return;
+  }
+  /* Before opset 13: softmax over the flattened [axis:] dims. */
+  dg_tensor f = dg_graph_flatten(t->g, NULL, x, (int32_t)axis);
+  f = dg_graph_softmax(t->g, t->n->name, f, 1);
+  tr_output(t, 0, dg_graph_reshape(t->g, NULL, f, d.rank, d.dims));
+}
+
+static void op_relu(tr *t) {
+  dg_tensor x = tr_input(t, 0, NULL, false);
+  if (tr_need_float(t, x, "X"))
+    tr_output(t, 0, dg_graph_relu(t->g, t->n->name, x));
+}
+
+static void op_clip(tr *t) {
+  float lo = tr_attr_float(t, "min", -INFINITY);
+  float hi = tr_attr_float(t, "max", INFINITY);
+  for (int i = 1; i <= 2; i++) {
+    dg_onnx_value c;
+    float v;
+    int n = 0;
+    if (!tr_has_input(t, i))
+      continue;
+    if (!tr_const(t, i, &c)) {
+      tr_fail(t, DG_ERROR_UNSUPPORTED, i == 1 ? "min" : "max",
+              "Clip bounds must be constants");
+      return;
+    }
+    if (!tr_const_floats(t, i, &v, 1, &n))
+      return;
+    if (n == 1)
+      *(i == 1 ? &lo : &hi) = v;
+  }
+  dg_tensor x = tr_input(t, 0, NULL, false);
+  if (tr_need_float(t, x, "input"))
+    tr_output(t, 0, dg_graph_clip(t->g, t->n->name, x, lo, hi));
+}
+
+static void op_add(tr *t) {
+  dg_tensor a = tr_input(t, 0, NULL, false);
+  dg_tensor b = tr_input(t, 1, NULL, false);
+  if (tr_need_float(t, a, "A") && tr_need_float(t, b, "B"))
+    tr_output(t, 0, dg_graph_add(t->g, t->n->name, a, b));
+}
+
+static void op_flatten(tr *t) {
+  tr_output(t, 0,
+            dg_graph_flatten(t->g, t->n->name, tr_input(t, 0, NULL, false),
+                             (int32_t)tr_attr_int(t, "axis", 1)));
+}
+
+static void op_reshape(tr *t) {
+  dg_onnx_value c;
+  int64_t dims[DG_MAX_RANK];
+  int n = 0;
+  if (!tr_const(t, 1, &c)) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "shape",
+            "the shape input must be a constant");
+    return;
+  }
+  if (!tr_const_ints(t, 1, dims, DG_MAX_RANK, &n))
+    return;
+  if (tr_attr_int(t, "allowzero", 0))
+    for (int i = 0; i < n; i++)
+      if (dims[i] == 0) {
+        tr_fail(t, DG_ERROR_UNSUPPORTED, "allowzero",
+                "allowzero=1 with a zero dimension is not supported");
+        return;
+      }
+  dg_tensor x = tr_input(t, 0, NULL, false);
+  tr_output(t, 0, dg_graph_reshape(t->g, t->n->name, x, n, dims));
+}
+
+static void op_concat(tr *t) {
+  int n = t->n->n_inputs;
+  dg_tensor *ts = calloc((size_t)(n ? n : 1), sizeof *ts);
+  if (!ts) {
+    tr_fail(t, DG_ERROR_OUT_OF_MEMORY, NULL, "out of memory");
+    return;
+  }
+  dg_tensor_desc d0 = {0}, d = {0};
+  for (int i = 0; i < n && t->st == DG_OK; i++) {
+    ts[i] = tr_input(t, i, NULL, false);
+    /* ONNX joins raw integers: only equal quantisations mean the same. */
+    if (tr_desc(t, ts[i], &d) && i == 0)
+      d0 = d;
+    else if (t->st == DG_OK && is_int8_dtype(d.dtype) &&
+             (d.quant.scale != d0.quant.scale ||
+              d.quant.zero_point != d0.quant.zero_point))
+      tr_fail(t, DG_ERROR_UNSUPPORTED, "inputs",
+              "int8 inputs with different quantisations");
+  }
+  if (t->st == DG_OK)
+    tr_output(t, 0,
+              dg_graph_concat(
+                  t->g, t->n->name, ts, n,
+                  (int32_t)tr_attr_int(t, "axis", t->n->opset < 4 ? 1 : 0)));
+  free(ts);
+}
+
+/* A Constant node's tensor becomes a constant value: a tensor once a
+ * node reads it. */
+static void op_constant(tr *t) {
+  tr_value *v = tr_value_find(t, t->n->outputs[0]);
+  if (!t->n->constant_value || !v || !t->n->constant_value(t->n, &v->cv)) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "value",
+            "only tensor-valued Constant nodes are supported");
+    return;
+  }
+  v->cv.kind = DG_ONNX_VALUE_CONST;
+  v->has_const = true;
+}
+
+/* ---- the table ---- */
+
+static const char *const conv_attrs[] = {
+    "auto_pad", "dilations", "group", "kernel_shape", "pads", "strides", NULL};
+static const char *const max_pool_attrs[] = {
+    "auto_pad", "ceil_mode",     "dilations", "kernel_shape",
+    "pads",     "storage_order", "strides",   NULL};
+static const char *const avg_pool_attrs[] = {
+    "auto_pad",     "ceil_mode", "count_include_pad", "dilations",
+    "kernel_shape", "pads",      "strides",           NULL};
+static const char *const gemm_attrs[] = {"alpha", "beta", "transA", "transB",
+                                         NULL};
+static const char *const axis_attr[] = {"axis", NULL};
+static const char *const clip_attrs[] = {"min", "max", NULL};
+static const char *const reshape_attrs[] = {"allowzero", NULL};
+static const char *const quantize_attrs[] = {"axis", "saturate", NULL};
+static const char *const constant_attrs[] = {"value", NULL};
+
+/* Opsets: from the first version whose form the handler reads (Reshape's
+ * shape became an input at 5, the quantisation ops appeared at 10) to the
+ * newest the importer takes; older forms with other attributes (Add's
+ * broadcast, Relu's consumed_inputs) are refused by the attribute lists. */
+static const tr_op table[] = {
+    {"Add", 1, 21, NULL, op_add},
+    {"AveragePool", 1, 21, avg_pool_attrs, op_avg_pool},
+    {"Clip", 1, 21, clip_attrs, op_clip},
+    {"Concat", 1, 21, axis_attr, op_concat},
+    {"Constant", 1, 21, constant_attrs, op_constant},
+    {"Conv", 1, 21, conv_attrs, op_conv},
+    {"DequantizeLinear", 10, 21, axis_attr, tr_op_dequantize},
+    {"Flatten", 1, 21, axis_attr, op_flatten},
+    {"Gemm", 1, 21, gemm_attrs, op_gemm},
+    {"GlobalAveragePool", 1, 21, NULL, op_global_avg_pool},
+    {"MatMul", 1, 21, NULL, op_matmul},
+    {"MaxPool", 1, 21, max_pool_attrs, op_max_pool},
+    {"QLinearConv", 10, 21, conv_attrs, tr_op_qlinear_conv},
+    {"QLinearMatMul", 10, 21, NULL, tr_op_qlinear_matmul},
+    {"QuantizeLinear", 10, 21, quantize_attrs, tr_op_quantize},
+    {"Relu", 1, 21, NULL, op_relu},
+    {"Reshape", 5, 21, reshape_attrs, op_reshape},
+    {"Softmax", 1, 21, axis_attr, op_softmax},
+};
+
+const tr_op *tr_op_find(const char *op) {
+  for (size_t i = 0; op && i < sizeof table / sizeof table[0]; i++)
+    if (!strcmp(table[i].op, op))
+      return &table[i];
+  return NULL;
+}

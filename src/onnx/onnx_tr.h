@@ -1,0 +1,109 @@
+/* Private to the translator (onnx_translate.c, onnx_op_table.c,
+ * onnx_qdq.c): its state while translating one source, and the helpers
+ * the op handlers call. Front ends include onnx_translate.h only. */
+#ifndef DG_ONNX_TR_H
+#define DG_ONNX_TR_H
+
+#include "onnx_translate.h"
+
+#define TR_MAX_CHANNELS 4096
+
+/* One named value and what it has become. name is the source's string. */
+typedef struct tr_value {
+  const char *name;
+  dg_tensor t;    /* materialised tensor, or id 0 */
+  int producer;   /* node of the list writing it, or -1 */
+  int readers;    /* node inputs of the list reading it */
+  int dq_node;    /* pending DequantizeLinear producing it, or -1 */
+  bool has_const; /* a Constant node's output: cv holds it */
+  dg_onnx_value cv;
+} tr_value;
+
+/* Storage for per-channel parameters read from the model; the builder
+ * copies them, so three suffice (input, weights, output of one op). */
+typedef struct tr_quant {
+  float scales[TR_MAX_CHANNELS];
+  int32_t zeros[TR_MAX_CHANNELS];
+} tr_quant;
+
+typedef struct tr {
+  dg_graph *g;
+  const dg_onnx_source *src;
+  dg_onnx_node *nodes; /* node_count, read once */
+  bool *done;          /* per node: translated, or folded into another */
+  tr_value *vals;
+  int nvals;
+  int cur;               /* the node being translated, -1 for none */
+  const dg_onnx_node *n; /* nodes[cur], or NULL */
+  int emitting_dq;       /* the DequantizeLinear being emitted, or -1 */
+  tr_quant *q;           /* 3 */
+  dg_onnx_failure *why;
+  dg_status st;
+} tr;
+
+/* One row of the op table: the op, the opsets it is taken at, the
+ * attributes it accepts (NULL-terminated; NULL for none) and its handler. */
+typedef struct tr_op {
+  const char *op;
+  int min_opset, max_opset;
+  const char *const *attrs;
+  void (*run)(tr *t);
+} tr_op;
+
+static inline bool is_int8_dtype(dg_dtype d) {
+  return d == DG_DTYPE_I8 || d == DG_DTYPE_U8;
+}
+
+const tr_op *tr_op_find(const char *op); /* NULL: not in the table */
+
+/* Records the first failure of the translation, at the current node. */
+void tr_fail(tr *t, dg_status st, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Turns the graph's sticky builder error into the failure; true if any. */
+bool tr_check(tr *t);
+
+tr_value *tr_value_find(tr *t, const char *name);
+bool tr_has_input(const tr *t, int i);
+/* Input i's constant data (initializer or Constant output), or false. */
+bool tr_const(tr *t, int i, dg_onnx_value *v);
+/* Input i's type as the front end declares it (rank -1 if unknown). */
+void tr_input_type(tr *t, int i, dg_onnx_value *v);
+/* Input i as a tensor: built earlier, or now (a graph input or constant,
+ * or a pending DequantizeLinear emitted). quant labels an integer tensor
+ * created here; one that exists must already carry it. Fails (and returns
+ * DG_TENSOR_NONE) when absent and not optional. */
+dg_tensor tr_input(tr *t, int i, const dg_quant_params *quant, bool optional);
+/* Binds output i to tensor x after checking it against the declared type. */
+void tr_output(tr *t, int i, dg_tensor x);
+/* Small constant inputs as numbers; false (failure recorded) otherwise.
+ * what names the input in the reason. */
+bool tr_const_floats(tr *t, int i, float *out, int max, int *count);
+bool tr_const_ints(tr *t, int i, int64_t *out, int max, int *count);
+bool tr_desc(tr *t, dg_tensor x, dg_tensor_desc *d);
+/* Fails unless x is a float tensor (what: the input's ONNX name). */
+bool tr_need_float(tr *t, dg_tensor x, const char *what);
+
+/* Attributes of the current node, with defaults. */
+int64_t tr_attr_int(const tr *t, const char *name, int64_t def);
+float tr_attr_float(const tr *t, const char *name, float def);
+int tr_attr_ints(const tr *t, const char *name, int64_t *out, int max);
+/* Fails naming the first attribute of node n not in the row's list. */
+bool tr_attrs_allowed(tr *t, const dg_onnx_node *n, const tr_op *row);
+bool tr_is_op(const dg_onnx_node *n, const char *op);
+
+/* onnx_qdq.c */
+/* Scale (input si) and zero point (zi, optional; -1: none) of the current
+ * node as quant params, per-axis when there are several. */
+bool tr_read_quant(tr *t, int si, int zi, int64_t axis, dg_quant_params *q,
+                   tr_quant *buf, dg_dtype *zero_type);
+/* DequantizeLinear -> Conv / MatMul / Gemm (-> Relu) -> QuantizeLinear as
+ * one int8 op; false when the current node starts no such chain. */
+bool tr_try_fold(tr *t);
+void tr_op_quantize(tr *t);
+void tr_op_dequantize(tr *t);
+void tr_op_qlinear_conv(tr *t);
+void tr_op_qlinear_matmul(tr *t);
+/* The conv attributes of the current node for input x (onnx_op_table.c). */
+bool tr_conv_params(tr *t, dg_tensor x, dg_conv2d_params *p);
+
+#endif
