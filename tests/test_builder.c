@@ -288,6 +288,95 @@ done:
       free(yan), free(ybn);
 }
 
+/* Issue 18's probes: sizes that overflowed or truncated, requantisation
+ * multipliers that are inf or 0. */
+static void test_sizes_and_scales(void) {
+  static const int64_t big[2] = {INT64_C(1) << 31, (INT64_C(1) << 32) + 3};
+  for (int i = 0; i < 2; i++) {
+    dg_graph *g = dg_graph_create(ctx, "t");
+    dg_tensor_desc xd = f32(4, 1, 1, big[i], 1);
+    dg_tensor_desc wd = f32(4, 1, 1, big[i], 1);
+    dg_tensor x = dg_graph_input(g, "x", &xd);
+    dg_tensor w = dg_graph_input(g, "w", &wd);
+    dg_conv2d_params p = {0};
+    dg_graph_conv2d(g, "c", x, w, DG_TENSOR_NONE, &p);
+    expect(g,
+           i ? "conv kernel of 2^32 + 3 rows (was cut to 3)"
+             : "conv kernel of 2^31 rows (overflowed an int)",
+           DG_ERROR_INVALID_SHAPE, "w.dims[2]", 0);
+    dg_graph_destroy(g);
+  }
+  {
+    dg_graph *g = dg_graph_create(ctx, "t");
+    dg_tensor_desc xd = {.dtype = DG_DTYPE_F32,
+                         .rank = 2,
+                         .dims = {INT64_C(1) << 20, INT64_C(1) << 20}};
+    dg_tensor x = dg_graph_input(g, "x", &xd);
+    int64_t to[2] = {INT64_C(1) << 40, INT64_C(1) << 40};
+    dg_graph_reshape(g, "r", x, 2, to);
+    expect(g, "reshape of 2^40 elements to [2^40, 2^40] (overflowed int64)",
+           DG_ERROR_INVALID_SHAPE, "dims", 0);
+    dg_graph_destroy(g);
+  }
+  /* x.scale * w.scale / y.scale: inf, 0, a denormal; then a usable one. */
+  static const float sx[4] = {1e30f, 1e-30f, 1e-20f, 0.1f};
+  static const float sy[4] = {1e-30f, 1e30f, 1.0f, 0.2f};
+  for (int i = 0; i < 4; i++) {
+    dg_graph *g = dg_graph_create(ctx, "t");
+    dg_tensor_desc xd = {.dtype = DG_DTYPE_U8,
+                         .rank = 4,
+                         .dims = {1, 2, 5, 5},
+                         .quant = {.scale = sx[i], .zero_point = 128}};
+    dg_tensor_desc wd = {.dtype = DG_DTYPE_I8,
+                         .rank = 4,
+                         .dims = {3, 2, 3, 3},
+                         .quant = {.scale = sx[i]}};
+    dg_tensor x = dg_graph_input(g, "x", &xd);
+    dg_tensor w = dg_graph_constant(g, "w", &wd, zeros, 0);
+    dg_conv2d_params p = {0};
+    dg_quant_params yq = {.scale = sy[i], .zero_point = 0};
+    dg_tensor y =
+        dg_graph_qconv2d(g, "qc", x, w, DG_TENSOR_NONE, &p, DG_DTYPE_I8, &yq);
+    if (i < 3)
+      expect(g,
+             i == 0   ? "qconv multiplier inf"
+             : i == 1 ? "qconv multiplier 0"
+                      : "qconv multiplier denormal",
+             DG_ERROR_INVALID_ARGUMENT, "y_quant.scale", 0);
+    else
+      CHECK(y.id && dg_graph_status(g) == DG_OK,
+            "qconv multiplier 0.025 accepted");
+    dg_graph_destroy(g);
+  }
+  {
+    dg_graph *g = dg_graph_create(ctx, "t");
+    dg_tensor_desc xd = {.dtype = DG_DTYPE_I8,
+                         .rank = 2,
+                         .dims = {1, 8},
+                         .quant = {.scale = 1e30f}};
+    dg_tensor_desc wd = {.dtype = DG_DTYPE_I8,
+                         .rank = 2,
+                         .dims = {4, 8},
+                         .quant = {.scale = 1e30f}};
+    dg_tensor x = dg_graph_input(g, "x", &xd);
+    dg_tensor w = dg_graph_constant(g, "w", &wd, zeros, 0);
+    dg_quant_params yq = {.scale = 1e-30f};
+    dg_graph_qfully_connected(g, "fc", x, w, DG_TENSOR_NONE, DG_ACTIVATION_NONE,
+                              DG_DTYPE_I8, &yq);
+    expect(g, "qfully_connected multiplier inf", DG_ERROR_INVALID_ARGUMENT,
+           "y_quant.scale", 0);
+    dg_graph_destroy(g);
+    g = dg_graph_create(ctx, "t");
+    wd.dims[0] = 8, wd.dims[1] = 4;
+    x = dg_graph_input(g, "x", &xd);
+    w = dg_graph_constant(g, "w", &wd, zeros, 0);
+    dg_graph_qmatmul(g, "mm", x, w, DG_DTYPE_I8, &yq);
+    expect(g, "qmatmul multiplier inf", DG_ERROR_INVALID_ARGUMENT,
+           "y_quant.scale", 0);
+    dg_graph_destroy(g);
+  }
+}
+
 int main(void) {
   if (dg_context_create(NULL, &ctx) != DG_OK) {
     CHECK(0, "context");
@@ -305,6 +394,7 @@ int main(void) {
           "unknown device kind bit rejected");
   }
   CHECK(dg_graph_create(NULL, "x") == NULL, "graph_create(NULL ctx)");
+  test_sizes_and_scales();
 
   /* conv parameters */
   conv_case("negative stride", (dg_conv2d_params){.stride = {-1, 1}},

@@ -4,6 +4,7 @@
 #include "builder.h"
 
 #include "../ops/ops.h"
+#include "../ops/requant.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -225,6 +226,25 @@ bool dg_build_quant(dg_build *b, const dg_tensor_desc *d, const char *field,
       snprintf(got, sizeof got, "%d", q->channel_zero_points[c]);
       dg_build_fail(b, DG_ERROR_INVALID_ARGUMENT, f, "inside the dtype's range",
                     got, "zero point out of range");
+      return false;
+    }
+  }
+  return true;
+}
+
+bool dg_build_requant(dg_build *b, const dg_tensor_desc *x,
+                      const dg_tensor_desc *w, const dg_tensor_desc *y) {
+  int64_t n = w->quant.channel_count ? w->quant.channel_count : 1;
+  for (int64_t c = 0; c < n; c++) {
+    float m = dg_requant_multiplier(x->quant.scale, dg_quant_scale(w, c),
+                                    y->quant.scale);
+    if (!isnormal(m)) {
+      char got[96];
+      snprintf(got, sizeof got, "%g * %g / %g = %g", x->quant.scale,
+               dg_quant_scale(w, c), y->quant.scale, m);
+      dg_build_fail(b, DG_ERROR_INVALID_ARGUMENT, "y_quant.scale",
+                    "x.scale * w.scale / y.scale a finite, normal float", got,
+                    "requantisation multiplier unusable");
       return false;
     }
   }

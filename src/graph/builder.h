@@ -38,6 +38,13 @@ bool dg_build_same_dtype(dg_build *b, const dg_tensor_info *x,
                          const dg_tensor_info *y, const char *field);
 /* Checks quantisation parameters for a tensor of this desc; field names
  * the argument. per_channel_axis >= 0 allows per-channel on that axis. */
+/* The requantisation multipliers x.scale * w.scale / y.scale (one per
+ * weight channel) of a quantised conv, fully connected or matmul must be
+ * finite normal floats: inf, 0 or a denormal would saturate or zero every
+ * output, differently per target. false (error set, naming y's scale)
+ * otherwise. */
+bool dg_build_requant(dg_build *b, const dg_tensor_desc *x,
+                      const dg_tensor_desc *w, const dg_tensor_desc *y);
 bool dg_build_quant(dg_build *b, const dg_tensor_desc *d, const char *field,
                     int per_channel_axis);
 

@@ -77,6 +77,15 @@ static bool conv_params(dg_build *b, const dg_tensor_info *x,
                   "weight input channels do not match x");
     return false;
   }
+  for (int i = 2; i < 4; i++)
+    if (w->desc.dims[i] > INT32_MAX) {
+      char got[32];
+      snprintf(got, sizeof got, "%lld", (long long)w->desc.dims[i]);
+      dg_build_fail(b, DG_ERROR_INVALID_SHAPE,
+                    i == 2 ? "w.dims[2]" : "w.dims[3]", "at most 2^31 - 1", got,
+                    "kernel dimension too large");
+      return false;
+    }
   p->kernel[0] = (int32_t)w->desc.dims[2];
   p->kernel[1] = (int32_t)w->desc.dims[3];
   out_dims[0] = x->desc.dims[0];
@@ -172,7 +181,8 @@ dg_tensor dg_graph_qconv2d(dg_graph *g, const char *name, dg_tensor x,
     return DG_TENSOR_NONE;
   }
   out.quant = *y_quant;
-  if (!dg_build_quant(&b, &out, "y", -1))
+  if (!dg_build_quant(&b, &out, "y", -1) ||
+      !dg_build_requant(&b, &xi->desc, &wi->desc, &out))
     return DG_TENSOR_NONE;
   uint32_t ins[3] = {x.id, w.id, bias.id};
   return dg_build_finish(&b, ins, 3, &out, &p);

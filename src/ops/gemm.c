@@ -107,7 +107,8 @@ dg_tensor dg_graph_qfully_connected(dg_graph *g, const char *name, dg_tensor x,
     return DG_TENSOR_NONE;
   dg_tensor_desc out = {0};
   if (!fc_shape(&b, xi, wi, bi, activation, &out, DG_BIT(DG_DTYPE_I32)) ||
-      !q_output(&b, y_dtype, y_quant, &out))
+      !q_output(&b, y_dtype, y_quant, &out) ||
+      !dg_build_requant(&b, &xi->desc, &wi->desc, &out))
     return DG_TENSOR_NONE;
   dg_node_params p = {.activation = activation};
   uint32_t ins[3] = {x.id, w.id, bias.id};
@@ -165,7 +166,8 @@ dg_tensor dg_graph_qmatmul(dg_graph *g, const char *name, dg_tensor a,
       !dg_build_quant(&b, &bi->desc, "b", bi->desc.rank - 1))
     return DG_TENSOR_NONE;
   dg_tensor_desc out = {0};
-  if (!mm_shape(&b, ai, bi, &out) || !q_output(&b, y_dtype, y_quant, &out))
+  if (!mm_shape(&b, ai, bi, &out) || !q_output(&b, y_dtype, y_quant, &out) ||
+      !dg_build_requant(&b, &ai->desc, &bi->desc, &out))
     return DG_TENSOR_NONE;
   if (bi->desc.quant.channel_count && bi->desc.rank < 2) {
     dg_build_fail(&b, DG_ERROR_INVALID_SHAPE, "b.quant", "per-tensor",

@@ -35,8 +35,8 @@ static dg_tensor reshape_to(dg_build *b, const dg_tensor_info *xi,
                     "bad target dimension");
       return DG_TENSOR_NONE;
     }
-    if (d > total) {
-      known = total + 1; /* cannot match; avoids overflow */
+    if (d > total / known) {
+      known = total + 1; /* cannot match; checked before it overflows */
       break;
     }
     out.dims[i] = d;
