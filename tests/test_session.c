@@ -76,6 +76,36 @@ static dg_graph *small_net(int64_t H, float *w1, float *w2) {
   return g;
 }
 
+/* Compile options naming what does not exist are refused as bad
+ * arguments, naming the field (they were "can run on no allowed device"). */
+static void test_bad_options(void) {
+  float w1[216] = {0}, w2[576] = {0};
+  dg_graph *g = small_net(8, w1, w2);
+  int dev99 = 99, neg = -1;
+  struct {
+    dg_compile_options o;
+    const char *field, *says;
+  } cases[] = {
+      {{.devices = &dev99, .device_count = 1}, "options.devices",
+       "devices[0] is 99"},
+      {{.devices = &neg, .device_count = 1}, "options.devices",
+       "devices[0] is -1"},
+      {{.device_kinds = 0x100}, "options.device_kinds", "0x100"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    dg_session *s = NULL;
+    dg_diagnostic d;
+    dg_status st = dg_graph_compile(g, &cases[i].o, &s, &d);
+    CHECK(st == DG_ERROR_INVALID_ARGUMENT && !s &&
+              !strcmp(d.field, cases[i].field) &&
+              strstr(d.message, cases[i].says),
+          "compile options: %s refused naming it (%s: %s)", cases[i].says,
+          dg_status_string(st), d.message);
+    dg_session_destroy(s);
+  }
+  dg_graph_destroy(g);
+}
+
 static void test_bindings(void) {
   float w1[216], w2[576], x[3 * 64], y[8], y2[8];
   for (int i = 0; i < 216; i++)
@@ -429,6 +459,7 @@ int main(void) {
         info.name, info.driver);
   CHECK(dg_context_device_info(ctx, 99, &info) == DG_ERROR_NOT_FOUND,
         "device index out of range");
+  test_bad_options();
   test_bindings();
   test_nhwc_and_reuse();
   test_verify_detects();

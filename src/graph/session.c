@@ -6,6 +6,7 @@
 #include "memplan.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -262,17 +263,30 @@ dg_status dg_graph_compile(dg_graph *g, const dg_compile_options *opts,
     return DG_ERROR_GRAPH_FAILED;
   }
   const char *bad = NULL;
+  char why[128] = "";
   if (opts && (opts->policy < DG_POLICY_AUTO || opts->policy > DG_POLICY_STRICT))
     bad = "options.policy";
   else if (opts && (opts->device_count < 0 ||
                     (opts->device_count > 0 && !opts->devices)))
     bad = "options.devices";
-  else if (!g->ir.output_count)
+  else if (opts && (opts->device_kinds & ~dg_device_kinds_all())) {
+    bad = "options.device_kinds";
+    snprintf(why, sizeof why, " (0x%x has bits of no device kind; kinds: 0x%x)",
+             opts->device_kinds, dg_device_kinds_all());
+  } else if (!g->ir.output_count) {
     bad = "outputs";
+    snprintf(why, sizeof why, " (the graph has no output)");
+  }
+  for (int i = 0; !bad && opts && i < opts->device_count; i++)
+    if (opts->devices[i] < 0 || opts->devices[i] >= g->ctx->devices.count) {
+      bad = "options.devices";
+      snprintf(why, sizeof why,
+               " (devices[%d] is %d; the context has devices 0..%d)", i,
+               opts->devices[i], g->ctx->devices.count - 1);
+    }
   if (bad) {
     dg_diag_set(diag, DG_ERROR_INVALID_ARGUMENT, -1, NULL, "dg_graph_compile",
-                bad, NULL, NULL, "dg_graph_compile: bad %s%s", bad,
-                strcmp(bad, "outputs") ? "" : " (the graph has no output)");
+                bad, NULL, NULL, "dg_graph_compile: bad %s%s", bad, why);
     return DG_ERROR_INVALID_ARGUMENT;
   }
   return dg_session_compile(g->ctx, &g->ir, opts, false, out, diag);
