@@ -660,7 +660,9 @@ typedef struct dg_onnx_options {
   int constant_count;
 } dg_onnx_options;
 
-/* Reads an ONNX model (opsets 7..21 of the default domain) and builds it
+/* Reads an ONNX model (opsets 1..21 of the default domain, each op at the
+ * versions src/onnx/onnx_op_table.c lists, with the semantics of the
+ * model's version) and builds it
  * with the builder calls above, nothing private: graph inputs and outputs
  * keep their ONNX names; initializers become constants (copied).
  * Conv, MaxPool, AveragePool, GlobalAveragePool, Gemm, MatMul, Softmax,

@@ -7,7 +7,10 @@
 #include "onnx.pb-c.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static dg_context *ctx;
 
@@ -325,6 +328,7 @@ static void long_names(void) {
 }
 
 int main(void) {
+  dg_diagnostic d0;
   if (dg_context_create(NULL, &ctx) != DG_OK)
     return 1;
   refused("unsupported_op.onnx", DG_ERROR_UNSUPPORTED, "the_leaky", "LeakyRelu",
@@ -343,6 +347,61 @@ int main(void) {
           "'nowhere' is produced by no earlier node");
   refused("custom_domain.onnx", DG_ERROR_UNSUPPORTED, NULL, "Relu", "domain",
           "com.example");
+  /* Issue 18's probes: each was accepted, with the value cut or read as
+   * the default. */
+  refused("stride_2p33.onnx", DG_ERROR_INVALID_ARGUMENT, "c", "Conv", "strides",
+          "8589934592 is outside the 32-bit range");
+  refused("pads_2p40.onnx", DG_ERROR_INVALID_ARGUMENT, "c", "Conv", "pads",
+          "1099511627776 is outside the 32-bit range");
+  refused("concat_axis_2p40.onnx", DG_ERROR_INVALID_ARGUMENT, "cat", "Concat",
+          "axis", "1099511627776 is outside the 32-bit range");
+  refused("softmax_axis_huge.onnx", DG_ERROR_INVALID_ARGUMENT, "sm", "Softmax",
+          "axis", "-4611686018427387904 is outside the 32-bit range");
+  refused("raw_data_17_bytes.onnx", DG_ERROR_INVALID_ARGUMENT, NULL, NULL,
+          "odd", "17 bytes of raw_data where its dims say 4 values of 4 bytes");
+  refused("group_0.onnx", DG_ERROR_INVALID_ARGUMENT, "c", "Conv", "group",
+          "group 0 < 1");
+  refused("stride_0.onnx", DG_ERROR_INVALID_ARGUMENT, "c", "Conv", "strides",
+          "strides [0, 1] < 1");
+  refused("kernel_contradicts.onnx", DG_ERROR_INVALID_ARGUMENT, "c", "Conv",
+          "kernel_shape", "contradicts the weights' [3, 3]");
+  refused("two_writers.onnx", DG_ERROR_INVALID_ARGUMENT, NULL, NULL, "y",
+          "value 'y' is written by nodes 0 and 1");
+  {
+    /* An int64 Reshape target float would round to [3, 16777220]. */
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/onnx/reshape_exact_int64.onnx",
+             DG_SOURCE_DIR);
+    dg_graph *g = NULL;
+    dg_io_info io = {0};
+    dg_status rs = dg_onnx_load(ctx, path, NULL, &g, &d0);
+    CHECK(rs == DG_OK && dg_graph_output_info(g, 0, &io) == DG_OK &&
+              io.desc.rank == 2 && io.desc.dims[0] == 3 &&
+              io.desc.dims[1] == 16777219,
+          "reshape_exact_int64.onnx: the target [3, 16777219] is kept exact "
+          "(%s)",
+          rs ? d0.message : "imported");
+    dg_graph_destroy(g);
+    /* A NULL context is a bad argument, not an I/O error. */
+    g = (dg_graph *)1;
+    rs = dg_onnx_load(NULL, path, NULL, &g, &d0);
+    CHECK(rs == DG_ERROR_INVALID_ARGUMENT && !g &&
+              strstr(d0.message, "context"),
+          "dg_onnx_load(NULL context): invalid argument naming it (%s)",
+          d0.message);
+    /* A FIFO in place of the model is refused at once, not waited on. */
+    char fifo[] = "/tmp/dg-onnx-fifo-XXXXXX";
+    int made = mkdtemp(fifo) != NULL;
+    char fpath[64];
+    snprintf(fpath, sizeof fpath, "%s/model.onnx", fifo);
+    made = made && mkfifo(fpath, 0600) == 0;
+    rs = made ? dg_onnx_load(ctx, fpath, NULL, &g, &d0) : DG_OK;
+    CHECK(made && rs == DG_ERROR_IO && strstr(d0.message, "not a regular file"),
+          "a FIFO as the model path is refused without blocking (%s)",
+          made ? d0.message : "mkfifo failed");
+    unlink(fpath);
+    rmdir(fifo);
+  }
   /* Found by the fuzzer: a TensorProto without a name used to crash. */
   refused("fuzz_unnamed_value.onnx", DG_ERROR_INVALID_ARGUMENT, NULL, NULL,
           "name", "has no name");

@@ -2,14 +2,20 @@
  * opset, and hands the graph to the translator (onnx_translate.h) through
  * the source over the ModelProto (onnx_source.c); turns its failure into
  * the importer's diagnostic. */
+#define _POSIX_C_SOURCE 200809L /* open, fstat, O_CLOEXEC */
 #include "onnx_internal.h"
 
 #include "../graph/names.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define MAX_FILE_BYTES ((size_t)1 << 31)
 
@@ -126,27 +132,38 @@ dg_status dg_onnx_load(dg_context *ctx, const char *path,
                        dg_diagnostic *diag) {
   if (out)
     *out = NULL;
-  if (!path)
-    return refuse(diag, DG_ERROR_INVALID_ARGUMENT, "path", "path is NULL");
-  FILE *f = fopen(path, "rb");
-  if (!f)
+  if (!ctx || !out || !path)
+    return refuse(diag, DG_ERROR_INVALID_ARGUMENT, !path ? "path" : NULL,
+                  "dg_onnx_load: NULL %s",
+                  !ctx   ? "context"
+                  : !out ? "output"
+                         : "path");
+  /* Non-blocking and checked before reading: a FIFO or a device in place
+   * of the model must be refused, not waited on forever. */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
     return refuse(diag, DG_ERROR_IO, "path", "cannot open '%s'", path);
-  long len = -1;
-  if (fseek(f, 0, SEEK_END) == 0)
-    len = ftell(f);
-  if (len < 0 || (size_t)len > MAX_FILE_BYTES || fseek(f, 0, SEEK_SET)) {
-    fclose(f);
+  struct stat sb;
+  if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) ||
+      (uint64_t)sb.st_size > MAX_FILE_BYTES) {
+    close(fd);
     return refuse(diag, DG_ERROR_IO, "path",
-                  "'%s' is not a readable file of at most 2 GiB", path);
+                  "'%s' is not a regular file of at most 2 GiB", path);
   }
-  void *buf = malloc((size_t)len ? (size_t)len : 1);
-  if (!buf || fread(buf, 1, (size_t)len, f) != (size_t)len) {
+  size_t len = (size_t)sb.st_size, got = 0;
+  void *buf = malloc(len ? len : 1);
+  while (buf && got < len) {
+    ssize_t r = read(fd, (char *)buf + got, len - got);
+    if (r <= 0 && !(r < 0 && errno == EINTR))
+      break;
+    got += r > 0 ? (size_t)r : 0;
+  }
+  close(fd);
+  if (!buf || got != len) {
     free(buf);
-    fclose(f);
     return refuse(diag, buf ? DG_ERROR_IO : DG_ERROR_OUT_OF_MEMORY, "path",
                   "cannot read '%s'", path);
   }
-  fclose(f);
   dg_status st = dg_onnx_load_memory(ctx, buf, (size_t)len, opts, out, diag);
   free(buf);
   return st;

@@ -45,6 +45,12 @@ static bool window_params(tr *t, int rank, dg_padding *mode, int32_t *pads,
   }
   for (int i = 0; i < 4; i++)
     pads[i] = n == 4 ? (int32_t)v[i] : 0;
+  for (int i = 0; n == 4 && i < 4; i++)
+    if (v[i] < 0) {
+      tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "pads", "pads[%d] = %lld < 0", i,
+              (long long)v[i]);
+      return false;
+    }
   n = tr_attr_ints(t, "strides", v, 8);
   if (n >= 0 && n != 2) {
     tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "strides", "expected 2 strides");
@@ -52,9 +58,19 @@ static bool window_params(tr *t, int rank, dg_padding *mode, int32_t *pads,
   }
   strides[0] = n == 2 ? (int32_t)v[0] : 1;
   strides[1] = n == 2 ? (int32_t)v[1] : 1;
+  if (strides[0] < 1 || strides[1] < 1) { /* the builder reads 0 as 1 */
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "strides", "strides [%d, %d] < 1",
+            strides[0], strides[1]);
+    return false;
+  }
   n = tr_attr_ints(t, "dilations", v, 8);
   if (n >= 0 && n != 2) {
     tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "dilations", "expected 2 dilations");
+    return false;
+  }
+  if (n == 2 && (v[0] < 1 || v[1] < 1)) { /* the builder reads 0 as 1 */
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "dilations",
+            "dilations [%lld, %lld] < 1", (long long)v[0], (long long)v[1]);
     return false;
   }
   if (dil) {
@@ -76,6 +92,28 @@ bool tr_conv_params(tr *t, dg_tensor x, dg_conv2d_params *p) {
   if (!window_params(t, d.rank, &p->padding, p->pads, p->stride, p->dilation))
     return false;
   p->groups = (int32_t)tr_attr_int(t, "group", 1);
+  if (p->groups < 1) { /* the builder reads 0 as 1 */
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "group", "group %d < 1", p->groups);
+    return false;
+  }
+  return true;
+}
+
+/* kernel_shape is optional for convs (the weights have it); where given
+ * it must agree with them. */
+bool tr_conv_kernel_shape(tr *t, dg_tensor w) {
+  int64_t k[4];
+  dg_tensor_desc d;
+  int n = tr_attr_ints(t, "kernel_shape", k, 4);
+  if (n < 0 || !tr_desc(t, w, &d))
+    return t->st == DG_OK;
+  if (n != 2 || d.rank != 4 || k[0] != d.dims[2] || k[1] != d.dims[3]) {
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "kernel_shape",
+            "kernel_shape (%d values) contradicts the weights' [%lld, %lld]", n,
+            (long long)(d.rank == 4 ? d.dims[2] : -1),
+            (long long)(d.rank == 4 ? d.dims[3] : -1));
+    return false;
+  }
   return true;
 }
 
@@ -86,6 +124,8 @@ static void op_conv(tr *t) {
     return;
   dg_tensor w = tr_input(t, 1, NULL, false);
   dg_tensor b = tr_input(t, 2, NULL, true);
+  if (!tr_conv_kernel_shape(t, w))
+    return;
   tr_output(t, 0, dg_graph_conv2d(t->g, t->n->name, x, w, b, &p));
 }
 

@@ -135,6 +135,8 @@ void tr_op_qlinear_conv(tr *t) {
     return;
   dg_tensor w = tr_input(t, 3, &wq, false);
   dg_tensor b = tr_input(t, 8, NULL, true);
+  if (!tr_conv_kernel_shape(t, w))
+    return;
   tr_output(t, 0, dg_graph_qconv2d(t->g, t->n->name, x, w, b, &p, yt, &yq));
 }
 
@@ -267,7 +269,7 @@ bool tr_try_fold(tr *t) {
   dg_tensor y;
   if (conv) {
     dg_conv2d_params p;
-    if (!tr_conv_params(t, x, &p))
+    if (!tr_conv_params(t, x, &p) || !tr_conv_kernel_shape(t, w))
       return true;
     p.activation = act;
     y = dg_graph_qconv2d(t->g, n->name, x, w, b, &p, yt, &yq);

@@ -74,7 +74,15 @@ static bool decode(const Onnx__TensorProto *t, dg_tensor_desc *desc,
     have = t->n_int64_data;
   else
     have = t->n_int32_data; /* int8, uint8, int32, float16 (as bits) */
-  if ((t->has_raw_data && t->raw_data.len != n * src_size) || have != n) {
+  if (t->has_raw_data && t->raw_data.len != n * src_size) {
+    snprintf(err, err_size,
+             "tensor '%s' has %zu bytes of raw_data where its dims say %llu "
+             "values of %zu bytes (%llu bytes)",
+             name, t->raw_data.len, (unsigned long long)n, src_size,
+             (unsigned long long)(n * src_size));
+    return false;
+  }
+  if (have != n) {
     snprintf(err, err_size, "tensor '%s' holds %zu values where its dims "
              "say %llu", name, have, (unsigned long long)n);
     return false;

@@ -84,9 +84,14 @@ bool tr_desc(tr *t, dg_tensor x, dg_tensor_desc *d);
 bool tr_need_float(tr *t, dg_tensor x, const char *what);
 
 /* Attributes of the current node, with defaults. */
-int64_t tr_attr_int(const tr *t, const char *name, int64_t def);
+/* Integer attributes are int64 in ONNX and int32 in the builder: a value
+ * outside int32 fails the translation (INVALID_ARGUMENT, naming the
+ * attribute and its value) and reads as def, so no cast can wrap it. */
+int64_t tr_attr_int(tr *t, const char *name, int64_t def);
 float tr_attr_float(const tr *t, const char *name, float def);
-int tr_attr_ints(const tr *t, const char *name, int64_t *out, int max);
+int tr_attr_ints(tr *t, const char *name, int64_t *out, int max);
+/* Fails (false) when the node's kernel_shape, if any, is not w's. */
+bool tr_conv_kernel_shape(tr *t, dg_tensor w);
 /* Fails naming the first attribute of node n not in the row's list. */
 bool tr_attrs_allowed(tr *t, const dg_onnx_node *n, const tr_op *row);
 bool tr_is_op(const dg_onnx_node *n, const char *op);

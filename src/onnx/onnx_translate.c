@@ -100,7 +100,11 @@ static bool build_table(tr *t) {
           named(n->outputs[i]) ? value_add(t, n->outputs[i], &cap) : NULL;
       if (v && v->producer < 0)
         v->producer = k;
-      else if (!v && named(n->outputs[i]))
+      else if (v)
+        tr_fail(t, DG_ERROR_INVALID_ARGUMENT, n->outputs[i],
+                "value '%s' is written by nodes %d and %d", n->outputs[i],
+                v->producer, k);
+      else if (named(n->outputs[i]))
         tr_fail(t, DG_ERROR_OUT_OF_MEMORY, NULL, "out of memory");
     }
   }
@@ -459,9 +463,18 @@ bool tr_need_float(tr *t, dg_tensor x, const char *what) {
 
 /* ---- attributes ---- */
 
-int64_t tr_attr_int(const tr *t, const char *name, int64_t def) {
+static bool fits_int32(tr *t, const char *name, int64_t v) {
+  if (v >= INT32_MIN && v <= INT32_MAX)
+    return true;
+  tr_fail(t, DG_ERROR_INVALID_ARGUMENT, name,
+          "attribute '%s' = %lld is outside the 32-bit range", name,
+          (long long)v);
+  return false;
+}
+
+int64_t tr_attr_int(tr *t, const char *name, int64_t def) {
   int64_t v;
-  return t->n->attr_int(t->n, name, &v) ? v : def;
+  return t->n->attr_int(t->n, name, &v) && fits_int32(t, name, v) ? v : def;
 }
 
 float tr_attr_float(const tr *t, const char *name, float def) {
@@ -469,8 +482,14 @@ float tr_attr_float(const tr *t, const char *name, float def) {
   return t->n->attr_float(t->n, name, &v) ? v : def;
 }
 
-int tr_attr_ints(const tr *t, const char *name, int64_t *out, int max) {
-  return t->n->attr_ints(t->n, name, out, max);
+int tr_attr_ints(tr *t, const char *name, int64_t *out, int max) {
+  int n = t->n->attr_ints(t->n, name, out, max);
+  for (int i = 0; i < n && i < max; i++)
+    if (!fits_int32(t, name, out[i])) {
+      out[i] = 0;
+      return n;
+    }
+  return n;
 }
 
 bool tr_attrs_allowed(tr *t, const dg_onnx_node *n, const tr_op *row) {

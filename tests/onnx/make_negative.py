@@ -46,4 +46,38 @@ save("missing_input", [helper.make_node("Add", ["x", "nowhere"], ["y"])],
 save("custom_domain", [helper.make_node("Relu", ["x"], ["y"],
                                         domain="com.example")],
      [f32("x", [2])], [f32("y", [2])], [])
+# Issue 18's probes: int64 attributes that were cut to int32, values the
+# builder reads as "default", weights contradicting kernel_shape, and one
+# value written by two nodes.
+def conv(name, **attrs):
+    save(name, [helper.make_node("Conv", ["x", "w"], ["y"], name="c",
+                                 **attrs)],
+         [f32("x", [1, 1, 5, 5])], [f32("y", [1, 2, 3, 3])], [w])
+
+
+conv("stride_2p33", strides=[1 << 33, 1])
+conv("pads_2p40", pads=[1 << 40, 0, 0, 0])
+conv("group_0", group=0)
+conv("stride_0", strides=[0, 1])
+conv("kernel_contradicts", kernel_shape=[2, 2])
+save("concat_axis_2p40", [helper.make_node("Concat", ["x", "x"], ["y"],
+                                           name="cat", axis=1 << 40)],
+     [f32("x", [2, 3])], [f32("y", [4, 3])], [])
+save("softmax_axis_huge", [helper.make_node("Softmax", ["x"], ["y"],
+                                            name="sm", axis=-(1 << 62))],
+     [f32("x", [2, 3])], [f32("y", [2, 3])], [])
+save("two_writers", [helper.make_node("Relu", ["x"], ["y"], name="a"),
+                     helper.make_node("Relu", ["x"], ["y"], name="b")],
+     [f32("x", [2, 3])], [f32("y", [2, 3])], [])
+# 17 bytes of raw_data for 4 floats (the message said "4 values where its
+# dims say 4").
+odd = numpy_helper.from_array(np.ones(4, np.float32), "odd")
+odd.raw_data = odd.raw_data + b"\0"
+save("raw_data_17_bytes", [helper.make_node("Add", ["x", "odd"], ["y"])],
+     [f32("x", [4])], [f32("y", [4])], [odd])
+# Not negative: a Reshape target that float would round ([3, 16777220]).
+shape = numpy_helper.from_array(np.array([3, 16777219], np.int64), "shape")
+save("reshape_exact_int64", [helper.make_node("Reshape", ["x", "shape"], ["y"],
+                                             name="r")],
+     [f32("x", [3 * 16777219])], [f32("y", [3, 16777219])], [shape])
 print("wrote negative models to", out)
