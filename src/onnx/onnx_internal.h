@@ -6,6 +6,7 @@
 #define DG_ONNX_INTERNAL_H
 
 #include "graph.h"
+#include "name_map.h"
 #include "onnx.pb-c.h"
 #include "onnx_translate.h"
 
@@ -33,6 +34,7 @@ typedef struct onnx_source {
   int64_t symbolic_dim_value;
   onnx_value *vals;
   int nvals;
+  dg_name_map names;              /* name -> index into vals */
   const char **outputs, **inputs; /* names, for dg_onnx_source */
   const char **attr_names;        /* every node's, in one array */
   const char **empty_names;       /* NULL entries of node inputs, as "" */

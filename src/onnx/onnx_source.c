@@ -9,11 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+static const char *value_name(const void *ctx, int i) {
+  return ((const onnx_source *)ctx)->vals[i].name;
+}
+
 static onnx_value *find(onnx_source *s, const char *name) {
-  for (int i = 0; name && i < s->nvals; i++)
-    if (!strcmp(s->vals[i].name, name))
-      return &s->vals[i];
-  return NULL;
+  int i = dg_name_map_find(&s->names, name, value_name, s);
+  return i < 0 ? NULL : &s->vals[i];
 }
 
 static onnx_value *add(onnx_source *s, const char *name, int *cap) {
@@ -28,9 +30,12 @@ static onnx_value *add(onnx_source *s, const char *name, int *cap) {
     s->vals = p;
     *cap = n;
   }
-  v = &s->vals[s->nvals++];
+  v = &s->vals[s->nvals];
   memset(v, 0, sizeof *v);
   v->name = name;
+  if (!dg_name_map_insert(&s->names, name, s->nvals, value_name, s))
+    return NULL;
+  s->nvals++;
   return v;
 }
 
@@ -329,6 +334,7 @@ void onnx_source_free(onnx_source *s) {
   for (int i = 0; i < s->nowned; i++)
     free(s->owned[i]);
   free(s->vals);
+  dg_name_map_free(&s->names);
   free(s->owned);
   free(s->outputs);
   free(s->inputs);

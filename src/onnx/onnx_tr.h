@@ -4,6 +4,7 @@
 #ifndef DG_ONNX_TR_H
 #define DG_ONNX_TR_H
 
+#include "name_map.h"
 #include "onnx_translate.h"
 
 #define TR_MAX_CHANNELS 4096
@@ -33,6 +34,7 @@ typedef struct tr {
   bool *done;          /* per node: translated, or folded into another */
   tr_value *vals;
   int nvals;
+  dg_name_map names;     /* name -> index into vals */
   int cur;               /* the node being translated, -1 for none */
   const dg_onnx_node *n; /* nodes[cur], or NULL */
   int emitting_dq;       /* the DequantizeLinear being emitted, or -1 */

@@ -54,11 +54,13 @@ bool tr_is_op(const dg_onnx_node *n, const char *op) {
 
 /* ---- the value table ---- */
 
+static const char *value_name(const void *ctx, int i) {
+  return ((const tr *)ctx)->vals[i].name;
+}
+
 tr_value *tr_value_find(tr *t, const char *name) {
-  for (int i = 0; name && i < t->nvals; i++)
-    if (!strcmp(t->vals[i].name, name))
-      return &t->vals[i];
-  return NULL;
+  int i = dg_name_map_find(&t->names, name, value_name, t);
+  return i < 0 ? NULL : &t->vals[i];
 }
 
 /* Every name is added before translating, so entries never move. */
@@ -74,10 +76,13 @@ static tr_value *value_add(tr *t, const char *name, int *cap) {
     t->vals = p;
     *cap = n;
   }
-  v = &t->vals[t->nvals++];
+  v = &t->vals[t->nvals];
   memset(v, 0, sizeof *v);
   v->name = name;
   v->producer = v->dq_node = -1;
+  if (!dg_name_map_insert(&t->names, name, t->nvals, value_name, t))
+    return NULL;
+  t->nvals++;
   return v;
 }
 
@@ -601,5 +606,6 @@ dg_status dg_onnx_translate(dg_graph *g, const dg_onnx_source *src,
   free(t.done);
   free(t.q);
   free(t.vals);
+  dg_name_map_free(&t.names);
   return t.st;
 }

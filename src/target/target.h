@@ -36,7 +36,12 @@ typedef struct dg_segment {
 typedef struct dg_segment_io {
   uint32_t *inputs, *constants, *outputs;
   int input_count, constant_count, output_count;
+  /* Per tensor id (tensor_count + 1 entries): which of the lists above
+   * hold it, DG_IO_* bits, so that targets ask in O(1). */
+  uint8_t *role;
 } dg_segment_io;
+enum { DG_IO_INPUT = 1, DG_IO_CONSTANT = 2, DG_IO_OUTPUT = 4 };
+/* Computed in O(nodes + edges) of the graph. */
 dg_status dg_segment_boundary(const dg_segment *seg, dg_segment_io *io);
 void dg_segment_io_free(dg_segment_io *io);
 

@@ -45,13 +45,6 @@ static size_t tensor_bytes(const dg_ir *ir, uint32_t id) {
   return dg_desc_bytes(&dg_ir_tensor(ir, id)->desc);
 }
 
-static bool listed(const uint32_t *ids, int n, uint32_t id) {
-  for (int i = 0; i < n; i++)
-    if (ids[i] == id)
-      return true;
-  return false;
-}
-
 /* Constants get buffers of their own, filled once. The other tensors
  * share buffers through memplan.h (dg_memplan_share): boundary inputs
  * are live from the upload before the first node, boundary outputs until
@@ -76,8 +69,7 @@ static dg_status plan_buffers(cl_segment *s, const dg_segment *seg,
       const dg_node *n = &ir->nodes[seg->nodes[i]];
       for (int k = -1; k < n->input_count; k++) {
         uint32_t id = k < 0 ? n->output : n->inputs[k];
-        if (!id || first[id] < 0 ||
-            listed(s->io.constants, s->io.constant_count, id))
+        if (!id || first[id] < 0 || (s->io.role[id] & DG_IO_CONSTANT))
           continue;
         blocks[count] =
             (dg_mem_block){tensor_bytes(ir, id), first[id], last[id], false, 0};
@@ -120,7 +112,7 @@ static dg_status plan_buffers(cl_segment *s, const dg_segment *seg,
       what = "input";
       made[b] = dg_cl_buffer(s->dev->context, flags, sizes[b], NULL, &err);
       if (!made[b]) {
-        if (!listed(s->io.inputs, s->io.input_count, order[c]))
+        if (!(s->io.role[order[c]] & DG_IO_INPUT))
           failed_node = dg_ir_tensor(ir, order[c])->producer;
         break;
       }

@@ -108,13 +108,6 @@ static dg_status fail(vk_segment *s, dg_diagnostic *diag, int node,
   return st;
 }
 
-static bool listed(const uint32_t *ids, int n, uint32_t id) {
-  for (int i = 0; i < n; i++)
-    if (ids[i] == id)
-      return true;
-  return false;
-}
-
 /* ---- memory plan ---- */
 
 static bool place_params(vk_segment *s, VkDeviceSize align,
@@ -149,9 +142,7 @@ static bool plan_memory(vk_segment *s, VkDeviceSize *dev_bytes,
         if (!id || first[id] != i || s->slot_of[id] == -2)
           continue;
         s->slot_of[id] = -2; /* listed */
-        bool pinned = listed(s->io.inputs, s->io.input_count, id) ||
-                      listed(s->io.outputs, s->io.output_count, id) ||
-                      listed(s->io.constants, s->io.constant_count, id);
+        bool pinned = s->io.role[id] != 0;
         blocks[count] = (dg_mem_block){
             align_up(dg_desc_bytes(&dg_ir_tensor(ir, id)->desc), 4), first[id],
             last[id], pinned, 0};
@@ -169,8 +160,7 @@ static bool plan_memory(vk_segment *s, VkDeviceSize *dev_bytes,
       vk_slot *sl = &s->slots[s->slot_count++];
       sl->offset = blocks[c].offset;
       sl->size = blocks[c].size;
-      if (!s->vd->unified && (listed(s->io.inputs, s->io.input_count, id) ||
-                              listed(s->io.outputs, s->io.output_count, id))) {
+      if (!s->vd->unified && (s->io.role[id] & (DG_IO_INPUT | DG_IO_OUTPUT))) {
         sl->stage_offset = stage;
         stage = align_up(stage + sl->size, 64);
       }
