@@ -96,7 +96,14 @@ out=$($ew "$b/tools/dg-bench" --gpu-peak 67,x 2>&1)
 [ $? -eq 2 ] && echo "$out" | grep -q "got '67,x'"
 check $? "dg-bench refuses a malformed --gpu-peak and quotes it"
 g=$b/tools/dg-bench
-helps "$g" --quick --gpu --device --json --weights --only --gpu-peak --help
+helps "$g" --quick --gpu --scale --device --json --weights --only --gpu-peak --help
+refuses "refuses --scale with --gpu" "--scale and --gpu are two suites" "$g" --scale --gpu
+# The scale bench on the CPU: a row per size, per-node figures, exit 0.
+out=$($ew "$g" --scale --quick --device 0 2>&1)
+rc=$?
+rows=$(printf '%s\n' "$out" | grep -c '^{"bench":"scale","device":"0:cpu","nodes":[0-9]*,"build_us_per_node":[0-9.]*,"import_us_per_node":-*[0-9.]*,"compile_us_per_node":[0-9.]*}$')
+[ $rc -eq 0 ] && [ "$rows" -eq 2 ]
+check $? "dg-bench --scale --quick: 1k and 10k-node rows on the CPU (exit $rc, $rows rows)"
 refuses "refuses an out-of-range --device" "--device got '99'; valid: 0 (cpu: " "$g" --quick --device 99
 refuses "refuses a non-numeric --device" "--device got 'cpu'; valid: 0 (cpu: " "$g" --quick --device cpu
 refuses "refuses the CPU as the GPU suite's --device" "--device got '0', a cpu device" "$g" --gpu --quick --device 0

@@ -5,6 +5,7 @@
  *   dg-bench [--quick] [--device N] [--json FILE] [--weights DIR]
  *   dg-bench --gpu [--quick] [--device N] [--json FILE] [--weights DIR]
  *            [--only BENCH,...] [--gpu-peak F32,F16]
+ *   dg-bench --scale [--quick] [--device N] [--json FILE]
  *
  * Every option, with its default: usage() below, or dg-bench --help.
  * Cases, on every device of the context (or only device N):
@@ -18,7 +19,8 @@
  *   - LeNet-5 batch-1 latency (f32, int8; median of >= 2000 runs) and
  *     batch-64 time per image.
  * With --gpu, the GPU suite instead (gpu_suite() below), on every non-CPU
- * device.
+ * device. With --scale, build, import and compile time per node of 1k to
+ * 100k-node graphs on every device (bench_scale.h).
  * Every directgraph result is spot-checked against a double-precision
  * reference before it is timed. Times are medians of repeated runs after
  * warm-up (CLOCK_MONOTONIC), the lowest of 3 rounds' medians (1 with
@@ -32,6 +34,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "bench_gpu.h"
 #include "bench_peers.h"
+#include "bench_scale.h"
 #include "common/cli.h"
 #include "common/lenet_model.h"
 #include "graph.h"
@@ -299,6 +302,7 @@ static double measure_peak(peak_kind kind, int threads, int trials) {
 typedef struct opts {
   int quick;
   int gpu;    /* the GPU suite on non-CPU devices instead of the CPU suite */
+  int scale;  /* the scale bench instead (bench_scale.h) */
   int device; /* -1: all */
   const char *json;
   const char *weights;
@@ -609,6 +613,7 @@ static void usage(FILE *f) {
       "       dg-bench --gpu [--quick] [--device N] [--json FILE] "
       "[--weights DIR]\n"
       "                [--only BENCH,...] [--gpu-peak F32,F16]\n"
+      "       dg-bench --scale [--quick] [--device N] [--json FILE]\n"
       "\n"
       "Benchmarks directgraph's kernels against the peers installed (oneDNN,\n"
       "OpenBLAS; CLBlast with --gpu), measured in the same run: a table, one\n"
@@ -624,6 +629,9 @@ static void usage(FILE *f) {
       "  --gpu               the GPU suite instead, on every non-CPU device:\n"
       "                      SGEMM, HGEMM, f32 and f16 conv, per-node\n"
       "                      overhead, LeNet batch-1 latency\n"
+      "  --scale             build, import and compile time per node of\n"
+      "                      relu chains of 1k, 10k and 100k nodes (--quick:\n"
+      "                      1k and 10k) on every device\n"
       "  --device N          only device N, an index as dg-info lists them\n"
       "                      (default: every device)\n"
       "  --json FILE         also write the JSON lines to FILE\n"
@@ -825,6 +833,8 @@ int main(int argc, char **argv) {
       o.quick = 1;
     } else if (!strcmp(a, "--gpu")) {
       o.gpu = 1;
+    } else if (!strcmp(a, "--scale")) {
+      o.scale = 1;
     } else if (!strcmp(a, "--device")) {
       /* Checked against the context's devices once it exists. */
       if (!(device = cli_value(P, argc, argv, &i, "a device index")))
@@ -861,6 +871,10 @@ int main(int argc, char **argv) {
     } else {
       return cli_unknown(P, a);
     }
+  }
+  if (o.scale && o.gpu) {
+    fprintf(stderr, "dg-bench: --scale and --gpu are two suites: pick one\n");
+    return CLI_USAGE;
   }
   /* The CPU suite would ignore them. */
   if (gpu_only && !o.gpu) {
@@ -906,6 +920,16 @@ int main(int argc, char **argv) {
     fprintf(stderr, "dg-bench: cannot write %s\n", o.json);
     dg_context_destroy(ctx);
     return 2;
+  }
+  if (o.scale) {
+    printf("dg-bench --scale: directgraph %s\n", dg_version_string());
+    warn_load("before the run");
+    int rc = bench_scale(ctx, o.device, o.quick, jf);
+    warn_load("after the run");
+    if (jf)
+      fclose(jf);
+    dg_context_destroy(ctx);
+    return rc;
   }
 
   printf("dg-bench: directgraph %s, %s mode: %d warm-up runs, then the "
