@@ -9,10 +9,11 @@
 #include "target/opencl/cl_test.h"
 
 #include <math.h>
-#include <stdint.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static float xbuf[1 * 3 * 8 * 8], wbuf[8 * 3 * 3 * 3], bbuf[8],
@@ -230,6 +231,36 @@ static void test_cache(const char *top) {
   CHECK(st == DG_OK && ok && b.cache_rejects > a.cache_rejects &&
             b.source_builds == a.source_builds + 1,
         "cache: a truncated entry is ignored and rebuilt");
+
+  /* The cache is a security boundary (src/graph/cache_file.h): a FIFO in
+   * place of the entry is refused at once (it blocked context creation),
+   * and a directory others can write is neither read nor written. */
+  remove(path);
+  int fifo = mkfifo(path, 0600);
+  dg_opencl_get_stats(&a);
+  st = pinned_run(&o, NULL, &ok);
+  dg_opencl_get_stats(&b);
+  CHECK(fifo == 0 && st == DG_OK && ok && b.cache_rejects > a.cache_rejects &&
+            b.source_builds == a.source_builds + 1,
+        "cache: a FIFO in place of the entry is refused without blocking, "
+        "and the program rebuilt");
+  remove(path);
+  char cdir[4200];
+  snprintf(cdir, sizeof cdir, "%s", path);
+  char *slash = strrchr(cdir, '/');
+  if (slash)
+    *slash = 0;
+  st = pinned_run(&o, NULL, &ok); /* a good entry again */
+  int opened = chmod(cdir, 0777);
+  dg_opencl_get_stats(&a);
+  st = pinned_run(&o, NULL, &ok);
+  dg_opencl_get_stats(&b);
+  CHECK(opened == 0 && st == DG_OK && ok && b.cache_loads == a.cache_loads &&
+            b.cache_writes == a.cache_writes &&
+            b.source_builds == a.source_builds + 1,
+        "cache: in a world-writable directory the entry is not loaded and "
+        "nothing is written");
+  chmod(cdir, 0700);
 
   dg_opencl_get_stats(&a);
   o.disable_cache = 1;

@@ -1,12 +1,13 @@
 /* The device's program: built once per device from the embedded source,
  * or created from a binary in the cache directory. The cache key hashes
  * the library version, the source, the build options and the device,
- * driver and platform versions; a file whose header, key, size or
- * checksum does not match, or that the driver rejects, is ignored and
- * rebuilt. Files are written to a temporary name and renamed into place,
- * so a reader never sees half a file. */
+ * driver and platform versions. Files go through cache_file.h: one that
+ * is not trusted (owner, mode, type), whose header, key, size or checksum
+ * does not match, or that the driver rejects, is ignored and rebuilt. */
 #define _POSIX_C_SOURCE 200809L
 #include "cl_internal.h"
+
+#include "../../graph/cache_file.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -16,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAGIC "DGCLPRG1"
+#define MAGIC "DGCLPRG2"
 #define LOG_MAX 360 /* of the build log, in the diagnostic */
 
 static const char broken_tail[] =
@@ -69,56 +70,26 @@ int dg_opencl_cache_path(const struct dg_context *ctx, int index, char *buf,
   return cache_file(ctx->devices.items[index].impl, buf, size);
 }
 
-/* mkdir -p; failure shows up later as an unwritable file. */
-static void make_dirs(const char *path) {
-  char tmp[4096];
-  snprintf(tmp, sizeof tmp, "%s", path);
-  for (char *p = tmp + 1; *p; p++)
-    if (*p == '/') {
-      *p = 0;
-      mkdir(tmp, 0755);
-      *p = '/';
-    }
-  mkdir(tmp, 0755);
-}
-
-static void put_u64(unsigned char *p, uint64_t v) {
+/* The cache's key: the program key's 8 bytes, little-endian. */
+static void key_bytes(uint64_t key, unsigned char *b) {
   for (int i = 0; i < 8; i++)
-    p[i] = (unsigned char)(v >> (8 * i));
-}
-static uint64_t get_u64(const unsigned char *p) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; i++)
-    v |= (uint64_t)p[i] << (8 * i);
-  return v;
+    b[i] = (unsigned char)(key >> (8 * i));
 }
 
 /* The cached binary for this key, or NULL (malloc'd; *size set). */
 static unsigned char *cache_read(const char *path, uint64_t key,
                                  size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  unsigned char hdr[32];
-  unsigned char *bin = NULL;
-  bool ok = fread(hdr, 1, 32, f) == 32 && !memcmp(hdr, MAGIC, 8) &&
-            get_u64(hdr + 8) == key;
-  uint64_t n = ok ? get_u64(hdr + 16) : 0;
-  ok = ok && n > 0 && n < ((uint64_t)1 << 31) && (bin = malloc(n)) &&
-       fread(bin, 1, n, f) == n && fgetc(f) == EOF &&
-       fnv(0xcbf29ce484222325ull, bin, n) == get_u64(hdr + 24);
-  fclose(f);
-  if (!ok) {
-    free(bin);
+  unsigned char kb[8];
+  key_bytes(key, kb);
+  void *bin = NULL;
+  dg_cache_result r =
+      dg_cache_load(path, MAGIC, kb, 8, (size_t)1 << 31, &bin, size);
+  if (r == DG_CACHE_REJECTED)
     dg_cl_stat_add(&dg_cl_stats.cache_rejects, 1);
-    return NULL;
-  }
-  *size = (size_t)n;
-  return bin;
+  return r == DG_CACHE_LOADED ? bin : NULL;
 }
 
-static void cache_write(const dg_cl_device *d, const char *path,
-                        uint64_t key, cl_program prog) {
+static void cache_write(const char *path, uint64_t key, cl_program prog) {
   size_t n = 0;
   if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof n, &n, NULL) !=
           CL_SUCCESS ||
@@ -128,28 +99,12 @@ static void cache_write(const dg_cl_device *d, const char *path,
   if (!bin)
     return;
   unsigned char *bins[1] = {bin};
-  if (clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL) !=
-      CL_SUCCESS) {
-    free(bin);
-    return;
-  }
-  make_dirs(d->cache_dir);
-  char tmp[4200];
-  static int serial;
-  snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%d", path, (long)getpid(), serial++);
-  unsigned char hdr[32];
-  memcpy(hdr, MAGIC, 8);
-  put_u64(hdr + 8, key);
-  put_u64(hdr + 16, n);
-  put_u64(hdr + 24, fnv(0xcbf29ce484222325ull, bin, n));
-  FILE *f = fopen(tmp, "wb");
-  bool ok = f && fwrite(hdr, 1, 32, f) == 32 && fwrite(bin, 1, n, f) == n;
-  if (f && fclose(f))
-    ok = false;
-  if (ok && rename(tmp, path) == 0)
+  unsigned char kb[8];
+  key_bytes(key, kb);
+  if (clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL) ==
+          CL_SUCCESS &&
+      dg_cache_store(path, MAGIC, kb, 8, bin, n))
     dg_cl_stat_add(&dg_cl_stats.cache_writes, 1);
-  else if (f)
-    remove(tmp);
   free(bin);
 }
 
@@ -241,7 +196,7 @@ dg_status dg_cl_program_get(dg_cl_device *d, cl_program *out,
     if (!d->program) {
       st = from_source(d, broken, &d->program, diag);
       if (st == DG_OK && cached)
-        cache_write(d, path, key, d->program);
+        cache_write(path, key, d->program);
     }
   }
   *out = d->program;
