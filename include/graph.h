@@ -205,6 +205,13 @@ typedef struct dg_context_options {
   int disable_cache;      /* non-zero: never read or write the cache */
   unsigned device_kinds;  /* mask of dg_device_kind to open; 0 = all */
   int cpu_threads;        /* 0: one per online core */
+  /* How long a run waits for a GPU to finish before it fails with
+   * DG_ERROR_DEVICE ("timed out"), in milliseconds; 0: 120000. Vulkan
+   * waits on its fence that long; OpenCL polls its queue that long, and
+   * after a time-out the device is not used again (OpenCL cannot cancel
+   * queued work, which may still write this run's output buffers until
+   * dg_context_destroy, which waits for it). */
+  int device_timeout_ms;
 } dg_context_options;
 
 typedef struct dg_context dg_context;

@@ -392,6 +392,9 @@ int main(void) {
     o = (dg_context_options){.device_kinds = 0x100};
     CHECK(dg_context_create(&o, &c2) == DG_ERROR_INVALID_ARGUMENT,
           "unknown device kind bit rejected");
+    o = (dg_context_options){.device_timeout_ms = -1};
+    CHECK(dg_context_create(&o, &c2) == DG_ERROR_INVALID_ARGUMENT && !c2,
+          "negative device_timeout_ms rejected");
   }
   CHECK(dg_graph_create(NULL, "x") == NULL, "graph_create(NULL ctx)");
   test_sizes_and_scales();

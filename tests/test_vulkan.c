@@ -607,6 +607,53 @@ static void test_loop_limit(dg_context *ctx, int dev) {
   dg_graph_destroy(g);
 }
 
+/* dg_context_options.device_timeout_ms bounds the fence wait: a run far
+ * longer than 1 ms (a few large matmuls: 0.3 GFLOP on a CPU-type device,
+ * 550 on a GPU) fails with DG_ERROR_DEVICE naming the option, and the
+ * session is destroyed cleanly afterwards (no validation message). */
+static void test_timeout(int nth) {
+  dg_context_options o = {.device_timeout_ms = 1,
+                          .device_kinds = DG_DEVICE_VULKAN};
+  dg_context *c = NULL;
+  int devs[8];
+  if (dg_context_create(&o, &c) != DG_OK || vulkan_devices(c, devs, 8) <= nth) {
+    dg_context_destroy(c);
+    return;
+  }
+  int dev = devs[nth];
+  dg_device_info info;
+  dg_context_device_info(c, dev, &info);
+  bool cpu_type = strstr(info.name, "(cpu)") != NULL;
+  int M = cpu_type ? 512 : 4096, passes = cpu_type ? 2 : 4;
+  size_t bytes = sizeof(float) * (size_t)M * (size_t)M;
+  float *a = malloc(bytes), *y = malloc(bytes);
+  for (size_t i = 0; a && i < (size_t)M * M; i++)
+    a[i] = (float)(i % 7) - 3.0f;
+  dg_graph *g = dg_graph_create(c, "slow");
+  dg_tensor_desc d = {.dtype = DG_DTYPE_F32, .rank = 2, .dims = {M, M}};
+  dg_tensor x = dg_graph_input(g, "x", &d);
+  dg_tensor t = x;
+  for (int i = 0; i < passes; i++)
+    t = dg_graph_matmul(g, NULL, t, x);
+  dg_graph_output(g, "y", t, DG_LAYOUT_NCHW);
+  dg_compile_options co = {.devices = &dev, .device_count = 1};
+  dg_session *s = NULL;
+  dg_diagnostic diag = {0};
+  dg_status st =
+      a && y ? dg_graph_compile(g, &co, &s, &diag) : DG_ERROR_OUT_OF_MEMORY;
+  dg_binding in = {"x", a, bytes}, out = {"y", y, bytes};
+  if (st == DG_OK)
+    st = dg_session_run(s, &in, 1, &out, 1, &diag);
+  CHECK(st == DG_ERROR_DEVICE && strstr(diag.message, "device_timeout_ms"),
+        "device %d, device_timeout_ms = 1: a long run fails naming the "
+        "option (%s)",
+        dev, diag.message);
+  dg_session_destroy(s);
+  dg_graph_destroy(g);
+  dg_context_destroy(c);
+  free(a), free(y);
+}
+
 /* One submit and one fence per run of a one-segment session; node times
  * from timestamps. */
 static void test_submits_and_timestamps(dg_context *ctx, int dev) {
@@ -943,6 +990,7 @@ int main(void) {
     test_alloc_failures(ctx, devs[i]);
     test_placement(ctx, devs[i]);
     test_loop_limit(ctx, devs[i]);
+    test_timeout(i);
   }
   dg_context_destroy(ctx);
 

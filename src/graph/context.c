@@ -126,8 +126,11 @@ dg_status dg_context_create(const dg_context_options *options,
   if (options)
     o = *options;
   if (o.log_level < DG_LOG_NONE || o.log_level > DG_LOG_DEBUG ||
-      o.cpu_threads < 0 || (o.device_kinds & ~dg_device_kinds_all()))
+      o.cpu_threads < 0 || (o.device_kinds & ~dg_device_kinds_all()) ||
+      o.device_timeout_ms < 0)
     return DG_ERROR_INVALID_ARGUMENT;
+  if (!o.device_timeout_ms)
+    o.device_timeout_ms = 120000; /* targets see the resolved value */
   if (!o.device_kinds)
     o.device_kinds = dg_device_kinds_all();
   o.device_kinds |= DG_DEVICE_CPU; /* always present: the fallback */

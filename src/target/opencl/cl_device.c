@@ -29,6 +29,10 @@ static int cl_supports(dg_device *dev, const dg_ir *ir, const dg_node *n,
     snprintf(why, why_size, "unknown op");
     return 0;
   }
+  if (atomic_load(&d->timed_out)) {
+    snprintf(why, why_size, "the device timed out in an earlier run");
+    return 0;
+  }
   unsigned needs = dg_cl_op_needs(n->op);
   if (needs & DG_CL_NO_KERNEL) {
     snprintf(why, why_size, "no OpenCL kernel for %s", dg_op_name(n->op));
@@ -102,6 +106,10 @@ static void cl_destroy(dg_device *dev) {
     return;
   if (d->program)
     clReleaseProgram(d->program);
+  /* Work left by a run that timed out may still write host buffers: the
+   * context's end waits for it (graph.h, device_timeout_ms). */
+  if (d->queue && atomic_load(&d->timed_out))
+    clFinish(d->queue);
   if (d->queue)
     clReleaseCommandQueue(d->queue);
   if (d->context)
@@ -237,6 +245,7 @@ static dg_status add_device(cl_platform_id plat, cl_device_id dev,
     d->queue = clCreateCommandQueue(d->context, dev,
                                     CL_QUEUE_PROFILING_ENABLE, &err);
   d->cache_dir = resolve_cache_dir(opts);
+  d->timeout_ms = opts->device_timeout_ms;
   dg_device *dd = NULL;
   if (!d->context || !d->queue ||
       (!d->cache_dir && !opts->disable_cache && opts->cache_dir) ||

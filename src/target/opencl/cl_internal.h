@@ -14,6 +14,7 @@
 #include "cl_test.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 typedef struct dg_cl_device {
   cl_platform_id platform;
@@ -32,6 +33,10 @@ typedef struct dg_cl_device {
   bool host_unified; /* shares memory with the host: buffers are
                         allocated host-accessible (CL_MEM_ALLOC_HOST_PTR) */
   bool correct_div; /* correctly rounded fp32 division available */
+  int timeout_ms;   /* dg_context_options.device_timeout_ms */
+  /* A run timed out: queued work may still be running, so the device is
+   * not used again (supports() declines, runs fail). */
+  atomic_bool timed_out;
   cl_uint compute_units;
   size_t max_wg;
   cl_ulong local_mem;

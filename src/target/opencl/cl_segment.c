@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct cl_segment {
   dg_cl_device *dev;
@@ -230,9 +231,64 @@ static double event_us(cl_event a, cl_event b) {
   return (double)(t1 - t0) / 1e3;
 }
 
+static int64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* clFinish, bounded: a marker after the run's last command, polled until
+ * it completes or d->timeout_ms passes (*late then). A GPU is polled
+ * without sleeping for its first millisecond (a blocking wait costs tens
+ * of microseconds there); a CPU-type device is never spun on, since its
+ * work runs on the cores a poll would take. */
+static cl_int finish_within(dg_cl_device *d, bool *late) {
+  cl_event marker = NULL;
+  cl_int err = clEnqueueMarkerWithWaitList(d->queue, 0, NULL, &marker);
+  if (err != CL_SUCCESS)
+    return clFinish(d->queue);
+  err = clFlush(d->queue);
+  int64_t t0 = now_ns(), limit = (int64_t)d->timeout_ms * 1000000;
+  long nap = 20000; /* ns, doubling to 1 ms */
+  while (err == CL_SUCCESS) {
+    cl_int state = CL_QUEUED;
+    err = clGetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                         sizeof state, &state, NULL);
+    if (err != CL_SUCCESS || state == CL_COMPLETE)
+      break;
+    if (state < 0) {
+      err = state;
+      break;
+    }
+    int64_t waited = now_ns() - t0;
+    if (waited > limit) {
+      *late = true;
+      break;
+    }
+    if (d->is_cpu || waited > 1000000) {
+      struct timespec ts = {0, nap};
+      nanosleep(&ts, NULL);
+      nap = nap < 1000000 ? nap * 2 : 1000000;
+    }
+  }
+  clReleaseEvent(marker);
+  /* Everything is done: this returns at once and reports what failed. */
+  if (!*late && err == CL_SUCCESS)
+    err = clFinish(d->queue);
+  return err;
+}
+
 dg_status dg_cl_run(void *state, void *const *host, double *node_us,
                     dg_diagnostic *diag) {
   cl_segment *s = state;
+  if (atomic_load(&s->dev->timed_out)) {
+    dg_diag_set(diag, DG_ERROR_DEVICE, -1, NULL, "dg_session_run", NULL, NULL,
+                "timed out",
+                "opencl (%s): the device timed out in an earlier run and is "
+                "not used again",
+                s->dev->name);
+    return DG_ERROR_DEVICE;
+  }
   cl_command_queue q = s->dev->queue;
   cl_int err = CL_SUCCESS;
   const char *call = "clEnqueueWriteBuffer";
@@ -257,20 +313,33 @@ dg_status dg_cl_run(void *state, void *const *host, double *node_us,
                               NULL);
   }
   /* Always wait: host buffers may be in flight even after an error. */
-  cl_int ferr = clFinish(q);
+  bool late = false;
+  cl_int ferr = finish_within(s->dev, &late);
+  if (late)
+    atomic_store(&s->dev->timed_out, true);
   if (err == CL_SUCCESS && ferr != CL_SUCCESS) {
     err = ferr;
     call = "clFinish";
   }
   for (int i = 0; i < s->node_count; i++) {
     cl_event a = s->events[2 * i], b = s->events[2 * i + 1];
-    if (node_us && err == CL_SUCCESS && a)
+    if (node_us && err == CL_SUCCESS && !late && a)
       node_us[i] = event_us(a, b ? b : a);
     if (a)
       clReleaseEvent(a);
     if (b)
       clReleaseEvent(b);
     s->events[2 * i] = s->events[2 * i + 1] = NULL;
+  }
+  if (late) {
+    dg_diag_set(diag, DG_ERROR_DEVICE, -1, NULL, "clFinish", NULL, NULL,
+                "timed out",
+                "opencl (%s): the run did not finish within %d ms "
+                "(dg_context_options.device_timeout_ms); the device is not "
+                "used again, and its queued work may still write this "
+                "run's outputs",
+                s->dev->name, s->dev->timeout_ms);
+    return DG_ERROR_DEVICE;
   }
   if (err == CL_SUCCESS)
     return DG_OK;

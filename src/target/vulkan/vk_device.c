@@ -537,6 +537,7 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
    * small graph's latency (CUDA spins the same way). A CPU-type device
    * (lavapipe) never spins: its work runs on the cores a poll would take. */
   vd->loop_limit = strstr(vd->props.deviceName, "llvmpipe") ? 65535 : 0;
+  vd->timeout_ns = (uint64_t)opts->device_timeout_ms * 1000000u;
   const char *spin = getenv("DG_VK_SPIN_US");
   vd->spin_ns = vd->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU
                     ? 0

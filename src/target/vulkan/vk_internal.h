@@ -183,6 +183,8 @@ typedef struct vk_device {
    * LP_MAX_TGSI_LOOP_ITERATIONS), so supports() declines nodes whose
    * kernels would loop longer (vk_ops.c, loop_trips). */
   uint64_t loop_limit;
+  /* dg_context_options.device_timeout_ms, for every fence wait (ns). */
+  uint64_t timeout_ns;
   /* Memory: the type for tensors, and whether it is host-visible (a
    * unified device: no staging copies), and the staging type. */
   uint32_t type_device, type_staging;

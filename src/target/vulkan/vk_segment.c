@@ -289,8 +289,7 @@ static dg_status upload_constants(vk_segment *s, dg_diagnostic *diag) {
     if (r == VK_SUCCESS) {
       s->in_flight = true;
       call = "vkWaitForFences (constant upload)";
-      r = vkWaitForFences(vd->dev, 1, &s->fence, VK_TRUE,
-                          UINT64_C(120000000000));
+      r = vkWaitForFences(vd->dev, 1, &s->fence, VK_TRUE, vd->timeout_ns);
       if (r == VK_SUCCESS) {
         s->in_flight = false;
         r = vkResetFences(vd->dev, 1, &s->fence);
@@ -708,7 +707,7 @@ static VkResult wait_fence(vk_device *vd, VkFence fence) {
          dg_clock_ns() - t0 < vd->spin_ns)
     ;
   if (r == VK_NOT_READY)
-    r = vkWaitForFences(vd->dev, 1, &fence, VK_TRUE, UINT64_C(600000000000));
+    r = vkWaitForFences(vd->dev, 1, &fence, VK_TRUE, vd->timeout_ns);
   return r;
 }
 
@@ -719,6 +718,17 @@ dg_status dg_vk_run(void *state, void *const *host, double *node_us,
   if (atomic_load(&vd->lost))
     return dg_vk_fail(vd, diag, NULL, -1, "vkQueueSubmit",
                       VK_ERROR_DEVICE_LOST);
+  /* The last run timed out: its work must end before this one reuses the
+   * command buffer, fence and buffers. */
+  if (s->in_flight) {
+    VkResult w = wait_fence(vd, s->fence);
+    if (w == VK_SUCCESS)
+      w = vkResetFences(vd->dev, 1, &s->fence);
+    if (w != VK_SUCCESS)
+      return dg_vk_fail(vd, diag, NULL, -1,
+                        "vkWaitForFences (the previous run, still running)", w);
+    s->in_flight = false;
+  }
   for (int i = 0; i < s->io.input_count; i++) {
     uint32_t id = s->io.inputs[i];
     memcpy(host_side(s, id), host[id],
@@ -736,7 +746,11 @@ dg_status dg_vk_run(void *state, void *const *host, double *node_us,
   s->in_flight = true;
   r = wait_fence(vd, s->fence);
   if (r != VK_SUCCESS)
-    return dg_vk_fail(vd, diag, NULL, -1, "vkWaitForFences", r);
+    return dg_vk_fail(vd, diag, NULL, -1,
+                      r == VK_TIMEOUT ? "vkWaitForFences (past "
+                                        "dg_context_options.device_timeout_ms)"
+                                      : "vkWaitForFences",
+                      r);
   s->in_flight = false;
   r = vkResetFences(vd->dev, 1, &s->fence);
   if (r != VK_SUCCESS)
