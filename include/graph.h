@@ -300,8 +300,12 @@ typedef struct dg_tensor_desc {
 } dg_tensor_desc;
 
 /* A tensor in a graph: a small value handle. id 0 is "no tensor". */
+/* A tensor of one graph, as the builder returns it. graph is that graph's
+ * serial: a handle passed to another graph is refused (INVALID_ARGUMENT)
+ * instead of naming whatever tensor has its id there. */
 typedef struct dg_tensor {
   uint32_t id;
+  uint32_t graph;
 } dg_tensor;
 #define DG_TENSOR_NONE ((dg_tensor){0})
 

@@ -645,7 +645,7 @@ int main(void) {
     dg_graph_destroy(g);
 
     g = dg_graph_create(ctx, "t");
-    dg_graph_sigmoid(g, "sig", (dg_tensor){77});
+    dg_graph_sigmoid(g, "sig", (dg_tensor){.id = 77});
     expect(g, "sigmoid of a tensor not in the graph", DG_ERROR_INVALID_ARGUMENT,
            "x", 0);
     CHECK(dg_graph_sigmoid(NULL, "sig", a).id == 0,
@@ -697,7 +697,25 @@ int main(void) {
     dg_graph *g = dg_graph_create(ctx, "t");
     dg_tensor_desc ad = f32(2, 3, 4, 0, 0);
     dg_tensor a = dg_graph_input(g, "a", &ad);
-    dg_graph_relu(g, "r", (dg_tensor){99});
+    /* Issue 18's probe: a handle of another graph whose id exists here
+     * was taken for this graph's tensor. */
+    dg_graph *other = dg_graph_create(ctx, "other");
+    dg_tensor b = dg_graph_input(other, "b", &ad);
+    dg_tensor r0 = dg_graph_relu(g, "r0", b);
+    CHECK(b.id == a.id && !r0.id &&
+              dg_graph_status(g) == DG_ERROR_INVALID_ARGUMENT &&
+              strstr(dg_graph_error(g)->message, "another graph"),
+          "a handle of another graph with an id this graph has is refused "
+          "(%s)",
+          dg_graph_error(g) ? dg_graph_error(g)->message : "accepted");
+    dg_tensor_desc od;
+    CHECK(dg_graph_tensor_desc(g, b, &od) == DG_ERROR_INVALID_ARGUMENT,
+          "and dg_graph_tensor_desc refuses it too");
+    dg_graph_destroy(other);
+    dg_graph_destroy(g);
+    g = dg_graph_create(ctx, "t");
+    a = dg_graph_input(g, "a", &ad);
+    dg_graph_relu(g, "r", (dg_tensor){.id = 99});
     expect(g, "foreign tensor handle", DG_ERROR_INVALID_ARGUMENT, "x", 0);
     dg_diagnostic first = *dg_graph_error(g);
     dg_tensor r = dg_graph_relu(g, "r2", a);
@@ -767,7 +785,7 @@ int main(void) {
   dg_graph_destroy(NULL);
   dg_session_destroy(NULL);
   dg_context_destroy(NULL);
-  CHECK(dg_graph_relu(NULL, "r", (dg_tensor){1}).id == 0,
+  CHECK(dg_graph_relu(NULL, "r", (dg_tensor){.id = 1}).id == 0,
         "builder call on a NULL graph");
   CHECK(dg_graph_status(NULL) == DG_ERROR_INVALID_ARGUMENT,
         "status of a NULL graph");

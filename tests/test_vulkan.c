@@ -342,7 +342,7 @@ static void check_graph(dg_context *ctx, dg_graph *g, int dev, const char *what,
   memcpy(x, rnd(xn, 1.0f), sizeof(float) * (size_t)xn);
   size_t xb = sizeof(float) * (size_t)xn;
   dg_tensor_desc xd;
-  dg_graph_tensor_desc(g, (dg_tensor){1}, &xd);
+  dg_graph_tensor_desc(g, (dg_tensor){1, g->serial}, &xd);
   if (xd.dtype == DG_DTYPE_F16) {
     uint16_t *h = (uint16_t *)x;
     for (int i = 0; i < xn; i++)
@@ -350,7 +350,7 @@ static void check_graph(dg_context *ctx, dg_graph *g, int dev, const char *what,
     xb = 2 * (size_t)xn;
   }
   dg_tensor_desc yd;
-  dg_graph_tensor_desc(g, (dg_tensor){g->ir.outputs[0].tensor}, &yd);
+  dg_graph_tensor_desc(g, (dg_tensor){g->ir.outputs[0].tensor, g->serial}, &yd);
   size_t yb = dg_desc_bytes(&yd);
   dg_binding in = {"x", x, xb};
   dg_status a = dg_session_run(s, &in, 1, &(dg_binding){"y", y, yb}, 1, &d);

@@ -167,7 +167,8 @@ static void run_layer(dg_context *ctx, int npu, const layer *L, result *r) {
     return;
   }
   dg_tensor_desc yd;
-  dg_graph_tensor_desc(g, (dg_tensor){.id = g->ir.nodes[0].output}, &yd);
+  dg_graph_tensor_desc(
+      g, (dg_tensor){.id = g->ir.nodes[0].output, .graph = g->serial}, &yd);
   if (L->fc)
     snprintf(r->shape, sizeof r->shape, "fc %d -> %d (1x1 conv)", L->c, L->o);
   else

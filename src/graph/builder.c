@@ -7,6 +7,7 @@
 #include "../ops/requant.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,11 @@ dg_graph *dg_graph_create(dg_context *ctx, const char *name) {
   dg_graph *g = calloc(1, sizeof *g);
   if (!g)
     return NULL;
+  static atomic_uint serials;
   g->ctx = ctx;
+  g->serial = atomic_fetch_add(&serials, 1) + 1; /* never 0 */
+  if (!g->serial)
+    g->serial = atomic_fetch_add(&serials, 1) + 1;
   g->pin = -1;
   g->name = dg_name_dup(name ? name : "graph");
   if (!g->name) {
@@ -49,7 +54,7 @@ int dg_graph_node_count(const dg_graph *g) { return g ? g->ir.node_count : 0; }
 
 dg_status dg_graph_tensor_desc(const dg_graph *g, dg_tensor t,
                                dg_tensor_desc *out) {
-  if (!g || !out)
+  if (!g || !out || (t.id && t.graph != g->serial))
     return DG_ERROR_INVALID_ARGUMENT;
   const dg_tensor_info *ti = dg_ir_tensor(&g->ir, t.id);
   if (!ti)
@@ -110,6 +115,14 @@ const dg_tensor_info *dg_build_tensor(dg_build *b, dg_tensor t,
                                       bool *ok) {
   if (t.id == 0 && optional)
     return NULL;
+  if (t.id && t.graph != b->g->serial) {
+    char got[48];
+    snprintf(got, sizeof got, "a tensor of graph #%u", t.graph);
+    dg_build_fail(b, DG_ERROR_INVALID_ARGUMENT, field, "a tensor of this graph",
+                  got, "tensor handle belongs to another graph");
+    *ok = false;
+    return NULL;
+  }
   const dg_tensor_info *ti = dg_ir_tensor(&b->g->ir, t.id);
   if (!ti) {
     char got[32];
@@ -433,7 +446,7 @@ dg_tensor dg_graph_input(dg_graph *g, const char *name,
   if (!id || !push_io(&b, &g->ir.inputs, &g->ir.input_count, name, id,
                       DG_LAYOUT_NCHW))
     return DG_TENSOR_NONE;
-  return (dg_tensor){id};
+  return (dg_tensor){id, g->serial};
 }
 
 dg_tensor dg_graph_constant(dg_graph *g, const char *name,
@@ -482,7 +495,7 @@ dg_tensor dg_graph_constant(dg_graph *g, const char *name,
     return DG_TENSOR_NONE;
   }
   g->ir.tensors[id - 1].constant = blob;
-  return (dg_tensor){id};
+  return (dg_tensor){id, g->serial};
 }
 
 dg_status dg_graph_output(dg_graph *g, const char *name, dg_tensor t,
@@ -605,7 +618,7 @@ dg_tensor dg_build_finish(dg_build *b, const uint32_t *inputs, int count,
   n->pinned_device = g->pin;
   if (p)
     n->p = *p;
-  return (dg_tensor){id};
+  return (dg_tensor){id, g->serial};
 }
 
 /* ---- input and output descriptions ---- */

@@ -23,6 +23,7 @@ struct dg_context {
 
 struct dg_graph {
   dg_context *ctx;
+  uint32_t serial; /* unique in the process: the graph field of handles */
   char *name; /* owned */
   dg_ir ir;
   bool failed;
