@@ -221,8 +221,13 @@ typedef struct dg_context dg_context;
  * set to NULL. */
 DG_API dg_status dg_context_create(const dg_context_options *options,
                                    dg_context **out);
-/* Destroys the context. Every graph and session made from it must already
- * be destroyed. NULL is a no-op. */
+/* Destroys the context. Destroy its graphs and sessions first; those left
+ * keep it allocated until the last of them is destroyed, but the context
+ * itself can no longer be used. NULL, or a pointer that is not a live
+ * context (destroyed already), is a no-op. Every function refuses a
+ * context, graph or session that is not live: DG_ERROR_INVALID_ARGUMENT,
+ * or 0 / NULL from the queries (a destroyed object's address that malloc
+ * has reused for a new one of the same kind is not detected). */
 DG_API void dg_context_destroy(dg_context *ctx);
 /* The cache directory in use, or NULL when caching is disabled. Owned by
  * the context. */

@@ -106,6 +106,58 @@ static void test_bad_options(void) {
   dg_graph_destroy(g);
 }
 
+/* Issue 18's probes: use after destroy and the context destroyed before
+ * its sessions. Each touched freed memory (ASan: heap-use-after-free). */
+static void test_after_destroy(void) {
+  float w1[216] = {0}, w2[576] = {0}, x[3 * 64] = {0}, y[8];
+  dg_context_options co = {.device_kinds = DG_DEVICE_CPU};
+  dg_context *c = NULL;
+  if (dg_context_create(&co, &c) != DG_OK) {
+    CHECK(0, "context");
+    return;
+  }
+  dg_context *keep = ctx;
+  ctx = c; /* small_net builds in ctx */
+  dg_graph *g = small_net(8, w1, w2);
+  ctx = keep;
+  dg_session *s = NULL, *s2 = NULL;
+  dg_diagnostic d;
+  dg_status st = dg_graph_compile(g, NULL, &s, &d);
+  st = st == DG_OK ? dg_graph_compile(g, NULL, &s2, &d) : st;
+  dg_binding in = {"x", x, sizeof x}, out = {"y", y, sizeof y};
+  /* The context goes first: its sessions keep it alive, and run. */
+  dg_context_destroy(c);
+  dg_status r = st == DG_OK ? dg_session_run(s, &in, 1, &out, 1, &d) : st;
+  CHECK(r == DG_OK, "a session runs after its context was destroyed (%s)",
+        r ? d.message : "ok");
+  CHECK(dg_context_device_count(c) == 0 && !dg_graph_create(c, "late") &&
+            dg_context_cache_dir(c) == NULL,
+        "the destroyed context itself is refused: no devices, no graph");
+  dg_session_destroy(s);
+  r = dg_session_run(s, &in, 1, &out, 1, &d);
+  CHECK(r == DG_ERROR_INVALID_ARGUMENT && strstr(d.message, "not a live"),
+        "running a destroyed session: invalid argument (%s)", d.message);
+  dg_verify_report rep;
+  CHECK(dg_session_verify(s, &in, 1, &rep) == DG_ERROR_INVALID_ARGUMENT &&
+            !dg_session_plan(s) && dg_session_input_count(s) == 0,
+        "verify, plan and info of a destroyed session are refused");
+  dg_session_destroy(s); /* a second destroy: nothing happens */
+  dg_graph_destroy(g);
+  CHECK(dg_graph_status(g) == DG_ERROR_INVALID_ARGUMENT &&
+            dg_graph_relu(g, "r", DG_TENSOR_NONE).id == 0 &&
+            dg_graph_node_count(g) == 0 && !dg_graph_error(g),
+        "a destroyed graph is refused by the builder and its queries");
+  dg_session *s3 = (dg_session *)1;
+  CHECK(dg_graph_compile(g, NULL, &s3, &d) == DG_ERROR_INVALID_ARGUMENT &&
+            !s3 && strstr(d.message, "not a live graph"),
+        "compiling a destroyed graph: invalid argument (%s)", d.message);
+  dg_graph_destroy(g);
+  /* The last session frees the context (LeakSanitizer checks it). */
+  r = dg_session_run(s2, &in, 1, &out, 1, &d);
+  CHECK(r == DG_OK, "the second session still runs (%s)", r ? d.message : "ok");
+  dg_session_destroy(s2);
+}
+
 static void test_bindings(void) {
   float w1[216], w2[576], x[3 * 64], y[8], y2[8];
   for (int i = 0; i < 216; i++)
@@ -460,6 +512,7 @@ int main(void) {
   CHECK(dg_context_device_info(ctx, 99, &info) == DG_ERROR_NOT_FOUND,
         "device index out of range");
   test_bad_options();
+  test_after_destroy();
   test_bindings();
   test_nhwc_and_reuse();
   test_verify_detects();

@@ -13,7 +13,7 @@
 #include <string.h>
 
 dg_graph *dg_graph_create(dg_context *ctx, const char *name) {
-  if (!ctx)
+  if (!dg_context_alive(ctx))
     return NULL;
   dg_graph *g = calloc(1, sizeof *g);
   if (!g)
@@ -25,36 +25,42 @@ dg_graph *dg_graph_create(dg_context *ctx, const char *name) {
     g->serial = atomic_fetch_add(&serials, 1) + 1;
   g->pin = -1;
   g->name = dg_name_dup(name ? name : "graph");
-  if (!g->name) {
+  if (!g->name || !dg_live_add(g, DG_LIVE_GRAPH)) {
+    free(g->name);
     free(g);
     return NULL;
   }
+  dg_context_ref(ctx);
   return g;
 }
 
 void dg_graph_destroy(dg_graph *g) {
-  if (!g)
+  if (!g || !dg_live_remove(g)) /* NULL, or not a live graph */
     return;
+  dg_context *ctx = g->ctx;
   dg_ir_free(&g->ir);
   free(g->name);
   free(g);
+  dg_context_unref(ctx);
 }
 
 dg_status dg_graph_status(const dg_graph *g) {
-  if (!g)
+  if (!(g = dg_graph_alive(g)))
     return DG_ERROR_INVALID_ARGUMENT;
   return g->failed ? g->error.status : DG_OK;
 }
 
 const dg_diagnostic *dg_graph_error(const dg_graph *g) {
-  return (g && g->failed) ? &g->error : NULL;
+  return ((g = dg_graph_alive(g)) && g->failed) ? &g->error : NULL;
 }
 
-int dg_graph_node_count(const dg_graph *g) { return g ? g->ir.node_count : 0; }
+int dg_graph_node_count(const dg_graph *g) {
+  return (g = dg_graph_alive(g)) ? g->ir.node_count : 0;
+}
 
 dg_status dg_graph_tensor_desc(const dg_graph *g, dg_tensor t,
                                dg_tensor_desc *out) {
-  if (!g || !out || (t.id && t.graph != g->serial))
+  if (!(g = dg_graph_alive(g)) || !out || (t.id && t.graph != g->serial))
     return DG_ERROR_INVALID_ARGUMENT;
   const dg_tensor_info *ti = dg_ir_tensor(&g->ir, t.id);
   if (!ti)
@@ -66,6 +72,7 @@ dg_status dg_graph_tensor_desc(const dg_graph *g, dg_tensor t,
 /* ---- diagnostics ---- */
 
 bool dg_build_begin(dg_build *b, dg_graph *g, dg_op op, const char *name) {
+  g = dg_graph_alive(g); /* a destroyed graph is treated as NULL */
   b->g = g;
   b->op = op;
   b->name = name;
@@ -502,7 +509,7 @@ dg_status dg_graph_output(dg_graph *g, const char *name, dg_tensor t,
                           dg_layout layout) {
   dg_build b;
   if (!dg_build_begin(&b, g, DG_OP_INVALID, name))
-    return g ? DG_ERROR_GRAPH_FAILED : DG_ERROR_INVALID_ARGUMENT;
+    return b.g ? DG_ERROR_GRAPH_FAILED : DG_ERROR_INVALID_ARGUMENT;
   bool ok = true;
   const dg_tensor_info *ti = dg_build_tensor(&b, t, "tensor", false, &ok);
   if (!ok || !check_io_name(&b, name))
@@ -524,7 +531,7 @@ dg_status dg_graph_output(dg_graph *g, const char *name, dg_tensor t,
 
 dg_status dg_graph_input_layout(dg_graph *g, const char *name,
                                 dg_layout layout) {
-  if (!g || !name)
+  if (!(g = dg_graph_alive(g)) || !name)
     return DG_ERROR_INVALID_ARGUMENT;
   if (g->failed)
     return DG_ERROR_GRAPH_FAILED;
@@ -542,7 +549,7 @@ dg_status dg_graph_input_layout(dg_graph *g, const char *name,
 }
 
 dg_status dg_graph_set_device(dg_graph *g, int device_index) {
-  if (!g)
+  if (!(g = dg_graph_alive(g)))
     return DG_ERROR_INVALID_ARGUMENT;
   if (g->failed)
     return DG_ERROR_GRAPH_FAILED;
@@ -637,13 +644,17 @@ dg_status dg_io_info_get(const dg_ir *ir, bool output, int index,
   return DG_OK;
 }
 
-int dg_graph_input_count(const dg_graph *g) { return g ? g->ir.input_count : 0; }
+int dg_graph_input_count(const dg_graph *g) {
+  return (g = dg_graph_alive(g)) ? g->ir.input_count : 0;
+}
 int dg_graph_output_count(const dg_graph *g) {
-  return g ? g->ir.output_count : 0;
+  return (g = dg_graph_alive(g)) ? g->ir.output_count : 0;
 }
 dg_status dg_graph_input_info(const dg_graph *g, int i, dg_io_info *out) {
-  return g ? dg_io_info_get(&g->ir, false, i, out) : DG_ERROR_INVALID_ARGUMENT;
+  return (g = dg_graph_alive(g)) ? dg_io_info_get(&g->ir, false, i, out)
+                                 : DG_ERROR_INVALID_ARGUMENT;
 }
 dg_status dg_graph_output_info(const dg_graph *g, int i, dg_io_info *out) {
-  return g ? dg_io_info_get(&g->ir, true, i, out) : DG_ERROR_INVALID_ARGUMENT;
+  return (g = dg_graph_alive(g)) ? dg_io_info_get(&g->ir, true, i, out)
+                                 : DG_ERROR_INVALID_ARGUMENT;
 }

@@ -138,6 +138,7 @@ dg_status dg_context_create(const dg_context_options *options,
   dg_context *ctx = calloc(1, sizeof *ctx);
   if (!ctx)
     return DG_ERROR_OUT_OF_MEMORY;
+  atomic_init(&ctx->refs, 1);
   if (pthread_mutex_init(&ctx->oneshot_lock, NULL)) {
     free(ctx);
     return DG_ERROR_OUT_OF_MEMORY;
@@ -162,7 +163,7 @@ dg_status dg_context_create(const dg_context_options *options,
     int before = ctx->devices.count;
     dg_status st = t->enumerate(&ctx->opts, &ctx->devices);
     if (st == DG_ERROR_OUT_OF_MEMORY || (t->kind == DG_DEVICE_CPU && st)) {
-      dg_context_destroy(ctx);
+      dg_context_unref(ctx);
       return st;
     }
     if (st != DG_OK)
@@ -175,14 +176,19 @@ dg_status dg_context_create(const dg_context_options *options,
              ctx->devices.items[d].info.driver);
     }
   }
+  if (!dg_live_add(ctx, DG_LIVE_CONTEXT)) {
+    dg_context_unref(ctx);
+    return DG_ERROR_OUT_OF_MEMORY;
+  }
   *out = ctx;
   return DG_OK;
 }
 
-void dg_context_destroy(dg_context *ctx) {
-  if (!ctx)
+void dg_context_ref(dg_context *ctx) { atomic_fetch_add(&ctx->refs, 1); }
+
+void dg_context_unref(dg_context *ctx) {
+  if (atomic_fetch_sub(&ctx->refs, 1) != 1)
     return;
-  dg_oneshot_clear(ctx);
   for (int i = 0; i < ctx->devices.count; i++)
     if (ctx->devices.items[i].vt->destroy)
       ctx->devices.items[i].vt->destroy(&ctx->devices.items[i]);
@@ -192,17 +198,26 @@ void dg_context_destroy(dg_context *ctx) {
   free(ctx);
 }
 
+/* The caller's reference goes: the context is no longer usable through
+ * the API, and is freed once its graphs and sessions are gone too. */
+void dg_context_destroy(dg_context *ctx) {
+  if (!ctx || !dg_live_remove(ctx)) /* NULL, or not a live context */
+    return;
+  dg_oneshot_clear(ctx);
+  dg_context_unref(ctx);
+}
+
 const char *dg_context_cache_dir(const dg_context *ctx) {
-  return ctx ? ctx->cache_dir : NULL;
+  return (ctx = dg_context_alive(ctx)) ? ctx->cache_dir : NULL;
 }
 
 int dg_context_device_count(const dg_context *ctx) {
-  return ctx ? ctx->devices.count : 0;
+  return (ctx = dg_context_alive(ctx)) ? ctx->devices.count : 0;
 }
 
 dg_status dg_context_device_info(const dg_context *ctx, int index,
                                  dg_device_info *out) {
-  if (!ctx || !out)
+  if (!(ctx = dg_context_alive(ctx)) || !out)
     return DG_ERROR_INVALID_ARGUMENT;
   if (index < 0 || index >= ctx->devices.count)
     return DG_ERROR_NOT_FOUND;

@@ -3,8 +3,11 @@
 #define DG_INTERNAL_H
 
 #include "../target/target.h"
+#include "live.h"
+
 #include "ir.h"
 #include "names.h"
+#include <stdatomic.h>
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -12,6 +15,10 @@
 typedef struct dg_oneshot_entry dg_oneshot_entry;
 
 struct dg_context {
+  /* The caller's reference and one per graph and session made from it:
+   * destroyed before them (against graph.h's rule), the context lives on
+   * until the last of them goes, unusable through the API (live.h). */
+  atomic_int refs;
   dg_context_options opts;
   char *cache_dir; /* NULL when disabled */
   dg_device_list devices;
@@ -30,6 +37,21 @@ struct dg_graph {
   dg_diagnostic error;
   int pin; /* device index for new nodes, -1 none */
 };
+
+/* The object when it is live (live.h), else NULL: the API's door. */
+static inline dg_context *dg_context_alive(const dg_context *c) {
+  return dg_live_is(c, DG_LIVE_CONTEXT) ? (dg_context *)c : NULL;
+}
+static inline dg_graph *dg_graph_alive(const dg_graph *g) {
+  return dg_live_is(g, DG_LIVE_GRAPH) ? (dg_graph *)g : NULL;
+}
+static inline dg_session *dg_session_alive(const dg_session *s) {
+  return dg_live_is(s, DG_LIVE_SESSION) ? (dg_session *)s : NULL;
+}
+/* Takes a reference on ctx for a graph or session; drops one, freeing the
+ * context with the last (context.c). */
+void dg_context_ref(dg_context *ctx);
+void dg_context_unref(dg_context *ctx);
 
 /* Logging through the context's callback (no-op without one). */
 void dg_log(const dg_context *ctx, dg_log_level level, const char *fmt, ...)

@@ -145,10 +145,11 @@ static dg_status oneshot(dg_context *ctx, dg_op op, int device,
                          const void *const *data,
                          const dg_conv2d_params *cp, dg_activation act,
                          void *y, size_t y_size, dg_diagnostic *diag) {
-  if (!ctx) {
+  if (!dg_context_alive(ctx)) {
     dg_diag_set(diag, DG_ERROR_INVALID_ARGUMENT, -1, NULL, dg_op_name(op),
-                "ctx", "non-NULL", "NULL", "dg_oneshot_%s: ctx is NULL",
-                dg_op_name(op));
+                "ctx", "a live context", ctx ? "not a live context" : "NULL",
+                "dg_oneshot_%s: ctx is %s", dg_op_name(op),
+                ctx ? "not a live context (destroyed?)" : "NULL");
     return DG_ERROR_INVALID_ARGUMENT;
   }
   /* Callers on other threads wait here rather than being refused: the

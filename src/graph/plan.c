@@ -97,14 +97,16 @@ dg_status dg_plan_write(const dg_plan *p, dg_plan_format format, FILE *out) {
 }
 
 int dg_session_input_count(const dg_session *s) {
-  return s ? s->ir.input_count : 0;
+  return (s = dg_session_alive(s)) ? s->ir.input_count : 0;
 }
 int dg_session_output_count(const dg_session *s) {
-  return s ? s->ir.output_count : 0;
+  return (s = dg_session_alive(s)) ? s->ir.output_count : 0;
 }
 dg_status dg_session_input_info(const dg_session *s, int i, dg_io_info *out) {
-  return s ? dg_io_info_get(&s->ir, false, i, out) : DG_ERROR_INVALID_ARGUMENT;
+  return (s = dg_session_alive(s)) ? dg_io_info_get(&s->ir, false, i, out)
+                                   : DG_ERROR_INVALID_ARGUMENT;
 }
 dg_status dg_session_output_info(const dg_session *s, int i, dg_io_info *out) {
-  return s ? dg_io_info_get(&s->ir, true, i, out) : DG_ERROR_INVALID_ARGUMENT;
+  return (s = dg_session_alive(s)) ? dg_io_info_get(&s->ir, true, i, out)
+                                   : DG_ERROR_INVALID_ARGUMENT;
 }

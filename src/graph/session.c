@@ -171,8 +171,9 @@ static dg_status make_segments(dg_session *s, dg_diagnostic *diag,
 }
 
 void dg_session_destroy(dg_session *s) {
-  if (!s)
+  if (!s || !dg_live_remove(s)) /* NULL, or not a live session */
     return;
+  dg_context *ctx = s->ctx;
   dg_session_destroy(s->verify_twin);
   for (int i = 0; i < s->segment_count; i++) {
     if (s->segments[i].state)
@@ -191,14 +192,18 @@ void dg_session_destroy(dg_session *s) {
   free(s->plan.nodes);
   dg_ir_free(&s->ir);
   free(s);
+  dg_context_unref(ctx);
 }
 
 dg_status dg_session_compile(dg_context *ctx, const dg_ir *ir,
                              const dg_compile_options *opts, bool keep_all,
                              dg_session **out, dg_diagnostic *diag) {
   dg_session *s = calloc(1, sizeof *s);
-  if (!s)
+  if (!s || !dg_live_add(s, DG_LIVE_SESSION)) {
+    free(s);
     return DG_ERROR_OUT_OF_MEMORY;
+  }
+  dg_context_ref(ctx); /* dg_session_destroy drops it */
   atomic_flag_clear(&s->running);
   s->ctx = ctx;
   s->keep_all = keep_all;
@@ -249,6 +254,12 @@ dg_status dg_graph_compile(dg_graph *g, const dg_compile_options *opts,
                            dg_session **out, dg_diagnostic *diag) {
   if (out)
     *out = NULL;
+  if (g && !dg_graph_alive(g)) {
+    dg_diag_set(diag, DG_ERROR_INVALID_ARGUMENT, -1, NULL, "dg_graph_compile",
+                "graph", "a live graph", "not a live graph",
+                "dg_graph_compile: graph is not a live graph (destroyed?)");
+    return DG_ERROR_INVALID_ARGUMENT;
+  }
   if (!g || !out) {
     dg_diag_set(diag, DG_ERROR_INVALID_ARGUMENT, -1, NULL, "dg_graph_compile",
                 g ? "out" : "graph", "non-NULL", "NULL",
@@ -293,7 +304,7 @@ dg_status dg_graph_compile(dg_graph *g, const dg_compile_options *opts,
 }
 
 const dg_plan *dg_session_plan(const dg_session *s) {
-  return s ? &s->plan : NULL;
+  return (s = dg_session_alive(s)) ? &s->plan : NULL;
 }
 
 /* ---- run ---- */
@@ -411,6 +422,9 @@ dg_status dg_session_run(dg_session *s, const dg_binding *inputs,
   if (!s)
     return bad_binding(diag, DG_ERROR_INVALID_ARGUMENT, "", "session",
                        "session is NULL");
+  if (!dg_session_alive(s))
+    return bad_binding(diag, DG_ERROR_INVALID_ARGUMENT, "", "session",
+                       "not a live session (destroyed?)");
   if (!dg_session_claim(s, "dg_session_run", diag))
     return DG_ERROR_INVALID_ARGUMENT;
   dg_status st =

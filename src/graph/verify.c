@@ -30,7 +30,7 @@ static dg_status verify_claimed(dg_session *s, const dg_binding *inputs,
 
 dg_status dg_session_verify(dg_session *s, const dg_binding *inputs,
                             int input_count, dg_verify_report *report) {
-  if (!s || !report)
+  if (!dg_session_alive(s) || !report)
     return DG_ERROR_INVALID_ARGUMENT;
   memset(report, 0, sizeof *report);
   report->node_index = -1;

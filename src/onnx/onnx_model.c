@@ -102,6 +102,9 @@ dg_status dg_onnx_load_memory(dg_context *ctx, const void *data, size_t size,
   if (!ctx || !out || (!data && size))
     return refuse(diag, DG_ERROR_INVALID_ARGUMENT, NULL,
                   "dg_onnx_load: NULL context, output or data");
+  if (dg_context_device_count(ctx) < 1) /* a live one has its CPU */
+    return refuse(diag, DG_ERROR_INVALID_ARGUMENT, NULL,
+                  "dg_onnx_load: not a live context (destroyed?)");
   if (opts)
     o = *opts;
   if (o.symbolic_dim_value < 0)
