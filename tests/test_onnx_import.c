@@ -2,6 +2,7 @@
  * and the attribute; truncated and corrupted files give errors, never a
  * crash; symbolic dims need the option; frozen inputs are checked. */
 #define _POSIX_C_SOURCE 200809L
+#include "common/pb_write.h"
 #include "graph.h"
 #include "harness.h"
 #include "onnx.pb-c.h"
@@ -327,6 +328,98 @@ static void long_names(void) {
       free(y2);
 }
 
+/* A tensor type of elem (an ONNX TensorProto.DataType) and shape [n]. */
+static void tensor_value(pb_buf *graph, int field, const char *name, int elem,
+                         int n) {
+  pb_buf v = {0}, type = {0}, tensor = {0}, shape = {0}, dim = {0};
+  pb_field_int(&dim, 1, (uint64_t)n);
+  pb_field_msg(&shape, 1, &dim);
+  pb_field_int(&tensor, 1, (uint64_t)elem);
+  pb_field_msg(&tensor, 2, &shape);
+  pb_field_msg(&type, 1, &tensor);
+  pb_field_str(&v, 1, name);
+  pb_field_msg(&v, 2, &type);
+  pb_field_msg(graph, field, &v);
+}
+
+static pb_buf model_of(pb_buf *graph) {
+  pb_buf m = {0}, op = {0};
+  pb_field_int(&m, 1, 8);
+  pb_field_msg(&m, 7, graph);
+  pb_field_int(&op, 2, 13);
+  pb_field_msg(&m, 8, &op);
+  return m;
+}
+
+/* Issue 18's probes of unbounded recursion, written here (they are large
+ * or slow to write with Python): If nodes nested 5,000 deep, which
+ * overflowed the stack inside protobuf-c's unpack, and a chain of 60,000
+ * DequantizeLinear nodes feeding each other, which overflowed it in the
+ * translator. */
+static void deep_models(void) {
+  pb_buf cur = {0};
+  pb_field_str(&cur, 2, "innermost");
+  for (int i = 0; i < 5000; i++) {
+    pb_buf attr = {0}, node = {0}, graph = {0};
+    pb_field_str(&attr, 1, "then_branch");
+    pb_field_msg(&attr, 6, &cur); /* AttributeProto.g */
+    pb_field_int(&attr, 20, 5);   /* type GRAPH */
+    pb_field_str(&node, 4, "If");
+    pb_field_msg(&node, 5, &attr);
+    pb_field_msg(&graph, 1, &node);
+    cur = graph;
+  }
+  pb_buf m = model_of(&cur);
+  dg_graph *g = NULL;
+  dg_diagnostic d = {0};
+  dg_status st = m.oom ? DG_ERROR_OUT_OF_MEMORY
+                       : dg_onnx_load_memory(ctx, m.p, m.len, NULL, &g, &d);
+  CHECK(st == DG_ERROR_INVALID_ARGUMENT && !g && strstr(d.message, "deeper"),
+        "If nested 5000 deep (%zu bytes): refused before unpacking (%s)", m.len,
+        d.message);
+  free(m.p);
+
+  enum { CHAIN = 60000 };
+  pb_buf graph = {0};
+  char in[32], out[32];
+  for (int i = 0; i <= CHAIN; i++) {
+    pb_buf node = {0};
+    snprintf(in, sizeof in, i ? "v%d" : "x", i - 1);
+    snprintf(out, sizeof out, i < CHAIN ? "v%d" : "y", i);
+    pb_field_str(&node, 1, in);
+    if (i < CHAIN) {
+      pb_field_str(&node, 1, "s");
+      pb_field_str(&node, 1, "z");
+    }
+    pb_field_str(&node, 2, out);
+    pb_field_str(&node, 4, i < CHAIN ? "DequantizeLinear" : "Relu");
+    pb_field_msg(&graph, 1, &node);
+  }
+  static const float scale = 0.5f;
+  static const int8_t zero = 0;
+  pb_buf s = {0}, z = {0};
+  pb_field_int(&s, 2, 1); /* FLOAT scalar */
+  pb_field_str(&s, 8, "s");
+  pb_field_bytes(&s, 9, &scale, 4);
+  pb_field_int(&z, 2, 3); /* INT8 scalar */
+  pb_field_str(&z, 8, "z");
+  pb_field_bytes(&z, 9, &zero, 1);
+  pb_field_msg(&graph, 5, &s);
+  pb_field_msg(&graph, 5, &z);
+  tensor_value(&graph, 11, "x", 3, 4);
+  tensor_value(&graph, 12, "y", 1, 4);
+  m = model_of(&graph);
+  g = NULL;
+  st = m.oom ? DG_ERROR_OUT_OF_MEMORY
+             : dg_onnx_load_memory(ctx, m.p, m.len, NULL, &g, &d);
+  CHECK(st != DG_OK && !g && strstr(d.message, "more than 64 deep"),
+        "a chain of %d DequantizeLinear nodes: refused, no stack overflow "
+        "(%s)",
+        CHAIN, d.message);
+  dg_graph_destroy(g);
+  free(m.p);
+}
+
 int main(void) {
   dg_diagnostic d0;
   if (dg_context_create(NULL, &ctx) != DG_OK)
@@ -347,6 +440,7 @@ int main(void) {
           "'nowhere' is produced by no earlier node");
   refused("custom_domain.onnx", DG_ERROR_UNSUPPORTED, NULL, "Relu", "domain",
           "com.example");
+  deep_models();
   /* Issue 18's probes: each was accepted, with the value cut or read as
    * the default. */
   refused("stride_2p33.onnx", DG_ERROR_INVALID_ARGUMENT, "c", "Conv", "strides",

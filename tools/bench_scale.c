@@ -1,8 +1,9 @@
-/* dg-bench --scale (bench_scale.h). The ONNX model is written here,
- * protobuf by hand (the few fields a relu chain needs), so the bench
+/* dg-bench --scale (bench_scale.h). The ONNX model is written with
+ * common/pb_write.h (the few fields a relu chain needs), so the bench
  * needs no protobuf library of its own. */
 #define _POSIX_C_SOURCE 200809L
 #include "bench_scale.h"
+#include "common/pb_write.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -16,102 +17,45 @@ static double now_s(void) {
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* ---- a protobuf writer for the relu chain ---- */
-
-typedef struct buf {
-  uint8_t *p;
-  size_t len, cap;
-  int oom;
-} buf;
-
-static void put(buf *b, const void *data, size_t n) {
-  if (b->oom)
-    return;
-  if (b->len + n > b->cap) {
-    size_t c = b->cap ? b->cap * 2 : 4096;
-    while (c < b->len + n)
-      c *= 2;
-    uint8_t *q = realloc(b->p, c);
-    if (!q) {
-      b->oom = 1;
-      return;
-    }
-    b->p = q;
-    b->cap = c;
-  }
-  memcpy(b->p + b->len, data, n);
-  b->len += n;
-}
-
-static void varint(buf *b, uint64_t v) {
-  uint8_t t[10];
-  int n = 0;
-  do {
-    t[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-    v >>= 7;
-  } while (v);
-  put(b, t, (size_t)n);
-}
-
-/* Field f as a varint, or as length-delimited bytes. */
-static void field_int(buf *b, int f, uint64_t v) {
-  varint(b, (uint64_t)f << 3);
-  varint(b, v);
-}
-static void field_bytes(buf *b, int f, const void *data, size_t n) {
-  varint(b, (uint64_t)f << 3 | 2);
-  varint(b, n);
-  put(b, data, n);
-}
-static void field_str(buf *b, int f, const char *s) {
-  field_bytes(b, f, s, strlen(s));
-}
-static void field_msg(buf *b, int f, buf *m) {
-  field_bytes(b, f, m->p, m->len);
-  b->oom |= m->oom;
-  free(m->p);
-  memset(m, 0, sizeof *m);
-}
-
 /* ValueInfoProto: name, a float tensor of shape [1, 8]. */
-static void value_info(buf *g, int f, const char *name) {
-  buf v = {0}, type = {0}, tensor = {0}, shape = {0};
+static void value_info(pb_buf *g, int f, const char *name) {
+  pb_buf v = {0}, type = {0}, tensor = {0}, shape = {0};
   for (int i = 0; i < 2; i++) {
-    buf dim = {0};
-    field_int(&dim, 1, i ? 8 : 1); /* Dimension.dim_value */
-    field_msg(&shape, 1, &dim);    /* TensorShapeProto.dim */
+    pb_buf dim = {0};
+    pb_field_int(&dim, 1, i ? 8 : 1); /* Dimension.dim_value */
+    pb_field_msg(&shape, 1, &dim);    /* TensorShapeProto.dim */
   }
-  field_int(&tensor, 1, 1);      /* elem_type FLOAT */
-  field_msg(&tensor, 2, &shape); /* shape */
-  field_msg(&type, 1, &tensor);  /* TypeProto.tensor_type */
-  field_str(&v, 1, name);
-  field_msg(&v, 2, &type);
-  field_msg(g, f, &v);
+  pb_field_int(&tensor, 1, 1);      /* elem_type FLOAT */
+  pb_field_msg(&tensor, 2, &shape); /* shape */
+  pb_field_msg(&type, 1, &tensor);  /* TypeProto.tensor_type */
+  pb_field_str(&v, 1, name);
+  pb_field_msg(&v, 2, &type);
+  pb_field_msg(g, f, &v);
 }
 
 /* ModelProto (opset 13) of x -> relu -> ... -> relu -> y, n nodes. */
-static buf chain_model(int n) {
-  buf m = {0}, g = {0}, op = {0};
+static pb_buf chain_model(int n) {
+  pb_buf m = {0}, g = {0}, op = {0};
   char in[32], out[32], name[32];
   for (int i = 0; i < n; i++) {
-    buf node = {0};
+    pb_buf node = {0};
     snprintf(in, sizeof in, i ? "v%d" : "x", i - 1);
     snprintf(out, sizeof out, i < n - 1 ? "v%d" : "y", i);
     snprintf(name, sizeof name, "r%d", i);
-    field_str(&node, 1, in);
-    field_str(&node, 2, out);
-    field_str(&node, 3, name);
-    field_str(&node, 4, "Relu");
-    field_msg(&g, 1, &node); /* GraphProto.node */
+    pb_field_str(&node, 1, in);
+    pb_field_str(&node, 2, out);
+    pb_field_str(&node, 3, name);
+    pb_field_str(&node, 4, "Relu");
+    pb_field_msg(&g, 1, &node); /* GraphProto.node */
   }
-  field_str(&g, 2, "chain");
+  pb_field_str(&g, 2, "chain");
   value_info(&g, 11, "x");
   value_info(&g, 12, "y");
-  field_int(&m, 1, 8); /* ir_version */
-  field_msg(&m, 7, &g);
-  field_str(&op, 1, "");
-  field_int(&op, 2, 13);
-  field_msg(&m, 8, &op); /* opset_import */
+  pb_field_int(&m, 1, 8); /* ir_version */
+  pb_field_msg(&m, 7, &g);
+  pb_field_str(&op, 1, "");
+  pb_field_int(&op, 2, 13);
+  pb_field_msg(&m, 8, &op); /* opset_import */
   return m;
 }
 
@@ -138,7 +82,7 @@ int bench_scale(dg_context *ctx, int device, int quick, FILE *jf) {
     double t0 = now_s();
     dg_graph *g = built_chain(ctx, n);
     double build = now_s() - t0;
-    buf m = chain_model(n);
+    pb_buf m = chain_model(n);
     dg_graph *gi = NULL;
     dg_diagnostic d;
     t0 = now_s();

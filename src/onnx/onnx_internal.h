@@ -60,4 +60,12 @@ bool onnx_tensor_read(const Onnx__TensorProto *t, dg_onnx_value *v, void **data,
                       char *err, size_t err_size);
 dg_dtype onnx_dtype(int32_t elem_type);
 
+/* Messages nested deeper than this are refused before unpacking
+ * (onnx_nesting.c): protobuf-c recurses once per level. */
+#define ONNX_MAX_NESTING 256
+/* false (err filled) when data's messages nest deeper than max_depth;
+ * true otherwise, malformed data included (protobuf-c refuses that). */
+bool onnx_nesting_ok(const void *data, size_t size, int max_depth, char *err,
+                     size_t err_size);
+
 #endif

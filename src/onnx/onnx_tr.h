@@ -27,6 +27,8 @@ typedef struct tr_quant {
   int32_t zeros[TR_MAX_CHANNELS];
 } tr_quant;
 
+#define TR_MAX_DQ_DEPTH 64 /* emit_dq's recursion (onnx_translate.c) */
+
 typedef struct tr {
   dg_graph *g;
   const dg_onnx_source *src;
@@ -38,6 +40,7 @@ typedef struct tr {
   int cur;               /* the node being translated, -1 for none */
   const dg_onnx_node *n; /* nodes[cur], or NULL */
   int emitting_dq;       /* the DequantizeLinear being emitted, or -1 */
+  int dq_depth;          /* pending DequantizeLinears being emitted */
   tr_quant *q;           /* 3 */
   dg_onnx_failure *why;
   dg_status st;

@@ -278,6 +278,15 @@ static void translate_node(tr *t);
  * forgets its producer first, so that a cycle back to it is an error, not
  * an endless recursion. */
 static void emit_dq(tr *t, tr_value *v) {
+  /* Each pending DequantizeLinear reading another recurses once: a chain
+   * of 20k overflowed the stack. Real models nest one. */
+  if (t->dq_depth >= TR_MAX_DQ_DEPTH) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, v->name,
+            "DequantizeLinear nodes feed each other more than %d deep",
+            TR_MAX_DQ_DEPTH);
+    return;
+  }
+  t->dq_depth++;
   int dq = v->dq_node, saved = t->cur, saved_emit = t->emitting_dq;
   v->dq_node = -1;
   t->cur = t->emitting_dq = dq;
@@ -286,6 +295,7 @@ static void emit_dq(tr *t, tr_value *v) {
   t->emitting_dq = saved_emit;
   t->cur = saved;
   t->n = saved >= 0 ? &t->nodes[saved] : NULL;
+  t->dq_depth--;
 }
 
 dg_tensor tr_input(tr *t, int i, const dg_quant_params *quant, bool optional) {
