@@ -318,6 +318,18 @@ static void test_sizes_and_scales(void) {
            DG_ERROR_INVALID_SHAPE, "dims", 0);
     dg_graph_destroy(g);
   }
+  { /* SAME padding of a kernel dilated past 2^33: pads beyond int32 */
+    dg_graph *g = dg_graph_create(ctx, "t");
+    dg_tensor_desc xd = f32(4, 1, 1, 8, 8), wd = f32(4, 1, 1, 5, 5);
+    dg_tensor x = dg_graph_input(g, "x", &xd);
+    dg_tensor w = dg_graph_input(g, "w", &wd);
+    dg_conv2d_params p = {.padding = DG_PADDING_SAME_UPPER,
+                          .dilation = {INT32_MAX, 1}};
+    dg_graph_conv2d(g, "c", x, w, DG_TENSOR_NONE, &p);
+    expect(g, "SAME pads of a kernel dilated to 2^33 (cut to int32 before)",
+           DG_ERROR_INVALID_SHAPE, "x.dims[2]", 0);
+    dg_graph_destroy(g);
+  }
   /* x.scale * w.scale / y.scale: inf, 0, a denormal; then a usable one. */
   static const float sx[4] = {1e30f, 1e-30f, 1e-20f, 0.1f};
   static const float sy[4] = {1e-30f, 1e30f, 1.0f, 0.2f};

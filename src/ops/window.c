@@ -2,6 +2,8 @@
  * broadcasting ops (add, matmul). */
 #include "ops.h"
 
+#include <stdint.h>
+
 int64_t dg_window_out(int64_t in, int32_t k, int32_t stride, int32_t dil,
                       dg_padding mode, int32_t *pad_begin, int32_t *pad_end,
                       int ceil_mode) {
@@ -13,6 +15,8 @@ int64_t dg_window_out(int64_t in, int32_t k, int32_t stride, int32_t dil,
     int64_t total = (out - 1) * stride + span - in;
     if (total < 0)
       total = 0;
+    if (total > 2 * (int64_t)INT32_MAX) /* the pads would not fit int32 */
+      return 0;
     int32_t small = (int32_t)(total / 2), big = (int32_t)(total - total / 2);
     *pad_begin = mode == DG_PADDING_SAME_UPPER ? small : big;
     *pad_end = mode == DG_PADDING_SAME_UPPER ? big : small;

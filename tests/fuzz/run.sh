@@ -1,11 +1,21 @@
 #!/bin/sh
-# Builds the ONNX importer's fuzzer with clang (libFuzzer, ASan, UBSan) and
-# runs it on the seed corpus for the given number of seconds (default 600).
-# Needs clang and libclang-rt-14-dev (tools/setup-debian.sh --fuzz).
-# New inputs found go to build-fuzz/corpus; crashes to build-fuzz/.
+# Builds a fuzzer with clang (libFuzzer, ASan, UBSan) and runs it on its
+# seed corpus for the given number of seconds (default 600):
+#   tests/fuzz/run.sh [seconds] [onnx|builder]      (default onnx)
+# onnx: the importer (fuzz_onnx.c, seeds corpus/*.onnx); builder: random
+# call sequences on the builder API (fuzz_builder.c, seeds
+# corpus_builder/). Needs clang and libclang-rt-14-dev
+# (tools/setup-debian.sh --fuzz). New inputs found go to
+# build-fuzz/corpus[_builder]; crashes to build-fuzz/.
 set -eu
 cd "$(dirname "$0")/../.."
 secs=${1:-600}
+target=${2:-onnx}
+case $target in
+  onnx) seeds=tests/fuzz/corpus corpus=corpus ;;
+  builder) seeds=tests/fuzz/corpus_builder corpus=corpus_builder ;;
+  *) echo "run.sh: unknown fuzzer '$target' (onnx or builder)" >&2; exit 2 ;;
+esac
 if [ ! -d build-fuzz ]; then
   CC=clang meson setup build-fuzz --buildtype=debugoptimized \
     -Db_sanitize=address,undefined -Db_lundef=false \
@@ -15,11 +25,11 @@ fi
 ninja -C build-fuzz libdirectgraph.a >/dev/null
 lib=build-fuzz/libdirectgraph.a
 clang -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude \
-  tests/fuzz/fuzz_onnx.c "$lib" \
+  tests/fuzz/fuzz_$target.c "$lib" \
   $(pkg-config --libs libprotobuf-c OpenCL libdrm vulkan 2>/dev/null) -lm -ldl \
-  -pthread -o build-fuzz/fuzz_onnx
-mkdir -p build-fuzz/corpus
-cp tests/fuzz/corpus/*.onnx build-fuzz/corpus/
+  -pthread -o build-fuzz/fuzz_$target
+mkdir -p build-fuzz/$corpus
+cp "$seeds"/* build-fuzz/$corpus/
 cd build-fuzz
-ASAN_OPTIONS=detect_leaks=1 ./fuzz_onnx -max_total_time="$secs" \
-  -rss_limit_mb=2048 -timeout=10 -max_len=65536 corpus
+ASAN_OPTIONS=detect_leaks=1 ./fuzz_$target -max_total_time="$secs" \
+  -rss_limit_mb=2048 -timeout=10 -max_len=65536 $corpus
