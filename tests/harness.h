@@ -33,6 +33,25 @@ static __attribute__((unused)) void t_skip(const char *why) {
 
 static __attribute__((unused)) int t_exit(void) { return t_failures ? 1 : 0; }
 
+/* A whole file, malloc'd (the caller frees it), or NULL; *size its
+ * length. */
+static __attribute__((unused)) void *t_read_file(const char *path,
+                                                 size_t *size) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+  void *p = n >= 0 && fseek(f, 0, SEEK_SET) == 0 ? malloc(n > 0 ? (size_t)n : 1)
+                                                 : NULL;
+  if (p && fread(p, 1, (size_t)n, f) != (size_t)n) {
+    free(p);
+    p = NULL;
+  }
+  fclose(f);
+  *size = p ? (size_t)n : 0;
+  return p;
+}
+
 /* Deterministic xorshift random numbers (tests must be reproducible). */
 static __attribute__((unused)) unsigned long long t_rng = 0x9e3779b97f4a7c15ull;
 static __attribute__((unused)) void t_seed(unsigned long long s) { t_rng = s ? s : 1; }

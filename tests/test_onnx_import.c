@@ -15,23 +15,6 @@
 
 static dg_context *ctx;
 
-static void *read_file(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  void *p = malloc(n > 0 ? (size_t)n : 1);
-  if (p && fread(p, 1, (size_t)n, f) != (size_t)n) {
-    free(p);
-    p = NULL;
-  }
-  fclose(f);
-  *size = (size_t)n;
-  return p;
-}
-
 /* Loads tests/onnx/FILE; *graph says whether a graph came back (the
  * pointer starts non-NULL, so a failed load must clear it), which is
  * destroyed. */
@@ -65,7 +48,7 @@ static void seeds_truncated_and_corrupted(void) {
     snprintf(path, sizeof path, "%s/tests/fuzz/corpus/%s.onnx", DG_SOURCE_DIR,
              seeds[s]);
     size_t size;
-    unsigned char *buf = read_file(path, &size);
+    unsigned char *buf = t_read_file(path, &size);
     if (!buf) {
       CHECK(0, "seed %s readable", seeds[s]);
       continue;

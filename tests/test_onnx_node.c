@@ -32,23 +32,6 @@ static int wanted(const char *name) {
   return 0;
 }
 
-static void *read_file(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  void *p = malloc(n > 0 ? (size_t)n : 1);
-  if (p && fread(p, 1, (size_t)n, f) != (size_t)n) {
-    free(p);
-    p = NULL;
-  }
-  fclose(f);
-  *size = (size_t)n;
-  return p;
-}
-
 /* One tensor of test_data_set_0: its name, descriptor and data. */
 typedef struct pb_tensor {
   char name[128];
@@ -61,7 +44,7 @@ static int read_pb(const char *dir, const char *kind, int i, pb_tensor *out) {
   char path[1024], err[256];
   snprintf(path, sizeof path, "%s/test_data_set_0/%s_%d.pb", dir, kind, i);
   size_t size;
-  void *buf = read_file(path, &size);
+  void *buf = t_read_file(path, &size);
   if (!buf)
     return -1;
   Onnx__TensorProto *t = onnx__tensor_proto__unpack(NULL, size, buf);

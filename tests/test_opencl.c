@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "graph.h"
 #include "harness.h"
+#include "slow_graph.h"
 #include "target/opencl/cl_test.h"
 
 #include <math.h>
@@ -290,41 +291,26 @@ static void test_timeout(void) {
   }
   dg_device_info info;
   dg_context_device_info(c, dev, &info);
-  bool cpu_type = strstr(info.driver, ", cpu") != NULL;
-  int M = cpu_type ? 512 : 4096, passes = cpu_type ? 2 : 4;
-  size_t bytes = sizeof(float) * (size_t)M * (size_t)M;
-  float *a = malloc(bytes), *y = malloc(bytes);
-  for (size_t i = 0; a && i < (size_t)M * M; i++)
-    a[i] = (float)(i % 7) - 3.0f;
-  dg_graph *g = dg_graph_create(c, "slow");
-  dg_tensor_desc d = {.dtype = DG_DTYPE_F32, .rank = 2, .dims = {M, M}};
-  dg_tensor x = dg_graph_input(g, "x", &d), t = x;
-  for (int i = 0; i < passes; i++)
-    t = dg_graph_matmul(g, NULL, t, x);
-  dg_graph_output(g, "y", t, DG_LAYOUT_NCHW);
-  dg_compile_options co = {.devices = &dev, .device_count = 1};
+  slow_graph sg = slow_graph_make(c, strstr(info.driver, ", cpu") != NULL);
   dg_session *s = NULL;
   dg_diagnostic diag = {0};
-  dg_status st =
-      a && y ? dg_graph_compile(g, &co, &s, &diag) : DG_ERROR_OUT_OF_MEMORY;
-  dg_binding in = {"x", a, bytes}, out = {"y", y, bytes};
-  if (st == DG_OK)
-    st = dg_session_run(s, &in, 1, &out, 1, &diag);
+  dg_status st = slow_graph_run(&sg, dev, &s, &diag);
   CHECK(st == DG_ERROR_DEVICE && strstr(diag.message, "device_timeout_ms"),
         "device_timeout_ms = 1: a long run fails naming the option (%s)",
         diag.message);
+  dg_binding in = {"x", sg.x, sg.bytes}, out = {"y", sg.y, sg.bytes};
   st = s ? dg_session_run(s, &in, 1, &out, 1, &diag) : DG_OK;
   CHECK(st == DG_ERROR_DEVICE && strstr(diag.message, "earlier run"),
         "after a time-out the device refuses to run again (%s)", diag.message);
   dg_session *s2 = NULL;
-  st = dg_graph_compile(g, &co, &s2, &diag);
+  dg_compile_options co = {.devices = &dev, .device_count = 1};
+  st = dg_graph_compile(sg.g, &co, &s2, &diag);
   CHECK(st == DG_ERROR_UNSUPPORTED && strstr(diag.message, "timed out"),
         "and placement declines it, saying why (%s)", diag.message);
   dg_session_destroy(s2);
   dg_session_destroy(s);
-  dg_graph_destroy(g);
+  slow_graph_free(&sg);
   dg_context_destroy(c);
-  free(a), free(y);
 }
 
 static void test_alloc_failures(void) {

@@ -9,17 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Zero points are integers: the float types are not theirs. */
 static dg_dtype zero_dtype(int elem) {
-  switch (elem) {
-  case DG_ONNX_INT8:
-    return DG_DTYPE_I8;
-  case DG_ONNX_UINT8:
-    return DG_DTYPE_U8;
-  case DG_ONNX_INT32:
-    return DG_DTYPE_I32;
-  default:
-    return DG_DTYPE_INVALID; /* the builder names it */
-  }
+  dg_dtype d = tr_dtype(elem);
+  return d == DG_DTYPE_I8 || d == DG_DTYPE_U8 || d == DG_DTYPE_I32
+             ? d
+             : DG_DTYPE_INVALID; /* the builder names it */
 }
 
 bool tr_read_quant(tr *t, int si, int zi, int64_t axis, dg_quant_params *q,

@@ -27,6 +27,10 @@ typedef struct tr_quant {
   int32_t zeros[TR_MAX_CHANNELS];
 } tr_quant;
 
+/* The builder's dtype of an ONNX element type (DG_DTYPE_INVALID for one
+ * it has none of). */
+dg_dtype tr_dtype(int elem);
+
 #define TR_MAX_DQ_DEPTH 64 /* emit_dq's recursion (onnx_translate.c) */
 
 typedef struct tr {

@@ -163,7 +163,7 @@ void tr_input_type(tr *t, int i, dg_onnx_value *c) {
     t->src->value(t->src->self, t->n->inputs[i], c);
 }
 
-static dg_dtype dtype_of(int elem) {
+dg_dtype tr_dtype(int elem) {
   switch (elem) {
   case DG_ONNX_FLOAT:
     return DG_DTYPE_F32;
@@ -186,7 +186,7 @@ static bool is_int8(dg_dtype d) { return d == DG_DTYPE_I8 || d == DG_DTYPE_U8; }
  * (shapes and indices; the output check refuses an int64 result). */
 static dg_tensor make_constant(tr *t, tr_value *v, const dg_onnx_value *c,
                                const dg_quant_params *quant) {
-  dg_tensor_desc d = {.dtype = dtype_of(c->elem), .rank = c->rank};
+  dg_tensor_desc d = {.dtype = tr_dtype(c->elem), .rank = c->rank};
   void *narrow = NULL;
   const void *data = c->data;
   if (c->elem == DG_ONNX_INT64) {
@@ -228,7 +228,7 @@ static dg_tensor make_constant(tr *t, tr_value *v, const dg_onnx_value *c,
 
 static dg_tensor make_input(tr *t, tr_value *v, const dg_onnx_value *c,
                             const dg_quant_params *quant) {
-  dg_tensor_desc d = {.dtype = dtype_of(c->elem), .rank = c->rank};
+  dg_tensor_desc d = {.dtype = tr_dtype(c->elem), .rank = c->rank};
   if (c->rank < 0 || c->rank > DG_MAX_RANK || !d.dtype) {
     tr_fail(t, DG_ERROR_UNSUPPORTED, v->name,
             "graph input '%s' is not a tensor of known rank and supported "
@@ -364,7 +364,7 @@ void tr_output(tr *t, int i, dg_tensor x) {
   memset(&c, 0, sizeof c);
   c.rank = -1;
   t->src->value(t->src->self, v->name, &c);
-  if (c.kind == DG_ONNX_VALUE_TYPED && c.elem && dtype_of(c.elem) != d.dtype) {
+  if (c.kind == DG_ONNX_VALUE_TYPED && c.elem && tr_dtype(c.elem) != d.dtype) {
     tr_fail(t, DG_ERROR_UNSUPPORTED, v->name,
             "directgraph gives %s where the model declares element type %d",
             dg_dtype_name(d.dtype), c.elem);

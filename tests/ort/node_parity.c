@@ -27,6 +27,7 @@
  * before asking the EP (nothing to compare) prints "skipped:". One line
  * per model: "ok - ...", "FAIL - ...", or "skipped: ...", then a summary. */
 #define _POSIX_C_SOURCE 200809L
+#include "../harness.h" /* t_read_file */
 #include "graph.h"
 #include "onnx/onnx_internal.h"
 #include "ort_abi.h"
@@ -90,23 +91,6 @@ typedef struct tensor {
   size_t bytes;
 } tensor;
 
-static void *read_file(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  void *p = malloc(n > 0 ? (size_t)n : 1);
-  if (p && fread(p, 1, (size_t)n, f) != (size_t)n) {
-    free(p);
-    p = NULL;
-  }
-  fclose(f);
-  *size = (size_t)n;
-  return p;
-}
-
 static size_t elem_size(int elem) {
   switch (elem) {
   case DG_ONNX_UINT8:
@@ -127,7 +111,7 @@ static int read_pb(const char *dir, int i, tensor *out) {
   char path[1200], err[256];
   snprintf(path, sizeof path, "%s/test_data_set_0/input_%d.pb", dir, i);
   size_t size;
-  void *buf = read_file(path, &size);
+  void *buf = t_read_file(path, &size);
   if (!buf)
     return 0;
   Onnx__TensorProto *t = onnx__tensor_proto__unpack(NULL, size, buf);
@@ -151,7 +135,7 @@ typedef struct model_io {
 
 static bool read_model_io(const char *path, model_io *m) {
   size_t size;
-  void *buf = read_file(path, &size);
+  void *buf = t_read_file(path, &size);
   Onnx__ModelProto *mp =
       buf ? onnx__model_proto__unpack(NULL, size, buf) : NULL;
   free(buf);
