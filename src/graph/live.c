@@ -14,6 +14,7 @@ typedef struct slot {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static slot *slots;
 static size_t cap, used; /* used: entries and tombstones */
+static size_t live;      /* entries */
 static const char tomb;
 
 static size_t hash(const void *p) {
@@ -57,7 +58,7 @@ bool dg_live_add(const void *p, dg_live_kind k) {
   if (ok) {
     slot *s = find(p);
     if (!s->p)
-      used++;
+      used++, live++;
     *s = (slot){p, k};
   }
   pthread_mutex_unlock(&lock);
@@ -79,6 +80,13 @@ bool dg_live_remove(const void *p) {
   bool was = s && s->p == p;
   if (was)
     s->p = &tomb; /* probes go on past it; grow() drops it */
+  /* The last object gone: free the table, so that a host that unloads
+   * the library (TVM's dlclose) leaves nothing behind. */
+  if (was && --live == 0) {
+    free(slots);
+    slots = NULL;
+    cap = used = 0;
+  }
   pthread_mutex_unlock(&lock);
   return was;
 }

@@ -144,9 +144,10 @@ static void step(state *st, prog *r) {
   dg_tensor a = handle(st, r), b = handle(st, r), c = handle(st, r), y = {0};
   switch (op) {
   case 0:
-    if (!g)
+    if (!g) {
       st->g[slot] = dg_graph_create(st->ctx, byte(r) % 2 ? "g" : NULL);
-    st->huge[slot] = false;
+      st->huge[slot] = false;
+    }
     return;
   case 1: /* its handles stay in the pool: foreign from now on */
     dg_graph_destroy(g);
