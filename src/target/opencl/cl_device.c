@@ -81,19 +81,20 @@ static double cl_estimate(dg_device *dev, const dg_ir *ir,
    * compile will pick. */
   double speed = dg_cl_node_speed(d, ir, (int)(n - ir->nodes));
   double us = 6.0 + flops / (d->gflops * 1e3 * speed) + bytes / 400e3;
-  /* pool2d (every pooling op) gives each output one work-item summing its
-   * window serially: with fewer outputs than lanes, time follows the
-   * window (a global average pool over 56x56 took 302 us on the H200 for
-   * 512 outputs, 0.096 us an element). */
+  /* pool2d gives each output one work-item summing its window serially,
+   * and gap 64 work-items per channel: with fewer of them than lanes, time
+   * follows the serial share (pool2d ran a global average over 56x56 in
+   * 302 us on the H200 for 512 outputs: 0.096 us an element). */
   if (n->op == DG_OP_MAX_POOL2D || n->op == DG_OP_AVG_POOL2D ||
       n->op == DG_OP_GLOBAL_AVG_POOL) {
     const dg_tensor_desc *x = &dg_ir_tensor(ir, n->inputs[0])->desc;
-    double window = n->op == DG_OP_GLOBAL_AVG_POOL
-                        ? (double)x->dims[2] * (double)x->dims[3]
+    bool gap = n->op == DG_OP_GLOBAL_AVG_POOL;
+    double window = gap ? (double)x->dims[2] * (double)x->dims[3] / 64
                         : (double)n->p.kernel[0] * n->p.kernel[1];
     double lanes = 64.0 * d->compute_units;
     double outputs =
-        (double)dg_desc_elements(&dg_ir_tensor(ir, n->output)->desc);
+        (double)dg_desc_elements(&dg_ir_tensor(ir, n->output)->desc) *
+        (gap ? 64 : 1);
     double waves = outputs / lanes < 1 ? 1 : outputs / lanes;
     us += waves * window * 0.096;
   }

@@ -437,8 +437,12 @@ static cl_int pool(prep *p) {
   cl_int err = aux(p, g, sizeof g, &gm);
   if (err != CL_SUCCESS)
     return err;
-  grid1(p->cn, g[E_COUNT]);
   cl_mem args[3] = {in_mem(p, 0), out_mem(p), gm};
+  if (global) { /* a work-group per channel (pool.cl) */
+    grid1(p->cn, (int64_t)g[P_NC] * 64);
+    return kernel(p, "gap", 3, args);
+  }
+  grid1(p->cn, g[E_COUNT]);
   return kernel(p, "pool2d", 3, args);
 }
 
