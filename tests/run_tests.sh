@@ -120,6 +120,7 @@ elif targets="tests/test_threads tests/sanitizer_plant" &&
   export TSAN_OPTIONS="halt_on_error=0:suppressions=$(pwd)/tests/sanitizers/tsan.supp"
   DG_NPU_DEVICE=sim plant "tsan:plant" "" build-tsan/tests/sanitizer_plant none
   plant "tsan:plant" "ThreadSanitizer: data race.*plant_race" build-tsan/tests/sanitizer_plant race
+  plant "tsan:plant" "in plant_lock_order" build-tsan/tests/sanitizer_plant lock_order
   run "tsan:test_threads" build-tsan/tests/test_threads
   unset TSAN_OPTIONS
 else

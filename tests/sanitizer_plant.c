@@ -6,6 +6,9 @@
  *                          LeakSanitizer must name it
  *   sanitizer_plant race   the same, then two threads write one int in
  *                          plant_race(): ThreadSanitizer must name it
+ *   sanitizer_plant lock_order  the same, then plant_lock_order() takes
+ *                          two mutexes in both orders: ThreadSanitizer
+ *                          must report the inversion
  * It prints nothing the suite counts; run_tests.sh checks the exit status
  * and the report. */
 #include "graph.h"
@@ -22,6 +25,20 @@ __attribute__((noinline)) static void *plant_race(void *arg) {
   for (int i = 0; i < 1000; i++)
     shared_counter++;
   return NULL;
+}
+
+static pthread_mutex_t first = PTHREAD_MUTEX_INITIALIZER,
+                       second = PTHREAD_MUTEX_INITIALIZER;
+
+__attribute__((noinline)) static void plant_lock_order(void) {
+  pthread_mutex_lock(&first);
+  pthread_mutex_lock(&second);
+  pthread_mutex_unlock(&second);
+  pthread_mutex_unlock(&first);
+  pthread_mutex_lock(&second); /* the other order: a potential deadlock */
+  pthread_mutex_lock(&first);
+  pthread_mutex_unlock(&first);
+  pthread_mutex_unlock(&second);
 }
 
 __attribute__((noinline)) static void plant_leak(void) {
@@ -58,8 +75,9 @@ static int use_every_device(void) {
 
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "";
-  if (strcmp(mode, "none") && strcmp(mode, "leak") && strcmp(mode, "race")) {
-    fprintf(stderr, "usage: sanitizer_plant none|leak|race\n");
+  if (strcmp(mode, "none") && strcmp(mode, "leak") && strcmp(mode, "race") &&
+      strcmp(mode, "lock_order")) {
+    fprintf(stderr, "usage: sanitizer_plant none|leak|race|lock_order\n");
     return 2;
   }
   if (use_every_device()) {
@@ -68,6 +86,8 @@ int main(int argc, char **argv) {
   }
   if (!strcmp(mode, "leak"))
     plant_leak();
+  if (!strcmp(mode, "lock_order"))
+    plant_lock_order();
   if (!strcmp(mode, "race")) {
     pthread_t a, b;
     pthread_create(&a, NULL, plant_race, NULL);
