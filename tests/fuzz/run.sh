@@ -4,7 +4,9 @@
 #   tests/fuzz/run.sh [seconds] [onnx|builder]      (default onnx)
 # onnx: the importer (fuzz_onnx.c, seeds corpus/*.onnx); builder: random
 # call sequences on the builder API (fuzz_builder.c, seeds
-# corpus_builder/). Needs clang and libclang-rt-14-dev
+# corpus_builder/). found_onnx/ and found_builder/ hold what earlier runs
+# found (libFuzzer -set_cover_merge=1 of their corpora), so that a run
+# starts from their coverage. Needs clang and libclang-rt-14-dev
 # (tools/setup-debian.sh --fuzz). New inputs found go to
 # build-fuzz/corpus[_builder]; crashes to build-fuzz/.
 set -eu
@@ -12,8 +14,9 @@ cd "$(dirname "$0")/../.."
 secs=${1:-600}
 target=${2:-onnx}
 case $target in
-  onnx) seeds=tests/fuzz/corpus corpus=corpus ;;
-  builder) seeds=tests/fuzz/corpus_builder corpus=corpus_builder ;;
+  onnx) seeds=tests/fuzz/corpus found=tests/fuzz/found_onnx corpus=corpus ;;
+  builder) seeds=tests/fuzz/corpus_builder found=tests/fuzz/found_builder
+    corpus=corpus_builder ;;
   *) echo "run.sh: unknown fuzzer '$target' (onnx or builder)" >&2; exit 2 ;;
 esac
 if [ ! -d build-fuzz ]; then
@@ -29,7 +32,7 @@ clang -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude \
   $(pkg-config --libs libprotobuf-c OpenCL libdrm vulkan 2>/dev/null) -lm -ldl \
   -pthread -o build-fuzz/fuzz_$target
 mkdir -p build-fuzz/$corpus
-cp "$seeds"/* build-fuzz/$corpus/
+cp "$seeds"/* "$found"/* build-fuzz/$corpus/
 cd build-fuzz
 # allocator_may_return_null: a huge request is an out-of-memory path to
 # fuzz (malloc returns NULL), not an error of the sanitizer's own.
