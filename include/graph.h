@@ -683,7 +683,8 @@ typedef struct dg_onnx_options {
  * keep their ONNX names; initializers become constants (copied).
  * Conv, MaxPool, AveragePool, GlobalAveragePool, Gemm, MatMul, Softmax,
  * Relu, Clip, Add, Flatten, Reshape, Concat, QuantizeLinear,
- * DequantizeLinear, QLinearConv and QLinearMatMul are supported, and
+ * DequantizeLinear, QLinearConv, QLinearMatMul, Identity and Dropout
+ * (inference: its mask output is declined) are supported, and
  * DequantizeLinear -> Conv/MatMul/Gemm (-> Relu) -> QuantizeLinear chains
  * are folded into the int8 ops. Anything else fails with a diagnostic
  * naming the node, the op and the attribute. A truncated, corrupt or

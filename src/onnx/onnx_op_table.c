@@ -396,6 +396,38 @@ static void op_concat(tr *t) {
   free(ts);
 }
 
+/* Identity, and Dropout at inference (its first output is its input):
+ * the output names the input's tensor, no node is built. Dropout's mask,
+ * if anything reads it, and training mode are declined. */
+static void op_identity(tr *t) {
+  if (tr_is_op(t->n, "Dropout")) {
+    if (t->n->n_outputs > 1 && t->n->outputs[1][0]) {
+      tr_fail(t, DG_ERROR_UNSUPPORTED, "mask",
+              "Dropout's mask output is not supported (inference only)");
+      return;
+    }
+    int64_t v[1];
+    int n = 0;
+    if (tr_has_input(t, 2) &&
+        (!tr_const_ints(t, 2, v, 1, &n) || n != 1 || v[0] != 0)) {
+      if (t->st == DG_OK)
+        tr_fail(t, DG_ERROR_UNSUPPORTED, "training_mode",
+                "Dropout in training mode is not supported");
+      return;
+    }
+    if (t->n->opset < 7 && tr_attr_int(t, "is_test", 0) == 0) {
+      tr_fail(t, DG_ERROR_UNSUPPORTED, "is_test",
+              "Dropout in training mode (is_test 0) is not supported");
+      return;
+    }
+    /* The ratio does nothing at inference, but a ratio fed at run time is
+     * an input of the graph (and of the EP's fused node) all the same. */
+    if (tr_has_input(t, 1))
+      (void)tr_input(t, 1, NULL, true);
+  }
+  tr_output(t, 0, tr_input(t, 0, NULL, false));
+}
+
 /* A Constant node's tensor becomes a constant value: a tensor once a
  * node reads it. */
 static void op_constant(tr *t) {
@@ -411,6 +443,7 @@ static void op_constant(tr *t) {
 
 /* ---- the table ---- */
 
+static const char *const dropout_attrs[] = {"ratio", "seed", "is_test", NULL};
 static const char *const conv_attrs[] = {
     "auto_pad", "dilations", "group", "kernel_shape", "pads", "strides", NULL};
 static const char *const max_pool_attrs[] = {
@@ -439,9 +472,11 @@ static const tr_op table[] = {
     {"Constant", 1, 21, constant_attrs, op_constant},
     {"Conv", 1, 21, conv_attrs, op_conv},
     {"DequantizeLinear", 10, 21, axis_attr, tr_op_dequantize},
+    {"Dropout", 1, 21, dropout_attrs, op_identity},
     {"Flatten", 1, 21, axis_attr, op_flatten},
     {"Gemm", 1, 21, gemm_attrs, op_gemm},
     {"GlobalAveragePool", 1, 21, NULL, op_global_avg_pool},
+    {"Identity", 1, 21, NULL, op_identity},
     {"MatMul", 1, 21, NULL, op_matmul},
     {"MaxPool", 1, 21, max_pool_attrs, op_max_pool},
     {"QLinearConv", 10, 21, conv_attrs, tr_op_qlinear_conv},
