@@ -48,9 +48,16 @@ dg_status dg_plan_write(const dg_plan *p, dg_plan_format format, FILE *out) {
   if (!p || !out)
     return DG_ERROR_INVALID_ARGUMENT;
   if (format == DG_PLAN_FORMAT_TABLE) {
-    fprintf(out, "%-3s %-20s %-16s %-8s %-9s %10s %10s %10s %s\n", "#",
-                 "node", "op", "device", "reason", "est_us", "run_us",
-                 "moved_B", "why");
+    /* Names whole: the column is as wide as the longest. */
+    int width = 4;
+    for (int i = 0; i < p->node_count; i++) {
+      size_t len = strlen(whole_name(p, &p->nodes[i]));
+      if (len > (size_t)width)
+        width = len > 4096 ? 4096 : (int)len;
+    }
+    fprintf(out, "%-3s %-*s %-16s %-8s %-9s %10s %10s %10s %s\n", "#", width,
+            "node", "op", "device", "reason", "est_us", "run_us", "moved_B",
+            "why");
     for (int i = 0; i < p->node_count; i++) {
       const dg_plan_node *n = &p->nodes[i];
       char dev[24];
@@ -58,11 +65,9 @@ dg_status dg_plan_write(const dg_plan *p, dg_plan_format format, FILE *out) {
                n->device_index);
       char dev_note[64] = "";
       deviation_note(p, n, dev_note, sizeof dev_note);
-      char name[21]; /* the column's width, a longer name cut visibly */
-      dg_name_shorten(name, sizeof name, whole_name(p, n));
-      fprintf(out, "%-3d %-20s %-16s %-8s %-9s %10.2f %10.2f %10llu %s%s\n", i,
-              name, dg_op_name(n->op), dev, reason_word(n->reason),
-              n->estimated_us, n->measured_us,
+      fprintf(out, "%-3d %-*s %-16s %-8s %-9s %10.2f %10.2f %10llu %s%s\n", i,
+              width, whole_name(p, n), dg_op_name(n->op), dev,
+              reason_word(n->reason), n->estimated_us, n->measured_us,
               (unsigned long long)n->bytes_transferred, n->reason_text,
               dev_note);
     }
