@@ -66,6 +66,24 @@ else
       check $? "dg-run qdq.onnx: DequantizeLinear-Conv-Relu-QuantizeLinear folded into qconv2d"
     fi
   done
+  # --output: a folder gets every output as NAME.npy, NAME=FILE one;
+  # numpy reads back the values dg-run printed.
+  od=$(mktemp -d "${TMPDIR:-/tmp}/dg-run-out.XXXXXX")
+  out=$($ew "$b/tools/dg-run" tests/fuzz/corpus/conv.onnx --random --repeat 1 \
+    --output "$od" --output "y=$od/named.npy" 2>&1)
+  first=$(printf '%s\n' "$out" | sed -n 's/^output y: f32 \[1x4x4x4\] \([^ ]*\) .*/\1/p')
+  /usr/bin/python3 - "$od" "$first" <<'PY'
+import sys, numpy as np
+d, first = sys.argv[1], float(sys.argv[2])
+for f in ("y.npy", "named.npy"):
+    a = np.load(d + "/" + f)
+    assert a.dtype == np.float32 and a.shape == (1, 4, 4, 4), (f, a.dtype, a.shape)
+    assert abs(float(a.ravel()[0]) - first) <= 1e-5 * max(1.0, abs(first)), (f, a.ravel()[0], first)
+PY
+  check $? "dg-run --output DIR and NAME=FILE: .npy files numpy reads, with the printed values"
+  refuses "refuses an --output naming no output" "--output got 'nope'; valid: an output of the model" "$b/tools/dg-run" tests/fuzz/corpus/conv.onnx --random --repeat 1 --output nope=$od/x.npy
+  refuses "refuses an --output NAME= without a file" "--output got 'y='; valid: NAME=FILE.npy or DIR" "$b/tools/dg-run" tests/fuzz/corpus/conv.onnx --random --output y=
+  rm -rf "$od"
   $ew "$b/tools/dg-run" tests/fuzz/corpus/conv.onnx >/dev/null 2>&1
   [ $? -ne 0 ]
   check $? "dg-run refuses to run without inputs (no --input, no --random)"
@@ -75,7 +93,7 @@ else
   check $? "dg-run on a corrupt file reports it"
   r=$b/tools/dg-run
   m=tests/fuzz/corpus/conv.onnx
-  helps "$r" MODEL.onnx --input --random --device --kinds --strict --plan --dot \
+  helps "$r" MODEL.onnx --input --random --device --kinds --strict --plan --dot --output \
     --verify --repeat --symbolic --freeze --help
   refuses "refuses a non-numeric --device" "--device got 'abc'; valid: 0 (cpu: " "$r" $m --random --device abc
   refuses "refuses an out-of-range --device" "--device got '99'; valid: 0 (cpu: " "$r" $m --random --device 0 --device 99

@@ -177,6 +177,7 @@ static void usage(FILE *f) {
       "              [--kinds KIND,...] [--strict] [--plan] [--dot FILE] "
       "[--verify]\n"
       "              [--repeat N] [--symbolic N] [--freeze NAME=FILE]...\n"
+      "              [--output NAME=FILE.npy | --output DIR]...\n"
       "\n"
       "Runs an ONNX model on the devices you choose and prints each output\n"
       "(shape and leading values) and the run time.\n"
@@ -209,6 +210,9 @@ static void usage(FILE *f) {
       "  --freeze NAME=FILE  fix graph input NAME at import to the constant "
       "in\n"
       "                      FILE (shapes, scales)\n"
+      "  --output NAME=FILE  save output NAME as a .npy file; --output DIR\n"
+      "                      saves every output as DIR/NAME.npy ('/' in a\n"
+      "                      name becomes '_')\n"
       "  -h, --help          print this help and exit\n"
       "\n"
       "Exit status: 0 done, 1 a failure, 2 a bad argument, 3 --verify found\n"
@@ -225,7 +229,8 @@ static void free_loaded(loaded *l, int n) {
 
 int main(int argc, char **argv) {
   static const char P[] = "dg-run";
-  const char *model = NULL, *dot = NULL, *device_args[16];
+  const char *model = NULL, *dot = NULL, *device_args[16], *save_args[MAX_IO];
+  int nsave = 0;
   loaded ins[MAX_IO] = {0}, frozen[MAX_IO] = {0};
   int nin = 0, nfrozen = 0, devices[16], ndev = 0, strict = 0, plan = 0,
       verify = 0, repeat = 10, random = 0;
@@ -261,6 +266,16 @@ int main(int argc, char **argv) {
         fprintf(stderr, "%s: %s\n", P, err);
         goto done_args;
       }
+    } else if (!strcmp(a, "--output")) {
+      if (!(v = cli_value(P, argc, argv, &i, "NAME=FILE.npy or DIR")))
+        goto usage_error;
+      const char *eq = strchr(v, '=');
+      if ((eq && (eq == v || !eq[1])) || nsave >= MAX_IO) {
+        fprintf(stderr, "%s: --output got '%s'; valid: NAME=FILE.npy or DIR\n",
+                P, v);
+        goto usage_error;
+      }
+      save_args[nsave++] = v;
     } else if (!strcmp(a, "--device")) {
       /* Checked against the context's devices once it exists. */
       if (!(v = cli_value(P, argc, argv, &i, "a device index")))
@@ -399,6 +414,42 @@ int main(int argc, char **argv) {
     dg_io_info info;
     dg_session_output_info(s, i, &info);
     print_values(&info, bout[i].data);
+  }
+  for (int k = 0; k < nsave; k++) {
+    const char *eq = strchr(save_args[k], '=');
+    size_t nl = eq ? (size_t)(eq - save_args[k]) : 0;
+    int saved = 0;
+    for (int i = 0; i < nout; i++) {
+      dg_io_info info;
+      dg_session_output_info(s, i, &info);
+      char path[4096];
+      if (eq &&
+          (strlen(info.name) != nl || strncmp(info.name, save_args[k], nl)))
+        continue;
+      if (eq) {
+        snprintf(path, sizeof path, "%s", eq + 1);
+      } else {
+        int n = snprintf(path, sizeof path, "%s/", save_args[k]);
+        for (const char *c = info.name; *c && n < (int)sizeof path - 5; c++)
+          path[n++] = *c == '/' ? '_' : *c;
+        snprintf(path + n, sizeof path - (size_t)n, ".npy");
+      }
+      if (npy_save(path, info.desc.dtype, info.desc.rank, info.desc.dims,
+                   bout[i].data, err, sizeof err)) {
+        fprintf(stderr, "%s: --output: %s\n", P, err);
+        goto done;
+      }
+      printf("saved %s: %s\n", info.name, path);
+      saved++;
+    }
+    if (eq && !saved) {
+      fprintf(stderr,
+              "%s: --output got '%.*s'; valid: an output of the "
+              "model\n",
+              P, (int)nl, save_args[k]);
+      rc = CLI_USAGE;
+      goto done;
+    }
   }
   if (t) {
     printf("run: %.1f us (median of %d)\n", timing_median(t, repeat),

@@ -103,3 +103,55 @@ dg_tensor_desc npy_desc(const npy_array *a) {
   memcpy(d.dims, a->dims, sizeof(int64_t) * (size_t)a->rank);
   return d;
 }
+
+int npy_save(const char *path, dg_dtype dtype, int rank, const int64_t *dims,
+             const void *data, char *err, size_t err_size) {
+  const char *descr = dtype == DG_DTYPE_F32   ? "<f4"
+                      : dtype == DG_DTYPE_F16 ? "<f2"
+                      : dtype == DG_DTYPE_I8  ? "|i1"
+                      : dtype == DG_DTYPE_U8  ? "|u1"
+                      : dtype == DG_DTYPE_I32 ? "<i4"
+                                              : NULL;
+  if (!descr || rank < 0 || rank > DG_MAX_RANK) {
+    snprintf(err, err_size, "%s: no .npy type for this tensor", path);
+    return -1;
+  }
+  char shape[256] = "", hdr[384];
+  size_t n = 1;
+  for (int i = 0; i < rank; i++) {
+    n *= (size_t)dims[i];
+    snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "%lld,%s",
+             (long long)dims[i], i + 1 < rank ? " " : "");
+  }
+  if (rank > 1) /* "(3,)" for rank 1, "(2, 3)" above */
+    shape[strlen(shape) - 1] = 0;
+  int len = snprintf(hdr, sizeof hdr,
+                     "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }",
+                     descr, shape);
+  /* Pad with spaces and a newline so that data starts 64-aligned. */
+  while ((10 + len + 1) % 64)
+    hdr[len++] = ' ';
+  hdr[len++] = '\n';
+  unsigned char pre[10] = {0x93,
+                           'N',
+                           'U',
+                           'M',
+                           'P',
+                           'Y',
+                           1,
+                           0,
+                           (unsigned char)(len & 255),
+                           (unsigned char)(len >> 8)};
+  size_t bytes = n * (size_t)dg_dtype_size(dtype);
+  FILE *f = fopen(path, "wb");
+  int ok = f && fwrite(pre, 1, 10, f) == 10 &&
+           fwrite(hdr, 1, (size_t)len, f) == (size_t)len &&
+           fwrite(data, 1, bytes, f) == bytes;
+  if (f && fclose(f))
+    ok = 0;
+  if (!ok) {
+    snprintf(err, err_size, "cannot write %s", path);
+    return -1;
+  }
+  return 0;
+}
