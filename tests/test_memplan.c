@@ -156,18 +156,22 @@ static dg_graph *relu_chain(dg_context *ctx, int device) {
 static void lifetimes(dg_context *ctx) {
   dg_graph *g = relu_chain(ctx, -1);
   const dg_ir *ir = &g->ir;
-  int first[16], last[16], nodes[3] = {0, 1, 2};
+  int first[16], last[16], nodes[3] = {0, 1, 2}, touched = 0;
+  uint32_t order[16];
   bool fits = ir->tensor_count < 16 && ir->node_count == 3;
   if (fits)
-    dg_memplan_lifetimes(ir, nodes + 1, 2, first, last);
+    touched = dg_memplan_lifetimes(ir, nodes + 1, 2, first, last, order);
   /* Steps count from the sequence's first node (node 1). */
   uint32_t x1 = fits ? ir->nodes[1].inputs[0] : 0;
   uint32_t y1 = fits ? ir->nodes[1].output : 0;
   uint32_t y2 = fits ? ir->nodes[2].output : 0;
   uint32_t in = fits ? ir->nodes[0].inputs[0] : 0;
   CHECK(fits && first[x1] == 0 && last[x1] == 0 && first[y1] == 0 &&
-            last[y1] == 1 && first[y2] == 1 && last[y2] == 1 && first[in] == -1,
-        "memplan: lifetimes over a node sequence, untouched tensors -1");
+            last[y1] == 1 && first[y2] == 1 && last[y2] == 1 &&
+            first[in] == -1 && touched == 3 && order[0] == y1 &&
+            order[1] == x1 && order[2] == y2,
+        "memplan: lifetimes over a node sequence, untouched tensors -1, "
+        "the touched ones listed once in order of first use");
   dg_graph_destroy(g);
 }
 

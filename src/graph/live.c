@@ -69,7 +69,8 @@ bool dg_live_is(const void *p, dg_live_kind k) {
   if (!p)
     return false;
   pthread_mutex_lock(&lock);
-  bool live = cap && find(p)->p == p && find(p)->kind == k;
+  const slot *s = cap ? find(p) : NULL;
+  bool live = s && s->p == p && s->kind == k;
   pthread_mutex_unlock(&lock);
   return live;
 }

@@ -125,8 +125,9 @@ int dg_memplan_share(dg_mem_block *blocks, int count, size_t *sizes) {
   return buffers;
 }
 
-void dg_memplan_lifetimes(const dg_ir *ir, const int *nodes, int node_count,
-                          int *first, int *last) {
+int dg_memplan_lifetimes(const dg_ir *ir, const int *nodes, int node_count,
+                         int *first, int *last, uint32_t *order) {
+  int count = 0;
   for (int t = 0; t <= ir->tensor_count; t++)
     first[t] = last[t] = -1;
   for (int i = 0; i < node_count; i++) {
@@ -135,9 +136,14 @@ void dg_memplan_lifetimes(const dg_ir *ir, const int *nodes, int node_count,
       uint32_t id = k < 0 ? n->output : n->inputs[k];
       if (!id)
         continue;
-      if (first[id] < 0)
+      if (first[id] < 0) {
         first[id] = i;
+        if (order)
+          order[count] = id;
+        count++;
+      }
       last[id] = i;
     }
   }
+  return count;
 }

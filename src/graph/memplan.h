@@ -56,8 +56,11 @@ int dg_memplan_share(dg_mem_block *blocks, int count, size_t *sizes);
 /* Live steps of the tensors of a node sequence: for step i (node
  * nodes[i] of ir), every input and the output of that node are live.
  * first and last have ir->tensor_count + 1 entries (index = tensor id);
- * tensors the sequence never touches get first = last = -1. */
-void dg_memplan_lifetimes(const dg_ir *ir, const int *nodes, int node_count,
-                          int *first, int *last);
+ * tensors the sequence never touches get first = last = -1. order, when
+ * not NULL (tensor_count entries), receives the ids touched, each once,
+ * in order of first use (within a step, the output before the inputs);
+ * returns how many. */
+int dg_memplan_lifetimes(const dg_ir *ir, const int *nodes, int node_count,
+                         int *first, int *last, uint32_t *order);
 
 #endif

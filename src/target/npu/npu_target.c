@@ -105,7 +105,7 @@ static dg_status own_buffers(npu_segment *s, const dg_segment *seg) {
   dg_mem_block *blocks = malloc(sizeof *blocks * (size_t)(T + 1));
   bool oom = !s->own || !first || !last || !ids || !blocks;
   if (!oom) {
-    dg_memplan_lifetimes(s->ir, seg->nodes, seg->node_count, first, last);
+    dg_memplan_lifetimes(s->ir, seg->nodes, seg->node_count, first, last, NULL);
     for (int i = 0; i < seg->node_count; i++) {
       uint32_t t = s->ir->nodes[seg->nodes[i]].output;
       bool boundary = false;

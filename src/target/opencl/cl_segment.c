@@ -61,22 +61,20 @@ static dg_status plan_buffers(cl_segment *s, const dg_segment *seg,
   size_t *sizes = malloc(sizeof(size_t) * (size_t)(T + 1));
   int count = 0, buffers = -1;
   if (first && last && order && blocks && sizes) {
-    dg_memplan_lifetimes(ir, seg->nodes, seg->node_count, first, last);
+    int touched = dg_memplan_lifetimes(ir, seg->nodes, seg->node_count, first,
+                                       last, order);
     for (int i = 0; i < s->io.input_count; i++)
       first[s->io.inputs[i]] = 0;
     for (int o = 0; o < s->io.output_count; o++)
       last[s->io.outputs[o]] = seg->node_count;
-    for (int i = 0; i < seg->node_count; i++) {
-      const dg_node *n = &ir->nodes[seg->nodes[i]];
-      for (int k = -1; k < n->input_count; k++) {
-        uint32_t id = k < 0 ? n->output : n->inputs[k];
-        if (!id || first[id] < 0 || (s->io.role[id] & DG_IO_CONSTANT))
-          continue;
-        blocks[count] =
-            (dg_mem_block){tensor_bytes(ir, id), first[id], last[id], false, 0};
-        order[count++] = id;
-        first[id] = -1; /* listed once */
-      }
+    for (int c = 0; c < touched;
+         c++) { /* constants have buffers of their own */
+      uint32_t id = order[c];
+      if (s->io.role[id] & DG_IO_CONSTANT)
+        continue;
+      blocks[count] =
+          (dg_mem_block){tensor_bytes(ir, id), first[id], last[id], false, 0};
+      order[count++] = id;
     }
     buffers = dg_memplan_share(blocks, count, sizes);
   }

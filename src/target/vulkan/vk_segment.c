@@ -131,23 +131,15 @@ static bool plan_memory(vk_segment *s, VkDeviceSize *dev_bytes,
   if (ok) {
     for (int t = 0; t <= T; t++)
       s->slot_of[t] = -1;
-    dg_memplan_lifetimes(ir, s->nodes, s->node_count, first, last);
     /* Tensors in order of first use; what crosses the boundary is pinned
      * (uploaded once, or staged while other tensors are live). */
-    int count = 0;
-    for (int i = 0; i < s->node_count; i++) {
-      const dg_node *n = &ir->nodes[s->nodes[i]];
-      for (int k = -1; k < n->input_count; k++) {
-        uint32_t id = k < 0 ? n->output : n->inputs[k];
-        if (!id || first[id] != i || s->slot_of[id] == -2)
-          continue;
-        s->slot_of[id] = -2; /* listed */
-        bool pinned = s->io.role[id] != 0;
-        blocks[count] = (dg_mem_block){
-            align_up(dg_desc_bytes(&dg_ir_tensor(ir, id)->desc), 4), first[id],
-            last[id], pinned, 0};
-        order[count++] = id;
-      }
+    int count =
+        dg_memplan_lifetimes(ir, s->nodes, s->node_count, first, last, order);
+    for (int c = 0; c < count; c++) {
+      uint32_t id = order[c];
+      blocks[c] = (dg_mem_block){
+          align_up(dg_desc_bytes(&dg_ir_tensor(ir, id)->desc), 4), first[id],
+          last[id], s->io.role[id] != 0, 0};
     }
     bool oom = false;
     VkDeviceSize top =
