@@ -1,0 +1,192 @@
+/* The differential harness shared by tests/test_differential.c and the
+ * per-family tests (test_diff_*.c): build a one-op graph on random inputs,
+ * run it on every device of the context, and compare with the op's float64
+ * reference kernel from src/ops. Float outputs must be within the dtype's
+ * tolerance relative to the largest reference magnitude; integer outputs
+ * within the device's declared int8 LSB deviation (0: bit-exact).
+ *
+ * Header-only (static functions): each test program includes it once and
+ * sets ctx before the first case. */
+#ifndef DG_TEST_DIFFERENTIAL_H
+#define DG_TEST_DIFFERENTIAL_H
+
+#include "graph.h"
+#include "graph/internal.h"
+#include "graph/session.h"
+#include "harness.h"
+#include "ops/ops.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CASES 48
+#define MAX_INPUTS 4
+
+static dg_context *ctx; /* set by main before the first case */
+
+typedef struct op_stats {
+  int cases, failures, declined;
+  double worst;
+  char first_failure[400];
+} op_stats;
+
+static dg_tensor_desc desc_of(dg_dtype t, int rank, const int64_t *dims) {
+  dg_tensor_desc d = {.dtype = t, .rank = rank};
+  memcpy(d.dims, dims, sizeof(int64_t) * (size_t)rank);
+  if (t == DG_DTYPE_I8 || t == DG_DTYPE_U8) {
+    d.quant.scale = t_uniform(0.005f, 0.05f);
+    d.quant.zero_point = t == DG_DTYPE_I8 ? t_range(-20, 20) : t_range(100, 150);
+  }
+  return d;
+}
+
+/* Floats are drawn from [-fill_span, fill_span]: 1 for most ops, wider
+ * where an op's interesting range is (sigmoid's saturation). */
+static float fill_span = 1.0f;
+/* Set for ops defined only on positive inputs (log, sqrt): floats are then
+ * drawn from [fill_span / 100, fill_span]. */
+static bool fill_positive = false;
+
+static float fill_float(void) {
+  return fill_positive ? t_uniform(fill_span / 100, fill_span)
+                       : t_uniform(-fill_span, fill_span);
+}
+
+static void fill(const dg_tensor_desc *d, void *p) {
+  int64_t n = dg_desc_elements(d);
+  for (int64_t i = 0; i < n; i++) switch (d->dtype) {
+    case DG_DTYPE_F32:
+      ((float *)p)[i] = fill_float();
+      break;
+    case DG_DTYPE_F16:
+      ((uint16_t *)p)[i] = dg_f32_to_f16(fill_float());
+      break;
+    case DG_DTYPE_I8: ((int8_t *)p)[i] = (int8_t)t_range(-128, 127); break;
+    case DG_DTYPE_U8: ((uint8_t *)p)[i] = (uint8_t)t_range(0, 255); break;
+    case DG_DTYPE_I32: ((int32_t *)p)[i] = t_range(-2000, 2000); break;
+    default: break;
+    }
+}
+
+/* Builds inputs named in0.. from descs, lets make() add the op, then on
+ * every device compares the session's output with the reference. */
+typedef dg_tensor (*make_fn)(dg_graph *g, dg_tensor *in, void *arg);
+
+static void run_case(op_stats *st, const char *label, int n_in,
+                     const dg_tensor_desc *descs, make_fn make, void *arg) {
+  dg_graph *g = dg_graph_create(ctx, label);
+  dg_tensor in[MAX_INPUTS];
+  void *data[MAX_INPUTS] = {0};
+  dg_binding bind[MAX_INPUTS];
+  char names[MAX_INPUTS][16];
+  for (int i = 0; i < n_in; i++) {
+    snprintf(names[i], sizeof names[i], "in%d", i);
+    in[i] = dg_graph_input(g, names[i], &descs[i]);
+    size_t bytes = dg_desc_bytes(&descs[i]);
+    data[i] = malloc(bytes);
+    fill(&descs[i], data[i]);
+    bind[i] = (dg_binding){names[i], data[i], bytes};
+  }
+  dg_tensor y = make(g, in, arg);
+  dg_graph_output(g, "y", y, DG_LAYOUT_NCHW);
+  st->cases++;
+  if (dg_graph_status(g) != DG_OK) {
+    st->failures++;
+    if (!st->first_failure[0])
+      snprintf(st->first_failure, sizeof st->first_failure,
+               "%s: build failed: %.150s", label, dg_graph_error(g)->message);
+    goto done;
+  }
+  const dg_ir *ir = &g->ir;
+  const dg_node *n = &ir->nodes[ir->node_count - 1];
+  const dg_tensor_desc *yd = &dg_ir_tensor(ir, n->output)->desc;
+  int64_t ne = dg_desc_elements(yd);
+  double *ref = malloc(sizeof(double) * (size_t)ne);
+  double *ins[MAX_INPUTS] = {0};
+  for (int k = 0; k < n->input_count; k++) {
+    if (!n->inputs[k])
+      continue;
+    const dg_tensor_info *t = dg_ir_tensor(ir, n->inputs[k]);
+    int64_t m = dg_desc_elements(&t->desc);
+    ins[k] = malloc(sizeof(double) * (size_t)m);
+    const void *src = t->constant ? t->constant->data : NULL;
+    for (int i = 0; i < n_in; i++)
+      if (in[i].id == n->inputs[k])
+        src = data[i];
+    for (int64_t e = 0; e < m; e++)
+      ins[k][e] = dg_load_elem(t->desc.dtype, src, e);
+  }
+  dg_op_def_get(n->op)->reference(ir, n, (const double *const *)ins, ref);
+  void *out = malloc(dg_desc_bytes(yd));
+  for (int dev = 0; dev < dg_context_device_count(ctx); dev++) {
+    dg_compile_options o = {.devices = &dev, .device_count = 1};
+    dg_session *s;
+    dg_diagnostic diag;
+    dg_device_info info;
+    dg_context_device_info(ctx, dev, &info);
+    dg_status rc = dg_graph_compile(g, &o, &s, &diag);
+    /* An NPU runs a subset of shapes and says which it declines; every
+     * other device must run every case. */
+    if (rc == DG_ERROR_UNSUPPORTED && info.kind == DG_DEVICE_NPU) {
+      st->declined++;
+      continue;
+    }
+    if (rc == DG_OK)
+      rc = dg_session_run(s, bind, n_in,
+                          &(dg_binding){"y", out, dg_desc_bytes(yd)}, 1,
+                          &diag);
+    double max_abs = 0, max_ref = 0;
+    bool is_int = yd->dtype != DG_DTYPE_F32 && yd->dtype != DG_DTYPE_F16;
+    for (int64_t e = 0; rc == DG_OK && e < ne; e++) {
+      double v = dg_load_elem(yd->dtype, out, e);
+      double d = fabs(v - ref[e]);
+      if (!(d <= max_abs)) /* NaN counts as worst */
+        max_abs = isnan(d) ? INFINITY : d;
+      if (fabs(ref[e]) > max_ref)
+        max_ref = fabs(ref[e]);
+    }
+    double err = is_int ? max_abs : max_abs / (max_ref > 0 ? max_ref : 1);
+    double tol = is_int ? info.int8_max_lsb_deviation
+                 : yd->dtype == DG_DTYPE_F16
+                     ? 1e-2 + ldexp(info.f16_max_ulp_deviation, -10)
+                     : 1e-4;
+    if (rc != DG_OK || err > tol) {
+      st->failures++;
+      if (!st->first_failure[0])
+        snprintf(st->first_failure, sizeof st->first_failure,
+                 "%s on device %d: %.150s, error %g > %g", label, dev,
+                 rc ? diag.message : "ran", err, tol);
+    }
+    if (err > st->worst)
+      st->worst = err;
+    dg_session_destroy(s);
+  }
+  for (int k = 0; k < MAX_INPUTS; k++)
+    free(ins[k]);
+  free(ref);
+  free(out);
+done:
+  for (int i = 0; i < n_in; i++)
+    free(data[i]);
+  dg_graph_destroy(g);
+}
+
+static void report(const char *op, const op_stats *st) {
+  char declined[64] = "";
+  if (st->declined)
+    snprintf(declined, sizeof declined, " (%d case-device pairs declined by "
+             "an NPU)", st->declined);
+  CHECK(st->failures == 0, "%s: %d random cases on %d device(s)%s, worst "
+        "error %.3g%s%s", op, st->cases, dg_context_device_count(ctx),
+        declined, st->worst, st->failures ? "; first failure: " : "",
+        st->first_failure);
+}
+
+static void random_dims(int rank, int64_t *d, int lo, int hi) {
+  for (int i = 0; i < rank; i++)
+    d[i] = t_range(lo, hi);
+}
+
+#endif
