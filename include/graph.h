@@ -676,22 +676,25 @@ typedef struct dg_onnx_options {
   int constant_count;
 } dg_onnx_options;
 
-/* Reads an ONNX model (opsets 1..21 of the default domain, each op at the
+/* Reads an ONNX model (opsets 1..22 of the default domain, each op at the
  * versions src/onnx/onnx_op_table.c lists, with the semantics of the
  * model's version) and builds it
  * with the builder calls above, nothing private: graph inputs and outputs
  * keep their ONNX names; initializers become constants (copied).
- * Conv, MaxPool, AveragePool, GlobalAveragePool, Gemm, MatMul, Softmax,
- * Relu, Clip, Add, Flatten, Reshape, Concat, QuantizeLinear,
- * DequantizeLinear, QLinearConv, QLinearMatMul, Identity and Dropout
- * (inference: its mask output is declined) are supported, and
+ * docs/onnx.md lists the ops taken. Shape arithmetic on values known at
+ * import (Shape, Size, Gather, Unsqueeze, Concat, Cast, Range, Equal,
+ * Where, ConstantOfShape, ... on constants, as PyTorch's exports write
+ * around Reshape and Expand) is folded: no node is built for it.
  * DequantizeLinear -> Conv/MatMul/Gemm (-> Relu) -> QuantizeLinear chains
  * are folded into the int8 ops. Anything else fails with a diagnostic
- * naming the node, the op and the attribute. A truncated, corrupt or
- * hostile file gives an error (DG_ERROR_IO or DG_ERROR_INVALID_ARGUMENT),
- * never a crash. opts may be NULL. On success *out is a new graph the
- * caller destroys; on failure *out is NULL. Returns DG_ERROR_UNSUPPORTED
- * when the library was built without ONNX support (protobuf-c). */
+ * naming the node, the op and the attribute; when several nodes are not
+ * supported, the message counts and names the others too (as far as they
+ * fit), and each is logged whole at DG_LOG_ERROR on ctx. A truncated,
+ * corrupt or hostile file gives an error (DG_ERROR_IO or
+ * DG_ERROR_INVALID_ARGUMENT), never a crash. opts may be NULL. On success
+ * *out is a new graph the caller destroys; on failure *out is NULL.
+ * Returns DG_ERROR_UNSUPPORTED when the library was built without ONNX
+ * support (protobuf-c). */
 DG_API dg_status dg_onnx_load(dg_context *ctx, const char *path,
                               const dg_onnx_options *opts, dg_graph **out,
                               dg_diagnostic *diag);

@@ -403,12 +403,82 @@ static void deep_models(void) {
   free(m.p);
 }
 
+/* Loads tests/onnx/NAME, runs it on the CPU with x = 0.25 * (i + 1)
+ * and returns the output in y (n values); the node count in *nodes. */
+static dg_status load_and_run(const char *file, float *y, size_t n, int *nodes,
+                              dg_diagnostic *d) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/tests/onnx/%s", DG_SOURCE_DIR, file);
+  dg_graph *g = NULL;
+  dg_status st = dg_onnx_load(ctx, path, NULL, &g, d);
+  if (st != DG_OK)
+    return st;
+  *nodes = dg_graph_node_count(g);
+  dg_io_info in;
+  dg_graph_input_info(g, 0, &in);
+  size_t nx = 1;
+  for (int k = 0; k < in.desc.rank; k++)
+    nx *= (size_t)in.desc.dims[k];
+  float *x = malloc(sizeof *x * nx);
+  for (size_t i = 0; i < nx; i++)
+    x[i] = 0.25f * (float)(i + 1) * (i % 3 == 1 ? -1.0f : 1.0f);
+  int cpu = 0;
+  dg_compile_options o = {.devices = &cpu, .device_count = 1};
+  dg_session *s = NULL;
+  st = dg_graph_compile(g, &o, &s, d);
+  if (st == DG_OK)
+    st = dg_session_run(s, &(dg_binding){in.name, x, nx * sizeof *x}, 1,
+                        &(dg_binding){"y", y, n * sizeof *y}, 1, d);
+  dg_session_destroy(s);
+  dg_graph_destroy(g);
+  free(x);
+  return st;
+}
+
+/* Shape arithmetic is folded at import: no node is built for it, and the
+ * folded values are what ONNX's semantics give (worked out by hand). */
+static void fold_models(void) {
+  dg_diagnostic d;
+  float y[120];
+  int nodes = 0;
+  dg_status st = load_and_run("fold_shape_chain.onnx", y, 120, &nodes, &d);
+  int ok = st == DG_OK && nodes == 2;
+  for (int i = 0; ok && i < 120; i++)
+    ok = y[i] == (i % 3 == 1 ? 0.0f : 0.25f * (float)(i + 1));
+  CHECK(ok,
+        "fold_shape_chain.onnx: Shape/Gather/Unsqueeze/Concat folded "
+        "(%d nodes built: reshape, relu), y = relu(x) as [2, 60] (%s)",
+        nodes, st ? d.message : "ran");
+  st = load_and_run("fold_range_where.onnx", y, 8, &nodes, &d);
+  const float c[4] = {1.5f, 2.5f, 11.5f, 4.5f}; /* where(r == 2, 10, r) + 1.5 */
+  ok = st == DG_OK && nodes == 1;
+  for (int i = 0; ok && i < 8; i++)
+    ok =
+        y[i] == 0.25f * (float)(i + 1) * (i % 3 == 1 ? -1.0f : 1.0f) + c[i % 4];
+  CHECK(ok,
+        "fold_range_where.onnx: Range/Equal/Where/Cast/ConstantOfShape "
+        "folded (%d node built: add), y = x + [1.5, 2.5, 11.5, 4.5] (%s)",
+        nodes, st ? d.message : "ran");
+  refused("fold_range_huge.onnx", DG_ERROR_UNSUPPORTED, "range", "Range",
+          "delta", "Range of 1e+12 elements");
+  refused("fold_expand_huge.onnx", DG_ERROR_UNSUPPORTED, "expand", "Expand",
+          "output", "would hold more than 16777216 elements");
+  refused("fold_div_zero.onnx", DG_ERROR_INVALID_ARGUMENT, "div", "Div", "B",
+          "integer division by zero");
+  refused("fold_range_runtime.onnx", DG_ERROR_UNSUPPORTED, "range", "Range",
+          "x", "only taken on values known at import");
+}
+
 int main(void) {
   dg_diagnostic d0;
   if (dg_context_create(NULL, &ctx) != DG_OK)
     return 1;
-  refused("unsupported_op.onnx", DG_ERROR_UNSUPPORTED, "the_leaky", "LeakyRelu",
-          "op_type", "'LeakyRelu' is not supported");
+  refused("unsupported_op.onnx", DG_ERROR_UNSUPPORTED, "the_lp",
+          "LpNormalization", "op_type", "'LpNormalization' is not supported");
+  refused("many_unsupported.onnx", DG_ERROR_UNSUPPORTED, "lrn", "LRN",
+          "op_type",
+          "'LRN' is not supported; 1 more node not supported: Foo (node 3)");
+  fold_models();
   refused("unsupported_attr.onnx", DG_ERROR_UNSUPPORTED, "conv_x", "Conv",
           "foo", "attribute 'foo'");
   refused("dilated_pool.onnx", DG_ERROR_UNSUPPORTED, "mp", "MaxPool",

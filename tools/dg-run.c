@@ -227,6 +227,11 @@ static void free_loaded(loaded *l, int n) {
   }
 }
 
+static void log_error(void *user, dg_log_level level, const char *msg) {
+  (void)user, (void)level;
+  fprintf(stderr, "dg-run: %s\n", msg);
+}
+
 int main(int argc, char **argv) {
   static const char P[] = "dg-run";
   const char *model = NULL, *dot = NULL, *device_args[16], *save_args[MAX_IO];
@@ -319,7 +324,10 @@ int main(int argc, char **argv) {
     goto usage_error;
   }
   dg_context *ctx;
-  if (dg_context_create(NULL, &ctx) != DG_OK) {
+  /* Errors the library logs (each unsupported node of a model, whole)
+   * go to stderr, before the diagnostic that sums them up. */
+  dg_context_options cx = {.log = log_error, .log_level = DG_LOG_ERROR};
+  if (dg_context_create(&cx, &ctx) != DG_OK) {
     fprintf(stderr, "dg-run: cannot create a context\n");
     goto done_args;
   }

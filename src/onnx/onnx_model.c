@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L /* open, fstat, O_CLOEXEC */
 #include "onnx_internal.h"
 
+#include "../graph/internal.h" /* dg_log: the context's log */
 #include "../graph/names.h"
 
 #include <errno.h>
@@ -45,6 +46,39 @@ static void diagnose(dg_diagnostic *d, dg_status st, int node,
   dg_text_mark_cut(d->message, sizeof d->message, want);
 }
 
+/* The translator's failure, with the other unsupported nodes it found
+ * named in the message as far as they fit ("; N more not supported: OP
+ * (node K), ...") and each logged whole, one line a node, on the graph's
+ * context at DG_LOG_ERROR. */
+static void diagnose_all(const dg_context *ctx, dg_diagnostic *d,
+                         const dg_onnx_failure *why) {
+  char reason[512];
+  int len = snprintf(reason, sizeof reason, "%s", why->reason);
+  if (why->also_count && len < (int)sizeof reason)
+    len += snprintf(reason + len, sizeof reason - (size_t)len,
+                    "; %d more node%s not supported:", why->also_count,
+                    why->also_count > 1 ? "s" : "");
+  for (const char *p = why->also; *p && len < (int)sizeof reason;) {
+    const char *nl = strchr(p, '\n'), *paren = strchr(p, '(');
+    int k = atoi(p + 5); /* "node K '...' (OP): ..." */
+    size_t line = nl ? (size_t)(nl - p) : strlen(p);
+    if (ctx)
+      dg_log(ctx, DG_LOG_ERROR, "onnx %.*s", (int)line, p);
+    if (paren && paren < p + line) {
+      const char *close = strchr(paren, ')');
+      int oplen = close ? (int)(close - paren - 1) : 0;
+      len += snprintf(reason + len, sizeof reason - (size_t)len,
+                      " %.*s (node %d),", oplen, paren + 1, k);
+    }
+    p += line + (nl ? 1 : 0);
+  }
+  if (why->also_count && len < (int)sizeof reason && reason[len - 1] == ',')
+    reason[--len] = 0;
+  dg_text_mark_cut(reason, sizeof reason, len);
+  diagnose(d, why->status, why->node, why->node_name, why->op, why->field,
+           reason);
+}
+
 static dg_status refuse(dg_diagnostic *d, dg_status st, const char *field,
                         const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -59,8 +93,9 @@ static dg_status refuse(dg_diagnostic *d, dg_status st, const char *field,
   return st;
 }
 
-static dg_status import(dg_graph *g, const Onnx__ModelProto *m,
-                        const dg_onnx_options *opts, dg_diagnostic *diag) {
+static dg_status import(const dg_context *ctx, dg_graph *g,
+                        const Onnx__ModelProto *m, const dg_onnx_options *opts,
+                        dg_diagnostic *diag) {
   if (!m->graph)
     return refuse(diag, DG_ERROR_INVALID_ARGUMENT, "graph",
                   "the model has no graph");
@@ -70,9 +105,9 @@ static dg_status import(dg_graph *g, const Onnx__ModelProto *m,
     if (!o->domain || !o->domain[0] || !strcmp(o->domain, "ai.onnx"))
       opset = o->has_version ? o->version : 1;
   }
-  if (opset < 1 || opset > 21)
+  if (opset < 1 || opset > 22)
     return refuse(diag, DG_ERROR_UNSUPPORTED, "opset_import",
-                  "default-domain opset %lld is not supported (1..21)",
+                  "default-domain opset %lld is not supported (1..22)",
                   (long long)opset);
   onnx_source s;
   dg_onnx_source src;
@@ -86,8 +121,7 @@ static dg_status import(dg_graph *g, const Onnx__ModelProto *m,
     dg_onnx_failure why;
     st = dg_onnx_translate(g, &src, &why);
     if (st != DG_OK)
-      diagnose(diag, st, why.node, why.node_name, why.op, why.field,
-               why.reason);
+      diagnose_all(ctx, diag, &why);
   }
   onnx_source_free(&s);
   return st;
@@ -122,7 +156,7 @@ dg_status dg_onnx_load_memory(dg_context *ctx, const void *data, size_t size,
   dg_graph *g = dg_graph_create(ctx, m->graph && m->graph->name ? m->graph->name
                                                                 : "onnx");
   dg_status st =
-      g ? import(g, m, &o, diag)
+      g ? import(ctx, g, m, &o, diag)
         : refuse(diag, DG_ERROR_OUT_OF_MEMORY, NULL, "out of memory");
   onnx__model_proto__free_unpacked(m, NULL);
   if (st != DG_OK) {

@@ -429,14 +429,51 @@ static void op_identity(tr *t) {
 }
 
 /* A Constant node's tensor becomes a constant value: a tensor once a
- * node reads it. */
+ * node reads it. Its value is the tensor attribute 'value', or (opset 12)
+ * value_int, value_ints or value_float; value_floats, value_string(s)
+ * and sparse_value are refused by the attribute list. */
 static void op_constant(tr *t) {
   tr_value *v = tr_value_find(t, t->n->outputs[0]);
-  if (!t->n->constant_value || !v || !t->n->constant_value(t->n, &v->cv)) {
-    tr_fail(t, DG_ERROR_UNSUPPORTED, "value",
-            "only tensor-valued Constant nodes are supported");
+  if (!v)
+    return;
+  if (t->n->constant_value && t->n->constant_value(t->n, &v->cv)) {
+    v->cv.kind = DG_ONNX_VALUE_CONST;
+    v->has_const = true;
     return;
   }
+  int64_t i, ints[DG_MAX_RANK * 64];
+  float f;
+  int n = t->n->attr_ints(t->n, "value_ints", ints, DG_MAX_RANK * 64);
+  bool one_int = t->n->attr_int(t->n, "value_int", &i);
+  bool one_float = !one_int && t->n->attr_float(t->n, "value_float", &f);
+  if (n > DG_MAX_RANK * 64 || (n < 0 && !one_int && !one_float)) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "value",
+            "only Constant nodes holding a tensor, value_int, value_float or "
+            "up to %d value_ints are supported",
+            DG_MAX_RANK * 64);
+    return;
+  }
+  size_t count = n >= 0 ? (size_t)n : 1;
+  void *p = malloc(count ? count * 8 : 8);
+  if (!p || !tr_own(t, p)) {
+    tr_fail(t, DG_ERROR_OUT_OF_MEMORY, NULL, "out of memory");
+    return;
+  }
+  memset(&v->cv, 0, sizeof v->cv);
+  if (one_float) {
+    *(float *)p = f;
+    v->cv.elem = DG_ONNX_FLOAT;
+  } else {
+    if (n >= 0)
+      memcpy(p, ints, count * 8);
+    else
+      *(int64_t *)p = i;
+    v->cv.elem = DG_ONNX_INT64;
+  }
+  v->cv.rank = n >= 0 ? 1 : 0;
+  v->cv.dims[0] = (int64_t)count;
+  v->cv.data = p;
+  v->cv.count = count;
   v->cv.kind = DG_ONNX_VALUE_CONST;
   v->has_const = true;
 }
@@ -458,33 +495,54 @@ static const char *const axis_attr[] = {"axis", NULL};
 static const char *const clip_attrs[] = {"min", "max", NULL};
 static const char *const reshape_attrs[] = {"allowzero", NULL};
 static const char *const quantize_attrs[] = {"axis", "saturate", NULL};
-static const char *const constant_attrs[] = {"value", NULL};
+static const char *const constant_attrs[] = {"value", "value_int", "value_ints",
+                                             "value_float", NULL};
+static const char *const shape_attrs[] = {"start", "end", NULL};
+static const char *const axes_attr[] = {"axes", NULL};
+static const char *const value_attr[] = {"value", NULL};
 
 /* Opsets: from the first version whose form the handler reads (Reshape's
  * shape became an input at 5, the quantisation ops appeared at 10) to the
  * newest the importer takes; older forms with other attributes (Add's
  * broadcast, Relu's consumed_inputs) are refused by the attribute lists. */
 static const tr_op table[] = {
-    {"Add", 1, 21, NULL, op_add},
-    {"AveragePool", 1, 21, avg_pool_attrs, op_avg_pool},
-    {"Clip", 1, 21, clip_attrs, op_clip},
-    {"Concat", 1, 21, axis_attr, op_concat},
-    {"Constant", 1, 21, constant_attrs, op_constant},
-    {"Conv", 1, 21, conv_attrs, op_conv},
-    {"DequantizeLinear", 10, 21, axis_attr, tr_op_dequantize},
-    {"Dropout", 1, 21, dropout_attrs, op_identity},
-    {"Flatten", 1, 21, axis_attr, op_flatten},
-    {"Gemm", 1, 21, gemm_attrs, op_gemm},
-    {"GlobalAveragePool", 1, 21, NULL, op_global_avg_pool},
-    {"Identity", 1, 21, NULL, op_identity},
-    {"MatMul", 1, 21, NULL, op_matmul},
-    {"MaxPool", 1, 21, max_pool_attrs, op_max_pool},
-    {"QLinearConv", 10, 21, conv_attrs, tr_op_qlinear_conv},
-    {"QLinearMatMul", 10, 21, NULL, tr_op_qlinear_matmul},
-    {"QuantizeLinear", 10, 21, quantize_attrs, tr_op_quantize},
-    {"Relu", 1, 21, NULL, op_relu},
-    {"Reshape", 5, 21, reshape_attrs, op_reshape},
-    {"Softmax", 1, 21, axis_attr, op_softmax},
+    {"Add", 1, 22, NULL, op_add},
+    {"AveragePool", 1, 22, avg_pool_attrs, op_avg_pool},
+    {"Clip", 1, 22, clip_attrs, op_clip},
+    {"Concat", 1, 22, axis_attr, op_concat},
+    {"Constant", 1, 22, constant_attrs, op_constant},
+    {"Conv", 1, 22, conv_attrs, op_conv},
+    {"DequantizeLinear", 10, 22, axis_attr, tr_op_dequantize},
+    {"Dropout", 1, 22, dropout_attrs, op_identity},
+    {"Flatten", 1, 22, axis_attr, op_flatten},
+    {"Gemm", 1, 22, gemm_attrs, op_gemm},
+    {"GlobalAveragePool", 1, 22, NULL, op_global_avg_pool},
+    {"Identity", 1, 22, NULL, op_identity},
+    {"MatMul", 1, 22, NULL, op_matmul},
+    {"MaxPool", 1, 22, max_pool_attrs, op_max_pool},
+    {"QLinearConv", 10, 22, conv_attrs, tr_op_qlinear_conv},
+    {"QLinearMatMul", 10, 22, NULL, tr_op_qlinear_matmul},
+    {"QuantizeLinear", 10, 22, quantize_attrs, tr_op_quantize},
+    {"Relu", 1, 22, NULL, op_relu},
+    {"Reshape", 5, 22, reshape_attrs, op_reshape},
+    {"Softmax", 1, 22, axis_attr, op_softmax},
+    /* Shape arithmetic: folded at import (onnx_fold.c). */
+    {"And", 7, 22, NULL, tr_op_fold_only},
+    {"ConstantOfShape", 9, 22, value_attr, tr_op_fold_only},
+    {"Equal", 1, 22, NULL, tr_op_fold_only},
+    {"Greater", 1, 22, NULL, tr_op_fold_only},
+    {"GreaterOrEqual", 12, 22, NULL, tr_op_fold_only},
+    {"Less", 1, 22, NULL, tr_op_fold_only},
+    {"LessOrEqual", 12, 22, NULL, tr_op_fold_only},
+    {"Not", 1, 22, NULL, tr_op_fold_only},
+    {"Or", 7, 22, NULL, tr_op_fold_only},
+    {"Range", 11, 22, NULL, tr_op_fold_only},
+    {"Shape", 1, 22, shape_attrs, tr_op_fold_only},
+    {"Size", 1, 22, NULL, tr_op_fold_only},
+    {"Squeeze", 1, 22, axes_attr, tr_op_squeeze},
+    {"Unsqueeze", 1, 22, axes_attr, tr_op_squeeze},
+    {"Where", 9, 22, NULL, tr_op_fold_only},
+    {"Xor", 7, 22, NULL, tr_op_fold_only},
 };
 
 const tr_op *tr_op_find(const char *op) {

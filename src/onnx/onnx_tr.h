@@ -48,6 +48,8 @@ typedef struct tr {
   tr_quant *q;           /* 3 */
   dg_onnx_failure *why;
   dg_status st;
+  void **owned; /* buffers of folded values (onnx_fold.c), freed at the end */
+  int nowned;
 } tr;
 
 /* One row of the op table: the op, the opsets it is taken at, the
@@ -104,6 +106,24 @@ bool tr_conv_kernel_shape(tr *t, dg_tensor w);
 /* Fails naming the first attribute of node n not in the row's list. */
 bool tr_attrs_allowed(tr *t, const dg_onnx_node *n, const tr_op *row);
 bool tr_is_op(const dg_onnx_node *n, const char *op);
+
+/* Keeps p (malloc'd) until the translation ends; false (p freed) when it
+ * cannot. */
+bool tr_own(tr *t, void *p);
+
+/* onnx_fold.c */
+/* Folds the current node when its op is one of the fold table's and its
+ * inputs are known at import (or, for Shape and Size, their shapes):
+ * its outputs become constants and no node is built. true when handled
+ * (folded, or refused: an op that only folds, on a run-time value). */
+bool tr_try_const_fold(tr *t);
+/* Whether the fold table has n's op. */
+bool tr_fold_has(const dg_onnx_node *n);
+/* The op table's handler of the ops that exist only as folds: reached
+ * only when folding did not happen. */
+void tr_op_fold_only(tr *t);
+/* Squeeze and Unsqueeze of a run-time tensor: a reshape. */
+void tr_op_squeeze(tr *t);
 
 /* onnx_qdq.c */
 /* Scale (input si) and zero point (zi, optional; -1: none) of the current

@@ -342,6 +342,17 @@ dg_tensor tr_input(tr *t, int i, const dg_quant_params *quant, bool optional) {
   return DG_TENSOR_NONE;
 }
 
+bool tr_own(tr *t, void *p) {
+  void **o = realloc(t->owned, sizeof *o * (size_t)(t->nowned + 1));
+  if (!o) {
+    free(p);
+    return false;
+  }
+  t->owned = o;
+  t->owned[t->nowned++] = p;
+  return true;
+}
+
 /* ---- outputs ---- */
 
 void tr_output(tr *t, int i, dg_tensor x) {
@@ -538,6 +549,9 @@ static void translate_node(tr *t) {
   if (tr_try_fold(t))
     return;
   const tr_op *row = tr_op_find(n->op_type);
+  /* An op with no run-time form here may still fold on constants. */
+  if (!row && tr_try_const_fold(t))
+    return;
   if (!row) {
     tr_fail(t, DG_ERROR_UNSUPPORTED, "op_type",
             "operator '%s' is not supported", n->op_type);
@@ -551,8 +565,60 @@ static void translate_node(tr *t) {
   }
   if (!tr_attrs_allowed(t, n, row))
     return;
-  row->run(t);
+  if (!tr_try_const_fold(t))
+    row->run(t);
   tr_check(t);
+}
+
+/* What the op table alone says of node k, without building anything: ""
+ * when its op, opset and attributes are taken, the reason otherwise. */
+static void static_check(const dg_onnx_node *n, char *why, size_t size) {
+  why[0] = 0;
+  const tr_op *row = named(n->op_type) ? tr_op_find(n->op_type) : NULL;
+  if (named(n->domain) && strcmp(n->domain, "ai.onnx"))
+    snprintf(why, size, "operator domain '%s' is not supported", n->domain);
+  else if (!row && !tr_fold_has(n))
+    snprintf(why, size, "operator '%s' is not supported",
+             named(n->op_type) ? n->op_type : "");
+  else if (row && (n->opset < row->min_opset || n->opset > row->max_opset))
+    snprintf(why, size, "%s at opset %lld is not supported (%d..%d)",
+             n->op_type, (long long)n->opset, row->min_opset, row->max_opset);
+  for (int i = 0; row && !why[0] && i < n->n_attrs; i++) {
+    const char *a = n->attr_names[i] ? n->attr_names[i] : "";
+    bool known = false;
+    for (int k = 0; row->attrs && row->attrs[k] && !known; k++)
+      known = !strcmp(a, row->attrs[k]);
+    if (!known)
+      snprintf(why, size, "attribute '%s' is not supported", a);
+  }
+}
+
+/* After an unsupported node: every later one the op table refuses too, so
+ * that one error lists all a model needs. */
+static void list_others(tr *t, int from) {
+  dg_onnx_failure *w = t->why;
+  if (!w || t->st != DG_ERROR_UNSUPPORTED)
+    return;
+  size_t len = 0;
+  int wanted = 0;
+  for (int k = from + 1; k < t->src->node_count; k++) {
+    char why[256];
+    const dg_onnx_node *n = &t->nodes[k];
+    if (t->done[k])
+      continue;
+    static_check(n, why, sizeof why);
+    if (!why[0])
+      continue;
+    w->also_count++;
+    if (len < sizeof w->also) {
+      wanted = snprintf(w->also + len, sizeof w->also - len,
+                        "node %d '%s' (%s): %s\n", k, n->name ? n->name : "",
+                        n->op_type ? n->op_type : "", why);
+      len += (size_t)wanted;
+    }
+  }
+  if (len >= sizeof w->also)
+    dg_text_mark_cut(w->also, sizeof w->also, (int)len);
 }
 
 static void mark_outputs(tr *t) {
@@ -609,6 +675,8 @@ dg_status dg_onnx_translate(dg_graph *g, const dg_onnx_source *src,
     t.cur = k;
     t.n = &t.nodes[k];
     translate_node(&t);
+    if (t.st != DG_OK)
+      list_others(&t, k);
   }
   if (t.st == DG_OK)
     mark_outputs(&t);
@@ -616,6 +684,9 @@ dg_status dg_onnx_translate(dg_graph *g, const dg_onnx_source *src,
   free(t.done);
   free(t.q);
   free(t.vals);
+  for (int k = 0; k < t.nowned; k++)
+    free(t.owned[k]);
+  free(t.owned);
   dg_name_map_free(&t.names);
   return t.st;
 }

@@ -125,6 +125,13 @@ typedef struct dg_onnx_failure {
   const char *op;
   char field[128];
   char reason[512];
+  /* When the failure is DG_ERROR_UNSUPPORTED: the later nodes that would
+   * be refused too, found by checking each one's op, opset and attributes
+   * against the op table (their inputs are not built): also_count of them,
+   * listed in also as "node K 'NAME' (OP): REASON" lines (cut, visibly,
+   * where they do not fit). */
+  int also_count;
+  char also[4096];
 } dg_onnx_failure;
 
 /* Translates the source's nodes into g (which must be empty of them);

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes the ONNX models the importer must refuse, each for one reason
-that the diagnostic has to name (tests/test_onnx_import.c).
+that the diagnostic has to name, and the shape-arithmetic models it must
+fold (tests/test_onnx_import.c).
 Usage: /usr/bin/python3 tests/onnx/make_negative.py"""
 import os
 
@@ -23,9 +24,17 @@ def save(name, nodes, inputs, outputs, inits, opset=13):
 
 w = numpy_helper.from_array(np.ones((2, 1, 3, 3), np.float32), "w")
 save("unsupported_op", [helper.make_node("Relu", ["x"], ["r"], name="ok_relu"),
-                        helper.make_node("LeakyRelu", ["r"], ["y"],
-                                         name="the_leaky")],
+                        helper.make_node("LpNormalization", ["r"], ["y"],
+                                         name="the_lp")],
      [f32("x", [1, 4])], [f32("y", [1, 4])], [])
+# Every unsupported node named in one error: LRN first, then a custom op.
+save("many_unsupported", [helper.make_node("Relu", ["x"], ["a"]),
+                          helper.make_node("LRN", ["a"], ["b"], size=3,
+                                           name="lrn"),
+                          helper.make_node("Relu", ["b"], ["c"]),
+                          helper.make_node("Foo", ["c"], ["y"], name="custom",
+                                           domain="my.ops")],
+     [f32("x", [1, 3, 4, 4])], [f32("y", [1, 3, 4, 4])], [])
 save("unsupported_attr", [helper.make_node("Conv", ["x", "w"], ["y"],
                                            name="conv_x", foo=3)],
      [f32("x", [1, 1, 5, 5])], [f32("y", [1, 2, 3, 3])], [w])
@@ -80,4 +89,58 @@ shape = numpy_helper.from_array(np.array([3, 16777219], np.int64), "shape")
 save("reshape_exact_int64", [helper.make_node("Reshape", ["x", "shape"], ["y"],
                                              name="r")],
      [f32("x", [3 * 16777219])], [f32("y", [3, 16777219])], [shape])
-print("wrote negative models to", out)
+
+# Shape arithmetic the importer folds (PyTorch's export around Reshape):
+# Shape -> Gather -> Unsqueeze -> Concat -> Reshape leaves two nodes.
+def i64(name, values):
+    return numpy_helper.from_array(np.array(values, np.int64), name)
+
+
+save("fold_shape_chain",
+     [helper.make_node("Shape", ["x"], ["s"]),
+      helper.make_node("Gather", ["s", "zero"], ["b"], axis=0),
+      helper.make_node("Unsqueeze", ["b", "axes"], ["b1"]),
+      helper.make_node("Concat", ["b1", "minus1"], ["shp"], axis=0),
+      helper.make_node("Reshape", ["x", "shp"], ["r"]),
+      helper.make_node("Relu", ["r"], ["y"])],
+     [f32("x", [2, 3, 4, 5])], [f32("y", [2, 60])],
+     [i64("zero", 0), i64("axes", [0]), i64("minus1", [-1])], opset=18)
+# Range, Equal, Where, Cast and ConstantOfShape on constants: x + c with
+# c = [0, 1, 10, 3] + 1.5.
+save("fold_range_where",
+     [helper.make_node("Range", ["r0", "r4", "r1"], ["r"]),
+      helper.make_node("Equal", ["r", "two"], ["eq"]),
+      helper.make_node("Where", ["eq", "ten", "r"], ["w"]),
+      helper.make_node("Cast", ["w"], ["wf"], to=TensorProto.FLOAT),
+      helper.make_node("Shape", ["wf"], ["ws"]),
+      helper.make_node("ConstantOfShape", ["ws"], ["half"],
+                       value=numpy_helper.from_array(
+                           np.array([1.5], np.float32))),
+      helper.make_node("Add", ["wf", "half"], ["c"]),
+      helper.make_node("Add", ["x", "c"], ["y"])],
+     [f32("x", [2, 4])], [f32("y", [2, 4])],
+     [i64("r0", 0), i64("r4", 4), i64("r1", 1), i64("two", 2), i64("ten", 10)],
+     opset=18)
+# Folding is bounded: a Range of 10^12 elements, an Expand to 2^40, an
+# integer division by zero, and Range on a value computed at run time.
+save("fold_range_huge", [helper.make_node("Range", ["r0", "big", "r1"], ["r"],
+                                          name="range"),
+                         helper.make_node("Cast", ["r"], ["rf"], to=1),
+                         helper.make_node("Add", ["x", "rf"], ["y"])],
+     [f32("x", [1])], [f32("y", None)],
+     [i64("r0", 0), i64("big", 10 ** 12), i64("r1", 1)], opset=18)
+save("fold_expand_huge", [helper.make_node("Expand", ["one", "shp"], ["e"],
+                                           name="expand"),
+                          helper.make_node("Add", ["x", "e"], ["y"])],
+     [f32("x", [1])], [f32("y", None)],
+     [numpy_helper.from_array(np.ones(1, np.float32), "one"),
+      i64("shp", [1 << 20, 1 << 20])], opset=18)
+save("fold_div_zero", [helper.make_node("Div", ["four", "zero"], ["q"],
+                                        name="div"),
+                       helper.make_node("Reshape", ["x", "q"], ["y"])],
+     [f32("x", [4])], [f32("y", None)], [i64("four", [4]), i64("zero", [0])],
+     opset=18)
+save("fold_range_runtime", [helper.make_node("Range", ["x", "x", "x"], ["y"],
+                                             name="range")],
+     [f32("x", [])], [f32("y", None)], [], opset=18)
+print("wrote negative and folding models to", out)

@@ -219,6 +219,13 @@ static void import_and_run(const char *path, tensor *ins, int nin,
     snprintf(r->v.reason, sizeof r->v.reason, "%s",
              !strncmp(d.message, "onnx: ", 6) ? d.message + 6
                                               : shared_part(d.message));
+    /* The importer's count of the other unsupported nodes is its own;
+     * the EP declines each node apart. */
+    char *more = strstr(r->v.reason, " more node");
+    while (more && more > r->v.reason && more[-1] >= '0' && more[-1] <= '9')
+      more--;
+    if (more && more - r->v.reason >= 2 && !strncmp(more - 2, "; ", 2))
+      more[-2] = 0;
     return;
   }
   dg_compile_options o = {.devices = &cpu_device, .device_count = 1};
