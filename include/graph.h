@@ -674,6 +674,13 @@ typedef struct dg_onnx_options {
   /* Graph inputs to freeze as constants (array copied during the call). */
   const dg_onnx_constant *constants;
   int constant_count;
+  /* The folder external data files (tensors whose bytes are in a file
+   * beside the model, as PyTorch's exporter writes) are read from: their
+   * locations must be relative paths that stay inside it (no "..", no
+   * absolute path, no symlink leading out), else the model is refused.
+   * NULL: the model file's folder for dg_onnx_load; dg_onnx_load_memory
+   * then refuses external data. Read during the call only. */
+  const char *external_data_dir;
 } dg_onnx_options;
 
 /* Reads an ONNX model (opsets 1..22 of the default domain, each op at the

@@ -469,6 +469,103 @@ static void fold_models(void) {
           "x", "only taken on values known at import");
 }
 
+/* External data is read from the model's folder and nowhere else. */
+static void external_data(void) {
+  char dir[1024], path[1200];
+  snprintf(dir, sizeof dir, "%s/tests/onnx/external", DG_SOURCE_DIR);
+  dg_diagnostic d;
+  dg_graph *g = NULL;
+  snprintf(path, sizeof path, "%s/ext_ok.onnx", dir);
+  dg_status st = dg_onnx_load(ctx, path, NULL, &g, &d);
+  float x[4] = {10, 20, 30, 40}, y[4] = {0};
+  int cpu = 0;
+  dg_compile_options o = {.devices = &cpu, .device_count = 1};
+  dg_session *s = NULL;
+  if (st == DG_OK)
+    st = dg_graph_compile(g, &o, &s, &d);
+  if (st == DG_OK)
+    st = dg_session_run(s, &(dg_binding){"x", x, sizeof x}, 1,
+                        &(dg_binding){"y", y, sizeof y}, 1, &d);
+  CHECK(st == DG_OK && y[0] == 11 && y[1] == 22 && y[2] == 33 && y[3] == 44,
+        "ext_ok.onnx: b read from ext.bin at offset 16: y = x + [1 2 3 4] "
+        "(%s: %g %g %g %g)",
+        st ? d.message : "ran", y[0], y[1], y[2], y[3]);
+  dg_session_destroy(s);
+  dg_graph_destroy(g);
+  static const struct {
+    const char *file, *words;
+  } bad[] = {
+      {"ext_absolute.onnx", "'/etc/passwd' is refused: it must be a relative"},
+      {"ext_dotdot.onnx", "'../make_negative.py' is refused"},
+      {"ext_short.onnx", "holds 32 bytes, short of offset 24 + 16"},
+      {"ext_length.onnx", "external data length 12 where its dims say 16"},
+      {"ext_missing.onnx", "cannot find external data file 'nowhere.bin'"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, bad[i].file);
+    st = dg_onnx_load(ctx, path, NULL, &g, &d);
+    CHECK(st == DG_ERROR_INVALID_ARGUMENT && !g &&
+              strstr(d.message, bad[i].words) && !strcmp(d.field, "b"),
+          "%s refused naming tensor b: %s", bad[i].file, d.message);
+  }
+  /* From memory: refused unless the folder is given. */
+  size_t size;
+  snprintf(path, sizeof path, "%s/ext_ok.onnx", dir);
+  void *bytes = t_read_file(path, &size);
+  st = dg_onnx_load_memory(ctx, bytes, size, NULL, &g, &d);
+  CHECK(st == DG_ERROR_INVALID_ARGUMENT &&
+            strstr(d.message, "external_data_dir"),
+        "external data from memory without a folder: refused naming "
+        "external_data_dir (%s)",
+        d.message);
+  dg_onnx_options oo = {.external_data_dir = dir};
+  st = dg_onnx_load_memory(ctx, bytes, size, &oo, &g, &d);
+  CHECK(st == DG_OK,
+        "external data from memory with external_data_dir: "
+        "imported (%s)",
+        st ? d.message : "ok");
+  dg_graph_destroy(g);
+  free(bytes);
+  /* A symlink in the folder: taken when it stays inside, refused when it
+   * leads out. */
+  char tmp[] = "/tmp/dg-ext-XXXXXX", model[64], link[64], inside[64];
+  int made = mkdtemp(tmp) != NULL;
+  snprintf(model, sizeof model, "%s/ext_link.onnx", tmp);
+  snprintf(link, sizeof link, "%s/link.bin", tmp);
+  snprintf(inside, sizeof inside, "%s/inside.bin", tmp);
+  snprintf(path, sizeof path, "%s/ext_link.onnx", dir);
+  void *m = made ? t_read_file(path, &size) : NULL;
+  FILE *f = m ? fopen(model, "wb") : NULL;
+  made = f && fwrite(m, 1, size, f) == size;
+  if (f)
+    fclose(f);
+  free(m);
+  snprintf(path, sizeof path, "%s/ext.bin", dir);
+  made = made && symlink(path, link) == 0;
+  st = made ? dg_onnx_load(ctx, model, NULL, &g, &d) : DG_OK;
+  CHECK(made && st == DG_ERROR_INVALID_ARGUMENT &&
+            strstr(d.message, "leads outside the model's folder"),
+        "a symlink leading out of the model's folder is refused (%s)",
+        made ? d.message : "setup failed");
+  void *b = t_read_file(path, &size);
+  f = b ? fopen(inside, "wb") : NULL;
+  made = f && fwrite(b, 1, size, f) == size;
+  if (f)
+    fclose(f);
+  free(b);
+  made = made && unlink(link) == 0 && symlink("inside.bin", link) == 0;
+  st = made ? dg_onnx_load(ctx, model, NULL, &g, &d) : DG_ERROR_IO;
+  CHECK(st == DG_OK,
+        "a symlink staying inside the model's folder is taken "
+        "(%s)",
+        st ? d.message : "imported");
+  dg_graph_destroy(g);
+  unlink(link);
+  unlink(inside);
+  unlink(model);
+  rmdir(tmp);
+}
+
 int main(void) {
   dg_diagnostic d0;
   if (dg_context_create(NULL, &ctx) != DG_OK)
@@ -479,6 +576,7 @@ int main(void) {
           "op_type",
           "'LRN' is not supported; 1 more node not supported: Foo (node 3)");
   fold_models();
+  external_data();
   refused("unsupported_attr.onnx", DG_ERROR_UNSUPPORTED, "conv_x", "Conv",
           "foo", "attribute 'foo'");
   refused("dilated_pool.onnx", DG_ERROR_UNSUPPORTED, "mp", "MaxPool",

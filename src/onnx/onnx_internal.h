@@ -32,6 +32,7 @@ typedef struct onnx_source {
   const Onnx__GraphProto *gp;
   int64_t opset;
   int64_t symbolic_dim_value;
+  const char *base_dir; /* external data's folder, or NULL */
   onnx_value *vals;
   int nvals;
   dg_name_map names;              /* name -> index into vals */
@@ -55,9 +56,18 @@ void onnx_source_free(onnx_source *s);
 bool onnx_tensor_decode(const Onnx__TensorProto *t, dg_tensor_desc *desc,
                         void **data, char *err, size_t err_size);
 /* The same, keeping int64 as int64: *v gets kind CONST, the ONNX element
- * type, dims and count, and v->data = *data (malloc'd, the caller's). */
-bool onnx_tensor_read(const Onnx__TensorProto *t, dg_onnx_value *v, void **data,
-                      char *err, size_t err_size);
+ * type, dims and count, and v->data = *data (malloc'd, the caller's).
+ * External data is read from base_dir (the model's folder; NULL: refused,
+ * naming the option). */
+bool onnx_tensor_read(const Onnx__TensorProto *t, const char *base_dir,
+                      dg_onnx_value *v, void **data, char *err,
+                      size_t err_size);
+/* A tensor's external data, want bytes, read from under base_dir
+ * (onnx_external.c says what is refused); *bytes is malloc'd, the
+ * caller's. false with err otherwise. */
+bool onnx_external_read(const Onnx__TensorProto *t, const char *base_dir,
+                        size_t want, uint8_t **bytes, char *err,
+                        size_t err_size);
 dg_dtype onnx_dtype(int32_t elem_type);
 
 /* Messages nested deeper than this are refused before unpacking

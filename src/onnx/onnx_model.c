@@ -204,7 +204,22 @@ dg_status dg_onnx_load(dg_context *ctx, const char *path,
     return refuse(diag, buf ? DG_ERROR_IO : DG_ERROR_OUT_OF_MEMORY, "path",
                   "cannot read '%s'", path);
   }
-  dg_status st = dg_onnx_load_memory(ctx, buf, (size_t)len, opts, out, diag);
+  /* External data is read from the model's folder unless told another. */
+  dg_onnx_options o = {0};
+  if (opts)
+    o = *opts;
+  char dir[4096];
+  if (!o.external_data_dir) {
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+      snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+      snprintf(dir, sizeof dir, "/");
+    else
+      snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    o.external_data_dir = dir;
+  }
+  dg_status st = dg_onnx_load_memory(ctx, buf, (size_t)len, &o, out, diag);
   free(buf);
   return st;
 }

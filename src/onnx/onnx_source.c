@@ -104,7 +104,7 @@ static bool constant_value(const dg_onnx_node *n, dg_onnx_value *v) {
   void *data = NULL;
   if (!a || !a->t)
     return false;
-  if (!onnx_tensor_read(a->t, v, &data, err, sizeof err)) {
+  if (!onnx_tensor_read(a->t, s->base_dir, v, &data, err, sizeof err)) {
     char *e = strdup(err);
     v->error = e;
     return e && own(s, e);
@@ -201,7 +201,7 @@ static void read_value(void *self, const char *name, dg_onnx_value *out) {
   } else if (v->init) {
     if (!v->decoded) {
       v->decoded = true;
-      if (!onnx_tensor_read(v->init, &v->cv, &v->data, v->error,
+      if (!onnx_tensor_read(v->init, s->base_dir, &v->cv, &v->data, v->error,
                             sizeof v->error))
         v->cv.error = v->error;
       v->cv.kind = DG_ONNX_VALUE_CONST;
@@ -269,6 +269,7 @@ bool onnx_source_init(onnx_source *s, const Onnx__GraphProto *gp, int64_t opset,
   s->gp = gp;
   s->opset = opset;
   s->symbolic_dim_value = opts->symbolic_dim_value;
+  s->base_dir = opts->external_data_dir;
   s->outputs = calloc(gp->n_output + 1, sizeof *s->outputs);
   s->inputs = calloc(gp->n_input + 1, sizeof *s->inputs);
   if (!s->outputs || !s->inputs)

@@ -29,14 +29,30 @@ dg_dtype onnx_dtype(int32_t t) {
   }
 }
 
+static bool decode_in(const Onnx__TensorProto *t, dg_tensor_desc *desc,
+                      void **data, char *err, size_t err_size, bool keep64,
+                      const char *base_dir, uint8_t **ext);
+
+/* ext: the external data read, freed here whatever happens. */
 static bool decode(const Onnx__TensorProto *t, dg_tensor_desc *desc,
-                   void **data, char *err, size_t err_size, bool keep64) {
+                   void **data, char *err, size_t err_size, bool keep64,
+                   const char *base_dir) {
+  uint8_t *ext = NULL;
+  bool ok = decode_in(t, desc, data, err, err_size, keep64, base_dir, &ext);
+  free(ext);
+  return ok;
+}
+
+static bool decode_in(const Onnx__TensorProto *t, dg_tensor_desc *desc,
+                      void **data, char *err, size_t err_size, bool keep64,
+                      const char *base_dir, uint8_t **ext) {
   *data = NULL;
   memset(desc, 0, sizeof *desc);
   const char *name = t->name ? t->name : "";
-  if (t->has_data_location && t->data_location != 0) {
-    snprintf(err, err_size, "tensor '%s' uses external data, which is not "
-             "supported", name);
+  bool external = t->has_data_location && t->data_location != 0;
+  if (external && t->data_location != 1) {
+    snprintf(err, err_size, "tensor '%s' has data_location %d, not supported",
+             name, (int)t->data_location);
     return false;
   }
   desc->dtype = onnx_dtype(t->data_type);
@@ -65,6 +81,17 @@ static bool decode(const Onnx__TensorProto *t, dg_tensor_desc *desc,
   }
   bool i64 = t->data_type == ONNX_INT64;
   size_t src_size = i64 ? 8 : dg_dtype_size(desc->dtype);
+  Onnx__TensorProto from_file;
+  if (external) { /* read as if it were raw_data */
+    if (!onnx_external_read(t, base_dir, (size_t)n * src_size, ext, err,
+                            err_size))
+      return false;
+    from_file = *t;
+    from_file.has_raw_data = 1;
+    from_file.raw_data.data = *ext;
+    from_file.raw_data.len = (size_t)n * src_size;
+    t = &from_file;
+  }
   size_t have; /* elements present in the file */
   if (t->has_raw_data)
     have = t->raw_data.len / src_size;
@@ -137,15 +164,16 @@ static bool decode(const Onnx__TensorProto *t, dg_tensor_desc *desc,
 
 bool onnx_tensor_decode(const Onnx__TensorProto *t, dg_tensor_desc *desc,
                         void **data, char *err, size_t err_size) {
-  return decode(t, desc, data, err, err_size, false);
+  return decode(t, desc, data, err, err_size, false, NULL);
 }
 
-bool onnx_tensor_read(const Onnx__TensorProto *t, dg_onnx_value *v, void **data,
-                      char *err, size_t err_size) {
+bool onnx_tensor_read(const Onnx__TensorProto *t, const char *base_dir,
+                      dg_onnx_value *v, void **data, char *err,
+                      size_t err_size) {
   dg_tensor_desc d;
   memset(v, 0, sizeof *v);
   v->kind = DG_ONNX_VALUE_CONST;
-  if (!decode(t, &d, data, err, err_size, true))
+  if (!decode(t, &d, data, err, err_size, true, base_dir))
     return false;
   v->elem = t->data_type;
   v->rank = d.rank;

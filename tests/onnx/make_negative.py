@@ -15,6 +15,9 @@ def f32(name, shape):
     return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
 
 
+os.makedirs(os.path.join(out, "external"), exist_ok=True)
+
+
 def save(name, nodes, inputs, outputs, inits, opset=13):
     g = helper.make_graph(nodes, name, inputs, outputs, inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
@@ -143,4 +146,33 @@ save("fold_div_zero", [helper.make_node("Div", ["four", "zero"], ["q"],
 save("fold_range_runtime", [helper.make_node("Range", ["x", "x", "x"], ["y"],
                                              name="range")],
      [f32("x", [])], [f32("y", None)], [], opset=18)
+
+
+# External data: "b" (4 floats, 1 2 3 4) at offset 16 of external/ext.bin;
+# the refused ones name files outside the folder or beyond the file.
+def external(name, location, offset=16, length=16):
+    b = TensorProto(name="b", data_type=TensorProto.FLOAT, dims=[4])
+    b.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", location), ("offset", str(offset)),
+                 ("length", str(length))):
+        e = b.external_data.add()
+        e.key, e.value = k, v
+    g = helper.make_graph([helper.make_node("Add", ["x", "b"], ["y"],
+                                            name="add")], name,
+                          [f32("x", [4])], [f32("y", [4])], [b])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+    os.makedirs(os.path.join(out, "external"), exist_ok=True)
+    with open(os.path.join(out, "external", name + ".onnx"), "wb") as f:
+        f.write(m.SerializeToString())
+
+
+with open(os.path.join(out, "external", "ext.bin"), "wb") as f:
+    f.write(b"\xff" * 16 + np.array([1, 2, 3, 4], np.float32).tobytes())
+external("ext_ok", "ext.bin")
+external("ext_absolute", "/etc/passwd")
+external("ext_dotdot", "../make_negative.py")
+external("ext_short", "ext.bin", offset=24)
+external("ext_length", "ext.bin", length=12)
+external("ext_missing", "nowhere.bin")
+external("ext_link", "link.bin")  # the test makes link.bin a symlink
 print("wrote negative and folding models to", out)

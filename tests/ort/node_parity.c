@@ -119,7 +119,7 @@ static int read_pb(const char *dir, int i, tensor *out) {
   if (!t)
     return -1;
   snprintf(out->name, sizeof out->name, "%s", t->name ? t->name : "");
-  bool ok = onnx_tensor_read(t, &out->v, &out->data, err, sizeof err);
+  bool ok = onnx_tensor_read(t, NULL, &out->v, &out->data, err, sizeof err);
   onnx__tensor_proto__free_unpacked(t, NULL);
   if (!ok)
     return -1;
