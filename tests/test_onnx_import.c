@@ -459,6 +459,13 @@ static void fold_models(void) {
         "fold_range_where.onnx: Range/Equal/Where/Cast/ConstantOfShape "
         "folded (%d node built: add), y = x + [1.5, 2.5, 11.5, 4.5] (%s)",
         nodes, st ? d.message : "ran");
+  st = load_and_run("conv1d.onnx", y, 5, &nodes, &d);
+  /* x = [0.25, -0.5, 0.75, 1, -1.25], w = [1, 0, -1], pads 1 and 1 */
+  CHECK(st == DG_OK && y[0] == 0.5f && y[1] == -0.5f && y[2] == -1.5f &&
+            y[3] == 2.0f && y[4] == 1.0f,
+        "conv1d.onnx: a 1-D conv as 2-D of height 1: y = [0.5 -0.5 -1.5 2 1] "
+        "(%s: %g %g %g %g %g)",
+        st ? d.message : "ran", y[0], y[1], y[2], y[3], y[4]);
   refused("fold_range_huge.onnx", DG_ERROR_UNSUPPORTED, "range", "Range",
           "delta", "Range of 1e+12 elements");
   refused("fold_expand_huge.onnx", DG_ERROR_UNSUPPORTED, "expand", "Expand",

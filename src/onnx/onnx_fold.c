@@ -719,7 +719,7 @@ static void fold_expand(tr *t, fv *in) {
 }
 
 /* Elementwise: unary and binary arithmetic, comparisons, logic, Where. */
-enum { EW_NEG, EW_ABS, EW_SQRT, EW_FLOOR, EW_CEIL, EW_NOT };
+enum { EW_NEG, EW_ABS, EW_SQRT, EW_FLOOR, EW_CEIL, EW_NOT, EW_RECIPROCAL };
 
 static void fold_unary(tr *t, fv *in, int fn) {
   fv o;
@@ -728,12 +728,13 @@ static void fold_unary(tr *t, fv *in, int fn) {
   for (size_t k = 0; k < o.count; k++) {
     if (o.f) {
       double x = in[0].f[k];
-      o.f[k] = fn == EW_NEG     ? -x
-               : fn == EW_ABS   ? fabs(x)
-               : fn == EW_SQRT  ? sqrt(x)
-               : fn == EW_FLOOR ? floor(x)
-               : fn == EW_CEIL  ? ceil(x)
-                                : (double)(x == 0);
+      o.f[k] = fn == EW_NEG          ? -x
+               : fn == EW_ABS        ? fabs(x)
+               : fn == EW_SQRT       ? sqrt(x)
+               : fn == EW_FLOOR      ? floor(x)
+               : fn == EW_CEIL       ? ceil(x)
+               : fn == EW_RECIPROCAL ? 1 / x
+                                     : (double)(x == 0);
     } else {
       int64_t x = in[0].i[k];
       o.i[k] = fn == EW_NEG   ? -x
@@ -748,8 +749,13 @@ static void fold_unary(tr *t, fv *in, int fn) {
 static const struct {
   const char *op;
   int fn;
-} unary_folds[] = {{"Neg", EW_NEG},     {"Abs", EW_ABS},   {"Sqrt", EW_SQRT},
-                   {"Floor", EW_FLOOR}, {"Ceil", EW_CEIL}, {"Not", EW_NOT}};
+} unary_folds[] = {{"Neg", EW_NEG},
+                   {"Abs", EW_ABS},
+                   {"Sqrt", EW_SQRT},
+                   {"Floor", EW_FLOOR},
+                   {"Ceil", EW_CEIL},
+                   {"Not", EW_NOT},
+                   {"Reciprocal", EW_RECIPROCAL}};
 
 enum {
   BW_ADD,
@@ -1028,6 +1034,7 @@ static const fold_row fold_table[] = {
     {"Sqrt", FOLD_CONST, NULL, fold_unary_row, NULL},
     {"Floor", FOLD_CONST, NULL, fold_unary_row, NULL},
     {"Ceil", FOLD_CONST, NULL, fold_unary_row, NULL},
+    {"Reciprocal", FOLD_CONST, NULL, fold_unary_row, NULL},
     {"Not", FOLD_CONST_ONLY, NULL, fold_unary_row, NULL},
     {"Add", FOLD_CONST, NULL, NULL, fold_binary_row},
     {"Sub", FOLD_CONST, NULL, NULL, fold_binary_row},

@@ -31,52 +31,62 @@ static bool window_params(tr *t, int rank, dg_padding *mode, int32_t *pads,
       return false;
     }
   }
-  if (rank != 4) {
+  if (rank != 4 && rank != 3) {
     tr_fail(t, DG_ERROR_UNSUPPORTED, "kernel_shape",
-            "only 2-D windows (rank-4 tensors) are supported, got rank %d",
+            "only 1-D and 2-D windows (rank-3 and rank-4 tensors) are "
+            "supported, got rank %d",
             rank);
     return false;
   }
+  /* A 1-D window is a 2-D one of height 1 (the caller reshapes [N,C,L]
+   * to [N,C,1,L]): its one stride, dilation and pad pair go to width. */
+  int sp = rank - 2; /* spatial axes */
   /* ONNX orders pads (begin h, begin w, end h, end w) like ours. */
   int n = tr_attr_ints(t, "pads", v, 8);
-  if (n >= 0 && n != 4) {
-    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "pads", "expected 4 pads");
+  if (n >= 0 && n != 2 * sp) {
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "pads", "expected %d pads", 2 * sp);
     return false;
   }
-  for (int i = 0; i < 4; i++)
-    pads[i] = n == 4 ? (int32_t)v[i] : 0;
-  for (int i = 0; n == 4 && i < 4; i++)
+  for (int i = 0; n == 2 * sp && i < n; i++)
     if (v[i] < 0) {
       tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "pads", "pads[%d] = %lld < 0", i,
               (long long)v[i]);
       return false;
     }
+  for (int i = 0; i < 4; i++)
+    pads[i] = n != 2 * sp ? 0
+              : sp == 2   ? (int32_t)v[i]
+              : i % 2     ? (int32_t)v[i / 2]
+                          : 0;
   n = tr_attr_ints(t, "strides", v, 8);
-  if (n >= 0 && n != 2) {
-    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "strides", "expected 2 strides");
+  if (n >= 0 && n != sp) {
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "strides", "expected %d strides", sp);
     return false;
   }
   strides[0] = n == 2 ? (int32_t)v[0] : 1;
-  strides[1] = n == 2 ? (int32_t)v[1] : 1;
+  strides[1] = n == sp ? (int32_t)v[sp - 1] : 1;
   if (strides[0] < 1 || strides[1] < 1) { /* the builder reads 0 as 1 */
     tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "strides", "strides [%d, %d] < 1",
             strides[0], strides[1]);
     return false;
   }
   n = tr_attr_ints(t, "dilations", v, 8);
-  if (n >= 0 && n != 2) {
-    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "dilations", "expected 2 dilations");
+  if (n >= 0 && n != sp) {
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "dilations", "expected %d dilations",
+            sp);
     return false;
   }
-  if (n == 2 && (v[0] < 1 || v[1] < 1)) { /* the builder reads 0 as 1 */
+  if (n == 1)
+    v[1] = v[0], v[0] = 1;
+  if (n >= 1 && (v[0] < 1 || v[1] < 1)) { /* the builder reads 0 as 1 */
     tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "dilations",
             "dilations [%lld, %lld] < 1", (long long)v[0], (long long)v[1]);
     return false;
   }
   if (dil) {
-    dil[0] = n == 2 ? (int32_t)v[0] : 1;
-    dil[1] = n == 2 ? (int32_t)v[1] : 1;
-  } else if (n == 2 && (v[0] != 1 || v[1] != 1)) {
+    dil[0] = n >= 1 ? (int32_t)v[0] : 1;
+    dil[1] = n >= 1 ? (int32_t)v[1] : 1;
+  } else if (n >= 1 && (v[0] != 1 || v[1] != 1)) {
     tr_fail(t, DG_ERROR_UNSUPPORTED, "dilations",
             "dilated pooling is not supported");
     return false;
@@ -107,6 +117,11 @@ bool tr_conv_kernel_shape(tr *t, dg_tensor w) {
   int n = tr_attr_ints(t, "kernel_shape", k, 4);
   if (n < 0 || !tr_desc(t, w, &d))
     return t->st == DG_OK;
+  if (n == 1) { /* 1-D: the weights are [O, C/g, 1, k] by now */
+    k[1] = k[0];
+    k[0] = 1;
+    n = 2;
+  }
   if (n != 2 || d.rank != 4 || k[0] != d.dims[2] || k[1] != d.dims[3]) {
     tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "kernel_shape",
             "kernel_shape (%d values) contradicts the weights' [%lld, %lld]", n,
@@ -117,16 +132,49 @@ bool tr_conv_kernel_shape(tr *t, dg_tensor w) {
   return true;
 }
 
+/* x [N,C,L] as [N,C,1,L] for a 1-D window (constant data as a new
+ * constant, so that targets still see constant weights); x itself when
+ * it is not of rank 3. */
+static dg_tensor as_2d(tr *t, int i, dg_tensor x) {
+  dg_tensor_desc d;
+  if (!tr_desc(t, x, &d) || d.rank != 3)
+    return x;
+  int64_t dims[4] = {d.dims[0], d.dims[1], 1, d.dims[2]};
+  dg_onnx_value c;
+  if (tr_const(t, i, &c) && c.elem == DG_ONNX_FLOAT) {
+    dg_tensor_desc d4 = {.dtype = DG_DTYPE_F32, .rank = 4};
+    memcpy(d4.dims, dims, sizeof dims);
+    return dg_graph_constant(t->g, t->n->inputs[i], &d4, c.data, 0);
+  }
+  return dg_graph_reshape(t->g, NULL, x, 4, dims);
+}
+
+/* A 1-D window's result [N,C,1,L'] back to [N,C,L']. */
+static dg_tensor as_1d(tr *t, dg_tensor y, int rank) {
+  dg_tensor_desc d;
+  if (rank != 3 || !tr_desc(t, y, &d))
+    return y;
+  int64_t dims[3] = {d.dims[0], d.dims[1], d.dims[3]};
+  return dg_graph_reshape(t->g, NULL, y, 3, dims);
+}
+
 static void op_conv(tr *t) {
   dg_tensor x = tr_input(t, 0, NULL, false);
   dg_conv2d_params p;
-  if (!x.id || !tr_need_float(t, x, "X") || !tr_conv_params(t, x, &p))
+  dg_tensor_desc xd;
+  if (!x.id || !tr_need_float(t, x, "X") || !tr_conv_params(t, x, &p) ||
+      !tr_desc(t, x, &xd))
     return;
   dg_tensor w = tr_input(t, 1, NULL, false);
   dg_tensor b = tr_input(t, 2, NULL, true);
+  if (xd.rank == 3) {
+    x = as_2d(t, 0, x);
+    w = as_2d(t, 1, w);
+  }
   if (!tr_conv_kernel_shape(t, w))
     return;
-  tr_output(t, 0, dg_graph_conv2d(t->g, t->n->name, x, w, b, &p));
+  tr_output(t, 0,
+            as_1d(t, dg_graph_conv2d(t->g, t->n->name, x, w, b, &p), xd.rank));
 }
 
 static void pool(tr *t, bool is_max) {
@@ -147,20 +195,26 @@ static void pool(tr *t, bool is_max) {
     return;
   dg_pool2d_params p = {0};
   int64_t k[4];
-  if (tr_attr_ints(t, "kernel_shape", k, 4) != 2) {
+  int nk = tr_attr_ints(t, "kernel_shape", k, 4);
+  if (nk != d.rank - 2 || (nk != 1 && nk != 2)) {
     tr_fail(t, DG_ERROR_UNSUPPORTED, "kernel_shape",
-            "only 2-D pooling is supported");
+            "only 1-D and 2-D pooling is supported (kernel_shape of %d "
+            "values for rank %d)",
+            nk, d.rank);
     return;
   }
-  p.kernel[0] = (int32_t)k[0];
-  p.kernel[1] = (int32_t)k[1];
+  p.kernel[0] = nk == 2 ? (int32_t)k[0] : 1;
+  p.kernel[1] = (int32_t)k[nk - 1];
   if (!window_params(t, d.rank, &p.padding, p.pads, p.stride, NULL))
     return;
   p.ceil_mode = (int32_t)tr_attr_int(t, "ceil_mode", 0);
   p.count_include_pad = (int32_t)tr_attr_int(t, "count_include_pad", 0);
+  x = as_2d(t, 0, x);
   tr_output(t, 0,
-            is_max ? dg_graph_max_pool2d(t->g, t->n->name, x, &p)
-                   : dg_graph_avg_pool2d(t->g, t->n->name, x, &p));
+            as_1d(t,
+                  is_max ? dg_graph_max_pool2d(t->g, t->n->name, x, &p)
+                         : dg_graph_avg_pool2d(t->g, t->n->name, x, &p),
+                  d.rank));
 }
 
 static void op_max_pool(tr *t) { pool(t, true); }
@@ -302,6 +356,12 @@ static void op_softmax(tr *t) {
   dg_tensor f = dg_graph_flatten(t->g, NULL, x, (int32_t)axis);
   f = dg_graph_softmax(t->g, t->n->name, f, 1);
   tr_output(t, 0, dg_graph_reshape(t->g, NULL, f, d.rank, d.dims));
+}
+
+static void op_sigmoid(tr *t) {
+  dg_tensor x = tr_input(t, 0, NULL, false);
+  if (tr_need_float(t, x, "X"))
+    tr_output(t, 0, dg_graph_sigmoid(t->g, t->n->name, x));
 }
 
 static void op_relu(tr *t) {
@@ -525,6 +585,7 @@ static const tr_op table[] = {
     {"QuantizeLinear", 10, 22, quantize_attrs, tr_op_quantize},
     {"Relu", 1, 22, NULL, op_relu},
     {"Reshape", 5, 22, reshape_attrs, op_reshape},
+    {"Sigmoid", 6, 22, NULL, op_sigmoid},
     {"Softmax", 1, 22, axis_attr, op_softmax},
     /* Shape arithmetic: folded at import (onnx_fold.c). */
     {"And", 7, 22, NULL, tr_op_fold_only},

@@ -147,6 +147,13 @@ save("fold_range_runtime", [helper.make_node("Range", ["x", "x", "x"], ["y"],
                                              name="range")],
      [f32("x", [])], [f32("y", None)], [], opset=18)
 
+# A 1-D convolution (as 2-D of height 1): w = [1, 0, -1], pads 1 and 1
+# (the test feeds x = [0.25, -0.5, 0.75, 1, -1.25]: y = [0.5, -0.5, -1.5,
+# 2, 1]).
+save("conv1d", [helper.make_node("Conv", ["x", "w1"], ["y"], name="c1",
+                                 pads=[1, 1], kernel_shape=[3])],
+     [f32("x", [1, 1, 5])], [f32("y", [1, 1, 5])],
+     [numpy_helper.from_array(np.array([[[1, 0, -1]]], np.float32), "w1")])
 
 # External data: "b" (4 floats, 1 2 3 4) at offset 16 of external/ext.bin;
 # the refused ones name files outside the folder or beyond the file.
