@@ -48,6 +48,8 @@ if [ "$mode" != demo ]; then
   pkgs="$pkgs libprotobuf-c-dev protobuf-c-compiler libonnx-dev libonnx-testdata"
   # The ONNX Runtime plugin-EP test: models from python3-onnx, ORT from npm.
   pkgs="$pkgs python3-onnx python3-numpy"
+  # The model zoo (tests/zoo): torchvision models exported by Debian's torch.
+  pkgs="$pkgs python3-torch python3-torchvision"
   command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm"
   # TVM-FFI: Debian's DLPack header, to cross-check our own declarations.
   pkgs="$pkgs libdlpack-dev"

@@ -27,10 +27,7 @@
  * before asking the EP (nothing to compare) prints "skipped:". One line
  * per model: "ok - ...", "FAIL - ...", or "skipped: ...", then a summary. */
 #define _POSIX_C_SOURCE 200809L
-#include "../harness.h" /* t_read_file */
-#include "graph.h"
-#include "onnx/onnx_internal.h"
-#include "ort_abi.h"
+#include "ort_runner.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -41,18 +38,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define EP_NAME "DirectGraphExecutionProvider"
 #define NODE_DIR "/usr/share/libonnx-testdata/data/node"
-#define MAX_IO 16
 
-static dg_ort_table api;
-static OrtEnv *env;
-static OrtMemoryInfo *meminfo;
-static const OrtEpDevice *ep_device;
 static dg_context *ctx;
 static int cpu_device = -1;
-
-#define API(slot, type) DG_ORT_FN(api, ORT_SLOT_##slot, type)
 
 static struct {
   int cases, same, taken, declined, partial, numbers, skipped, failed;
@@ -69,99 +58,7 @@ static void line(const char *kind, const char *fmt, ...) {
   va_end(ap);
 }
 
-static const char *status_msg(OrtStatus *st) {
-  static char buf[1024];
-  if (!st)
-    return NULL;
-  snprintf(buf, sizeof buf, "%s",
-           API(GetErrorMessage, ort_get_error_message_fn)(st));
-  API(ReleaseStatus, ort_release_fn)(st);
-  for (char *p = buf; *p; p++)
-    if (*p == '\n')
-      *p = ' ';
-  return buf;
-}
-
 /* ---- test data ---- */
-
-typedef struct tensor {
-  char name[256];
-  dg_onnx_value v; /* ONNX element type, dims; v.data = data */
-  void *data;
-  size_t bytes;
-} tensor;
-
-static size_t elem_size(int elem) {
-  switch (elem) {
-  case DG_ONNX_UINT8:
-  case DG_ONNX_INT8:
-    return 1;
-  case DG_ONNX_FLOAT16:
-    return 2;
-  case DG_ONNX_INT64:
-    return 8;
-  default:
-    return 4;
-  }
-}
-
-/* test_data_set_0/input_<i>.pb (kind "input"): 1 read, 0 absent, -1 not
- * a tensor we can feed (a sequence, an optional, a string tensor). */
-static int read_pb(const char *dir, int i, tensor *out) {
-  char path[1200], err[256];
-  snprintf(path, sizeof path, "%s/test_data_set_0/input_%d.pb", dir, i);
-  size_t size;
-  void *buf = t_read_file(path, &size);
-  if (!buf)
-    return 0;
-  Onnx__TensorProto *t = onnx__tensor_proto__unpack(NULL, size, buf);
-  free(buf);
-  if (!t)
-    return -1;
-  snprintf(out->name, sizeof out->name, "%s", t->name ? t->name : "");
-  bool ok = onnx_tensor_read(t, NULL, &out->v, &out->data, err, sizeof err);
-  onnx__tensor_proto__free_unpacked(t, NULL);
-  if (!ok)
-    return -1;
-  out->bytes = out->v.count * elem_size(out->v.elem);
-  return 1;
-}
-
-/* The model's graph inputs (not initializers) and outputs, by name. */
-typedef struct model_io {
-  int nodes, nin, nout;
-  char in[MAX_IO][256], out[MAX_IO][256];
-} model_io;
-
-static bool read_model_io(const char *path, model_io *m) {
-  size_t size;
-  void *buf = t_read_file(path, &size);
-  Onnx__ModelProto *mp =
-      buf ? onnx__model_proto__unpack(NULL, size, buf) : NULL;
-  free(buf);
-  memset(m, 0, sizeof *m);
-  if (!mp || !mp->graph) {
-    if (mp)
-      onnx__model_proto__free_unpacked(mp, NULL);
-    return false;
-  }
-  const Onnx__GraphProto *g = mp->graph;
-  m->nodes = (int)g->n_node;
-  for (size_t i = 0; i < g->n_input && m->nin < MAX_IO; i++) {
-    bool init = false;
-    for (size_t k = 0; k < g->n_initializer && !init; k++)
-      init = g->initializer[k]->name && g->input[i]->name &&
-             !strcmp(g->initializer[k]->name, g->input[i]->name);
-    if (!init)
-      snprintf(m->in[m->nin++], 256, "%s",
-               g->input[i]->name ? g->input[i]->name : "");
-  }
-  for (size_t i = 0; i < g->n_output && m->nout < MAX_IO; i++)
-    snprintf(m->out[m->nout++], 256, "%s",
-             g->output[i]->name ? g->output[i]->name : "");
-  onnx__model_proto__free_unpacked(mp, NULL);
-  return true;
-}
 
 /* ---- the importer's side ---- */
 
@@ -281,54 +178,6 @@ static void ours_free(ours *r) {
 
 /* Runs f with stderr going to a buffer (the EP's DG_ORT_EP_VERBOSE lines);
  * returns the malloc'ed text. */
-static char *capture_stderr(OrtSession **s, const char *path,
-                            OrtSessionOptions *so, const char **err) {
-  FILE *tmp = tmpfile();
-  int saved = dup(2);
-  fflush(stderr);
-  if (tmp && saved >= 0)
-    dup2(fileno(tmp), 2);
-  *err =
-      status_msg(API(CreateSession, ort_create_session_fn)(env, path, so, s));
-  fflush(stderr);
-  if (saved >= 0) {
-    dup2(saved, 2);
-    close(saved);
-  }
-  char *text = NULL;
-  if (tmp) {
-    long n = ftell(tmp);
-    text = calloc(1, (size_t)(n > 0 ? n : 0) + 1);
-    rewind(tmp);
-    if (text && n > 0 && fread(text, 1, (size_t)n, tmp) != (size_t)n)
-      text[0] = 0;
-    fclose(tmp);
-  }
-  return text ? text : calloc(1, 1);
-}
-
-/* Counts the nodes ORT recorded on our EP and on others. */
-static bool placement(OrtSession *s, int *mine, int *others) {
-  const OrtEpAssignedSubgraph *const *sg = NULL;
-  size_t n = 0;
-  *mine = *others = 0;
-  if (status_msg(API(Session_GetEpGraphAssignmentInfo,
-                     ort_assignment_info_fn)(s, &sg, &n)))
-    return false;
-  for (size_t i = 0; i < n; i++) {
-    const char *ep = NULL;
-    const OrtEpAssignedNode *const *nodes = NULL;
-    size_t nn = 0;
-    if (status_msg(
-            API(EpAssignedSubgraph_GetEpName, ort_get_str_fn)(sg[i], &ep)) ||
-        status_msg(API(EpAssignedSubgraph_GetNodes,
-                       ort_subgraph_nodes_fn)(sg[i], &nodes, &nn)))
-      return false;
-    *(ep && !strcmp(ep, EP_NAME) ? mine : others) += (int)nn;
-  }
-  return true;
-}
-
 typedef struct theirs {
   bool asked;   /* GetCapability said something */
   bool session; /* ORT created the session */
@@ -583,52 +432,6 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static bool setup_ort(const char *ort_path, const char *ep_path) {
-  void *lib = dlopen(ort_path, RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    printf("skipped: cannot load ONNX Runtime (%s); fetch it with "
-           "tests/ort/fetch-ort.sh (needs the npm registry)\n",
-           dlerror());
-    return false;
-  }
-  const dg_ort_api_base *(*get_base)(void) =
-      (const dg_ort_api_base *(*)(void))dlsym(lib, "OrtGetApiBase");
-  const dg_ort_api_base *base = get_base ? get_base() : NULL;
-  api = base ? base->get_api(24) : NULL; /* 24: the assignment record */
-  const char *err = NULL;
-  if (!api) {
-    printf("FAIL - ONNX Runtime %s has no API version 24 (need >= 1.24)\n",
-           base ? base->get_version_string() : "?");
-    tally.failed++;
-    return false;
-  }
-  if ((err = status_msg(API(CreateEnv, ort_create_env_fn)(
-           ORT_LOG_FATAL, "dg_node_parity", &env))) ||
-      (err = status_msg(API(CreateCpuMemoryInfo, ort_create_cpu_mem_fn)(
-           ORT_ALLOC_DEVICE, ORT_MEM_DEFAULT, &meminfo))) ||
-      (err = status_msg(
-           API(RegisterExecutionProviderLibrary,
-               ort_register_ep_lib_fn)(env, "directgraph", ep_path)))) {
-    printf("FAIL - ORT setup: %s\n", err);
-    tally.failed++;
-    return false;
-  }
-  const OrtEpDevice *const *devs = NULL;
-  size_t ndev = 0;
-  if (!status_msg(API(GetEpDevices, ort_get_ep_devices_fn)(env, &devs, &ndev)))
-    for (size_t i = 0; i < ndev; i++)
-      if (!strcmp(API(EpDevice_EpName, ort_ep_device_name_fn)(devs[i]),
-                  EP_NAME))
-        ep_device = devs[i];
-  if (!ep_device) {
-    printf("FAIL - GetEpDevices lists no " EP_NAME "\n");
-    tally.failed++;
-    return false;
-  }
-  printf("# ONNX Runtime %s with %s\n", base->get_version_string(), ep_path);
-  return true;
-}
-
 /* Runs every test_* model under root, in name order; false if root is
  * not a folder. */
 static bool run_dir(const char *root) {
@@ -669,22 +472,8 @@ int main(int argc, char **argv) {
   if (!node_dir || !node_dir[0])
     node_dir = NODE_DIR;
   char ort[1024], ep[1024];
-  const char *lib = getenv("DG_ORT_LIB"), *cache = getenv("DG_ORT_CACHE");
-  const char *home = getenv("HOME");
-  if (lib && lib[0])
-    snprintf(ort, sizeof ort, "%s", lib);
-  else if (cache && cache[0])
-    snprintf(ort, sizeof ort, "%s/1.30.0/libonnxruntime.so.1", cache);
-  else
-    snprintf(ort, sizeof ort,
-             "%s/.cache/directgraph-ci/ort/1.30.0/"
-             "libonnxruntime.so.1",
-             home ? home : "/tmp");
-  /* ORT resolves a relative EP path against its own folder. */
-  if (argv[1][0] == '/' || !getcwd(ep, sizeof ep - 2 - strlen(argv[1])))
-    snprintf(ep, sizeof ep, "%s", argv[1]);
-  else
-    snprintf(ep + strlen(ep), sizeof ep - strlen(ep), "/%s", argv[1]);
+  ort_library_path(ort, sizeof ort);
+  ep_library_path(argv[1], ep, sizeof ep);
   if (access(ort, R_OK)) {
     printf("skipped: ONNX Runtime 1.30.0 not found at %s; run "
            "tests/ort/fetch-ort.sh first (it needs the npm registry)\n",
@@ -693,8 +482,9 @@ int main(int argc, char **argv) {
   }
   /* The EP says why it declines each node on stderr (ep_capability.c). */
   setenv("DG_ORT_EP_VERBOSE", "1", 1);
-  if (!setup_ort(ort, ep))
-    return tally.failed ? 1 : 0;
+  int ready = ort_setup(ort, ep, "dg_node_parity");
+  if (ready <= 0)
+    return ready < 0 ? 1 : 0;
   if (dg_context_create(NULL, &ctx) != DG_OK)
     return 1;
   for (int i = 0; i < dg_context_device_count(ctx) && cpu_device < 0; i++) {

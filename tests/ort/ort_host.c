@@ -616,7 +616,7 @@ static void test_model(const model_spec *m, const char *dir) {
   API(ReleaseSession, ort_release_fn)(s);
 }
 
-/* A model holding one op we decline (Sigmoid) among ops we take. */
+/* A model holding one op we decline (Hardmax) among ops we take. */
 static void test_unsupported(const model_spec *m, const char *dir) {
   char path[1024];
   const char *err;
@@ -626,14 +626,15 @@ static void test_unsupported(const model_spec *m, const char *dir) {
   if (check_outputs(m, path, &aut, &s)) {
     int ours, others;
     char ops[256];
-    if (placement(s, &ours, &others, ops, sizeof ops) &&
-        ours == m->nodes - 1 && others == 1 && !strcmp(ops, "Sigmoid "))
-      ok("%s: policy auto: Sigmoid declined (left to ORT), the other %d "
-         "node(s) on " EP_NAME, m->name, ours);
+    if (placement(s, &ours, &others, ops, sizeof ops) && ours == m->nodes - 1 &&
+        others == 1 && !strcmp(ops, "Hardmax "))
+      ok("%s: policy auto: Hardmax declined (left to ORT), the other %d "
+         "node(s) on " EP_NAME,
+         m->name, ours);
     else
-      fail("%s: policy auto: expected %d node(s) on " EP_NAME " and Sigmoid "
-           "elsewhere, got %d / %d (%s)", m->name, m->nodes - 1, ours, others,
-           ops);
+      fail("%s: policy auto: expected %d node(s) on " EP_NAME " and Hardmax "
+           "elsewhere, got %d / %d (%s)",
+           m->name, m->nodes - 1, ours, others, ops);
   }
   if (s)
     API(ReleaseSession, ort_release_fn)(s);
