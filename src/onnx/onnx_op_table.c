@@ -334,13 +334,6 @@ static void op_clip(tr *t) {
     tr_output(t, 0, dg_graph_clip(t->g, t->n->name, x, lo, hi));
 }
 
-static void op_add(tr *t) {
-  dg_tensor a = tr_input(t, 0, NULL, false);
-  dg_tensor b = tr_input(t, 1, NULL, false);
-  if (tr_need_float(t, a, "A") && tr_need_float(t, b, "B"))
-    tr_output(t, 0, dg_graph_add(t->g, t->n->name, a, b));
-}
-
 static void op_flatten(tr *t) {
   tr_output(t, 0,
             dg_graph_flatten(t->g, t->n->name, tr_input(t, 0, NULL, false),
@@ -459,32 +452,46 @@ static const char *const clip_attrs[] = {"min", "max", NULL};
 static const char *const reshape_attrs[] = {"allowzero", NULL};
 static const char *const quantize_attrs[] = {"axis", "saturate", NULL};
 static const char *const constant_attrs[] = {"value", NULL};
+/* Legacy broadcasting (opsets 1-6; onnx_ops_binary.c refuses them later). */
+static const char *const legacy_bcast_attrs[] = {"broadcast", "axis", NULL};
+static const char *const mod_attrs[] = {"fmod", NULL};
 
 /* Opsets: from the first version whose form the handler reads (Reshape's
  * shape became an input at 5, the quantisation ops appeared at 10) to the
- * newest the importer takes; older forms with other attributes (Add's
- * broadcast, Relu's consumed_inputs) are refused by the attribute lists. */
+ * newest the importer takes; older forms with other attributes (Relu's
+ * consumed_inputs) are refused by the attribute lists. Add, Sub, Mul, Div
+ * and Pow read their opset 1-6 broadcast and axis (onnx_ops_binary.c). */
 static const tr_op table[] = {
-    {"Add", 1, 21, NULL, op_add},
+    {"Add", 1, 21, legacy_bcast_attrs, tr_op_add},
     {"AveragePool", 1, 21, avg_pool_attrs, op_avg_pool},
     {"Clip", 1, 21, clip_attrs, op_clip},
     {"Concat", 1, 21, axis_attr, op_concat},
     {"Constant", 1, 21, constant_attrs, op_constant},
     {"Conv", 1, 21, conv_attrs, op_conv},
     {"DequantizeLinear", 10, 21, axis_attr, tr_op_dequantize},
+    {"Div", 1, 21, legacy_bcast_attrs, tr_op_div},
     {"Dropout", 1, 21, dropout_attrs, op_identity},
     {"Flatten", 1, 21, axis_attr, op_flatten},
     {"Gemm", 1, 21, gemm_attrs, op_gemm},
     {"GlobalAveragePool", 1, 21, NULL, op_global_avg_pool},
     {"Identity", 1, 21, NULL, op_identity},
     {"MatMul", 1, 21, NULL, op_matmul},
+    {"Max", 1, 21, NULL, tr_op_max},
     {"MaxPool", 1, 21, max_pool_attrs, op_max_pool},
+    {"Mean", 1, 21, NULL, tr_op_mean},
+    {"Min", 1, 21, NULL, tr_op_min},
+    {"Mod", 10, 21, mod_attrs, tr_op_mod},
+    {"Mul", 1, 21, legacy_bcast_attrs, tr_op_mul},
+    {"PRelu", 1, 21, NULL, tr_op_prelu},
+    {"Pow", 1, 21, legacy_bcast_attrs, tr_op_pow},
     {"QLinearConv", 10, 21, conv_attrs, tr_op_qlinear_conv},
     {"QLinearMatMul", 10, 21, NULL, tr_op_qlinear_matmul},
     {"QuantizeLinear", 10, 21, quantize_attrs, tr_op_quantize},
     {"Relu", 1, 21, NULL, op_relu},
     {"Reshape", 5, 21, reshape_attrs, op_reshape},
     {"Softmax", 1, 21, axis_attr, op_softmax},
+    {"Sub", 1, 21, legacy_bcast_attrs, tr_op_sub},
+    {"Sum", 1, 21, NULL, tr_op_sum},
 };
 
 const tr_op *tr_op_find(const char *op) {
