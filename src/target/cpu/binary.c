@@ -24,41 +24,79 @@ static inline float bin_mod(float a, float b) {
 }
 
 /* One inner run of n outputs; as and bs are a's and b's element strides
- * (0: broadcast). */
-#define DG_BINARY(e, name, formula)                                            \
-  static void run_##name(const float *pa, int64_t as, const float *pb,         \
-                         int64_t bs, float *y, int64_t n) {                    \
-    if (as == 1 && bs == 1) {                                                  \
-      for (int64_t i = 0; i < n; i++) {                                        \
-        float a = pa[i], b = pb[i];                                            \
-        y[i] = formula;                                                        \
-      }                                                                        \
-    } else if (as == 1 && bs == 0) {                                           \
-      const float b = pb[0];                                                   \
-      for (int64_t i = 0; i < n; i++) {                                        \
-        float a = pa[i];                                                       \
-        y[i] = formula;                                                        \
-      }                                                                        \
-    } else if (as == 0 && bs == 1) {                                           \
-      const float a = pa[0];                                                   \
-      for (int64_t i = 0; i < n; i++) {                                        \
-        float b = pb[i];                                                       \
-        y[i] = formula;                                                        \
-      }                                                                        \
-    } else {                                                                   \
-      for (int64_t i = 0; i < n; i++) {                                        \
-        float a = pa[i * as], b = pb[i * bs];                                  \
-        y[i] = formula;                                                        \
-      }                                                                        \
+ * (0: broadcast). The body is compiled once per SIMD level, as sigmoid.c's
+ * is: for the baseline and, on x86-64, with AVX2 and with AVX-512. */
+#define RUN_ARGS                                                               \
+  const float *pa, int64_t as, const float *pb, int64_t bs, float *y, int64_t n
+#define RUN_BODY(formula)                                                      \
+  if (as == 1 && bs == 1) {                                                    \
+    for (int64_t i = 0; i < n; i++) {                                          \
+      float a = pa[i], b = pb[i];                                              \
+      y[i] = formula;                                                          \
     }                                                                          \
+  } else if (as == 1 && bs == 0) {                                             \
+    const float b = pb[0];                                                     \
+    for (int64_t i = 0; i < n; i++) {                                          \
+      float a = pa[i];                                                         \
+      y[i] = formula;                                                          \
+    }                                                                          \
+  } else if (as == 0 && bs == 1) {                                             \
+    const float a = pa[0];                                                     \
+    for (int64_t i = 0; i < n; i++) {                                          \
+      float b = pb[i];                                                         \
+      y[i] = formula;                                                          \
+    }                                                                          \
+  } else {                                                                     \
+    for (int64_t i = 0; i < n; i++) {                                          \
+      float a = pa[i * as], b = pb[i * bs];                                    \
+      y[i] = formula;                                                          \
+    }                                                                          \
+  }
+
+#define DG_BINARY(e, name, formula)                                            \
+  static void run_##name(RUN_ARGS) { RUN_BODY(formula) }
+#include "../../ops/binary.def"
+#undef DG_BINARY
+#if defined(__x86_64__)
+#define DG_BINARY(e, name, formula)                                            \
+  __attribute__((target("avx2"))) static void run_##name##_avx2(RUN_ARGS) {    \
+    RUN_BODY(formula)                                                          \
+  }                                                                            \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static void    \
+      run_##name##_avx512(RUN_ARGS) {                                          \
+    RUN_BODY(formula)                                                          \
   }
 #include "../../ops/binary.def"
 #undef DG_BINARY
+#endif
 
-typedef void (*run_fn)(const float *pa, int64_t as, const float *pb, int64_t bs,
-                       float *y, int64_t n);
+typedef void (*run_fn)(RUN_ARGS);
 
+/* fn's run at the SIMD level in use. */
 static run_fn run_of(int fn) {
+#if defined(__x86_64__)
+  int level = dg_cpu_simd_level();
+  if (level >= DG_CPU_SIMD_AVX512)
+    switch (fn) {
+#define DG_BINARY(e, name, formula)                                            \
+  case DG_BINARY_##e:                                                          \
+    return run_##name##_avx512;
+#include "../../ops/binary.def"
+#undef DG_BINARY
+    default:
+      return NULL;
+    }
+  if (level == DG_CPU_SIMD_AVX2)
+    switch (fn) {
+#define DG_BINARY(e, name, formula)                                            \
+  case DG_BINARY_##e:                                                          \
+    return run_##name##_avx2;
+#include "../../ops/binary.def"
+#undef DG_BINARY
+    default:
+      return NULL;
+    }
+#endif
   switch (fn) {
 #define DG_BINARY(e, name, formula)                                            \
   case DG_BINARY_##e:                                                          \
