@@ -254,6 +254,7 @@ typedef enum dg_op {
   DG_OP_QFULLY_CONNECTED,
   DG_OP_QMATMUL,
   DG_OP_SIGMOID,
+  DG_OP_BINARY,
   DG_OP_COUNT_
 } dg_op;
 DG_API const char *dg_op_name(dg_op op); /* "conv2d", ..., "?" */
@@ -485,6 +486,32 @@ DG_API dg_tensor dg_graph_clip(dg_graph *graph, const char *name,
 /* Elementwise a + b with numpy broadcasting. */
 DG_API dg_tensor dg_graph_add(dg_graph *graph, const char *name, dg_tensor a,
                               dg_tensor b);
+/* The functions of dg_graph_binary (values are ABI: append before
+ * DG_BINARY_COUNT_). src/ops/binary.def holds each one's formula. */
+typedef enum dg_binary_fn {
+  DG_BINARY_INVALID = 0,
+  DG_BINARY_ADD,
+  DG_BINARY_SUB,
+  DG_BINARY_MUL,
+  DG_BINARY_DIV,  /* IEEE: x / 0 is +-inf, 0 / 0 NaN */
+  DG_BINARY_POW,  /* pow(a, b): a < 0 needs an integral b (else NaN);
+                     pow(x, 0) = 1 */
+  DG_BINARY_MAX,  /* a NaN on either side gives NaN on the CPU; GPU */
+  DG_BINARY_MIN,  /* targets agree for inputs without NaN */
+  DG_BINARY_FMOD, /* C fmod: result has a's sign (ONNX Mod fmod=1) */
+  DG_BINARY_MOD,  /* floored: result has b's sign (ONNX Mod fmod=0, Python %) */
+  DG_BINARY_PRELU, /* a < 0 ? a * b : a  (b is the slope, broadcast) */
+  DG_BINARY_COUNT_
+} dg_binary_fn;
+DG_API const char *dg_binary_fn_name(dg_binary_fn fn); /* "sub", ...; "?" */
+/* y = fn(a, b) elementwise with numpy broadcasting; a and b f32 or f16,
+ * same dtype. Errors: an fn outside (INVALID, COUNT_) is
+ * DG_ERROR_INVALID_ARGUMENT (field "fn"), shapes that do not broadcast
+ * DG_ERROR_INVALID_SHAPE (field "b", naming both shapes), another dtype
+ * DG_ERROR_INVALID_DTYPE. dg_graph_add(g, n, a, b) is the same as fn ADD
+ * but keeps its own op, DG_OP_ADD. */
+DG_API dg_tensor dg_graph_binary(dg_graph *graph, const char *name,
+                                 dg_binary_fn fn, dg_tensor a, dg_tensor b);
 /* New dims with at most one -1 (inferred) and 0 meaning "copy the input's
  * dim" (ONNX Reshape). dims is copied. */
 DG_API dg_tensor dg_graph_reshape(dg_graph *graph, const char *name,

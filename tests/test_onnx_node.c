@@ -101,9 +101,20 @@ typedef struct counts {
   int passed, failed, declined;
 } counts;
 
+/* An IEEE half as a double (exact). */
+static double half_value(uint16_t h) {
+  int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  double v = e == 0    ? ldexp(m, -24)
+             : e == 31 ? (m ? NAN : INFINITY)
+                       : ldexp(m | 0x400, e - 25);
+  return h & 0x8000 ? -v : v;
+}
+
 static double value_at(dg_dtype t, const void *p, size_t e) {
   switch (t) {
   case DG_DTYPE_F32: return ((const float *)p)[e];
+  case DG_DTYPE_F16:
+    return half_value(((const uint16_t *)p)[e]);
   case DG_DTYPE_I8: return ((const int8_t *)p)[e];
   case DG_DTYPE_U8: return ((const uint8_t *)p)[e];
   default: return ((const int32_t *)p)[e];
@@ -190,7 +201,9 @@ static void run_test(dg_context *ctx, const char *name, counts *per_dev) {
           double got = value_at(want[i].desc.dtype, out[i].data, e);
           double exp = value_at(want[i].desc.dtype, want[i].data, e);
           double err = fabs(got - exp);
-          double tol = want[i].desc.dtype == DG_DTYPE_F32
+          /* f16: the f32 tolerance, which is about one f16 step. */
+          double tol = want[i].desc.dtype == DG_DTYPE_F32 ||
+                               want[i].desc.dtype == DG_DTYPE_F16
                            ? 1e-7 + 1e-3 * fabs(exp)
                            : 0;
           if (!(err <= tol))

@@ -68,7 +68,8 @@ static dg_graph *every_op(void) {
                          .count_include_pad = 1};
   dg_tensor mp = dg_graph_max_pool2d(g, "max", c, &pp);
   dg_tensor ap = dg_graph_avg_pool2d(g, "avg", mp, &pp);
-  dg_tensor sum = dg_graph_add(g, "add", ap, mp);
+  dg_tensor sum = dg_graph_binary(g, "binary", DG_BINARY_MAX,
+                                  dg_graph_add(g, "add", ap, mp), mp);
   dg_tensor r = dg_graph_relu(g, "relu", dg_graph_sigmoid(g, "sigmoid", sum));
   dg_tensor cl = dg_graph_clip(g, "clip", r, -1.0f, 2.0f);
   dg_tensor cat_in[2] = {cl, r};
@@ -219,6 +220,9 @@ static dg_graph *one_node(dg_op op, int dev) {
     break;
   case DG_OP_ADD:
     y = dg_graph_add(g, "n", x, x);
+    break;
+  case DG_OP_BINARY:
+    y = dg_graph_binary(g, "n", DG_BINARY_SUB, x, x);
     break;
   case DG_OP_QUANTIZE:
     y = dg_graph_quantize(g, "n", x, DG_DTYPE_I8, &qp);

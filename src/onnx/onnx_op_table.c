@@ -394,13 +394,6 @@ static void op_clip(tr *t) {
     tr_output(t, 0, dg_graph_clip(t->g, t->n->name, x, lo, hi));
 }
 
-static void op_add(tr *t) {
-  dg_tensor a = tr_input(t, 0, NULL, false);
-  dg_tensor b = tr_input(t, 1, NULL, false);
-  if (tr_need_float(t, a, "A") && tr_need_float(t, b, "B"))
-    tr_output(t, 0, dg_graph_add(t->g, t->n->name, a, b));
-}
-
 static void op_flatten(tr *t) {
   tr_output(t, 0,
             dg_graph_flatten(t->g, t->n->name, tr_input(t, 0, NULL, false),
@@ -560,26 +553,38 @@ static const char *const constant_attrs[] = {"value", "value_int", "value_ints",
 static const char *const shape_attrs[] = {"start", "end", NULL};
 static const char *const axes_attr[] = {"axes", NULL};
 static const char *const value_attr[] = {"value", NULL};
+/* Legacy broadcasting (opsets 1-6; onnx_ops_binary.c refuses them later). */
+static const char *const legacy_bcast_attrs[] = {"broadcast", "axis", NULL};
+static const char *const mod_attrs[] = {"fmod", NULL};
 
 /* Opsets: from the first version whose form the handler reads (Reshape's
  * shape became an input at 5, the quantisation ops appeared at 10) to the
- * newest the importer takes; older forms with other attributes (Add's
- * broadcast, Relu's consumed_inputs) are refused by the attribute lists. */
+ * newest the importer takes; older forms with other attributes (Relu's
+ * consumed_inputs) are refused by the attribute lists. Add, Sub, Mul, Div
+ * and Pow read their opset 1-6 broadcast and axis (onnx_ops_binary.c). */
 static const tr_op table[] = {
-    {"Add", 1, 22, NULL, op_add},
+    {"Add", 1, 22, legacy_bcast_attrs, tr_op_add},
     {"AveragePool", 1, 22, avg_pool_attrs, op_avg_pool},
     {"Clip", 1, 22, clip_attrs, op_clip},
     {"Concat", 1, 22, axis_attr, op_concat},
     {"Constant", 1, 22, constant_attrs, op_constant},
     {"Conv", 1, 22, conv_attrs, op_conv},
     {"DequantizeLinear", 10, 22, axis_attr, tr_op_dequantize},
+    {"Div", 1, 22, legacy_bcast_attrs, tr_op_div},
     {"Dropout", 1, 22, dropout_attrs, op_identity},
     {"Flatten", 1, 22, axis_attr, op_flatten},
     {"Gemm", 1, 22, gemm_attrs, op_gemm},
     {"GlobalAveragePool", 1, 22, NULL, op_global_avg_pool},
     {"Identity", 1, 22, NULL, op_identity},
     {"MatMul", 1, 22, NULL, op_matmul},
+    {"Max", 1, 22, NULL, tr_op_max},
     {"MaxPool", 1, 22, max_pool_attrs, op_max_pool},
+    {"Mean", 1, 22, NULL, tr_op_mean},
+    {"Min", 1, 22, NULL, tr_op_min},
+    {"Mod", 10, 22, mod_attrs, tr_op_mod},
+    {"Mul", 1, 22, legacy_bcast_attrs, tr_op_mul},
+    {"PRelu", 1, 22, NULL, tr_op_prelu},
+    {"Pow", 1, 22, legacy_bcast_attrs, tr_op_pow},
     {"QLinearConv", 10, 22, conv_attrs, tr_op_qlinear_conv},
     {"QLinearMatMul", 10, 22, NULL, tr_op_qlinear_matmul},
     {"QuantizeLinear", 10, 22, quantize_attrs, tr_op_quantize},
@@ -587,6 +592,8 @@ static const tr_op table[] = {
     {"Reshape", 5, 22, reshape_attrs, op_reshape},
     {"Sigmoid", 6, 22, NULL, op_sigmoid},
     {"Softmax", 1, 22, axis_attr, op_softmax},
+    {"Sub", 1, 22, legacy_bcast_attrs, tr_op_sub},
+    {"Sum", 1, 22, NULL, tr_op_sum},
     /* Shape arithmetic: folded at import (onnx_fold.c). */
     {"And", 7, 22, NULL, tr_op_fold_only},
     {"ConstantOfShape", 9, 22, value_attr, tr_op_fold_only},

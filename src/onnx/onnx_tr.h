@@ -137,6 +137,18 @@ void tr_op_quantize(tr *t);
 void tr_op_dequantize(tr *t);
 void tr_op_qlinear_conv(tr *t);
 void tr_op_qlinear_matmul(tr *t);
+/* onnx_ops_binary.c: the elementwise binary ops and the variadic ones. */
+void tr_op_add(tr *t);
+void tr_op_sub(tr *t);
+void tr_op_mul(tr *t);
+void tr_op_div(tr *t);
+void tr_op_pow(tr *t);
+void tr_op_mod(tr *t);
+void tr_op_prelu(tr *t);
+void tr_op_max(tr *t);
+void tr_op_min(tr *t);
+void tr_op_sum(tr *t);
+void tr_op_mean(tr *t);
 /* The conv attributes of the current node for input x (onnx_op_table.c). */
 bool tr_conv_params(tr *t, dg_tensor x, dg_conv2d_params *p);
 

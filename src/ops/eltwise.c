@@ -1,4 +1,4 @@
-/* relu, sigmoid, clip, add (broadcast) and softmax. */
+/* relu, sigmoid, clip and softmax (add is binary.c's). */
 #include "../graph/builder.h"
 #include "ops.h"
 
@@ -61,31 +61,6 @@ dg_tensor dg_graph_softmax(dg_graph *g, const char *name, dg_tensor x,
   return unary(g, DG_OP_SOFTMAX, name, x, &p);
 }
 
-dg_tensor dg_graph_add(dg_graph *g, const char *name, dg_tensor a,
-                       dg_tensor bt) {
-  dg_build b;
-  if (!dg_build_begin(&b, g, DG_OP_ADD, name))
-    return DG_TENSOR_NONE;
-  bool ok = true;
-  const dg_tensor_info *ai = dg_build_tensor(&b, a, "a", false, &ok);
-  const dg_tensor_info *bi = ok ? dg_build_tensor(&b, bt, "b", false, &ok) : 0;
-  if (!ok || !dg_build_dtype(&b, ai, "a", DG_FLOAT_TYPES) ||
-      !dg_build_same_dtype(&b, ai, bi, "b"))
-    return DG_TENSOR_NONE;
-  dg_tensor_desc out = {.dtype = ai->desc.dtype};
-  if (!dg_broadcast_dims(ai->desc.rank, ai->desc.dims, bi->desc.rank,
-                         bi->desc.dims, &out.rank, out.dims)) {
-    char exp[96], got[96];
-    dg_format_dims(exp, sizeof exp, ai->desc.rank, ai->desc.dims);
-    dg_format_dims(got, sizeof got, bi->desc.rank, bi->desc.dims);
-    dg_build_fail(&b, DG_ERROR_INVALID_SHAPE, "b", exp, got,
-                  "shapes do not broadcast");
-    return DG_TENSOR_NONE;
-  }
-  uint32_t ins[2] = {a.id, bt.id};
-  return dg_build_finish(&b, ins, 2, &out, NULL);
-}
-
 /* ---- reference ---- */
 
 static int64_t elems(const dg_ir *ir, uint32_t id) {
@@ -110,26 +85,6 @@ void dg_ref_clip(const dg_ir *ir, const dg_node *n, const double *const *in,
     double v = in[0][i];
     v = v < n->p.clip_lo ? n->p.clip_lo : v;
     out[i] = v > n->p.clip_hi ? n->p.clip_hi : v;
-  }
-}
-
-void dg_ref_add(const dg_ir *ir, const dg_node *n, const double *const *in,
-                double *out) {
-  const dg_tensor_desc *ad = &dg_ir_tensor(ir, n->inputs[0])->desc;
-  const dg_tensor_desc *bd = &dg_ir_tensor(ir, n->inputs[1])->desc;
-  const dg_tensor_desc *yd = &dg_ir_tensor(ir, n->output)->desc;
-  int64_t sa[DG_MAX_RANK], sb[DG_MAX_RANK];
-  dg_broadcast_strides(ad->rank, ad->dims, yd->rank, yd->dims, sa);
-  dg_broadcast_strides(bd->rank, bd->dims, yd->rank, yd->dims, sb);
-  for (int64_t i = 0, e = dg_desc_elements(yd); i < e; i++) {
-    int64_t r = i, ia = 0, ib = 0;
-    for (int d = yd->rank - 1; d >= 0; d--) {
-      int64_t c = r % yd->dims[d];
-      r /= yd->dims[d];
-      ia += c * sa[d];
-      ib += c * sb[d];
-    }
-    out[i] = in[0][ia] + in[1][ib];
   }
 }
 
@@ -166,9 +121,6 @@ double dg_flops_sigmoid(const dg_ir *ir, const dg_node *n) {
 }
 double dg_flops_clip(const dg_ir *ir, const dg_node *n) {
   return 2 * out_elems(ir, n);
-}
-double dg_flops_add(const dg_ir *ir, const dg_node *n) {
-  return out_elems(ir, n);
 }
 double dg_flops_softmax(const dg_ir *ir, const dg_node *n) {
   return 5 * out_elems(ir, n);

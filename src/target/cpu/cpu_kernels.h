@@ -52,6 +52,14 @@ enum {
 int dg_cpu_simd_level(void);
 void dg_cpu_simd_force(const char *name);
 
+/* y = fn(a, b) for a dg_binary_fn (src/ops/binary.def) over an output of
+ * rank dims, stored densely, with a at element strides sa and b at sb (0
+ * on broadcast axes, as dg_broadcast_strides gives them). binary.c says
+ * how. */
+void dg_cpu_binary(int fn, int rank, const int64_t *dims, const float *a,
+                   const int64_t *sa, const float *b, const int64_t *sb,
+                   float *y);
+
 /* y[i] = 1 / (1 + exp(-x[i])) for i < n, within 1e-6 of the exact value
  * (x and y may be the same array). sigmoid.c says how. */
 void dg_cpu_sigmoid(const float *x, float *y, int64_t n);

@@ -563,35 +563,17 @@ static void sigmoid_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
   dg_cpu_sigmoid(in[0], out, dg_desc_elements(out_desc(cn)));
 }
 
-static void add_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
-                  void *out, void *scratch) {
+/* add (DG_OP_ADD) and binary: one kernel, fn ADD for add. */
+static void binary_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                     void *out, void *scratch) {
   (void)pool, (void)scratch;
   const dg_tensor_desc *ad = in_desc(cn, 0), *bd = in_desc(cn, 1),
                        *yd = out_desc(cn);
-  const float *a = in[0], *b = in[1];
-  float *y = out;
-  int64_t e = dg_desc_elements(yd);
-  if (dg_desc_elements(ad) == e && dg_desc_elements(bd) == e) {
-    for (int64_t i = 0; i < e; i++)
-      y[i] = a[i] + b[i];
-    return;
-  }
-  int64_t sa[DG_MAX_RANK], sb[DG_MAX_RANK], idx[DG_MAX_RANK] = {0};
+  int64_t sa[DG_MAX_RANK], sb[DG_MAX_RANK];
   dg_broadcast_strides(ad->rank, ad->dims, yd->rank, yd->dims, sa);
   dg_broadcast_strides(bd->rank, bd->dims, yd->rank, yd->dims, sb);
-  int64_t ia = 0, ib = 0;
-  for (int64_t i = 0; i < e; i++) {
-    y[i] = a[ia] + b[ib];
-    for (int d = yd->rank - 1; d >= 0; d--) { /* odometer increment */
-      ia += sa[d];
-      ib += sb[d];
-      if (++idx[d] < yd->dims[d])
-        break;
-      ia -= sa[d] * yd->dims[d];
-      ib -= sb[d] * yd->dims[d];
-      idx[d] = 0;
-    }
-  }
+  int fn = cn->node->op == DG_OP_ADD ? DG_BINARY_ADD : cn->node->p.fn;
+  dg_cpu_binary(fn, yd->rank, yd->dims, in[0], sa, in[1], sb, out);
 }
 
 static void softmax_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
@@ -881,7 +863,8 @@ static const struct cpu_op_entry {
     {DG_OP_RELU, clip_k, NULL},
     {DG_OP_CLIP, clip_k, NULL},
     {DG_OP_SIGMOID, sigmoid_k, NULL},
-    {DG_OP_ADD, add_k, NULL},
+    {DG_OP_ADD, binary_k, NULL},
+    {DG_OP_BINARY, binary_k, NULL},
     {DG_OP_RESHAPE, copy_k, NULL},
     {DG_OP_CONCAT, concat_k, NULL},
     {DG_OP_QUANTIZE, quantize_k, NULL},

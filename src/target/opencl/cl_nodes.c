@@ -463,7 +463,7 @@ static cl_int eltwise(prep *p) {
     g[E_HI] = fbits(p->n->p.clip_hi);
   } else if (p->n->op == DG_OP_SIGMOID) {
     name = "sigmoid_f32";
-  } else if (p->n->op == DG_OP_ADD) {
+  } else if (p->n->op == DG_OP_ADD || p->n->op == DG_OP_BINARY) {
     const dg_tensor_desc *a = in_desc(p, 0), *b = in_desc(p, 1);
     int64_t sa[DG_MAX_RANK], sb[DG_MAX_RANK];
     dg_broadcast_strides(a->rank, a->dims, y->rank, y->dims, sa);
@@ -474,7 +474,8 @@ static cl_int eltwise(prep *p) {
       g[E_SA + i] = (int32_t)sa[i];
       g[E_SB + i] = (int32_t)sb[i];
     }
-    name = "add_f32";
+    g[E_FN] = p->n->op == DG_OP_ADD ? DG_BINARY_ADD : p->n->p.fn;
+    name = "binary_f32";
     args[1] = in_mem(p, 1);
     args[2] = out_mem(p);
     nargs = 4;
@@ -576,6 +577,7 @@ static const struct cl_op_entry {
     {DG_OP_CLIP, eltwise, 0},
     {DG_OP_SIGMOID, eltwise, 0},
     {DG_OP_ADD, eltwise, 0},
+    {DG_OP_BINARY, eltwise, 0},
     {DG_OP_SOFTMAX, eltwise, 0},
     {DG_OP_QUANTIZE, quant, DG_CL_NEEDS_CORRECT_DIV},
     {DG_OP_DEQUANTIZE, quant, 0},

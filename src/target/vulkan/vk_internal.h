@@ -68,6 +68,9 @@ typedef struct vk_pc_softmax {
 typedef struct vk_pc_eltwise {
   VK_PC_ELTWISE
 } vk_pc_eltwise;
+typedef struct vk_pc_binary {
+  VK_PC_BINARY
+} vk_pc_binary;
 typedef struct vk_pc_quantize {
   VK_PC_QUANTIZE
 } vk_pc_quantize;
@@ -84,6 +87,7 @@ typedef union vk_push {
   vk_pc_gap gap;
   vk_pc_softmax softmax;
   vk_pc_eltwise eltwise;
+  vk_pc_binary binary;
   vk_pc_quantize quantize;
   vk_pc_dequantize dequantize;
 } vk_push;
@@ -334,6 +338,10 @@ uint64_t dg_vk_ops(const vk_device *vd);
 bool dg_vk_work_prepare(vk_device *vd, const dg_ir *ir, const dg_node *n,
                         vk_work *w, bool estimate);
 void dg_vk_work_release(vk_work *w);
+/* The setup of add and binary nodes (vk_binary.c), as vk_ops.c's table
+ * calls it. */
+bool dg_vk_setup_binary(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                        const dg_node *n);
 
 /* ---- pipeline statistics (vk_pipeline_stats.c) ---- */
 

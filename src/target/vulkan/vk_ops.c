@@ -67,6 +67,9 @@ static uint64_t loop_trips(const dg_ir *ir, const dg_node *n) {
     return t + (uint64_t)n->p.kernel[0] * (1 + (uint64_t)n->p.kernel[1]);
   case DG_OP_SOFTMAX:
     return t + 3 * (uint64_t)x->dims[n->p.axis];
+  case DG_OP_ADD:
+  case DG_OP_BINARY: /* binary.comp: a pass over the output's dims */
+    return t + DG_MAX_RANK;
   default: /* global_avg_pool: 64 per invocation a pass (gap.comp) */
     return t;
   }
@@ -726,21 +729,7 @@ static bool setup_eltwise(const vk_device *vd, vk_work *w, const dg_ir *ir,
   pc->total = total;
   w->bind[0] = n->inputs[0];
   w->bind[3] = n->output;
-  if (n->op == DG_OP_ADD) {
-    const dg_tensor_desc *ad = tdesc(ir, n->inputs[0]),
-                         *bd = tdesc(ir, n->inputs[1]);
-    int64_t sa[DG_MAX_RANK] = {0}, sb[DG_MAX_RANK] = {0};
-    dg_broadcast_strides(ad->rank, ad->dims, yd->rank, yd->dims, sa);
-    dg_broadcast_strides(bd->rank, bd->dims, yd->rank, yd->dims, sb);
-    pc->mode = 1;
-    pc->rank = yd->rank;
-    for (int d = 0; d < 6; d++) {
-      pc->dims[d] = d < yd->rank ? yd->dims[d] : 1;
-      pc->sa[d] = d < yd->rank ? sa[d] : 0;
-      pc->sb[d] = d < yd->rank ? sb[d] : 0;
-    }
-    w->bind[1] = n->inputs[1];
-  } else if (n->op == DG_OP_SIGMOID) {
+  if (n->op == DG_OP_SIGMOID) {
     pc->mode = 2;
   } else {
     bool relu = n->op == DG_OP_RELU;
@@ -883,7 +872,8 @@ static const struct vk_op_entry {
     {DG_OP_RELU, setup_eltwise, 0},
     {DG_OP_CLIP, setup_eltwise, 0},
     {DG_OP_SIGMOID, setup_eltwise, 0},
-    {DG_OP_ADD, setup_eltwise, 0},
+    {DG_OP_ADD, dg_vk_setup_binary, 0},
+    {DG_OP_BINARY, dg_vk_setup_binary, 0},
     {DG_OP_RESHAPE, setup_copies, 0},
     {DG_OP_CONCAT, setup_copies, 0},
     {DG_OP_QUANTIZE, setup_quant, 0},

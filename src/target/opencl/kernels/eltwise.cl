@@ -1,7 +1,6 @@
 /* Memory-bound float ops, one element (or one softmax row) per
- * work-item: clip (relu is clip to [0, inf)), sigmoid, add with numpy broadcasting
- * through per-axis strides that are zero on broadcast axes, and softmax
- * along any axis (rows of len elements, inner apart). */
+ * work-item: clip (relu is clip to [0, inf)), sigmoid, and softmax along
+ * any axis (rows of len elements, inner apart). add is binary.cl's. */
 #pragma OPENCL FP_CONTRACT ON
 
 kernel __attribute__((reqd_work_group_size(WG1, 1, 1))) void
@@ -27,23 +26,6 @@ sigmoid_f32(const global void *x, global void *y, constant int *g) {
   float v = ld_f(x, i, hio);
   float e = exp(-fabs(v));
   st_f(y, i, (v >= 0.0f ? 1.0f : e) / (1.0f + e), hio);
-}
-
-kernel __attribute__((reqd_work_group_size(WG1, 1, 1))) void
-add_f32(const global void *a, const global void *b, global void *y,
-        constant int *g) {
-  const int i = get_global_id(0);
-  if (i >= g[E_COUNT])
-    return;
-  int r = i, ia = 0, ib = 0;
-  for (int d = g[E_RANK] - 1; d >= 0; d--) {
-    int n = g[E_DIMS + d], c = r % n;
-    r /= n;
-    ia += c * g[E_SA + d];
-    ib += c * g[E_SB + d];
-  }
-  const int hio = g[E_HIO];
-  st_f(y, i, ld_f(a, ia, hio) + ld_f(b, ib, hio), hio);
 }
 
 kernel __attribute__((reqd_work_group_size(WG1, 1, 1))) void

@@ -63,10 +63,11 @@
 #define E_HIO 1    /* f16 storage */
 #define E_LO 2     /* clip bounds (float bits) */
 #define E_HI 3
-#define E_RANK 4   /* add: output rank, then dims, then a and b strides */
+#define E_RANK 4   /* binary: output rank, then dims, then a and b strides */
 #define E_DIMS 5   /* 6 entries */
 #define E_SA 11    /* 6 entries */
 #define E_SB 17    /* 6 entries */
+#define E_FN 23    /* binary: the dg_binary_fn (add is 1) */
 /* softmax: rows = outer*inner, each of len elements, inner apart */
 #define E_OUTER 5
 #define E_LEN 6

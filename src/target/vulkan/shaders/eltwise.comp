@@ -1,15 +1,13 @@
 #version 450
-// Elementwise ops. mode 0: y = min(max(x, lo), hi) (relu, clip); mode 1:
-// y = a + b with numpy broadcasting, the output index decomposed over up
-// to 6 dims with per-dim element strides for a and b (0 on broadcast
-// axes); mode 2: sigmoid, from e = exp(-|x|) so that nothing overflows.
+// Elementwise ops. mode 0: y = min(max(x, lo), hi) (relu, clip); mode 2:
+// sigmoid, from e = exp(-|x|) so that nothing overflows. (Mode 1 was add,
+// now binary.comp's.)
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 256) in;
 #include "common.glsl"
 
 
 layout(set = 0, binding = 0) readonly buffer A { DT a[]; };
-layout(set = 0, binding = 1) readonly buffer B { DT b[]; };
 layout(set = 0, binding = 3) writeonly buffer Y { DT y[]; };
 
 #include "push_constants.h"
@@ -34,14 +32,5 @@ void main() {
     float v = float(a[i]);
     float e = exp(-abs(v));
     y[i] = TO_DT((v >= 0.0 ? 1.0 : e) / (1.0 + e));
-    return;
   }
-  int ia = 0, ib = 0, rem = i;
-  for (int d = pc.rank - 1; d >= 0; d--) {
-    int k = rem % pc.dims[d];
-    rem /= pc.dims[d];
-    ia += k * pc.sa[d];
-    ib += k * pc.sb[d];
-  }
-  y[i] = TO_DT(float(a[ia]) + float(b[ib]));
 }

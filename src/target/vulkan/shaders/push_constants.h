@@ -72,15 +72,20 @@
 /* softmax.comp: outer x len x inner, along len. */
 #define VK_PC_SOFTMAX int outer, len, inner;
 
-/* eltwise.comp: total outputs; mode 0 clip to [lo, hi], 1 add (rank dims
- * of the output, element strides sa and sb of the broadcast inputs), 2
- * sigmoid. */
+/* eltwise.comp: total outputs; mode 0 clip to [lo, hi], 2 sigmoid (mode 1
+ * was add, now binary.comp's). */
 #define VK_PC_ELTWISE                                                          \
-  int total, mode, rank;                                                       \
+  int total, mode;                                                             \
+  float lo, hi;
+
+/* binary.comp: total outputs, fn the dg_binary_fn (add is fn 1), rank
+ * dims of the output, element strides sa and sb of the broadcast inputs
+ * (0 on broadcast axes). */
+#define VK_PC_BINARY                                                           \
+  int total, fn, rank;                                                         \
   int dims[6];                                                                 \
   int sa[6];                                                                   \
-  int sb[6];                                                                   \
-  float lo, hi;
+  int sb[6];
 
 /* quantize.comp: total elements, per_channel over chans channels inner
  * elements apart (else scale and zero), clamped to [lo, hi]. */
