@@ -161,6 +161,8 @@ typedef enum dg_dtype {
   DG_DTYPE_I8,
   DG_DTYPE_U8,
   DG_DTYPE_I32,
+  DG_DTYPE_BOOL, /* 1 byte, 0 or 1 (comparisons, where's condition) */
+  DG_DTYPE_I64,  /* 8 bytes, two's complement (arg reductions, indices) */
   DG_DTYPE_COUNT_
 } dg_dtype;
 DG_API const char *dg_dtype_name(dg_dtype dtype); /* "f32", ..., "?" */
@@ -255,6 +257,9 @@ typedef enum dg_op {
   DG_OP_QMATMUL,
   DG_OP_SIGMOID,
   DG_OP_BINARY,
+  DG_OP_COMPARE,
+  DG_OP_WHERE,
+  DG_OP_ARG_REDUCE,
   DG_OP_COUNT_
 } dg_op;
 DG_API const char *dg_op_name(dg_op op); /* "conv2d", ..., "?" */
@@ -512,6 +517,68 @@ DG_API const char *dg_binary_fn_name(dg_binary_fn fn); /* "sub", ...; "?" */
  * but keeps its own op, DG_OP_ADD. */
 DG_API dg_tensor dg_graph_binary(dg_graph *graph, const char *name,
                                  dg_binary_fn fn, dg_tensor a, dg_tensor b);
+/* The functions of dg_graph_compare and its one-input siblings (values
+ * are ABI: append before DG_COMPARE_COUNT_). src/ops/compare.def holds
+ * each one's formula. Every one gives a bool tensor. */
+typedef enum dg_compare_fn {
+  DG_COMPARE_INVALID = 0,
+  DG_COMPARE_EQUAL,         /* a == b (NaN is equal to nothing) */
+  DG_COMPARE_LESS,          /* a < b */
+  DG_COMPARE_LESS_EQUAL,    /* a <= b */
+  DG_COMPARE_GREATER,       /* a > b */
+  DG_COMPARE_GREATER_EQUAL, /* a >= b */
+  DG_COMPARE_AND,           /* bool a and b */
+  DG_COMPARE_OR,
+  DG_COMPARE_XOR,
+  /* One input (dg_graph_not, dg_graph_isnan, dg_graph_isinf): */
+  DG_COMPARE_NOT,      /* bool: !a */
+  DG_COMPARE_ISNAN,    /* float: a is NaN */
+  DG_COMPARE_ISINF,    /* float: a is +inf or -inf */
+  DG_COMPARE_ISPOSINF, /* float: a is +inf */
+  DG_COMPARE_ISNEGINF, /* float: a is -inf */
+  DG_COMPARE_COUNT_
+} dg_compare_fn;
+DG_API const char *dg_compare_fn_name(dg_compare_fn fn); /* "less", "?" */
+/* y = fn(a, b) elementwise with numpy broadcasting, a bool tensor. The
+ * comparisons (EQUAL .. GREATER_EQUAL) take f32, f16, i32 or i64; AND, OR
+ * and XOR take bool; a and b have the same dtype. Errors: an fn outside
+ * EQUAL..XOR is DG_ERROR_INVALID_ARGUMENT (field "fn"), shapes that do
+ * not broadcast DG_ERROR_INVALID_SHAPE (field "b"), another dtype or
+ * mixed dtypes DG_ERROR_INVALID_DTYPE. */
+DG_API dg_tensor dg_graph_compare(dg_graph *graph, const char *name,
+                                  dg_compare_fn fn, dg_tensor a, dg_tensor b);
+/* y = !x for a bool x (op DG_OP_COMPARE, fn NOT, one input). */
+DG_API dg_tensor dg_graph_not(dg_graph *graph, const char *name, dg_tensor x);
+/* y = isnan(x) for an f32 or f16 x, bool (op DG_OP_COMPARE, fn ISNAN). */
+DG_API dg_tensor dg_graph_isnan(dg_graph *graph, const char *name, dg_tensor x);
+/* y = x is an infinity of a sign asked for, bool, for an f32 or f16 x
+ * (ONNX IsInf): fn ISINF, ISPOSINF or ISNEGINF by the flags. Both flags
+ * zero is DG_ERROR_INVALID_ARGUMENT (field "detect_positive"). */
+DG_API dg_tensor dg_graph_isinf(dg_graph *graph, const char *name, dg_tensor x,
+                                int detect_positive, int detect_negative);
+/* y = cond ? x : y elementwise, the three broadcast together (numpy).
+ * cond is bool; x and y have the same dtype, f32, f16, i32 or i64, which
+ * is y's. Errors as dg_graph_compare's (fields "cond", "x", "y"). */
+DG_API dg_tensor dg_graph_where(dg_graph *graph, const char *name,
+                                dg_tensor cond, dg_tensor x, dg_tensor y);
+/* The functions of dg_graph_arg_reduce (values are ABI). */
+typedef enum dg_arg_fn {
+  DG_ARG_INVALID = 0,
+  DG_ARG_MAX,
+  DG_ARG_MIN,
+  DG_ARG_COUNT_
+} dg_arg_fn;
+/* The index (i64) of the largest (MAX) or smallest (MIN) element of x
+ * (f32, f16, i32 or i64) along axis (negative counts from the end): the
+ * first such index, or the last with select_last_index. keepdims keeps the
+ * axis with extent 1, otherwise it is removed. NaN: a NaN is never
+ * selected unless the whole line is NaN (then index 0; ONNX leaves it
+ * open). Errors: fn outside (INVALID, COUNT_) INVALID_ARGUMENT ("fn"),
+ * axis outside [-rank, rank) INVALID_ARGUMENT ("axis"), other dtypes
+ * INVALID_DTYPE. */
+DG_API dg_tensor dg_graph_arg_reduce(dg_graph *graph, const char *name,
+                                     dg_arg_fn fn, dg_tensor x, int32_t axis,
+                                     int keepdims, int select_last_index);
 /* New dims with at most one -1 (inferred) and 0 meaning "copy the input's
  * dim" (ONNX Reshape). dims is copied. */
 DG_API dg_tensor dg_graph_reshape(dg_graph *graph, const char *name,

@@ -281,8 +281,8 @@ bool dg_build_desc(dg_build *b, const dg_tensor_desc *d, const char *field) {
   if (d->dtype <= DG_DTYPE_INVALID || d->dtype >= DG_DTYPE_COUNT_) {
     snprintf(f, sizeof f, "%s.dtype", field);
     snprintf(got, sizeof got, "%d", (int)d->dtype);
-    dg_build_fail(b, DG_ERROR_INVALID_DTYPE, f, "f32, f16, i8, u8 or i32", got,
-                  "unknown dtype");
+    dg_build_fail(b, DG_ERROR_INVALID_DTYPE, f,
+                  "f32, f16, i8, u8, i32, bool or i64", got, "unknown dtype");
     return false;
   }
   if (d->rank < 0 || d->rank > DG_MAX_RANK) {
@@ -316,6 +316,17 @@ bool dg_build_desc(dg_build *b, const dg_tensor_desc *d, const char *field) {
     return true; /* plain integers */
   if (d->dtype == DG_DTYPE_I32)
     return dg_build_quant(b, d, field, d->quant.axis);
+  /* bool and i64 are plain values, never quantised: a scale, zero point
+   * or channel list given for one is a caller's mistake, not ignored. */
+  if ((d->dtype == DG_DTYPE_BOOL || d->dtype == DG_DTYPE_I64) &&
+      (d->quant.scale != 0 || d->quant.zero_point != 0 || d->quant.axis != 0 ||
+       d->quant.channel_count != 0 || d->quant.channel_scales ||
+       d->quant.channel_zero_points)) {
+    snprintf(f, sizeof f, "%s.quant", field);
+    dg_build_fail(b, DG_ERROR_INVALID_ARGUMENT, f, "all zero", "set",
+                  "bool and i64 tensors take no quantisation");
+    return false;
+  }
   return true;
 }
 

@@ -29,8 +29,8 @@ const char *dg_status_string(dg_status s) {
 }
 
 const char *dg_dtype_name(dg_dtype t) {
-  static const char *const names[] = {"invalid", "f32", "f16", "i8", "u8",
-                                      "i32"};
+  static const char *const names[] = {"invalid", "f32", "f16",  "i8",
+                                      "u8",      "i32", "bool", "i64"};
   return (t >= 0 && t < DG_DTYPE_COUNT_) ? names[t] : "?";
 }
 
@@ -38,7 +38,12 @@ size_t dg_dtype_size(dg_dtype t) {
   switch (t) {
   case DG_DTYPE_F32: case DG_DTYPE_I32: return 4;
   case DG_DTYPE_F16: return 2;
-  case DG_DTYPE_I8: case DG_DTYPE_U8: return 1;
+  case DG_DTYPE_I8:
+  case DG_DTYPE_U8:
+  case DG_DTYPE_BOOL:
+    return 1;
+  case DG_DTYPE_I64:
+    return 8;
   default: return 0;
   }
 }

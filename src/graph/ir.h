@@ -50,6 +50,8 @@ typedef struct dg_node_params {
   int32_t axis;
   float clip_lo, clip_hi;
   int32_t fn;
+  int32_t keepdims;          /* DG_P_AXES: reductions keep the axis */
+  int32_t select_last_index; /* DG_P_SELECT_LAST: arg reductions' ties */
 } dg_node_params;
 
 /* The fields of dg_node_params, as bits for ops.def's "reads" column. */
@@ -65,6 +67,8 @@ enum {
   DG_P_AXIS = 1 << 8,
   DG_P_CLIP = 1 << 9, /* clip_lo and clip_hi */
   DG_P_FN = 1 << 10,
+  DG_P_AXES = 1 << 14, /* keepdims */
+  DG_P_SELECT_LAST = 1 << 26,
 };
 /* The DG_P_* bits of the fields of p that are not zero. */
 unsigned dg_node_params_set(const dg_node_params *p);

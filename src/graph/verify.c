@@ -81,7 +81,8 @@ static dg_status verify_claimed(dg_session *s, const dg_binding *inputs,
     double max_abs = 0, max_ref = 0;
     int64_t max_lsb = 0;
     bool is_int = yd->dtype == DG_DTYPE_I8 || yd->dtype == DG_DTYPE_U8 ||
-                  yd->dtype == DG_DTYPE_I32;
+                  yd->dtype == DG_DTYPE_I32 || yd->dtype == DG_DTYPE_BOOL ||
+                  yd->dtype == DG_DTYPE_I64;
     for (int64_t e = 0; !oom && e < ne; e++) {
       double diff = fabs(got[e] - ref[e]);
       if (isnan(got[e]) != isnan(ref[e]))

@@ -53,6 +53,8 @@ unsigned dg_node_params_set(const dg_node_params *p) {
   FIELD(DG_P_CLIP, clip_lo)
   FIELD(DG_P_CLIP, clip_hi)
   FIELD(DG_P_FN, fn)
+  FIELD(DG_P_AXES, keepdims)
+  FIELD(DG_P_SELECT_LAST, select_last_index)
 #undef FIELD
   return set;
 }

@@ -869,6 +869,9 @@ static const struct cpu_op_entry {
     {DG_OP_CONCAT, concat_k, NULL},
     {DG_OP_QUANTIZE, quantize_k, NULL},
     {DG_OP_DEQUANTIZE, dequantize_k, NULL},
+    {DG_OP_COMPARE, dg_cpu_compare_k, NULL},
+    {DG_OP_WHERE, dg_cpu_where_k, NULL},
+    {DG_OP_ARG_REDUCE, dg_cpu_arg_reduce_k, NULL},
 };
 
 static const struct cpu_op_entry *op_entry(dg_op op) {
@@ -893,8 +896,10 @@ bool dg_cpu_node_prepare(dg_cpu_node *cn, const dg_ir *ir, const dg_node *n,
   cn->f16 = dg_ir_tensor(ir, n->output)->desc.dtype == DG_DTYPE_F16 ||
             (n->input_count &&
              dg_ir_tensor(ir, n->inputs[0])->desc.dtype == DG_DTYPE_F16);
-  if (n->op == DG_OP_RESHAPE || n->op == DG_OP_CONCAT)
+  if (n->op == DG_OP_RESHAPE || n->op == DG_OP_CONCAT || n->op == DG_OP_WHERE)
     cn->f16 = false; /* moves bytes, whatever they hold */
+  if (n->op == DG_OP_COMPARE || n->op == DG_OP_ARG_REDUCE)
+    cn->f16 = false; /* reads f16 itself; the output is bool or i64 */
   const struct cpu_op_entry *e = op_entry(n->op);
   if (!e)
     return false;
