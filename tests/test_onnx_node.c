@@ -117,6 +117,10 @@ static double value_at(dg_dtype t, const void *p, size_t e) {
     return half_value(((const uint16_t *)p)[e]);
   case DG_DTYPE_I8: return ((const int8_t *)p)[e];
   case DG_DTYPE_U8: return ((const uint8_t *)p)[e];
+  case DG_DTYPE_BOOL:
+    return ((const uint8_t *)p)[e];
+  case DG_DTYPE_I64:
+    return (double)((const int64_t *)p)[e];
   default: return ((const int32_t *)p)[e];
   }
 }

@@ -976,7 +976,7 @@ static void fold_transpose(tr *t, fv *in) {
 
 typedef enum fold_kind {
   FOLD_SHAPE,     /* reads only the input's static shape */
-  FOLD_CONST,     /* when every input is constant */
+  FOLD_CONST,     /* when every input is constant (else the op table's row) */
   FOLD_CONST_ONLY /* the same, and no run-time form: refused otherwise */
 } fold_kind;
 
@@ -1028,14 +1028,14 @@ static const fold_row fold_table[] = {
     {"ConstantOfShape", FOLD_CONST_ONLY, NULL, fold_constant_of_shape, NULL},
     {"Expand", FOLD_CONST, NULL, fold_expand, NULL},
     {"Transpose", FOLD_CONST, NULL, fold_transpose, NULL},
-    {"Where", FOLD_CONST_ONLY, NULL, fold_where, NULL},
+    {"Where", FOLD_CONST, NULL, fold_where, NULL},
     {"Neg", FOLD_CONST, NULL, fold_unary_row, NULL},
     {"Abs", FOLD_CONST, NULL, fold_unary_row, NULL},
     {"Sqrt", FOLD_CONST, NULL, fold_unary_row, NULL},
     {"Floor", FOLD_CONST, NULL, fold_unary_row, NULL},
     {"Ceil", FOLD_CONST, NULL, fold_unary_row, NULL},
     {"Reciprocal", FOLD_CONST, NULL, fold_unary_row, NULL},
-    {"Not", FOLD_CONST_ONLY, NULL, fold_unary_row, NULL},
+    {"Not", FOLD_CONST, NULL, fold_unary_row, NULL},
     {"Add", FOLD_CONST, NULL, NULL, fold_binary_row},
     {"Sub", FOLD_CONST, NULL, NULL, fold_binary_row},
     {"Mul", FOLD_CONST, NULL, NULL, fold_binary_row},
@@ -1043,14 +1043,14 @@ static const fold_row fold_table[] = {
     {"Mod", FOLD_CONST, NULL, NULL, fold_binary_row},
     {"Min", FOLD_CONST, NULL, NULL, fold_binary_row},
     {"Max", FOLD_CONST, NULL, NULL, fold_binary_row},
-    {"Equal", FOLD_CONST_ONLY, NULL, NULL, fold_binary_row},
-    {"Less", FOLD_CONST_ONLY, NULL, NULL, fold_binary_row},
-    {"Greater", FOLD_CONST_ONLY, NULL, NULL, fold_binary_row},
-    {"LessOrEqual", FOLD_CONST_ONLY, NULL, NULL, fold_binary_row},
-    {"GreaterOrEqual", FOLD_CONST_ONLY, NULL, NULL, fold_binary_row},
-    {"And", FOLD_CONST_ONLY, NULL, NULL, fold_binary_row},
-    {"Or", FOLD_CONST_ONLY, NULL, NULL, fold_binary_row},
-    {"Xor", FOLD_CONST_ONLY, NULL, NULL, fold_binary_row},
+    {"Equal", FOLD_CONST, NULL, NULL, fold_binary_row},
+    {"Less", FOLD_CONST, NULL, NULL, fold_binary_row},
+    {"Greater", FOLD_CONST, NULL, NULL, fold_binary_row},
+    {"LessOrEqual", FOLD_CONST, NULL, NULL, fold_binary_row},
+    {"GreaterOrEqual", FOLD_CONST, NULL, NULL, fold_binary_row},
+    {"And", FOLD_CONST, NULL, NULL, fold_binary_row},
+    {"Or", FOLD_CONST, NULL, NULL, fold_binary_row},
+    {"Xor", FOLD_CONST, NULL, NULL, fold_binary_row},
 };
 
 static const fold_row *fold_find(const dg_onnx_node *n) {

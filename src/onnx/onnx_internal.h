@@ -52,7 +52,7 @@ bool onnx_source_init(onnx_source *s, const Onnx__GraphProto *gp, int64_t opset,
 void onnx_source_free(onnx_source *s);
 
 /* Decodes a TensorProto: dtype, dims and a malloc'd copy of the data (int64
- * narrowed to i32 when it fits). false (with err) on anything malformed. */
+ * as i64, bool as one byte each). false (with err) on anything malformed. */
 bool onnx_tensor_decode(const Onnx__TensorProto *t, dg_tensor_desc *desc,
                         void **data, char *err, size_t err_size);
 /* The same, keeping int64 as int64: *v gets kind CONST, the ONNX element

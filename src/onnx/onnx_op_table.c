@@ -556,6 +556,10 @@ static const char *const value_attr[] = {"value", NULL};
 /* Legacy broadcasting (opsets 1-6; onnx_ops_binary.c refuses them later). */
 static const char *const legacy_bcast_attrs[] = {"broadcast", "axis", NULL};
 static const char *const mod_attrs[] = {"fmod", NULL};
+static const char *const arg_attrs[] = {"axis", "keepdims", "select_last_index",
+                                        NULL};
+static const char *const isinf_attrs[] = {"detect_negative", "detect_positive",
+                                          NULL};
 
 /* Opsets: from the first version whose form the handler reads (Reshape's
  * shape became an input at 5, the quantisation ops appeared at 10) to the
@@ -594,23 +598,29 @@ static const tr_op table[] = {
     {"Softmax", 1, 22, axis_attr, op_softmax},
     {"Sub", 1, 22, legacy_bcast_attrs, tr_op_sub},
     {"Sum", 1, 22, NULL, tr_op_sum},
+    /* Comparisons, logic, selection (onnx_ops_compare.c); they fold on
+     * constants first. The two-input ones read opset 1-6 broadcast. */
+    {"And", 1, 22, legacy_bcast_attrs, tr_op_and},
+    {"ArgMax", 1, 22, arg_attrs, tr_op_argmax},
+    {"ArgMin", 1, 22, arg_attrs, tr_op_argmin},
+    {"Equal", 1, 22, legacy_bcast_attrs, tr_op_equal},
+    {"Greater", 1, 22, legacy_bcast_attrs, tr_op_greater},
+    {"GreaterOrEqual", 12, 22, NULL, tr_op_greater_equal},
+    {"IsInf", 10, 22, isinf_attrs, tr_op_isinf},
+    {"IsNaN", 9, 22, NULL, tr_op_isnan},
+    {"Less", 1, 22, legacy_bcast_attrs, tr_op_less},
+    {"LessOrEqual", 12, 22, NULL, tr_op_less_equal},
+    {"Not", 1, 22, NULL, tr_op_not},
+    {"Or", 1, 22, legacy_bcast_attrs, tr_op_or},
+    {"Where", 9, 22, NULL, tr_op_where},
+    {"Xor", 1, 22, legacy_bcast_attrs, tr_op_xor},
     /* Shape arithmetic: folded at import (onnx_fold.c). */
-    {"And", 7, 22, NULL, tr_op_fold_only},
     {"ConstantOfShape", 9, 22, value_attr, tr_op_fold_only},
-    {"Equal", 1, 22, NULL, tr_op_fold_only},
-    {"Greater", 1, 22, NULL, tr_op_fold_only},
-    {"GreaterOrEqual", 12, 22, NULL, tr_op_fold_only},
-    {"Less", 1, 22, NULL, tr_op_fold_only},
-    {"LessOrEqual", 12, 22, NULL, tr_op_fold_only},
-    {"Not", 1, 22, NULL, tr_op_fold_only},
-    {"Or", 7, 22, NULL, tr_op_fold_only},
     {"Range", 11, 22, NULL, tr_op_fold_only},
     {"Shape", 1, 22, shape_attrs, tr_op_fold_only},
     {"Size", 1, 22, NULL, tr_op_fold_only},
     {"Squeeze", 1, 22, axes_attr, tr_op_squeeze},
     {"Unsqueeze", 1, 22, axes_attr, tr_op_squeeze},
-    {"Where", 9, 22, NULL, tr_op_fold_only},
-    {"Xor", 7, 22, NULL, tr_op_fold_only},
 };
 
 const tr_op *tr_op_find(const char *op) {

@@ -91,10 +91,11 @@ static bool same_dims(const dg_tensor_desc *a, const dg_tensor_desc *b) {
   return true;
 }
 
-/* Opsets before 7 (Add, Sub, Mul, Div, Pow): b as numpy would need it for
+/* Opsets before 7 (Add, Sub, Mul, Div, Pow, and the comparisons and logic
+ * ops of onnx_ops_compare.c): b as numpy would need it for
  * the legacy rule, or DG_TENSOR_NONE with the failure recorded. From 7
  * the attributes are gone and b is taken as it is. */
-static dg_tensor legacy_b(tr *t, dg_tensor a, dg_tensor b) {
+dg_tensor tr_legacy_b(tr *t, dg_tensor a, dg_tensor b) {
   if (t->n->opset >= 7) {
     const char *gone = has_attr(t, "broadcast") ? "broadcast"
                        : has_attr(t, "axis")    ? "axis"
@@ -153,7 +154,7 @@ static void arith(tr *t, dg_binary_fn fn) {
   dg_tensor a = float_input(t, 0, "A");
   dg_tensor b = a.id ? float_input(t, 1, "B") : DG_TENSOR_NONE;
   if (b.id)
-    b = legacy_b(t, a, b);
+    b = tr_legacy_b(t, a, b);
   if (!b.id)
     return;
   tr_output(t, 0,
@@ -230,7 +231,7 @@ void tr_op_pow(tr *t) {
     }
   }
   if (y.id)
-    y = legacy_b(t, x, y);
+    y = tr_legacy_b(t, x, y);
   if (y.id)
     tr_output(t, 0, dg_graph_binary(t->g, t->n->name, DG_BINARY_POW, x, y));
 }

@@ -186,11 +186,13 @@ static void read_value(void *self, const char *name, dg_onnx_value *out) {
   if (v->frozen) {
     const dg_tensor_desc *d = v->frozen->desc;
     out->kind = DG_ONNX_VALUE_CONST;
-    out->elem = d->dtype == DG_DTYPE_F32   ? DG_ONNX_FLOAT
-                : d->dtype == DG_DTYPE_U8  ? DG_ONNX_UINT8
-                : d->dtype == DG_DTYPE_I8  ? DG_ONNX_INT8
-                : d->dtype == DG_DTYPE_I32 ? DG_ONNX_INT32
-                                           : DG_ONNX_FLOAT16;
+    out->elem = d->dtype == DG_DTYPE_F32    ? DG_ONNX_FLOAT
+                : d->dtype == DG_DTYPE_U8   ? DG_ONNX_UINT8
+                : d->dtype == DG_DTYPE_I8   ? DG_ONNX_INT8
+                : d->dtype == DG_DTYPE_I32  ? DG_ONNX_INT32
+                : d->dtype == DG_DTYPE_I64  ? DG_ONNX_INT64
+                : d->dtype == DG_DTYPE_BOOL ? DG_ONNX_BOOL
+                                            : DG_ONNX_FLOAT16;
     out->rank = d->rank;
     out->count = 1;
     for (int i = 0; i < d->rank; i++) {
@@ -243,7 +245,8 @@ static bool freeze(onnx_source *s, const dg_onnx_options *o, dg_status *st,
     onnx_value *v = k->name ? find(s, k->name) : NULL;
     dg_dtype t = k->desc ? k->desc->dtype : DG_DTYPE_INVALID;
     bool typed = t == DG_DTYPE_F32 || t == DG_DTYPE_U8 || t == DG_DTYPE_I8 ||
-                 t == DG_DTYPE_I32 || t == DG_DTYPE_F16;
+                 t == DG_DTYPE_I32 || t == DG_DTYPE_F16 || t == DG_DTYPE_I64 ||
+                 t == DG_DTYPE_BOOL;
     if (!v || !v->input || !k->desc || !k->data || !typed ||
         k->desc->rank < 0 || k->desc->rank > DG_MAX_RANK) {
       char text[512];

@@ -14,6 +14,7 @@ enum {
   ONNX_INT8 = 3,
   ONNX_INT32 = 6,
   ONNX_INT64 = 7,
+  ONNX_BOOL = 9,
   ONNX_FLOAT16 = 10,
 };
 
@@ -23,28 +24,32 @@ dg_dtype onnx_dtype(int32_t t) {
   case ONNX_UINT8: return DG_DTYPE_U8;
   case ONNX_INT8: return DG_DTYPE_I8;
   case ONNX_INT32:
-  case ONNX_INT64: return DG_DTYPE_I32;
+    return DG_DTYPE_I32;
+  case ONNX_INT64:
+    return DG_DTYPE_I64;
+  case ONNX_BOOL:
+    return DG_DTYPE_BOOL;
   case ONNX_FLOAT16: return DG_DTYPE_F16;
   default: return DG_DTYPE_INVALID;
   }
 }
 
 static bool decode_in(const Onnx__TensorProto *t, dg_tensor_desc *desc,
-                      void **data, char *err, size_t err_size, bool keep64,
+                      void **data, char *err, size_t err_size,
                       const char *base_dir, uint8_t **ext);
 
 /* ext: the external data read, freed here whatever happens. */
 static bool decode(const Onnx__TensorProto *t, dg_tensor_desc *desc,
-                   void **data, char *err, size_t err_size, bool keep64,
+                   void **data, char *err, size_t err_size,
                    const char *base_dir) {
   uint8_t *ext = NULL;
-  bool ok = decode_in(t, desc, data, err, err_size, keep64, base_dir, &ext);
+  bool ok = decode_in(t, desc, data, err, err_size, base_dir, &ext);
   free(ext);
   return ok;
 }
 
 static bool decode_in(const Onnx__TensorProto *t, dg_tensor_desc *desc,
-                      void **data, char *err, size_t err_size, bool keep64,
+                      void **data, char *err, size_t err_size,
                       const char *base_dir, uint8_t **ext) {
   *data = NULL;
   memset(desc, 0, sizeof *desc);
@@ -57,9 +62,10 @@ static bool decode_in(const Onnx__TensorProto *t, dg_tensor_desc *desc,
   }
   desc->dtype = onnx_dtype(t->data_type);
   if (!desc->dtype) {
-    snprintf(err, err_size, "tensor '%s' has data type %d, not supported "
-             "(float, float16, int8, uint8, int32, int64)", name,
-             t->data_type);
+    snprintf(err, err_size,
+             "tensor '%s' has data type %d, not supported "
+             "(float, float16, int8, uint8, int32, int64, bool)",
+             name, t->data_type);
     return false;
   }
   if (t->n_dims > DG_MAX_RANK) {
@@ -100,7 +106,7 @@ static bool decode_in(const Onnx__TensorProto *t, dg_tensor_desc *desc,
   else if (i64)
     have = t->n_int64_data;
   else
-    have = t->n_int32_data; /* int8, uint8, int32, float16 (as bits) */
+    have = t->n_int32_data; /* int8, uint8, int32, float16 (as bits), bool */
   if (t->has_raw_data && t->raw_data.len != n * src_size) {
     snprintf(err, err_size,
              "tensor '%s' has %zu bytes of raw_data where its dims say %llu "
@@ -114,7 +120,7 @@ static bool decode_in(const Onnx__TensorProto *t, dg_tensor_desc *desc,
              "say %llu", name, have, (unsigned long long)n);
     return false;
   }
-  size_t bytes = (size_t)n * (keep64 && i64 ? 8 : dg_dtype_size(desc->dtype));
+  size_t bytes = (size_t)n * dg_dtype_size(desc->dtype);
   *data = malloc(bytes ? bytes : 1);
   if (!*data) {
     snprintf(err, err_size, "out of memory reading tensor '%s'", name);
@@ -141,21 +147,14 @@ static bool decode_in(const Onnx__TensorProto *t, dg_tensor_desc *desc,
     }
     switch (t->data_type) {
     case ONNX_INT64:
-      if (keep64) {
-        ((int64_t *)*data)[i] = v;
-        break;
-      }
-      if (v < INT32_MIN || v > INT32_MAX) {
-        snprintf(err, err_size, "tensor '%s': int64 value %lld does not fit "
-                 "in int32", name, (long long)v);
-        free(*data);
-        *data = NULL;
-        return false;
-      }
-      /* fall through */
+      ((int64_t *)*data)[i] = v;
+      break;
     case ONNX_INT32: ((int32_t *)*data)[i] = (int32_t)v; break;
     case ONNX_INT8: ((int8_t *)*data)[i] = (int8_t)v; break;
     case ONNX_UINT8: ((uint8_t *)*data)[i] = (uint8_t)v; break;
+    case ONNX_BOOL:
+      ((uint8_t *)*data)[i] = v != 0;
+      break;
     case ONNX_FLOAT16: ((uint16_t *)*data)[i] = (uint16_t)v; break;
     }
   }
@@ -164,7 +163,7 @@ static bool decode_in(const Onnx__TensorProto *t, dg_tensor_desc *desc,
 
 bool onnx_tensor_decode(const Onnx__TensorProto *t, dg_tensor_desc *desc,
                         void **data, char *err, size_t err_size) {
-  return decode(t, desc, data, err, err_size, false, NULL);
+  return decode(t, desc, data, err, err_size, NULL);
 }
 
 bool onnx_tensor_read(const Onnx__TensorProto *t, const char *base_dir,
@@ -173,7 +172,7 @@ bool onnx_tensor_read(const Onnx__TensorProto *t, const char *base_dir,
   dg_tensor_desc d;
   memset(v, 0, sizeof *v);
   v->kind = DG_ONNX_VALUE_CONST;
-  if (!decode(t, &d, data, err, err_size, true, base_dir))
+  if (!decode(t, &d, data, err, err_size, base_dir))
     return false;
   v->elem = t->data_type;
   v->rank = d.rank;

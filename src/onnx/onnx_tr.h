@@ -149,6 +149,25 @@ void tr_op_max(tr *t);
 void tr_op_min(tr *t);
 void tr_op_sum(tr *t);
 void tr_op_mean(tr *t);
+/* Input b of a two-input elementwise op under the opset 1-6 broadcast and
+ * axis attributes (as the op's B); from 7, b itself. */
+dg_tensor tr_legacy_b(tr *t, dg_tensor a, dg_tensor b);
+/* onnx_ops_compare.c: comparisons, logic, Where, IsNaN, IsInf, ArgMax,
+ * ArgMin. */
+void tr_op_equal(tr *t);
+void tr_op_less(tr *t);
+void tr_op_less_equal(tr *t);
+void tr_op_greater(tr *t);
+void tr_op_greater_equal(tr *t);
+void tr_op_and(tr *t);
+void tr_op_or(tr *t);
+void tr_op_xor(tr *t);
+void tr_op_not(tr *t);
+void tr_op_isnan(tr *t);
+void tr_op_isinf(tr *t);
+void tr_op_where(tr *t);
+void tr_op_argmax(tr *t);
+void tr_op_argmin(tr *t);
 /* The conv attributes of the current node for input x (onnx_op_table.c). */
 bool tr_conv_params(tr *t, dg_tensor x, dg_conv2d_params *p);
 

@@ -175,6 +175,10 @@ dg_dtype tr_dtype(int elem) {
     return DG_DTYPE_U8;
   case DG_ONNX_INT32:
     return DG_DTYPE_I32;
+  case DG_ONNX_INT64:
+    return DG_DTYPE_I64;
+  case DG_ONNX_BOOL:
+    return DG_DTYPE_BOOL;
   default:
     return DG_DTYPE_INVALID;
   }
@@ -182,33 +186,13 @@ dg_dtype tr_dtype(int elem) {
 
 static bool is_int8(dg_dtype d) { return d == DG_DTYPE_I8 || d == DG_DTYPE_U8; }
 
-/* A constant as a tensor; int64 narrowed to int32 where every value fits
- * (shapes and indices; the output check refuses an int64 result). */
+/* A constant as a tensor, of its own element type: int64 stays i64 (shape
+ * and axes parameters are read as numbers by tr_const_ints, never through
+ * this tensor). */
 static dg_tensor make_constant(tr *t, tr_value *v, const dg_onnx_value *c,
                                const dg_quant_params *quant) {
   dg_tensor_desc d = {.dtype = tr_dtype(c->elem), .rank = c->rank};
-  void *narrow = NULL;
   const void *data = c->data;
-  if (c->elem == DG_ONNX_INT64) {
-    d.dtype = DG_DTYPE_I32;
-    int32_t *p = malloc(sizeof *p * (c->count ? c->count : 1));
-    if (!p) {
-      tr_fail(t, DG_ERROR_OUT_OF_MEMORY, NULL, "out of memory");
-      return DG_TENSOR_NONE;
-    }
-    for (size_t k = 0; k < c->count; k++) {
-      int64_t x = ((const int64_t *)c->data)[k];
-      if (x < INT32_MIN || x > INT32_MAX) {
-        free(p);
-        tr_fail(t, DG_ERROR_INVALID_ARGUMENT, v->name,
-                "tensor '%s': int64 value %lld does not fit in int32", v->name,
-                (long long)x);
-        return DG_TENSOR_NONE;
-      }
-      p[k] = (int32_t)x;
-    }
-    data = narrow = p;
-  }
   if (!d.dtype || c->rank < 0 || c->rank > DG_MAX_RANK) {
     tr_fail(t, DG_ERROR_UNSUPPORTED, v->name,
             "constant '%s' has element type %d or rank %d, not supported",
@@ -221,7 +205,6 @@ static dg_tensor make_constant(tr *t, tr_value *v, const dg_onnx_value *c,
   else if (is_int8(d.dtype))
     d.quant.scale = 1.0f; /* raw integers: shape ops only */
   v->t = dg_graph_constant(t->g, v->name, &d, data, 0); /* copied */
-  free(narrow);
   tr_check(t);
   return v->t;
 }
@@ -408,7 +391,7 @@ static bool const_values(tr *t, int i, double *out, int max, int *count,
   }
   bool known = c.elem == DG_ONNX_UINT8 || c.elem == DG_ONNX_INT8 ||
                c.elem == DG_ONNX_INT32 || c.elem == DG_ONNX_INT64 ||
-               (floats_ok && c.elem == DG_ONNX_FLOAT);
+               c.elem == DG_ONNX_BOOL || (floats_ok && c.elem == DG_ONNX_FLOAT);
   if (c.count > (size_t)max || !known) {
     tr_fail(t, DG_ERROR_INVALID_ARGUMENT, name, "expected at most %d %s values",
             max, floats_ok ? "float" : "integer");
@@ -421,6 +404,9 @@ static bool const_values(tr *t, int i, double *out, int max, int *count,
       break;
     case DG_ONNX_UINT8:
       out[k] = ((const uint8_t *)c.data)[k];
+      break;
+    case DG_ONNX_BOOL:
+      out[k] = ((const uint8_t *)c.data)[k] != 0;
       break;
     case DG_ONNX_INT8:
       out[k] = ((const int8_t *)c.data)[k];

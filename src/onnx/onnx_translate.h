@@ -31,6 +31,7 @@ enum {
   DG_ONNX_INT8 = 3,
   DG_ONNX_INT32 = 6,
   DG_ONNX_INT64 = 7,
+  DG_ONNX_BOOL = 9,
   DG_ONNX_FLOAT16 = 10,
 };
 

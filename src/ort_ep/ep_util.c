@@ -100,6 +100,10 @@ dg_dtype ep_dtype_of(int e) {
   case ORT_ELEM_INT8: return DG_DTYPE_I8;
   case ORT_ELEM_UINT8: return DG_DTYPE_U8;
   case ORT_ELEM_INT32: return DG_DTYPE_I32;
+  case ORT_ELEM_INT64:
+    return DG_DTYPE_I64;
+  case ORT_ELEM_BOOL:
+    return DG_DTYPE_BOOL;
   default: return DG_DTYPE_INVALID;
   }
 }
