@@ -88,6 +88,12 @@ static dg_graph *every_op(void) {
   dg_tensor m = dg_graph_matmul(g, "matmul",
                                 dg_graph_reshape(g, "reshape", f, 2, dims), f);
   dg_graph_output(g, "matmul", m, DG_LAYOUT_NCHW);
+  /* The bool-valued ops and the arg reduction. */
+  dg_tensor lt = dg_graph_compare(g, "compare", DG_COMPARE_LESS, ap, mp);
+  dg_tensor wh = dg_graph_where(g, "where", lt, ap, mp);
+  dg_graph_output(g, "arg_reduce",
+                  dg_graph_arg_reduce(g, "arg_reduce", DG_ARG_MIN, wh, 1, 1, 1),
+                  DG_LAYOUT_NCHW);
 
   /* The int8 ops. */
   dg_quant_params q = {.scale = 0.05f, .zero_point = 3};
@@ -223,6 +229,17 @@ static dg_graph *one_node(dg_op op, int dev) {
     break;
   case DG_OP_BINARY:
     y = dg_graph_binary(g, "n", DG_BINARY_SUB, x, x);
+    break;
+  case DG_OP_COMPARE:
+    y = dg_graph_compare(g, "n", DG_COMPARE_GREATER, x, x);
+    break;
+  case DG_OP_WHERE: {
+    dg_tensor_desc cd = {.dtype = DG_DTYPE_BOOL, .rank = 1, .dims = {8}};
+    y = dg_graph_where(g, "n", dg_graph_input(g, "cond", &cd), x, x);
+    break;
+  }
+  case DG_OP_ARG_REDUCE:
+    y = dg_graph_arg_reduce(g, "n", DG_ARG_MAX, x, 1, 0, 0);
     break;
   case DG_OP_QUANTIZE:
     y = dg_graph_quantize(g, "n", x, DG_DTYPE_I8, &qp);

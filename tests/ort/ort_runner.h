@@ -55,6 +55,7 @@ static size_t elem_size(int elem) {
   switch (elem) {
   case DG_ONNX_UINT8:
   case DG_ONNX_INT8:
+  case DG_ONNX_BOOL:
     return 1;
   case DG_ONNX_FLOAT16:
     return 2;

@@ -1,0 +1,474 @@
+/* The bool-valued ops and the arg reductions on every device against the
+ * float64 reference: every compare function (the five comparisons in f32,
+ * f16, i32 and i64; and, or, xor, not on bool; isnan and the isinfs on
+ * floats sprinkled with NaN and infinities), where in every data dtype
+ * with three-way broadcasting, and arg_reduce (max, min; first and last
+ * index of ties, keepdims or not, negative axes) on values drawn from a
+ * few levels so that ties are common. Random shapes of rank 1-4 with
+ * broadcasting on either side. Hand-made cases check the answers without
+ * the reference (tie order, infinities, i64 beyond 2^53), and the
+ * builder's errors for bad inputs. */
+#include "differential.h"
+
+static const dg_dtype numeric[4] = {DG_DTYPE_F32, DG_DTYPE_F16, DG_DTYPE_I32,
+                                    DG_DTYPE_I64};
+
+#define COMPARE_DECLINED_KINDS (DG_DEVICE_VULKAN | DG_DEVICE_OPENCL)
+
+static int fn_inputs(int fn) { return fn >= DG_COMPARE_NOT ? 1 : 2; }
+
+/* Shapes: same, a scalar on one side, or random broadcasting (a suffix of
+ * the dims with some set to 1) on either side; count operands of dtype
+ * t (where's first one is bool). */
+static void shapes(int kind, dg_dtype t, int count, dg_tensor_desc *d) {
+  int rank = t_range(1, 4);
+  int64_t dims[DG_MAX_RANK];
+  random_dims(rank, dims, 1, 6);
+  for (int k = 0; k < count; k++)
+    d[k] = desc_of(t, rank, dims);
+  if (kind == 0 || count < 2)
+    return;
+  int rb = kind == 1 ? 1 : t_range(1, rank);
+  int64_t bd[DG_MAX_RANK];
+  for (int i = 0; i < rb; i++)
+    bd[i] = kind == 1 ? 1 : t_range(0, 2) ? dims[rank - rb + i] : 1;
+  d[t_range(0, count - 1)] = desc_of(t, rb, bd);
+}
+
+static dg_tensor make_compare(dg_graph *g, dg_tensor *in, void *arg) {
+  int fn = *(int *)arg;
+  switch (fn) {
+  case DG_COMPARE_NOT:
+    return dg_graph_not(g, "op", in[0]);
+  case DG_COMPARE_ISNAN:
+    return dg_graph_isnan(g, "op", in[0]);
+  case DG_COMPARE_ISINF:
+    return dg_graph_isinf(g, "op", in[0], 1, 1);
+  case DG_COMPARE_ISPOSINF:
+    return dg_graph_isinf(g, "op", in[0], 1, 0);
+  case DG_COMPARE_ISNEGINF:
+    return dg_graph_isinf(g, "op", in[0], 0, 1);
+  default:
+    return dg_graph_compare(g, "op", fn, in[0], in[1]);
+  }
+}
+
+static void compare_cases(int fn, dg_dtype t) {
+  op_stats st = {0};
+  fill_span = 2.0f;
+  fill_levels = 4; /* ties: equal is true often enough to matter */
+  fill_specials = fn >= DG_COMPARE_ISNAN ? 0.3 : 0;
+  for (int c = 0; c < CASES; c++) {
+    dg_tensor_desc d[2];
+    shapes(c % 3, t, fn_inputs(fn), d);
+    char label[64];
+    snprintf(label, sizeof label, "%s %s case %d", dg_compare_fn_name(fn),
+             dg_dtype_name(t), c);
+    run_case(&st, label, fn_inputs(fn), d, make_compare, &fn);
+  }
+  fill_levels = 0;
+  fill_specials = 0;
+  char what[64];
+  snprintf(what, sizeof what, "%s %s", dg_compare_fn_name(fn),
+           dg_dtype_name(t));
+  report(what, &st);
+}
+
+static dg_tensor make_where(dg_graph *g, dg_tensor *in, void *arg) {
+  (void)arg;
+  return dg_graph_where(g, "op", in[0], in[1], in[2]);
+}
+
+static void where_cases(dg_dtype t) {
+  op_stats st = {0};
+  fill_span = 1.0f;
+  for (int c = 0; c < CASES; c++) {
+    dg_tensor_desc d[3];
+    shapes(c % 3, t, 3, d);
+    d[0].dtype = DG_DTYPE_BOOL;
+    char label[64];
+    snprintf(label, sizeof label, "where %s case %d", dg_dtype_name(t), c);
+    run_case(&st, label, 3, d, make_where, NULL);
+  }
+  char what[32];
+  snprintf(what, sizeof what, "where %s", dg_dtype_name(t));
+  report(what, &st);
+}
+
+typedef struct arg_case {
+  dg_arg_fn fn;
+  int axis, keepdims, last;
+} arg_case;
+
+static dg_tensor make_arg(dg_graph *g, dg_tensor *in, void *arg) {
+  arg_case *a = arg;
+  return dg_graph_arg_reduce(g, "op", a->fn, in[0], a->axis, a->keepdims,
+                             a->last);
+}
+
+static void arg_cases(dg_arg_fn fn, dg_dtype t) {
+  op_stats st = {0};
+  fill_span = 1.0f;
+  fill_levels = 2; /* five values: most lines hold ties */
+  for (int c = 0; c < CASES; c++) {
+    dg_tensor_desc d;
+    shapes(0, t, 1, &d);
+    arg_case a = {fn, t_range(-d.rank, d.rank - 1), c % 2, (c / 2) % 2};
+    char label[96];
+    snprintf(label, sizeof label, "arg %s %s axis %d keepdims %d last %d",
+             fn == DG_ARG_MAX ? "max" : "min", dg_dtype_name(t), a.axis,
+             a.keepdims, a.last);
+    run_case(&st, label, 1, &d, make_arg, &a);
+  }
+  fill_levels = 0;
+  char what[48];
+  snprintf(what, sizeof what, "arg_reduce %s %s",
+           fn == DG_ARG_MAX ? "max" : "min", dg_dtype_name(t));
+  report(what, &st);
+}
+
+/* ---- hand-made cases: answers written down, not from the reference ---- */
+
+/* Runs a graph with one output on every device; check() judges it. */
+typedef bool (*check_fn)(const void *y, char *why, size_t len);
+
+static void run_fixed(dg_graph *g, const char *what, const dg_binding *in,
+                      int nin, size_t ybytes, check_fn check) {
+  void *y = malloc(ybytes);
+  for (int dev = 0; dev < dg_context_device_count(ctx); dev++) {
+    dg_device_info info;
+    dg_context_device_info(ctx, dev, &info);
+    dg_compile_options o = {.devices = &dev, .device_count = 1};
+    dg_session *s = NULL;
+    dg_diagnostic diag;
+    dg_status rc = dg_graph_compile(g, &o, &s, &diag);
+    if (rc == DG_ERROR_UNSUPPORTED && (info.kind & declines_allowed)) {
+      printf("# %s declined on device %d (%s): %s\n", what, dev, info.name,
+             diag.message);
+      continue;
+    }
+    if (rc == DG_OK)
+      rc = dg_session_run(s, in, nin, &(dg_binding){"y", y, ybytes}, 1, &diag);
+    char why[160] = "";
+    bool ok = rc == DG_OK && check(y, why, sizeof why);
+    CHECK(ok, "%s on device %d (%s): %s", what, dev, info.name,
+          rc       ? diag.message
+          : why[0] ? why
+                   : "as written");
+    dg_session_destroy(s);
+  }
+  free(y);
+}
+
+static bool want_bytes(const uint8_t *y, const uint8_t *w, int n, char *why,
+                       size_t len) {
+  for (int i = 0; i < n; i++)
+    if (y[i] != w[i]) {
+      snprintf(why, len, "element %d is %d, want %d", i, y[i], w[i]);
+      return false;
+    }
+  return true;
+}
+
+/* isnan, isinf and equal on NaN and infinities. */
+static const uint8_t want_isnan[6] = {1, 0, 0, 0, 0, 0};
+static const uint8_t want_isinf[6] = {0, 1, 1, 0, 0, 0};
+static const uint8_t want_pos[6] = {0, 1, 0, 0, 0, 0};
+static const uint8_t want_neg[6] = {0, 0, 1, 0, 0, 0};
+static const uint8_t want_eq[6] = {0, 1, 1, 1, 1, 1}; /* NaN != NaN */
+static const uint8_t *want_now;
+static bool check_want6(const void *y, char *why, size_t len) {
+  return want_bytes(y, want_now, 6, why, len);
+}
+
+static void special_values(dg_dtype t) {
+  float v[6] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 65504.0f};
+  uint16_t h[6];
+  for (int i = 0; i < 6; i++)
+    h[i] = dg_f32_to_f16(v[i]);
+  bool f16 = t == DG_DTYPE_F16;
+  dg_tensor_desc d = {.dtype = t, .rank = 1, .dims = {6}};
+  dg_binding in = {"x", f16 ? (void *)h : (void *)v, f16 ? sizeof h : sizeof v};
+  struct {
+    int fn;
+    const uint8_t *want;
+  } fs[5] = {{DG_COMPARE_ISNAN, want_isnan},
+             {DG_COMPARE_ISINF, want_isinf},
+             {DG_COMPARE_ISPOSINF, want_pos},
+             {DG_COMPARE_ISNEGINF, want_neg},
+             {DG_COMPARE_EQUAL, want_eq}};
+  for (int f = 0; f < 5; f++) {
+    dg_graph *g = dg_graph_create(ctx, "special");
+    dg_tensor x = dg_graph_input(g, "x", &d);
+    dg_tensor ins[2] = {x, x};
+    dg_graph_output(g, "y", make_compare(g, ins, &fs[f].fn), DG_LAYOUT_NCHW);
+    char what[64];
+    snprintf(what, sizeof what, "%s %s of NaN, +-inf, +-0, 65504",
+             dg_compare_fn_name(fs[f].fn), dg_dtype_name(t));
+    want_now = fs[f].want;
+    run_fixed(g, what, &in, 1, 6, check_want6);
+    dg_graph_destroy(g);
+  }
+}
+
+/* i64 beyond 2^53, where doubles (and so the reference) cannot tell the
+ * values apart: the comparison must still be exact. */
+static bool check_big(const void *y, char *why, size_t len) {
+  static const uint8_t w[3] = {1, 0, 0};
+  return want_bytes(y, w, 3, why, len);
+}
+
+static void big_i64(void) {
+  int64_t a[3] = {(INT64_C(1) << 60), (INT64_C(1) << 60) + 1, INT64_MIN};
+  int64_t b[3] = {(INT64_C(1) << 60) + 1, (INT64_C(1) << 60), INT64_MIN};
+  dg_tensor_desc d = {.dtype = DG_DTYPE_I64, .rank = 1, .dims = {3}};
+  dg_graph *g = dg_graph_create(ctx, "big");
+  dg_graph_output(g, "y",
+                  dg_graph_compare(g, "op", DG_COMPARE_LESS,
+                                   dg_graph_input(g, "a", &d),
+                                   dg_graph_input(g, "b", &d)),
+                  DG_LAYOUT_NCHW);
+  dg_binding in[2] = {{"a", a, sizeof a}, {"b", b, sizeof b}};
+  run_fixed(g, "less of i64 near 2^60 (one apart) and of INT64_MIN", in, 2, 3,
+            check_big);
+  dg_graph_destroy(g);
+}
+
+/* argmax / argmin of [[3, 1, 3, 1], [2, 2, 2, 2]] along axis 1: first
+ * and last index of the ties, and a NaN first in a line. */
+static int64_t want_arg[2];
+static bool check_arg(const void *y, char *why, size_t len) {
+  const int64_t *v = y;
+  if (v[0] == want_arg[0] && v[1] == want_arg[1])
+    return true;
+  snprintf(why, len, "got [%lld, %lld], want [%lld, %lld]", (long long)v[0],
+           (long long)v[1], (long long)want_arg[0], (long long)want_arg[1]);
+  return false;
+}
+
+static void arg_ties(void) {
+  float x[8] = {3, 1, 3, 1, 2, 2, 2, 2};
+  dg_tensor_desc d = {.dtype = DG_DTYPE_F32, .rank = 2, .dims = {2, 4}};
+  static const int64_t want[2][2][2] = {{{0, 0}, {2, 3}}, {{1, 0}, {3, 3}}};
+  for (int fn = DG_ARG_MAX; fn <= DG_ARG_MIN; fn++)
+    for (int last = 0; last < 2; last++) {
+      dg_graph *g = dg_graph_create(ctx, "ties");
+      dg_graph_output(g, "y",
+                      dg_graph_arg_reduce(
+                          g, "op", fn, dg_graph_input(g, "x", &d), -1, 0, last),
+                      DG_LAYOUT_NCHW);
+      want_arg[0] = want[fn - 1][last][0];
+      want_arg[1] = want[fn - 1][last][1];
+      char what[64];
+      snprintf(what, sizeof what, "arg%s of ties, %s index",
+               fn == DG_ARG_MAX ? "max" : "min", last ? "last" : "first");
+      run_fixed(g, what, &(dg_binding){"x", x, sizeof x}, 1, 16, check_arg);
+      dg_graph_destroy(g);
+    }
+}
+
+/* ---- bad inputs ---- */
+
+static void expect(dg_graph *g, const char *what, dg_status st,
+                   const char *field, const char *in_message) {
+  const dg_diagnostic *d = dg_graph_error(g);
+  int ok = d && d->status == st && dg_graph_status(g) == st &&
+           strstr(d->field, field) &&
+           (!in_message || strstr(d->message, in_message));
+  CHECK(ok, "%s -> %s on '%s' (got %s, field '%s': %s)", what,
+        dg_status_string(st), field,
+        d ? dg_status_string(d->status) : "no error", d ? d->field : "",
+        d ? d->message : "");
+}
+
+static void bad_inputs(void) {
+  dg_tensor_desc f = {.dtype = DG_DTYPE_F32, .rank = 2, .dims = {3, 4}};
+  dg_tensor_desc f5 = {.dtype = DG_DTYPE_F32, .rank = 2, .dims = {3, 5}};
+  dg_tensor_desc i = {.dtype = DG_DTYPE_I32, .rank = 2, .dims = {3, 4}};
+  dg_tensor_desc l = {.dtype = DG_DTYPE_I64, .rank = 2, .dims = {3, 4}};
+  dg_tensor_desc bo = {.dtype = DG_DTYPE_BOOL, .rank = 2, .dims = {3, 4}};
+  /* Unknown functions, and functions of the other arity. */
+  int fns[4] = {0, DG_COMPARE_COUNT_, 999, DG_COMPARE_NOT};
+  for (int k = 0; k < 4; k++) {
+    dg_graph *g = dg_graph_create(ctx, "t");
+    dg_tensor a = dg_graph_input(g, "a", &f);
+    dg_tensor y = dg_graph_compare(g, "op", fns[k], a, a);
+    char what[64], num[16];
+    snprintf(what, sizeof what, "compare fn %d", fns[k]);
+    snprintf(num, sizeof num, "%d", fns[k]);
+    CHECK(y.id == 0, "%s returns no tensor", what);
+    expect(g, what, DG_ERROR_INVALID_ARGUMENT, "fn", num);
+    dg_graph_destroy(g);
+  }
+  struct {
+    const char *what;
+    int fn;
+    const dg_tensor_desc *a, *b;
+    dg_status st;
+    const char *field;
+  } bad[] = {
+      {"less of f32 and i32", DG_COMPARE_LESS, &f, &i, DG_ERROR_INVALID_DTYPE,
+       "b"},
+      {"equal of i32 and i64", DG_COMPARE_EQUAL, &i, &l, DG_ERROR_INVALID_DTYPE,
+       "b"},
+      {"greater of bools", DG_COMPARE_GREATER, &bo, &bo, DG_ERROR_INVALID_DTYPE,
+       "a"},
+      {"and of floats", DG_COMPARE_AND, &f, &f, DG_ERROR_INVALID_DTYPE, "a"},
+      {"or of bool and f32", DG_COMPARE_OR, &bo, &f, DG_ERROR_INVALID_DTYPE,
+       "b"},
+      {"less of [3,4] and [3,5]", DG_COMPARE_LESS, &f, &f5,
+       DG_ERROR_INVALID_SHAPE, "b"},
+  };
+  for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+    dg_graph *g = dg_graph_create(ctx, "t");
+    dg_tensor y =
+        dg_graph_compare(g, "op", bad[k].fn, dg_graph_input(g, "a", bad[k].a),
+                         dg_graph_input(g, "b", bad[k].b));
+    CHECK(y.id == 0, "%s returns no tensor", bad[k].what);
+    expect(g, bad[k].what, bad[k].st, bad[k].field, NULL);
+    dg_graph_destroy(g);
+  }
+  dg_graph *g = dg_graph_create(ctx, "t");
+  dg_graph_not(g, "op", dg_graph_input(g, "x", &f));
+  expect(g, "not of f32", DG_ERROR_INVALID_DTYPE, "x", "bool");
+  dg_graph_destroy(g);
+  g = dg_graph_create(ctx, "t");
+  dg_graph_isnan(g, "op", dg_graph_input(g, "x", &i));
+  expect(g, "isnan of i32", DG_ERROR_INVALID_DTYPE, "x", NULL);
+  dg_graph_destroy(g);
+  g = dg_graph_create(ctx, "t");
+  dg_graph_isinf(g, "op", dg_graph_input(g, "x", &f), 0, 0);
+  expect(g, "isinf detecting no sign", DG_ERROR_INVALID_ARGUMENT,
+         "detect_positive", NULL);
+  dg_graph_destroy(g);
+  /* bool into a float op. */
+  g = dg_graph_create(ctx, "t");
+  dg_tensor bt = dg_graph_input(g, "x", &bo);
+  dg_graph_binary(g, "op", DG_BINARY_ADD, bt, bt);
+  expect(g, "add of bools", DG_ERROR_INVALID_DTYPE, "a", "bool");
+  dg_graph_destroy(g);
+  g = dg_graph_create(ctx, "t");
+  dg_graph_sigmoid(g, "op", dg_graph_input(g, "x", &l));
+  expect(g, "sigmoid of i64", DG_ERROR_INVALID_DTYPE, "x", "i64");
+  dg_graph_destroy(g);
+  /* Quantisation on bool and i64 descriptors. */
+  dg_tensor_desc qb = bo, ql = l;
+  qb.quant.scale = 0.5f;
+  ql.quant.zero_point = 3;
+  g = dg_graph_create(ctx, "t");
+  CHECK(dg_graph_input(g, "x", &qb).id == 0, "a bool input with a scale "
+                                             "returns no tensor");
+  expect(g, "bool input with quant.scale", DG_ERROR_INVALID_ARGUMENT, "quant",
+         NULL);
+  dg_graph_destroy(g);
+  g = dg_graph_create(ctx, "t");
+  int64_t data[12] = {0};
+  dg_graph_constant(g, "c", &ql, data, 0);
+  expect(g, "i64 constant with quant.zero_point", DG_ERROR_INVALID_ARGUMENT,
+         "quant", NULL);
+  dg_graph_destroy(g);
+  /* where. */
+  g = dg_graph_create(ctx, "t");
+  dg_graph_where(g, "op", dg_graph_input(g, "c", &f),
+                 dg_graph_input(g, "x", &f), dg_graph_input(g, "y", &f));
+  expect(g, "where with an f32 condition", DG_ERROR_INVALID_DTYPE, "cond",
+         NULL);
+  dg_graph_destroy(g);
+  g = dg_graph_create(ctx, "t");
+  dg_graph_where(g, "op", dg_graph_input(g, "c", &bo),
+                 dg_graph_input(g, "x", &f), dg_graph_input(g, "y", &i));
+  expect(g, "where of f32 and i32", DG_ERROR_INVALID_DTYPE, "y", NULL);
+  dg_graph_destroy(g);
+  g = dg_graph_create(ctx, "t");
+  dg_graph_where(g, "op", dg_graph_input(g, "c", &bo),
+                 dg_graph_input(g, "x", &bo), dg_graph_input(g, "y", &bo));
+  expect(g, "where of bools", DG_ERROR_INVALID_DTYPE, "x", NULL);
+  dg_graph_destroy(g);
+  g = dg_graph_create(ctx, "t");
+  dg_graph_where(g, "op", dg_graph_input(g, "c", &bo),
+                 dg_graph_input(g, "x", &f5), dg_graph_input(g, "y", &f));
+  expect(g, "where of [3,4] and [3,5]", DG_ERROR_INVALID_SHAPE, "x", NULL);
+  dg_graph_destroy(g);
+  /* arg_reduce. */
+  int axes[2] = {2, -3};
+  for (int k = 0; k < 2; k++) {
+    g = dg_graph_create(ctx, "t");
+    dg_graph_arg_reduce(g, "op", DG_ARG_MAX, dg_graph_input(g, "x", &f),
+                        axes[k], 1, 0);
+    char what[48], num[16];
+    snprintf(what, sizeof what, "arg_reduce axis %d of rank 2", axes[k]);
+    snprintf(num, sizeof num, "%d", axes[k]);
+    expect(g, what, DG_ERROR_INVALID_ARGUMENT, "axis", num);
+    dg_graph_destroy(g);
+  }
+  g = dg_graph_create(ctx, "t");
+  dg_graph_arg_reduce(g, "op", DG_ARG_COUNT_, dg_graph_input(g, "x", &f), 0, 1,
+                      0);
+  expect(g, "arg_reduce fn COUNT_", DG_ERROR_INVALID_ARGUMENT, "fn", NULL);
+  dg_graph_destroy(g);
+  g = dg_graph_create(ctx, "t");
+  dg_graph_arg_reduce(g, "op", DG_ARG_MIN, dg_graph_input(g, "x", &bo), 0, 1,
+                      0);
+  expect(g, "arg_reduce of bools", DG_ERROR_INVALID_DTYPE, "x", NULL);
+  dg_graph_destroy(g);
+  dg_tensor none = DG_TENSOR_NONE;
+  CHECK(dg_graph_compare(NULL, "op", DG_COMPARE_LESS, none, none).id == 0 &&
+            dg_graph_where(NULL, "op", none, none, none).id == 0 &&
+            dg_graph_arg_reduce(NULL, "op", DG_ARG_MAX, none, 0, 1, 0).id == 0,
+        "compare, where, arg_reduce on a NULL graph return no tensor");
+  CHECK(strcmp(dg_compare_fn_name(DG_COMPARE_LESS_EQUAL), "less_equal") == 0 &&
+            strcmp(dg_compare_fn_name(DG_COMPARE_ISNEGINF), "isneginf") == 0 &&
+            strcmp(dg_compare_fn_name(DG_COMPARE_COUNT_), "?") == 0 &&
+            strcmp(dg_compare_fn_name(0), "?") == 0,
+        "dg_compare_fn_name: less_equal, isneginf, ? for COUNT_ and 0");
+  CHECK(strcmp(dg_dtype_name(DG_DTYPE_BOOL), "bool") == 0 &&
+            strcmp(dg_dtype_name(DG_DTYPE_I64), "i64") == 0 &&
+            dg_dtype_size(DG_DTYPE_BOOL) == 1 &&
+            dg_dtype_size(DG_DTYPE_I64) == 8,
+        "bool and i64: names and sizes");
+}
+
+/* Targets without these kernels decline them (with a reason, which the
+ * plan shows); set DG_TEST_COMPARE_STRICT to make every device run every
+ * case. */
+static void set_declines(void) {
+  declines_allowed = DG_DEVICE_NPU;
+  if (!getenv("DG_TEST_COMPARE_STRICT"))
+    declines_allowed |= COMPARE_DECLINED_KINDS;
+}
+
+int main(int argc, char **argv) {
+  unsigned long long seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 20261201;
+  t_seed(seed);
+  printf("# seed %llu\n", seed);
+  if (dg_context_create(NULL, &ctx) != DG_OK) {
+    CHECK(0, "context");
+    return t_exit();
+  }
+  for (int d = 0; d < dg_context_device_count(ctx); d++) {
+    dg_device_info info;
+    dg_context_device_info(ctx, d, &info);
+    printf("# device %d: %s\n", d, info.name);
+  }
+  set_declines();
+  for (int fn = DG_COMPARE_EQUAL; fn <= DG_COMPARE_GREATER_EQUAL; fn++)
+    for (int t = 0; t < 4; t++)
+      compare_cases(fn, numeric[t]);
+  for (int fn = DG_COMPARE_AND; fn <= DG_COMPARE_NOT; fn++)
+    compare_cases(fn, DG_DTYPE_BOOL);
+  for (int fn = DG_COMPARE_ISNAN; fn < DG_COMPARE_COUNT_; fn++)
+    for (int t = 0; t < 2; t++)
+      compare_cases(fn, numeric[t]);
+  for (int t = 0; t < 4; t++)
+    where_cases(numeric[t]);
+  for (int fn = DG_ARG_MAX; fn <= DG_ARG_MIN; fn++)
+    for (int t = 0; t < 4; t++)
+      arg_cases(fn, numeric[t]);
+  special_values(DG_DTYPE_F32);
+  special_values(DG_DTYPE_F16);
+  big_i64();
+  arg_ties();
+  bad_inputs();
+  dg_context_destroy(ctx);
+  return t_exit();
+}
