@@ -111,9 +111,10 @@ static int load_pb(const char *path, loaded *out, char *err, size_t es) {
       break;
     }
   }
-  static const dg_dtype types[11] = {0, DG_DTYPE_F32, DG_DTYPE_U8,
-                                     DG_DTYPE_I8, 0, 0, DG_DTYPE_I32, 0, 0, 0,
-                                     DG_DTYPE_F16};
+  static const dg_dtype types[11] = {
+      0,           DG_DTYPE_F32, DG_DTYPE_U8,  DG_DTYPE_I8, 0,
+      0,           DG_DTYPE_I32, DG_DTYPE_I64, 0,           DG_DTYPE_BOOL,
+      DG_DTYPE_F16};
   out->desc.dtype = type < 11 ? types[type] : 0;
   size_t count = 1;
   for (int i = 0; i < out->desc.rank; i++)
@@ -163,6 +164,12 @@ static void print_values(const dg_io_info *info, const void *data) {
     case DG_DTYPE_I8: printf(" %d", ((const int8_t *)data)[i]); break;
     case DG_DTYPE_U8: printf(" %d", ((const uint8_t *)data)[i]); break;
     case DG_DTYPE_I32: printf(" %d", ((const int32_t *)data)[i]); break;
+    case DG_DTYPE_I64:
+      printf(" %lld", (long long)((const int64_t *)data)[i]);
+      break;
+    case DG_DTYPE_BOOL:
+      printf(" %s", ((const uint8_t *)data)[i] ? "true" : "false");
+      break;
     default: printf(" ?"); break;
     }
   }
@@ -390,6 +397,9 @@ int main(int argc, char **argv) {
       if (info.desc.dtype == DG_DTYPE_F32)
         for (size_t e = 0; l->data && e < n; e++)
           ((float *)l->data)[e] = (float)rand() / (float)RAND_MAX - 0.5f;
+      if (info.desc.dtype == DG_DTYPE_BOOL) /* a bool byte is 0 or 1 */
+        for (size_t e = 0; l->data && e < n; e++)
+          ((unsigned char *)l->data)[e] &= 1;
     }
     if (!l) {
       fprintf(stderr, "dg-run: input '%s' not given (--input %s=FILE or "

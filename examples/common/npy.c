@@ -45,7 +45,8 @@ int npy_load(const char *path, npy_array *out, char *err, size_t err_size) {
     dg_dtype t;
   } types[] = {{"'<f4'", DG_DTYPE_F32}, {"'<f2'", DG_DTYPE_F16},
                {"'|i1'", DG_DTYPE_I8},  {"'|u1'", DG_DTYPE_U8},
-               {"'<i4'", DG_DTYPE_I32}};
+               {"'<i4'", DG_DTYPE_I32}, {"'<i8'", DG_DTYPE_I64},
+               {"'|b1'", DG_DTYPE_BOOL}};
   const char *d = strstr(h, "'descr':");
   for (size_t i = 0; d && i < sizeof types / sizeof types[0]; i++)
     if (!strncmp(d + 8 + strspn(d + 8, " "), types[i].descr,
@@ -106,12 +107,14 @@ dg_tensor_desc npy_desc(const npy_array *a) {
 
 int npy_save(const char *path, dg_dtype dtype, int rank, const int64_t *dims,
              const void *data, char *err, size_t err_size) {
-  const char *descr = dtype == DG_DTYPE_F32   ? "<f4"
-                      : dtype == DG_DTYPE_F16 ? "<f2"
-                      : dtype == DG_DTYPE_I8  ? "|i1"
-                      : dtype == DG_DTYPE_U8  ? "|u1"
-                      : dtype == DG_DTYPE_I32 ? "<i4"
-                                              : NULL;
+  const char *descr = dtype == DG_DTYPE_F32    ? "<f4"
+                      : dtype == DG_DTYPE_F16  ? "<f2"
+                      : dtype == DG_DTYPE_I8   ? "|i1"
+                      : dtype == DG_DTYPE_U8   ? "|u1"
+                      : dtype == DG_DTYPE_I32  ? "<i4"
+                      : dtype == DG_DTYPE_I64  ? "<i8"
+                      : dtype == DG_DTYPE_BOOL ? "|b1"
+                                               : NULL;
   if (!descr || rank < 0 || rank > DG_MAX_RANK) {
     snprintf(err, err_size, "%s: no .npy type for this tensor", path);
     return -1;
