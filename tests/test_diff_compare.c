@@ -13,7 +13,7 @@
 static const dg_dtype numeric[4] = {DG_DTYPE_F32, DG_DTYPE_F16, DG_DTYPE_I32,
                                     DG_DTYPE_I64};
 
-#define COMPARE_DECLINED_KINDS (DG_DEVICE_VULKAN | DG_DEVICE_OPENCL)
+#define COMPARE_DECLINED_KINDS (DG_DEVICE_VULKAN)
 
 static int fn_inputs(int fn) { return fn >= DG_COMPARE_NOT ? 1 : 2; }
 

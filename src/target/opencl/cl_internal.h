@@ -97,6 +97,12 @@ enum {
 };
 unsigned dg_cl_op_needs(dg_op op);
 
+/* cl_compare.c: fills the geometry block g of a compare, where or
+ * arg_reduce node and returns its kernel (compare.cl); *items is the
+ * work-items it takes. */
+const char *dg_cl_compare_setup(const dg_ir *ir, const dg_node *n, int32_t *g,
+                                int64_t *items);
+
 /* Chooses the kernel of node and binds its arguments to mem[] (per tensor
  * id; absent optional inputs are NULL). */
 dg_status dg_cl_node_prepare(dg_cl_device *d, cl_program prog,

@@ -545,6 +545,26 @@ static cl_int quant(prep *p) {
   return kernel(p, to_q ? "quantize_f32" : "dequantize_f32", 5, args);
 }
 
+/* compare, where, arg_reduce (cl_compare.c chooses): the node's inputs
+ * (a one-input compare reads its a twice), the output, the geometry. */
+static cl_int compare(prep *p) {
+  int32_t g[DG_CL_GEOM_INTS] = {0};
+  int64_t items = 0;
+  const char *name = dg_cl_compare_setup(p->ir, p->n, g, &items);
+  cl_mem gm = NULL;
+  cl_int err = aux(p, g, sizeof g, &gm);
+  if (err != CL_SUCCESS)
+    return err;
+  cl_mem args[5];
+  int nargs = 0, ins = p->n->op == DG_OP_COMPARE ? 2 : p->n->input_count;
+  for (int k = 0; k < ins; k++)
+    args[nargs++] = in_mem(p, k < p->n->input_count ? k : 0);
+  args[nargs++] = out_mem(p);
+  args[nargs++] = gm;
+  grid1(p->cn, items);
+  return kernel(p, name, nargs, args);
+}
+
 /* Reshape and concat are buffer copies the segment enqueues itself. */
 static cl_int copy_cmd(prep *p) {
   p->cn->cmd = CL_CMD_COPY;
@@ -583,6 +603,9 @@ static const struct cl_op_entry {
     {DG_OP_DEQUANTIZE, quant, 0},
     {DG_OP_RESHAPE, copy_cmd, 0},
     {DG_OP_CONCAT, concat_cmd, 0},
+    {DG_OP_COMPARE, compare, 0},
+    {DG_OP_WHERE, compare, 0},
+    {DG_OP_ARG_REDUCE, compare, 0},
 };
 
 static const struct cl_op_entry *op_entry(dg_op op) {

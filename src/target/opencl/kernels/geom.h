@@ -14,6 +14,8 @@
 #define DT_I8 2
 #define DT_U8 3
 #define DT_I32 4
+#define DT_BOOL 5
+#define DT_I64 6
 
 /* GEMM (f32 and int8): C[M,N] = A[M,K] * B[K,N] + bias, per z in the
  * third NDRange dimension (matmul batch or conv group). */
@@ -67,7 +69,10 @@
 #define E_DIMS 5   /* 6 entries */
 #define E_SA 11    /* 6 entries */
 #define E_SB 17    /* 6 entries */
-#define E_FN 23    /* binary: the dg_binary_fn (add is 1) */
+#define E_FN 23    /* binary: the dg_binary_fn (add is 1); compare, arg */
+#define E_SC 24    /* where: 6 strides of its third input */
+#define E_CDT 30   /* compare, arg_reduce: input DT_*; where: element bytes */
+#define E_LAST 31  /* arg_reduce: select_last_index */
 /* softmax: rows = outer*inner, each of len elements, inner apart */
 #define E_OUTER 5
 #define E_LEN 6
