@@ -13,8 +13,6 @@
 static const dg_dtype numeric[4] = {DG_DTYPE_F32, DG_DTYPE_F16, DG_DTYPE_I32,
                                     DG_DTYPE_I64};
 
-#define COMPARE_DECLINED_KINDS (DG_DEVICE_VULKAN)
-
 static int fn_inputs(int fn) { return fn >= DG_COMPARE_NOT ? 1 : 2; }
 
 /* Shapes: same, a scalar on one side, or random broadcasting (a suffix of
@@ -428,15 +426,6 @@ static void bad_inputs(void) {
         "bool and i64: names and sizes");
 }
 
-/* Targets without these kernels decline them (with a reason, which the
- * plan shows); set DG_TEST_COMPARE_STRICT to make every device run every
- * case. */
-static void set_declines(void) {
-  declines_allowed = DG_DEVICE_NPU;
-  if (!getenv("DG_TEST_COMPARE_STRICT"))
-    declines_allowed |= COMPARE_DECLINED_KINDS;
-}
-
 int main(int argc, char **argv) {
   unsigned long long seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 20261201;
   t_seed(seed);
@@ -450,7 +439,6 @@ int main(int argc, char **argv) {
     dg_context_device_info(ctx, d, &info);
     printf("# device %d: %s\n", d, info.name);
   }
-  set_declines();
   for (int fn = DG_COMPARE_EQUAL; fn <= DG_COMPARE_GREATER_EQUAL; fn++)
     for (int t = 0; t < 4; t++)
       compare_cases(fn, numeric[t]);

@@ -372,6 +372,7 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
   vkGetPhysicalDeviceFeatures2(phys, &f2);
   vd->f16 = f16i8.shaderFloat16 && s16.storageBuffer16BitAccess;
   vd->int8 = f16i8.shaderInt8 && s8.storageBuffer8BitAccess;
+  vd->int64 = f2.features.shaderInt64;
   /* Only now, with the extension known to be listed, may the NV
    * properties function be called (on a device without it the loader's
    * trampoline crashes). */
@@ -518,8 +519,10 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
                                 .queueFamilyIndex = vd->queue_family,
                                 .queueCount = 1,
                                 .pQueuePriorities = &prio};
+  VkPhysicalDeviceFeatures e_core = {.shaderInt64 = vd->int64};
   VkDeviceCreateInfo di = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                            .pNext = &e_s16,
+                           .pEnabledFeatures = &e_core,
                            .queueCreateInfoCount = 1,
                            .pQueueCreateInfos = &qi,
                            .enabledExtensionCount = next,
@@ -599,9 +602,9 @@ static void fill_info(dg_device *d, vk_device *vd) {
   char feat[112], mps[16] = "";
   if (vd->multiprocessors)
     snprintf(mps, sizeof mps, " %usm", vd->multiprocessors);
-  snprintf(feat, sizeof feat, "%s%s%s%s%s sg%u smem%uK%s",
+  snprintf(feat, sizeof feat, "%s%s%s%s%s%s sg%u smem%uK%s",
            vd->f16 ? " fp16" : "", vd->f16 ? " s16" : "",
-           vd->int8 ? " s8 i8" : "",
+           vd->int8 ? " s8 i8" : "", vd->int64 ? " i64" : "",
            vd->int_dot_fast ? " dot"
            : vd->int_dot    ? " dot(slow)"
                             : "",
@@ -618,7 +621,10 @@ static void fill_info(dg_device *d, vk_device *vd) {
   if (vd->f16)
     d->info.dtypes |= 1u << DG_DTYPE_F16;
   if (vd->int8)
-    d->info.dtypes |= 1u << DG_DTYPE_I8 | 1u << DG_DTYPE_U8;
+    d->info.dtypes |=
+        1u << DG_DTYPE_I8 | 1u << DG_DTYPE_U8 | 1u << DG_DTYPE_BOOL;
+  if (vd->int64)
+    d->info.dtypes |= 1u << DG_DTYPE_I64;
   d->info.ops = dg_vk_ops(vd);
   d->info.int8_max_lsb_deviation = 0; /* bit-exact */
   d->info.is_simulator = 0;

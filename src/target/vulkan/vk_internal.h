@@ -71,6 +71,12 @@ typedef struct vk_pc_eltwise {
 typedef struct vk_pc_binary {
   VK_PC_BINARY
 } vk_pc_binary;
+typedef struct vk_pc_compare {
+  VK_PC_COMPARE
+} vk_pc_compare;
+typedef struct vk_pc_arg {
+  VK_PC_ARG
+} vk_pc_arg;
 typedef struct vk_pc_quantize {
   VK_PC_QUANTIZE
 } vk_pc_quantize;
@@ -88,6 +94,8 @@ typedef union vk_push {
   vk_pc_softmax softmax;
   vk_pc_eltwise eltwise;
   vk_pc_binary binary;
+  vk_pc_compare compare;
+  vk_pc_arg arg;
   vk_pc_quantize quantize;
   vk_pc_dequantize dequantize;
 } vk_push;
@@ -162,6 +170,7 @@ typedef struct vk_device {
   /* Features found and enabled. */
   bool f16;        /* shaderFloat16 and storageBuffer16BitAccess */
   bool int8;       /* shaderInt8 and storageBuffer8BitAccess */
+  bool int64;      /* shaderInt64 */
   bool int_dot;      /* shaderIntegerDotProduct enabled (and int8) */
   bool int_dot_fast; /* ... and 4x8-bit packed signed dots accelerated */
   bool coopmat_khr; /* VK_KHR_cooperative_matrix listed */
@@ -342,6 +351,9 @@ void dg_vk_work_release(vk_work *w);
  * calls it. */
 bool dg_vk_setup_binary(const vk_device *vd, vk_work *w, const dg_ir *ir,
                         const dg_node *n);
+/* The setup of compare, where and arg_reduce nodes (vk_compare.c). */
+bool dg_vk_setup_compare(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                         const dg_node *n);
 
 /* ---- pipeline statistics (vk_pipeline_stats.c) ---- */
 

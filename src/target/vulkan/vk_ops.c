@@ -69,7 +69,11 @@ static uint64_t loop_trips(const dg_ir *ir, const dg_node *n) {
     return t + 3 * (uint64_t)x->dims[n->p.axis];
   case DG_OP_ADD:
   case DG_OP_BINARY: /* binary.comp: a pass over the output's dims */
-    return t + DG_MAX_RANK;
+  case DG_OP_COMPARE: /* compare.comp: the same, and the function's lines */
+  case DG_OP_WHERE:
+    return t + DG_MAX_RANK + DG_COMPARE_COUNT_;
+  case DG_OP_ARG_REDUCE: /* compare.comp -DARG: one line */
+    return t + (uint64_t)x->dims[n->p.axis];
   default: /* global_avg_pool: 64 per invocation a pass (gap.comp) */
     return t;
   }
@@ -100,6 +104,17 @@ int dg_vk_supports(dg_device *dev, const dg_ir *ir, const dg_node *n, char *why,
     if (!moves_bytes(n->op) && d->dtype == DG_DTYPE_F16 && !vd->f16) {
       snprintf(why, why_size,
                "f16 needs shaderFloat16 and 16-bit storage buffers");
+      return 0;
+    }
+    if (!moves_bytes(n->op) && d->dtype == DG_DTYPE_BOOL && !vd->int8) {
+      snprintf(why, why_size,
+               "bool needs shaderInt8 and 8-bit storage buffers");
+      return 0;
+    }
+    /* compare and arg_reduce compare i64 as i64; where moves it as bits. */
+    if ((n->op == DG_OP_COMPARE || n->op == DG_OP_ARG_REDUCE) &&
+        d->dtype == DG_DTYPE_I64 && !vd->int64) {
+      snprintf(why, why_size, "i64 needs shaderInt64");
       return 0;
     }
     if (!moves_bytes(n->op) &&
@@ -878,6 +893,9 @@ static const struct vk_op_entry {
     {DG_OP_CONCAT, setup_copies, 0},
     {DG_OP_QUANTIZE, setup_quant, 0},
     {DG_OP_DEQUANTIZE, setup_quant, 0},
+    {DG_OP_COMPARE, dg_vk_setup_compare, VK_NEEDS_INT8},
+    {DG_OP_WHERE, dg_vk_setup_compare, VK_NEEDS_INT8},
+    {DG_OP_ARG_REDUCE, dg_vk_setup_compare, 0},
 };
 
 static const struct vk_op_entry *op_entry(dg_op op) {

@@ -87,6 +87,20 @@
   int sa[6];                                                                   \
   int sb[6];
 
+/* compare.comp (compare, where): total outputs, fn the dg_compare_fn,
+ * rank dims of the output, element strides sa, sb, sc of the broadcast
+ * inputs (0 on broadcast axes; where's cond, x, y). */
+#define VK_PC_COMPARE                                                          \
+  int total, fn, rank;                                                         \
+  int dims[6];                                                                 \
+  int sa[6];                                                                   \
+  int sb[6];                                                                   \
+  int sc[6];
+
+/* compare.comp -DARG: outer x len x inner, along len; fn the dg_arg_fn;
+ * last: select_last_index. */
+#define VK_PC_ARG int outer, len, inner, fn, last;
+
 /* quantize.comp: total elements, per_channel over chans channels inner
  * elements apart (else scale and zero), clamped to [lo, hi]. */
 #define VK_PC_QUANTIZE                                                         \
