@@ -125,6 +125,34 @@ static void arg_cases(dg_arg_fn fn, dg_dtype t) {
   report(what, &st);
 }
 
+/* Data movement moves bool and i64 bytes as any other: concat along a
+ * random axis (arg >= 0), or a reshape to the flat shape (arg -1); one
+ * node each, as run_case checks the graph's last node alone. */
+static dg_tensor make_move(dg_graph *g, dg_tensor *in, void *arg) {
+  int axis = *(int *)arg;
+  int64_t flat = -1;
+  return axis >= 0 ? dg_graph_concat(g, "op", in, 2, axis)
+                   : dg_graph_reshape(g, "op", in[0], 1, &flat);
+}
+
+static void move_cases(dg_dtype t) {
+  op_stats st = {0};
+  for (int c = 0; c < CASES / 2; c++) {
+    dg_tensor_desc d[2];
+    shapes(0, t, 2, d);
+    int axis = c % 2 ? t_range(0, d[0].rank - 1) : -1;
+    if (axis >= 0)
+      d[1].dims[axis] = t_range(1, 5);
+    char label[64];
+    snprintf(label, sizeof label, "%s %s axis %d",
+             axis < 0 ? "reshape" : "concat", dg_dtype_name(t), axis);
+    run_case(&st, label, axis < 0 ? 1 : 2, d, make_move, &axis);
+  }
+  char what[48];
+  snprintf(what, sizeof what, "concat and reshape of %s", dg_dtype_name(t));
+  report(what, &st);
+}
+
 /* ---- hand-made cases: answers written down, not from the reference ---- */
 
 /* Runs a graph with one output on every device; check() judges it. */
@@ -452,6 +480,8 @@ int main(int argc, char **argv) {
   for (int fn = DG_ARG_MAX; fn <= DG_ARG_MIN; fn++)
     for (int t = 0; t < 4; t++)
       arg_cases(fn, numeric[t]);
+  move_cases(DG_DTYPE_BOOL);
+  move_cases(DG_DTYPE_I64);
   special_values(DG_DTYPE_F32);
   special_values(DG_DTYPE_F16);
   big_i64();
