@@ -77,6 +77,10 @@ static dg_dtype map_dtype(dg_dl_dtype t) {
   if (t.code == DG_DL_INT && t.bits == 8) return DG_DTYPE_I8;
   if (t.code == DG_DL_UINT && t.bits == 8) return DG_DTYPE_U8;
   if (t.code == DG_DL_INT && t.bits == 32) return DG_DTYPE_I32;
+  if (t.code == DG_DL_INT && t.bits == 64)
+    return DG_DTYPE_I64;
+  if (t.code == DG_DL_BOOL && t.bits == 8)
+    return DG_DTYPE_BOOL;
   return DG_DTYPE_INVALID;
 }
 

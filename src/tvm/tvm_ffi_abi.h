@@ -26,7 +26,13 @@ enum {
 };
 
 /* Type codes (DLDataTypeCode values). */
-enum { DG_DL_INT = 0, DG_DL_UINT = 1, DG_DL_FLOAT = 2, DG_DL_BFLOAT = 4 };
+enum {
+  DG_DL_INT = 0,
+  DG_DL_UINT = 1,
+  DG_DL_FLOAT = 2,
+  DG_DL_BFLOAT = 4,
+  DG_DL_BOOL = 6, /* kDLBool: one byte, 0 or 1 */
+};
 
 typedef struct dg_dl_device {
   int32_t device_type; /* an enum in C, which is int-sized on every ABI */
