@@ -8,6 +8,7 @@
  * broadcasting on either side. Hand-made cases check the answers without
  * the reference (tie order, infinities, i64 beyond 2^53), and the
  * builder's errors for bad inputs. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "differential.h"
 
 static const dg_dtype numeric[4] = {DG_DTYPE_F32, DG_DTYPE_F16, DG_DTYPE_I32,
@@ -293,6 +294,60 @@ static void arg_ties(void) {
     }
 }
 
+/* dg_session_verify over a chain of the three ops (bool and i64 values
+ * between nodes, an i64 graph output): every node checked, all exact; and
+ * with DG_TEST_CORRUPT_NODE (the CPU flips a bit of that node's last
+ * output byte) the damaged bool of "not" is found and named. */
+static void verify_chain(void) {
+  dg_tensor_desc d = {.dtype = DG_DTYPE_F32, .rank = 2, .dims = {3, 5}};
+  float a[15], b[15];
+  for (int i = 0; i < 15; i++) {
+    a[i] = (float)t_range(-2, 2);
+    b[i] = (float)t_range(-2, 2);
+  }
+  dg_graph *g = dg_graph_create(ctx, "chain");
+  dg_tensor ta = dg_graph_input(g, "a", &d), tb = dg_graph_input(g, "b", &d);
+  dg_tensor lt = dg_graph_compare(g, "lt", DG_COMPARE_LESS, ta, tb);
+  dg_tensor w = dg_graph_where(g, "where", dg_graph_not(g, "not", lt), ta, tb);
+  dg_graph_output(g, "y", dg_graph_arg_reduce(g, "arg", DG_ARG_MAX, w, 1, 1, 0),
+                  DG_LAYOUT_NCHW);
+  dg_binding in[2] = {{"a", a, sizeof a}, {"b", b, sizeof b}};
+  for (int dev = 0; dev < dg_context_device_count(ctx); dev++) {
+    dg_compile_options o = {.devices = &dev, .device_count = 1};
+    dg_session *s = NULL;
+    dg_diagnostic diag;
+    dg_verify_report rep;
+    dg_status rc = dg_graph_compile(g, &o, &s, &diag);
+    if (rc == DG_OK)
+      rc = dg_session_verify(s, in, 2, &rep);
+    CHECK(rc == DG_OK && rep.ok && rep.nodes_checked == 4 &&
+              rep.max_lsb_error == 0,
+          "verify of less, not, where, arg_reduce on device %d: %s, %d nodes",
+          dev,
+          rc       ? diag.message
+          : rep.ok ? "ok"
+                   : "differs",
+          rc ? 0 : rep.nodes_checked);
+    dg_session_destroy(s);
+  }
+  setenv("DG_TEST_CORRUPT_NODE", "not", 1);
+  int cpu = 0; /* the context lists the CPU first */
+  dg_compile_options o = {.devices = &cpu, .device_count = 1};
+  dg_session *s = NULL;
+  dg_diagnostic diag;
+  dg_verify_report rep = {0};
+  dg_status rc = dg_graph_compile(g, &o, &s, &diag);
+  dg_status vs = rc == DG_OK ? dg_session_verify(s, in, 2, &rep) : rc;
+  CHECK(vs == DG_ERROR_MISMATCH && !rep.ok && !strcmp(rep.node_name, "not") &&
+            rep.max_lsb_error > 0,
+        "verify names the corrupted bool output of 'not' on the CPU (%s, "
+        "node '%s', %lld LSB)",
+        dg_status_string(vs), rep.node_name, (long long)rep.max_lsb_error);
+  dg_session_destroy(s);
+  unsetenv("DG_TEST_CORRUPT_NODE");
+  dg_graph_destroy(g);
+}
+
 /* ---- bad inputs ---- */
 
 static void expect(dg_graph *g, const char *what, dg_status st,
@@ -486,6 +541,7 @@ int main(int argc, char **argv) {
   special_values(DG_DTYPE_F16);
   big_i64();
   arg_ties();
+  verify_chain();
   bad_inputs();
   dg_context_destroy(ctx);
   return t_exit();

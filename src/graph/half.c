@@ -57,8 +57,10 @@ double dg_load_elem(dg_dtype t, const void *p, int64_t i) {
   case DG_DTYPE_I8: return ((const int8_t *)p)[i];
   case DG_DTYPE_U8: return ((const uint8_t *)p)[i];
   case DG_DTYPE_I32: return ((const int32_t *)p)[i];
+  /* The byte as it is: an output byte other than 0 or 1 is an error
+   * verify should see; the references read inputs as "not zero". */
   case DG_DTYPE_BOOL:
-    return ((const uint8_t *)p)[i] != 0;
+    return ((const uint8_t *)p)[i];
   /* Exact up to 2^53; beyond, the nearest double (indices never get
    * there, and the references compute in double). */
   case DG_DTYPE_I64:
