@@ -427,6 +427,94 @@ static void binary_case(const bin_case *c) {
   dg_graph_destroy(g);
 }
 
+/* Greater at opset 6 with broadcast=1 axis=1 ([2,3,4] > [3], B's three
+ * values standing on A's axis 1), both int64 (a graph input and an
+ * initializer, beyond 2^32), the output bool: int64 and bool are real
+ * tensors now, and the comparisons read the legacy attributes too. The
+ * same model at opset 7 with the attributes is refused naming them. */
+static void compare_legacy_int64(void) {
+  for (int opset = 6; opset <= 7; opset++) {
+    int64_t ad[3] = {2, 3, 4}, bd[1] = {3}, av[24], bv[3];
+    const int64_t big = INT64_C(1) << 40;
+    for (int i = 0; i < 24; i++)
+      av[i] = (i % 5 - 2) * big;
+    for (int i = 0; i < 3; i++)
+      bv[i] = (i - 1) * big;
+    mm_value va, vy;
+    char an_[] = "A", bn_[] = "B", yn[] = "y";
+    Onnx__ValueInfoProto *ins[1] = {mm_value_init(&va, an_, 3, ad)};
+    Onnx__ValueInfoProto *outs[1] = {mm_value_init(&vy, yn, 3, ad)};
+    va.tensor.elem_type = 7; /* INT64 */
+    vy.tensor.elem_type = 9; /* BOOL */
+    Onnx__TensorProto tb, *inits[1] = {&tb};
+    onnx__tensor_proto__init(&tb);
+    tb.name = bn_;
+    tb.has_data_type = 1;
+    tb.data_type = 7;
+    tb.n_dims = 1;
+    tb.dims = bd;
+    tb.n_int64_data = 3;
+    tb.int64_data = bv;
+    char *in[2] = {an_, bn_}, *out[1] = {yn};
+    Onnx__NodeProto node, *np[1] = {&node};
+    mm_node_init(&node, "Greater", "n", in, 2, out);
+    Onnx__AttributeProto at[2], *attrs[2] = {&at[0], &at[1]};
+    const char *names[2] = {"broadcast", "axis"};
+    for (int k = 0; k < 2; k++) {
+      onnx__attribute_proto__init(&at[k]);
+      at[k].name = (char *)names[k];
+      at[k].has_type = 1;
+      at[k].type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+      at[k].has_i = 1;
+      at[k].i = 1;
+    }
+    node.n_attribute = 2;
+    node.attribute = attrs;
+    Onnx__GraphProto gp;
+    onnx__graph_proto__init(&gp);
+    gp.name = "g";
+    gp.n_node = 1;
+    gp.node = np;
+    gp.n_initializer = 1;
+    gp.initializer = inits;
+    gp.n_input = 1;
+    gp.input = ins;
+    gp.n_output = 1;
+    gp.output = outs;
+    mm_opset = opset;
+    size_t size;
+    uint8_t *buf = mm_pack(&gp, &size);
+    mm_opset = 13;
+    dg_graph *g = NULL;
+    dg_diagnostic d = {0};
+    dg_status st = dg_onnx_load_memory(ctx, buf, size, NULL, &g, &d);
+    free(buf);
+    if (opset == 7) {
+      CHECK(st == DG_ERROR_UNSUPPORTED && strstr(d.field, "broadcast"),
+            "Greater at opset 7 with broadcast refused naming it (%s)",
+            d.message);
+      dg_graph_destroy(g);
+      continue;
+    }
+    dg_session *s = NULL;
+    uint8_t yv[24];
+    if (st == DG_OK)
+      st = dg_graph_compile(g, NULL, &s, &d);
+    if (st == DG_OK)
+      st = dg_session_run(s, &(dg_binding){"A", av, sizeof av}, 1,
+                          &(dg_binding){"y", yv, sizeof yv}, 1, &d);
+    int bad = 0;
+    for (int i = 0; st == DG_OK && i < 24; i++)
+      bad += yv[i] != (av[i] > bv[(i / 4) % 3]);
+    CHECK(st == DG_OK && !bad,
+          "Greater opset 6 broadcast=1 axis=1 of int64 [2,3,4] and [3] "
+          "gives bool: %d of 24 wrong%s%s",
+          bad, st ? ": " : "", st ? d.message : "");
+    dg_session_destroy(s);
+    dg_graph_destroy(g);
+  }
+}
+
 static void binary_broadcasting(void) {
   static const bin_case cases[] = {
       {"Mul opset 6, broadcast=1 axis=1: [2,3,4] * [3]",
@@ -866,6 +954,7 @@ int main(void) {
           "com.example");
   deep_models();
   binary_broadcasting();
+  compare_legacy_int64();
   /* Issue 18's probes: each was accepted, with the value cut or read as
    * the default. */
   refused("stride_2p33.onnx", DG_ERROR_INVALID_ARGUMENT, "c", "Conv", "strides",
