@@ -226,6 +226,27 @@ static dg_graph *one_node(dg_op op, int dev) {
   case DG_OP_DEQUANTIZE:
     y = dg_graph_dequantize(g, "n", x);
     break;
+  case DG_OP_TRANSPOSE:
+    y = dg_graph_transpose(g, "n", x, NULL);
+    break;
+  case DG_OP_SLICE:
+    y = dg_graph_slice(g, "n", x, (const int64_t[]){0, 1, 0, -1},
+                       (const int64_t[]){1, 3, 8, -9},
+                       (const int64_t[]){1, 1, 2, -1});
+    break;
+  case DG_OP_PAD:
+    y = dg_graph_pad(g, "n", x, (const int64_t[]){0, 1, 0, 2, 0, 0, 1, 2},
+                     DG_PAD_REFLECT, 0);
+    break;
+  case DG_OP_EXPAND:
+    y = dg_graph_expand(g, "n", x, 5, (const int64_t[]){2, 1, 4, 8, 8});
+    break;
+  case DG_OP_GATHER: {
+    static const int32_t idx[3] = {2, -1, 0};
+    dg_tensor_desc id = {.dtype = DG_DTYPE_I32, .rank = 1, .dims = {3}};
+    y = dg_graph_gather(g, "n", x, dg_graph_constant(g, "i", &id, idx, 0), 1);
+    break;
+  }
   default:
     dg_graph_destroy(g);
     return NULL;

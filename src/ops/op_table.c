@@ -52,6 +52,13 @@ unsigned dg_node_params_set(const dg_node_params *p) {
   FIELD(DG_P_AXIS, axis)
   FIELD(DG_P_CLIP, clip_lo)
   FIELD(DG_P_CLIP, clip_hi)
+  FIELD(DG_P_PERM, perm)
+  FIELD(DG_P_SLICE, starts)
+  FIELD(DG_P_SLICE, steps)
+  FIELD(DG_P_PAD, pad_begin)
+  FIELD(DG_P_PAD, pad_end)
+  FIELD(DG_P_PAD, pad_mode)
+  FIELD(DG_P_PAD, pad_value)
 #undef FIELD
   return set;
 }
