@@ -88,6 +88,21 @@ static dg_graph *every_op(void) {
                                 dg_graph_reshape(g, "reshape", f, 2, dims), f);
   dg_graph_output(g, "matmul", m, DG_LAYOUT_NCHW);
 
+  /* Data movement, on c ([1, 8, 16, 16]). */
+  static const int32_t gidx[2] = {3, -1};
+  dg_tensor_desc gid = {.dtype = DG_DTYPE_I32, .rank = 1, .dims = {2}};
+  dg_tensor mv =
+      dg_graph_transpose(g, "transpose", c, (const int32_t[]){0, 2, 3, 1});
+  mv = dg_graph_slice(g, "slice", mv, (const int64_t[]){0, 1, -1, 2},
+                      (const int64_t[]){1, 9, -17, 8},
+                      (const int64_t[]){1, 2, -1, 3});
+  mv = dg_graph_pad(g, "pad", mv, (const int64_t[]){1, 0, 2, 1, 0, 3, 0, 1},
+                    DG_PAD_CONSTANT, 0.5f);
+  mv = dg_graph_expand(g, "expand", mv, 5, (const int64_t[]){2, 1, 1, 1, 1});
+  mv = dg_graph_gather(g, "gather", mv,
+                       dg_graph_constant(g, "gidx", &gid, gidx, 0), 3);
+  dg_graph_output(g, "movement", mv, DG_LAYOUT_NCHW);
+
   /* The int8 ops. */
   dg_quant_params q = {.scale = 0.05f, .zero_point = 3};
   dg_tensor qx = dg_graph_quantize(g, "quantize", c, DG_DTYPE_I8, &q);
