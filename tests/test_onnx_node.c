@@ -16,26 +16,17 @@
 
 #define NODE_DIR "/usr/share/libonnx-testdata/data/node"
 
-static const char *const prefixes[] = {"test_conv_",
-                                       "test_maxpool_",
-                                       "test_averagepool_",
-                                       "test_globalaverage",
-                                       "test_gemm_",
-                                       "test_matmul_",
-                                       "test_softmax_",
-                                       "test_relu",
-                                       "test_clip",
-                                       "test_add",
-                                       "test_flatten_",
-                                       "test_reshape_",
-                                       "test_concat_",
-                                       "test_quantizelinear",
-                                       "test_dequantizelinear",
-                                       "test_qlinearconv",
-                                       "test_qlinearmatmul",
-                                       "test_identity",
-                                       "test_dropout",
-                                       NULL};
+static const char *const prefixes[] = {
+    "test_conv_", "test_maxpool_", "test_averagepool_", "test_globalaverage",
+    "test_gemm_", "test_matmul_", "test_softmax_", "test_relu", "test_clip",
+    "test_add", "test_flatten_", "test_reshape_", "test_concat_",
+    "test_quantizelinear", "test_dequantizelinear", "test_qlinearconv",
+    "test_qlinearmatmul", "test_identity", "test_dropout", "test_transpose",
+    "test_slice", "test_pad", "test_constant_pad", "test_edge_pad",
+    "test_reflect_pad", "test_wrap_pad", "test_expand",
+    /* Gather, not GatherElements */
+    "test_gather_0", "test_gather_1", "test_gather_2d", "test_gather_negative",
+    "test_split", "test_depthtospace", "test_spacetodepth", "test_tile", NULL};
 
 static int wanted(const char *name) {
   if (strstr(name, "_expanded"))

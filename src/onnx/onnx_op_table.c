@@ -464,6 +464,15 @@ static const char *const constant_attrs[] = {"value", NULL};
  * shape became an input at 5, the quantisation ops appeared at 10) to the
  * newest the importer takes; older forms with other attributes (Add's
  * broadcast, Relu's consumed_inputs) are refused by the attribute lists. */
+/* The data movement ops' attributes (handlers in onnx_ops_movement.c). */
+static const char *const perm_attr[] = {"perm", NULL};
+static const char *const slice_attrs[] = {"starts", "ends", "axes", NULL};
+static const char *const pad_attrs[] = {"pads", "paddings", "mode", "value",
+                                        NULL};
+static const char *const split_attrs[] = {"axis", "split", "num_outputs", NULL};
+static const char *const blocksize_attr[] = {"blocksize", NULL};
+static const char *const depth_to_space_attrs[] = {"blocksize", "mode", NULL};
+
 static const tr_op table[] = {
     {"Add", 1, 21, NULL, op_add},
     {"AveragePool", 1, 21, avg_pool_attrs, op_avg_pool},
@@ -471,20 +480,29 @@ static const tr_op table[] = {
     {"Concat", 1, 21, axis_attr, op_concat},
     {"Constant", 1, 21, constant_attrs, op_constant},
     {"Conv", 1, 21, conv_attrs, op_conv},
+    {"DepthToSpace", 1, 21, depth_to_space_attrs, tr_op_depth_to_space},
     {"DequantizeLinear", 10, 21, axis_attr, tr_op_dequantize},
     {"Dropout", 1, 21, dropout_attrs, op_identity},
+    {"Expand", 8, 21, NULL, tr_op_expand},
     {"Flatten", 1, 21, axis_attr, op_flatten},
+    {"Gather", 1, 21, axis_attr, tr_op_gather},
     {"Gemm", 1, 21, gemm_attrs, op_gemm},
     {"GlobalAveragePool", 1, 21, NULL, op_global_avg_pool},
     {"Identity", 1, 21, NULL, op_identity},
     {"MatMul", 1, 21, NULL, op_matmul},
     {"MaxPool", 1, 21, max_pool_attrs, op_max_pool},
+    {"Pad", 1, 21, pad_attrs, tr_op_pad},
     {"QLinearConv", 10, 21, conv_attrs, tr_op_qlinear_conv},
     {"QLinearMatMul", 10, 21, NULL, tr_op_qlinear_matmul},
     {"QuantizeLinear", 10, 21, quantize_attrs, tr_op_quantize},
     {"Relu", 1, 21, NULL, op_relu},
     {"Reshape", 5, 21, reshape_attrs, op_reshape},
+    {"Slice", 1, 21, slice_attrs, tr_op_slice},
     {"Softmax", 1, 21, axis_attr, op_softmax},
+    {"SpaceToDepth", 1, 21, blocksize_attr, tr_op_space_to_depth},
+    {"Split", 1, 21, split_attrs, tr_op_split},
+    {"Tile", 6, 21, NULL, tr_op_tile},
+    {"Transpose", 1, 21, perm_attr, tr_op_transpose},
 };
 
 const tr_op *tr_op_find(const char *op) {
