@@ -146,6 +146,31 @@ static void mv_cases(dg_op op, dg_dtype t) {
   report(name, &st);
 }
 
+/* Outputs of a few MiB, which the CPU splits over its threads. */
+static void big_cases(void) {
+  const dg_op ops[4] = {DG_OP_TRANSPOSE, DG_OP_SLICE, DG_OP_PAD, DG_OP_EXPAND};
+  for (int t = 0; t < 2; t++) {
+    op_stats st = {0};
+    dg_dtype dt = t ? DG_DTYPE_U8 : DG_DTYPE_F32;
+    for (int o = 0; o < 4; o++)
+      for (int c = 0; c < 2; c++) {
+        mv_arg a = {.op = ops[o]};
+        int64_t xd[3] = {t_range(20, 40), t_range(50, 90), t_range(100, 300)};
+        if (ops[o] == DG_OP_EXPAND)
+          xd[c] = 1;
+        draw(&a, 3, xd);
+        dg_tensor_desc d[1] = {desc_of(dt, 3, xd)};
+        char label[80];
+        snprintf(label, sizeof label, "big %s %s case %d", dg_op_name(ops[o]),
+                 dg_dtype_name(dt), c);
+        run_case(&st, label, 1, d, make_mv, &a);
+      }
+    char name[64];
+    snprintf(name, sizeof name, "big outputs %s", dg_dtype_name(dt));
+    report(name, &st);
+  }
+}
+
 /* ---- answers written out by hand ---- */
 
 typedef dg_tensor (*known_fn)(dg_graph *g, dg_tensor x);
@@ -428,6 +453,7 @@ int main(int argc, char **argv) {
   for (int o = 0; o < 5; o++)
     for (int t = 0; t < 5; t++)
       mv_cases(ops[o], dtypes[t]);
+  big_cases();
   known_answers();
   bad_inputs();
   dg_context_destroy(ctx);

@@ -53,41 +53,64 @@ static void view_row(const dg_view *v, const char *x, int64_t base, char *y,
   }
 }
 
-void dg_cpu_view_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
-                   void *out, void *scratch) {
-  (void)pool, (void)scratch;
+/* Rows [r0, r1) of the output (all axes but the last) for task of
+ * tasks. */
+typedef struct view_job {
   dg_view v;
-  dg_view_of(cn->ir, cn->node, &v);
-  size_t es = v.elem_size;
-  char fill[8] = {0};
-  memcpy(fill, &v.fill_bits, es < 4 ? es : 4); /* little-endian hosts */
-  const char *x = in[0];
-  char *y = out;
-  if (v.rank == 0) {
-    memcpy(y, x, es);
-    return;
+  const char *x;
+  char *y;
+  char fill[8];
+  int64_t rows;
+} view_job;
+
+static void view_rows(void *arg, int task, int tasks) {
+  const view_job *j = arg;
+  const dg_view *v = &j->v;
+  size_t es = v->elem_size;
+  int last = v->rank - 1;
+  int64_t r0 = j->rows * task / tasks, r1 = j->rows * (task + 1) / tasks;
+  int64_t c[DG_MAX_RANK] = {0};
+  int64_t rem = r0;
+  for (int d = last - 1; d >= 0; d--) {
+    c[d] = rem % v->dims[d];
+    rem /= v->dims[d];
   }
-  int last = v.rank - 1;
-  int64_t rows = 1, c[DG_MAX_RANK] = {0};
-  for (int d = 0; d < last; d++)
-    rows *= v.dims[d];
-  size_t row_bytes = (size_t)v.dims[last] * es;
-  for (int64_t r = 0; r < rows; r++, y += row_bytes) {
+  size_t row_bytes = (size_t)v->dims[last] * es;
+  char *y = j->y + (size_t)r0 * row_bytes;
+  for (int64_t r = r0; r < r1; r++, y += row_bytes) {
     int64_t base = 0;
     bool is_fill = false;
     for (int d = 0; d < last; d++) {
-      int64_t i = dg_view_coord(&v, d, c[d]);
+      int64_t i = dg_view_coord(v, d, c[d]);
       is_fill |= i < 0;
-      base += i * v.stride[d];
+      base += i * v->stride[d];
     }
     if (is_fill)
-      for (int64_t k = 0; k < v.dims[last]; k++)
-        put(y + (size_t)k * es, fill, es);
+      for (int64_t k = 0; k < v->dims[last]; k++)
+        put(y + (size_t)k * es, j->fill, es);
     else
-      view_row(&v, x, base, y, fill);
-    for (int d = last - 1; d >= 0 && ++c[d] == v.dims[d]; d--)
+      view_row(v, j->x, base, y, j->fill);
+    for (int d = last - 1; d >= 0 && ++c[d] == v->dims[d]; d--)
       c[d] = 0;
   }
+}
+
+void dg_cpu_view_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                   void *out, void *scratch) {
+  (void)pool, (void)scratch;
+  view_job j = {.x = in[0], .y = out, .rows = 1};
+  dg_view_of(cn->ir, cn->node, &j.v);
+  size_t es = j.v.elem_size;
+  memcpy(j.fill, &j.v.fill_bits, es < 4 ? es : 4); /* little-endian hosts */
+  if (j.v.rank == 0) {
+    memcpy(j.y, j.x, es);
+    return;
+  }
+  for (int d = 0; d < j.v.rank - 1; d++)
+    j.rows *= j.v.dims[d];
+  /* One thread: the ops cost no flops, so their segments run on the
+   * inline pool (cpu_target.c), and a copy is bound by memory anyway. */
+  view_rows(&j, 0, 1);
 }
 
 void dg_cpu_gather_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
