@@ -4,6 +4,9 @@
  * small cases with answers written out by hand, which check the reference
  * itself, and the bad inputs each builder refuses, naming the field. */
 #include "differential.h"
+#ifdef DG_TARGET_VULKAN
+#include "target/vulkan/vulkan_target.h"
+#endif
 
 static const dg_dtype dtypes[5] = {DG_DTYPE_F32, DG_DTYPE_F16, DG_DTYPE_I8,
                                    DG_DTYPE_U8, DG_DTYPE_I32};
@@ -456,6 +459,13 @@ int main(int argc, char **argv) {
   big_cases();
   known_answers();
   bad_inputs();
+#ifdef DG_TARGET_VULKAN
+  /* meson test turns the layer on (DG_VULKAN_VALIDATION=1). */
+  if (dg_vulkan_validation_enabled())
+    CHECK(dg_vulkan_validation_messages() == 0,
+          "Vulkan validation layer: %d messages",
+          dg_vulkan_validation_messages());
+#endif
   dg_context_destroy(ctx);
   return t_exit();
 }
