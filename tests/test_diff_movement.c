@@ -174,6 +174,83 @@ static void big_cases(void) {
   }
 }
 
+/* Arguments from the edges of their types: a call either fails with a
+ * clear status or builds a node that every device runs like the
+ * reference (and nothing crashes, which the ASan run checks). */
+static int64_t edge_value(int64_t n) {
+  switch (t_range(0, 9)) {
+  case 0:
+    return INT64_MIN;
+  case 1:
+    return INT64_MAX;
+  case 2:
+    return -n - 1;
+  case 3:
+    return n;
+  case 4:
+    return (int64_t)1 << 40;
+  case 5:
+    return -((int64_t)1 << 40);
+  case 6:
+    return 0;
+  default:
+    return t_range(-(int)n - 2, (int)n + 2);
+  }
+}
+
+static void hostile_cases(void) {
+  op_stats st = {0};
+  int refused = 0, unclear = 0;
+  char first_unclear[200] = "";
+  for (int c = 0; c < 200; c++) {
+    mv_arg a = {.op = (dg_op[]){DG_OP_TRANSPOSE, DG_OP_SLICE, DG_OP_PAD,
+                                DG_OP_EXPAND}[c % 4]};
+    int r = t_range(1, 4);
+    int64_t xd[DG_MAX_RANK];
+    random_dims(r, xd, 1, 5);
+    for (int d = 0; d < r; d++) {
+      a.perm[d] = (int32_t)t_range(-1, r);
+      a.starts[d] = edge_value(xd[d]);
+      a.ends[d] = edge_value(xd[d]);
+      a.steps[d] = edge_value(xd[d]);
+      a.pads[d] = t_range(0, 3) ? t_range(0, 3) : edge_value(xd[d]);
+      a.pads[d + r] = t_range(0, 3) ? t_range(0, 3) : edge_value(xd[d]);
+    }
+    a.mode = (dg_pad_mode)t_range(-1, 4);
+    a.rank = t_range(-1, 7);
+    for (int d = 0; d < DG_MAX_RANK; d++)
+      a.dims[d] = t_range(0, 3) ? t_range(1, 4) : edge_value(4);
+    dg_tensor_desc d[1] = {desc_of(DG_DTYPE_F32, r, xd)};
+    dg_graph *g = dg_graph_create(ctx, "hostile");
+    dg_tensor x = dg_graph_input(g, "in0", d);
+    dg_tensor y = make_mv(g, &x, &a);
+    dg_status gs = dg_graph_status(g);
+    if (gs != DG_OK) {
+      refused++;
+      const dg_diagnostic *e = dg_graph_error(g);
+      bool clear =
+          y.id == 0 &&
+          (gs == DG_ERROR_INVALID_ARGUMENT || gs == DG_ERROR_INVALID_SHAPE) &&
+          e && e->field[0] && strlen(e->message) > 10;
+      if (!clear && !unclear++)
+        snprintf(first_unclear, sizeof first_unclear, "%s: %s (%.120s)",
+                 dg_op_name(a.op), dg_status_string(gs),
+                 e ? e->message : "no diagnostic");
+    }
+    dg_graph_destroy(g);
+    if (gs == DG_OK) {
+      char label[64];
+      snprintf(label, sizeof label, "hostile %s case %d", dg_op_name(a.op), c);
+      run_case(&st, label, 1, d, make_mv, &a);
+    }
+  }
+  CHECK(!unclear,
+        "hostile arguments: %d of 200 calls refused, each with "
+        "a status and a field%s%s",
+        refused, unclear ? "; first not: " : "", first_unclear);
+  report("hostile arguments that build", &st);
+}
+
 /* ---- answers written out by hand ---- */
 
 typedef dg_tensor (*known_fn)(dg_graph *g, dg_tensor x);
@@ -457,6 +534,7 @@ int main(int argc, char **argv) {
     for (int t = 0; t < 5; t++)
       mv_cases(ops[o], dtypes[t]);
   big_cases();
+  hostile_cases();
   known_answers();
   bad_inputs();
 #ifdef DG_TARGET_VULKAN
