@@ -27,11 +27,44 @@ static inline void put(char *dst, const char *src, size_t es) {
   }
 }
 
+/* n elements of es bytes, src stride elements apart, to dst (packed). */
+#define STRIDED(T)                                                             \
+  do {                                                                         \
+    const T *s_ = (const T *)src;                                              \
+    T *d_ = (T *)dst;                                                          \
+    for (int64_t k = 0; k < n; k++)                                            \
+      d_[k] = s_[k * stride];                                                  \
+  } while (0)
+static void strided(char *dst, const char *src, int64_t n, int64_t stride,
+                    size_t es) {
+  switch (es) {
+  case 1:
+    STRIDED(uint8_t);
+    break;
+  case 2:
+    STRIDED(uint16_t);
+    break;
+  default:
+    STRIDED(uint32_t);
+    break;
+  }
+}
+#undef STRIDED
+
 static void view_row(const dg_view *v, const char *x, int64_t base, char *y,
                      const char *fill) {
   size_t es = v->elem_size;
   int d = v->rank - 1;
   int64_t len = v->dims[d], lo = 0, hi = 0;
+  int64_t first = v->start[d], last = first + (len - 1) * v->step[d];
+  if (v->step[d] * v->stride[d] != 1 && first >= 0 && first < v->extent[d] &&
+      last >= 0 && last < v->extent[d]) {
+    /* No pad on this row: one strided walk (transpose, strided slice,
+     * broadcast). Elements are 1, 2 or 4 bytes (dtypes of graph.h). */
+    strided(y, x + (size_t)(base + first * v->stride[d]) * es, len,
+            v->step[d] * v->stride[d], es);
+    return;
+  }
   if (v->step[d] == 1 && v->stride[d] == 1) {
     /* Output positions whose input coordinate is inside the extent. */
     lo = -v->start[d] > 0 ? -v->start[d] : 0;
