@@ -464,7 +464,9 @@ static const char *const constant_attrs[] = {"value", NULL};
  * shape became an input at 5, the quantisation ops appeared at 10) to the
  * newest the importer takes; older forms with other attributes (Add's
  * broadcast, Relu's consumed_inputs) are refused by the attribute lists. */
-/* The data movement ops' attributes (handlers in onnx_ops_movement.c). */
+/* The data movement ops' attributes (handlers in onnx_ops_movement.c).
+ * Split is taken from opset 2: opset 1 also had a split input, which the
+ * handler does not read. */
 static const char *const perm_attr[] = {"perm", NULL};
 static const char *const slice_attrs[] = {"starts", "ends", "axes", NULL};
 static const char *const pad_attrs[] = {"pads", "paddings", "mode", "value",
@@ -500,7 +502,7 @@ static const tr_op table[] = {
     {"Slice", 1, 21, slice_attrs, tr_op_slice},
     {"Softmax", 1, 21, axis_attr, op_softmax},
     {"SpaceToDepth", 1, 21, blocksize_attr, tr_op_space_to_depth},
-    {"Split", 1, 21, split_attrs, tr_op_split},
+    {"Split", 2, 21, split_attrs, tr_op_split},
     {"Tile", 6, 21, NULL, tr_op_tile},
     {"Transpose", 1, 21, perm_attr, tr_op_transpose},
 };

@@ -230,10 +230,17 @@ void tr_op_pad(tr *t) {
   bool crop = false;
   for (int i = 0; i < r; i++)
     ends[i] = d.dims[i];
+  bool seen[DG_MAX_RANK] = {0};
   for (int i = 0; i < axes; i++) {
     int64_t a = na >= 0 ? ax[i] : i;
     if (!norm_axis(t, &a, r, "axes"))
       return;
+    if (seen[a]) {
+      tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "axes", "axis %lld repeated",
+              (long long)a);
+      return;
+    }
+    seen[a] = true;
     for (int e = 0; e < 2; e++) {
       int64_t p = v[i + e * axes];
       if (p < 0) {
