@@ -4,6 +4,7 @@
  * small cases with answers written out by hand, which check the reference
  * itself, and the bad inputs each builder refuses, naming the field. */
 #include "differential.h"
+#include "ops/view.h"
 #ifdef DG_TARGET_VULKAN
 #include "target/vulkan/vulkan_target.h"
 #endif
@@ -352,6 +353,14 @@ static dg_tensor k_pad2(dg_graph *g, dg_tensor x) {
   /* [2, 2] padded by 1 row before and 1 column after, edge. */
   return dg_graph_pad(g, "p", x, (const int64_t[]){1, 0, 0, 1}, DG_PAD_EDGE, 0);
 }
+static dg_tensor k_pad_outer(dg_graph *g, dg_tensor x) {
+  return dg_graph_pad(g, "p", x, (const int64_t[]){1, 0, 1, 0}, DG_PAD_CONSTANT,
+                      9);
+}
+static dg_tensor k_slice_outer(dg_graph *g, dg_tensor x) {
+  return dg_graph_slice(g, "s", x, (const int64_t[]){1, 0},
+                        (const int64_t[]){3, 2}, NULL);
+}
 static dg_tensor k_expand(dg_graph *g, dg_tensor x) {
   return dg_graph_expand(g, "e", x, 3, (const int64_t[]){2, 1, 3});
 }
@@ -405,6 +414,23 @@ static void known_answers(void) {
   known("expand [3,1] to [2,1,3]", DG_DTYPE_I32, 2, d31, k_expand,
         (const double[]){0, 0, 0, 1, 1, 1, 2, 2, 2, 0, 0, 0, 1, 1, 1, 2, 2, 2},
         18);
+  /* Whole inner rows: the view merges the two axes into one. */
+  const int64_t d32[2] = {3, 2};
+  known("pad constant 9, outer axis only", DG_DTYPE_F32, 2, d32, k_pad_outer,
+        (const double[]){9, 9, 0, 1, 2, 3, 4, 5, 9, 9}, 10);
+  known("slice outer axis only", DG_DTYPE_I8, 2, d32, k_slice_outer,
+        (const double[]){2, 3, 4, 5}, 4);
+  {
+    dg_graph *g = dg_graph_create(ctx, "merge");
+    dg_tensor_desc d = {.dtype = DG_DTYPE_F32, .rank = 2, .dims = {3, 2}};
+    k_pad_outer(g, dg_graph_input(g, "x", &d));
+    dg_view v;
+    bool ok = dg_view_of(&g->ir, &g->ir.nodes[0], &v);
+    CHECK(ok && v.rank == 1 && v.dims[0] == 10 && v.start[0] == -2 &&
+              v.extent[0] == 6,
+          "a pad of whole rows is one axis in the view (rank %d)", v.rank);
+    dg_graph_destroy(g);
+  }
   known("gather scalar index -2 of [3]", DG_DTYPE_F32, 1, d3, k_gather0,
         (const double[]){1}, 1);
 }

@@ -10,14 +10,17 @@
  * (step 0 on an expanded axis, start < 0 where pad adds elements before).
  * Outside [0, extent_d) -- only pad makes such coordinates -- mode says
  * where the value comes from (dg_view_coord), and the input element is at
- * sum_d i_d * stride_d (strides in elements, permuted for transpose). */
+ * sum_d i_d * stride_d (strides in elements, permuted for transpose).
+ * Adjacent output axes that read like one are merged (movement.c's
+ * merge_axes), so the view's rank may be below the output's; its axes
+ * still walk the output in order. */
 #ifndef DG_VIEW_H
 #define DG_VIEW_H
 
 #include "../graph/ir.h"
 
 typedef struct dg_view {
-  int rank; /* the output's */
+  int rank; /* <= the output's; the dims' product is its element count */
   int64_t dims[DG_MAX_RANK];
   int64_t start[DG_MAX_RANK], step[DG_MAX_RANK];
   int64_t extent[DG_MAX_RANK]; /* input coordinates are in [0, extent) */
