@@ -314,12 +314,6 @@ static void pad_fill(const dg_tensor_desc *d, float value, dg_view *v) {
   }
 }
 
-/* Whether every coordinate of view axis d lies inside its extent. */
-static bool inside(const dg_view *v, int d) {
-  int64_t first = v->start[d], last = first + (v->dims[d] - 1) * v->step[d];
-  return first >= 0 && first < v->extent[d] && last >= 0 && last < v->extent[d];
-}
-
 /* Merges axis d into the one after it where the pair reads like one
  * axis: both unit-step, the inner one whole (start 0, all its extent) and
  * d's input stride the inner one's span. Then i = start_d * e + c over
@@ -335,7 +329,7 @@ static void merge_axes(dg_view *v) {
     int64_t e = v->extent[k];
     bool merge = v->step[d] == 1 && v->step[k] == 1 && v->start[k] == 0 &&
                  v->dims[k] == e && v->stride[d] == v->stride[k] * e &&
-                 (v->mode == DG_PAD_CONSTANT || inside(v, d));
+                 (v->mode == DG_PAD_CONSTANT || dg_view_inside(v, d));
     if (merge) {
       v->dims[k] *= v->dims[d];
       v->start[k] = v->start[d] * e;

@@ -55,6 +55,13 @@ static inline int64_t dg_view_map(const dg_view *v, int d, int64_t i) {
   }
 }
 
+/* Whether every coordinate of view axis d lies inside its extent (no pad
+ * reaches it). */
+static inline bool dg_view_inside(const dg_view *v, int d) {
+  int64_t first = v->start[d], last = first + (v->dims[d] - 1) * v->step[d];
+  return first >= 0 && first < v->extent[d] && last >= 0 && last < v->extent[d];
+}
+
 /* The input coordinate of output coordinate c on axis d (-1: constant). */
 static inline int64_t dg_view_coord(const dg_view *v, int d, int64_t c) {
   return dg_view_map(v, d, v->start[d] + c * v->step[d]);

@@ -56,9 +56,8 @@ static void view_row(const dg_view *v, const char *x, int64_t base, char *y,
   size_t es = v->elem_size;
   int d = v->rank - 1;
   int64_t len = v->dims[d], lo = 0, hi = 0;
-  int64_t first = v->start[d], last = first + (len - 1) * v->step[d];
-  if (v->step[d] * v->stride[d] != 1 && first >= 0 && first < v->extent[d] &&
-      last >= 0 && last < v->extent[d]) {
+  int64_t first = v->start[d];
+  if (v->step[d] * v->stride[d] != 1 && dg_view_inside(v, d)) {
     /* No pad on this row: one strided walk (transpose, strided slice,
      * broadcast). Elements are 1, 2 or 4 bytes (dtypes of graph.h). */
     strided(y, x + (size_t)(base + first * v->stride[d]) * es, len,
