@@ -255,6 +255,11 @@ typedef enum dg_op {
   DG_OP_QMATMUL,
   DG_OP_SIGMOID,
   DG_OP_BINARY,
+  DG_OP_TRANSPOSE,
+  DG_OP_SLICE,
+  DG_OP_PAD,
+  DG_OP_EXPAND,
+  DG_OP_GATHER,
   DG_OP_COUNT_
 } dg_op;
 DG_API const char *dg_op_name(dg_op op); /* "conv2d", ..., "?" */
@@ -524,6 +529,41 @@ DG_API dg_tensor dg_graph_flatten(dg_graph *graph, const char *name,
 DG_API dg_tensor dg_graph_concat(dg_graph *graph, const char *name,
                                  const dg_tensor *tensors, int32_t count,
                                  int32_t axis);
+/* Data movement (f32, f16, i8, u8, i32; an int8 output keeps x's
+ * quantisation). */
+/* out.dims[d] = x.dims[perm[d]]. perm: rank(x) entries, a permutation of
+ * 0..rank-1 (copied); NULL reverses the axes. */
+DG_API dg_tensor dg_graph_transpose(dg_graph *graph, const char *name,
+                                    dg_tensor x, const int32_t *perm);
+/* Per axis (rank(x) entries each, copied): numpy/ONNX Slice semantics --
+ * negative starts/ends count from the end, clamped to the axis; steps
+ * non-zero, negative steps walk backwards; steps NULL means 1. An empty
+ * result is an error (DG_ERROR_INVALID_SHAPE) since tensors have dims >= 1. */
+DG_API dg_tensor dg_graph_slice(dg_graph *graph, const char *name, dg_tensor x,
+                                const int64_t *starts, const int64_t *ends,
+                                const int64_t *steps);
+typedef enum dg_pad_mode {
+  DG_PAD_CONSTANT = 0, /* value */
+  DG_PAD_REFLECT,      /* mirrored without the edge: pads < dim */
+  DG_PAD_EDGE,         /* the edge element repeated */
+  DG_PAD_WRAP          /* periodic: from the other end */
+} dg_pad_mode;
+/* pads: 2*rank entries, the begins of every axis then the ends (ONNX
+ * order), each >= 0 (copied); value is the constant for DG_PAD_CONSTANT
+ * (for int8, a real value quantised with x's parameters; for i32, rounded
+ * to nearest and saturated). */
+DG_API dg_tensor dg_graph_pad(dg_graph *graph, const char *name, dg_tensor x,
+                              const int64_t *pads, dg_pad_mode mode,
+                              float value);
+/* Broadcasts x to dims (numpy rules: the result's shape is the broadcast of
+ * x's and dims, so a 1 in dims keeps x's dim). dims: rank entries, copied. */
+DG_API dg_tensor dg_graph_expand(dg_graph *graph, const char *name, dg_tensor x,
+                                 int rank, const int64_t *dims);
+/* out = x taken along axis at indices (a CONSTANT i32 tensor, values in
+ * [-d, d) where d = x.dims[axis], negative counting from the end); out
+ * shape x.dims[:axis] + indices.dims + x.dims[axis+1:]. */
+DG_API dg_tensor dg_graph_gather(dg_graph *graph, const char *name, dg_tensor x,
+                                 dg_tensor indices, int32_t axis);
 /* f32 -> i8/u8/i32 with q (per-tensor or per channel):
  * q = saturate(round_half_even(x / scale) + zero). */
 DG_API dg_tensor dg_graph_quantize(dg_graph *graph, const char *name,

@@ -89,6 +89,21 @@ static dg_graph *every_op(void) {
                                 dg_graph_reshape(g, "reshape", f, 2, dims), f);
   dg_graph_output(g, "matmul", m, DG_LAYOUT_NCHW);
 
+  /* Data movement, on c ([1, 8, 16, 16]). */
+  static const int32_t gidx[2] = {3, -1};
+  dg_tensor_desc gid = {.dtype = DG_DTYPE_I32, .rank = 1, .dims = {2}};
+  dg_tensor mv =
+      dg_graph_transpose(g, "transpose", c, (const int32_t[]){0, 2, 3, 1});
+  mv = dg_graph_slice(g, "slice", mv, (const int64_t[]){0, 1, -1, 2},
+                      (const int64_t[]){1, 9, -17, 8},
+                      (const int64_t[]){1, 2, -1, 3});
+  mv = dg_graph_pad(g, "pad", mv, (const int64_t[]){1, 0, 2, 1, 0, 3, 0, 1},
+                    DG_PAD_CONSTANT, 0.5f);
+  mv = dg_graph_expand(g, "expand", mv, 5, (const int64_t[]){2, 1, 1, 1, 1});
+  mv = dg_graph_gather(g, "gather", mv,
+                       dg_graph_constant(g, "gidx", &gid, gidx, 0), 3);
+  dg_graph_output(g, "movement", mv, DG_LAYOUT_NCHW);
+
   /* The int8 ops. */
   dg_quant_params q = {.scale = 0.05f, .zero_point = 3};
   dg_tensor qx = dg_graph_quantize(g, "quantize", c, DG_DTYPE_I8, &q);
@@ -125,11 +140,11 @@ static void params_as_declared(void) {
   dg_graph *g = every_op();
   CHECK(dg_graph_status(g) == DG_OK, "a graph with every op builds: %s",
         dg_graph_error(g) ? dg_graph_error(g)->message : "ok");
-  unsigned seen = 0;
+  uint64_t seen = 0; /* dg_device_info.ops is 64 bits: so is this */
   int stray = 0;
   for (int i = 0; i < g->ir.node_count; i++) {
     const dg_node *n = &g->ir.nodes[i];
-    seen |= 1u << n->op;
+    seen |= 1ull << n->op;
     unsigned extra = dg_node_params_set(&n->p) & ~dg_op_def_get(n->op)->reads;
     if (extra) {
       printf("# node %d '%s' (%s) sets DG_P_* 0x%x beyond ops.def\n", i,
@@ -137,13 +152,13 @@ static void params_as_declared(void) {
       stray++;
     }
   }
-  unsigned all = 0;
+  uint64_t all = 0;
   for (int op = 1; op < DG_OP_COUNT_; op++)
-    all |= 1u << op;
+    all |= 1ull << op;
   CHECK(seen == all && !stray,
         "every op's node carries only the parameters ops.def lists (ops "
-        "covered 0x%x of 0x%x, %d nodes beyond)",
-        seen, all, stray);
+        "covered 0x%llx of 0x%llx, %d nodes beyond)",
+        (unsigned long long)seen, (unsigned long long)all, stray);
   dg_graph_destroy(g);
 }
 
@@ -230,6 +245,27 @@ static dg_graph *one_node(dg_op op, int dev) {
   case DG_OP_DEQUANTIZE:
     y = dg_graph_dequantize(g, "n", x);
     break;
+  case DG_OP_TRANSPOSE:
+    y = dg_graph_transpose(g, "n", x, NULL);
+    break;
+  case DG_OP_SLICE:
+    y = dg_graph_slice(g, "n", x, (const int64_t[]){0, 1, 0, -1},
+                       (const int64_t[]){1, 3, 8, -9},
+                       (const int64_t[]){1, 1, 2, -1});
+    break;
+  case DG_OP_PAD:
+    y = dg_graph_pad(g, "n", x, (const int64_t[]){0, 1, 0, 2, 0, 0, 1, 2},
+                     DG_PAD_REFLECT, 0);
+    break;
+  case DG_OP_EXPAND:
+    y = dg_graph_expand(g, "n", x, 5, (const int64_t[]){2, 1, 4, 8, 8});
+    break;
+  case DG_OP_GATHER: {
+    static const int32_t idx[3] = {2, -1, 0};
+    dg_tensor_desc id = {.dtype = DG_DTYPE_I32, .rank = 1, .dims = {3}};
+    y = dg_graph_gather(g, "n", x, dg_graph_constant(g, "i", &id, idx, 0), 1);
+    break;
+  }
   default:
     dg_graph_destroy(g);
     return NULL;

@@ -50,6 +50,11 @@ typedef struct dg_node_params {
   int32_t axis;
   float clip_lo, clip_hi;
   int32_t fn;
+  int32_t perm[DG_MAX_RANK];                       /* out axis d <- perm[d] */
+  int64_t starts[DG_MAX_RANK], steps[DG_MAX_RANK]; /* first index; non-zero */
+  int64_t pad_begin[DG_MAX_RANK], pad_end[DG_MAX_RANK];
+  int32_t pad_mode; /* dg_pad_mode */
+  float pad_value;  /* real value (quantised by the kernels' view) */
 } dg_node_params;
 
 /* The fields of dg_node_params, as bits for ops.def's "reads" column. */
@@ -65,6 +70,9 @@ enum {
   DG_P_AXIS = 1 << 8,
   DG_P_CLIP = 1 << 9, /* clip_lo and clip_hi */
   DG_P_FN = 1 << 10,
+  DG_P_PERM = 1 << 18,
+  DG_P_SLICE = 1 << 19, /* starts and steps */
+  DG_P_PAD = 1 << 20,   /* pad_begin, pad_end, pad_mode, pad_value */
 };
 /* The DG_P_* bits of the fields of p that are not zero. */
 unsigned dg_node_params_set(const dg_node_params *p);

@@ -556,6 +556,16 @@ static const char *const value_attr[] = {"value", NULL};
 /* Legacy broadcasting (opsets 1-6; onnx_ops_binary.c refuses them later). */
 static const char *const legacy_bcast_attrs[] = {"broadcast", "axis", NULL};
 static const char *const mod_attrs[] = {"fmod", NULL};
+/* The data movement ops' attributes (handlers in onnx_ops_movement.c).
+ * Split is taken from opset 2: opset 1 also had a split input, which the
+ * handler does not read. */
+static const char *const perm_attr[] = {"perm", NULL};
+static const char *const slice_attrs[] = {"starts", "ends", "axes", NULL};
+static const char *const pad_attrs[] = {"pads", "paddings", "mode", "value",
+                                        NULL};
+static const char *const split_attrs[] = {"axis", "split", "num_outputs", NULL};
+static const char *const blocksize_attr[] = {"blocksize", NULL};
+static const char *const depth_to_space_attrs[] = {"blocksize", "mode", NULL};
 
 /* Opsets: from the first version whose form the handler reads (Reshape's
  * shape became an input at 5, the quantisation ops appeared at 10) to the
@@ -569,10 +579,13 @@ static const tr_op table[] = {
     {"Concat", 1, 22, axis_attr, op_concat},
     {"Constant", 1, 22, constant_attrs, op_constant},
     {"Conv", 1, 22, conv_attrs, op_conv},
+    {"DepthToSpace", 1, 22, depth_to_space_attrs, tr_op_depth_to_space},
     {"DequantizeLinear", 10, 22, axis_attr, tr_op_dequantize},
     {"Div", 1, 22, legacy_bcast_attrs, tr_op_div},
     {"Dropout", 1, 22, dropout_attrs, op_identity},
+    {"Expand", 8, 22, NULL, tr_op_expand},
     {"Flatten", 1, 22, axis_attr, op_flatten},
+    {"Gather", 1, 22, axis_attr, tr_op_gather},
     {"Gemm", 1, 22, gemm_attrs, op_gemm},
     {"GlobalAveragePool", 1, 22, NULL, op_global_avg_pool},
     {"Identity", 1, 22, NULL, op_identity},
@@ -584,6 +597,7 @@ static const tr_op table[] = {
     {"Mod", 10, 22, mod_attrs, tr_op_mod},
     {"Mul", 1, 22, legacy_bcast_attrs, tr_op_mul},
     {"PRelu", 1, 22, NULL, tr_op_prelu},
+    {"Pad", 1, 22, pad_attrs, tr_op_pad},
     {"Pow", 1, 22, legacy_bcast_attrs, tr_op_pow},
     {"QLinearConv", 10, 22, conv_attrs, tr_op_qlinear_conv},
     {"QLinearMatMul", 10, 22, NULL, tr_op_qlinear_matmul},
@@ -591,9 +605,14 @@ static const tr_op table[] = {
     {"Relu", 1, 22, NULL, op_relu},
     {"Reshape", 5, 22, reshape_attrs, op_reshape},
     {"Sigmoid", 6, 22, NULL, op_sigmoid},
+    {"Slice", 1, 22, slice_attrs, tr_op_slice},
     {"Softmax", 1, 22, axis_attr, op_softmax},
+    {"SpaceToDepth", 1, 22, blocksize_attr, tr_op_space_to_depth},
+    {"Split", 2, 22, split_attrs, tr_op_split},
     {"Sub", 1, 22, legacy_bcast_attrs, tr_op_sub},
     {"Sum", 1, 22, NULL, tr_op_sum},
+    {"Tile", 6, 22, NULL, tr_op_tile},
+    {"Transpose", 1, 22, perm_attr, tr_op_transpose},
     /* Shape arithmetic: folded at import (onnx_fold.c). */
     {"And", 7, 22, NULL, tr_op_fold_only},
     {"ConstantOfShape", 9, 22, value_attr, tr_op_fold_only},

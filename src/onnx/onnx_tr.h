@@ -149,6 +149,16 @@ void tr_op_max(tr *t);
 void tr_op_min(tr *t);
 void tr_op_sum(tr *t);
 void tr_op_mean(tr *t);
+/* onnx_ops_movement.c */
+void tr_op_transpose(tr *t);
+void tr_op_slice(tr *t);
+void tr_op_pad(tr *t);
+void tr_op_expand(tr *t);
+void tr_op_gather(tr *t);
+void tr_op_split(tr *t);
+void tr_op_depth_to_space(tr *t);
+void tr_op_space_to_depth(tr *t);
+void tr_op_tile(tr *t);
 /* The conv attributes of the current node for input x (onnx_op_table.c). */
 bool tr_conv_params(tr *t, dg_tensor x, dg_conv2d_params *p);
 

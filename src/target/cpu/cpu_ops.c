@@ -4,6 +4,7 @@
  * reference kernel in src/ops. */
 #include "cpu_ops.h"
 #include "conv_f32.h"
+#include "movement.h"
 
 #include "../../graph/session.h"
 #include "../../ops/ops.h"
@@ -869,6 +870,11 @@ static const struct cpu_op_entry {
     {DG_OP_CONCAT, concat_k, NULL},
     {DG_OP_QUANTIZE, quantize_k, NULL},
     {DG_OP_DEQUANTIZE, dequantize_k, NULL},
+    {DG_OP_TRANSPOSE, dg_cpu_view_k, NULL},
+    {DG_OP_SLICE, dg_cpu_view_k, NULL},
+    {DG_OP_PAD, dg_cpu_view_k, NULL},
+    {DG_OP_EXPAND, dg_cpu_view_k, NULL},
+    {DG_OP_GATHER, dg_cpu_gather_k, NULL},
 };
 
 static const struct cpu_op_entry *op_entry(dg_op op) {
@@ -893,7 +899,8 @@ bool dg_cpu_node_prepare(dg_cpu_node *cn, const dg_ir *ir, const dg_node *n,
   cn->f16 = dg_ir_tensor(ir, n->output)->desc.dtype == DG_DTYPE_F16 ||
             (n->input_count &&
              dg_ir_tensor(ir, n->inputs[0])->desc.dtype == DG_DTYPE_F16);
-  if (n->op == DG_OP_RESHAPE || n->op == DG_OP_CONCAT)
+  if (n->op == DG_OP_RESHAPE || n->op == DG_OP_CONCAT ||
+      dg_cpu_moves_bytes(n->op))
     cn->f16 = false; /* moves bytes, whatever they hold */
   const struct cpu_op_entry *e = op_entry(n->op);
   if (!e)

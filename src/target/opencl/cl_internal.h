@@ -97,6 +97,13 @@ enum {
 };
 unsigned dg_cl_op_needs(dg_op op);
 
+/* ---- cl_movement.c ---- */
+/* The geometry block (DG_CL_GEOM_INTS, zeroed by the caller) and kernel
+ * name of a transpose, slice, pad, expand or gather node; false for any
+ * other op. */
+bool dg_cl_movement_geom(const dg_ir *ir, const dg_node *n, int32_t *g,
+                         char *kernel, size_t kernel_size);
+
 /* Chooses the kernel of node and binds its arguments to mem[] (per tensor
  * id; absent optional inputs are NULL). */
 dg_status dg_cl_node_prepare(dg_cl_device *d, cl_program prog,

@@ -555,6 +555,24 @@ static cl_int concat_cmd(prep *p) {
   return CL_SUCCESS;
 }
 
+/* transpose, slice, pad, expand (views) and gather: cl_movement.c. */
+static cl_int movement(prep *p) {
+  int32_t g[DG_CL_GEOM_INTS] = {0};
+  char name[32];
+  dg_cl_movement_geom(p->ir, p->n, g, name, sizeof name);
+  cl_mem gm = NULL;
+  cl_int err = aux(p, g, sizeof g, &gm);
+  if (err != CL_SUCCESS)
+    return err;
+  grid1(p->cn, g[V_COUNT]);
+  if (p->n->op == DG_OP_GATHER) {
+    cl_mem args[4] = {in_mem(p, 0), in_mem(p, 1), out_mem(p), gm};
+    return kernel(p, name, 4, args);
+  }
+  cl_mem args[3] = {in_mem(p, 0), out_mem(p), gm};
+  return kernel(p, name, 3, args);
+}
+
 /* The ops this target runs, each with what prepares its kernel (or copy)
  * and what the device must have: supports() declines an op without a
  * line (the plan shows why) and the device's info.ops lists exactly the
@@ -583,6 +601,11 @@ static const struct cl_op_entry {
     {DG_OP_DEQUANTIZE, quant, 0},
     {DG_OP_RESHAPE, copy_cmd, 0},
     {DG_OP_CONCAT, concat_cmd, 0},
+    {DG_OP_TRANSPOSE, movement, 0},
+    {DG_OP_SLICE, movement, 0},
+    {DG_OP_PAD, movement, 0},
+    {DG_OP_EXPAND, movement, 0},
+    {DG_OP_GATHER, movement, 0},
 };
 
 static const struct cl_op_entry *op_entry(dg_op op) {

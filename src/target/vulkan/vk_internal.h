@@ -77,6 +77,9 @@ typedef struct vk_pc_quantize {
 typedef struct vk_pc_dequantize {
   VK_PC_DEQUANTIZE
 } vk_pc_dequantize;
+typedef struct vk_pc_view {
+  VK_PC_VIEW
+} vk_pc_view;
 /* A dispatch's push constants: the layout its setup fills, pushed as
  * words (the whole VK_PUSH_BYTES range, unused words 0). */
 typedef union vk_push {
@@ -90,6 +93,7 @@ typedef union vk_push {
   vk_pc_binary binary;
   vk_pc_quantize quantize;
   vk_pc_dequantize dequantize;
+  vk_pc_view view;
 } vk_push;
 /* std430 puts a block's int and float members 4 bytes apart in order;
  * C does so too where both are 4 bytes. Every layout must fit the range
@@ -341,6 +345,12 @@ void dg_vk_work_release(vk_work *w);
 /* The setup of add and binary nodes (vk_binary.c), as vk_ops.c's table
  * calls it. */
 bool dg_vk_setup_binary(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                        const dg_node *n);
+/* The data movement setups (vk_movement.c): transpose, slice, pad and
+ * expand as views, gather. */
+bool dg_vk_setup_view(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                      const dg_node *n);
+bool dg_vk_setup_gather(const vk_device *vd, vk_work *w, const dg_ir *ir,
                         const dg_node *n);
 
 /* ---- pipeline statistics (vk_pipeline_stats.c) ---- */

@@ -878,6 +878,11 @@ static const struct vk_op_entry {
     {DG_OP_CONCAT, setup_copies, 0},
     {DG_OP_QUANTIZE, setup_quant, 0},
     {DG_OP_DEQUANTIZE, setup_quant, 0},
+    {DG_OP_TRANSPOSE, dg_vk_setup_view, 0},
+    {DG_OP_SLICE, dg_vk_setup_view, 0},
+    {DG_OP_PAD, dg_vk_setup_view, 0},
+    {DG_OP_EXPAND, dg_vk_setup_view, 0},
+    {DG_OP_GATHER, dg_vk_setup_gather, 0},
 };
 
 static const struct vk_op_entry *op_entry(dg_op op) {

@@ -96,4 +96,20 @@
 #define P_INCL 19
 #define P_DT 20
 
+/* Data movement (movement.cl, from cl_movement.c): the strided view of
+ * src/ops/view.h per output axis, or gather's outer x len x inner taken
+ * at count indices. */
+#define V_COUNT 0 /* output elements */
+#define V_RANK 1
+#define V_MODE 2 /* dg_pad_mode for coordinates outside the extent */
+#define V_FILL 3 /* the pad constant's element bits */
+#define V_DIMS 5 /* 6 entries each */
+#define V_START 11
+#define V_STEP 17
+#define V_EXTENT 23
+#define V_STRIDE 29
+#define V_INNER 5 /* gather */
+#define V_IDXN 6
+#define V_LEN 7
+
 #endif

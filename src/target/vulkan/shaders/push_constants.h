@@ -100,4 +100,16 @@
   float scale;                                                                 \
   int zero;
 
+/* movement.comp: rank | mode << 8 (0-3 the pad modes of a view, 4
+ * gather) and the pad constant's bits; per output axis its dims and the
+ * view's start, step, extent and input stride (src/ops/view.h). Gather:
+ * dims = {inner, count, len, outer}. */
+#define VK_PC_VIEW                                                             \
+  int rank_mode, fill;                                                         \
+  int dims[6];                                                                 \
+  int start[6];                                                                \
+  int step[6];                                                                 \
+  int extent[6];                                                               \
+  int stride[6];
+
 #endif
