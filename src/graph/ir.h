@@ -49,6 +49,10 @@ typedef struct dg_node_params {
   dg_activation activation;
   int32_t axis;
   float clip_lo, clip_hi;
+  int32_t fn;         /* the op's function kind (reduce: a dg_reduce_fn) */
+  uint32_t axes_mask; /* reduce: bit d set where axis d is reduced */
+  int32_t keepdims;   /* reduce: 1 where reduced axes stay as 1 */
+  float epsilon;      /* layer_norm: added to the variance */
 } dg_node_params;
 
 /* The fields of dg_node_params, as bits for ops.def's "reads" column. */
@@ -63,6 +67,9 @@ enum {
   DG_P_ACTIVATION = 1 << 7,
   DG_P_AXIS = 1 << 8,
   DG_P_CLIP = 1 << 9, /* clip_lo and clip_hi */
+  DG_P_FN = 1 << 10,
+  DG_P_AXES = 1 << 14, /* axes_mask and keepdims */
+  DG_P_EPSILON = 1 << 15,
 };
 /* The DG_P_* bits of the fields of p that are not zero. */
 unsigned dg_node_params_set(const dg_node_params *p);

@@ -52,6 +52,10 @@ unsigned dg_node_params_set(const dg_node_params *p) {
   FIELD(DG_P_AXIS, axis)
   FIELD(DG_P_CLIP, clip_lo)
   FIELD(DG_P_CLIP, clip_hi)
+  FIELD(DG_P_FN, fn)
+  FIELD(DG_P_AXES, axes_mask)
+  FIELD(DG_P_AXES, keepdims)
+  FIELD(DG_P_EPSILON, epsilon)
 #undef FIELD
   return set;
 }

@@ -4,6 +4,7 @@
  * reference kernel in src/ops. */
 #include "cpu_ops.h"
 #include "conv_f32.h"
+#include "cpu_reduce.h"
 
 #include "../../graph/session.h"
 #include "../../ops/ops.h"
@@ -886,6 +887,9 @@ static const struct cpu_op_entry {
     {DG_OP_CONCAT, concat_k, NULL},
     {DG_OP_QUANTIZE, quantize_k, NULL},
     {DG_OP_DEQUANTIZE, dequantize_k, NULL},
+    {DG_OP_REDUCE, dg_cpu_reduce_k, NULL},
+    {DG_OP_LOG_SOFTMAX, dg_cpu_log_softmax_k, NULL},
+    {DG_OP_LAYER_NORM, dg_cpu_layer_norm_k, NULL},
 };
 
 static const struct cpu_op_entry *op_entry(dg_op op) {
