@@ -1,7 +1,8 @@
 /* Memory-bound float ops, one element (or one softmax row) per
  * work-item: clip (relu is clip to [0, inf)), sigmoid, add with numpy broadcasting
  * through per-axis strides that are zero on broadcast axes, and softmax
- * along any axis (rows of len elements, inner apart). */
+ * along any axis (rows of len elements, inner apart), or log_softmax
+ * (E_LOGSM). */
 #pragma OPENCL FP_CONTRACT ON
 
 kernel __attribute__((reqd_work_group_size(WG1, 1, 1))) void
@@ -62,6 +63,12 @@ softmax_f32(const global void *x, global void *y, constant int *g) {
   }
   for (int k = 0; k < len; k++) /* compensated: rows may be 64M long */
     ksum_add(&s, &lost, exp(ld_f(x, base + k * inner, hio) - mx));
+  if (g[E_LOGSM]) {
+    float ls = log(s);
+    for (int k = 0; k < len; k++)
+      st_f(y, base + k * inner, ld_f(x, base + k * inner, hio) - mx - ls, hio);
+    return;
+  }
   float inv = 1.0f / s;
   for (int k = 0; k < len; k++)
     st_f(y, base + k * inner, exp(ld_f(x, base + k * inner, hio) - mx) * inv,
