@@ -459,6 +459,10 @@ static const char *const clip_attrs[] = {"min", "max", NULL};
 static const char *const reshape_attrs[] = {"allowzero", NULL};
 static const char *const quantize_attrs[] = {"axis", "saturate", NULL};
 static const char *const constant_attrs[] = {"value", NULL};
+static const char *const reduce_attrs[] = {"axes", "keepdims",
+                                           "noop_with_empty_axes", NULL};
+static const char *const layer_norm_attrs[] = {"axis", "epsilon", "stash_type",
+                                               NULL};
 
 /* Opsets: from the first version whose form the handler reads (Reshape's
  * shape became an input at 5, the quantisation ops appeared at 10) to the
@@ -477,11 +481,23 @@ static const tr_op table[] = {
     {"Gemm", 1, 21, gemm_attrs, op_gemm},
     {"GlobalAveragePool", 1, 21, NULL, op_global_avg_pool},
     {"Identity", 1, 21, NULL, op_identity},
+    {"LayerNormalization", 17, 22, layer_norm_attrs, tr_op_layer_norm},
+    {"LogSoftmax", 1, 22, axis_attr, tr_op_log_softmax},
     {"MatMul", 1, 21, NULL, op_matmul},
     {"MaxPool", 1, 21, max_pool_attrs, op_max_pool},
     {"QLinearConv", 10, 21, conv_attrs, tr_op_qlinear_conv},
     {"QLinearMatMul", 10, 21, NULL, tr_op_qlinear_matmul},
     {"QuantizeLinear", 10, 21, quantize_attrs, tr_op_quantize},
+    {"ReduceL1", 1, 22, reduce_attrs, tr_op_reduce},
+    {"ReduceL2", 1, 22, reduce_attrs, tr_op_reduce},
+    {"ReduceLogSum", 1, 22, reduce_attrs, tr_op_reduce},
+    {"ReduceLogSumExp", 1, 22, reduce_attrs, tr_op_reduce},
+    {"ReduceMax", 1, 22, reduce_attrs, tr_op_reduce},
+    {"ReduceMean", 1, 22, reduce_attrs, tr_op_reduce},
+    {"ReduceMin", 1, 22, reduce_attrs, tr_op_reduce},
+    {"ReduceProd", 1, 22, reduce_attrs, tr_op_reduce},
+    {"ReduceSum", 1, 22, reduce_attrs, tr_op_reduce},
+    {"ReduceSumSquare", 1, 22, reduce_attrs, tr_op_reduce},
     {"Relu", 1, 21, NULL, op_relu},
     {"Reshape", 5, 21, reshape_attrs, op_reshape},
     {"Softmax", 1, 21, axis_attr, op_softmax},

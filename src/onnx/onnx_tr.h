@@ -117,6 +117,11 @@ void tr_op_quantize(tr *t);
 void tr_op_dequantize(tr *t);
 void tr_op_qlinear_conv(tr *t);
 void tr_op_qlinear_matmul(tr *t);
+/* onnx_ops_reduce.c: every ReduceX op (by op_type), LogSoftmax,
+ * LayerNormalization. */
+void tr_op_reduce(tr *t);
+void tr_op_log_softmax(tr *t);
+void tr_op_layer_norm(tr *t);
 /* The conv attributes of the current node for input x (onnx_op_table.c). */
 bool tr_conv_params(tr *t, dg_tensor x, dg_conv2d_params *p);
 
