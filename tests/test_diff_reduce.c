@@ -243,6 +243,72 @@ static void layer_norm_large(void) {
   report("layer_norm large f32", &st);
 }
 
+/* ---- llvmpipe's loop limit ----
+ * llvmpipe stops a shader invocation's loops after 65535 iterations in
+ * all, silently; vk_ops.c's loop_trips bounds each node's so that the
+ * Vulkan target declines what would be cut short (vk_reduce.c: count /
+ * 256 an invocation, a pass). Compile only, on each Vulkan device: within
+ * the bound the node is taken, past it only llvmpipe declines it, saying
+ * why. The taken sizes also run (run_case), on every device: the bound
+ * is not too loose. */
+static void loop_limit(void) {
+  op_stats st = {0};
+  fill_positive = true;
+  fill_span = 1.0f;
+  int64_t d23[1] = {1 << 23}, d22[1] = {1 << 22}, d1[1] = {1};
+  reduce_arg all = {.fn = DG_REDUCE_SUM};
+  norm_arg a = {.axis = 0, .epsilon = 1e-5f};
+  dg_tensor_desc x23 = desc_of(DG_DTYPE_F32, 1, d23);
+  dg_tensor_desc xs[2] = {desc_of(DG_DTYPE_F32, 1, d22),
+                          desc_of(DG_DTYPE_F32, 1, d1)};
+  run_case(&st, "reduce sum of 2^23", 1, &x23, make_reduce, &all);
+  run_case(&st, "layer_norm row of 2^22", 2, xs, make_norm, &a);
+  report("reduce and layer_norm at llvmpipe's bound", &st);
+  static const struct {
+    const char *what;
+    bool norm;
+    int64_t len;
+    bool over; /* past llvmpipe's limit */
+  } cases[] = {
+      {"reduce of 2^23", false, 1 << 23, false},
+      {"reduce of 2^25", false, 1 << 25, true},
+      {"layer_norm row of 2^22", true, 1 << 22, false},
+      {"layer_norm row of 2^24", true, 1 << 24, true},
+  };
+  for (int dev = 0; dev < dg_context_device_count(ctx); dev++) {
+    dg_device_info info;
+    dg_context_device_info(ctx, dev, &info);
+    if (info.kind != DG_DEVICE_VULKAN)
+      continue;
+    bool lavapipe = strstr(info.name, "llvmpipe") != NULL;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+      dg_graph *g = dg_graph_create(ctx, "long");
+      dg_tensor_desc xd = {
+          .dtype = DG_DTYPE_F32, .rank = 1, .dims = {cases[i].len}};
+      dg_tensor x = dg_graph_input(g, "x", &xd);
+      dg_tensor y =
+          cases[i].norm
+              ? dg_graph_layer_norm(g, "n", x, x, DG_TENSOR_NONE, 0, 1e-5f)
+              : dg_graph_reduce(g, "n", DG_REDUCE_SUM, x, NULL, 0, 0);
+      dg_graph_output(g, "y", y, DG_LAYOUT_NCHW);
+      dg_compile_options o = {
+          .devices = &dev, .device_count = 1, .policy = DG_POLICY_STRICT};
+      dg_session *s = NULL;
+      dg_diagnostic d = {0};
+      dg_status rc = dg_graph_compile(g, &o, &s, &d);
+      bool declined =
+          rc == DG_ERROR_UNSUPPORTED && strstr(d.message, "llvmpipe stops");
+      bool want = cases[i].over && lavapipe;
+      CHECK(want ? declined : rc == DG_OK, "%s on device %d (%s): %s (%s)",
+            cases[i].what, dev, info.name,
+            want ? "declined for the loop limit" : "taken",
+            rc ? d.message : "ok");
+      dg_session_destroy(s);
+      dg_graph_destroy(g);
+    }
+  }
+}
+
 /* ---- bad inputs ---- */
 
 static void expect(dg_graph *g, dg_tensor y, const char *what, dg_status st,
@@ -439,6 +505,7 @@ int main(int argc, char **argv) {
   }
   bad_inputs();
   reduce_known();
+  loop_limit();
   dg_dtype floats[2] = {DG_DTYPE_F32, DG_DTYPE_F16};
   for (int fn = DG_REDUCE_INVALID + 1; fn < DG_REDUCE_COUNT_; fn++) {
     for (int f = 0; f < 2; f++)
