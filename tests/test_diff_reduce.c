@@ -489,6 +489,21 @@ static void bad_inputs(void) {
       g,
       dg_graph_layer_norm(g, "n", x, DG_TENSOR_NONE, DG_TENSOR_NONE, -1, 1e-5f),
       "layer_norm without scale", DG_ERROR_INVALID_ARGUMENT, "scale");
+  /* A tensor of another graph. */
+  dg_tensor other;
+  dg_graph *h = graph_with(&other, DG_DTYPE_F32);
+  g = graph_with(&x, DG_DTYPE_F32);
+  expect(g, dg_graph_reduce(g, "r", DG_REDUCE_SUM, other, ax, 1, 1),
+         "reduce of another graph's tensor", DG_ERROR_INVALID_ARGUMENT, "x");
+  g = graph_with(&x, DG_DTYPE_F32);
+  expect(g, dg_graph_log_softmax(g, "l", other, 0),
+         "log_softmax of another graph's tensor", DG_ERROR_INVALID_ARGUMENT,
+         "x");
+  g = graph_with(&x, DG_DTYPE_F32);
+  expect(g, dg_graph_layer_norm(g, "n", x, other, DG_TENSOR_NONE, 0, 0),
+         "layer_norm with another graph's scale", DG_ERROR_INVALID_ARGUMENT,
+         "scale");
+  dg_graph_destroy(h);
   CHECK(strcmp(dg_reduce_fn_name(DG_REDUCE_LOG_SUM_EXP), "log_sum_exp") == 0 &&
             strcmp(dg_reduce_fn_name(DG_REDUCE_INVALID), "?") == 0 &&
             strcmp(dg_reduce_fn_name(DG_REDUCE_COUNT_), "?") == 0,
