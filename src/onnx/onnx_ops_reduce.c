@@ -4,6 +4,7 @@
  * library lacks.) */
 #include "onnx_tr.h"
 
+#include <stdint.h>
 #include <string.h>
 
 /* The function of each ReduceX op. */
@@ -63,9 +64,15 @@ void tr_op_reduce(tr *t) {
     return;
   }
   int32_t ax[DG_MAX_RANK];
-  for (int i = 0; i < count; i++) /* range-checked by the builder */
-    ax[i] = axes[i] < -DG_MAX_RANK || axes[i] > DG_MAX_RANK ? DG_MAX_RANK + 1
-                                                            : (int32_t)axes[i];
+  for (int i = 0; i < count; i++) {
+    /* The builder checks the range; here only that no cast wraps. */
+    if (axes[i] < INT32_MIN || axes[i] > INT32_MAX) {
+      tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "axes",
+              "axis %lld out of range for rank %d", (long long)axes[i], d.rank);
+      return;
+    }
+    ax[i] = (int32_t)axes[i];
+  }
   int keepdims = (int)tr_attr_int(t, "keepdims", 1);
   tr_output(t, 0,
             dg_graph_reduce(t->g, t->n->name, fn, x, ax, count, keepdims));
@@ -122,9 +129,7 @@ void tr_op_layer_norm(tr *t) {
   if (!tr_need_float(t, x, "X") || !tr_need_float(t, s, "Scale") ||
       (b.id && !tr_need_float(t, b, "B")))
     return;
-  int64_t axis = tr_attr_int(t, "axis", -1);
-  if (axis < -DG_MAX_RANK || axis > DG_MAX_RANK)
-    axis = DG_MAX_RANK + 1; /* the builder names it */
+  int64_t axis = tr_attr_int(t, "axis", -1); /* int32: tr_attr_int checks */
   float eps = tr_attr_float(t, "epsilon", 1e-5f);
   tr_output(t, 0,
             dg_graph_layer_norm(t->g, t->n->name, x, s, b, (int32_t)axis, eps));
