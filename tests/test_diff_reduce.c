@@ -68,8 +68,9 @@ static void reduce_cases(dg_reduce_fn fn, dg_dtype t) {
   report(name, &st);
 }
 
-/* 2^20 elements into one (every axis), and 4 x 2^18 over the inner axis,
- * in f32: the float64 reference is the oracle. */
+/* 2^20 elements into one (every axis), 4 x 2^18 over the inner axis and
+ * 300 x 4096 over the outer one, in f32: the float64 reference is the
+ * oracle. */
 static void reduce_large(dg_reduce_fn fn) {
   op_stats st = {0};
   reduce_data(fn);
@@ -81,6 +82,12 @@ static void reduce_large(dg_reduce_fn fn) {
                  x2 = desc_of(DG_DTYPE_F32, 2, d2);
   run_case(&st, "reduce 1M into 1", 1, &x1, make_reduce, &all);
   run_case(&st, "reduce 4 x 256K over axis 1", 1, &x2, make_reduce, &last);
+  /* Over the outer axis with many outputs: one output per GPU invocation
+   * (dg_reduce_serial), 300 elements each. */
+  int64_t d3[2] = {300, 4096};
+  reduce_arg first = {.fn = fn, .axes = {0}, .count = 1};
+  dg_tensor_desc x3 = desc_of(DG_DTYPE_F32, 2, d3);
+  run_case(&st, "reduce 300 x 4096 over axis 0", 1, &x3, make_reduce, &first);
   char name[64];
   snprintf(name, sizeof name, "reduce %s large f32", dg_reduce_fn_name(fn));
   report(name, &st);

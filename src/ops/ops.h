@@ -79,6 +79,15 @@ typedef struct dg_reduce_shape {
 } dg_reduce_shape;
 void dg_reduce_shape_get(const dg_tensor_desc *x, uint32_t axes_mask,
                          dg_reduce_shape *s);
+/* Whether a GPU kernel reduces each output in one invocation (serially)
+ * rather than with a workgroup: short reductions (up to 64), and up to
+ * 16384 elements where the outputs are many (4096 or more) and the
+ * innermost kept dim is contiguous, so that neighbouring invocations read
+ * neighbouring elements (a reduction over an outer axis). */
+static inline bool dg_reduce_serial(const dg_reduce_shape *s) {
+  return s->count <= 64 || (s->count <= 16384 && s->outputs >= 4096 &&
+                            s->kr > 0 && s->kstr[s->kr - 1] == 1);
+}
 /* Offset of index i decomposed over r dims dim with strides str. */
 static inline int64_t dg_reduce_offset(int r, const int64_t *dim,
                                        const int64_t *str, int64_t i) {

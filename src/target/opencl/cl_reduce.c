@@ -9,8 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Reductions up to this long run one output per work-item. */
-enum { PER_ITEM_MAX = 64, WG = 64 };
+/* reduce.cl's work-group size; which reductions run one output per
+ * work-item: dg_reduce_serial (src/ops/ops.h). */
+enum { WG = 64 };
 
 static const dg_tensor_desc *tdesc(const dg_ir *ir, uint32_t id) {
   return &dg_ir_tensor(ir, id)->desc;
@@ -22,7 +23,7 @@ static const char *reduce_geom(const dg_ir *ir, const dg_node *n, int32_t *g,
   dg_reduce_shape_get(tdesc(ir, n->inputs[0]), n->p.axes_mask, &s);
   g[E_COUNT] = (int32_t)s.outputs;
   g[R_COUNT] = (int32_t)s.count;
-  g[R_PERITEM] = s.count <= PER_ITEM_MAX;
+  g[R_PERITEM] = dg_reduce_serial(&s);
   for (int i = 0; i < 3; i++) {
     int k = i - (3 - s.kr), r = i - (3 - s.rr);
     g[R_KDIM + i] = k >= 0 ? (int32_t)s.kdim[k] : 1;

@@ -9,9 +9,9 @@ static const dg_tensor_desc *tdesc(const dg_ir *ir, uint32_t id) {
   return &dg_ir_tensor(ir, id)->desc;
 }
 
-/* Reductions up to this long run one per invocation: a workgroup of 256
- * would leave most of its invocations idle. */
-enum { PER_INVOCATION_MAX = 64, WG = 256 };
+/* reduce.comp's and layer_norm.comp's workgroup size. Which reductions
+ * run one output per invocation: dg_reduce_serial (src/ops/ops.h). */
+enum { WG = 256 };
 
 /* count workgroups as a 2-D grid of at most 65535 along x (the shaders
  * rebuild the index; supports() keeps counts below 2^31). */
@@ -43,7 +43,7 @@ uint64_t dg_vk_reduce_trips(const dg_ir *ir, const dg_node *n) {
   dg_reduce_shape s;
   dg_reduce_shape_get(tdesc(ir, n->inputs[0]), n->p.axes_mask, &s);
   uint64_t passes = shifted(n->p.fn) ? 2 : 1;
-  if (s.count <= PER_INVOCATION_MAX)
+  if (dg_reduce_serial(&s))
     return passes * (uint64_t)s.count;
   return passes * ((uint64_t)(s.count + WG - 1) / WG + 8);
 }
@@ -57,7 +57,7 @@ bool dg_vk_setup_reduce(const vk_device *vd, vk_work *w, const dg_ir *ir,
   *pc = (vk_pc_reduce){.fn = n->p.fn,
                        .outputs = (int)s.outputs,
                        .count = (int)s.count,
-                       .per_inv = s.count <= PER_INVOCATION_MAX};
+                       .per_inv = dg_reduce_serial(&s)};
   /* Padded in front: dims of 1 and stride 0 leave the offset as is. */
   for (int i = 0; i < 3; i++) {
     int k = i - (3 - s.kr), r = i - (3 - s.rr);
