@@ -113,10 +113,26 @@ static void reduce_known(void) {
       [DG_REDUCE_LOG_SUM_EXP] =
           4 + log(1 + 1 / e + 1 / (e * e) + 1 / (e * e * e)),
   };
-  for (int fn = DG_REDUCE_INVALID + 1; fn < DG_REDUCE_COUNT_; fn++) {
+  /* And of a scalar (rank 0: nothing to reduce, each function of the one
+   * element, 4). */
+  const double one[DG_REDUCE_COUNT_] = {
+      [DG_REDUCE_SUM] = 4,
+      [DG_REDUCE_MEAN] = 4,
+      [DG_REDUCE_MAX] = 4,
+      [DG_REDUCE_MIN] = 4,
+      [DG_REDUCE_PROD] = 4,
+      [DG_REDUCE_L1] = 4,
+      [DG_REDUCE_L2] = 4,
+      [DG_REDUCE_SUM_SQUARE] = 16,
+      [DG_REDUCE_LOG_SUM] = 1.3862943611198906,
+      [DG_REDUCE_LOG_SUM_EXP] = 4,
+  };
+  for (int k = 0; k < 2 * (DG_REDUCE_COUNT_ - 1); k++) {
+    int fn = k % (DG_REDUCE_COUNT_ - 1) + 1;
+    bool scalar = k >= DG_REDUCE_COUNT_ - 1;
     dg_graph *g = dg_graph_create(ctx, "known");
     int64_t d[1] = {4};
-    dg_tensor_desc xd = desc_of(DG_DTYPE_F32, 1, d);
+    dg_tensor_desc xd = desc_of(DG_DTYPE_F32, scalar ? 0 : 1, d);
     dg_tensor xt = dg_graph_input(g, "x", &xd);
     dg_graph_output(g, "y",
                     dg_graph_reduce(g, "r", (dg_reduce_fn)fn, xt, NULL, 0, 0),
@@ -126,16 +142,19 @@ static void reduce_known(void) {
       dg_session *s = NULL;
       dg_diagnostic diag;
       float y = NAN;
+      double w = scalar ? one[fn] : want[fn];
       dg_status rc = dg_graph_compile(g, &o, &s, &diag);
       if (rc == DG_OK)
-        rc = dg_session_run(s, &(dg_binding){"x", x, sizeof x}, 1,
-                            &(dg_binding){"y", &y, sizeof y}, 1, &diag);
+        rc = dg_session_run(
+            s, &(dg_binding){"x", scalar ? x + 3 : x, scalar ? 4 : sizeof x}, 1,
+            &(dg_binding){"y", &y, sizeof y}, 1, &diag);
       dg_device_info info;
       dg_context_device_info(ctx, dev, &info);
       CHECK((rc == DG_ERROR_UNSUPPORTED && info.kind == DG_DEVICE_NPU) ||
-                (rc == DG_OK && fabs(y - want[fn]) <= 1e-5 * fabs(want[fn])),
-            "reduce %s of 1, 2, 3, 4 on device %d: %.9g (want %.9g)",
-            dg_reduce_fn_name((dg_reduce_fn)fn), dev, y, want[fn]);
+                (rc == DG_OK && fabs(y - w) <= 1e-5 * fabs(w)),
+            "reduce %s of %s on device %d: %.9g (want %.9g)",
+            dg_reduce_fn_name((dg_reduce_fn)fn),
+            scalar ? "the scalar 4" : "1, 2, 3, 4", dev, y, w);
       dg_session_destroy(s);
     }
     dg_graph_destroy(g);
