@@ -52,7 +52,7 @@ typedef struct dg_node_params {
   int32_t fn;         /* the op's function kind (reduce: a dg_reduce_fn) */
   uint32_t axes_mask; /* reduce: bit d set where axis d is reduced */
   int32_t keepdims;   /* reduce: 1 where reduced axes stay as 1 */
-  float epsilon;      /* layer_norm: added to the variance */
+  float epsilon;      /* normalisations: added to the variance */
 } dg_node_params;
 
 /* The fields of dg_node_params, as bits for ops.def's "reads" column. */
