@@ -260,6 +260,9 @@ typedef enum dg_op {
   DG_OP_PAD,
   DG_OP_EXPAND,
   DG_OP_GATHER,
+  DG_OP_REDUCE,
+  DG_OP_LOG_SOFTMAX,
+  DG_OP_LAYER_NORM,
   DG_OP_COUNT_
 } dg_op;
 DG_API const char *dg_op_name(dg_op op); /* "conv2d", ..., "?" */
@@ -485,6 +488,53 @@ DG_API dg_tensor dg_graph_relu(dg_graph *graph, const char *name,
 /* y = 1 / (1 + exp(-x)), elementwise (f32, f16). */
 DG_API dg_tensor dg_graph_sigmoid(dg_graph *graph, const char *name,
                                   dg_tensor x);
+
+/* ---- reductions, log-softmax, layer normalisation ---- */
+
+/* What dg_graph_reduce computes over the reduced elements x_i (n of them):
+ * SUM sum x_i; MEAN sum x_i / n; MAX, MIN; PROD product x_i; L1 sum |x_i|;
+ * L2 sqrt(sum x_i^2); SUM_SQUARE sum x_i^2; LOG_SUM log(sum x_i);
+ * LOG_SUM_EXP log(sum exp(x_i)) (computed as m + log(sum exp(x_i - m)),
+ * m the maximum, so that it does not overflow). */
+typedef enum dg_reduce_fn {
+  DG_REDUCE_INVALID = 0,
+  DG_REDUCE_SUM,
+  DG_REDUCE_MEAN,
+  DG_REDUCE_MAX,
+  DG_REDUCE_MIN,
+  DG_REDUCE_PROD,
+  DG_REDUCE_L1,
+  DG_REDUCE_L2,
+  DG_REDUCE_SUM_SQUARE,
+  DG_REDUCE_LOG_SUM,
+  DG_REDUCE_LOG_SUM_EXP,
+  DG_REDUCE_COUNT_
+} dg_reduce_fn;
+DG_API const char *dg_reduce_fn_name(dg_reduce_fn fn); /* "sum", ..., "?" */
+/* Reduces x over axes (axis_count entries in [-rank, rank), each at most
+ * once; axis_count 0 reduces over every axis); keepdims != 0 keeps them as
+ * 1, else they are dropped (reducing every axis then gives a rank-0
+ * tensor). f32/f16. axes is copied (NULL is allowed when axis_count is 0).
+ * Errors: DG_ERROR_INVALID_ARGUMENT naming fn, axes or axis_count;
+ * DG_ERROR_INVALID_DTYPE naming x. */
+DG_API dg_tensor dg_graph_reduce(dg_graph *graph, const char *name,
+                                 dg_reduce_fn fn, dg_tensor x,
+                                 const int32_t *axes, int axis_count,
+                                 int keepdims);
+/* y = x - max - log(sum exp(x - max)) along axis (in [-rank, rank)),
+ * f32/f16; the same shape as x. */
+DG_API dg_tensor dg_graph_log_softmax(dg_graph *graph, const char *name,
+                                      dg_tensor x, int32_t axis);
+/* Normalises x over axes [axis, rank) (axis in [-rank, rank)):
+ * (x - mean) / sqrt(var + epsilon) * scale (+ bias), var the biased
+ * variance; scale and bias have the shape of x's dims from axis on (or
+ * broadcast to it, numpy rules); bias may be DG_TENSOR_NONE. All of x's
+ * dtype (f32/f16); epsilon >= 0 and finite. Errors name x, scale, bias,
+ * axis or epsilon. */
+DG_API dg_tensor dg_graph_layer_norm(dg_graph *graph, const char *name,
+                                     dg_tensor x, dg_tensor scale,
+                                     dg_tensor bias, int32_t axis,
+                                     float epsilon);
 /* y = min(max(x, lo), hi); relu6 is clip(0, 6). lo <= hi. */
 DG_API dg_tensor dg_graph_clip(dg_graph *graph, const char *name,
                                dg_tensor x, float lo, float hi);

@@ -84,6 +84,14 @@ static dg_graph *every_op(void) {
                                DG_TENSOR_NONE, DG_ACTIVATION_RELU);
   dg_graph_output(g, "softmax", dg_graph_softmax(g, "softmax", f, 1),
                   DG_LAYOUT_NCHW);
+  dg_tensor_desc lnd = {.dtype = DG_DTYPE_F32, .rank = 1, .dims = {16}};
+  dg_tensor ln = dg_graph_layer_norm(
+      g, "layer_norm", dg_graph_log_softmax(g, "log_softmax", cat, -1),
+      dg_graph_constant(g, "ln_scale", &lnd, fc, 0), DG_TENSOR_NONE, -1, 1e-5f);
+  dg_graph_output(g, "reduce",
+                  dg_graph_reduce(g, "reduce", DG_REDUCE_MEAN, ln,
+                                  (int32_t[]){1, -1}, 2, 1),
+                  DG_LAYOUT_NCHW);
   int64_t dims[2] = {8, -1};
   dg_tensor m = dg_graph_matmul(g, "matmul",
                                 dg_graph_reshape(g, "reshape", f, 2, dims), f);
@@ -229,6 +237,15 @@ static dg_graph *one_node(dg_op op, int dev) {
     break;
   case DG_OP_SIGMOID:
     y = dg_graph_sigmoid(g, "n", x);
+    break;
+  case DG_OP_REDUCE:
+    y = dg_graph_reduce(g, "n", DG_REDUCE_SUM, x, (int32_t[]){1}, 1, 0);
+    break;
+  case DG_OP_LOG_SOFTMAX:
+    y = dg_graph_log_softmax(g, "n", x, 1);
+    break;
+  case DG_OP_LAYER_NORM:
+    y = dg_graph_layer_norm(g, "n", x, x, DG_TENSOR_NONE, 0, 1e-5f);
     break;
   case DG_OP_CLIP:
     y = dg_graph_clip(g, "n", x, 0, 1);

@@ -566,6 +566,10 @@ static const char *const pad_attrs[] = {"pads", "paddings", "mode", "value",
 static const char *const split_attrs[] = {"axis", "split", "num_outputs", NULL};
 static const char *const blocksize_attr[] = {"blocksize", NULL};
 static const char *const depth_to_space_attrs[] = {"blocksize", "mode", NULL};
+static const char *const reduce_attrs[] = {"axes", "keepdims",
+                                           "noop_with_empty_axes", NULL};
+static const char *const layer_norm_attrs[] = {"axis", "epsilon", "stash_type",
+                                               NULL};
 
 /* Opsets: from the first version whose form the handler reads (Reshape's
  * shape became an input at 5, the quantisation ops appeared at 10) to the
@@ -589,6 +593,8 @@ static const tr_op table[] = {
     {"Gemm", 1, 22, gemm_attrs, op_gemm},
     {"GlobalAveragePool", 1, 22, NULL, op_global_avg_pool},
     {"Identity", 1, 22, NULL, op_identity},
+    {"LayerNormalization", 17, 22, layer_norm_attrs, tr_op_layer_norm},
+    {"LogSoftmax", 1, 22, axis_attr, tr_op_log_softmax},
     {"MatMul", 1, 22, NULL, op_matmul},
     {"Max", 1, 22, NULL, tr_op_max},
     {"MaxPool", 1, 22, max_pool_attrs, op_max_pool},
@@ -602,6 +608,16 @@ static const tr_op table[] = {
     {"QLinearConv", 10, 22, conv_attrs, tr_op_qlinear_conv},
     {"QLinearMatMul", 10, 22, NULL, tr_op_qlinear_matmul},
     {"QuantizeLinear", 10, 22, quantize_attrs, tr_op_quantize},
+    {"ReduceL1", 1, 22, reduce_attrs, tr_op_reduce},
+    {"ReduceL2", 1, 22, reduce_attrs, tr_op_reduce},
+    {"ReduceLogSum", 1, 22, reduce_attrs, tr_op_reduce},
+    {"ReduceLogSumExp", 1, 22, reduce_attrs, tr_op_reduce},
+    {"ReduceMax", 1, 22, reduce_attrs, tr_op_reduce},
+    {"ReduceMean", 1, 22, reduce_attrs, tr_op_reduce},
+    {"ReduceMin", 1, 22, reduce_attrs, tr_op_reduce},
+    {"ReduceProd", 1, 22, reduce_attrs, tr_op_reduce},
+    {"ReduceSum", 1, 22, reduce_attrs, tr_op_reduce},
+    {"ReduceSumSquare", 1, 22, reduce_attrs, tr_op_reduce},
     {"Relu", 1, 22, NULL, op_relu},
     {"Reshape", 5, 22, reshape_attrs, op_reshape},
     {"Sigmoid", 6, 22, NULL, op_sigmoid},

@@ -159,6 +159,11 @@ void tr_op_split(tr *t);
 void tr_op_depth_to_space(tr *t);
 void tr_op_space_to_depth(tr *t);
 void tr_op_tile(tr *t);
+/* onnx_ops_reduce.c: every ReduceX op (by op_type), LogSoftmax,
+ * LayerNormalization. */
+void tr_op_reduce(tr *t);
+void tr_op_log_softmax(tr *t);
+void tr_op_layer_norm(tr *t);
 /* The conv attributes of the current node for input x (onnx_op_table.c). */
 bool tr_conv_params(tr *t, dg_tensor x, dg_conv2d_params *p);
 

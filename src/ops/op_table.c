@@ -62,6 +62,9 @@ unsigned dg_node_params_set(const dg_node_params *p) {
   FIELD(DG_P_PAD, pad_end)
   FIELD(DG_P_PAD, pad_mode)
   FIELD(DG_P_PAD, pad_value)
+  FIELD(DG_P_AXES, axes_mask)
+  FIELD(DG_P_AXES, keepdims)
+  FIELD(DG_P_EPSILON, epsilon)
 #undef FIELD
   return set;
 }

@@ -5,6 +5,7 @@
 #include "cpu_ops.h"
 #include "conv_f32.h"
 #include "movement.h"
+#include "cpu_reduce.h"
 
 #include "../../graph/session.h"
 #include "../../ops/ops.h"
@@ -875,6 +876,9 @@ static const struct cpu_op_entry {
     {DG_OP_PAD, dg_cpu_view_k, NULL},
     {DG_OP_EXPAND, dg_cpu_view_k, NULL},
     {DG_OP_GATHER, dg_cpu_gather_k, NULL},
+    {DG_OP_REDUCE, dg_cpu_reduce_k, NULL},
+    {DG_OP_LOG_SOFTMAX, dg_cpu_log_softmax_k, NULL},
+    {DG_OP_LAYER_NORM, dg_cpu_layer_norm_k, NULL},
 };
 
 static const struct cpu_op_entry *op_entry(dg_op op) {

@@ -489,6 +489,7 @@ static cl_int eltwise(prep *p) {
     g[E_OUTER] = (int32_t)outer;
     g[E_LEN] = (int32_t)y->dims[axis];
     g[E_INNER] = (int32_t)inner;
+    g[E_LOGSM] = p->n->op == DG_OP_LOG_SOFTMAX;
     items = outer * inner;
     name = "softmax_f32";
   }
@@ -499,6 +500,27 @@ static cl_int eltwise(prep *p) {
   args[nargs - 1] = gm;
   grid1(p->cn, items);
   return kernel(p, name, nargs, args);
+}
+
+/* reduce and layer_norm (cl_reduce.c chooses; reduce.cl). Without a bias,
+ * layer_norm's bias argument is scale's buffer, never read. */
+static cl_int reduce(prep *p) {
+  int32_t g[DG_CL_GEOM_INTS] = {0};
+  int64_t items = 0;
+  const char *name = dg_cl_reduce_geom(p->ir, p->n, g, &items);
+  cl_mem gm = NULL;
+  cl_int err = aux(p, g, sizeof g, &gm);
+  if (err != CL_SUCCESS)
+    return err;
+  grid1(p->cn, items);
+  if (p->n->op == DG_OP_REDUCE) {
+    cl_mem args[3] = {in_mem(p, 0), out_mem(p), gm};
+    return kernel(p, name, 3, args);
+  }
+  cl_mem args[5] = {in_mem(p, 0), in_mem(p, 1),
+                    p->n->inputs[2] ? in_mem(p, 2) : in_mem(p, 1), out_mem(p),
+                    gm};
+  return kernel(p, name, 5, args);
 }
 
 /* quantize / dequantize: q is the quantised tensor's descriptor. */
@@ -606,6 +628,9 @@ static const struct cl_op_entry {
     {DG_OP_PAD, movement, 0},
     {DG_OP_EXPAND, movement, 0},
     {DG_OP_GATHER, movement, 0},
+    {DG_OP_REDUCE, reduce, 0},
+    {DG_OP_LOG_SOFTMAX, eltwise, 0},
+    {DG_OP_LAYER_NORM, reduce, 0},
 };
 
 static const struct cl_op_entry *op_entry(dg_op op) {

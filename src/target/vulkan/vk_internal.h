@@ -65,6 +65,12 @@ typedef struct vk_pc_gap {
 typedef struct vk_pc_softmax {
   VK_PC_SOFTMAX
 } vk_pc_softmax;
+typedef struct vk_pc_reduce {
+  VK_PC_REDUCE
+} vk_pc_reduce;
+typedef struct vk_pc_layer_norm {
+  VK_PC_LAYER_NORM
+} vk_pc_layer_norm;
 typedef struct vk_pc_eltwise {
   VK_PC_ELTWISE
 } vk_pc_eltwise;
@@ -89,6 +95,8 @@ typedef union vk_push {
   vk_pc_pool pool;
   vk_pc_gap gap;
   vk_pc_softmax softmax;
+  vk_pc_reduce reduce;
+  vk_pc_layer_norm layer_norm;
   vk_pc_eltwise eltwise;
   vk_pc_binary binary;
   vk_pc_quantize quantize;
@@ -352,6 +360,17 @@ bool dg_vk_setup_view(const vk_device *vd, vk_work *w, const dg_ir *ir,
                       const dg_node *n);
 bool dg_vk_setup_gather(const vk_device *vd, vk_work *w, const dg_ir *ir,
                         const dg_node *n);
+
+/* ---- reduce and layer_norm (vk_reduce.c) ---- */
+
+/* The setups of vk_ops.c's table for reduce and layer_norm, and their
+ * bounds for vk_ops.c's loop_trips (the loop iterations of one
+ * invocation). log_softmax runs softmax.comp (vk_ops.c). */
+bool dg_vk_setup_reduce(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                        const dg_node *n);
+bool dg_vk_setup_layer_norm(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                            const dg_node *n);
+uint64_t dg_vk_reduce_trips(const dg_ir *ir, const dg_node *n);
 
 /* ---- pipeline statistics (vk_pipeline_stats.c) ---- */
 

@@ -66,10 +66,14 @@ static uint64_t loop_trips(const dg_ir *ir, const dg_node *n) {
   case DG_OP_AVG_POOL2D:
     return t + (uint64_t)n->p.kernel[0] * (1 + (uint64_t)n->p.kernel[1]);
   case DG_OP_SOFTMAX:
+  case DG_OP_LOG_SOFTMAX:
     return t + 3 * (uint64_t)x->dims[n->p.axis];
   case DG_OP_ADD:
   case DG_OP_BINARY: /* binary.comp: a pass over the output's dims */
     return t + DG_MAX_RANK;
+  case DG_OP_REDUCE:
+  case DG_OP_LAYER_NORM:
+    return t + dg_vk_reduce_trips(ir, n);
   default: /* global_avg_pool: 64 per invocation a pass (gap.comp) */
     return t;
   }
@@ -711,8 +715,10 @@ static bool setup_softmax(const vk_device *vd, vk_work *w, const dg_ir *ir,
     outer *= d->dims[i];
   for (int i = axis + 1; i < d->rank; i++)
     inner *= d->dims[i];
-  w->push.softmax =
-      (vk_pc_softmax){.outer = outer, .len = d->dims[axis], .inner = inner};
+  w->push.softmax = (vk_pc_softmax){.outer = outer,
+                                    .len = d->dims[axis],
+                                    .inner = inner,
+                                    .log_out = n->op == DG_OP_LOG_SOFTMAX};
   w->shader = d->dtype == DG_DTYPE_F16 ? SH_SOFTMAX_F16 : SH_SOFTMAX_F32;
   w->bind[0] = n->inputs[0];
   w->bind[3] = n->output;
@@ -883,6 +889,9 @@ static const struct vk_op_entry {
     {DG_OP_PAD, dg_vk_setup_view, 0},
     {DG_OP_EXPAND, dg_vk_setup_view, 0},
     {DG_OP_GATHER, dg_vk_setup_gather, 0},
+    {DG_OP_REDUCE, dg_vk_setup_reduce, 0},
+    {DG_OP_LOG_SOFTMAX, setup_softmax, 0},
+    {DG_OP_LAYER_NORM, dg_vk_setup_layer_norm, 0},
 };
 
 static const struct vk_op_entry *op_entry(dg_op op) {

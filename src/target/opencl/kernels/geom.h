@@ -72,6 +72,7 @@
 #define E_OUTER 5
 #define E_LEN 6
 #define E_INNER 7
+#define E_LOGSM 8 /* 1: log_softmax, x - max - log(sum) */
 /* quantize / dequantize */
 #define E_QINNER 5 /* elements per channel step */
 #define E_QDIM 6   /* channels (1: per-tensor) */

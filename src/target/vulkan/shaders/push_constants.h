@@ -69,8 +69,29 @@
 /* gap.comp: NC planes of HW elements. */
 #define VK_PC_GAP int NC, HW, G, CH;
 
-/* softmax.comp: outer x len x inner, along len. */
-#define VK_PC_SOFTMAX int outer, len, inner;
+/* softmax.comp: outer x len x inner, along len; log_out 1 for
+ * log_softmax (x - max - log sum). */
+#define VK_PC_SOFTMAX int outer, len, inner, log_out;
+
+/* reduce.comp: fn (a dg_reduce_fn), outputs of count elements each, the
+ * kept and reduced dims and strides of dg_reduce_shape (padded to 3 with
+ * dims 1, strides 0); per_inv 1: one output per invocation. */
+#define VK_PC_REDUCE                                                           \
+  int fn, outputs, count, per_inv;                                             \
+  int kdim[3];                                                                 \
+  int kstr[3];                                                                 \
+  int rdim[3];                                                                 \
+  int rstr[3];
+
+/* layer_norm.comp: rows of len; the row's dims (padded to 6 with 1 in
+ * front) and the broadcast strides of scale (ss) and bias (sb); sfull,
+ * bfull 1 where the tensor has len elements (indexed directly). */
+#define VK_PC_LAYER_NORM                                                       \
+  int rows, len, sfull, bfull, has_bias;                                       \
+  float epsilon;                                                               \
+  int dims[6];                                                                 \
+  int ss[6];                                                                   \
+  int sb[6];
 
 /* eltwise.comp: total outputs; mode 0 clip to [lo, hi], 2 sigmoid (mode 1
  * was add, now binary.comp's). */
