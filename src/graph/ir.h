@@ -49,6 +49,8 @@ typedef struct dg_node_params {
   dg_activation activation;
   int32_t axis;
   float clip_lo, clip_hi;
+  int32_t fn;        /* which function of a family (dg_unary_fn, ...) */
+  float alpha, beta; /* the function's parameters */
 } dg_node_params;
 
 /* The fields of dg_node_params, as bits for ops.def's "reads" column. */
@@ -63,6 +65,8 @@ enum {
   DG_P_ACTIVATION = 1 << 7,
   DG_P_AXIS = 1 << 8,
   DG_P_CLIP = 1 << 9, /* clip_lo and clip_hi */
+  DG_P_FN = 1 << 10,
+  DG_P_ALPHA = 1 << 11, /* alpha and beta */
 };
 /* The DG_P_* bits of the fields of p that are not zero. */
 unsigned dg_node_params_set(const dg_node_params *p);

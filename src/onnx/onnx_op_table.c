@@ -459,32 +459,75 @@ static const char *const clip_attrs[] = {"min", "max", NULL};
 static const char *const reshape_attrs[] = {"allowzero", NULL};
 static const char *const quantize_attrs[] = {"axis", "saturate", NULL};
 static const char *const constant_attrs[] = {"value", NULL};
+/* The unary functions' parameters (onnx_ops_unary.c) */
+static const char *const alpha_attr[] = {"alpha", NULL};
+static const char *const alpha_beta_attrs[] = {"alpha", "beta", NULL};
+static const char *const gelu_attrs[] = {"approximate", NULL};
+static const char *const selu_attrs[] = {"alpha", "gamma", NULL};
+static const char *const shrink_attrs[] = {"bias", "lambd", NULL};
 
 /* Opsets: from the first version whose form the handler reads (Reshape's
  * shape became an input at 5, the quantisation ops appeared at 10) to the
  * newest the importer takes; older forms with other attributes (Add's
- * broadcast, Relu's consumed_inputs) are refused by the attribute lists. */
+ * broadcast, Relu's consumed_inputs) are refused by the attribute lists.
+ * The unary functions' rows (tr_op_unary) go to 22, for the EP: the
+ * importer itself stops at 21. */
 static const tr_op table[] = {
+    {"Abs", 1, 22, NULL, tr_op_unary},
+    {"Acos", 7, 22, NULL, tr_op_unary},
+    {"Acosh", 9, 22, NULL, tr_op_unary},
     {"Add", 1, 21, NULL, op_add},
+    {"Asin", 7, 22, NULL, tr_op_unary},
+    {"Asinh", 9, 22, NULL, tr_op_unary},
+    {"Atan", 7, 22, NULL, tr_op_unary},
+    {"Atanh", 9, 22, NULL, tr_op_unary},
     {"AveragePool", 1, 21, avg_pool_attrs, op_avg_pool},
+    {"Ceil", 1, 22, NULL, tr_op_unary},
+    {"Celu", 12, 22, alpha_attr, tr_op_unary},
     {"Clip", 1, 21, clip_attrs, op_clip},
     {"Concat", 1, 21, axis_attr, op_concat},
     {"Constant", 1, 21, constant_attrs, op_constant},
     {"Conv", 1, 21, conv_attrs, op_conv},
+    {"Cos", 7, 22, NULL, tr_op_unary},
+    {"Cosh", 9, 22, NULL, tr_op_unary},
     {"DequantizeLinear", 10, 21, axis_attr, tr_op_dequantize},
     {"Dropout", 1, 21, dropout_attrs, op_identity},
+    {"Elu", 1, 22, alpha_attr, tr_op_unary},
+    {"Erf", 9, 22, NULL, tr_op_unary},
+    {"Exp", 1, 22, NULL, tr_op_unary},
     {"Flatten", 1, 21, axis_attr, op_flatten},
+    {"Floor", 1, 22, NULL, tr_op_unary},
+    {"Gelu", 20, 22, gelu_attrs, tr_op_unary},
     {"Gemm", 1, 21, gemm_attrs, op_gemm},
     {"GlobalAveragePool", 1, 21, NULL, op_global_avg_pool},
+    {"HardSigmoid", 1, 22, alpha_beta_attrs, tr_op_unary},
+    {"HardSwish", 14, 22, NULL, tr_op_unary},
     {"Identity", 1, 21, NULL, op_identity},
+    {"LeakyRelu", 1, 22, alpha_attr, tr_op_unary},
+    {"Log", 1, 22, NULL, tr_op_unary},
     {"MatMul", 1, 21, NULL, op_matmul},
     {"MaxPool", 1, 21, max_pool_attrs, op_max_pool},
+    {"Mish", 18, 22, NULL, tr_op_unary},
+    {"Neg", 1, 22, NULL, tr_op_unary},
     {"QLinearConv", 10, 21, conv_attrs, tr_op_qlinear_conv},
     {"QLinearMatMul", 10, 21, NULL, tr_op_qlinear_matmul},
     {"QuantizeLinear", 10, 21, quantize_attrs, tr_op_quantize},
+    {"Reciprocal", 1, 22, NULL, tr_op_unary},
     {"Relu", 1, 21, NULL, op_relu},
     {"Reshape", 5, 21, reshape_attrs, op_reshape},
+    {"Round", 11, 22, NULL, tr_op_unary},
+    {"Selu", 1, 22, selu_attrs, tr_op_unary},
+    {"Shrink", 9, 22, shrink_attrs, tr_op_unary},
+    {"Sign", 9, 22, NULL, tr_op_unary},
+    {"Sin", 7, 22, NULL, tr_op_unary},
+    {"Sinh", 9, 22, NULL, tr_op_unary},
     {"Softmax", 1, 21, axis_attr, op_softmax},
+    {"Softplus", 1, 22, NULL, tr_op_unary},
+    {"Softsign", 1, 22, NULL, tr_op_unary},
+    {"Sqrt", 1, 22, NULL, tr_op_unary},
+    {"Tan", 7, 22, NULL, tr_op_unary},
+    {"Tanh", 1, 22, NULL, tr_op_unary},
+    {"ThresholdedRelu", 10, 22, alpha_attr, tr_op_unary},
 };
 
 const tr_op *tr_op_find(const char *op) {

@@ -105,6 +105,10 @@ bool tr_conv_kernel_shape(tr *t, dg_tensor w);
 bool tr_attrs_allowed(tr *t, const dg_onnx_node *n, const tr_op *row);
 bool tr_is_op(const dg_onnx_node *n, const char *op);
 
+/* onnx_ops_unary.c: every op that is one dg_graph_unary function (its
+ * rows in the op table name it). */
+void tr_op_unary(tr *t);
+
 /* onnx_qdq.c */
 /* Scale (input si) and zero point (zi, optional; -1: none) of the current
  * node as quant params, per-axis when there are several. */

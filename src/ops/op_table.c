@@ -52,6 +52,9 @@ unsigned dg_node_params_set(const dg_node_params *p) {
   FIELD(DG_P_AXIS, axis)
   FIELD(DG_P_CLIP, clip_lo)
   FIELD(DG_P_CLIP, clip_hi)
+  FIELD(DG_P_FN, fn)
+  FIELD(DG_P_ALPHA, alpha)
+  FIELD(DG_P_ALPHA, beta)
 #undef FIELD
   return set;
 }

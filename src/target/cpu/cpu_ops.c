@@ -881,6 +881,7 @@ static const struct cpu_op_entry {
     {DG_OP_RELU, clip_k, NULL},
     {DG_OP_CLIP, clip_k, NULL},
     {DG_OP_SIGMOID, sigmoid_k, NULL},
+    {DG_OP_UNARY, dg_cpu_unary_node, NULL},
     {DG_OP_ADD, add_k, NULL},
     {DG_OP_RESHAPE, copy_k, NULL},
     {DG_OP_CONCAT, concat_k, NULL},

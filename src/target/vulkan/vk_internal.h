@@ -68,6 +68,9 @@ typedef struct vk_pc_softmax {
 typedef struct vk_pc_eltwise {
   VK_PC_ELTWISE
 } vk_pc_eltwise;
+typedef struct vk_pc_unary {
+  VK_PC_UNARY
+} vk_pc_unary;
 typedef struct vk_pc_quantize {
   VK_PC_QUANTIZE
 } vk_pc_quantize;
@@ -84,6 +87,7 @@ typedef union vk_push {
   vk_pc_gap gap;
   vk_pc_softmax softmax;
   vk_pc_eltwise eltwise;
+  vk_pc_unary unary;
   vk_pc_quantize quantize;
   vk_pc_dequantize dequantize;
 } vk_push;
@@ -334,6 +338,12 @@ uint64_t dg_vk_ops(const vk_device *vd);
 bool dg_vk_work_prepare(vk_device *vd, const dg_ir *ir, const dg_node *n,
                         vk_work *w, bool estimate);
 void dg_vk_work_release(vk_work *w);
+/* A 1-D job of total invocations in workgroups of local, as a grid of at
+ * most 65535 groups along x (vk_ops.c). */
+void dg_vk_grid_1d(uint32_t grid[3], int64_t total, int local);
+/* The setup of DG_OP_UNARY (vk_unary.c), a line of vk_ops.c's table. */
+bool dg_vk_setup_unary(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                       const dg_node *n);
 
 /* ---- pipeline statistics (vk_pipeline_stats.c) ---- */
 

@@ -67,6 +67,8 @@ static uint64_t loop_trips(const dg_ir *ir, const dg_node *n) {
     return t + (uint64_t)n->p.kernel[0] * (1 + (uint64_t)n->p.kernel[1]);
   case DG_OP_SOFTMAX:
     return t + 3 * (uint64_t)x->dims[n->p.axis];
+  case DG_OP_UNARY: /* no loop: one element, one formula */
+    return t;
   default: /* global_avg_pool: 64 per invocation a pass (gap.comp) */
     return t;
   }
@@ -145,6 +147,10 @@ static void grid_1d(uint32_t grid[3], int64_t total, int local) {
   grid[0] = (uint32_t)(gx ? gx : 1);
   grid[1] = (uint32_t)((groups + gx - 1) / (gx ? gx : 1));
   grid[2] = 1;
+}
+
+void dg_vk_grid_1d(uint32_t grid[3], int64_t total, int local) {
+  grid_1d(grid, total, local);
 }
 
 static void act_range(dg_activation a, float *lo, float *hi) {
@@ -883,6 +889,7 @@ static const struct vk_op_entry {
     {DG_OP_RELU, setup_eltwise, 0},
     {DG_OP_CLIP, setup_eltwise, 0},
     {DG_OP_SIGMOID, setup_eltwise, 0},
+    {DG_OP_UNARY, dg_vk_setup_unary, 0},
     {DG_OP_ADD, setup_eltwise, 0},
     {DG_OP_RESHAPE, setup_copies, 0},
     {DG_OP_CONCAT, setup_copies, 0},
