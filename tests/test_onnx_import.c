@@ -407,8 +407,8 @@ int main(void) {
   dg_diagnostic d0;
   if (dg_context_create(NULL, &ctx) != DG_OK)
     return 1;
-  refused("unsupported_op.onnx", DG_ERROR_UNSUPPORTED, "the_leaky", "LeakyRelu",
-          "op_type", "'LeakyRelu' is not supported");
+  refused("unsupported_op.onnx", DG_ERROR_UNSUPPORTED, "the_leaky", "Bernoulli",
+          "op_type", "'Bernoulli' is not supported");
   refused("unsupported_attr.onnx", DG_ERROR_UNSUPPORTED, "conv_x", "Conv",
           "foo", "attribute 'foo'");
   refused("dilated_pool.onnx", DG_ERROR_UNSUPPORTED, "mp", "MaxPool",

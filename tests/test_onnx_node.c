@@ -16,33 +16,36 @@
 
 #define NODE_DIR "/usr/share/libonnx-testdata/data/node"
 
-static const char *const prefixes[] = {"test_conv_",
-                                       "test_maxpool_",
-                                       "test_averagepool_",
-                                       "test_globalaverage",
-                                       "test_gemm_",
-                                       "test_matmul_",
-                                       "test_softmax_",
-                                       "test_relu",
-                                       "test_clip",
-                                       "test_add",
-                                       "test_flatten_",
-                                       "test_reshape_",
-                                       "test_concat_",
-                                       "test_quantizelinear",
-                                       "test_dequantizelinear",
-                                       "test_qlinearconv",
-                                       "test_qlinearmatmul",
-                                       "test_identity",
-                                       "test_dropout",
-                                       NULL};
+static const char *const prefixes[] = {
+    "test_conv_", "test_maxpool_", "test_averagepool_", "test_globalaverage",
+    "test_gemm_", "test_matmul_", "test_softmax_", "test_relu", "test_clip",
+    "test_add", "test_flatten_", "test_reshape_", "test_concat_",
+    "test_quantizelinear", "test_dequantizelinear", "test_qlinearconv",
+    "test_qlinearmatmul", "test_identity", "test_dropout",
+    /* the unary functions; a '$'
+     * ends an exact name (test_exp,
+     * not test_expand) */
+    "test_tanh", "test_exp$", "test_exp_", "test_log$", "test_log_",
+    "test_sqrt", "test_reciprocal", "test_abs", "test_neg", "test_erf",
+    "test_gelu", "test_hardsigmoid", "test_hardswish", "test_leakyrelu",
+    "test_elu", "test_selu", "test_celu", "test_softplus", "test_softsign",
+    "test_mish", "test_thresholdedrelu", "test_shrink", "test_sin", "test_cos",
+    "test_tan", "test_asin", "test_acos", "test_atan", "test_sinh", "test_cosh",
+    "test_asinh", "test_acosh", "test_atanh", "test_floor", "test_ceil",
+    "test_round", "test_sign", NULL};
 
 static int wanted(const char *name) {
   if (strstr(name, "_expanded"))
     return 0; /* the same op decomposed into others we do not import */
-  for (int i = 0; prefixes[i]; i++)
-    if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+  for (int i = 0; prefixes[i]; i++) {
+    size_t len = strlen(prefixes[i]);
+    if (len && prefixes[i][len - 1] == '$') {
+      if (strlen(name) == len - 1 && !strncmp(name, prefixes[i], len - 1))
+        return 1;
+    } else if (!strncmp(name, prefixes[i], len)) {
       return 1;
+    }
+  }
   return 0;
 }
 

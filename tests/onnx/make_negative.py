@@ -23,7 +23,7 @@ def save(name, nodes, inputs, outputs, inits, opset=13):
 
 w = numpy_helper.from_array(np.ones((2, 1, 3, 3), np.float32), "w")
 save("unsupported_op", [helper.make_node("Relu", ["x"], ["r"], name="ok_relu"),
-                        helper.make_node("LeakyRelu", ["r"], ["y"],
+                        helper.make_node("Bernoulli", ["r"], ["y"],
                                          name="the_leaky")],
      [f32("x", [1, 4])], [f32("y", [1, 4])], [])
 save("unsupported_attr", [helper.make_node("Conv", ["x", "w"], ["y"],
