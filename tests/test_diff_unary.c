@@ -303,7 +303,7 @@ static void names(void) {
   for (int f = 1; f < DG_UNARY_COUNT_; f++) {
     const char *n = dg_unary_fn_name((dg_unary_fn)f);
     ok = ok && n && strcmp(n, "?") && !strcmp(n, dg_unary_def_get(f)->name);
-    for (int k = 1; k < f; k++) /* distinct: OpenCL's kernels are named so */
+    for (int k = 1; k < f; k++) /* distinct: the plan shows them */
       ok = ok && strcmp(n, dg_unary_fn_name((dg_unary_fn)k));
   }
   CHECK(ok && !strcmp(dg_unary_fn_name(DG_UNARY_TANH), "tanh") &&

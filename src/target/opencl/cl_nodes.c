@@ -10,7 +10,6 @@
 #include "../../ops/requant.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -453,7 +452,6 @@ static cl_int eltwise(prep *p) {
   g[E_COUNT] = (int32_t)dg_desc_elements(y);
   g[E_HIO] = y->dtype == DG_DTYPE_F16;
   const char *name = "clip_f32";
-  char unary_name[48];
   int64_t items = g[E_COUNT];
   cl_mem args[4] = {in_mem(p, 0), out_mem(p), NULL, NULL};
   int nargs = 3;
@@ -465,11 +463,9 @@ static cl_int eltwise(prep *p) {
     g[E_HI] = fbits(p->n->p.clip_hi);
   } else if (p->n->op == DG_OP_SIGMOID) {
     name = "sigmoid_f32";
-  } else if (p->n->op == DG_OP_UNARY) {
-    /* unary.cl's kernel of the function; alpha and beta as float bits */
-    snprintf(unary_name, sizeof unary_name, "unary_%s",
-             dg_unary_fn_name((dg_unary_fn)p->n->p.fn));
-    name = unary_name;
+  } else if (p->n->op == DG_OP_UNARY) { /* unary.cl */
+    name = "unary_f32";
+    g[E_FN] = p->n->p.fn;
     g[E_LO] = fbits(p->n->p.alpha);
     g[E_HI] = fbits(p->n->p.beta);
   } else if (p->n->op == DG_OP_ADD) {

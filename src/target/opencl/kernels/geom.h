@@ -63,6 +63,7 @@
 #define E_HIO 1    /* f16 storage */
 #define E_LO 2     /* clip bounds (float bits) */
 #define E_HI 3
+#define E_FN 4     /* unary: the dg_unary_fn (unary.cl) */
 #define E_RANK 4   /* add: output rank, then dims, then a and b strides */
 #define E_DIMS 5   /* 6 entries */
 #define E_SA 11    /* 6 entries */

@@ -1,10 +1,9 @@
 /* The unary functions: meson.build embeds src/ops/unary.def right after
- * this file, and the DG_UNARY below turns each of its lines into a kernel
- * unary_<name> (the host picks it by dg_unary_fn_name), one element per
- * work-item, computed in float with OpenCL C's built-ins (erf, tanh,
- * expm1, ... are all core) and stored as f32 or f16. alpha and beta
- * arrive as float bits in E_LO and E_HI. unary_end.cl, after the table,
- * takes the names below back. */
+ * this file, inside the function unary_fn begun at its end, where the
+ * DG_UNARY below turns each line into a test of fn and its formula;
+ * unary_end.cl closes the function, adds the kernel and takes the names
+ * below back. Computed in float with OpenCL C's built-ins (erf, tanh,
+ * expm1, ... are all core), stored as f32 or f16. */
 #define C(v) ((float)(v))
 #define MAX(p, q) ((p) > (q) ? (p) : (q))
 #define MIN(p, q) ((p) < (q) ? (p) : (q))
@@ -31,14 +30,14 @@
 #define ACOSH acosh
 #define ATANH atanh
 
+/* The table's lines are dg_unary_fn 1, 2, ... in order: k counts them
+ * (a constant once the chain is unrolled, so each test compares with a
+ * literal). One kernel for every function, not one each: PoCL compiles
+ * every kernel of the program on first use (a shared object each, in
+ * every process with a cold cache), whichever ops the graph has. */
 #define DG_UNARY(e, name, params, a0, b0, lo, hi, f)                           \
-  kernel __attribute__((reqd_work_group_size(WG1, 1, 1))) void unary_##name(  \
-      const global void *xp, global void *yp, constant int *g) {               \
-    const int i = get_global_id(0);                                            \
-    if (i >= g[E_COUNT])                                                       \
-      return;                                                                  \
-    const int hio = g[E_HIO];                                                  \
-    const float a = as_float(g[E_LO]), b = as_float(g[E_HI]);                  \
-    const float x = ld_f(xp, i, hio);                                          \
-    st_f(yp, i, (f), hio);                                                     \
-  }
+  if (fn == ++k)                                                               \
+    return (f);
+
+float unary_fn(int fn, float x, float a, float b) {
+  int k = 0;
