@@ -8,6 +8,8 @@
  * graph inputs from symmetric or positive spans only, and functions such
  * as acosh need [1, 100]. Every target reads a constant as it reads an
  * input, from a buffer. */
+#define _POSIX_C_SOURCE 200809L /* open_memstream */
+#include "cpu_kernels.h"        /* dg_cpu_simd_force */
 #include "differential.h"
 #include "unary_known.h"
 
@@ -298,6 +300,32 @@ static void bad_inputs(void) {
   dg_graph_destroy(g);
 }
 
+/* The plan's op column names the function. */
+static void plan_label(void) {
+  dg_graph *g = dg_graph_create(ctx, "plan");
+  dg_tensor_desc d = {.dtype = DG_DTYPE_F32, .rank = 1, .dims = {4}};
+  dg_tensor x = dg_graph_input(g, "x", &d);
+  dg_graph_output(g, "y",
+                  dg_graph_unary(g, "u", DG_UNARY_THRESHOLDED_RELU, x, 1, 0),
+                  DG_LAYOUT_NCHW);
+  dg_session *s = NULL;
+  dg_diagnostic diag;
+  char *text = NULL;
+  size_t size = 0;
+  if (dg_graph_compile(g, NULL, &s, &diag) == DG_OK) {
+    FILE *f = open_memstream(&text, &size);
+    if (f) {
+      dg_plan_write(dg_session_plan(s), DG_PLAN_FORMAT_TABLE, f);
+      fclose(f);
+    }
+  }
+  CHECK(text && strstr(text, " unary:thresholded_relu "),
+        "the plan table's op column reads unary:thresholded_relu");
+  free(text);
+  dg_session_destroy(s);
+  dg_graph_destroy(g);
+}
+
 static void names(void) {
   bool ok = true;
   for (int f = 1; f < DG_UNARY_COUNT_; f++) {
@@ -326,11 +354,28 @@ int main(int argc, char **argv) {
   reference_values();
   bad_inputs();
   round_halves();
+  plan_label();
   for (int f = 1; f < DG_UNARY_COUNT_; f++) {
     random_cases((dg_unary_fn)f, DG_DTYPE_F32);
     random_cases((dg_unary_fn)f, DG_DTYPE_F16);
     special_cases((dg_unary_fn)f);
   }
+  /* The CPU's loops of the lower SIMD levels (each is compiled apart),
+   * where the machine has them: f32 again, and the special values. */
+  const char *levels[] = {"avx2", "portable"};
+  for (int l = 0; l < 2; l++) {
+    dg_cpu_simd_force(levels[l]);
+    if (strcmp(dg_cpu_simd_name(), levels[l])) {
+      printf("skipped: simd=%s (not available on this CPU)\n", levels[l]);
+      continue;
+    }
+    printf("# simd=%s\n", levels[l]);
+    for (int f = 1; f < DG_UNARY_COUNT_; f++) {
+      random_cases((dg_unary_fn)f, DG_DTYPE_F32);
+      special_cases((dg_unary_fn)f);
+    }
+  }
+  dg_cpu_simd_force(NULL);
   dg_context_destroy(ctx);
   return t_exit();
 }
