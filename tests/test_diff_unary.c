@@ -287,8 +287,15 @@ static void bad_inputs(void) {
   expect(g, "unary of a tensor not in the graph", DG_ERROR_INVALID_ARGUMENT,
          "x");
   dg_graph_destroy(g);
-  g = dg_graph_create(ctx, "ok");
   dg_tensor_desc d = {.dtype = DG_DTYPE_F32, .rank = 1, .dims = {4}};
+  g = dg_graph_create(ctx, "bad");
+  dg_graph *other = dg_graph_create(ctx, "other");
+  dg_graph_input(g, "x", &d); /* the same id in g as the other's x */
+  dg_graph_unary(g, "u", DG_UNARY_TANH, dg_graph_input(other, "x", &d), 0, 0);
+  expect(g, "unary of another graph's tensor", DG_ERROR_INVALID_ARGUMENT, "x");
+  dg_graph_destroy(other);
+  dg_graph_destroy(g);
+  g = dg_graph_create(ctx, "ok");
   dg_tensor x = dg_graph_input(g, "x", &d);
   CHECK(dg_graph_unary(NULL, "u", DG_UNARY_TANH, x, 0, 0).id == 0,
         "unary on a NULL graph returns no tensor");

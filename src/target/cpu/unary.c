@@ -3,12 +3,13 @@
  * unary.def's formula of each function becomes an inline float function
  * and a loop over it, compiled (as sigmoid.c's) for the machine's
  * baseline and, on x86-64, with AVX2 and AVX-512 enabled;
- * dg_cpu_simd_level() picks one per call. GCC vectorises the loops whose
- * formula has no libm call (abs, neg, the relu family, hard sigmoid and
- * swish, softsign, sign, and floor / ceil / round where the level has
- * roundps); the others call libm's float functions per element, which
- * are correctly rounded or nearly so. f16 nodes arrive here as f32
- * copies (cpu_ops.h). */
+ * dg_cpu_simd_level() picks one per call. GCC (12, -O3) vectorises the
+ * loops whose formula needs no libm call: reciprocal, abs, neg, hard
+ * sigmoid and swish, leaky and thresholded relu, softsign, shrink, round
+ * (rintf) and sign. The others call libm's float functions per element
+ * (within an ulp or two; floorf, ceilf and sqrtf stay calls because of
+ * errno and trapping semantics), spread over the pool's threads. f16
+ * nodes arrive here as f32 copies (cpu_ops.h). */
 #include "cpu_ops.h"
 
 #include "../../graph/ir.h"
