@@ -5,11 +5,11 @@
  * baseline and, on x86-64, with AVX2 and AVX-512 enabled;
  * dg_cpu_simd_level() picks one per call. GCC (12, -O3) vectorises the
  * loops whose formula needs no libm call: reciprocal, abs, neg, hard
- * sigmoid and swish, leaky and thresholded relu, softsign, shrink, round
- * (rintf) and sign. The others call libm's float functions per element
- * (within an ulp or two; floorf, ceilf and sqrtf stay calls because of
- * errno and trapping semantics), spread over the pool's threads. f16
- * nodes arrive here as f32 copies (cpu_ops.h). */
+ * sigmoid and swish, leaky and thresholded relu, softsign, shrink, floor,
+ * ceil and round (from rintf) and sign. The others call libm's float
+ * functions per element (within an ulp or two; sqrtf stays a call for
+ * errno's sake), spread over the pool's threads. f16 nodes arrive here
+ * as f32 copies (cpu_ops.h). */
 #include "cpu_ops.h"
 
 #include "../../graph/ir.h"
@@ -23,8 +23,8 @@
 #define LOG logf
 #define SQRT sqrtf
 #define FABS fabsf
-#define FLOOR floorf
-#define CEIL ceilf
+#define FLOOR floor_v
+#define CEIL ceil_v
 #define RINT rintf /* the default rounding mode: half to even */
 #define TANH tanhf
 #define ERF erff
@@ -41,6 +41,19 @@
 #define ASINH asinhf
 #define ACOSH acoshf
 #define ATANH atanhf
+
+/* floor and ceil from rintf, which GCC vectorises (roundps), where it
+ * leaves floorf and ceilf calls: the nearest integer, stepped down (up)
+ * when it lies above (below) x. Exact, with -0, infinities and NaN kept
+ * (rintf keeps them, and the comparisons are then false). */
+static inline float floor_v(float x) {
+  float r = rintf(x);
+  return r > x ? r - 1.0f : r;
+}
+static inline float ceil_v(float x) {
+  float r = rintf(x);
+  return r < x ? r + 1.0f : r;
+}
 
 typedef void (*unary_loop)(const float *x, float *y, int64_t n, float a,
                            float b);
