@@ -173,12 +173,16 @@ static void special_cases(dg_unary_fn fn) {
     for (int i = 0; rc == DG_OK && i < NSPEC && bad < 0; i++)
       if (!special_ok(ref[i], out[i], peak))
         bad = i;
+    char why[200] = "";
+    if (rc)
+      snprintf(why, sizeof why, ": %.190s", diag.message);
+    else if (bad >= 0)
+      snprintf(why, sizeof why, ": x=%g gave %g, want %g", specials[bad],
+               out[bad], ref[bad]);
     CHECK(rc == DG_OK && bad < 0,
           "unary %s specials on %s: zeros, +-inf, NaN, halves, tiny and "
-          "large as the reference%s%s (x=%g: got %g, want %g)",
-          u->name, info.name, rc ? ": " : "", rc ? diag.message : "",
-          bad < 0 ? 0.0 : specials[bad], bad < 0 ? 0.0 : out[bad],
-          bad < 0 ? 0.0 : ref[bad]);
+          "large as the reference%s",
+          u->name, info.name, why);
     dg_session_destroy(s);
   }
   dg_graph_destroy(g);
@@ -212,11 +216,15 @@ static void round_halves(void) {
     for (int i = 0; rc == DG_OK && i < N && bad < 0; i++)
       if (out[i] != want[i])
         bad = i;
+    char why[200] = "";
+    if (rc)
+      snprintf(why, sizeof why, ": %.190s", diag.message);
+    else if (bad >= 0)
+      snprintf(why, sizeof why, ": x=%g gave %g", x[bad], out[bad]);
     CHECK(rc == DG_OK && bad < 0,
           "round on %s: halves to even (0.5 -> 0, 1.5 -> 2, 2.5 -> 2, -2.5 "
-          "-> -2)%s%s (x=%g: got %g)",
-          info.name, rc ? ": " : "", rc ? diag.message : "",
-          bad < 0 ? 0.0 : x[bad], bad < 0 ? 0.0 : out[bad]);
+          "-> -2)%s",
+          info.name, why);
     dg_session_destroy(s);
   }
   dg_graph_destroy(g);

@@ -36,7 +36,7 @@ layout(push_constant) uniform PC {
 #define TAN tan
 #define ASIN dg_asin
 #define ACOS dg_acos
-#define ATAN atan
+#define ATAN dg_atan
 #define SINH dg_sinh
 #define COSH dg_cosh
 #define ASINH dg_asinh

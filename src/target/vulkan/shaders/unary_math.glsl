@@ -3,10 +3,10 @@
 // overflow for large |x| (tanh, sinh, cosh and their inverses are only
 // defined through exp and log there, and drivers expand them so: tanh
 // as (e^x - e^-x) / (e^x + e^-x) is inf / inf = NaN beyond |x| = 89).
-// (llvmpipe's asin and acos are off by 3e-4.) Each is written from
-// exp(-|x|), log of a value that cannot overflow, or a polynomial;
-// absolute errors stay near float rounding (~1e-7). precise stops the
-// compiler rewriting the cancellation tricks below.
+// llvmpipe's asin, acos and atan are off by 3e-4 to 3e-6. Each is
+// written from exp(-|x|), log of a value that cannot overflow, or a
+// polynomial; absolute errors stay near float rounding (~1e-7). precise
+// stops the compiler rewriting the cancellation tricks below.
 
 // tanh(|x|) = (1 - e) / (1 + e), e = exp(-2|x|) in (0, 1].
 float dg_tanh(float x) {
@@ -119,4 +119,24 @@ float dg_acos(float x) {
     return 1.570796327 - dg_asin_half(abs(x)) * sign(x);
   float h = 2.0 * dg_asin_half(sqrt(0.5 - 0.5 * abs(x)));
   return x > 0.0 ? h : 3.141592654 - h;
+}
+
+// atan: |x| <= 1: x * p(x^2), p a degree-8 interpolant of atan(sqrt t) /
+// sqrt t at Chebyshev nodes of t in [0, 1] (in s = 2t - 1), within 1e-8;
+// beyond, pi/2 - atan(1/|x|). Within 2e-7 relative in float arithmetic.
+float dg_atan(float x) {
+  float a = abs(x);
+  float z = a > 1.0 ? 1.0 / a : a;
+  float s = 2.0 * (z * z) - 1.0;
+  float p = 1.080579493e-05;
+  p = p * s - 3.645402434e-05;
+  p = p * s + 1.006599402e-04;
+  p = p * s - 3.556484647e-04;
+  p = p * s + 1.316043724e-03;
+  p = p * s - 5.032373526e-03;
+  p = p * s + 2.085181663e-02;
+  p = p * s - 1.018764283e-01;
+  p = p * s + 8.704197514e-01;
+  float r = z * p;
+  return sign(x) * (a > 1.0 ? 1.570796327 - r : r);
 }
