@@ -112,9 +112,9 @@ static void reference_values(void) {
 /* ---- special values ---- */
 
 static const float specials[] = {
-    0.0f,   -0.0f,   INFINITY, -INFINITY, NAN,   0.5f,   -0.5f,
-    1.5f,   -1.5f,   2.5f,     -2.5f,     1.0f,  -1.0f,  3.0f,
-    1e-30f, -1e-30f, 20.0f,    -20.0f,    90.0f, -90.0f, 0.25f};
+    0.0f,  -0.0f,  INFINITY, -INFINITY, NAN,    0.5f,   -0.5f,   1.5f,  -1.5f,
+    2.5f,  -2.5f,  1.0f,     -1.0f,     3.0f,   1e-30f, -1e-30f, 20.0f, -20.0f,
+    90.0f, -90.0f, 0.25f,    89.0f,     -89.0f, 0.01f,  -0.01f};
 enum { NSPEC = sizeof specials / sizeof *specials };
 
 /* Whether got is the reference's value r rounded to float: infinities

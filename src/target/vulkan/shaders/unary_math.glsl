@@ -4,24 +4,45 @@
 // defined through exp and log there, and drivers expand them so: tanh
 // as (e^x - e^-x) / (e^x + e^-x) is inf / inf = NaN beyond |x| = 89).
 // llvmpipe's asin, acos and atan are off by 3e-4 to 3e-6. Each is
-// written from exp(-|x|), log of a value that cannot overflow, or a
-// polynomial; absolute errors stay near float rounding (~1e-7). precise
-// stops the compiler rewriting the cancellation tricks below.
+// written from exp (or expm1's polynomial near 0) or log of a value that
+// cannot overflow, or from a polynomial; errors stay near float rounding
+// (~1e-7). precise stops the compiler rewriting log1p's cancellation.
 
-// tanh(|x|) = (1 - e) / (1 + e), e = exp(-2|x|) in (0, 1].
-float dg_tanh(float x) {
-  float e = exp(-2.0 * abs(x));
-  return sign(x) * ((1.0 - e) / (1.0 + e));
+// e^x - 1 without the cancellation near 0: there (|x| < 0.35) its Taylor
+// polynomial to x^8 (truncation below 3e-10 relative), beyond exp(x) - 1.
+float dg_expm1(float x) {
+  float p = 1.0 / 40320.0;
+  p = p * x + 1.0 / 5040.0;
+  p = p * x + 1.0 / 720.0;
+  p = p * x + 1.0 / 120.0;
+  p = p * x + 1.0 / 24.0;
+  p = p * x + 1.0 / 6.0;
+  p = p * x + 0.5;
+  p = p * x + 1.0;
+  return abs(x) < 0.35 ? p * x : exp(x) - 1.0;
 }
 
+// tanh |x| = m / (m + 2), m = e^(2|x|) - 1 (accurate near 0 through
+// dg_expm1), |x| clamped at 10, where tanh is 1 in float and m finite.
+float dg_tanh(float x) {
+  float m = dg_expm1(2.0 * min(abs(x), 10.0));
+  return sign(x) * (m / (m + 2.0));
+}
+
+// sinh |x| = (m + m / (m + 1)) / 2, m = e^|x| - 1: no cancellation near
+// 0. Past |x| = 88, e^|x| / 2 as e^(|x| - ln 2), which stays finite up
+// to |x| = 89.4 where e^|x| itself would overflow (cosh likewise).
 float dg_sinh(float x) {
-  float e = exp(abs(x));
-  return sign(x) * (0.5 * e - 0.5 / e);
+  float a = abs(x);
+  float m = dg_expm1(a);
+  return sign(x) *
+         (a < 88.0 ? 0.5 * (m + m / (m + 1.0)) : exp(a - 0.693147181));
 }
 
 float dg_cosh(float x) {
-  float e = exp(abs(x));
-  return 0.5 * e + 0.5 / e;
+  float a = abs(x);
+  float e = exp(a);
+  return a < 88.0 ? 0.5 * e + 0.5 / e : exp(a - 0.693147181);
 }
 
 // log(|x| + sqrt(x^2 + 1)); past 2^12 the 1 is below x^2's rounding and
@@ -45,10 +66,6 @@ float dg_log1p(float u) {
   precise float d = w - 1.0;
   return d == 0.0 ? u : log(w) * (u / d);
 }
-
-// exp(x) - 1: near 0 the subtraction loses relative accuracy but not
-// absolute, which is what the formulas (elu, selu, celu) need.
-float dg_expm1(float x) { return abs(x) < 1e-5 ? x + 0.5 * x * x : exp(x) - 1.0; }
 
 // erf: |x| < 1: x * p(x^2), p a degree-6 interpolant of erf(sqrt t) /
 // sqrt t at Chebyshev nodes of t in [0, 1] (in s = 2t - 1); 1 <= |x| < 4:
