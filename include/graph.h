@@ -263,6 +263,7 @@ typedef enum dg_op {
   DG_OP_REDUCE,
   DG_OP_LOG_SOFTMAX,
   DG_OP_LAYER_NORM,
+  DG_OP_UNARY, /* dg_graph_unary: one op for every dg_unary_fn */
   DG_OP_COUNT_
 } dg_op;
 DG_API const char *dg_op_name(dg_op op); /* "conv2d", ..., "?" */
@@ -535,6 +536,59 @@ DG_API dg_tensor dg_graph_layer_norm(dg_graph *graph, const char *name,
                                      dg_tensor x, dg_tensor scale,
                                      dg_tensor bias, int32_t axis,
                                      float epsilon);
+/* The functions of dg_graph_unary (values are ABI: new ones are
+ * appended). alpha and beta are the parameters noted; ONNX's defaults are
+ * in src/ops/unary.def. */
+typedef enum dg_unary_fn {
+  DG_UNARY_INVALID = 0,
+  DG_UNARY_TANH,
+  DG_UNARY_EXP,
+  DG_UNARY_LOG,
+  DG_UNARY_SQRT,
+  DG_UNARY_RECIPROCAL,
+  DG_UNARY_ABS,
+  DG_UNARY_NEG,
+  DG_UNARY_ERF,
+  DG_UNARY_GELU,         /* 0.5 x (1 + erf(x / sqrt 2)) */
+  DG_UNARY_GELU_TANH,    /* gelu's tanh approximation */
+  DG_UNARY_HARD_SIGMOID, /* max(0, min(1, alpha*x + beta)) */
+  DG_UNARY_HARD_SWISH,   /* x * max(0, min(1, x/6 + 1/2)) */
+  DG_UNARY_SILU,         /* x * sigmoid(x) */
+  DG_UNARY_LEAKY_RELU,   /* alpha */
+  DG_UNARY_ELU,          /* alpha */
+  DG_UNARY_SELU,         /* alpha, beta = gamma */
+  DG_UNARY_CELU,         /* alpha (not 0) */
+  DG_UNARY_SOFTPLUS,
+  DG_UNARY_SOFTSIGN,
+  DG_UNARY_MISH,
+  DG_UNARY_THRESHOLDED_RELU, /* alpha */
+  DG_UNARY_SHRINK,           /* alpha = lambd, beta = bias */
+  DG_UNARY_SIN,
+  DG_UNARY_COS,
+  DG_UNARY_TAN,
+  DG_UNARY_ASIN,
+  DG_UNARY_ACOS,
+  DG_UNARY_ATAN,
+  DG_UNARY_SINH,
+  DG_UNARY_COSH,
+  DG_UNARY_ASINH,
+  DG_UNARY_ACOSH,
+  DG_UNARY_ATANH,
+  DG_UNARY_FLOOR,
+  DG_UNARY_CEIL,
+  DG_UNARY_ROUND, /* half to even */
+  DG_UNARY_SIGN,
+  DG_UNARY_COUNT_
+} dg_unary_fn;
+DG_API const char *dg_unary_fn_name(dg_unary_fn fn); /* "tanh", ...; "?" */
+/* y = fn(x), elementwise, f32 or f16 (computed in float, stored in x's
+ * dtype). alpha and beta are the function's parameters where the table
+ * above says so (finite), and must be 0 otherwise. Errors: fn not a
+ * function ("fn"), a parameter it does not take or not finite ("alpha",
+ * "beta"), x not a float tensor of the graph ("x"). */
+DG_API dg_tensor dg_graph_unary(dg_graph *graph, const char *name,
+                                dg_unary_fn fn, dg_tensor x, float alpha,
+                                float beta);
 /* y = min(max(x, lo), hi); relu6 is clip(0, 6). lo <= hi. */
 DG_API dg_tensor dg_graph_clip(dg_graph *graph, const char *name,
                                dg_tensor x, float lo, float hi);

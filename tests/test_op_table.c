@@ -70,7 +70,10 @@ static dg_graph *every_op(void) {
   dg_tensor ap = dg_graph_avg_pool2d(g, "avg", mp, &pp);
   dg_tensor sum = dg_graph_binary(g, "binary", DG_BINARY_MAX,
                                   dg_graph_add(g, "add", ap, mp), mp);
-  dg_tensor r = dg_graph_relu(g, "relu", dg_graph_sigmoid(g, "sigmoid", sum));
+  dg_tensor r =
+      dg_graph_relu(g, "relu",
+                    dg_graph_unary(g, "unary", DG_UNARY_TANH,
+                                   dg_graph_sigmoid(g, "sigmoid", sum), 0, 0));
   dg_tensor cl = dg_graph_clip(g, "clip", r, -1.0f, 2.0f);
   dg_tensor cat_in[2] = {cl, r};
   dg_tensor cat = dg_graph_concat(g, "concat", cat_in, 2, 1);
@@ -246,6 +249,9 @@ static dg_graph *one_node(dg_op op, int dev) {
     break;
   case DG_OP_LAYER_NORM:
     y = dg_graph_layer_norm(g, "n", x, x, DG_TENSOR_NONE, 0, 1e-5f);
+    break;
+  case DG_OP_UNARY:
+    y = dg_graph_unary(g, "n", DG_UNARY_ELU, x, 1.0f, 0);
     break;
   case DG_OP_CLIP:
     y = dg_graph_clip(g, "n", x, 0, 1);

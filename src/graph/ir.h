@@ -58,6 +58,7 @@ typedef struct dg_node_params {
   uint32_t axes_mask; /* reduce: bit d set where axis d is reduced */
   int32_t keepdims;   /* reduce: 1 where reduced axes stay as 1 */
   float epsilon;      /* normalisations: added to the variance */
+  float alpha, beta; /* unary: the function's parameters */
 } dg_node_params;
 
 /* The fields of dg_node_params, as bits for ops.def's "reads" column. */
@@ -78,6 +79,7 @@ enum {
   DG_P_PAD = 1 << 20,   /* pad_begin, pad_end, pad_mode, pad_value */
   DG_P_AXES = 1 << 14, /* axes_mask and keepdims */
   DG_P_EPSILON = 1 << 15,
+  DG_P_ALPHA = 1 << 11, /* alpha and beta */
 };
 /* The DG_P_* bits of the fields of p that are not zero. */
 unsigned dg_node_params_set(const dg_node_params *p);

@@ -124,6 +124,9 @@ bool tr_fold_has(const dg_onnx_node *n);
 void tr_op_fold_only(tr *t);
 /* Squeeze and Unsqueeze of a run-time tensor: a reshape. */
 void tr_op_squeeze(tr *t);
+/* onnx_ops_unary.c: every op that is one dg_graph_unary function (its
+ * rows in the op table name it). */
+void tr_op_unary(tr *t);
 
 /* onnx_qdq.c */
 /* Scale (input si) and zero point (zi, optional; -1: none) of the current

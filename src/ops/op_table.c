@@ -65,6 +65,8 @@ unsigned dg_node_params_set(const dg_node_params *p) {
   FIELD(DG_P_AXES, axes_mask)
   FIELD(DG_P_AXES, keepdims)
   FIELD(DG_P_EPSILON, epsilon)
+  FIELD(DG_P_ALPHA, alpha)
+  FIELD(DG_P_ALPHA, beta)
 #undef FIELD
   return set;
 }

@@ -38,6 +38,17 @@ const dg_op_def *dg_op_def_get(dg_op op); /* NULL for an invalid op */
 
 /* Shared by ops and targets. */
 
+/* One line of unary.def (the functions of dg_graph_unary): its name, the
+ * parameters it takes (0, 1: alpha, 2: alpha and beta), ONNX's defaults
+ * of them and the range tests draw inputs from. */
+typedef struct dg_unary_def {
+  const char *name;
+  int params;
+  double alpha0, beta0;
+  double lo, hi;
+} dg_unary_def;
+const dg_unary_def *dg_unary_def_get(int fn); /* NULL for an invalid fn */
+
 /* Output-size rule for one spatial axis; returns < 1 when invalid. pads
  * are resolved in place for SAME padding. */
 int64_t dg_window_out(int64_t in, int32_t k, int32_t stride, int32_t dil,

@@ -867,6 +867,7 @@ static const struct cpu_op_entry {
     {DG_OP_SIGMOID, sigmoid_k, NULL},
     {DG_OP_ADD, binary_k, NULL},
     {DG_OP_BINARY, binary_k, NULL},
+    {DG_OP_UNARY, dg_cpu_unary_node, NULL},
     {DG_OP_RESHAPE, copy_k, NULL},
     {DG_OP_CONCAT, concat_k, NULL},
     {DG_OP_QUANTIZE, quantize_k, NULL},

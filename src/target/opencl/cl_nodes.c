@@ -463,6 +463,11 @@ static cl_int eltwise(prep *p) {
     g[E_HI] = fbits(p->n->p.clip_hi);
   } else if (p->n->op == DG_OP_SIGMOID) {
     name = "sigmoid_f32";
+  } else if (p->n->op == DG_OP_UNARY) { /* unary.cl */
+    name = "unary_f32";
+    g[E_FN] = p->n->p.fn;
+    g[E_LO] = fbits(p->n->p.alpha);
+    g[E_HI] = fbits(p->n->p.beta);
   } else if (p->n->op == DG_OP_ADD || p->n->op == DG_OP_BINARY) {
     const dg_tensor_desc *a = in_desc(p, 0), *b = in_desc(p, 1);
     int64_t sa[DG_MAX_RANK], sb[DG_MAX_RANK];
@@ -616,6 +621,7 @@ static const struct cl_op_entry {
     {DG_OP_RELU, eltwise, 0},
     {DG_OP_CLIP, eltwise, 0},
     {DG_OP_SIGMOID, eltwise, 0},
+    {DG_OP_UNARY, eltwise, 0},
     {DG_OP_ADD, eltwise, 0},
     {DG_OP_BINARY, eltwise, 0},
     {DG_OP_SOFTMAX, eltwise, 0},

@@ -77,6 +77,9 @@ typedef struct vk_pc_eltwise {
 typedef struct vk_pc_binary {
   VK_PC_BINARY
 } vk_pc_binary;
+typedef struct vk_pc_unary {
+  VK_PC_UNARY
+} vk_pc_unary;
 typedef struct vk_pc_quantize {
   VK_PC_QUANTIZE
 } vk_pc_quantize;
@@ -99,6 +102,7 @@ typedef union vk_push {
   vk_pc_layer_norm layer_norm;
   vk_pc_eltwise eltwise;
   vk_pc_binary binary;
+  vk_pc_unary unary;
   vk_pc_quantize quantize;
   vk_pc_dequantize dequantize;
   vk_pc_view view;
@@ -371,6 +375,12 @@ bool dg_vk_setup_reduce(const vk_device *vd, vk_work *w, const dg_ir *ir,
 bool dg_vk_setup_layer_norm(const vk_device *vd, vk_work *w, const dg_ir *ir,
                             const dg_node *n);
 uint64_t dg_vk_reduce_trips(const dg_ir *ir, const dg_node *n);
+/* A 1-D job of total invocations in workgroups of local, as a grid of at
+ * most 65535 groups along x (vk_ops.c). */
+void dg_vk_grid_1d(uint32_t grid[3], int64_t total, int local);
+/* The setup of DG_OP_UNARY (vk_unary.c), a line of vk_ops.c's table. */
+bool dg_vk_setup_unary(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                       const dg_node *n);
 
 /* ---- pipeline statistics (vk_pipeline_stats.c) ---- */
 

@@ -74,6 +74,8 @@ static uint64_t loop_trips(const dg_ir *ir, const dg_node *n) {
   case DG_OP_REDUCE:
   case DG_OP_LAYER_NORM:
     return t + dg_vk_reduce_trips(ir, n);
+  case DG_OP_UNARY: /* no loop: one element, one formula */
+    return t;
   default: /* global_avg_pool: 64 per invocation a pass (gap.comp) */
     return t;
   }
@@ -152,6 +154,10 @@ static void grid_1d(uint32_t grid[3], int64_t total, int local) {
   grid[0] = (uint32_t)(gx ? gx : 1);
   grid[1] = (uint32_t)((groups + gx - 1) / (gx ? gx : 1));
   grid[2] = 1;
+}
+
+void dg_vk_grid_1d(uint32_t grid[3], int64_t total, int local) {
+  grid_1d(grid, total, local);
 }
 
 static void act_range(dg_activation a, float *lo, float *hi) {
@@ -880,6 +886,7 @@ static const struct vk_op_entry {
     {DG_OP_SIGMOID, setup_eltwise, 0},
     {DG_OP_ADD, dg_vk_setup_binary, 0},
     {DG_OP_BINARY, dg_vk_setup_binary, 0},
+    {DG_OP_UNARY, dg_vk_setup_unary, 0},
     {DG_OP_RESHAPE, setup_copies, 0},
     {DG_OP_CONCAT, setup_copies, 0},
     {DG_OP_QUANTIZE, setup_quant, 0},

@@ -67,7 +67,8 @@
 #define E_DIMS 5   /* 6 entries */
 #define E_SA 11    /* 6 entries */
 #define E_SB 17    /* 6 entries */
-#define E_FN 23    /* binary: the dg_binary_fn (add is 1) */
+#define E_FN 23    /* binary and unary: the dg_binary_fn (add is 1) or the
+                    * dg_unary_fn */
 /* softmax: rows = outer*inner, each of len elements, inner apart */
 #define E_OUTER 5
 #define E_LEN 6

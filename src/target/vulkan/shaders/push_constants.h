@@ -108,6 +108,12 @@
   int sa[6];                                                                   \
   int sb[6];
 
+/* unary.comp: total elements, fn the dg_unary_fn, alpha and beta its
+ * parameters. */
+#define VK_PC_UNARY                                                            \
+  int total, fn;                                                               \
+  float alpha, beta;
+
 /* quantize.comp: total elements, per_channel over chans channels inner
  * elements apart (else scale and zero), clamped to [lo, hi]. */
 #define VK_PC_QUANTIZE                                                         \
