@@ -257,6 +257,15 @@ typedef enum dg_op {
   DG_OP_QMATMUL,
   DG_OP_SIGMOID,
   DG_OP_BINARY,
+  DG_OP_TRANSPOSE,
+  DG_OP_SLICE,
+  DG_OP_PAD,
+  DG_OP_EXPAND,
+  DG_OP_GATHER,
+  DG_OP_REDUCE,
+  DG_OP_LOG_SOFTMAX,
+  DG_OP_LAYER_NORM,
+  DG_OP_UNARY, /* dg_graph_unary: one op for every dg_unary_fn */
   DG_OP_COMPARE,
   DG_OP_WHERE,
   DG_OP_ARG_REDUCE,
@@ -485,6 +494,106 @@ DG_API dg_tensor dg_graph_relu(dg_graph *graph, const char *name,
 /* y = 1 / (1 + exp(-x)), elementwise (f32, f16). */
 DG_API dg_tensor dg_graph_sigmoid(dg_graph *graph, const char *name,
                                   dg_tensor x);
+
+/* ---- reductions, log-softmax, layer normalisation ---- */
+
+/* What dg_graph_reduce computes over the reduced elements x_i (n of them):
+ * SUM sum x_i; MEAN sum x_i / n; MAX, MIN; PROD product x_i; L1 sum |x_i|;
+ * L2 sqrt(sum x_i^2); SUM_SQUARE sum x_i^2; LOG_SUM log(sum x_i);
+ * LOG_SUM_EXP log(sum exp(x_i)) (computed as m + log(sum exp(x_i - m)),
+ * m the maximum, so that it does not overflow). */
+typedef enum dg_reduce_fn {
+  DG_REDUCE_INVALID = 0,
+  DG_REDUCE_SUM,
+  DG_REDUCE_MEAN,
+  DG_REDUCE_MAX,
+  DG_REDUCE_MIN,
+  DG_REDUCE_PROD,
+  DG_REDUCE_L1,
+  DG_REDUCE_L2,
+  DG_REDUCE_SUM_SQUARE,
+  DG_REDUCE_LOG_SUM,
+  DG_REDUCE_LOG_SUM_EXP,
+  DG_REDUCE_COUNT_
+} dg_reduce_fn;
+DG_API const char *dg_reduce_fn_name(dg_reduce_fn fn); /* "sum", ..., "?" */
+/* Reduces x over axes (axis_count entries in [-rank, rank), each at most
+ * once; axis_count 0 reduces over every axis); keepdims != 0 keeps them as
+ * 1, else they are dropped (reducing every axis then gives a rank-0
+ * tensor). f32/f16. axes is copied (NULL is allowed when axis_count is 0).
+ * Errors: DG_ERROR_INVALID_ARGUMENT naming fn, axes or axis_count;
+ * DG_ERROR_INVALID_DTYPE naming x. */
+DG_API dg_tensor dg_graph_reduce(dg_graph *graph, const char *name,
+                                 dg_reduce_fn fn, dg_tensor x,
+                                 const int32_t *axes, int axis_count,
+                                 int keepdims);
+/* y = x - max - log(sum exp(x - max)) along axis (in [-rank, rank)),
+ * f32/f16; the same shape as x. */
+DG_API dg_tensor dg_graph_log_softmax(dg_graph *graph, const char *name,
+                                      dg_tensor x, int32_t axis);
+/* Normalises x over axes [axis, rank) (axis in [-rank, rank)):
+ * (x - mean) / sqrt(var + epsilon) * scale (+ bias), var the biased
+ * variance; scale and bias have the shape of x's dims from axis on (or
+ * broadcast to it, numpy rules); bias may be DG_TENSOR_NONE. All of x's
+ * dtype (f32/f16); epsilon >= 0 and finite. Errors name x, scale, bias,
+ * axis or epsilon. */
+DG_API dg_tensor dg_graph_layer_norm(dg_graph *graph, const char *name,
+                                     dg_tensor x, dg_tensor scale,
+                                     dg_tensor bias, int32_t axis,
+                                     float epsilon);
+/* The functions of dg_graph_unary (values are ABI: new ones are
+ * appended). alpha and beta are the parameters noted; ONNX's defaults are
+ * in src/ops/unary.def. */
+typedef enum dg_unary_fn {
+  DG_UNARY_INVALID = 0,
+  DG_UNARY_TANH,
+  DG_UNARY_EXP,
+  DG_UNARY_LOG,
+  DG_UNARY_SQRT,
+  DG_UNARY_RECIPROCAL,
+  DG_UNARY_ABS,
+  DG_UNARY_NEG,
+  DG_UNARY_ERF,
+  DG_UNARY_GELU,         /* 0.5 x (1 + erf(x / sqrt 2)) */
+  DG_UNARY_GELU_TANH,    /* gelu's tanh approximation */
+  DG_UNARY_HARD_SIGMOID, /* max(0, min(1, alpha*x + beta)) */
+  DG_UNARY_HARD_SWISH,   /* x * max(0, min(1, x/6 + 1/2)) */
+  DG_UNARY_SILU,         /* x * sigmoid(x) */
+  DG_UNARY_LEAKY_RELU,   /* alpha */
+  DG_UNARY_ELU,          /* alpha */
+  DG_UNARY_SELU,         /* alpha, beta = gamma */
+  DG_UNARY_CELU,         /* alpha (not 0) */
+  DG_UNARY_SOFTPLUS,
+  DG_UNARY_SOFTSIGN,
+  DG_UNARY_MISH,
+  DG_UNARY_THRESHOLDED_RELU, /* alpha */
+  DG_UNARY_SHRINK,           /* alpha = lambd, beta = bias */
+  DG_UNARY_SIN,
+  DG_UNARY_COS,
+  DG_UNARY_TAN,
+  DG_UNARY_ASIN,
+  DG_UNARY_ACOS,
+  DG_UNARY_ATAN,
+  DG_UNARY_SINH,
+  DG_UNARY_COSH,
+  DG_UNARY_ASINH,
+  DG_UNARY_ACOSH,
+  DG_UNARY_ATANH,
+  DG_UNARY_FLOOR,
+  DG_UNARY_CEIL,
+  DG_UNARY_ROUND, /* half to even */
+  DG_UNARY_SIGN,
+  DG_UNARY_COUNT_
+} dg_unary_fn;
+DG_API const char *dg_unary_fn_name(dg_unary_fn fn); /* "tanh", ...; "?" */
+/* y = fn(x), elementwise, f32 or f16 (computed in float, stored in x's
+ * dtype). alpha and beta are the function's parameters where the table
+ * above says so (finite), and must be 0 otherwise. Errors: fn not a
+ * function ("fn"), a parameter it does not take or not finite ("alpha",
+ * "beta"), x not a float tensor of the graph ("x"). */
+DG_API dg_tensor dg_graph_unary(dg_graph *graph, const char *name,
+                                dg_unary_fn fn, dg_tensor x, float alpha,
+                                float beta);
 /* y = min(max(x, lo), hi); relu6 is clip(0, 6). lo <= hi. */
 DG_API dg_tensor dg_graph_clip(dg_graph *graph, const char *name,
                                dg_tensor x, float lo, float hi);
@@ -591,6 +700,41 @@ DG_API dg_tensor dg_graph_flatten(dg_graph *graph, const char *name,
 DG_API dg_tensor dg_graph_concat(dg_graph *graph, const char *name,
                                  const dg_tensor *tensors, int32_t count,
                                  int32_t axis);
+/* Data movement (f32, f16, i8, u8, i32; an int8 output keeps x's
+ * quantisation). */
+/* out.dims[d] = x.dims[perm[d]]. perm: rank(x) entries, a permutation of
+ * 0..rank-1 (copied); NULL reverses the axes. */
+DG_API dg_tensor dg_graph_transpose(dg_graph *graph, const char *name,
+                                    dg_tensor x, const int32_t *perm);
+/* Per axis (rank(x) entries each, copied): numpy/ONNX Slice semantics --
+ * negative starts/ends count from the end, clamped to the axis; steps
+ * non-zero, negative steps walk backwards; steps NULL means 1. An empty
+ * result is an error (DG_ERROR_INVALID_SHAPE) since tensors have dims >= 1. */
+DG_API dg_tensor dg_graph_slice(dg_graph *graph, const char *name, dg_tensor x,
+                                const int64_t *starts, const int64_t *ends,
+                                const int64_t *steps);
+typedef enum dg_pad_mode {
+  DG_PAD_CONSTANT = 0, /* value */
+  DG_PAD_REFLECT,      /* mirrored without the edge: pads < dim */
+  DG_PAD_EDGE,         /* the edge element repeated */
+  DG_PAD_WRAP          /* periodic: from the other end */
+} dg_pad_mode;
+/* pads: 2*rank entries, the begins of every axis then the ends (ONNX
+ * order), each >= 0 (copied); value is the constant for DG_PAD_CONSTANT
+ * (for int8, a real value quantised with x's parameters; for i32, rounded
+ * to nearest and saturated). */
+DG_API dg_tensor dg_graph_pad(dg_graph *graph, const char *name, dg_tensor x,
+                              const int64_t *pads, dg_pad_mode mode,
+                              float value);
+/* Broadcasts x to dims (numpy rules: the result's shape is the broadcast of
+ * x's and dims, so a 1 in dims keeps x's dim). dims: rank entries, copied. */
+DG_API dg_tensor dg_graph_expand(dg_graph *graph, const char *name, dg_tensor x,
+                                 int rank, const int64_t *dims);
+/* out = x taken along axis at indices (a CONSTANT i32 tensor, values in
+ * [-d, d) where d = x.dims[axis], negative counting from the end); out
+ * shape x.dims[:axis] + indices.dims + x.dims[axis+1:]. */
+DG_API dg_tensor dg_graph_gather(dg_graph *graph, const char *name, dg_tensor x,
+                                 dg_tensor indices, int32_t axis);
 /* f32 -> i8/u8/i32 with q (per-tensor or per channel):
  * q = saturate(round_half_even(x / scale) + zero). */
 DG_API dg_tensor dg_graph_quantize(dg_graph *graph, const char *name,

@@ -70,7 +70,10 @@ static dg_graph *every_op(void) {
   dg_tensor ap = dg_graph_avg_pool2d(g, "avg", mp, &pp);
   dg_tensor sum = dg_graph_binary(g, "binary", DG_BINARY_MAX,
                                   dg_graph_add(g, "add", ap, mp), mp);
-  dg_tensor r = dg_graph_relu(g, "relu", dg_graph_sigmoid(g, "sigmoid", sum));
+  dg_tensor r =
+      dg_graph_relu(g, "relu",
+                    dg_graph_unary(g, "unary", DG_UNARY_TANH,
+                                   dg_graph_sigmoid(g, "sigmoid", sum), 0, 0));
   dg_tensor cl = dg_graph_clip(g, "clip", r, -1.0f, 2.0f);
   dg_tensor cat_in[2] = {cl, r};
   dg_tensor cat = dg_graph_concat(g, "concat", cat_in, 2, 1);
@@ -84,6 +87,14 @@ static dg_graph *every_op(void) {
                                DG_TENSOR_NONE, DG_ACTIVATION_RELU);
   dg_graph_output(g, "softmax", dg_graph_softmax(g, "softmax", f, 1),
                   DG_LAYOUT_NCHW);
+  dg_tensor_desc lnd = {.dtype = DG_DTYPE_F32, .rank = 1, .dims = {16}};
+  dg_tensor ln = dg_graph_layer_norm(
+      g, "layer_norm", dg_graph_log_softmax(g, "log_softmax", cat, -1),
+      dg_graph_constant(g, "ln_scale", &lnd, fc, 0), DG_TENSOR_NONE, -1, 1e-5f);
+  dg_graph_output(g, "reduce",
+                  dg_graph_reduce(g, "reduce", DG_REDUCE_MEAN, ln,
+                                  (int32_t[]){1, -1}, 2, 1),
+                  DG_LAYOUT_NCHW);
   int64_t dims[2] = {8, -1};
   dg_tensor m = dg_graph_matmul(g, "matmul",
                                 dg_graph_reshape(g, "reshape", f, 2, dims), f);
@@ -94,6 +105,21 @@ static dg_graph *every_op(void) {
   dg_graph_output(g, "arg_reduce",
                   dg_graph_arg_reduce(g, "arg_reduce", DG_ARG_MIN, wh, 1, 1, 1),
                   DG_LAYOUT_NCHW);
+
+  /* Data movement, on c ([1, 8, 16, 16]). */
+  static const int32_t gidx[2] = {3, -1};
+  dg_tensor_desc gid = {.dtype = DG_DTYPE_I32, .rank = 1, .dims = {2}};
+  dg_tensor mv =
+      dg_graph_transpose(g, "transpose", c, (const int32_t[]){0, 2, 3, 1});
+  mv = dg_graph_slice(g, "slice", mv, (const int64_t[]){0, 1, -1, 2},
+                      (const int64_t[]){1, 9, -17, 8},
+                      (const int64_t[]){1, 2, -1, 3});
+  mv = dg_graph_pad(g, "pad", mv, (const int64_t[]){1, 0, 2, 1, 0, 3, 0, 1},
+                    DG_PAD_CONSTANT, 0.5f);
+  mv = dg_graph_expand(g, "expand", mv, 5, (const int64_t[]){2, 1, 1, 1, 1});
+  mv = dg_graph_gather(g, "gather", mv,
+                       dg_graph_constant(g, "gidx", &gid, gidx, 0), 3);
+  dg_graph_output(g, "movement", mv, DG_LAYOUT_NCHW);
 
   /* The int8 ops. */
   dg_quant_params q = {.scale = 0.05f, .zero_point = 3};
@@ -131,11 +157,11 @@ static void params_as_declared(void) {
   dg_graph *g = every_op();
   CHECK(dg_graph_status(g) == DG_OK, "a graph with every op builds: %s",
         dg_graph_error(g) ? dg_graph_error(g)->message : "ok");
-  unsigned seen = 0;
+  uint64_t seen = 0; /* dg_device_info.ops is 64 bits: so is this */
   int stray = 0;
   for (int i = 0; i < g->ir.node_count; i++) {
     const dg_node *n = &g->ir.nodes[i];
-    seen |= 1u << n->op;
+    seen |= 1ull << n->op;
     unsigned extra = dg_node_params_set(&n->p) & ~dg_op_def_get(n->op)->reads;
     if (extra) {
       printf("# node %d '%s' (%s) sets DG_P_* 0x%x beyond ops.def\n", i,
@@ -143,13 +169,13 @@ static void params_as_declared(void) {
       stray++;
     }
   }
-  unsigned all = 0;
+  uint64_t all = 0;
   for (int op = 1; op < DG_OP_COUNT_; op++)
-    all |= 1u << op;
+    all |= 1ull << op;
   CHECK(seen == all && !stray,
         "every op's node carries only the parameters ops.def lists (ops "
-        "covered 0x%x of 0x%x, %d nodes beyond)",
-        seen, all, stray);
+        "covered 0x%llx of 0x%llx, %d nodes beyond)",
+        (unsigned long long)seen, (unsigned long long)all, stray);
   dg_graph_destroy(g);
 }
 
@@ -221,6 +247,18 @@ static dg_graph *one_node(dg_op op, int dev) {
   case DG_OP_SIGMOID:
     y = dg_graph_sigmoid(g, "n", x);
     break;
+  case DG_OP_REDUCE:
+    y = dg_graph_reduce(g, "n", DG_REDUCE_SUM, x, (int32_t[]){1}, 1, 0);
+    break;
+  case DG_OP_LOG_SOFTMAX:
+    y = dg_graph_log_softmax(g, "n", x, 1);
+    break;
+  case DG_OP_LAYER_NORM:
+    y = dg_graph_layer_norm(g, "n", x, x, DG_TENSOR_NONE, 0, 1e-5f);
+    break;
+  case DG_OP_UNARY:
+    y = dg_graph_unary(g, "n", DG_UNARY_ELU, x, 1.0f, 0);
+    break;
   case DG_OP_CLIP:
     y = dg_graph_clip(g, "n", x, 0, 1);
     break;
@@ -247,6 +285,27 @@ static dg_graph *one_node(dg_op op, int dev) {
   case DG_OP_DEQUANTIZE:
     y = dg_graph_dequantize(g, "n", x);
     break;
+  case DG_OP_TRANSPOSE:
+    y = dg_graph_transpose(g, "n", x, NULL);
+    break;
+  case DG_OP_SLICE:
+    y = dg_graph_slice(g, "n", x, (const int64_t[]){0, 1, 0, -1},
+                       (const int64_t[]){1, 3, 8, -9},
+                       (const int64_t[]){1, 1, 2, -1});
+    break;
+  case DG_OP_PAD:
+    y = dg_graph_pad(g, "n", x, (const int64_t[]){0, 1, 0, 2, 0, 0, 1, 2},
+                     DG_PAD_REFLECT, 0);
+    break;
+  case DG_OP_EXPAND:
+    y = dg_graph_expand(g, "n", x, 5, (const int64_t[]){2, 1, 4, 8, 8});
+    break;
+  case DG_OP_GATHER: {
+    static const int32_t idx[3] = {2, -1, 0};
+    dg_tensor_desc id = {.dtype = DG_DTYPE_I32, .rank = 1, .dims = {3}};
+    y = dg_graph_gather(g, "n", x, dg_graph_constant(g, "i", &id, idx, 0), 1);
+    break;
+  }
   default:
     dg_graph_destroy(g);
     return NULL;

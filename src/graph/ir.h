@@ -49,9 +49,17 @@ typedef struct dg_node_params {
   dg_activation activation;
   int32_t axis;
   float clip_lo, clip_hi;
-  int32_t fn;
-  int32_t keepdims;          /* DG_P_AXES: reductions keep the axis */
-  int32_t select_last_index; /* DG_P_SELECT_LAST: arg reductions' ties */
+  int32_t perm[DG_MAX_RANK];                       /* out axis d <- perm[d] */
+  int64_t starts[DG_MAX_RANK], steps[DG_MAX_RANK]; /* first index; non-zero */
+  int64_t pad_begin[DG_MAX_RANK], pad_end[DG_MAX_RANK];
+  int32_t pad_mode;   /* dg_pad_mode */
+  float pad_value;    /* real value (quantised by the kernels' view) */
+  int32_t fn;         /* the op's function kind (reduce: a dg_reduce_fn) */
+  uint32_t axes_mask; /* reduce: bit d set where axis d is reduced */
+  int32_t keepdims;   /* reduce: 1 where reduced axes stay as 1 */
+  float epsilon;      /* normalisations: added to the variance */
+  float alpha, beta;  /* unary: the function's parameters */
+  int32_t select_last_index; /* arg_reduce: ties go to the last index */
 } dg_node_params;
 
 /* The fields of dg_node_params, as bits for ops.def's "reads" column. */
@@ -67,7 +75,12 @@ enum {
   DG_P_AXIS = 1 << 8,
   DG_P_CLIP = 1 << 9, /* clip_lo and clip_hi */
   DG_P_FN = 1 << 10,
-  DG_P_AXES = 1 << 14, /* keepdims */
+  DG_P_PERM = 1 << 18,
+  DG_P_SLICE = 1 << 19, /* starts and steps */
+  DG_P_PAD = 1 << 20,   /* pad_begin, pad_end, pad_mode, pad_value */
+  DG_P_AXES = 1 << 14,  /* axes_mask and keepdims */
+  DG_P_EPSILON = 1 << 15,
+  DG_P_ALPHA = 1 << 11, /* alpha and beta */
   DG_P_SELECT_LAST = 1 << 26,
 };
 /* The DG_P_* bits of the fields of p that are not zero. */

@@ -44,6 +44,18 @@ static const char *whole_name(const dg_plan *p, const dg_plan_node *n) {
   return p->ir ? p->ir->nodes[n->node_index].name : n->node_name;
 }
 
+/* What the op column shows: the op's name, and for a family op with a
+ * function kind (unary) the function too, "unary:tanh". */
+static const char *op_label(const dg_plan *p, const dg_plan_node *n, char *buf,
+                            size_t size) {
+  if (n->op == DG_OP_UNARY && p->ir) {
+    snprintf(buf, size, "%s:%s", dg_op_name(n->op),
+             dg_unary_fn_name((dg_unary_fn)p->ir->nodes[n->node_index].p.fn));
+    return buf;
+  }
+  return dg_op_name(n->op);
+}
+
 dg_status dg_plan_write(const dg_plan *p, dg_plan_format format, FILE *out) {
   if (!p || !out)
     return DG_ERROR_INVALID_ARGUMENT;
@@ -55,9 +67,16 @@ dg_status dg_plan_write(const dg_plan *p, dg_plan_format format, FILE *out) {
       if (len > (size_t)width)
         width = len > 4096 ? 4096 : (int)len;
     }
-    fprintf(out, "%-3s %-*s %-16s %-8s %-9s %10s %10s %10s %s\n", "#", width,
-            "node", "op", "device", "reason", "est_us", "run_us", "moved_B",
-            "why");
+    int op_width = 16;
+    char op[64];
+    for (int i = 0; i < p->node_count; i++) {
+      size_t len = strlen(op_label(p, &p->nodes[i], op, sizeof op));
+      if (len > (size_t)op_width)
+        op_width = (int)len;
+    }
+    fprintf(out, "%-3s %-*s %-*s %-8s %-9s %10s %10s %10s %s\n", "#", width,
+            "node", op_width, "op", "device", "reason", "est_us", "run_us",
+            "moved_B", "why");
     for (int i = 0; i < p->node_count; i++) {
       const dg_plan_node *n = &p->nodes[i];
       char dev[24];
@@ -65,9 +84,9 @@ dg_status dg_plan_write(const dg_plan *p, dg_plan_format format, FILE *out) {
                n->device_index);
       char dev_note[64] = "";
       deviation_note(p, n, dev_note, sizeof dev_note);
-      fprintf(out, "%-3d %-*s %-16s %-8s %-9s %10.2f %10.2f %10llu %s%s\n", i,
-              width, whole_name(p, n), dg_op_name(n->op), dev,
-              reason_word(n->reason), n->estimated_us, n->measured_us,
+      fprintf(out, "%-3d %-*s %-*s %-8s %-9s %10.2f %10.2f %10llu %s%s\n", i,
+              width, whole_name(p, n), op_width, op_label(p, n, op, sizeof op),
+              dev, reason_word(n->reason), n->estimated_us, n->measured_us,
               (unsigned long long)n->bytes_transferred, n->reason_text,
               dev_note);
     }
@@ -85,9 +104,11 @@ dg_status dg_plan_write(const dg_plan *p, dg_plan_format format, FILE *out) {
     fprintf(out, "  n%d [label=\"", i);
     for (const char *c = whole_name(p, n); *c; c++)
       fputc(*c == '"' || *c == '\\' ? '_' : *c, out);
-    fprintf(out, "\\n%s\\n%s:%d %.1fus\", fillcolor=%s];\n", dg_op_name(n->op),
-            dg_device_kind_name(n->device_kind), n->device_index,
-            n->estimated_us, dg_device_kind_colour(n->device_kind));
+    char op[64];
+    fprintf(out, "\\n%s\\n%s:%d %.1fus\", fillcolor=%s];\n",
+            op_label(p, n, op, sizeof op), dg_device_kind_name(n->device_kind),
+            n->device_index, n->estimated_us,
+            dg_device_kind_colour(n->device_kind));
   }
   for (int i = 0; p->ir && i < p->node_count; i++) {
     const dg_node *n = &p->ir->nodes[i];

@@ -556,6 +556,25 @@ static const char *const value_attr[] = {"value", NULL};
 /* Legacy broadcasting (opsets 1-6; onnx_ops_binary.c refuses them later). */
 static const char *const legacy_bcast_attrs[] = {"broadcast", "axis", NULL};
 static const char *const mod_attrs[] = {"fmod", NULL};
+/* The data movement ops' attributes (handlers in onnx_ops_movement.c).
+ * Split is taken from opset 2: opset 1 also had a split input, which the
+ * handler does not read. */
+static const char *const perm_attr[] = {"perm", NULL};
+static const char *const slice_attrs[] = {"starts", "ends", "axes", NULL};
+static const char *const pad_attrs[] = {"pads", "paddings", "mode", "value",
+                                        NULL};
+static const char *const split_attrs[] = {"axis", "split", "num_outputs", NULL};
+static const char *const blocksize_attr[] = {"blocksize", NULL};
+static const char *const depth_to_space_attrs[] = {"blocksize", "mode", NULL};
+static const char *const reduce_attrs[] = {"axes", "keepdims",
+                                           "noop_with_empty_axes", NULL};
+static const char *const layer_norm_attrs[] = {"axis", "epsilon", "stash_type",
+                                               NULL};
+static const char *const alpha_attr[] = {"alpha", NULL};
+static const char *const alpha_beta_attrs[] = {"alpha", "beta", NULL};
+static const char *const gelu_attrs[] = {"approximate", NULL};
+static const char *const selu_attrs[] = {"alpha", "gamma", NULL};
+static const char *const shrink_attrs[] = {"bias", "lambd", NULL};
 static const char *const arg_attrs[] = {"axis", "keepdims", "select_last_index",
                                         NULL};
 static const char *const isinf_attrs[] = {"detect_negative", "detect_positive",
@@ -567,37 +586,93 @@ static const char *const isinf_attrs[] = {"detect_negative", "detect_positive",
  * consumed_inputs) are refused by the attribute lists. Add, Sub, Mul, Div
  * and Pow read their opset 1-6 broadcast and axis (onnx_ops_binary.c). */
 static const tr_op table[] = {
+    {"Abs", 1, 22, NULL, tr_op_unary},
+    {"Acos", 7, 22, NULL, tr_op_unary},
+    {"Acosh", 9, 22, NULL, tr_op_unary},
     {"Add", 1, 22, legacy_bcast_attrs, tr_op_add},
+    {"Asin", 7, 22, NULL, tr_op_unary},
+    {"Asinh", 9, 22, NULL, tr_op_unary},
+    {"Atan", 7, 22, NULL, tr_op_unary},
+    {"Atanh", 9, 22, NULL, tr_op_unary},
     {"AveragePool", 1, 22, avg_pool_attrs, op_avg_pool},
+    {"Ceil", 1, 22, NULL, tr_op_unary},
+    {"Celu", 12, 22, alpha_attr, tr_op_unary},
     {"Clip", 1, 22, clip_attrs, op_clip},
     {"Concat", 1, 22, axis_attr, op_concat},
     {"Constant", 1, 22, constant_attrs, op_constant},
     {"Conv", 1, 22, conv_attrs, op_conv},
+    {"Cos", 7, 22, NULL, tr_op_unary},
+    {"Cosh", 9, 22, NULL, tr_op_unary},
+    {"DepthToSpace", 1, 22, depth_to_space_attrs, tr_op_depth_to_space},
     {"DequantizeLinear", 10, 22, axis_attr, tr_op_dequantize},
     {"Div", 1, 22, legacy_bcast_attrs, tr_op_div},
     {"Dropout", 1, 22, dropout_attrs, op_identity},
+    {"Elu", 1, 22, alpha_attr, tr_op_unary},
+    {"Erf", 9, 22, NULL, tr_op_unary},
+    {"Exp", 1, 22, NULL, tr_op_unary},
+    {"Expand", 8, 22, NULL, tr_op_expand},
     {"Flatten", 1, 22, axis_attr, op_flatten},
+    {"Floor", 1, 22, NULL, tr_op_unary},
+    {"Gather", 1, 22, axis_attr, tr_op_gather},
+    {"Gelu", 20, 22, gelu_attrs, tr_op_unary},
     {"Gemm", 1, 22, gemm_attrs, op_gemm},
     {"GlobalAveragePool", 1, 22, NULL, op_global_avg_pool},
+    {"HardSigmoid", 1, 22, alpha_beta_attrs, tr_op_unary},
+    {"HardSwish", 14, 22, NULL, tr_op_unary},
     {"Identity", 1, 22, NULL, op_identity},
+    {"LayerNormalization", 17, 22, layer_norm_attrs, tr_op_layer_norm},
+    {"LeakyRelu", 1, 22, alpha_attr, tr_op_unary},
+    {"Log", 1, 22, NULL, tr_op_unary},
+    {"LogSoftmax", 1, 22, axis_attr, tr_op_log_softmax},
     {"MatMul", 1, 22, NULL, op_matmul},
     {"Max", 1, 22, NULL, tr_op_max},
     {"MaxPool", 1, 22, max_pool_attrs, op_max_pool},
     {"Mean", 1, 22, NULL, tr_op_mean},
     {"Min", 1, 22, NULL, tr_op_min},
+    {"Mish", 18, 22, NULL, tr_op_unary},
     {"Mod", 10, 22, mod_attrs, tr_op_mod},
     {"Mul", 1, 22, legacy_bcast_attrs, tr_op_mul},
+    {"Neg", 1, 22, NULL, tr_op_unary},
     {"PRelu", 1, 22, NULL, tr_op_prelu},
+    {"Pad", 1, 22, pad_attrs, tr_op_pad},
     {"Pow", 1, 22, legacy_bcast_attrs, tr_op_pow},
     {"QLinearConv", 10, 22, conv_attrs, tr_op_qlinear_conv},
     {"QLinearMatMul", 10, 22, NULL, tr_op_qlinear_matmul},
     {"QuantizeLinear", 10, 22, quantize_attrs, tr_op_quantize},
+    {"Reciprocal", 1, 22, NULL, tr_op_unary},
+    {"ReduceL1", 1, 22, reduce_attrs, tr_op_reduce},
+    {"ReduceL2", 1, 22, reduce_attrs, tr_op_reduce},
+    {"ReduceLogSum", 1, 22, reduce_attrs, tr_op_reduce},
+    {"ReduceLogSumExp", 1, 22, reduce_attrs, tr_op_reduce},
+    {"ReduceMax", 1, 22, reduce_attrs, tr_op_reduce},
+    {"ReduceMean", 1, 22, reduce_attrs, tr_op_reduce},
+    {"ReduceMin", 1, 22, reduce_attrs, tr_op_reduce},
+    {"ReduceProd", 1, 22, reduce_attrs, tr_op_reduce},
+    {"ReduceSum", 1, 22, reduce_attrs, tr_op_reduce},
+    {"ReduceSumSquare", 1, 22, reduce_attrs, tr_op_reduce},
     {"Relu", 1, 22, NULL, op_relu},
     {"Reshape", 5, 22, reshape_attrs, op_reshape},
+    {"Round", 11, 22, NULL, tr_op_unary},
+    {"Selu", 1, 22, selu_attrs, tr_op_unary},
+    {"Shrink", 9, 22, shrink_attrs, tr_op_unary},
     {"Sigmoid", 6, 22, NULL, op_sigmoid},
+    {"Sign", 9, 22, NULL, tr_op_unary},
+    {"Sin", 7, 22, NULL, tr_op_unary},
+    {"Sinh", 9, 22, NULL, tr_op_unary},
+    {"Slice", 1, 22, slice_attrs, tr_op_slice},
     {"Softmax", 1, 22, axis_attr, op_softmax},
+    {"Softplus", 1, 22, NULL, tr_op_unary},
+    {"Softsign", 1, 22, NULL, tr_op_unary},
+    {"SpaceToDepth", 1, 22, blocksize_attr, tr_op_space_to_depth},
+    {"Split", 2, 22, split_attrs, tr_op_split},
+    {"Sqrt", 1, 22, NULL, tr_op_unary},
     {"Sub", 1, 22, legacy_bcast_attrs, tr_op_sub},
     {"Sum", 1, 22, NULL, tr_op_sum},
+    {"Tan", 7, 22, NULL, tr_op_unary},
+    {"Tanh", 1, 22, NULL, tr_op_unary},
+    {"ThresholdedRelu", 10, 22, alpha_attr, tr_op_unary},
+    {"Tile", 6, 22, NULL, tr_op_tile},
+    {"Transpose", 1, 22, perm_attr, tr_op_transpose},
     /* Comparisons, logic, selection (onnx_ops_compare.c); they fold on
      * constants first. The two-input ones read opset 1-6 broadcast. */
     {"And", 1, 22, legacy_bcast_attrs, tr_op_and},

@@ -124,6 +124,9 @@ bool tr_fold_has(const dg_onnx_node *n);
 void tr_op_fold_only(tr *t);
 /* Squeeze and Unsqueeze of a run-time tensor: a reshape. */
 void tr_op_squeeze(tr *t);
+/* onnx_ops_unary.c: every op that is one dg_graph_unary function (its
+ * rows in the op table name it). */
+void tr_op_unary(tr *t);
 
 /* onnx_qdq.c */
 /* Scale (input si) and zero point (zi, optional; -1: none) of the current
@@ -149,6 +152,21 @@ void tr_op_max(tr *t);
 void tr_op_min(tr *t);
 void tr_op_sum(tr *t);
 void tr_op_mean(tr *t);
+/* onnx_ops_movement.c */
+void tr_op_transpose(tr *t);
+void tr_op_slice(tr *t);
+void tr_op_pad(tr *t);
+void tr_op_expand(tr *t);
+void tr_op_gather(tr *t);
+void tr_op_split(tr *t);
+void tr_op_depth_to_space(tr *t);
+void tr_op_space_to_depth(tr *t);
+void tr_op_tile(tr *t);
+/* onnx_ops_reduce.c: every ReduceX op (by op_type), LogSoftmax,
+ * LayerNormalization. */
+void tr_op_reduce(tr *t);
+void tr_op_log_softmax(tr *t);
+void tr_op_layer_norm(tr *t);
 /* Input b of a two-input elementwise op under the opset 1-6 broadcast and
  * axis attributes (as the op's B); from 7, b itself. */
 dg_tensor tr_legacy_b(tr *t, dg_tensor a, dg_tensor b);

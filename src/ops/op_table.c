@@ -17,6 +17,8 @@ enum {
                  "ops.def: " #e " is not on the line of its dg_op value");
 #include "ops.def"
 #undef DG_OP
+/* dg_device_info.ops has a bit per op. */
+_Static_assert(DG_OP_COUNT_ <= 64, "dg_device_info.ops holds 64 ops");
 _Static_assert(OP_LINES + 1 == DG_OP_COUNT_,
                "ops.def does not have one line per dg_op");
 
@@ -53,7 +55,18 @@ unsigned dg_node_params_set(const dg_node_params *p) {
   FIELD(DG_P_CLIP, clip_lo)
   FIELD(DG_P_CLIP, clip_hi)
   FIELD(DG_P_FN, fn)
+  FIELD(DG_P_PERM, perm)
+  FIELD(DG_P_SLICE, starts)
+  FIELD(DG_P_SLICE, steps)
+  FIELD(DG_P_PAD, pad_begin)
+  FIELD(DG_P_PAD, pad_end)
+  FIELD(DG_P_PAD, pad_mode)
+  FIELD(DG_P_PAD, pad_value)
+  FIELD(DG_P_AXES, axes_mask)
   FIELD(DG_P_AXES, keepdims)
+  FIELD(DG_P_EPSILON, epsilon)
+  FIELD(DG_P_ALPHA, alpha)
+  FIELD(DG_P_ALPHA, beta)
   FIELD(DG_P_SELECT_LAST, select_last_index)
 #undef FIELD
   return set;

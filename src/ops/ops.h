@@ -38,6 +38,17 @@ const dg_op_def *dg_op_def_get(dg_op op); /* NULL for an invalid op */
 
 /* Shared by ops and targets. */
 
+/* One line of unary.def (the functions of dg_graph_unary): its name, the
+ * parameters it takes (0, 1: alpha, 2: alpha and beta), ONNX's defaults
+ * of them and the range tests draw inputs from. */
+typedef struct dg_unary_def {
+  const char *name;
+  int params;
+  double alpha0, beta0;
+  double lo, hi;
+} dg_unary_def;
+const dg_unary_def *dg_unary_def_get(int fn); /* NULL for an invalid fn */
+
 /* Output-size rule for one spatial axis; returns < 1 when invalid. pads
  * are resolved in place for SAME padding. */
 int64_t dg_window_out(int64_t in, int32_t k, int32_t stride, int32_t dil,
@@ -65,5 +76,49 @@ bool dg_matmul_shape_get(const dg_tensor_desc *a, const dg_tensor_desc *b,
 /* Index of the a (and b) matrix used for batch index i. */
 void dg_matmul_batch_index(const dg_matmul_shape *s, int64_t i, int64_t *ai,
                            int64_t *bi);
+
+/* A reduction's geometry (reduce.c): x's dims split into the kept and the
+ * reduced ones, adjacent dims of one kind merged and dims of 1 dropped, so
+ * each kind has at most 3 (they alternate). The output is the kept dims in
+ * order; output element o starts at the offset of o decomposed over kdim
+ * (last fastest) times kstr, and its reduced elements are at that plus
+ * each index decomposed over rdim times rstr. */
+typedef struct dg_reduce_shape {
+  int64_t outputs, count; /* output elements; elements reduced into each */
+  int kr, rr;
+  int64_t kdim[3], kstr[3], rdim[3], rstr[3];
+} dg_reduce_shape;
+void dg_reduce_shape_get(const dg_tensor_desc *x, uint32_t axes_mask,
+                         dg_reduce_shape *s);
+/* Whether a GPU kernel reduces each output in one invocation (serially)
+ * rather than with a workgroup: short reductions (up to 64), and up to
+ * 16384 elements where the outputs are many (4096 or more) and the
+ * innermost kept dim is contiguous, so that neighbouring invocations read
+ * neighbouring elements (a reduction over an outer axis). */
+static inline bool dg_reduce_serial(const dg_reduce_shape *s) {
+  return s->count <= 64 || (s->count <= 16384 && s->outputs >= 4096 &&
+                            s->kr > 0 && s->kstr[s->kr - 1] == 1);
+}
+/* Offset of index i decomposed over r dims dim with strides str. */
+static inline int64_t dg_reduce_offset(int r, const int64_t *dim,
+                                       const int64_t *str, int64_t i) {
+  int64_t off = 0;
+  for (int d = r - 1; d >= 0; d--) {
+    off += (i % dim[d]) * str[d];
+    i /= dim[d];
+  }
+  return off;
+}
+
+/* Layer norm's rows (reduce.c): rows of len elements, and the element
+ * strides of scale (and bias) broadcast to x's dims from the axis on
+ * (rank dims, zero on broadcast axes; sb all zero without a bias). */
+typedef struct dg_layer_norm_shape {
+  int64_t rows, len;
+  int rank;
+  int64_t dims[DG_MAX_RANK], ss[DG_MAX_RANK], sb[DG_MAX_RANK];
+} dg_layer_norm_shape;
+void dg_layer_norm_shape_get(const dg_ir *ir, const dg_node *n,
+                             dg_layer_norm_shape *s);
 
 #endif

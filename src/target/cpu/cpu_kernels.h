@@ -64,6 +64,11 @@ void dg_cpu_binary(int fn, int rank, const int64_t *dims, const float *a,
  * (x and y may be the same array). sigmoid.c says how. */
 void dg_cpu_sigmoid(const float *x, float *y, int64_t n);
 
+/* y[i] = fn(x[i]) for i < n, fn a dg_unary_fn with parameters a and b
+ * (src/ops/unary.def; x and y may be the same array). unary.c. */
+void dg_cpu_unary(int fn, const float *x, float *y, int64_t n, float a,
+                  float b);
+
 /* The sum of n floats stride apart, accumulated in double (cpu_ops.c):
  * the reductions' (global average pooling, softmax) accurate at any
  * size. */

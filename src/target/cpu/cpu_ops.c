@@ -4,6 +4,8 @@
  * reference kernel in src/ops. */
 #include "cpu_ops.h"
 #include "conv_f32.h"
+#include "cpu_reduce.h"
+#include "movement.h"
 
 #include "../../graph/session.h"
 #include "../../ops/ops.h"
@@ -865,10 +867,19 @@ static const struct cpu_op_entry {
     {DG_OP_SIGMOID, sigmoid_k, NULL},
     {DG_OP_ADD, binary_k, NULL},
     {DG_OP_BINARY, binary_k, NULL},
+    {DG_OP_UNARY, dg_cpu_unary_node, NULL},
     {DG_OP_RESHAPE, copy_k, NULL},
     {DG_OP_CONCAT, concat_k, NULL},
     {DG_OP_QUANTIZE, quantize_k, NULL},
     {DG_OP_DEQUANTIZE, dequantize_k, NULL},
+    {DG_OP_TRANSPOSE, dg_cpu_view_k, NULL},
+    {DG_OP_SLICE, dg_cpu_view_k, NULL},
+    {DG_OP_PAD, dg_cpu_view_k, NULL},
+    {DG_OP_EXPAND, dg_cpu_view_k, NULL},
+    {DG_OP_GATHER, dg_cpu_gather_k, NULL},
+    {DG_OP_REDUCE, dg_cpu_reduce_k, NULL},
+    {DG_OP_LOG_SOFTMAX, dg_cpu_log_softmax_k, NULL},
+    {DG_OP_LAYER_NORM, dg_cpu_layer_norm_k, NULL},
     {DG_OP_COMPARE, dg_cpu_compare_k, NULL},
     {DG_OP_WHERE, dg_cpu_where_k, NULL},
     {DG_OP_ARG_REDUCE, dg_cpu_arg_reduce_k, NULL},
@@ -896,7 +907,8 @@ bool dg_cpu_node_prepare(dg_cpu_node *cn, const dg_ir *ir, const dg_node *n,
   cn->f16 = dg_ir_tensor(ir, n->output)->desc.dtype == DG_DTYPE_F16 ||
             (n->input_count &&
              dg_ir_tensor(ir, n->inputs[0])->desc.dtype == DG_DTYPE_F16);
-  if (n->op == DG_OP_RESHAPE || n->op == DG_OP_CONCAT || n->op == DG_OP_WHERE)
+  if (n->op == DG_OP_RESHAPE || n->op == DG_OP_CONCAT ||
+      dg_cpu_moves_bytes(n->op) || n->op == DG_OP_WHERE)
     cn->f16 = false; /* moves bytes, whatever they hold */
   if (n->op == DG_OP_COMPARE || n->op == DG_OP_ARG_REDUCE)
     cn->f16 = false; /* reads f16 itself; the output is bool or i64 */

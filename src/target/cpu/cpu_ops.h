@@ -41,6 +41,9 @@ bool dg_cpu_node_prepare(dg_cpu_node *cn, const dg_ir *ir, const dg_node *n,
                          int threads);
 void dg_cpu_node_release(dg_cpu_node *cn);
 
+/* The kernel of DG_OP_UNARY (unary.c). */
+void dg_cpu_unary_node(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                       void *out, void *scratch);
 /* compare.c: the bool-valued ops and arg_reduce, on every dtype as stored
  * (their nodes skip the f16 staging). */
 void dg_cpu_compare_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,

@@ -72,6 +72,15 @@ extern dg_opencl_stats dg_cl_stats;
 dg_status dg_cl_program_get(dg_cl_device *d, cl_program *out,
                             dg_diagnostic *diag);
 
+/* ---- cl_reduce.c ---- */
+
+/* reduce and layer_norm: fills the geometry block g (DG_CL_GEOM_INTS,
+ * zeroed; kernels/reduce_geom.h) and the work-items (work-groups of 64),
+ * and returns the kernel's name (reduce.cl): reduce_<fn> taking (x, y, g),
+ * layer_norm taking (x, scale, bias, y, g). */
+const char *dg_cl_reduce_geom(const dg_ir *ir, const dg_node *n, int32_t *g,
+                              int64_t *items);
+
 /* ---- cl_nodes.c ---- */
 typedef enum dg_cl_cmd { CL_CMD_KERNEL, CL_CMD_COPY, CL_CMD_CONCAT } dg_cl_cmd;
 
@@ -97,6 +106,12 @@ enum {
 };
 unsigned dg_cl_op_needs(dg_op op);
 
+/* ---- cl_movement.c ---- */
+/* The geometry block (DG_CL_GEOM_INTS, zeroed by the caller) and kernel
+ * name of a transpose, slice, pad, expand or gather node; false for any
+ * other op. */
+bool dg_cl_movement_geom(const dg_ir *ir, const dg_node *n, int32_t *g,
+                         char *kernel, size_t kernel_size);
 /* cl_compare.c: fills the geometry block g of a compare, where or
  * arg_reduce node and returns its kernel (compare.cl); *items is the
  * work-items it takes. */

@@ -463,6 +463,11 @@ static cl_int eltwise(prep *p) {
     g[E_HI] = fbits(p->n->p.clip_hi);
   } else if (p->n->op == DG_OP_SIGMOID) {
     name = "sigmoid_f32";
+  } else if (p->n->op == DG_OP_UNARY) { /* unary.cl */
+    name = "unary_f32";
+    g[E_FN] = p->n->p.fn;
+    g[E_LO] = fbits(p->n->p.alpha);
+    g[E_HI] = fbits(p->n->p.beta);
   } else if (p->n->op == DG_OP_ADD || p->n->op == DG_OP_BINARY) {
     const dg_tensor_desc *a = in_desc(p, 0), *b = in_desc(p, 1);
     int64_t sa[DG_MAX_RANK], sb[DG_MAX_RANK];
@@ -489,6 +494,7 @@ static cl_int eltwise(prep *p) {
     g[E_OUTER] = (int32_t)outer;
     g[E_LEN] = (int32_t)y->dims[axis];
     g[E_INNER] = (int32_t)inner;
+    g[E_LOGSM] = p->n->op == DG_OP_LOG_SOFTMAX;
     items = outer * inner;
     name = "softmax_f32";
   }
@@ -499,6 +505,27 @@ static cl_int eltwise(prep *p) {
   args[nargs - 1] = gm;
   grid1(p->cn, items);
   return kernel(p, name, nargs, args);
+}
+
+/* reduce and layer_norm (cl_reduce.c chooses; reduce.cl). Without a bias,
+ * layer_norm's bias argument is scale's buffer, never read. */
+static cl_int reduce(prep *p) {
+  int32_t g[DG_CL_GEOM_INTS] = {0};
+  int64_t items = 0;
+  const char *name = dg_cl_reduce_geom(p->ir, p->n, g, &items);
+  cl_mem gm = NULL;
+  cl_int err = aux(p, g, sizeof g, &gm);
+  if (err != CL_SUCCESS)
+    return err;
+  grid1(p->cn, items);
+  if (p->n->op == DG_OP_REDUCE) {
+    cl_mem args[3] = {in_mem(p, 0), out_mem(p), gm};
+    return kernel(p, name, 3, args);
+  }
+  cl_mem args[5] = {in_mem(p, 0), in_mem(p, 1),
+                    p->n->inputs[2] ? in_mem(p, 2) : in_mem(p, 1), out_mem(p),
+                    gm};
+  return kernel(p, name, 5, args);
 }
 
 /* quantize / dequantize: q is the quantised tensor's descriptor. */
@@ -575,6 +602,24 @@ static cl_int concat_cmd(prep *p) {
   return CL_SUCCESS;
 }
 
+/* transpose, slice, pad, expand (views) and gather: cl_movement.c. */
+static cl_int movement(prep *p) {
+  int32_t g[DG_CL_GEOM_INTS] = {0};
+  char name[32];
+  dg_cl_movement_geom(p->ir, p->n, g, name, sizeof name);
+  cl_mem gm = NULL;
+  cl_int err = aux(p, g, sizeof g, &gm);
+  if (err != CL_SUCCESS)
+    return err;
+  grid1(p->cn, g[V_COUNT]);
+  if (p->n->op == DG_OP_GATHER) {
+    cl_mem args[4] = {in_mem(p, 0), in_mem(p, 1), out_mem(p), gm};
+    return kernel(p, name, 4, args);
+  }
+  cl_mem args[3] = {in_mem(p, 0), out_mem(p), gm};
+  return kernel(p, name, 3, args);
+}
+
 /* The ops this target runs, each with what prepares its kernel (or copy)
  * and what the device must have: supports() declines an op without a
  * line (the plan shows why) and the device's info.ops lists exactly the
@@ -596,6 +641,7 @@ static const struct cl_op_entry {
     {DG_OP_RELU, eltwise, 0},
     {DG_OP_CLIP, eltwise, 0},
     {DG_OP_SIGMOID, eltwise, 0},
+    {DG_OP_UNARY, eltwise, 0},
     {DG_OP_ADD, eltwise, 0},
     {DG_OP_BINARY, eltwise, 0},
     {DG_OP_SOFTMAX, eltwise, 0},
@@ -603,6 +649,14 @@ static const struct cl_op_entry {
     {DG_OP_DEQUANTIZE, quant, 0},
     {DG_OP_RESHAPE, copy_cmd, 0},
     {DG_OP_CONCAT, concat_cmd, 0},
+    {DG_OP_TRANSPOSE, movement, 0},
+    {DG_OP_SLICE, movement, 0},
+    {DG_OP_PAD, movement, 0},
+    {DG_OP_EXPAND, movement, 0},
+    {DG_OP_GATHER, movement, 0},
+    {DG_OP_REDUCE, reduce, 0},
+    {DG_OP_LOG_SOFTMAX, eltwise, 0},
+    {DG_OP_LAYER_NORM, reduce, 0},
     {DG_OP_COMPARE, compare, 0},
     {DG_OP_WHERE, compare, 0},
     {DG_OP_ARG_REDUCE, compare, 0},

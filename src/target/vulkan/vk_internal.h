@@ -65,12 +65,21 @@ typedef struct vk_pc_gap {
 typedef struct vk_pc_softmax {
   VK_PC_SOFTMAX
 } vk_pc_softmax;
+typedef struct vk_pc_reduce {
+  VK_PC_REDUCE
+} vk_pc_reduce;
+typedef struct vk_pc_layer_norm {
+  VK_PC_LAYER_NORM
+} vk_pc_layer_norm;
 typedef struct vk_pc_eltwise {
   VK_PC_ELTWISE
 } vk_pc_eltwise;
 typedef struct vk_pc_binary {
   VK_PC_BINARY
 } vk_pc_binary;
+typedef struct vk_pc_unary {
+  VK_PC_UNARY
+} vk_pc_unary;
 typedef struct vk_pc_compare {
   VK_PC_COMPARE
 } vk_pc_compare;
@@ -83,6 +92,9 @@ typedef struct vk_pc_quantize {
 typedef struct vk_pc_dequantize {
   VK_PC_DEQUANTIZE
 } vk_pc_dequantize;
+typedef struct vk_pc_view {
+  VK_PC_VIEW
+} vk_pc_view;
 /* A dispatch's push constants: the layout its setup fills, pushed as
  * words (the whole VK_PUSH_BYTES range, unused words 0). */
 typedef union vk_push {
@@ -92,12 +104,16 @@ typedef union vk_push {
   vk_pc_pool pool;
   vk_pc_gap gap;
   vk_pc_softmax softmax;
+  vk_pc_reduce reduce;
+  vk_pc_layer_norm layer_norm;
   vk_pc_eltwise eltwise;
   vk_pc_binary binary;
+  vk_pc_unary unary;
   vk_pc_compare compare;
   vk_pc_arg arg;
   vk_pc_quantize quantize;
   vk_pc_dequantize dequantize;
+  vk_pc_view view;
 } vk_push;
 /* std430 puts a block's int and float members 4 bytes apart in order;
  * C does so too where both are 4 bytes. Every layout must fit the range
@@ -351,6 +367,29 @@ void dg_vk_work_release(vk_work *w);
  * calls it. */
 bool dg_vk_setup_binary(const vk_device *vd, vk_work *w, const dg_ir *ir,
                         const dg_node *n);
+/* The data movement setups (vk_movement.c): transpose, slice, pad and
+ * expand as views, gather. */
+bool dg_vk_setup_view(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                      const dg_node *n);
+bool dg_vk_setup_gather(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                        const dg_node *n);
+
+/* ---- reduce and layer_norm (vk_reduce.c) ---- */
+
+/* The setups of vk_ops.c's table for reduce and layer_norm, and their
+ * bounds for vk_ops.c's loop_trips (the loop iterations of one
+ * invocation). log_softmax runs softmax.comp (vk_ops.c). */
+bool dg_vk_setup_reduce(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                        const dg_node *n);
+bool dg_vk_setup_layer_norm(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                            const dg_node *n);
+uint64_t dg_vk_reduce_trips(const dg_ir *ir, const dg_node *n);
+/* A 1-D job of total invocations in workgroups of local, as a grid of at
+ * most 65535 groups along x (vk_ops.c). */
+void dg_vk_grid_1d(uint32_t grid[3], int64_t total, int local);
+/* The setup of DG_OP_UNARY (vk_unary.c), a line of vk_ops.c's table. */
+bool dg_vk_setup_unary(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                       const dg_node *n);
 /* The setup of compare, where and arg_reduce nodes (vk_compare.c). */
 bool dg_vk_setup_compare(const vk_device *vd, vk_work *w, const dg_ir *ir,
                          const dg_node *n);

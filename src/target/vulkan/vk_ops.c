@@ -66,10 +66,18 @@ static uint64_t loop_trips(const dg_ir *ir, const dg_node *n) {
   case DG_OP_AVG_POOL2D:
     return t + (uint64_t)n->p.kernel[0] * (1 + (uint64_t)n->p.kernel[1]);
   case DG_OP_SOFTMAX:
+  case DG_OP_LOG_SOFTMAX:
     return t + 3 * (uint64_t)x->dims[n->p.axis];
   case DG_OP_ADD:
   case DG_OP_BINARY: /* binary.comp: a pass over the output's dims */
-  case DG_OP_COMPARE: /* compare.comp: the same, and the function's lines */
+    return t + DG_MAX_RANK;
+  case DG_OP_REDUCE:
+  case DG_OP_LAYER_NORM:
+    return t + dg_vk_reduce_trips(ir, n);
+  case DG_OP_UNARY: /* no loop: one element, one formula */
+    return t;
+  case DG_OP_COMPARE: /* compare.comp: a pass over the output's dims, and
+                       * the function's lines */
   case DG_OP_WHERE:
     return t + DG_MAX_RANK + DG_COMPARE_COUNT_;
   case DG_OP_ARG_REDUCE: /* compare.comp -DARG: one line */
@@ -163,6 +171,10 @@ static void grid_1d(uint32_t grid[3], int64_t total, int local) {
   grid[0] = (uint32_t)(gx ? gx : 1);
   grid[1] = (uint32_t)((groups + gx - 1) / (gx ? gx : 1));
   grid[2] = 1;
+}
+
+void dg_vk_grid_1d(uint32_t grid[3], int64_t total, int local) {
+  grid_1d(grid, total, local);
 }
 
 static void act_range(dg_activation a, float *lo, float *hi) {
@@ -726,8 +738,10 @@ static bool setup_softmax(const vk_device *vd, vk_work *w, const dg_ir *ir,
     outer *= d->dims[i];
   for (int i = axis + 1; i < d->rank; i++)
     inner *= d->dims[i];
-  w->push.softmax =
-      (vk_pc_softmax){.outer = outer, .len = d->dims[axis], .inner = inner};
+  w->push.softmax = (vk_pc_softmax){.outer = outer,
+                                    .len = d->dims[axis],
+                                    .inner = inner,
+                                    .log_out = n->op == DG_OP_LOG_SOFTMAX};
   w->shader = d->dtype == DG_DTYPE_F16 ? SH_SOFTMAX_F16 : SH_SOFTMAX_F32;
   w->bind[0] = n->inputs[0];
   w->bind[3] = n->output;
@@ -889,10 +903,19 @@ static const struct vk_op_entry {
     {DG_OP_SIGMOID, setup_eltwise, 0},
     {DG_OP_ADD, dg_vk_setup_binary, 0},
     {DG_OP_BINARY, dg_vk_setup_binary, 0},
+    {DG_OP_UNARY, dg_vk_setup_unary, 0},
     {DG_OP_RESHAPE, setup_copies, 0},
     {DG_OP_CONCAT, setup_copies, 0},
     {DG_OP_QUANTIZE, setup_quant, 0},
     {DG_OP_DEQUANTIZE, setup_quant, 0},
+    {DG_OP_TRANSPOSE, dg_vk_setup_view, 0},
+    {DG_OP_SLICE, dg_vk_setup_view, 0},
+    {DG_OP_PAD, dg_vk_setup_view, 0},
+    {DG_OP_EXPAND, dg_vk_setup_view, 0},
+    {DG_OP_GATHER, dg_vk_setup_gather, 0},
+    {DG_OP_REDUCE, dg_vk_setup_reduce, 0},
+    {DG_OP_LOG_SOFTMAX, setup_softmax, 0},
+    {DG_OP_LAYER_NORM, dg_vk_setup_layer_norm, 0},
     {DG_OP_COMPARE, dg_vk_setup_compare, VK_NEEDS_INT8},
     {DG_OP_WHERE, dg_vk_setup_compare, VK_NEEDS_INT8},
     {DG_OP_ARG_REDUCE, dg_vk_setup_compare, 0},

@@ -1,6 +1,7 @@
 /* Memory-bound float ops, one element (or one softmax row) per
  * work-item: clip (relu is clip to [0, inf)), sigmoid, and softmax along
- * any axis (rows of len elements, inner apart). add is binary.cl's. */
+ * any axis (rows of len elements, inner apart), or log_softmax (E_LOGSM).
+ * add is binary.cl's. */
 #pragma OPENCL FP_CONTRACT ON
 
 kernel __attribute__((reqd_work_group_size(WG1, 1, 1))) void
@@ -44,6 +45,12 @@ softmax_f32(const global void *x, global void *y, constant int *g) {
   }
   for (int k = 0; k < len; k++) /* compensated: rows may be 64M long */
     ksum_add(&s, &lost, exp(ld_f(x, base + k * inner, hio) - mx));
+  if (g[E_LOGSM]) {
+    float ls = log(s);
+    for (int k = 0; k < len; k++)
+      st_f(y, base + k * inner, ld_f(x, base + k * inner, hio) - mx - ls, hio);
+    return;
+  }
   float inv = 1.0f / s;
   for (int k = 0; k < len; k++)
     st_f(y, base + k * inner, exp(ld_f(x, base + k * inner, hio) - mx) * inv,

@@ -69,7 +69,9 @@
 #define E_DIMS 5   /* 6 entries */
 #define E_SA 11    /* 6 entries */
 #define E_SB 17    /* 6 entries */
-#define E_FN 23    /* binary: the dg_binary_fn (add is 1); compare, arg */
+#define E_FN                                                                   \
+  23               /* binary and unary: the dg_binary_fn (add is 1) or the     \
+                    * dg_unary_fn; compare, arg_reduce: their fn */
 #define E_SC 24    /* where: 6 strides of its third input */
 #define E_CDT 30   /* compare, arg_reduce: input DT_*; where: element bytes */
 #define E_LAST 31  /* arg_reduce: select_last_index */
@@ -77,6 +79,7 @@
 #define E_OUTER 5
 #define E_LEN 6
 #define E_INNER 7
+#define E_LOGSM 8 /* 1: log_softmax, x - max - log(sum) */
 /* quantize / dequantize */
 #define E_QINNER 5 /* elements per channel step */
 #define E_QDIM 6   /* channels (1: per-tensor) */
@@ -100,5 +103,21 @@
 #define P_MAX 18
 #define P_INCL 19
 #define P_DT 20
+
+/* Data movement (movement.cl, from cl_movement.c): the strided view of
+ * src/ops/view.h per output axis, or gather's outer x len x inner taken
+ * at count indices. */
+#define V_COUNT 0 /* output elements */
+#define V_RANK 1
+#define V_MODE 2 /* dg_pad_mode for coordinates outside the extent */
+#define V_FILL 3 /* the pad constant's element bits */
+#define V_DIMS 5 /* 6 entries each */
+#define V_START 11
+#define V_STEP 17
+#define V_EXTENT 23
+#define V_STRIDE 29
+#define V_INNER 5 /* gather */
+#define V_IDXN 6
+#define V_LEN 7
 
 #endif

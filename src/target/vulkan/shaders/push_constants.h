@@ -69,8 +69,29 @@
 /* gap.comp: NC planes of HW elements. */
 #define VK_PC_GAP int NC, HW, G, CH;
 
-/* softmax.comp: outer x len x inner, along len. */
-#define VK_PC_SOFTMAX int outer, len, inner;
+/* softmax.comp: outer x len x inner, along len; log_out 1 for
+ * log_softmax (x - max - log sum). */
+#define VK_PC_SOFTMAX int outer, len, inner, log_out;
+
+/* reduce.comp: fn (a dg_reduce_fn), outputs of count elements each, the
+ * kept and reduced dims and strides of dg_reduce_shape (padded to 3 with
+ * dims 1, strides 0); per_inv 1: one output per invocation. */
+#define VK_PC_REDUCE                                                           \
+  int fn, outputs, count, per_inv;                                             \
+  int kdim[3];                                                                 \
+  int kstr[3];                                                                 \
+  int rdim[3];                                                                 \
+  int rstr[3];
+
+/* layer_norm.comp: rows of len; the row's dims (padded to 6 with 1 in
+ * front) and the broadcast strides of scale (ss) and bias (sb); sfull,
+ * bfull 1 where the tensor has len elements (indexed directly). */
+#define VK_PC_LAYER_NORM                                                       \
+  int rows, len, sfull, bfull, has_bias;                                       \
+  float epsilon;                                                               \
+  int dims[6];                                                                 \
+  int ss[6];                                                                   \
+  int sb[6];
 
 /* eltwise.comp: total outputs; mode 0 clip to [lo, hi], 2 sigmoid (mode 1
  * was add, now binary.comp's). */
@@ -87,6 +108,11 @@
   int sa[6];                                                                   \
   int sb[6];
 
+/* unary.comp: total elements, fn the dg_unary_fn, alpha and beta its
+ * parameters. */
+#define VK_PC_UNARY                                                            \
+  int total, fn;                                                               \
+  float alpha, beta;
 /* compare.comp (compare, where): total outputs, fn the dg_compare_fn,
  * rank dims of the output, element strides sa, sb, sc of the broadcast
  * inputs (0 on broadcast axes; where's cond, x, y). */
@@ -113,5 +139,17 @@
   int total, inner, chans, per_channel, flags;                                 \
   float scale;                                                                 \
   int zero;
+
+/* movement.comp: rank | mode << 8 (0-3 the pad modes of a view, 4
+ * gather) and the pad constant's bits; per output axis its dims and the
+ * view's start, step, extent and input stride (src/ops/view.h). Gather:
+ * dims = {inner, count, len, outer}. */
+#define VK_PC_VIEW                                                             \
+  int rank_mode, fill;                                                         \
+  int dims[6];                                                                 \
+  int start[6];                                                                \
+  int step[6];                                                                 \
+  int extent[6];                                                               \
+  int stride[6];
 
 #endif
