@@ -254,6 +254,7 @@ typedef enum dg_op {
   DG_OP_QFULLY_CONNECTED,
   DG_OP_QMATMUL,
   DG_OP_SIGMOID,
+  DG_OP_RESIZE,
   DG_OP_COUNT_
 } dg_op;
 DG_API const char *dg_op_name(dg_op op); /* "conv2d", ..., "?" */
@@ -505,6 +506,54 @@ DG_API dg_tensor dg_graph_quantize(dg_graph *graph, const char *name,
 /* i8/u8/i32 -> f32 using x's quantisation. */
 DG_API dg_tensor dg_graph_dequantize(dg_graph *graph, const char *name,
                                      dg_tensor x);
+
+/* ---- spatial ops ---- */
+
+typedef enum dg_resize_mode {
+  DG_RESIZE_NEAREST = 0,
+  DG_RESIZE_LINEAR, /* bilinear over H and W */
+} dg_resize_mode;
+/* Where output index o of an axis samples the input (ONNX Resize's
+ * coordinate_transformation_mode), with s the axis's scale, in and out
+ * its lengths: half_pixel (o + 0.5) / s - 0.5; asymmetric o / s;
+ * align_corners o * (in - 1) / (in * s - 1) (0 when in * s is 1);
+ * pytorch_half_pixel as half_pixel, 0 when out is 1; tf_half_pixel_for_nn
+ * (o + 0.5) / s; half_pixel_symmetric half_pixel shifted by
+ * in / 2 * (1 - out / (in * s)). */
+typedef enum dg_resize_coord {
+  DG_RESIZE_HALF_PIXEL = 0,
+  DG_RESIZE_ASYMMETRIC,
+  DG_RESIZE_ALIGN_CORNERS,
+  DG_RESIZE_PYTORCH_HALF_PIXEL,
+  DG_RESIZE_TF_HALF_PIXEL_FOR_NN,
+  DG_RESIZE_HALF_PIXEL_SYMMETRIC,
+} dg_resize_coord;
+/* How nearest resizing rounds that position (ONNX nearest_mode); the
+ * index is then clamped to the input. */
+typedef enum dg_resize_nearest {
+  DG_RESIZE_ROUND_PREFER_FLOOR = 0,
+  DG_RESIZE_ROUND_PREFER_CEIL,
+  DG_RESIZE_FLOOR,
+  DG_RESIZE_CEIL,
+} dg_resize_nearest;
+/* Linear resizing interpolates between the two inputs around the
+ * position, indices clamped to the input (edge values repeat). */
+typedef struct dg_resize_params {
+  dg_resize_mode mode;
+  dg_resize_coord coord;
+  dg_resize_nearest nearest; /* read in nearest mode only */
+  /* H and W scales used by the coordinate transform (finite, > 0); 0 with
+   * the axis's size given: size / input length. */
+  float scales[2];
+  /* Output H and W; 0: floor(input length * scale). */
+  int64_t sizes[2];
+} dg_resize_params;
+/* Resizes x [N,C,H,W] over H and W (f32, f16; nearest also i8/u8, the
+ * quantisation kept). params is read during the call. Errors name the
+ * field: params (NULL), params.mode, params.coord, params.nearest,
+ * params.scales, params.sizes, x (dtype, rank). */
+DG_API dg_tensor dg_graph_resize(dg_graph *graph, const char *name, dg_tensor x,
+                                 const dg_resize_params *params);
 
 /* ---- compile, plan ---------------------------------------------------------- */
 

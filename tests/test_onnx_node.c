@@ -35,6 +35,8 @@ static const char *const prefixes[] = {"test_conv_",
                                        "test_qlinearmatmul",
                                        "test_identity",
                                        "test_dropout",
+                                       "test_resize_",
+                                       "test_upsample",
                                        NULL};
 
 static int wanted(const char *name) {

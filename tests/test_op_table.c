@@ -88,6 +88,14 @@ static dg_graph *every_op(void) {
                                 dg_graph_reshape(g, "reshape", f, 2, dims), f);
   dg_graph_output(g, "matmul", m, DG_LAYOUT_NCHW);
 
+  /* The spatial family. */
+  dg_resize_params rp = {.mode = DG_RESIZE_LINEAR,
+                         .coord = DG_RESIZE_ALIGN_CORNERS,
+                         .nearest = DG_RESIZE_CEIL,
+                         .scales = {2, 1.5f}};
+  dg_graph_output(g, "resize", dg_graph_resize(g, "resize", c, &rp),
+                  DG_LAYOUT_NCHW);
+
   /* The int8 ops. */
   dg_quant_params q = {.scale = 0.05f, .zero_point = 3};
   dg_tensor qx = dg_graph_quantize(g, "quantize", c, DG_DTYPE_I8, &q);
@@ -226,6 +234,11 @@ static dg_graph *one_node(dg_op op, int dev) {
   case DG_OP_DEQUANTIZE:
     y = dg_graph_dequantize(g, "n", x);
     break;
+  case DG_OP_RESIZE: {
+    dg_resize_params rp = {.scales = {2, 2}};
+    y = dg_graph_resize(g, "n", x, &rp);
+    break;
+  }
   default:
     dg_graph_destroy(g);
     return NULL;

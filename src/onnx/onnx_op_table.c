@@ -459,6 +459,17 @@ static const char *const clip_attrs[] = {"min", "max", NULL};
 static const char *const reshape_attrs[] = {"allowzero", NULL};
 static const char *const quantize_attrs[] = {"axis", "saturate", NULL};
 static const char *const constant_attrs[] = {"value", NULL};
+static const char *const resize_attrs[] = {"antialias",
+                                           "axes",
+                                           "coordinate_transformation_mode",
+                                           "cubic_coeff_a",
+                                           "exclude_outside",
+                                           "extrapolation_value",
+                                           "keep_aspect_ratio_policy",
+                                           "mode",
+                                           "nearest_mode",
+                                           NULL};
+static const char *const upsample_attrs[] = {"mode", "scales", NULL};
 
 /* Opsets: from the first version whose form the handler reads (Reshape's
  * shape became an input at 5, the quantisation ops appeared at 10) to the
@@ -484,7 +495,9 @@ static const tr_op table[] = {
     {"QuantizeLinear", 10, 21, quantize_attrs, tr_op_quantize},
     {"Relu", 1, 21, NULL, op_relu},
     {"Reshape", 5, 21, reshape_attrs, op_reshape},
+    {"Resize", 10, 22, resize_attrs, tr_op_resize},
     {"Softmax", 1, 21, axis_attr, op_softmax},
+    {"Upsample", 7, 9, upsample_attrs, tr_op_upsample},
 };
 
 const tr_op *tr_op_find(const char *op) {

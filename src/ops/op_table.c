@@ -52,6 +52,10 @@ unsigned dg_node_params_set(const dg_node_params *p) {
   FIELD(DG_P_AXIS, axis)
   FIELD(DG_P_CLIP, clip_lo)
   FIELD(DG_P_CLIP, clip_hi)
+  FIELD(DG_P_RESIZE, resize_mode)
+  FIELD(DG_P_RESIZE, resize_coord)
+  FIELD(DG_P_RESIZE, resize_nearest)
+  FIELD(DG_P_RESIZE, resize_scales)
 #undef FIELD
   return set;
 }

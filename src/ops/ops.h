@@ -66,4 +66,12 @@ bool dg_matmul_shape_get(const dg_tensor_desc *a, const dg_tensor_desc *b,
 void dg_matmul_batch_index(const dg_matmul_shape *s, int64_t i, int64_t *ai,
                            int64_t *bi);
 
+/* resize (src/ops/resize.c): output index o of axis (0: H, 1: W) of a
+ * resize node reads input indices i0 and i1 (in [0, in)) with weights
+ * 1 - w and w; nearest gives i0 == i1 and w = 0. The one rule every
+ * target's kernel reads (its host code tabulates it), so that the
+ * rounding of positions is the reference's everywhere. */
+void dg_resize_tap(const dg_node_params *p, int axis, int64_t in, int64_t out,
+                   int64_t o, int64_t *i0, int64_t *i1, double *w);
+
 #endif

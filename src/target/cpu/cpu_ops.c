@@ -886,6 +886,7 @@ static const struct cpu_op_entry {
     {DG_OP_CONCAT, concat_k, NULL},
     {DG_OP_QUANTIZE, quantize_k, NULL},
     {DG_OP_DEQUANTIZE, dequantize_k, NULL},
+    {DG_OP_RESIZE, NULL, dg_cpu_prep_resize},
 };
 
 static const struct cpu_op_entry *op_entry(dg_op op) {

@@ -41,4 +41,8 @@ bool dg_cpu_node_prepare(dg_cpu_node *cn, const dg_ir *ir, const dg_node *n,
                          int threads);
 void dg_cpu_node_release(dg_cpu_node *cn);
 
+/* The spatial family's prepares (spatial.c): each picks its kernel and
+ * sizes its scratch. */
+bool dg_cpu_prep_resize(dg_cpu_node *cn, int threads);
+
 #endif

@@ -74,6 +74,9 @@ typedef struct vk_pc_quantize {
 typedef struct vk_pc_dequantize {
   VK_PC_DEQUANTIZE
 } vk_pc_dequantize;
+typedef struct vk_pc_resize {
+  VK_PC_RESIZE
+} vk_pc_resize;
 /* A dispatch's push constants: the layout its setup fills, pushed as
  * words (the whole VK_PUSH_BYTES range, unused words 0). */
 typedef union vk_push {
@@ -86,6 +89,7 @@ typedef union vk_push {
   vk_pc_eltwise eltwise;
   vk_pc_quantize quantize;
   vk_pc_dequantize dequantize;
+  vk_pc_resize resize;
 } vk_push;
 /* std430 puts a block's int and float members 4 bytes apart in order;
  * C does so too where both are 4 bytes. Every layout must fit the range
@@ -334,6 +338,11 @@ uint64_t dg_vk_ops(const vk_device *vd);
 bool dg_vk_work_prepare(vk_device *vd, const dg_ir *ir, const dg_node *n,
                         vk_work *w, bool estimate);
 void dg_vk_work_release(vk_work *w);
+
+/* The spatial family's setups (vk_spatial.c), as vk_ops.c's table names
+ * them: each fills w for node n; false on host out-of-memory. */
+bool dg_vk_setup_resize(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                        const dg_node *n);
 
 /* ---- pipeline statistics (vk_pipeline_stats.c) ---- */
 

@@ -95,4 +95,15 @@
 #define P_INCL 19
 #define P_DT 20
 
+/* The spatial family (spatial.cl). resize: E_COUNT outputs, planes of
+ * R_H x R_W into R_OH x R_OW, R_LINEAR (0 nearest), R_DT the element
+ * code; its taps (i0, i1, weight bits per output row, then column) are
+ * the table argument. */
+#define R_H 5
+#define R_W 6
+#define R_OH 7
+#define R_OW 8
+#define R_LINEAR 9
+#define R_DT 10
+
 #endif

@@ -95,4 +95,8 @@
   float scale;                                                                 \
   int zero;
 
+/* resize.comp: NC planes of H x W into OH x OW; linear 0 nearest, 1
+ * bilinear (the taps are in binding 4). */
+#define VK_PC_RESIZE int NC, H, W, OH, OW, linear;
+
 #endif

@@ -1,0 +1,212 @@
+/* The spatial family's ONNX handlers: Resize and Upsample. Each maps the
+ * node onto one builder call and refuses, naming the attribute or input,
+ * what the builder cannot express. */
+#include "onnx_tr.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- Resize, Upsample ---- */
+
+/* An empty string (how ONNX Runtime hands over an attribute left at
+ * its default) is the default, names[0]. */
+static bool name_of(const char *s, const char *const *names, int count,
+                    int *out) {
+  if (!s[0]) {
+    *out = 0;
+    return true;
+  }
+  for (int i = 0; i < count; i++)
+    if (!strcmp(s, names[i])) {
+      *out = i;
+      return true;
+    }
+  return false;
+}
+
+/* mode: nearest or linear (cubic and the rest refused by name). */
+static bool resize_mode(tr *t, dg_resize_params *p) {
+  char s[32] = "nearest";
+  t->n->attr_string(t->n, "mode", s, sizeof s);
+  static const char *const modes[] = {"nearest", "linear"};
+  int m;
+  if (!name_of(s, modes, 2, &m)) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "mode",
+            "Resize mode '%s' is not supported (nearest and linear are)", s);
+    return false;
+  }
+  p->mode = (dg_resize_mode)m;
+  return true;
+}
+
+/* Opset 11's attributes: the coordinate transform, the nearest rounding,
+ * and the ones that must keep their defaults. */
+static bool resize_attrs(tr *t, dg_resize_params *p) {
+  static const char *const coords[] = {
+      "half_pixel",         "asymmetric",           "align_corners",
+      "pytorch_half_pixel", "tf_half_pixel_for_nn", "half_pixel_symmetric"};
+  static const char *const nearest[] = {"round_prefer_floor",
+                                        "round_prefer_ceil", "floor", "ceil"};
+  char s[48] = "half_pixel";
+  int v;
+  t->n->attr_string(t->n, "coordinate_transformation_mode", s, sizeof s);
+  if (!name_of(s, coords, 6, &v)) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "coordinate_transformation_mode",
+            "coordinate_transformation_mode '%s' is not supported", s);
+    return false;
+  }
+  p->coord = (dg_resize_coord)v;
+  snprintf(s, sizeof s, "round_prefer_floor");
+  t->n->attr_string(t->n, "nearest_mode", s, sizeof s);
+  if (!name_of(s, nearest, 4, &v)) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "nearest_mode",
+            "nearest_mode '%s' is not supported", s);
+    return false;
+  }
+  p->nearest = (dg_resize_nearest)v;
+  if (tr_attr_int(t, "antialias", 0) != 0) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "antialias",
+            "antialias=1 is not supported");
+    return false;
+  }
+  if (tr_attr_int(t, "exclude_outside", 0) != 0) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "exclude_outside",
+            "exclude_outside=1 is not supported");
+    return false;
+  }
+  snprintf(s, sizeof s, "stretch");
+  t->n->attr_string(t->n, "keep_aspect_ratio_policy", s, sizeof s);
+  if (s[0] && strcmp(s, "stretch")) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "keep_aspect_ratio_policy",
+            "keep_aspect_ratio_policy '%s' is not supported (stretch is)", s);
+    return false;
+  }
+  return t->st == DG_OK;
+}
+
+/* Before opset 11 (and in Upsample) positions are asymmetric and nearest
+ * takes the input at or below them on enlarged axes, at or above on
+ * shrunk ones, as ONNX Runtime does: one rule for both axes, so a node
+ * that enlarges one and shrinks the other is refused. */
+static bool legacy_nearest(tr *t, const float *sc, dg_resize_params *p) {
+  p->coord = DG_RESIZE_ASYMMETRIC;
+  bool up = sc[2] > 1 || sc[3] > 1, down = sc[2] < 1 || sc[3] < 1;
+  if (up && down && p->mode == DG_RESIZE_NEAREST) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "scales",
+            "nearest resizing that enlarges one axis and shrinks the other "
+            "is not supported before opset 11");
+    return false;
+  }
+  p->nearest = down ? DG_RESIZE_CEIL : DG_RESIZE_FLOOR;
+  return true;
+}
+
+/* The per-axis scales (input si) or sizes (input zi), over the axes
+ * attribute (opset 18) or all four; N and C must stay. An empty tensor
+ * counts as absent. */
+static bool resize_targets(tr *t, const dg_tensor_desc *d, int si, int zi,
+                           dg_resize_params *p, float *sc) {
+  float fs[DG_MAX_RANK];
+  int64_t is[DG_MAX_RANK], axes[DG_MAX_RANK];
+  int ns = 0, nz = 0;
+  if (si >= 0 && tr_has_input(t, si) &&
+      !tr_const_floats(t, si, fs, DG_MAX_RANK, &ns))
+    return false;
+  if (zi >= 0 && tr_has_input(t, zi) &&
+      !tr_const_ints(t, zi, is, DG_MAX_RANK, &nz))
+    return false;
+  if ((ns > 0) == (nz > 0)) {
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, ns ? "sizes" : "scales",
+            "exactly one of scales and sizes must be given (got %d and %d "
+            "values)",
+            ns, nz);
+    return false;
+  }
+  int na = tr_attr_ints(t, "axes", axes, DG_MAX_RANK);
+  if (na < 0) {
+    na = d->rank;
+    for (int i = 0; i < na; i++)
+      axes[i] = i;
+  }
+  if ((ns ? ns : nz) != na) {
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, ns ? "scales" : "sizes",
+            "%d values for %d axes", ns ? ns : nz, na);
+    return false;
+  }
+  int64_t size[4];
+  for (int i = 0; i < 4; i++) {
+    sc[i] = 1;
+    size[i] = d->dims[i];
+  }
+  for (int i = 0; i < na; i++) {
+    int64_t a = axes[i] < 0 ? axes[i] + 4 : axes[i];
+    if (a < 0 || a >= 4) {
+      tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "axes", "axis %lld of rank 4",
+              (long long)axes[i]);
+      return false;
+    }
+    if (ns)
+      sc[a] = fs[i];
+    else
+      size[a] = is[i];
+  }
+  for (int a = 0; a < 2; a++)
+    if (ns ? sc[a] != 1 : size[a] != d->dims[a]) {
+      tr_fail(t, DG_ERROR_UNSUPPORTED, ns ? "scales" : "sizes",
+              "resizing the %s axis is not supported (only H and W)",
+              a ? "channel" : "batch");
+      return false;
+    }
+  for (int a = 2; a < 4; a++) {
+    if (ns)
+      p->scales[a - 2] = sc[a];
+    else {
+      p->sizes[a - 2] = size[a];
+      sc[a] = (float)((double)size[a] / (double)d->dims[a]);
+    }
+  }
+  return true;
+}
+
+/* Resize (10..22) and Upsample (7..9): x, then the scales at si or the
+ * sizes at zi (-1: none). */
+static void resize_common(tr *t, int si, int zi, bool legacy) {
+  dg_resize_params p = {0};
+  if (!resize_mode(t, &p) || (!legacy && !resize_attrs(t, &p)))
+    return;
+  dg_tensor x = tr_input(t, 0, NULL, false);
+  dg_tensor_desc d;
+  if (!x.id || !tr_desc(t, x, &d))
+    return;
+  if (p.mode == DG_RESIZE_LINEAR && !tr_need_float(t, x, "X"))
+    return;
+  if (d.rank != 4) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "X",
+            "only 4-D (NCHW) inputs are supported, got rank %d", d.rank);
+    return;
+  }
+  float sc[4];
+  if (!resize_targets(t, &d, si, zi, &p, sc) ||
+      (legacy && !legacy_nearest(t, sc, &p)))
+    return;
+  tr_output(t, 0, dg_graph_resize(t->g, t->n->name, x, &p));
+}
+
+void tr_op_resize(tr *t) {
+  if (t->n->opset < 11) {
+    resize_common(t, 1, -1, true);
+    return;
+  }
+  /* roi is read only by tf_crop_and_resize, which resize_attrs refuses. */
+  resize_common(t, 2, 3, false);
+}
+
+void tr_op_upsample(tr *t) {
+  if (t->n->opset < 9) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "scales",
+            "Upsample's scales attribute (before opset 9) is not supported");
+    return;
+  }
+  resize_common(t, 1, -1, true);
+}

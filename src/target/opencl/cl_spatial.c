@@ -1,0 +1,75 @@
+/* The spatial family's OpenCL kernels (kernels/spatial.cl): per node, the
+ * kernel, its geometry block and its host-computed table. cl_nodes.c
+ * binds them (spatial()). */
+#include "cl_internal.h"
+#include "kernels/geom.h"
+
+#include "../../ops/ops.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const dg_tensor_desc *tdesc(const dg_ir *ir, uint32_t id) {
+  return &dg_ir_tensor(ir, id)->desc;
+}
+
+static int dt_code(dg_dtype t) {
+  switch (t) {
+  case DG_DTYPE_F16:
+    return DT_F16;
+  case DG_DTYPE_I8:
+    return DT_I8;
+  case DG_DTYPE_U8:
+    return DT_U8;
+  case DG_DTYPE_I32:
+    return DT_I32;
+  default:
+    return DT_F32;
+  }
+}
+
+static bool resize(const dg_ir *ir, const dg_node *n, int32_t *g,
+                   dg_cl_spatial *sp, bool estimate) {
+  const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]),
+                       *yd = tdesc(ir, n->output);
+  int64_t OH = yd->dims[2], OW = yd->dims[3];
+  g[E_COUNT] = (int32_t)dg_desc_elements(yd);
+  g[R_H] = (int32_t)xd->dims[2];
+  g[R_W] = (int32_t)xd->dims[3];
+  g[R_OH] = (int32_t)OH;
+  g[R_OW] = (int32_t)OW;
+  g[R_LINEAR] = n->p.resize_mode == DG_RESIZE_LINEAR;
+  g[R_DT] = dt_code(xd->dtype);
+  sp->kernel = "resize";
+  sp->items = g[E_COUNT];
+  sp->table_bytes = sizeof(int32_t) * 3 * (size_t)(OH + OW);
+  if (estimate)
+    return true;
+  int32_t *t = malloc(sp->table_bytes);
+  if (!t)
+    return false;
+  for (int64_t o = 0; o < OH + OW; o++) {
+    int axis = o >= OH;
+    int64_t i0, i1;
+    double w;
+    dg_resize_tap(&n->p, axis, xd->dims[2 + axis], yd->dims[2 + axis],
+                  axis ? o - OH : o, &i0, &i1, &w);
+    float wf = (float)w;
+    t[3 * o] = (int32_t)i0;
+    t[3 * o + 1] = (int32_t)i1;
+    memcpy(&t[3 * o + 2], &wf, 4);
+  }
+  sp->table = t;
+  return true;
+}
+
+bool dg_cl_spatial_setup(const dg_ir *ir, const dg_node *n, int32_t *g,
+                         dg_cl_spatial *sp, bool estimate) {
+  memset(sp, 0, sizeof *sp);
+  switch (n->op) {
+  case DG_OP_RESIZE:
+    return resize(ir, n, g, sp, estimate);
+  default:
+    return false;
+  }
+}

@@ -1,0 +1,66 @@
+/* The spatial family's Vulkan work: resize. Each setup follows the op's
+ * reference kernel in src/ops and fills the push-constant layout of its
+ * shader (shaders/push_constants.h). */
+#include "vk_internal.h"
+
+#include "../../ops/ops.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const dg_tensor_desc *tdesc(const dg_ir *ir, uint32_t id) {
+  return &dg_ir_tensor(ir, id)->desc;
+}
+
+/* total invocations in workgroups of local: a 2-D grid of at most 65535
+ * groups along x (linear_id() rebuilds the index). */
+static void grid_1d(uint32_t grid[3], int64_t total, int local) {
+  int64_t groups = (total + local - 1) / local;
+  int64_t gx = groups < 65535 ? groups : 65535;
+  grid[0] = (uint32_t)(gx ? gx : 1);
+  grid[1] = (uint32_t)((groups + gx - 1) / (gx ? gx : 1));
+  grid[2] = 1;
+}
+
+/* The taps of resize.comp (its header says the layout), in the node's
+ * parameter blob. */
+bool dg_vk_setup_resize(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                        const dg_node *n) {
+  (void)vd;
+  const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]),
+                       *yd = tdesc(ir, n->output);
+  int64_t OH = yd->dims[2], OW = yd->dims[3];
+  w->push.resize =
+      (vk_pc_resize){.NC = xd->dims[0] * xd->dims[1],
+                     .H = xd->dims[2],
+                     .W = xd->dims[3],
+                     .OH = OH,
+                     .OW = OW,
+                     .linear = n->p.resize_mode == DG_RESIZE_LINEAR};
+  w->shader = xd->dtype == DG_DTYPE_F32   ? SH_RESIZE_F32
+              : xd->dtype == DG_DTYPE_F16 ? SH_RESIZE_F16
+                                          : SH_RESIZE_8;
+  w->bind[0] = n->inputs[0];
+  w->bind[3] = n->output;
+  w->bind[4] = VK_BIND_PARAMS;
+  w->params_bytes = sizeof(uint32_t) * 3 * (size_t)(OH + OW);
+  grid_1d(w->groups, dg_desc_elements(yd), 256);
+  if (w->estimate)
+    return true;
+  uint32_t *t = malloc(w->params_bytes);
+  if (!t)
+    return false;
+  for (int64_t o = 0; o < OH + OW; o++) {
+    int axis = o >= OH;
+    int64_t i0, i1;
+    double wt;
+    dg_resize_tap(&n->p, axis, xd->dims[2 + axis], yd->dims[2 + axis],
+                  axis ? o - OH : o, &i0, &i1, &wt);
+    float wf = (float)wt;
+    t[3 * o] = (uint32_t)i0;
+    t[3 * o + 1] = (uint32_t)i1;
+    memcpy(&t[3 * o + 2], &wf, 4);
+  }
+  w->params = t;
+  return true;
+}
