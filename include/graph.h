@@ -255,6 +255,7 @@ typedef enum dg_op {
   DG_OP_QMATMUL,
   DG_OP_SIGMOID,
   DG_OP_RESIZE,
+  DG_OP_BATCH_NORM,
   DG_OP_COUNT_
 } dg_op;
 DG_API const char *dg_op_name(dg_op op); /* "conv2d", ..., "?" */
@@ -554,6 +555,18 @@ typedef struct dg_resize_params {
  * params.scales, params.sizes, x (dtype, rank). */
 DG_API dg_tensor dg_graph_resize(dg_graph *graph, const char *name, dg_tensor x,
                                  const dg_resize_params *params);
+/* Inference batch norm over axis 1 of x [N, C, ...] (rank 2..6, f32 or
+ * f16): y = (x - mean) / sqrt(var + epsilon) * scale + bias, with scale,
+ * bias, mean and var [C] tensors of x's dtype; epsilon finite, >= 0.
+ * dg_graph_compile folds a batch norm whose parameters are constants into
+ * the conv2d before it (constant weights and bias, no activation) when
+ * nothing else reads the conv's output: the plan then shows one conv2d
+ * named "<conv name>+<batch norm name>". Errors name the argument (x,
+ * scale, bias, mean, var: dtype, shape) or epsilon. */
+DG_API dg_tensor dg_graph_batch_norm(dg_graph *graph, const char *name,
+                                     dg_tensor x, dg_tensor scale,
+                                     dg_tensor bias, dg_tensor mean,
+                                     dg_tensor var, float epsilon);
 
 /* ---- compile, plan ---------------------------------------------------------- */
 

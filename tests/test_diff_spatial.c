@@ -1,4 +1,5 @@
-/* Differential tests of the spatial family (resize) on seeded random
+/* Differential tests of the spatial family (resize, batch norm with its
+ * folding into conv2d) on seeded random
  * shapes, parameters and data, on every device of the context, against
  * the float64 reference kernels of src/ops; then each bad input's status
  * and the field its diagnostic names. */
@@ -225,6 +226,265 @@ static void resize_bad(void) {
         "resize on a NULL graph returns no tensor");
 }
 
+/* ---- batch norm ---- */
+
+/* A constant [C] of dtype t from [lo, hi]. */
+static dg_tensor const_vec(dg_graph *g, const char *name, dg_dtype t, int64_t C,
+                           float lo, float hi) {
+  float f[64];
+  uint16_t h[64];
+  for (int64_t c = 0; c < C; c++) {
+    f[c] = t_uniform(lo, hi);
+    h[c] = dg_f32_to_f16(f[c]);
+  }
+  dg_tensor_desc d = {.dtype = t, .rank = 1, .dims = {C}};
+  return dg_graph_constant(g, name, &d, t == DG_DTYPE_F16 ? (void *)h : f, 0);
+}
+
+typedef struct bn_arg {
+  dg_dtype t;
+  int64_t C;
+  float eps;
+  bool fed; /* scale, bias and mean fed at run time (var stays constant) */
+} bn_arg;
+
+static dg_tensor make_bn(dg_graph *g, dg_tensor *in, void *arg) {
+  bn_arg *a = arg;
+  dg_tensor var = const_vec(g, "var", a->t, a->C, 0.05f, 2.0f);
+  if (a->fed)
+    return dg_graph_batch_norm(g, "bn", in[0], in[1], in[2], in[3], var,
+                               a->eps);
+  return dg_graph_batch_norm(
+      g, "bn", in[0], const_vec(g, "scale", a->t, a->C, -1.5f, 1.5f),
+      const_vec(g, "bias", a->t, a->C, -1, 1),
+      const_vec(g, "mean", a->t, a->C, -1, 1), var, a->eps);
+}
+
+/* Ranks 2..5, parameters constant or fed, epsilon 0 or up to 0.1. */
+static void bn_cases(dg_dtype t) {
+  op_stats st = {0};
+  for (int c = 0; c < CASES; c++) {
+    int rank = t_range(2, 5);
+    int64_t dims[5];
+    random_dims(rank, dims, 1, 7);
+    bn_arg a = {t, dims[1], t_range(0, 3) ? t_uniform(1e-5f, 0.1f) : 0,
+                c % 2 == 1};
+    dg_tensor_desc d[4] = {desc_of(t, rank, dims)};
+    for (int i = 1; i < 4; i++)
+      d[i] = desc_of(t, 1, &dims[1]);
+    char label[64];
+    snprintf(label, sizeof label, "batch_norm %s rank %d%s", dg_dtype_name(t),
+             rank, a.fed ? " fed" : "");
+    run_case(&st, label, a.fed ? 4 : 1, d, make_bn, &a);
+  }
+  char name[32];
+  snprintf(name, sizeof name, "batch_norm %s", dg_dtype_name(t));
+  report(name, &st);
+}
+
+/* The graph's tensor out computed by the reference kernels, node by
+ * node (the graph as built, nothing folded), its inputs ids[i] read from
+ * data[i] (floats). */
+static double *ref_graph(dg_graph *g, int count, const uint32_t *ids,
+                         float *const *data, uint32_t out) {
+  const dg_ir *ir = &g->ir;
+  double **v = calloc((size_t)ir->tensor_count + 1, sizeof *v);
+  for (int t = 1; t <= ir->tensor_count; t++) {
+    const dg_tensor_info *ti = dg_ir_tensor(ir, (uint32_t)t);
+    int64_t n = dg_desc_elements(&ti->desc);
+    if (ti->kind == DG_TENSOR_VALUE)
+      continue;
+    v[t] = malloc(sizeof(double) * (size_t)n);
+    for (int64_t e = 0; e < n; e++)
+      v[t][e] = ti->constant
+                    ? dg_load_elem(ti->desc.dtype, ti->constant->data, e)
+                    : 0;
+    for (int i = 0; i < count; i++)
+      for (int64_t e = 0; ids[i] == (uint32_t)t && e < n; e++)
+        v[t][e] = data[i][e];
+  }
+  for (int i = 0; i < ir->node_count; i++) {
+    const dg_node *n = &ir->nodes[i];
+    const double *ins[8] = {0};
+    for (int k = 0; k < n->input_count; k++)
+      ins[k] = n->inputs[k] ? v[n->inputs[k]] : NULL;
+    v[n->output] =
+        malloc(sizeof(double) *
+               (size_t)dg_desc_elements(&dg_ir_tensor(ir, n->output)->desc));
+    dg_op_def_get(n->op)->reference(ir, n, ins, v[n->output]);
+  }
+  double *r = v[out];
+  for (int t = 1; t <= ir->tensor_count; t++)
+    if (t != (int)out)
+      free(v[t]);
+  free(v);
+  return r;
+}
+
+/* n floats from [-1, 1], rounded to t, and their bytes in t. */
+static void fill_as(dg_dtype t, float *f, void *bytes, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    uint16_t h = dg_f32_to_f16(t_uniform(-1, 1));
+    f[i] = t == DG_DTYPE_F16 ? dg_f16_to_f32(h) : t_uniform(-1, 1);
+    if (t == DG_DTYPE_F16)
+      ((uint16_t *)bytes)[i] = h;
+    else
+      ((float *)bytes)[i] = f[i];
+  }
+}
+
+enum { FOLD, SECOND_READER, CONV_IS_OUTPUT, CONV_ACTIVATION, FED_MEAN };
+
+/* x -> conv2d (constant weights and bias) -> batch_norm (constants) on
+ * every device: folded into one conv2d named "conv+bn" (the plan), or,
+ * in the other shapes, left alone; the result matches the unfolded
+ * reference either way. */
+static void fold_case(int shape, dg_dtype t) {
+  static const char *const names[] = {
+      "folds", "second reader", "conv output is a graph output",
+      "conv with an activation", "mean fed at run time"};
+  int64_t C = t_range(1, 4), O = t_range(1, 6), H = t_range(3, 8);
+  size_t es = dg_dtype_size(t);
+  dg_graph *g = dg_graph_create(ctx, "fold");
+  dg_tensor_desc xd = {.dtype = t, .rank = 4, .dims = {1, C, H, H}};
+  dg_tensor_desc md = {.dtype = t, .rank = 1, .dims = {O}};
+  dg_tensor x = dg_graph_input(g, "x", &xd);
+  float wf[6 * 4 * 9], xf[4 * 64], mf[6];
+  char wb[6 * 4 * 9 * 4], xb[4 * 64 * 4], mb[6 * 4], yb[6 * 64 * 4],
+      other[6 * 64 * 4];
+  fill_as(t, wf, wb, O * C * 9);
+  fill_as(t, xf, xb, C * H * H);
+  fill_as(t, mf, mb, O);
+  dg_tensor_desc wd = {.dtype = t, .rank = 4, .dims = {O, C, 3, 3}};
+  dg_conv2d_params cp = {.padding = DG_PADDING_SAME_UPPER,
+                         .activation =
+                             shape == CONV_ACTIVATION ? DG_ACTIVATION_RELU : 0};
+  dg_tensor conv = dg_graph_conv2d(
+      g, "conv", x, dg_graph_constant(g, "w", &wd, wb, 0),
+      t_range(0, 1) ? const_vec(g, "b", t, O, -1, 1) : DG_TENSOR_NONE, &cp);
+  dg_tensor mean = shape == FED_MEAN ? dg_graph_input(g, "mean", &md)
+                                     : const_vec(g, "mean", t, O, -1, 1);
+  dg_tensor bn = dg_graph_batch_norm(
+      g, "bn", conv, const_vec(g, "scale", t, O, -1.5f, 1.5f),
+      const_vec(g, "bias", t, O, -1, 1), mean,
+      const_vec(g, "var", t, O, 0.05f, 2), 1e-3f);
+  dg_graph_output(g, "y", bn, DG_LAYOUT_NCHW);
+  if (shape == SECOND_READER)
+    dg_graph_output(g, "r", dg_graph_relu(g, "relu", conv), DG_LAYOUT_NCHW);
+  if (shape == CONV_IS_OUTPUT)
+    dg_graph_output(g, "c", conv, DG_LAYOUT_NCHW);
+  CHECK(dg_graph_status(g) == DG_OK, "fold graph builds: %s",
+        dg_graph_error(g) ? dg_graph_error(g)->message : "ok");
+  int64_t ny = O * H * H;
+  uint32_t ids[2] = {x.id, mean.id};
+  float *data[2] = {xf, mf};
+  double *ref = ref_graph(g, shape == FED_MEAN ? 2 : 1, ids, data, bn.id);
+  int want = shape == FOLD ? 1 : shape == SECOND_READER ? 3 : 2;
+  for (int dev = 0; dev < dg_context_device_count(ctx); dev++) {
+    dg_compile_options o = {.devices = &dev, .device_count = 1};
+    dg_session *s = NULL;
+    dg_diagnostic diag;
+    dg_status rc = dg_graph_compile(g, &o, &s, &diag);
+    dg_device_info info;
+    dg_context_device_info(ctx, dev, &info);
+    if (rc == DG_ERROR_UNSUPPORTED && info.kind == DG_DEVICE_NPU)
+      continue;
+    dg_binding in[2] = {{"x", xb, es * (size_t)(C * H * H)},
+                        {"mean", mb, es * (size_t)O}};
+    dg_binding out[2] = {
+        {"y", yb, es * (size_t)ny},
+        {shape == SECOND_READER ? "r" : "c", other, es * (size_t)ny}};
+    int nout = shape == SECOND_READER || shape == CONV_IS_OUTPUT ? 2 : 1;
+    if (rc == DG_OK)
+      rc = dg_session_run(s, in, shape == FED_MEAN ? 2 : 1, out, nout, &diag);
+    const dg_plan *plan = s ? dg_session_plan(s) : NULL;
+    int nodes = plan ? dg_plan_node_count(plan) : -1;
+    dg_plan_node pn = {0};
+    bool named = false;
+    for (int i = 0; plan && i < nodes; i++)
+      if (dg_plan_get_node(plan, i, &pn) == DG_OK && pn.op == DG_OP_CONV2D) {
+        named = !strcmp(pn.node_name, shape == FOLD ? "conv+bn" : "conv");
+        break;
+      }
+    double err = 0, mx = 0;
+    for (int64_t i = 0; rc == DG_OK && i < ny; i++) {
+      err = fmax(err, fabs(dg_load_elem(t, yb, i) - ref[i]));
+      mx = fmax(mx, fabs(ref[i]));
+    }
+    err /= mx > 0 ? mx : 1;
+    double tol = t == DG_DTYPE_F16 ? 1e-2 : 1e-4;
+    CHECK(rc == DG_OK && nodes == want && named && err <= tol,
+          "batch norm %s (%s) on device %d: %d plan nodes (want %d), conv "
+          "named '%s', error %.3g (%s)",
+          names[shape], dg_dtype_name(t), dev, nodes, want, pn.node_name, err,
+          rc == DG_OK ? "ran" : diag.message);
+    dg_session_destroy(s);
+  }
+  free(ref);
+  dg_graph_destroy(g);
+}
+
+static void bn_bad(void) {
+  static const struct {
+    const char *what, *field;
+    dg_dtype xt, pt;
+    int xrank, bad; /* bad: the parameter (1..4) given shape [C + 1] */
+    float eps;
+    dg_status st;
+  } cases[] = {
+      {"x of i8", "x", DG_DTYPE_I8, DG_DTYPE_F32, 4, 0, 0,
+       DG_ERROR_INVALID_DTYPE},
+      {"x of rank 1", "x", DG_DTYPE_F32, DG_DTYPE_F32, 1, 0, 0,
+       DG_ERROR_INVALID_SHAPE},
+      {"scale of another dtype", "scale", DG_DTYPE_F32, DG_DTYPE_F16, 4, 0, 0,
+       DG_ERROR_INVALID_DTYPE},
+      {"scale of C + 1", "scale", DG_DTYPE_F32, DG_DTYPE_F32, 4, 1, 0,
+       DG_ERROR_INVALID_SHAPE},
+      {"bias of C + 1", "bias", DG_DTYPE_F32, DG_DTYPE_F32, 4, 2, 0,
+       DG_ERROR_INVALID_SHAPE},
+      {"mean of C + 1", "mean", DG_DTYPE_F32, DG_DTYPE_F32, 4, 3, 0,
+       DG_ERROR_INVALID_SHAPE},
+      {"var of C + 1", "var", DG_DTYPE_F32, DG_DTYPE_F32, 4, 4, 0,
+       DG_ERROR_INVALID_SHAPE},
+      {"negative epsilon", "epsilon", DG_DTYPE_F32, DG_DTYPE_F32, 4, 0, -1,
+       DG_ERROR_INVALID_ARGUMENT},
+      {"NaN epsilon", "epsilon", DG_DTYPE_F32, DG_DTYPE_F32, 4, 0, NAN,
+       DG_ERROR_INVALID_ARGUMENT},
+      {"infinite epsilon", "epsilon", DG_DTYPE_F32, DG_DTYPE_F32, 4, 0,
+       INFINITY, DG_ERROR_INVALID_ARGUMENT},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    dg_graph *g = dg_graph_create(ctx, "bad");
+    int64_t dims[4] = {1, 3, 2, 2};
+    dg_tensor_desc d = desc_of(cases[i].xt, cases[i].xrank, dims);
+    dg_tensor x = dg_graph_input(g, "x", &d), p[5];
+    static const char *const pn[5] = {"", "scale", "bias", "mean", "var"};
+    for (int k = 1; k < 5; k++) {
+      int64_t c = cases[i].bad == k ? 4 : 3;
+      dg_tensor_desc pd = desc_of(k == 1 ? cases[i].pt : cases[i].xt, 1, &c);
+      if (pd.dtype == DG_DTYPE_I8)
+        pd.dtype = DG_DTYPE_F32;
+      p[k] = dg_graph_input(g, pn[k], &pd);
+    }
+    dg_tensor y =
+        dg_graph_batch_norm(g, "bn", x, p[1], p[2], p[3], p[4], cases[i].eps);
+    CHECK(y.id == 0, "batch_norm %s returns no tensor", cases[i].what);
+    expect(g, cases[i].what, cases[i].st, cases[i].field, 0);
+    dg_graph_destroy(g);
+  }
+  dg_graph *g = dg_graph_create(ctx, "bad");
+  int64_t dims[2] = {2, 3}, c = 3;
+  dg_tensor_desc d = desc_of(DG_DTYPE_F32, 2, dims),
+                 pd = desc_of(DG_DTYPE_F32, 1, &c);
+  dg_tensor x = dg_graph_input(g, "x", &d), s = dg_graph_input(g, "s", &pd);
+  dg_graph_batch_norm(g, "bn", x, s, s, s, (dg_tensor){77, 0}, 0);
+  expect(g, "batch_norm var not in the graph", DG_ERROR_INVALID_ARGUMENT, "var",
+         0);
+  dg_graph_destroy(g);
+  CHECK(dg_graph_batch_norm(NULL, "bn", x, s, s, s, s, 0).id == 0,
+        "batch_norm on a NULL graph returns no tensor");
+}
+
 int main(int argc, char **argv) {
   unsigned long long seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 20261201;
   t_seed(seed);
@@ -242,6 +502,12 @@ int main(int argc, char **argv) {
   resize_cases(DG_DTYPE_U8, DG_RESIZE_NEAREST);
   resize_known();
   resize_bad();
+  for (int f = 0; f < 2; f++) {
+    bn_cases(floats[f]);
+    for (int shape = FOLD; shape <= FED_MEAN; shape++)
+      fold_case(shape, floats[f]);
+  }
+  bn_bad();
   dg_context_destroy(ctx);
   return t_exit();
 }

@@ -37,6 +37,7 @@ static const char *const prefixes[] = {"test_conv_",
                                        "test_dropout",
                                        "test_resize_",
                                        "test_upsample",
+                                       "test_batchnorm",
                                        NULL};
 
 static int wanted(const char *name) {

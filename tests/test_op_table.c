@@ -95,6 +95,11 @@ static dg_graph *every_op(void) {
                          .scales = {2, 1.5f}};
   dg_graph_output(g, "resize", dg_graph_resize(g, "resize", c, &rp),
                   DG_LAYOUT_NCHW);
+  static const float ones[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+  dg_tensor one = dg_graph_constant(g, "ones", &bd, ones, 0);
+  dg_graph_output(g, "bn",
+                  dg_graph_batch_norm(g, "bn", c, one, one, one, one, 1e-3f),
+                  DG_LAYOUT_NCHW);
 
   /* The int8 ops. */
   dg_quant_params q = {.scale = 0.05f, .zero_point = 3};
@@ -237,6 +242,13 @@ static dg_graph *one_node(dg_op op, int dev) {
   case DG_OP_RESIZE: {
     dg_resize_params rp = {.scales = {2, 2}};
     y = dg_graph_resize(g, "n", x, &rp);
+    break;
+  }
+  case DG_OP_BATCH_NORM: {
+    static const float ones[4] = {1, 1, 1, 1};
+    dg_tensor_desc cd = {.dtype = DG_DTYPE_F32, .rank = 1, .dims = {4}};
+    dg_tensor one = dg_graph_constant(g, "ones", &cd, ones, 0);
+    y = dg_graph_batch_norm(g, "n", x, one, one, one, one, 1e-5f);
     break;
   }
   default:

@@ -53,6 +53,7 @@ typedef struct dg_node_params {
    * H and W scales of the coordinate transform (resolved: never 0). */
   int32_t resize_mode, resize_coord, resize_nearest;
   float resize_scales[2];
+  float epsilon; /* batch_norm */
 } dg_node_params;
 
 /* The fields of dg_node_params, as bits for ops.def's "reads" column. */
@@ -66,7 +67,8 @@ enum {
   DG_P_COUNT_INCLUDE_PAD = 1 << 6,
   DG_P_ACTIVATION = 1 << 7,
   DG_P_AXIS = 1 << 8,
-  DG_P_CLIP = 1 << 9,    /* clip_lo and clip_hi */
+  DG_P_CLIP = 1 << 9, /* clip_lo and clip_hi */
+  DG_P_EPSILON = 1 << 15,
   DG_P_RESIZE = 1 << 24, /* resize_mode, _coord, _nearest, _scales */
 };
 /* The DG_P_* bits of the fields of p that are not zero. */

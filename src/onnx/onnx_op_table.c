@@ -470,6 +470,9 @@ static const char *const resize_attrs[] = {"antialias",
                                            "nearest_mode",
                                            NULL};
 static const char *const upsample_attrs[] = {"mode", "scales", NULL};
+static const char *const batch_norm_attrs[] = {
+    "consumed_inputs", "epsilon",       "is_test", "momentum",
+    "spatial",         "training_mode", NULL};
 
 /* Opsets: from the first version whose form the handler reads (Reshape's
  * shape became an input at 5, the quantisation ops appeared at 10) to the
@@ -478,6 +481,7 @@ static const char *const upsample_attrs[] = {"mode", "scales", NULL};
 static const tr_op table[] = {
     {"Add", 1, 21, NULL, op_add},
     {"AveragePool", 1, 21, avg_pool_attrs, op_avg_pool},
+    {"BatchNormalization", 1, 15, batch_norm_attrs, tr_op_batch_norm},
     {"Clip", 1, 21, clip_attrs, op_clip},
     {"Concat", 1, 21, axis_attr, op_concat},
     {"Constant", 1, 21, constant_attrs, op_constant},

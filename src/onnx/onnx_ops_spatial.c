@@ -1,4 +1,5 @@
-/* The spatial family's ONNX handlers: Resize and Upsample. Each maps the
+/* The spatial family's ONNX handlers: Resize, Upsample and
+ * BatchNormalization. Each maps the
  * node onto one builder call and refuses, naming the attribute or input,
  * what the builder cannot express. */
 #include "onnx_tr.h"
@@ -209,4 +210,49 @@ void tr_op_upsample(tr *t) {
     return;
   }
   resize_common(t, 1, -1, true);
+}
+
+/* ---- BatchNormalization ---- */
+
+/* Inference only: training (is_test 0 before opset 7, training_mode 1
+ * from 14), per-activation statistics (spatial 0 before 9) and the
+ * statistics outputs, where anything reads them, are refused. */
+void tr_op_batch_norm(tr *t) {
+  int64_t opset = t->n->opset;
+  if (opset < 7 && tr_attr_int(t, "is_test", 0) == 0) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "is_test",
+            "BatchNormalization in training mode (is_test 0) is not "
+            "supported");
+    return;
+  }
+  if (opset < 9 && tr_attr_int(t, "spatial", 1) != 1) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "spatial",
+            "BatchNormalization with spatial=0 is not supported");
+    return;
+  }
+  if (tr_attr_int(t, "training_mode", 0) != 0) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "training_mode",
+            "BatchNormalization in training mode is not supported");
+    return;
+  }
+  for (int i = 1; i < t->n->n_outputs; i++)
+    if (t->n->outputs[i][0]) {
+      tr_fail(t, DG_ERROR_UNSUPPORTED, "outputs",
+              "BatchNormalization's output %d (training statistics) is not "
+              "supported",
+              i);
+      return;
+    }
+  if (t->st != DG_OK)
+    return;
+  dg_tensor in[5];
+  for (int i = 0; i < 5; i++)
+    if (!(in[i] = tr_input(t, i, NULL, false)).id)
+      return;
+  if (!tr_need_float(t, in[0], "X"))
+    return;
+  float eps = tr_attr_float(t, "epsilon", 1e-5f);
+  tr_output(t, 0,
+            dg_graph_batch_norm(t->g, t->n->name, in[0], in[1], in[2], in[3],
+                                in[4], eps));
 }

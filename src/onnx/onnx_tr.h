@@ -123,5 +123,6 @@ bool tr_conv_params(tr *t, dg_tensor x, dg_conv2d_params *p);
 /* onnx_ops_spatial.c */
 void tr_op_resize(tr *t);
 void tr_op_upsample(tr *t);
+void tr_op_batch_norm(tr *t);
 
 #endif

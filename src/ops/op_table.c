@@ -56,6 +56,7 @@ unsigned dg_node_params_set(const dg_node_params *p) {
   FIELD(DG_P_RESIZE, resize_coord)
   FIELD(DG_P_RESIZE, resize_nearest)
   FIELD(DG_P_RESIZE, resize_scales)
+  FIELD(DG_P_EPSILON, epsilon)
 #undef FIELD
   return set;
 }

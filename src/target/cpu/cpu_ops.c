@@ -887,6 +887,7 @@ static const struct cpu_op_entry {
     {DG_OP_QUANTIZE, quantize_k, NULL},
     {DG_OP_DEQUANTIZE, dequantize_k, NULL},
     {DG_OP_RESIZE, NULL, dg_cpu_prep_resize},
+    {DG_OP_BATCH_NORM, NULL, dg_cpu_prep_batch_norm},
 };
 
 static const struct cpu_op_entry *op_entry(dg_op op) {

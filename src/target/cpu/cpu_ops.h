@@ -44,5 +44,6 @@ void dg_cpu_node_release(dg_cpu_node *cn);
 /* The spatial family's prepares (spatial.c): each picks its kernel and
  * sizes its scratch. */
 bool dg_cpu_prep_resize(dg_cpu_node *cn, int threads);
+bool dg_cpu_prep_batch_norm(dg_cpu_node *cn, int threads);
 
 #endif

@@ -63,12 +63,31 @@ static bool resize(const dg_ir *ir, const dg_node *n, int32_t *g,
   return true;
 }
 
+static bool batch_norm(const dg_ir *ir, const dg_node *n, int32_t *g,
+                       dg_cl_spatial *sp) {
+  const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]);
+  int64_t inner = 1;
+  for (int i = 2; i < xd->rank; i++)
+    inner *= xd->dims[i];
+  float eps = n->p.epsilon;
+  g[E_COUNT] = (int32_t)dg_desc_elements(xd);
+  g[E_HIO] = xd->dtype == DG_DTYPE_F16;
+  g[B_C] = (int32_t)xd->dims[1];
+  g[B_INNER] = (int32_t)inner;
+  memcpy(&g[B_EPS], &eps, 4);
+  sp->kernel = "batch_norm";
+  sp->items = g[E_COUNT];
+  return true;
+}
+
 bool dg_cl_spatial_setup(const dg_ir *ir, const dg_node *n, int32_t *g,
                          dg_cl_spatial *sp, bool estimate) {
   memset(sp, 0, sizeof *sp);
   switch (n->op) {
   case DG_OP_RESIZE:
     return resize(ir, n, g, sp, estimate);
+  case DG_OP_BATCH_NORM:
+    return batch_norm(ir, n, g, sp);
   default:
     return false;
   }

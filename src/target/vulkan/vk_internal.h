@@ -77,6 +77,9 @@ typedef struct vk_pc_dequantize {
 typedef struct vk_pc_resize {
   VK_PC_RESIZE
 } vk_pc_resize;
+typedef struct vk_pc_bnorm {
+  VK_PC_BNORM
+} vk_pc_bnorm;
 /* A dispatch's push constants: the layout its setup fills, pushed as
  * words (the whole VK_PUSH_BYTES range, unused words 0). */
 typedef union vk_push {
@@ -90,6 +93,7 @@ typedef union vk_push {
   vk_pc_quantize quantize;
   vk_pc_dequantize dequantize;
   vk_pc_resize resize;
+  vk_pc_bnorm bnorm;
 } vk_push;
 /* std430 puts a block's int and float members 4 bytes apart in order;
  * C does so too where both are 4 bytes. Every layout must fit the range
@@ -343,6 +347,8 @@ void dg_vk_work_release(vk_work *w);
  * them: each fills w for node n; false on host out-of-memory. */
 bool dg_vk_setup_resize(const vk_device *vd, vk_work *w, const dg_ir *ir,
                         const dg_node *n);
+bool dg_vk_setup_batch_norm(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                            const dg_node *n);
 
 /* ---- pipeline statistics (vk_pipeline_stats.c) ---- */
 

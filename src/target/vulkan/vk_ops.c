@@ -889,6 +889,7 @@ static const struct vk_op_entry {
     {DG_OP_QUANTIZE, setup_quant, 0},
     {DG_OP_DEQUANTIZE, setup_quant, 0},
     {DG_OP_RESIZE, dg_vk_setup_resize, 0},
+    {DG_OP_BATCH_NORM, dg_vk_setup_batch_norm, 0},
 };
 
 static const struct vk_op_entry *op_entry(dg_op op) {

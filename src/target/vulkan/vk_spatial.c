@@ -1,5 +1,5 @@
-/* The spatial family's Vulkan work: resize. Each setup follows the op's
- * reference kernel in src/ops and fills the push-constant layout of its
+/* The spatial family's Vulkan work: resize, batch norm. Each setup follows the
+ * op's reference kernel in src/ops and fills the push-constant layout of its
  * shader (shaders/push_constants.h). */
 #include "vk_internal.h"
 
@@ -62,5 +62,32 @@ bool dg_vk_setup_resize(const vk_device *vd, vk_work *w, const dg_ir *ir,
     memcpy(&t[3 * o + 2], &wf, 4);
   }
   w->params = t;
+  return true;
+}
+
+/* batch_norm.comp's pre-pass (the per-channel factors into scratch),
+ * then the main pass reading them. */
+bool dg_vk_setup_batch_norm(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                            const dg_node *n) {
+  (void)vd;
+  const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]);
+  bool f16 = xd->dtype == DG_DTYPE_F16;
+  int64_t C = xd->dims[1], inner = 1, total = dg_desc_elements(xd);
+  for (int i = 2; i < xd->rank; i++)
+    inner *= xd->dims[i];
+  w->push.bnorm = (vk_pc_bnorm){
+      .total = total, .C = C, .inner = inner, .eps = n->p.epsilon};
+  w->scratch_bytes = (VkDeviceSize)(2 * C) * 4;
+  w->pre.on = true;
+  w->pre.shader = f16 ? SH_BNPRE_F16 : SH_BNPRE_F32;
+  for (int k = 0; k < 4; k++)
+    w->pre.bind[k] = n->inputs[k + 1];
+  w->pre.bind[4] = VK_BIND_SCRATCH;
+  grid_1d(w->pre.groups, C, 256);
+  w->shader = f16 ? SH_BNORM_F16 : SH_BNORM_F32;
+  w->bind[0] = n->inputs[0];
+  w->bind[3] = n->output;
+  w->bind[4] = VK_BIND_SCRATCH;
+  grid_1d(w->groups, total, 256);
   return true;
 }

@@ -105,5 +105,10 @@
 #define R_OW 8
 #define R_LINEAR 9
 #define R_DT 10
+/* batch_norm: E_COUNT elements (E_HIO: f16) of B_C channels, B_INNER
+ * apart, epsilon B_EPS (float bits). */
+#define B_C 5
+#define B_INNER 6
+#define B_EPS 7
 
 #endif

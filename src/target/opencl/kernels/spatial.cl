@@ -27,3 +27,17 @@ resize(const global void *x, global void *y, constant int *g,
   }
   st_any(y, i, v, dt);
 }
+
+/* Inference batch norm: (x - mean) * (scale / sqrt(var + eps)) + bias. */
+kernel __attribute__((reqd_work_group_size(WG1, 1, 1))) void
+batch_norm(const global void *x, const global void *scale,
+           const global void *bias, const global void *mean,
+           const global void *var, global void *y, constant int *g) {
+  const int i = get_global_id(0);
+  if (i >= g[E_COUNT])
+    return;
+  const int hio = g[E_HIO], c = (i / g[B_INNER]) % g[B_C];
+  float a = ld_f(scale, c, hio) / sqrt(ld_f(var, c, hio) + as_float(g[B_EPS]));
+  float v = (ld_f(x, i, hio) - ld_f(mean, c, hio)) * a + ld_f(bias, c, hio);
+  st_f(y, i, v, hio);
+}

@@ -99,4 +99,9 @@
  * bilinear (the taps are in binding 4). */
 #define VK_PC_RESIZE int NC, H, W, OH, OW, linear;
 
+/* batch_norm.comp: total elements of C channels, inner apart; eps. */
+#define VK_PC_BNORM                                                            \
+  int total, C, inner;                                                         \
+  float eps;
+
 #endif
