@@ -256,6 +256,7 @@ typedef enum dg_op {
   DG_OP_SIGMOID,
   DG_OP_RESIZE,
   DG_OP_BATCH_NORM,
+  DG_OP_CONV_TRANSPOSE2D,
   DG_OP_COUNT_
 } dg_op;
 DG_API const char *dg_op_name(dg_op op); /* "conv2d", ..., "?" */
@@ -567,6 +568,21 @@ DG_API dg_tensor dg_graph_batch_norm(dg_graph *graph, const char *name,
                                      dg_tensor x, dg_tensor scale,
                                      dg_tensor bias, dg_tensor mean,
                                      dg_tensor var, float epsilon);
+/* Transposed 2-D convolution (the gradient of conv2d with respect to its
+ * input), NCHW, f32 or f16: x [N, C_in, H, W], w [C_in, C_out / groups,
+ * KH, KW] (ONNX layout), bias [C_out] or none. params as conv2d's
+ * (stride, dilation, groups, activation; pads crop the full output
+ * (top, left, bottom, right); SAME_UPPER / SAME_LOWER give an output of
+ * H * stride, the odd pad at the end / beginning). output_padding (NULL:
+ * 0, 0) adds rows and columns at the bottom and right, each below
+ * max(stride, dilation): OH = stride * (H - 1) + output_padding +
+ * dilation * (KH - 1) + 1 - pad_top - pad_bottom. Errors name the field:
+ * params.* as conv2d's, output_padding, w.dims[0], bias, x. */
+DG_API dg_tensor dg_graph_conv_transpose2d(dg_graph *graph, const char *name,
+                                           dg_tensor x, dg_tensor w,
+                                           dg_tensor bias,
+                                           const dg_conv2d_params *params,
+                                           const int32_t output_padding[2]);
 
 /* ---- compile, plan ---------------------------------------------------------- */
 

@@ -1,5 +1,5 @@
 /* Differential tests of the spatial family (resize, batch norm with its
- * folding into conv2d) on seeded random
+ * folding into conv2d, conv transpose) on seeded random
  * shapes, parameters and data, on every device of the context, against
  * the float64 reference kernels of src/ops; then each bad input's status
  * and the field its diagnostic names. */
@@ -485,6 +485,238 @@ static void bn_bad(void) {
         "batch_norm on a NULL graph returns no tensor");
 }
 
+/* ---- conv transpose ---- */
+
+typedef struct ct_arg {
+  dg_conv2d_params p;
+  int32_t op[2];
+  bool bias;
+} ct_arg;
+
+static dg_tensor make_ct(dg_graph *g, dg_tensor *in, void *arg) {
+  ct_arg *a = arg;
+  return dg_graph_conv_transpose2d(
+      g, "convt", in[0], in[1], a->bias ? in[2] : DG_TENSOR_NONE, &a->p, a->op);
+}
+
+/* Random groups, kernels, strides, dilations, output padding, padding
+ * modes (explicit pads cropping part of the full output, SAME where the
+ * kernel reaches H * stride, VALID) and activations. */
+static void ct_cases(dg_dtype t) {
+  op_stats st = {0};
+  for (int c = 0; c < CASES; c++) {
+    ct_arg a = {.bias = t_range(0, 1)};
+    int64_t N = t_range(1, 2), G = t_range(0, 2) ? 1 : t_range(2, 3);
+    int64_t CG = t_range(1, 4), OG = t_range(1, 4), K[2], in[2];
+    a.p.groups = (int32_t)G;
+    a.p.activation = (dg_activation)t_range(0, 2);
+    a.p.padding = (dg_padding)t_range(0, 3);
+    for (int i = 0; i < 2; i++) {
+      K[i] = t_range(1, 4);
+      in[i] = t_range(1, 7);
+      a.p.stride[i] = t_range(1, 3);
+      a.p.dilation[i] = t_range(1, 2);
+      int32_t s = a.p.stride[i], d = a.p.dilation[i];
+      a.op[i] = t_range(0, (s > d ? s : d) - 1);
+      int64_t full = s * (in[i] - 1) + a.op[i] + (K[i] - 1) * d + 1;
+      if (a.p.padding >= DG_PADDING_SAME_UPPER && full < in[i] * s)
+        a.p.padding = DG_PADDING_EXPLICIT;
+      int64_t room = full - 1; /* pads leave at least one output */
+      a.p.pads[i] = t_range(0, (int)(room / 2 < 2 ? room / 2 : 2));
+      a.p.pads[i + 2] = t_range(0, (int)(room / 2 < 2 ? room / 2 : 2));
+    }
+    int64_t xd[4] = {N, G * CG, in[0], in[1]}, wd[4] = {G * CG, OG, K[0], K[1]},
+            bd[1] = {G * OG};
+    dg_tensor_desc d[3] = {desc_of(t, 4, xd), desc_of(t, 4, wd),
+                           desc_of(t, 1, bd)};
+    char label[128];
+    snprintf(label, sizeof label,
+             "conv_transpose %s g%lld k%lldx%lld s%dx%d d%dx%d op%dx%d pad %d",
+             dg_dtype_name(t), (long long)G, (long long)K[0], (long long)K[1],
+             a.p.stride[0], a.p.stride[1], a.p.dilation[0], a.p.dilation[1],
+             a.op[0], a.op[1], a.p.padding);
+    run_case(&st, label, a.bias ? 3 : 2, d, make_ct, &a);
+  }
+  char name[32];
+  snprintf(name, sizeof name, "conv_transpose2d %s", dg_dtype_name(t));
+  report(name, &st);
+}
+
+static void ct_bad(void) {
+  static const struct {
+    const char *what, *field;
+    dg_conv2d_params p;
+    int32_t op[2];
+    int64_t wc, wo, bias_len; /* w dims 0, 1; bias length (0: none) */
+    dg_dtype wt;
+    bool null_params;
+    dg_status st;
+  } cases[] = {
+      {"NULL params",
+       "params",
+       {.groups = 0},
+       {0, 0},
+       4,
+       2,
+       0,
+       DG_DTYPE_F32,
+       true,
+       DG_ERROR_INVALID_ARGUMENT},
+      {"negative stride",
+       "params.stride",
+       {.stride = {-1, 1}},
+       {0, 0},
+       4,
+       2,
+       0,
+       DG_DTYPE_F32,
+       false,
+       DG_ERROR_INVALID_ARGUMENT},
+      {"negative dilation",
+       "params.dilation",
+       {.dilation = {1, -2}},
+       {0, 0},
+       4,
+       2,
+       0,
+       DG_DTYPE_F32,
+       false,
+       DG_ERROR_INVALID_ARGUMENT},
+      {"padding mode 9",
+       "params.padding",
+       {.padding = 9},
+       {0, 0},
+       4,
+       2,
+       0,
+       DG_DTYPE_F32,
+       false,
+       DG_ERROR_INVALID_ARGUMENT},
+      {"negative pad",
+       "params.pads",
+       {.pads = {0, -1, 0, 0}},
+       {0, 0},
+       4,
+       2,
+       0,
+       DG_DTYPE_F32,
+       false,
+       DG_ERROR_INVALID_ARGUMENT},
+      {"activation 5",
+       "params.activation",
+       {.activation = 5},
+       {0, 0},
+       4,
+       2,
+       0,
+       DG_DTYPE_F32,
+       false,
+       DG_ERROR_INVALID_ARGUMENT},
+      {"groups not dividing C_in",
+       "params.groups",
+       {.groups = 3},
+       {0, 0},
+       4,
+       2,
+       0,
+       DG_DTYPE_F32,
+       false,
+       DG_ERROR_INVALID_ARGUMENT},
+      {"w.dims[0] not C_in",
+       "w.dims[0]",
+       {.groups = 0},
+       {0, 0},
+       5,
+       2,
+       0,
+       DG_DTYPE_F32,
+       false,
+       DG_ERROR_INVALID_SHAPE},
+      {"w of another dtype",
+       "w",
+       {.groups = 0},
+       {0, 0},
+       4,
+       2,
+       0,
+       DG_DTYPE_F16,
+       false,
+       DG_ERROR_INVALID_DTYPE},
+      {"output_padding >= stride",
+       "output_padding",
+       {.stride = {2, 2}},
+       {2, 0},
+       4,
+       2,
+       0,
+       DG_DTYPE_F32,
+       false,
+       DG_ERROR_INVALID_ARGUMENT},
+      {"negative output_padding",
+       "output_padding",
+       {.groups = 0},
+       {0, -1},
+       4,
+       2,
+       0,
+       DG_DTYPE_F32,
+       false,
+       DG_ERROR_INVALID_ARGUMENT},
+      {"pads cropping everything",
+       "params.pads",
+       {.pads = {3, 0, 3, 0}},
+       {0, 0},
+       4,
+       2,
+       0,
+       DG_DTYPE_F32,
+       false,
+       DG_ERROR_INVALID_SHAPE},
+      {"SAME with stride past the kernel",
+       "params.padding",
+       {.stride = {5, 1}, .padding = DG_PADDING_SAME_UPPER},
+       {0, 0},
+       4,
+       2,
+       0,
+       DG_DTYPE_F32,
+       false,
+       DG_ERROR_INVALID_SHAPE},
+      {"bias of the wrong length",
+       "bias",
+       {.groups = 0},
+       {0, 0},
+       4,
+       2,
+       3,
+       DG_DTYPE_F32,
+       false,
+       DG_ERROR_INVALID_SHAPE},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    dg_graph *g = dg_graph_create(ctx, "bad");
+    dg_tensor_desc xd = desc4(DG_DTYPE_F32, 1, 4, 3, 3);
+    dg_tensor_desc wd = desc4(cases[i].wt, cases[i].wc, cases[i].wo, 3, 3);
+    int64_t bl = cases[i].bias_len;
+    dg_tensor_desc bd = desc_of(DG_DTYPE_F32, 1, &bl);
+    dg_tensor x = dg_graph_input(g, "x", &xd), w = dg_graph_input(g, "w", &wd);
+    dg_tensor b = bl ? dg_graph_input(g, "b", &bd) : DG_TENSOR_NONE;
+    dg_tensor y = dg_graph_conv_transpose2d(
+        g, "ct", x, w, b, cases[i].null_params ? NULL : &cases[i].p,
+        cases[i].op);
+    CHECK(y.id == 0, "conv_transpose2d %s returns no tensor", cases[i].what);
+    expect(g, cases[i].what, cases[i].st, cases[i].field, 0);
+    dg_graph_destroy(g);
+  }
+  dg_graph *g = dg_graph_create(ctx, "bad");
+  dg_tensor_desc xd = desc4(DG_DTYPE_I8, 1, 4, 3, 3);
+  dg_conv2d_params p = {0};
+  dg_tensor x = dg_graph_input(g, "x", &xd);
+  dg_graph_conv_transpose2d(g, "ct", x, x, DG_TENSOR_NONE, &p, NULL);
+  expect(g, "conv_transpose2d of i8", DG_ERROR_INVALID_DTYPE, "x", 0);
+  dg_graph_destroy(g);
+}
+
 int main(int argc, char **argv) {
   unsigned long long seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 20261201;
   t_seed(seed);
@@ -508,6 +740,9 @@ int main(int argc, char **argv) {
       fold_case(shape, floats[f]);
   }
   bn_bad();
+  for (int f = 0; f < 2; f++)
+    ct_cases(floats[f]);
+  ct_bad();
   dg_context_destroy(ctx);
   return t_exit();
 }

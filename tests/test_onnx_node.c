@@ -16,29 +16,15 @@
 
 #define NODE_DIR "/usr/share/libonnx-testdata/data/node"
 
-static const char *const prefixes[] = {"test_conv_",
-                                       "test_maxpool_",
-                                       "test_averagepool_",
-                                       "test_globalaverage",
-                                       "test_gemm_",
-                                       "test_matmul_",
-                                       "test_softmax_",
-                                       "test_relu",
-                                       "test_clip",
-                                       "test_add",
-                                       "test_flatten_",
-                                       "test_reshape_",
-                                       "test_concat_",
-                                       "test_quantizelinear",
-                                       "test_dequantizelinear",
-                                       "test_qlinearconv",
-                                       "test_qlinearmatmul",
-                                       "test_identity",
-                                       "test_dropout",
-                                       "test_resize_",
-                                       "test_upsample",
-                                       "test_batchnorm",
-                                       NULL};
+static const char *const prefixes[] = {
+    "test_conv_",         "test_maxpool_",       "test_averagepool_",
+    "test_globalaverage", "test_gemm_",          "test_matmul_",
+    "test_softmax_",      "test_relu",           "test_clip",
+    "test_add",           "test_flatten_",       "test_reshape_",
+    "test_concat_",       "test_quantizelinear", "test_dequantizelinear",
+    "test_qlinearconv",   "test_qlinearmatmul",  "test_identity",
+    "test_dropout",       "test_resize_",        "test_upsample",
+    "test_batchnorm",     "test_convtranspose",  NULL};
 
 static int wanted(const char *name) {
   if (strstr(name, "_expanded"))

@@ -100,6 +100,19 @@ static dg_graph *every_op(void) {
   dg_graph_output(g, "bn",
                   dg_graph_batch_norm(g, "bn", c, one, one, one, one, 1e-3f),
                   DG_LAYOUT_NCHW);
+  dg_tensor_desc ctw = {.dtype = DG_DTYPE_F32, .rank = 4, .dims = {8, 2, 3, 3}};
+  dg_tensor_desc ctb = {.dtype = DG_DTYPE_F32, .rank = 1, .dims = {4}};
+  dg_conv2d_params ctp = {.stride = {2, 2},
+                          .dilation = {1, 2},
+                          .pads = {1, 0, 0, 1},
+                          .groups = 2,
+                          .activation = DG_ACTIVATION_RELU};
+  int32_t ctop[2] = {1, 1};
+  dg_graph_output(g, "convt",
+                  dg_graph_conv_transpose2d(
+                      g, "convt", c, dg_graph_constant(g, "ctw", &ctw, wf, 0),
+                      dg_graph_constant(g, "ctb", &ctb, bf, 0), &ctp, ctop),
+                  DG_LAYOUT_NCHW);
 
   /* The int8 ops. */
   dg_quant_params q = {.scale = 0.05f, .zero_point = 3};
@@ -251,6 +264,11 @@ static dg_graph *one_node(dg_op op, int dev) {
     y = dg_graph_batch_norm(g, "n", x, one, one, one, one, 1e-5f);
     break;
   }
+  case DG_OP_CONV_TRANSPOSE2D:
+    y = dg_graph_conv_transpose2d(g, "n", x,
+                                  dg_graph_constant(g, "w", &wd, wdata, 0),
+                                  DG_TENSOR_NONE, &cp, NULL);
+    break;
   default:
     dg_graph_destroy(g);
     return NULL;

@@ -54,6 +54,7 @@ typedef struct dg_node_params {
   int32_t resize_mode, resize_coord, resize_nearest;
   float resize_scales[2];
   float epsilon; /* batch_norm */
+  int32_t output_padding[2]; /* conv_transpose2d: rows, columns */
 } dg_node_params;
 
 /* The fields of dg_node_params, as bits for ops.def's "reads" column. */
@@ -70,6 +71,7 @@ enum {
   DG_P_CLIP = 1 << 9, /* clip_lo and clip_hi */
   DG_P_EPSILON = 1 << 15,
   DG_P_RESIZE = 1 << 24, /* resize_mode, _coord, _nearest, _scales */
+  DG_P_OUTPUT_PADDING = 1 << 25,
 };
 /* The DG_P_* bits of the fields of p that are not zero. */
 unsigned dg_node_params_set(const dg_node_params *p);

@@ -470,6 +470,10 @@ static const char *const resize_attrs[] = {"antialias",
                                            "nearest_mode",
                                            NULL};
 static const char *const upsample_attrs[] = {"mode", "scales", NULL};
+static const char *const conv_transpose_attrs[] = {
+    "auto_pad",     "dilations",      "group",
+    "kernel_shape", "output_padding", "output_shape",
+    "pads",         "strides",        NULL};
 static const char *const batch_norm_attrs[] = {
     "consumed_inputs", "epsilon",       "is_test", "momentum",
     "spatial",         "training_mode", NULL};
@@ -486,6 +490,7 @@ static const tr_op table[] = {
     {"Concat", 1, 21, axis_attr, op_concat},
     {"Constant", 1, 21, constant_attrs, op_constant},
     {"Conv", 1, 21, conv_attrs, op_conv},
+    {"ConvTranspose", 1, 22, conv_transpose_attrs, tr_op_conv_transpose},
     {"DequantizeLinear", 10, 21, axis_attr, tr_op_dequantize},
     {"Dropout", 1, 21, dropout_attrs, op_identity},
     {"Flatten", 1, 21, axis_attr, op_flatten},

@@ -1,5 +1,5 @@
-/* The spatial family's ONNX handlers: Resize, Upsample and
- * BatchNormalization. Each maps the
+/* The spatial family's ONNX handlers: Resize, Upsample,
+ * BatchNormalization and ConvTranspose. Each maps the
  * node onto one builder call and refuses, naming the attribute or input,
  * what the builder cannot express. */
 #include "onnx_tr.h"
@@ -255,4 +255,147 @@ void tr_op_batch_norm(tr *t) {
   tr_output(t, 0,
             dg_graph_batch_norm(t->g, t->n->name, in[0], in[1], in[2], in[3],
                                 in[4], eps));
+}
+
+/* ---- ConvTranspose ---- */
+
+/* An int list attribute of nd values (absent: def for each); false
+ * (failure recorded) for any other count or a value below lo. */
+static bool ct_ints(tr *t, const char *name, int nd, int64_t def, int64_t lo,
+                    int64_t *out) {
+  int64_t v[8];
+  int n = tr_attr_ints(t, name, v, 8);
+  for (int i = 0; i < nd; i++)
+    out[i] = n == nd ? v[i] : def;
+  if (n >= 0 && n != nd) {
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, name, "expected %d values, got %d",
+            nd, n);
+    return false;
+  }
+  for (int i = 0; i < nd; i++)
+    if (out[i] < lo || out[i] > INT32_MAX) {
+      tr_fail(t, DG_ERROR_INVALID_ARGUMENT, name, "%s[%d] = %lld", name, i,
+              (long long)out[i]);
+      return false;
+    }
+  return true;
+}
+
+/* floor(v / 2), as ONNX's reference divides. */
+static int64_t floor_half(int64_t v) { return v >= 0 ? v / 2 : -((1 - v) / 2); }
+
+/* 2-D, and 1-D as 2-D over a height of 1 (x, w and y reshaped). With
+ * output_shape, the pads are derived as ONNX's reference does (the odd
+ * one at the end under SAME_UPPER, else at the beginning); a negative
+ * end pad is output padding. */
+void tr_op_conv_transpose(tr *t) {
+  dg_tensor x = tr_input(t, 0, NULL, false);
+  dg_tensor_desc xd, wd;
+  if (!x.id || !tr_need_float(t, x, "X") || !tr_desc(t, x, &xd))
+    return;
+  int nd = xd.rank - 2;
+  if (nd != 1 && nd != 2) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "X",
+            "only 1-D and 2-D ConvTranspose is supported, got rank %d",
+            xd.rank);
+    return;
+  }
+  dg_tensor w = tr_input(t, 1, NULL, false);
+  dg_tensor b = tr_input(t, 2, NULL, true);
+  if (!w.id || !tr_desc(t, w, &wd) || t->st != DG_OK)
+    return;
+  if (wd.rank != xd.rank) {
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "W", "W has rank %d, X rank %d",
+            wd.rank, xd.rank);
+    return;
+  }
+  int64_t s[2], d[2], op[2], pads[4], k[2], outs[4];
+  int64_t o = nd == 1 ? 1 : 0; /* where the ONNX axes start in ours */
+  s[0] = d[0] = k[0] = 1;
+  op[0] = pads[0] = pads[2] = 0;
+  int64_t p4[4];
+  if (!ct_ints(t, "strides", nd, 1, 1, s + o) ||
+      !ct_ints(t, "dilations", nd, 1, 1, d + o) ||
+      !ct_ints(t, "output_padding", nd, 0, 0, op + o) ||
+      !ct_ints(t, "pads", 2 * nd, 0, 0, p4))
+    return;
+  for (int i = 0; i < nd; i++) {
+    pads[o + i] = p4[i];
+    pads[o + i + 2] = p4[nd + i];
+    k[o + i] = wd.dims[2 + i];
+  }
+  int64_t ks[2];
+  int nk = tr_attr_ints(t, "kernel_shape", ks, 2);
+  for (int i = 0; nk >= 0 && i < nd; i++)
+    if (nk != nd || ks[i] != k[o + i]) {
+      tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "kernel_shape",
+              "kernel_shape contradicts the weights");
+      return;
+    }
+  char ap[32] = "";
+  t->n->attr_string(t->n, "auto_pad", ap, sizeof ap);
+  dg_conv2d_params p = {.groups = (int32_t)tr_attr_int(t, "group", 1)};
+  if (!strcmp(ap, "SAME_UPPER"))
+    p.padding = DG_PADDING_SAME_UPPER;
+  else if (!strcmp(ap, "SAME_LOWER"))
+    p.padding = DG_PADDING_SAME_LOWER;
+  else if (!strcmp(ap, "VALID"))
+    p.padding = DG_PADDING_VALID;
+  else if (ap[0] && strcmp(ap, "NOTSET")) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "auto_pad",
+            "auto_pad '%s' is not supported", ap);
+    return;
+  }
+  if (p.groups < 1) {
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "group", "group %d < 1", p.groups);
+    return;
+  }
+  int no = tr_attr_ints(t, "output_shape", outs, 4);
+  if (no >= 0) {
+    if (no != nd && no != nd + 2) {
+      tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "output_shape",
+              "expected %d values, got %d", nd, no);
+      return;
+    }
+    for (int i = 0; i < nd; i++) {
+      int64_t a = o + i, in = xd.dims[2 + i];
+      int64_t total =
+          s[a] * (in - 1) + op[a] + (k[a] - 1) * d[a] + 1 - outs[no - nd + i];
+      int64_t half = floor_half(total);
+      bool upper = p.padding == DG_PADDING_SAME_UPPER;
+      pads[a] = upper ? half : total - half;
+      pads[a + 2] = upper ? total - half : half;
+      if (pads[a + 2] < 0) { /* rows past the full output: output padding */
+        op[a] -= pads[a + 2];
+        pads[a + 2] = 0;
+      }
+      if (pads[a] < 0) {
+        tr_fail(t, DG_ERROR_UNSUPPORTED, "output_shape",
+                "output_shape needs a negative leading pad");
+        return;
+      }
+    }
+    p.padding = DG_PADDING_EXPLICIT;
+  }
+  int32_t opad[2];
+  for (int i = 0; i < 2; i++) {
+    p.stride[i] = (int32_t)s[i];
+    p.dilation[i] = (int32_t)d[i];
+    p.pads[i] = (int32_t)pads[i];
+    p.pads[i + 2] = (int32_t)pads[i + 2];
+    opad[i] = (int32_t)op[i];
+  }
+  if (nd == 1) {
+    int64_t x4[4] = {xd.dims[0], xd.dims[1], 1, xd.dims[2]};
+    int64_t w4[4] = {wd.dims[0], wd.dims[1], 1, wd.dims[2]};
+    x = dg_graph_reshape(t->g, NULL, x, 4, x4);
+    w = dg_graph_reshape(t->g, NULL, w, 4, w4);
+  }
+  dg_tensor y = dg_graph_conv_transpose2d(t->g, t->n->name, x, w, b, &p, opad);
+  dg_tensor_desc yd;
+  if (nd == 1 && tr_desc(t, y, &yd)) {
+    int64_t y3[3] = {yd.dims[0], yd.dims[1], yd.dims[3]};
+    y = dg_graph_reshape(t->g, NULL, y, 3, y3);
+  }
+  tr_output(t, 0, y);
 }

@@ -124,5 +124,6 @@ bool tr_conv_params(tr *t, dg_tensor x, dg_conv2d_params *p);
 void tr_op_resize(tr *t);
 void tr_op_upsample(tr *t);
 void tr_op_batch_norm(tr *t);
+void tr_op_conv_transpose(tr *t);
 
 #endif

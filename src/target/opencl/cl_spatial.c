@@ -1,11 +1,12 @@
-/* The spatial family's OpenCL kernels (kernels/spatial.cl): per node, the
- * kernel, its geometry block and its host-computed table. cl_nodes.c
- * binds them (spatial()). */
+/* The spatial family's OpenCL kernels (kernels/spatial.cl: resize, batch
+ * norm, conv transpose): per node, the kernel, its geometry block and its
+ * host-computed table. cl_nodes.c binds them (spatial()). */
 #include "cl_internal.h"
 #include "kernels/geom.h"
 
 #include "../../ops/ops.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,6 +81,40 @@ static bool batch_norm(const dg_ir *ir, const dg_node *n, int32_t *g,
   return true;
 }
 
+static bool conv_transpose(const dg_ir *ir, const dg_node *n, int32_t *g,
+                           dg_cl_spatial *sp) {
+  const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]),
+                       *wd = tdesc(ir, n->inputs[1]),
+                       *yd = tdesc(ir, n->output);
+  const dg_node_params *p = &n->p;
+  float lo = p->activation == DG_ACTIVATION_NONE ? -INFINITY : 0.0f;
+  float hi = p->activation == DG_ACTIVATION_RELU6 ? 6.0f : INFINITY;
+  g[G_NIMG] = (int32_t)xd->dims[0];
+  g[G_C] = (int32_t)xd->dims[1];
+  g[G_H] = (int32_t)xd->dims[2];
+  g[G_W] = (int32_t)xd->dims[3];
+  g[G_O] = (int32_t)yd->dims[1];
+  g[G_OH] = (int32_t)yd->dims[2];
+  g[G_OW] = (int32_t)yd->dims[3];
+  g[G_KH] = (int32_t)wd->dims[2];
+  g[G_KW] = (int32_t)wd->dims[3];
+  g[G_SH] = p->stride[0];
+  g[G_SW] = p->stride[1];
+  g[G_DH] = p->dilation[0];
+  g[G_DW] = p->dilation[1];
+  g[G_PT] = p->pads[0];
+  g[G_PL] = p->pads[1];
+  g[G_CG] = (int32_t)(xd->dims[1] / p->groups);
+  g[G_OG] = (int32_t)wd->dims[1];
+  g[G_HIO] = xd->dtype == DG_DTYPE_F16;
+  g[G_BIAS] = n->inputs[2] != 0;
+  memcpy(&g[G_LO], &lo, 4);
+  memcpy(&g[G_HI], &hi, 4);
+  sp->kernel = "conv_transpose";
+  sp->items = dg_desc_elements(yd);
+  return true;
+}
+
 bool dg_cl_spatial_setup(const dg_ir *ir, const dg_node *n, int32_t *g,
                          dg_cl_spatial *sp, bool estimate) {
   memset(sp, 0, sizeof *sp);
@@ -88,6 +123,8 @@ bool dg_cl_spatial_setup(const dg_ir *ir, const dg_node *n, int32_t *g,
     return resize(ir, n, g, sp, estimate);
   case DG_OP_BATCH_NORM:
     return batch_norm(ir, n, g, sp);
+  case DG_OP_CONV_TRANSPOSE2D:
+    return conv_transpose(ir, n, g, sp);
   default:
     return false;
   }

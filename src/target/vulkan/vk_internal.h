@@ -349,6 +349,8 @@ bool dg_vk_setup_resize(const vk_device *vd, vk_work *w, const dg_ir *ir,
                         const dg_node *n);
 bool dg_vk_setup_batch_norm(const vk_device *vd, vk_work *w, const dg_ir *ir,
                             const dg_node *n);
+bool dg_vk_setup_conv_transpose(const vk_device *vd, vk_work *w,
+                                const dg_ir *ir, const dg_node *n);
 
 /* ---- pipeline statistics (vk_pipeline_stats.c) ---- */
 

@@ -1,4 +1,5 @@
-/* The spatial family, one output per work-item. resize: where each
+/* The spatial family (resize, batch norm, conv transpose), one output per
+ * work-item. resize: where each
  * output row and column samples the input comes tabulated from the host
  * (dg_resize_tap, src/ops/resize.c, the reference's own rule), so every
  * coordinate mode and rounding is the reference's; nearest copies the
@@ -40,4 +41,42 @@ batch_norm(const global void *x, const global void *scale,
   float a = ld_f(scale, c, hio) / sqrt(ld_f(var, c, hio) + as_float(g[B_EPS]));
   float v = (ld_f(x, i, hio) - ld_f(mean, c, hio)) * a + ld_f(bias, c, hio);
   st_f(y, i, v, hio);
+}
+
+/* Transposed convolution in the conv geometry (geom.h's G_*: G_C input
+ * channels in groups of G_CG, G_O outputs in groups of G_OG, weights
+ * [C][OG][KH][KW]), one output per work-item gathering the inputs whose
+ * window covers it: an input row ih reaches oh = ih * SH + kh * DH - PT. */
+kernel __attribute__((reqd_work_group_size(WG1, 1, 1))) void
+conv_transpose(const global void *x, const global void *w,
+               const global void *bias, global void *y, constant int *g) {
+  const int i = get_global_id(0);
+  const int O = g[G_O], OH = g[G_OH], OW = g[G_OW];
+  if (i >= g[G_NIMG] * O * OH * OW)
+    return;
+  const int hio = g[G_HIO], C = g[G_C], H = g[G_H], W = g[G_W];
+  const int KH = g[G_KH], KW = g[G_KW], SH = g[G_SH], SW = g[G_SW];
+  const int CG = g[G_CG], OG = g[G_OG];
+  int ow = i % OW, oh = (i / OW) % OH, o = (i / (OW * OH)) % O,
+      b = i / (OW * OH * O);
+  int grp = o / OG, oc = o % OG;
+  float s = 0.0f;
+  for (int c = grp * CG; c < (grp + 1) * CG; c++) {
+    int xb = (b * C + c) * H * W, wb = (c * OG + oc) * KH * KW;
+    for (int kh = 0; kh < KH; kh++) {
+      int th = oh + g[G_PT] - kh * g[G_DH];
+      if (th < 0 || th % SH || th / SH >= H)
+        continue;
+      for (int kw = 0; kw < KW; kw++) {
+        int tw = ow + g[G_PL] - kw * g[G_DW];
+        if (tw < 0 || tw % SW || tw / SW >= W)
+          continue;
+        s += ld_f(x, xb + th / SH * W + tw / SW, hio) *
+             ld_f(w, wb + kh * KW + kw, hio);
+      }
+    }
+  }
+  if (g[G_BIAS])
+    s += ld_f(bias, o, hio);
+  st_f(y, i, fmin(fmax(s, as_float(g[G_LO])), as_float(g[G_HI])), hio);
 }
