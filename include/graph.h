@@ -257,6 +257,7 @@ typedef enum dg_op {
   DG_OP_RESIZE,
   DG_OP_BATCH_NORM,
   DG_OP_CONV_TRANSPOSE2D,
+  DG_OP_CAST,
   DG_OP_COUNT_
 } dg_op;
 DG_API const char *dg_op_name(dg_op op); /* "conv2d", ..., "?" */
@@ -583,6 +584,15 @@ DG_API dg_tensor dg_graph_conv_transpose2d(dg_graph *graph, const char *name,
                                            dg_tensor bias,
                                            const dg_conv2d_params *params,
                                            const int32_t output_padding[2]);
+/* Converts values between f32, f16 and i32 (x's dtype to `to`, any pair,
+ * the same one a copy): float -> i32 truncates toward zero, saturating to
+ * the i32 range, NaN -> 0; to a float type rounds to nearest (inf past
+ * f16's range). An i32 x is read as the plain integers it holds (its
+ * quantisation, if any, ignored). i8 and u8 are refused either way
+ * (DG_ERROR_INVALID_DTYPE, naming x or to): they are quantised types,
+ * whose values dg_graph_dequantize and dg_graph_quantize convert. */
+DG_API dg_tensor dg_graph_cast(dg_graph *graph, const char *name, dg_tensor x,
+                               dg_dtype to);
 
 /* ---- compile, plan ---------------------------------------------------------- */
 

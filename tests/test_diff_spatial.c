@@ -1,5 +1,5 @@
 /* Differential tests of the spatial family (resize, batch norm with its
- * folding into conv2d, conv transpose) on seeded random
+ * folding into conv2d, conv transpose, cast) on seeded random
  * shapes, parameters and data, on every device of the context, against
  * the float64 reference kernels of src/ops; then each bad input's status
  * and the field its diagnostic names. */
@@ -717,6 +717,109 @@ static void ct_bad(void) {
   dg_graph_destroy(g);
 }
 
+/* ---- cast ---- */
+
+static dg_tensor make_cast(dg_graph *g, dg_tensor *in, void *arg) {
+  return dg_graph_cast(g, "cast", in[0], *(dg_dtype *)arg);
+}
+
+/* Every pair of f32, f16 and i32; f32 to i32 from values far past the
+ * i32 range (saturation), f16 to i32 over f16's range, to f16 within
+ * it. */
+static void cast_cases(dg_dtype from, dg_dtype to) {
+  op_stats st = {0};
+  fill_span = to == DG_DTYPE_I32 && from == DG_DTYPE_F32   ? 5e9f
+              : from == DG_DTYPE_F16 || to == DG_DTYPE_F16 ? 6e4f
+                                                           : 1e6f;
+  for (int c = 0; c < CASES; c++) {
+    int rank = t_range(1, 4);
+    int64_t dims[4];
+    random_dims(rank, dims, 1, 9);
+    dg_tensor_desc d = desc_of(from, rank, dims);
+    char label[64];
+    snprintf(label, sizeof label, "cast %s -> %s rank %d", dg_dtype_name(from),
+             dg_dtype_name(to), rank);
+    run_case(&st, label, 1, &d, make_cast, &to);
+  }
+  fill_span = 1.0f;
+  char name[32];
+  snprintf(name, sizeof name, "cast %s -> %s", dg_dtype_name(from),
+           dg_dtype_name(to));
+  report(name, &st);
+}
+
+/* Known answers of the contract (graph.h): truncation toward zero,
+ * saturation, NaN to 0; i32 to f32 rounding to nearest even. */
+static void cast_known(void) {
+  float x[8] = {NAN,  INFINITY, -INFINITY, -0.7f,
+                2.9f, 3e9f,     -3e9f,     -2147483648.0f};
+  int32_t want[8] = {0, INT32_MAX, INT32_MIN, 0,
+                     2, INT32_MAX, INT32_MIN, INT32_MIN};
+  int32_t xi[3] = {INT32_MAX, INT32_MIN, 16777217};
+  float wantf[3] = {2147483648.0f, -2147483648.0f, 16777216.0f};
+  dg_graph *g = dg_graph_create(ctx, "cast known");
+  dg_tensor_desc fd = {.dtype = DG_DTYPE_F32, .rank = 1, .dims = {8}};
+  dg_tensor_desc id = {.dtype = DG_DTYPE_I32, .rank = 1, .dims = {3}};
+  dg_graph_output(
+      g, "i", dg_graph_cast(g, "c", dg_graph_input(g, "f", &fd), DG_DTYPE_I32),
+      DG_LAYOUT_NCHW);
+  dg_graph_output(
+      g, "o", dg_graph_cast(g, "d", dg_graph_input(g, "n", &id), DG_DTYPE_F32),
+      DG_LAYOUT_NCHW);
+  for (int dev = 0; dev < dg_context_device_count(ctx); dev++) {
+    dg_compile_options o = {.devices = &dev, .device_count = 1};
+    dg_session *s = NULL;
+    dg_diagnostic diag;
+    int32_t yi[8] = {0};
+    float yf[3] = {0};
+    dg_binding in[2] = {{"f", x, sizeof x}, {"n", xi, sizeof xi}};
+    dg_binding out[2] = {{"i", yi, sizeof yi}, {"o", yf, sizeof yf}};
+    dg_status rc = dg_graph_compile(g, &o, &s, &diag);
+    if (rc == DG_ERROR_UNSUPPORTED)
+      continue; /* an NPU */
+    if (rc == DG_OK)
+      rc = dg_session_run(s, in, 2, out, 2, &diag);
+    bool ok = rc == DG_OK && !memcmp(yi, want, sizeof want) &&
+              !memcmp(yf, wantf, sizeof wantf);
+    CHECK(ok,
+          "cast known answers on device %d: %d %d %d %d %d %d %d %d; "
+          "%.9g %.9g %.9g",
+          dev, yi[0], yi[1], yi[2], yi[3], yi[4], yi[5], yi[6], yi[7], yf[0],
+          yf[1], yf[2]);
+    dg_session_destroy(s);
+  }
+  dg_graph_destroy(g);
+}
+
+static void cast_bad(void) {
+  static const struct {
+    const char *what, *field;
+    dg_dtype from, to;
+  } cases[] = {
+      {"cast of i8", "x", DG_DTYPE_I8, DG_DTYPE_F32},
+      {"cast of u8", "x", DG_DTYPE_U8, DG_DTYPE_I32},
+      {"cast to i8", "to", DG_DTYPE_F32, DG_DTYPE_I8},
+      {"cast to u8", "to", DG_DTYPE_I32, DG_DTYPE_U8},
+      {"cast to dtype 0", "to", DG_DTYPE_F32, DG_DTYPE_INVALID},
+      {"cast to dtype 42", "to", DG_DTYPE_F16, (dg_dtype)42},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    dg_graph *g = dg_graph_create(ctx, "bad");
+    int64_t dims[2] = {2, 3};
+    dg_tensor_desc d = desc_of(cases[i].from, 2, dims);
+    dg_tensor y =
+        dg_graph_cast(g, "c", dg_graph_input(g, "x", &d), cases[i].to);
+    CHECK(y.id == 0, "%s returns no tensor", cases[i].what);
+    expect(g, cases[i].what, DG_ERROR_INVALID_DTYPE, cases[i].field, 0);
+    dg_graph_destroy(g);
+  }
+  dg_graph *g = dg_graph_create(ctx, "bad");
+  dg_graph_cast(g, "c", (dg_tensor){77, 0}, DG_DTYPE_F32);
+  expect(g, "cast of a tensor not in the graph", DG_ERROR_INVALID_ARGUMENT, "x",
+         0);
+  dg_graph_destroy(g);
+}
+
 int main(int argc, char **argv) {
   unsigned long long seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 20261201;
   t_seed(seed);
@@ -743,6 +846,12 @@ int main(int argc, char **argv) {
   for (int f = 0; f < 2; f++)
     ct_cases(floats[f]);
   ct_bad();
+  dg_dtype casts[3] = {DG_DTYPE_F32, DG_DTYPE_F16, DG_DTYPE_I32};
+  for (int a = 0; a < 3; a++)
+    for (int b = 0; b < 3; b++)
+      cast_cases(casts[a], casts[b]);
+  cast_known();
+  cast_bad();
   dg_context_destroy(ctx);
   return t_exit();
 }

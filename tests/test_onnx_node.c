@@ -7,6 +7,7 @@
  * importer's diagnostic, and is counted apart. */
 #define _POSIX_C_SOURCE 200809L
 #include "graph.h"
+#include "graph/session.h" /* dg_f16_to_f32 */
 #include "harness.h"
 #include "onnx/onnx_internal.h"
 
@@ -16,15 +17,31 @@
 
 #define NODE_DIR "/usr/share/libonnx-testdata/data/node"
 
-static const char *const prefixes[] = {
-    "test_conv_",         "test_maxpool_",       "test_averagepool_",
-    "test_globalaverage", "test_gemm_",          "test_matmul_",
-    "test_softmax_",      "test_relu",           "test_clip",
-    "test_add",           "test_flatten_",       "test_reshape_",
-    "test_concat_",       "test_quantizelinear", "test_dequantizelinear",
-    "test_qlinearconv",   "test_qlinearmatmul",  "test_identity",
-    "test_dropout",       "test_resize_",        "test_upsample",
-    "test_batchnorm",     "test_convtranspose",  NULL};
+static const char *const prefixes[] = {"test_conv_",
+                                       "test_maxpool_",
+                                       "test_averagepool_",
+                                       "test_globalaverage",
+                                       "test_gemm_",
+                                       "test_matmul_",
+                                       "test_softmax_",
+                                       "test_relu",
+                                       "test_clip",
+                                       "test_add",
+                                       "test_flatten_",
+                                       "test_reshape_",
+                                       "test_concat_",
+                                       "test_quantizelinear",
+                                       "test_dequantizelinear",
+                                       "test_qlinearconv",
+                                       "test_qlinearmatmul",
+                                       "test_identity",
+                                       "test_dropout",
+                                       "test_resize_",
+                                       "test_upsample",
+                                       "test_batchnorm",
+                                       "test_convtranspose",
+                                       "test_cast_",
+                                       NULL};
 
 static int wanted(const char *name) {
   if (strstr(name, "_expanded"))
@@ -80,6 +97,8 @@ typedef struct counts {
 static double value_at(dg_dtype t, const void *p, size_t e) {
   switch (t) {
   case DG_DTYPE_F32: return ((const float *)p)[e];
+  case DG_DTYPE_F16:
+    return dg_f16_to_f32(((const uint16_t *)p)[e]);
   case DG_DTYPE_I8: return ((const int8_t *)p)[e];
   case DG_DTYPE_U8: return ((const uint8_t *)p)[e];
   default: return ((const int32_t *)p)[e];

@@ -108,6 +108,8 @@ static dg_graph *every_op(void) {
                           .groups = 2,
                           .activation = DG_ACTIVATION_RELU};
   int32_t ctop[2] = {1, 1};
+  dg_graph_output(g, "cast", dg_graph_cast(g, "cast", c, DG_DTYPE_F16),
+                  DG_LAYOUT_NCHW);
   dg_graph_output(g, "convt",
                   dg_graph_conv_transpose2d(
                       g, "convt", c, dg_graph_constant(g, "ctw", &ctw, wf, 0),
@@ -264,6 +266,9 @@ static dg_graph *one_node(dg_op op, int dev) {
     y = dg_graph_batch_norm(g, "n", x, one, one, one, one, 1e-5f);
     break;
   }
+  case DG_OP_CAST:
+    y = dg_graph_cast(g, "n", x, DG_DTYPE_I32);
+    break;
   case DG_OP_CONV_TRANSPOSE2D:
     y = dg_graph_conv_transpose2d(g, "n", x,
                                   dg_graph_constant(g, "w", &wd, wdata, 0),

@@ -474,6 +474,7 @@ static const char *const conv_transpose_attrs[] = {
     "auto_pad",     "dilations",      "group",
     "kernel_shape", "output_padding", "output_shape",
     "pads",         "strides",        NULL};
+static const char *const cast_attrs[] = {"saturate", "to", NULL};
 static const char *const batch_norm_attrs[] = {
     "consumed_inputs", "epsilon",       "is_test", "momentum",
     "spatial",         "training_mode", NULL};
@@ -486,6 +487,8 @@ static const tr_op table[] = {
     {"Add", 1, 21, NULL, op_add},
     {"AveragePool", 1, 21, avg_pool_attrs, op_avg_pool},
     {"BatchNormalization", 1, 15, batch_norm_attrs, tr_op_batch_norm},
+    {"Cast", 6, 22, cast_attrs, tr_op_cast},
+    {"CastLike", 15, 22, cast_attrs, tr_op_cast_like},
     {"Clip", 1, 21, clip_attrs, op_clip},
     {"Concat", 1, 21, axis_attr, op_concat},
     {"Constant", 1, 21, constant_attrs, op_constant},

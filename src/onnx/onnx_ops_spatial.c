@@ -1,5 +1,5 @@
 /* The spatial family's ONNX handlers: Resize, Upsample,
- * BatchNormalization and ConvTranspose. Each maps the
+ * BatchNormalization, ConvTranspose, Cast and CastLike. Each maps the
  * node onto one builder call and refuses, naming the attribute or input,
  * what the builder cannot express. */
 #include "onnx_tr.h"
@@ -398,4 +398,61 @@ void tr_op_conv_transpose(tr *t) {
     y = dg_graph_reshape(t->g, NULL, y, 3, y3);
   }
   tr_output(t, 0, y);
+}
+
+/* ---- Cast, CastLike ---- */
+
+/* Input 0 cast to ONNX element type `to`: between FLOAT, FLOAT16 and
+ * INT32; any other type (of the input or the target) is refused by
+ * name. saturate (opset 19) only concerns float8 types, refused anyway. */
+static void cast_to(tr *t, int64_t to) {
+  static const struct {
+    int elem;
+    const char *name;
+  } names[] = {{0, "UNDEFINED"},   {1, "FLOAT"},    {2, "UINT8"},
+               {3, "INT8"},        {4, "UINT16"},   {5, "INT16"},
+               {6, "INT32"},       {7, "INT64"},    {8, "STRING"},
+               {9, "BOOL"},        {10, "FLOAT16"}, {11, "DOUBLE"},
+               {12, "UINT32"},     {13, "UINT64"},  {14, "COMPLEX64"},
+               {15, "COMPLEX128"}, {16, "BFLOAT16"}};
+  dg_dtype dt = to == DG_ONNX_FLOAT     ? DG_DTYPE_F32
+                : to == DG_ONNX_FLOAT16 ? DG_DTYPE_F16
+                : to == DG_ONNX_INT32   ? DG_DTYPE_I32
+                                        : DG_DTYPE_INVALID;
+  if (t->st != DG_OK)
+    return;
+  if (dt == DG_DTYPE_INVALID) {
+    const char *name = "an unknown type";
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+      if (names[i].elem == to)
+        name = names[i].name;
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "to",
+            "Cast to %s (%lld) is not supported (FLOAT, FLOAT16, INT32 are)",
+            name, (long long)to);
+    return;
+  }
+  dg_tensor x = tr_input(t, 0, NULL, false);
+  dg_tensor_desc d;
+  if (!x.id || !tr_desc(t, x, &d))
+    return;
+  if (d.dtype != DG_DTYPE_F32 && d.dtype != DG_DTYPE_F16 &&
+      d.dtype != DG_DTYPE_I32) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "input",
+            "Cast from %s is not supported (FLOAT, FLOAT16, INT32 are)",
+            dg_dtype_name(d.dtype));
+    return;
+  }
+  tr_output(t, 0, dg_graph_cast(t->g, t->n->name, x, dt));
+}
+
+void tr_op_cast(tr *t) { cast_to(t, tr_attr_int(t, "to", 0)); }
+
+/* CastLike: to the element type of input 1, whose values are not read;
+ * it is an input of the graph all the same (of the EP's fused node). */
+void tr_op_cast_like(tr *t) {
+  dg_onnx_value v;
+  tr_input_type(t, 1, &v);
+  cast_to(t, v.elem);
+  if (t->st == DG_OK)
+    (void)tr_input(t, 1, NULL, false);
 }

@@ -125,5 +125,7 @@ void tr_op_resize(tr *t);
 void tr_op_upsample(tr *t);
 void tr_op_batch_norm(tr *t);
 void tr_op_conv_transpose(tr *t);
+void tr_op_cast(tr *t);
+void tr_op_cast_like(tr *t);
 
 #endif

@@ -74,4 +74,8 @@ void dg_matmul_batch_index(const dg_matmul_shape *s, int64_t i, int64_t *ai,
 void dg_resize_tap(const dg_node_params *p, int axis, int64_t in, int64_t out,
                    int64_t o, int64_t *i0, int64_t *i1, double *w);
 
+/* cast (src/ops/cast.c): what the reference makes of value v cast to
+ * dtype to. */
+double dg_cast_value(double v, dg_dtype to);
+
 #endif

@@ -889,6 +889,7 @@ static const struct cpu_op_entry {
     {DG_OP_RESIZE, NULL, dg_cpu_prep_resize},
     {DG_OP_BATCH_NORM, NULL, dg_cpu_prep_batch_norm},
     {DG_OP_CONV_TRANSPOSE2D, NULL, dg_cpu_prep_conv_transpose},
+    {DG_OP_CAST, NULL, dg_cpu_prep_cast},
 };
 
 static const struct cpu_op_entry *op_entry(dg_op op) {

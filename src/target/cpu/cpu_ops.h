@@ -46,5 +46,6 @@ void dg_cpu_node_release(dg_cpu_node *cn);
 bool dg_cpu_prep_resize(dg_cpu_node *cn, int threads);
 bool dg_cpu_prep_batch_norm(dg_cpu_node *cn, int threads);
 bool dg_cpu_prep_conv_transpose(dg_cpu_node *cn, int threads);
+bool dg_cpu_prep_cast(dg_cpu_node *cn, int threads);
 
 #endif

@@ -1,8 +1,10 @@
-/* CPU kernels of the spatial family: resize, batch norm, conv transpose.
- * Each follows its reference kernel in src/ops (resize.c, batch_norm.c,
- * conv_transpose.c); f16 nodes arrive as f32 (cpu_ops.h). */
+/* CPU kernels of the spatial family: resize, batch norm, conv transpose,
+ * cast. Each follows its reference kernel in src/ops (resize.c,
+ * batch_norm.c, conv_transpose.c, cast.c); f16 nodes arrive as f32
+ * (cpu_ops.h), except cast's, which converts f16 itself. */
 #include "cpu_ops.h"
 
+#include "../../graph/session.h"
 #include "../../ops/ops.h"
 
 #include <math.h>
@@ -197,5 +199,60 @@ static void ct_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in, void *out,
 bool dg_cpu_prep_conv_transpose(dg_cpu_node *cn, int threads) {
   (void)threads;
   cn->run = ct_k;
+  return true;
+}
+
+/* ---- cast ---- */
+
+/* f32 -> i32 as the reference: toward zero, saturating, NaN to 0 (a
+ * plain C conversion of an out-of-range float is undefined). */
+static int32_t to_i32(float v) {
+  if (v != v)
+    return 0;
+  if (v >= 2147483648.0f)
+    return INT32_MAX;
+  if (v < -2147483648.0f)
+    return INT32_MIN;
+  return (int32_t)v;
+}
+
+/* Reads f16 itself (the node is not staged through f32: cpu_ops.c), so
+ * that i32 values pass exactly. */
+static void cast_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                   void *out, void *scratch) {
+  (void)pool, (void)scratch;
+  const dg_tensor_desc *xd = in_desc(cn, 0), *yd = out_desc(cn);
+  int64_t e = dg_desc_elements(yd);
+  if (xd->dtype == yd->dtype) {
+    if (out != in[0])
+      memcpy(out, in[0], dg_desc_bytes(yd));
+    return;
+  }
+  const void *x = in[0];
+  for (int64_t i = 0; i < e; i++) {
+    if (xd->dtype == DG_DTYPE_I32) {
+      int32_t v = ((const int32_t *)x)[i];
+      if (yd->dtype == DG_DTYPE_F32)
+        ((float *)out)[i] = (float)v;
+      else /* exact in f32 below 2^24; beyond, f16 overflows anyway */
+        ((uint16_t *)out)[i] = dg_f32_to_f16((float)v);
+      continue;
+    }
+    float v = xd->dtype == DG_DTYPE_F16
+                  ? dg_f16_to_f32(((const uint16_t *)x)[i])
+                  : ((const float *)x)[i];
+    if (yd->dtype == DG_DTYPE_I32)
+      ((int32_t *)out)[i] = to_i32(v);
+    else if (yd->dtype == DG_DTYPE_F16)
+      ((uint16_t *)out)[i] = dg_f32_to_f16(v);
+    else
+      ((float *)out)[i] = v;
+  }
+}
+
+bool dg_cpu_prep_cast(dg_cpu_node *cn, int threads) {
+  (void)threads;
+  cn->f16 = false;
+  cn->run = cast_k;
   return true;
 }

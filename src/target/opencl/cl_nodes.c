@@ -608,6 +608,7 @@ static const struct cl_op_entry {
     {DG_OP_RESIZE, spatial, 0},
     {DG_OP_BATCH_NORM, spatial, 0},
     {DG_OP_CONV_TRANSPOSE2D, spatial, 0},
+    {DG_OP_CAST, spatial, 0},
 };
 
 static const struct cl_op_entry *op_entry(dg_op op) {

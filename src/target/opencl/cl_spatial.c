@@ -1,5 +1,5 @@
 /* The spatial family's OpenCL kernels (kernels/spatial.cl: resize, batch
- * norm, conv transpose): per node, the kernel, its geometry block and its
+ * norm, conv transpose, cast): per node, the kernel, its geometry block and its
  * host-computed table. cl_nodes.c binds them (spatial()). */
 #include "cl_internal.h"
 #include "kernels/geom.h"
@@ -115,6 +115,18 @@ static bool conv_transpose(const dg_ir *ir, const dg_node *n, int32_t *g,
   return true;
 }
 
+static bool cast(const dg_ir *ir, const dg_node *n, int32_t *g,
+                 dg_cl_spatial *sp) {
+  const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]),
+                       *yd = tdesc(ir, n->output);
+  g[E_COUNT] = (int32_t)dg_desc_elements(yd);
+  g[C_FROM] = dt_code(xd->dtype);
+  g[C_TO] = dt_code(yd->dtype);
+  sp->kernel = "cast";
+  sp->items = g[E_COUNT];
+  return true;
+}
+
 bool dg_cl_spatial_setup(const dg_ir *ir, const dg_node *n, int32_t *g,
                          dg_cl_spatial *sp, bool estimate) {
   memset(sp, 0, sizeof *sp);
@@ -125,6 +137,8 @@ bool dg_cl_spatial_setup(const dg_ir *ir, const dg_node *n, int32_t *g,
     return batch_norm(ir, n, g, sp);
   case DG_OP_CONV_TRANSPOSE2D:
     return conv_transpose(ir, n, g, sp);
+  case DG_OP_CAST:
+    return cast(ir, n, g, sp);
   default:
     return false;
   }

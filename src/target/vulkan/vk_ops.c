@@ -897,6 +897,7 @@ static const struct vk_op_entry {
     {DG_OP_RESIZE, dg_vk_setup_resize, 0},
     {DG_OP_BATCH_NORM, dg_vk_setup_batch_norm, 0},
     {DG_OP_CONV_TRANSPOSE2D, dg_vk_setup_conv_transpose, 0},
+    {DG_OP_CAST, dg_vk_setup_cast, 0},
 };
 
 static const struct vk_op_entry *op_entry(dg_op op) {

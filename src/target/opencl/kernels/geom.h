@@ -110,5 +110,8 @@
 #define B_C 5
 #define B_INNER 6
 #define B_EPS 7
+/* cast: E_COUNT elements from element code C_FROM to C_TO. */
+#define C_FROM 5
+#define C_TO 6
 
 #endif

@@ -1,4 +1,4 @@
-/* The spatial family (resize, batch norm, conv transpose), one output per
+/* The spatial family (resize, batch norm, conv transpose, cast), one output per
  * work-item. resize: where each
  * output row and column samples the input comes tabulated from the host
  * (dg_resize_tap, src/ops/resize.c, the reference's own rule), so every
@@ -79,4 +79,32 @@ conv_transpose(const global void *x, const global void *w,
   if (g[G_BIAS])
     s += ld_f(bias, o, hio);
   st_f(y, i, fmin(fmax(s, as_float(g[G_LO])), as_float(g[G_HI])), hio);
+}
+
+/* cast between f32, f16 and i32: to i32 toward zero, saturating, NaN to
+ * 0 (convert_int_sat_rtz does all three); i32 values travel as ints, and
+ * a cast to the same type copies the bits. */
+kernel __attribute__((reqd_work_group_size(WG1, 1, 1))) void
+cast(const global void *x, global void *y, constant int *g) {
+  const int i = get_global_id(0);
+  if (i >= g[E_COUNT])
+    return;
+  const int from = g[C_FROM], to = g[C_TO];
+  if (from == to) {
+    if (from == DT_F16)
+      ((global ushort *)y)[i] = ((const global ushort *)x)[i];
+    else
+      ((global int *)y)[i] = ((const global int *)x)[i];
+    return;
+  }
+  if (from == DT_I32) {
+    float v = convert_float(((const global int *)x)[i]);
+    st_f(y, i, v, to == DT_F16);
+    return;
+  }
+  float v = ld_f(x, i, from == DT_F16);
+  if (to == DT_I32)
+    ((global int *)y)[i] = convert_int_sat_rtz(v);
+  else
+    st_f(y, i, v, to == DT_F16);
 }

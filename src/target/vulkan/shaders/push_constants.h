@@ -104,4 +104,7 @@
   int total, C, inner;                                                         \
   float eps;
 
+/* cast.comp: total elements. */
+#define VK_PC_CAST int total;
+
 #endif
