@@ -771,8 +771,10 @@ typedef struct dg_onnx_options {
  * keep their ONNX names; initializers become constants (copied).
  * Conv, MaxPool, AveragePool, GlobalAveragePool, Gemm, MatMul, Softmax,
  * Relu, Clip, Add, Flatten, Reshape, Concat, QuantizeLinear,
- * DequantizeLinear, QLinearConv, QLinearMatMul, Identity and Dropout
- * (inference: its mask output is declined) are supported, and
+ * DequantizeLinear, QLinearConv, QLinearMatMul, Identity, Dropout
+ * (inference: its mask output is declined), Resize and Upsample (nearest,
+ * linear), BatchNormalization (inference), ConvTranspose (1-D, 2-D), Cast
+ * and CastLike (FLOAT, FLOAT16, INT32) are supported, and
  * DequantizeLinear -> Conv/MatMul/Gemm (-> Relu) -> QuantizeLinear chains
  * are folded into the int8 ops. Anything else fails with a diagnostic
  * naming the node, the op and the attribute. A truncated, corrupt or
