@@ -397,6 +397,11 @@ static void fold_case(int shape, dg_dtype t) {
     int nout = shape == SECOND_READER || shape == CONV_IS_OUTPUT ? 2 : 1;
     if (rc == DG_OK)
       rc = dg_session_run(s, in, shape == FED_MEAN ? 2 : 1, out, nout, &diag);
+    /* verify runs the rewritten IR against the reference node by node */
+    dg_verify_report rep = {0};
+    dg_status vs =
+        rc == DG_OK ? dg_session_verify(s, in, shape == FED_MEAN ? 2 : 1, &rep)
+                    : rc;
     const dg_plan *plan = s ? dg_session_plan(s) : NULL;
     int nodes = plan ? dg_plan_node_count(plan) : -1;
     dg_plan_node pn = {0};
@@ -413,11 +418,11 @@ static void fold_case(int shape, dg_dtype t) {
     }
     err /= mx > 0 ? mx : 1;
     double tol = t == DG_DTYPE_F16 ? 1e-2 : 1e-4;
-    CHECK(rc == DG_OK && nodes == want && named && err <= tol,
+    CHECK(rc == DG_OK && nodes == want && named && err <= tol && vs == DG_OK,
           "batch norm %s (%s) on device %d: %d plan nodes (want %d), conv "
-          "named '%s', error %.3g (%s)",
+          "named '%s', error %.3g (%s), verify %s",
           names[shape], dg_dtype_name(t), dev, nodes, want, pn.node_name, err,
-          rc == DG_OK ? "ran" : diag.message);
+          rc == DG_OK ? "ran" : diag.message, dg_status_string(vs));
     dg_session_destroy(s);
   }
   free(ref);
