@@ -59,6 +59,11 @@ typedef struct dg_node_params {
   int32_t keepdims;   /* reduce: 1 where reduced axes stay as 1 */
   float epsilon;      /* normalisations: added to the variance */
   float alpha, beta; /* unary: the function's parameters */
+  /* resize: dg_resize_mode, dg_resize_coord, dg_resize_nearest, and the
+   * H and W scales of the coordinate transform (resolved: never 0). */
+  int32_t resize_mode, resize_coord, resize_nearest;
+  float resize_scales[2];
+  int32_t output_padding[2]; /* conv_transpose2d: rows, columns */
 } dg_node_params;
 
 /* The fields of dg_node_params, as bits for ops.def's "reads" column. */
@@ -80,6 +85,8 @@ enum {
   DG_P_AXES = 1 << 14, /* axes_mask and keepdims */
   DG_P_EPSILON = 1 << 15,
   DG_P_ALPHA = 1 << 11, /* alpha and beta */
+  DG_P_RESIZE = 1 << 24, /* resize_mode, _coord, _nearest, _scales */
+  DG_P_OUTPUT_PADDING = 1 << 25,
 };
 /* The DG_P_* bits of the fields of p that are not zero. */
 unsigned dg_node_params_set(const dg_node_params *p);

@@ -880,6 +880,10 @@ static const struct cpu_op_entry {
     {DG_OP_REDUCE, dg_cpu_reduce_k, NULL},
     {DG_OP_LOG_SOFTMAX, dg_cpu_log_softmax_k, NULL},
     {DG_OP_LAYER_NORM, dg_cpu_layer_norm_k, NULL},
+    {DG_OP_RESIZE, NULL, dg_cpu_prep_resize},
+    {DG_OP_BATCH_NORM, NULL, dg_cpu_prep_batch_norm},
+    {DG_OP_CONV_TRANSPOSE2D, NULL, dg_cpu_prep_conv_transpose},
+    {DG_OP_CAST, NULL, dg_cpu_prep_cast},
 };
 
 static const struct cpu_op_entry *op_entry(dg_op op) {

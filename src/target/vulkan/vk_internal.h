@@ -89,6 +89,15 @@ typedef struct vk_pc_dequantize {
 typedef struct vk_pc_view {
   VK_PC_VIEW
 } vk_pc_view;
+typedef struct vk_pc_resize {
+  VK_PC_RESIZE
+} vk_pc_resize;
+typedef struct vk_pc_bnorm {
+  VK_PC_BNORM
+} vk_pc_bnorm;
+typedef struct vk_pc_cast {
+  VK_PC_CAST
+} vk_pc_cast;
 /* A dispatch's push constants: the layout its setup fills, pushed as
  * words (the whole VK_PUSH_BYTES range, unused words 0). */
 typedef union vk_push {
@@ -106,6 +115,9 @@ typedef union vk_push {
   vk_pc_quantize quantize;
   vk_pc_dequantize dequantize;
   vk_pc_view view;
+  vk_pc_resize resize;
+  vk_pc_bnorm bnorm;
+  vk_pc_cast cast;
 } vk_push;
 /* std430 puts a block's int and float members 4 bytes apart in order;
  * C does so too where both are 4 bytes. Every layout must fit the range
@@ -381,6 +393,17 @@ void dg_vk_grid_1d(uint32_t grid[3], int64_t total, int local);
 /* The setup of DG_OP_UNARY (vk_unary.c), a line of vk_ops.c's table. */
 bool dg_vk_setup_unary(const vk_device *vd, vk_work *w, const dg_ir *ir,
                        const dg_node *n);
+
+/* The spatial family's setups (vk_spatial.c), as vk_ops.c's table names
+ * them: each fills w for node n; false on host out-of-memory. */
+bool dg_vk_setup_resize(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                        const dg_node *n);
+bool dg_vk_setup_batch_norm(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                            const dg_node *n);
+bool dg_vk_setup_conv_transpose(const vk_device *vd, vk_work *w,
+                                const dg_ir *ir, const dg_node *n);
+bool dg_vk_setup_cast(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                      const dg_node *n);
 
 /* ---- pipeline statistics (vk_pipeline_stats.c) ---- */
 
