@@ -266,6 +266,10 @@ typedef enum dg_op {
   DG_OP_LOG_SOFTMAX,
   DG_OP_LAYER_NORM,
   DG_OP_UNARY, /* dg_graph_unary: one op for every dg_unary_fn */
+  DG_OP_RESIZE,
+  DG_OP_BATCH_NORM,
+  DG_OP_CONV_TRANSPOSE2D,
+  DG_OP_CAST,
   DG_OP_COMPARE,
   DG_OP_WHERE,
   DG_OP_ARG_REDUCE,
@@ -744,6 +748,90 @@ DG_API dg_tensor dg_graph_quantize(dg_graph *graph, const char *name,
 DG_API dg_tensor dg_graph_dequantize(dg_graph *graph, const char *name,
                                      dg_tensor x);
 
+/* ---- spatial ops ---- */
+
+typedef enum dg_resize_mode {
+  DG_RESIZE_NEAREST = 0,
+  DG_RESIZE_LINEAR, /* bilinear over H and W */
+} dg_resize_mode;
+/* Where output index o of an axis samples the input (ONNX Resize's
+ * coordinate_transformation_mode), with s the axis's scale, in and out
+ * its lengths: half_pixel (o + 0.5) / s - 0.5; asymmetric o / s;
+ * align_corners o * (in - 1) / (in * s - 1) (0 when in * s is 1);
+ * pytorch_half_pixel as half_pixel, 0 when out is 1; tf_half_pixel_for_nn
+ * (o + 0.5) / s; half_pixel_symmetric half_pixel shifted by
+ * in / 2 * (1 - out / (in * s)). */
+typedef enum dg_resize_coord {
+  DG_RESIZE_HALF_PIXEL = 0,
+  DG_RESIZE_ASYMMETRIC,
+  DG_RESIZE_ALIGN_CORNERS,
+  DG_RESIZE_PYTORCH_HALF_PIXEL,
+  DG_RESIZE_TF_HALF_PIXEL_FOR_NN,
+  DG_RESIZE_HALF_PIXEL_SYMMETRIC,
+} dg_resize_coord;
+/* How nearest resizing rounds that position (ONNX nearest_mode); the
+ * index is then clamped to the input. */
+typedef enum dg_resize_nearest {
+  DG_RESIZE_ROUND_PREFER_FLOOR = 0,
+  DG_RESIZE_ROUND_PREFER_CEIL,
+  DG_RESIZE_FLOOR,
+  DG_RESIZE_CEIL,
+} dg_resize_nearest;
+/* Linear resizing interpolates between the two inputs around the
+ * position, indices clamped to the input (edge values repeat). */
+typedef struct dg_resize_params {
+  dg_resize_mode mode;
+  dg_resize_coord coord;
+  dg_resize_nearest nearest; /* read in nearest mode only */
+  /* H and W scales used by the coordinate transform (finite, > 0); 0 with
+   * the axis's size given: size / input length. */
+  float scales[2];
+  /* Output H and W; 0: floor(input length * scale). */
+  int64_t sizes[2];
+} dg_resize_params;
+/* Resizes x [N,C,H,W] over H and W (f32, f16; nearest also i8/u8, the
+ * quantisation kept). params is read during the call. Errors name the
+ * field: params (NULL), params.mode, params.coord, params.nearest,
+ * params.scales, params.sizes, x (dtype, rank). */
+DG_API dg_tensor dg_graph_resize(dg_graph *graph, const char *name, dg_tensor x,
+                                 const dg_resize_params *params);
+/* Inference batch norm over axis 1 of x [N, C, ...] (rank 2..6, f32 or
+ * f16): y = (x - mean) / sqrt(var + epsilon) * scale + bias, with scale,
+ * bias, mean and var [C] tensors of x's dtype; epsilon finite, >= 0.
+ * dg_graph_compile folds a batch norm whose parameters are constants into
+ * the conv2d before it (constant weights and bias, no activation) when
+ * nothing else reads the conv's output: the plan then shows one conv2d
+ * named "<conv name>+<batch norm name>". Errors name the argument (x,
+ * scale, bias, mean, var: dtype, shape) or epsilon. */
+DG_API dg_tensor dg_graph_batch_norm(dg_graph *graph, const char *name,
+                                     dg_tensor x, dg_tensor scale,
+                                     dg_tensor bias, dg_tensor mean,
+                                     dg_tensor var, float epsilon);
+/* Transposed 2-D convolution (the gradient of conv2d with respect to its
+ * input), NCHW, f32 or f16: x [N, C_in, H, W], w [C_in, C_out / groups,
+ * KH, KW] (ONNX layout), bias [C_out] or none. params as conv2d's
+ * (stride, dilation, groups, activation; pads crop the full output
+ * (top, left, bottom, right); SAME_UPPER / SAME_LOWER give an output of
+ * H * stride, the odd pad at the end / beginning). output_padding (NULL:
+ * 0, 0) adds rows and columns at the bottom and right, each below
+ * max(stride, dilation): OH = stride * (H - 1) + output_padding +
+ * dilation * (KH - 1) + 1 - pad_top - pad_bottom. Errors name the field:
+ * params.* as conv2d's, output_padding, w.dims[0], bias, x. */
+DG_API dg_tensor dg_graph_conv_transpose2d(dg_graph *graph, const char *name,
+                                           dg_tensor x, dg_tensor w,
+                                           dg_tensor bias,
+                                           const dg_conv2d_params *params,
+                                           const int32_t output_padding[2]);
+/* Converts values between f32, f16 and i32 (x's dtype to `to`, any pair,
+ * the same one a copy): float -> i32 truncates toward zero, saturating to
+ * the i32 range, NaN -> 0; to a float type rounds to nearest (inf past
+ * f16's range). An i32 x is read as the plain integers it holds (its
+ * quantisation, if any, ignored). i8 and u8 are refused either way
+ * (DG_ERROR_INVALID_DTYPE, naming x or to): they are quantised types,
+ * whose values dg_graph_dequantize and dg_graph_quantize convert. */
+DG_API dg_tensor dg_graph_cast(dg_graph *graph, const char *name, dg_tensor x,
+                               dg_dtype to);
+
 /* ---- compile, plan ---------------------------------------------------------- */
 
 typedef enum dg_policy {
@@ -930,6 +1018,12 @@ typedef struct dg_onnx_options {
  * import (Shape, Size, Gather, Unsqueeze, Concat, Cast, Range, Equal,
  * Where, ConstantOfShape, ... on constants, as PyTorch's exports write
  * around Reshape and Expand) is folded: no node is built for it.
+ * Conv, MaxPool, AveragePool, GlobalAveragePool, Gemm, MatMul, Softmax,
+ * Relu, Clip, Add, Flatten, Reshape, Concat, QuantizeLinear,
+ * DequantizeLinear, QLinearConv, QLinearMatMul, Identity, Dropout
+ * (inference: its mask output is declined), Resize and Upsample (nearest,
+ * linear), BatchNormalization (inference), ConvTranspose (1-D, 2-D), Cast
+ * and CastLike (FLOAT, FLOAT16, INT32) are supported, and
  * DequantizeLinear -> Conv/MatMul/Gemm (-> Relu) -> QuantizeLinear chains
  * are folded into the int8 ops. Anything else fails with a diagnostic
  * naming the node, the op and the attribute; when several nodes are not

@@ -7,6 +7,7 @@
  * importer's diagnostic, and is counted apart. */
 #define _POSIX_C_SOURCE 200809L
 #include "graph.h"
+#include "graph/session.h" /* dg_f16_to_f32 */
 #include "harness.h"
 #include "onnx/onnx_internal.h"
 

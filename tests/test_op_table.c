@@ -120,6 +120,33 @@ static dg_graph *every_op(void) {
   mv = dg_graph_gather(g, "gather", mv,
                        dg_graph_constant(g, "gidx", &gid, gidx, 0), 3);
   dg_graph_output(g, "movement", mv, DG_LAYOUT_NCHW);
+  /* The spatial family. */
+  dg_resize_params rp = {.mode = DG_RESIZE_LINEAR,
+                         .coord = DG_RESIZE_ALIGN_CORNERS,
+                         .nearest = DG_RESIZE_CEIL,
+                         .scales = {2, 1.5f}};
+  dg_graph_output(g, "resize", dg_graph_resize(g, "resize", c, &rp),
+                  DG_LAYOUT_NCHW);
+  static const float ones[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+  dg_tensor one = dg_graph_constant(g, "ones", &bd, ones, 0);
+  dg_graph_output(g, "bn",
+                  dg_graph_batch_norm(g, "bn", c, one, one, one, one, 1e-3f),
+                  DG_LAYOUT_NCHW);
+  dg_tensor_desc ctw = {.dtype = DG_DTYPE_F32, .rank = 4, .dims = {8, 2, 3, 3}};
+  dg_tensor_desc ctb = {.dtype = DG_DTYPE_F32, .rank = 1, .dims = {4}};
+  dg_conv2d_params ctp = {.stride = {2, 2},
+                          .dilation = {1, 2},
+                          .pads = {1, 0, 0, 1},
+                          .groups = 2,
+                          .activation = DG_ACTIVATION_RELU};
+  int32_t ctop[2] = {1, 1};
+  dg_graph_output(g, "cast", dg_graph_cast(g, "cast", c, DG_DTYPE_F16),
+                  DG_LAYOUT_NCHW);
+  dg_graph_output(g, "convt",
+                  dg_graph_conv_transpose2d(
+                      g, "convt", c, dg_graph_constant(g, "ctw", &ctw, wf, 0),
+                      dg_graph_constant(g, "ctb", &ctb, bf, 0), &ctp, ctop),
+                  DG_LAYOUT_NCHW);
 
   /* The int8 ops. */
   dg_quant_params q = {.scale = 0.05f, .zero_point = 3};
@@ -306,6 +333,26 @@ static dg_graph *one_node(dg_op op, int dev) {
     y = dg_graph_gather(g, "n", x, dg_graph_constant(g, "i", &id, idx, 0), 1);
     break;
   }
+  case DG_OP_RESIZE: {
+    dg_resize_params rp = {.scales = {2, 2}};
+    y = dg_graph_resize(g, "n", x, &rp);
+    break;
+  }
+  case DG_OP_BATCH_NORM: {
+    static const float ones[4] = {1, 1, 1, 1};
+    dg_tensor_desc cd = {.dtype = DG_DTYPE_F32, .rank = 1, .dims = {4}};
+    dg_tensor one = dg_graph_constant(g, "ones", &cd, ones, 0);
+    y = dg_graph_batch_norm(g, "n", x, one, one, one, one, 1e-5f);
+    break;
+  }
+  case DG_OP_CAST:
+    y = dg_graph_cast(g, "n", x, DG_DTYPE_I32);
+    break;
+  case DG_OP_CONV_TRANSPOSE2D:
+    y = dg_graph_conv_transpose2d(g, "n", x,
+                                  dg_graph_constant(g, "w", &wd, wdata, 0),
+                                  DG_TENSOR_NONE, &cp, NULL);
+    break;
   default:
     dg_graph_destroy(g);
     return NULL;

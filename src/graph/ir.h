@@ -59,6 +59,11 @@ typedef struct dg_node_params {
   int32_t keepdims;   /* reduce: 1 where reduced axes stay as 1 */
   float epsilon;      /* normalisations: added to the variance */
   float alpha, beta;  /* unary: the function's parameters */
+  /* resize: dg_resize_mode, dg_resize_coord, dg_resize_nearest, and the
+   * H and W scales of the coordinate transform (resolved: never 0). */
+  int32_t resize_mode, resize_coord, resize_nearest;
+  float resize_scales[2];
+  int32_t output_padding[2]; /* conv_transpose2d: rows, columns */
   int32_t select_last_index; /* arg_reduce: ties go to the last index */
 } dg_node_params;
 
@@ -80,7 +85,9 @@ enum {
   DG_P_PAD = 1 << 20,   /* pad_begin, pad_end, pad_mode, pad_value */
   DG_P_AXES = 1 << 14,  /* axes_mask and keepdims */
   DG_P_EPSILON = 1 << 15,
-  DG_P_ALPHA = 1 << 11, /* alpha and beta */
+  DG_P_ALPHA = 1 << 11,  /* alpha and beta */
+  DG_P_RESIZE = 1 << 24, /* resize_mode, _coord, _nearest, _scales */
+  DG_P_OUTPUT_PADDING = 1 << 25,
   DG_P_SELECT_LAST = 1 << 26,
 };
 /* The DG_P_* bits of the fields of p that are not zero. */

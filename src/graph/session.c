@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "session.h"
 
+#include "fold_bn.h"
 #include "memplan.h"
 
 #include <stdint.h>
@@ -211,9 +212,11 @@ dg_status dg_session_compile(dg_context *ctx, const dg_ir *ir,
     s->opts = *opts;
   s->opts.devices = NULL;
   dg_status st = DG_ERROR_OUT_OF_MEMORY;
-  if (!dg_ir_clone(ir, &s->ir))
+  /* Rewrites on the session's own copy, before anything is sized by its
+   * node count. */
+  if (!dg_ir_clone(ir, &s->ir) || !dg_fold_batch_norm(&s->ir))
     goto fail;
-  int N = ir->node_count;
+  int N = s->ir.node_count;
   s->placement = calloc((size_t)N + 1, sizeof(int));
   s->node_us = calloc((size_t)N + 1, sizeof(double));
   s->plan.nodes = calloc((size_t)N + 1, sizeof(dg_plan_node));

@@ -1016,7 +1016,7 @@ static const fold_row fold_table[] = {
     {"Shape", FOLD_SHAPE, fold_shape, NULL, NULL},
     {"Size", FOLD_SHAPE, fold_size, NULL, NULL},
     {"Identity", FOLD_CONST, NULL, fold_identity, NULL},
-    {"Cast", FOLD_CONST_ONLY, NULL, fold_cast, NULL},
+    {"Cast", FOLD_CONST, NULL, fold_cast, NULL},
     {"Squeeze", FOLD_CONST, NULL, fold_squeeze, NULL},
     {"Unsqueeze", FOLD_CONST, NULL, fold_squeeze, NULL},
     {"Reshape", FOLD_CONST, NULL, fold_reshape, NULL},

@@ -575,6 +575,25 @@ static const char *const alpha_beta_attrs[] = {"alpha", "beta", NULL};
 static const char *const gelu_attrs[] = {"approximate", NULL};
 static const char *const selu_attrs[] = {"alpha", "gamma", NULL};
 static const char *const shrink_attrs[] = {"bias", "lambd", NULL};
+static const char *const resize_attrs[] = {"antialias",
+                                           "axes",
+                                           "coordinate_transformation_mode",
+                                           "cubic_coeff_a",
+                                           "exclude_outside",
+                                           "extrapolation_value",
+                                           "keep_aspect_ratio_policy",
+                                           "mode",
+                                           "nearest_mode",
+                                           NULL};
+static const char *const upsample_attrs[] = {"mode", "scales", NULL};
+static const char *const cast_attrs[] = {"saturate", "to", NULL};
+static const char *const conv_transpose_attrs[] = {
+    "auto_pad",     "dilations",      "group",
+    "kernel_shape", "output_padding", "output_shape",
+    "pads",         "strides",        NULL};
+static const char *const batch_norm_attrs[] = {
+    "consumed_inputs", "epsilon",       "is_test", "momentum",
+    "spatial",         "training_mode", NULL};
 static const char *const arg_attrs[] = {"axis", "keepdims", "select_last_index",
                                         NULL};
 static const char *const isinf_attrs[] = {"detect_negative", "detect_positive",
@@ -595,12 +614,16 @@ static const tr_op table[] = {
     {"Atan", 7, 22, NULL, tr_op_unary},
     {"Atanh", 9, 22, NULL, tr_op_unary},
     {"AveragePool", 1, 22, avg_pool_attrs, op_avg_pool},
+    {"BatchNormalization", 1, 15, batch_norm_attrs, tr_op_batch_norm},
+    {"Cast", 6, 22, cast_attrs, tr_op_cast},
+    {"CastLike", 15, 22, cast_attrs, tr_op_cast_like},
     {"Ceil", 1, 22, NULL, tr_op_unary},
     {"Celu", 12, 22, alpha_attr, tr_op_unary},
     {"Clip", 1, 22, clip_attrs, op_clip},
     {"Concat", 1, 22, axis_attr, op_concat},
     {"Constant", 1, 22, constant_attrs, op_constant},
     {"Conv", 1, 22, conv_attrs, op_conv},
+    {"ConvTranspose", 1, 22, conv_transpose_attrs, tr_op_conv_transpose},
     {"Cos", 7, 22, NULL, tr_op_unary},
     {"Cosh", 9, 22, NULL, tr_op_unary},
     {"DepthToSpace", 1, 22, depth_to_space_attrs, tr_op_depth_to_space},
@@ -652,6 +675,7 @@ static const tr_op table[] = {
     {"ReduceSumSquare", 1, 22, reduce_attrs, tr_op_reduce},
     {"Relu", 1, 22, NULL, op_relu},
     {"Reshape", 5, 22, reshape_attrs, op_reshape},
+    {"Resize", 10, 22, resize_attrs, tr_op_resize},
     {"Round", 11, 22, NULL, tr_op_unary},
     {"Selu", 1, 22, selu_attrs, tr_op_unary},
     {"Shrink", 9, 22, shrink_attrs, tr_op_unary},
@@ -673,6 +697,7 @@ static const tr_op table[] = {
     {"ThresholdedRelu", 10, 22, alpha_attr, tr_op_unary},
     {"Tile", 6, 22, NULL, tr_op_tile},
     {"Transpose", 1, 22, perm_attr, tr_op_transpose},
+    {"Upsample", 7, 9, upsample_attrs, tr_op_upsample},
     /* Comparisons, logic, selection (onnx_ops_compare.c); they fold on
      * constants first. The two-input ones read opset 1-6 broadcast. */
     {"And", 1, 22, legacy_bcast_attrs, tr_op_and},

@@ -189,4 +189,12 @@ void tr_op_argmin(tr *t);
 /* The conv attributes of the current node for input x (onnx_op_table.c). */
 bool tr_conv_params(tr *t, dg_tensor x, dg_conv2d_params *p);
 
+/* onnx_ops_spatial.c */
+void tr_op_resize(tr *t);
+void tr_op_upsample(tr *t);
+void tr_op_batch_norm(tr *t);
+void tr_op_conv_transpose(tr *t);
+void tr_op_cast(tr *t);
+void tr_op_cast_like(tr *t);
+
 #endif

@@ -619,6 +619,26 @@ static void mark_outputs(tr *t) {
       break;
     dg_onnx_value c;
     source_value(t, v, &c);
+    /* An output folded at import (a Shape, shape arithmetic): a copy of
+     * the constant computes it, so that the graph (or an EP region) has a
+     * node writing it. */
+    if (!v->t.id && v->has_const && v->producer >= 0) {
+      /* make_constant narrows int64 to i32 (fine for shapes read as
+       * parameters): an output must keep the model's type. */
+      if (!tr_dtype(c.elem)) {
+        tr_fail(t, DG_ERROR_UNSUPPORTED, v->name,
+                "graph output '%s' is a value of element type %d computed "
+                "at import; directgraph has no tensors of that type",
+                v->name, c.elem);
+        break;
+      }
+      dg_tensor k = make_constant(t, v, &c, NULL);
+      dg_tensor_desc kd;
+      if (t->st == DG_OK && tr_desc(t, k, &kd))
+        v->t = dg_graph_reshape(t->g, v->name, k, kd.rank, kd.dims);
+      if (tr_check(t))
+        break;
+    }
     if (!v->t.id &&
         (c.kind == DG_ONNX_VALUE_CONST || c.kind == DG_ONNX_VALUE_INPUT))
       tr_fail(t, DG_ERROR_UNSUPPORTED, v->name,

@@ -67,6 +67,11 @@ unsigned dg_node_params_set(const dg_node_params *p) {
   FIELD(DG_P_EPSILON, epsilon)
   FIELD(DG_P_ALPHA, alpha)
   FIELD(DG_P_ALPHA, beta)
+  FIELD(DG_P_RESIZE, resize_mode)
+  FIELD(DG_P_RESIZE, resize_coord)
+  FIELD(DG_P_RESIZE, resize_nearest)
+  FIELD(DG_P_RESIZE, resize_scales)
+  FIELD(DG_P_OUTPUT_PADDING, output_padding)
   FIELD(DG_P_SELECT_LAST, select_last_index)
 #undef FIELD
   return set;

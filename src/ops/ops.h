@@ -120,5 +120,16 @@ typedef struct dg_layer_norm_shape {
 } dg_layer_norm_shape;
 void dg_layer_norm_shape_get(const dg_ir *ir, const dg_node *n,
                              dg_layer_norm_shape *s);
+/* resize (src/ops/resize.c): output index o of axis (0: H, 1: W) of a
+ * resize node reads input indices i0 and i1 (in [0, in)) with weights
+ * 1 - w and w; nearest gives i0 == i1 and w = 0. The one rule every
+ * target's kernel reads (its host code tabulates it), so that the
+ * rounding of positions is the reference's everywhere. */
+void dg_resize_tap(const dg_node_params *p, int axis, int64_t in, int64_t out,
+                   int64_t o, int64_t *i0, int64_t *i1, double *w);
+
+/* cast (src/ops/cast.c): what the reference makes of value v cast to
+ * dtype to. */
+double dg_cast_value(double v, dg_dtype to);
 
 #endif

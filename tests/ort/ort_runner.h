@@ -91,6 +91,9 @@ static int read_pb(const char *dir, int i, tensor *out) {
 /* The model's graph inputs (not initializers) and outputs, by name. */
 typedef struct model_io {
   int nodes, nin, nout;
+  /* a Shape or Size node: shape arithmetic on a tensor's shape, which the
+   * importer folds across nodes */
+  bool shape_ops;
   char in[MAX_IO][256], out[MAX_IO][256];
 } model_io;
 
@@ -108,6 +111,9 @@ static bool read_model_io(const char *path, model_io *m) {
   }
   const Onnx__GraphProto *g = mp->graph;
   m->nodes = (int)g->n_node;
+  for (size_t k = 0; k < g->n_node; k++)
+    m->shape_ops = m->shape_ops || !strcmp(g->node[k]->op_type, "Shape") ||
+                   !strcmp(g->node[k]->op_type, "Size");
   for (size_t i = 0; i < g->n_input && m->nin < MAX_IO; i++) {
     bool init = false;
     for (size_t k = 0; k < g->n_initializer && !init; k++)

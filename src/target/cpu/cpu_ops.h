@@ -44,6 +44,12 @@ void dg_cpu_node_release(dg_cpu_node *cn);
 /* The kernel of DG_OP_UNARY (unary.c). */
 void dg_cpu_unary_node(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
                        void *out, void *scratch);
+/* The spatial family's prepares (spatial.c): each picks its kernel and
+ * sizes its scratch. */
+bool dg_cpu_prep_resize(dg_cpu_node *cn, int threads);
+bool dg_cpu_prep_batch_norm(dg_cpu_node *cn, int threads);
+bool dg_cpu_prep_conv_transpose(dg_cpu_node *cn, int threads);
+bool dg_cpu_prep_cast(dg_cpu_node *cn, int threads);
 /* compare.c: the bool-valued ops and arg_reduce, on every dtype as stored
  * (their nodes skip the f16 staging). */
 void dg_cpu_compare_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,

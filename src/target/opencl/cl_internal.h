@@ -134,4 +134,20 @@ void dg_cl_node_choice(dg_cl_device *d, const dg_ir *ir, int index, char *name,
  * kernel compile will run. Makes no kernel and no buffer. */
 double dg_cl_node_speed(dg_cl_device *d, const dg_ir *ir, int index);
 
+/* ---- cl_spatial.c ---- */
+/* What a spatial-family node runs: kernel is called with the node's
+ * inputs in order (absent ones NULL), its output, the geometry block g
+ * and, where table_bytes is not 0, a read-only table (malloc'd; the
+ * caller frees it), over items work-items. */
+typedef struct dg_cl_spatial {
+  const char *kernel;
+  int64_t items;
+  void *table;
+  size_t table_bytes;
+} dg_cl_spatial;
+/* Fills g (DG_CL_GEOM_INTS ints, zeroed by the caller) and sp for node
+ * n; with estimate, no table is made. false on host out-of-memory. */
+bool dg_cl_spatial_setup(const dg_ir *ir, const dg_node *n, int32_t *g,
+                         dg_cl_spatial *sp, bool estimate);
+
 #endif

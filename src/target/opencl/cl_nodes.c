@@ -572,6 +572,30 @@ static cl_int quant(prep *p) {
   return kernel(p, to_q ? "quantize_f32" : "dequantize_f32", 5, args);
 }
 
+/* A spatial-family node (cl_spatial.c says what it runs): its inputs,
+ * output, geometry block and table, bound in that order. */
+static cl_int spatial(prep *p) {
+  int32_t g[DG_CL_GEOM_INTS] = {0};
+  dg_cl_spatial sp;
+  if (!dg_cl_spatial_setup(p->ir, p->n, g, &sp, p->estimate)) {
+    p->call = "malloc";
+    return CL_OUT_OF_HOST_MEMORY;
+  }
+  cl_mem args[8] = {0};
+  int nargs = 0;
+  for (int k = 0; k < p->n->input_count && k < 5; k++)
+    args[nargs++] = in_mem(p, k);
+  args[nargs++] = out_mem(p);
+  cl_int err = aux(p, g, sizeof g, &args[nargs++]);
+  if (err == CL_SUCCESS && sp.table_bytes)
+    err = aux(p, sp.table, sp.table_bytes, &args[nargs++]);
+  free(sp.table);
+  if (err != CL_SUCCESS)
+    return err;
+  grid1(p->cn, sp.items);
+  return kernel(p, sp.kernel, nargs, args);
+}
+
 /* compare, where, arg_reduce (cl_compare.c chooses): the node's inputs
  * (a one-input compare reads its a twice), the output, the geometry. */
 static cl_int compare(prep *p) {
@@ -657,6 +681,10 @@ static const struct cl_op_entry {
     {DG_OP_REDUCE, reduce, 0},
     {DG_OP_LOG_SOFTMAX, eltwise, 0},
     {DG_OP_LAYER_NORM, reduce, 0},
+    {DG_OP_RESIZE, spatial, 0},
+    {DG_OP_BATCH_NORM, spatial, 0},
+    {DG_OP_CONV_TRANSPOSE2D, spatial, 0},
+    {DG_OP_CAST, spatial, 0},
     {DG_OP_COMPARE, compare, 0},
     {DG_OP_WHERE, compare, 0},
     {DG_OP_ARG_REDUCE, compare, 0},

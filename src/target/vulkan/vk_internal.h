@@ -95,6 +95,15 @@ typedef struct vk_pc_dequantize {
 typedef struct vk_pc_view {
   VK_PC_VIEW
 } vk_pc_view;
+typedef struct vk_pc_resize {
+  VK_PC_RESIZE
+} vk_pc_resize;
+typedef struct vk_pc_bnorm {
+  VK_PC_BNORM
+} vk_pc_bnorm;
+typedef struct vk_pc_cast {
+  VK_PC_CAST
+} vk_pc_cast;
 /* A dispatch's push constants: the layout its setup fills, pushed as
  * words (the whole VK_PUSH_BYTES range, unused words 0). */
 typedef union vk_push {
@@ -114,6 +123,9 @@ typedef union vk_push {
   vk_pc_quantize quantize;
   vk_pc_dequantize dequantize;
   vk_pc_view view;
+  vk_pc_resize resize;
+  vk_pc_bnorm bnorm;
+  vk_pc_cast cast;
 } vk_push;
 /* std430 puts a block's int and float members 4 bytes apart in order;
  * C does so too where both are 4 bytes. Every layout must fit the range
@@ -393,6 +405,17 @@ bool dg_vk_setup_unary(const vk_device *vd, vk_work *w, const dg_ir *ir,
 /* The setup of compare, where and arg_reduce nodes (vk_compare.c). */
 bool dg_vk_setup_compare(const vk_device *vd, vk_work *w, const dg_ir *ir,
                          const dg_node *n);
+
+/* The spatial family's setups (vk_spatial.c), as vk_ops.c's table names
+ * them: each fills w for node n; false on host out-of-memory. */
+bool dg_vk_setup_resize(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                        const dg_node *n);
+bool dg_vk_setup_batch_norm(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                            const dg_node *n);
+bool dg_vk_setup_conv_transpose(const vk_device *vd, vk_work *w,
+                                const dg_ir *ir, const dg_node *n);
+bool dg_vk_setup_cast(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                      const dg_node *n);
 
 /* ---- pipeline statistics (vk_pipeline_stats.c) ---- */
 

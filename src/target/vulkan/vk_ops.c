@@ -56,6 +56,12 @@ static uint64_t loop_trips(const dg_ir *ir, const dg_node *n) {
              kw = (uint64_t)w->dims[3];
     return t + cg * (1 + kh + kh * kw);
   }
+  case DG_OP_CONV_TRANSPOSE2D: { /* w [C_in, OG, KH, KW]: CG channels */
+    const dg_tensor_desc *w = tdesc(ir, n->inputs[1]);
+    uint64_t cg = (uint64_t)(w->dims[0] / n->p.groups),
+             kh = (uint64_t)w->dims[2], kw = (uint64_t)w->dims[3];
+    return t + cg * (1 + kh + kh * kw);
+  }
   case DG_OP_FULLY_CONNECTED:
   case DG_OP_QFULLY_CONNECTED:
     return t + (uint64_t)x->dims[x->rank - 1];
@@ -916,6 +922,10 @@ static const struct vk_op_entry {
     {DG_OP_REDUCE, dg_vk_setup_reduce, 0},
     {DG_OP_LOG_SOFTMAX, setup_softmax, 0},
     {DG_OP_LAYER_NORM, dg_vk_setup_layer_norm, 0},
+    {DG_OP_RESIZE, dg_vk_setup_resize, 0},
+    {DG_OP_BATCH_NORM, dg_vk_setup_batch_norm, 0},
+    {DG_OP_CONV_TRANSPOSE2D, dg_vk_setup_conv_transpose, 0},
+    {DG_OP_CAST, dg_vk_setup_cast, 0},
     {DG_OP_COMPARE, dg_vk_setup_compare, VK_NEEDS_INT8},
     {DG_OP_WHERE, dg_vk_setup_compare, VK_NEEDS_INT8},
     {DG_OP_ARG_REDUCE, dg_vk_setup_compare, 0},

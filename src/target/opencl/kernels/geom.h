@@ -119,5 +119,23 @@
 #define V_INNER 5 /* gather */
 #define V_IDXN 6
 #define V_LEN 7
+/* The spatial family (spatial.cl). resize: E_COUNT outputs, planes of
+ * R_H x R_W into R_OH x R_OW, R_LINEAR (0 nearest), R_DT the element
+ * code; its taps (i0, i1, weight bits per output row, then column) are
+ * the table argument. */
+#define R_H 5
+#define R_W 6
+#define R_OH 7
+#define R_OW 8
+#define R_LINEAR 9
+#define R_DT 10
+/* batch_norm: E_COUNT elements (E_HIO: f16) of B_C channels, B_INNER
+ * apart, epsilon B_EPS (float bits). */
+#define B_C 5
+#define B_INNER 6
+#define B_EPS 7
+/* cast: E_COUNT elements from element code C_FROM to C_TO. */
+#define C_FROM 5
+#define C_TO 6
 
 #endif

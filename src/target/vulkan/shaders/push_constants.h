@@ -151,5 +151,16 @@
   int step[6];                                                                 \
   int extent[6];                                                               \
   int stride[6];
+/* resize.comp: NC planes of H x W into OH x OW; linear 0 nearest, 1
+ * bilinear (the taps are in binding 4). */
+#define VK_PC_RESIZE int NC, H, W, OH, OW, linear;
+
+/* batch_norm.comp: total elements of C channels, inner apart; eps. */
+#define VK_PC_BNORM                                                            \
+  int total, C, inner;                                                         \
+  float eps;
+
+/* cast.comp: total elements. */
+#define VK_PC_CAST int total;
 
 #endif
