@@ -126,32 +126,111 @@ static void arg_cases(dg_arg_fn fn, dg_dtype t) {
   report(what, &st);
 }
 
-/* Data movement moves bool and i64 bytes as any other: concat along a
- * random axis (arg >= 0), or a reshape to the flat shape (arg -1); one
- * node each, as run_case checks the graph's last node alone. */
+/* Data movement moves bool and i64 bytes as any other dtype: each of
+ * concat, reshape, transpose, slice, pad, expand and gather on random
+ * shapes (one node each, as run_case checks the graph's last node). */
+enum {
+  MV_CONCAT,
+  MV_RESHAPE,
+  MV_TRANSPOSE,
+  MV_SLICE,
+  MV_PAD,
+  MV_EXPAND,
+  MV_GATHER,
+  MV_COUNT
+};
+static const char *const mv_names[MV_COUNT] = {
+    "concat", "reshape", "transpose", "slice", "pad", "expand", "gather"};
+
+typedef struct move_arg {
+  int kind, axis, rank;
+  int32_t perm[DG_MAX_RANK];
+  int64_t a[2 * DG_MAX_RANK], b[DG_MAX_RANK], dims[DG_MAX_RANK];
+} move_arg;
+
 static dg_tensor make_move(dg_graph *g, dg_tensor *in, void *arg) {
-  int axis = *(int *)arg;
+  move_arg *m = arg;
   int64_t flat = -1;
-  return axis >= 0 ? dg_graph_concat(g, "op", in, 2, axis)
-                   : dg_graph_reshape(g, "op", in[0], 1, &flat);
+  int32_t idx[3] = {0, -1, 0};
+  dg_tensor_desc id = {.dtype = DG_DTYPE_I32, .rank = 1, .dims = {3}};
+  switch (m->kind) {
+  case MV_CONCAT:
+    return dg_graph_concat(g, "op", in, 2, m->axis);
+  case MV_RESHAPE:
+    return dg_graph_reshape(g, "op", in[0], 1, &flat);
+  case MV_TRANSPOSE:
+    return dg_graph_transpose(g, "op", in[0], m->perm);
+  case MV_SLICE:
+    return dg_graph_slice(g, "op", in[0], m->a, m->b, NULL);
+  case MV_PAD: /* the constant 3.7: 4 as i64, true as bool */
+    return dg_graph_pad(g, "op", in[0], m->a,
+                        m->axis % 2 ? DG_PAD_EDGE : DG_PAD_CONSTANT, 3.7f);
+  case MV_EXPAND:
+    return dg_graph_expand(g, "op", in[0], m->rank, m->dims);
+  default:
+    return dg_graph_gather(g, "op", in[0],
+                           dg_graph_constant(g, "idx", &id, idx, 0), m->axis);
+  }
 }
 
 static void move_cases(dg_dtype t) {
   op_stats st = {0};
-  for (int c = 0; c < CASES / 2; c++) {
+  for (int c = 0; c < 4 * MV_COUNT; c++) {
     dg_tensor_desc d[2];
     shapes(0, t, 2, d);
-    int axis = c % 2 ? t_range(0, d[0].rank - 1) : -1;
-    if (axis >= 0)
-      d[1].dims[axis] = t_range(1, 5);
+    int r = d[0].rank;
+    move_arg m = {.kind = c % MV_COUNT, .axis = t_range(0, r - 1), .rank = r};
+    if (m.kind == MV_CONCAT)
+      d[1].dims[m.axis] = t_range(1, 5);
+    for (int k = 0; k < r; k++) {
+      m.perm[k] = r - 1 - k; /* reversed axes */
+      m.a[k] = m.kind == MV_SLICE ? t_range(0, (int)d[0].dims[k] - 1)
+                                  : t_range(0, 2); /* slice start, pad */
+      m.a[r + k] = t_range(0, 2);
+      m.b[k] = m.a[k] + t_range(1, (int)(d[0].dims[k] - m.a[k]));
+      m.dims[k] = d[0].dims[k];
+    }
+    d[0].dims[r - 1] = m.kind == MV_EXPAND ? 1 : d[0].dims[r - 1];
+    m.dims[r - 1] = m.kind == MV_EXPAND ? t_range(2, 5) : m.dims[r - 1];
     char label[64];
-    snprintf(label, sizeof label, "%s %s axis %d",
-             axis < 0 ? "reshape" : "concat", dg_dtype_name(t), axis);
-    run_case(&st, label, axis < 0 ? 1 : 2, d, make_move, &axis);
+    snprintf(label, sizeof label, "%s %s", mv_names[m.kind], dg_dtype_name(t));
+    /* The GPU targets move elements of up to 4 bytes but by copies
+     * (concat, reshape): they decline the others of i64, with the reason
+     * (checked below). */
+    bool gpu_declines = t == DG_DTYPE_I64 && m.kind > MV_RESHAPE;
+    declines_allowed = DG_DEVICE_NPU |
+                       (gpu_declines ? DG_DEVICE_VULKAN | DG_DEVICE_OPENCL : 0);
+    run_case(&st, label, m.kind == MV_CONCAT ? 2 : 1, d, make_move, &m);
+    declines_allowed = DG_DEVICE_NPU;
   }
-  char what[48];
-  snprintf(what, sizeof what, "concat and reshape of %s", dg_dtype_name(t));
+  char what[80];
+  snprintf(what, sizeof what,
+           "concat, reshape, transpose, slice, pad, expand, gather of %s",
+           dg_dtype_name(t));
   report(what, &st);
+  if (t != DG_DTYPE_I64)
+    return;
+  for (int dev = 0; dev < dg_context_device_count(ctx); dev++) {
+    dg_device_info info;
+    dg_context_device_info(ctx, dev, &info);
+    if (info.kind != DG_DEVICE_VULKAN && info.kind != DG_DEVICE_OPENCL)
+      continue;
+    dg_tensor_desc d = {.dtype = DG_DTYPE_I64, .rank = 2, .dims = {2, 3}};
+    dg_graph *g = dg_graph_create(ctx, "t");
+    dg_graph_output(g, "y",
+                    dg_graph_transpose(g, "op", dg_graph_input(g, "x", &d),
+                                       (int32_t[]){1, 0}),
+                    DG_LAYOUT_NCHW);
+    dg_compile_options o = {.devices = &dev, .device_count = 1};
+    dg_session *s = NULL;
+    dg_diagnostic diag;
+    dg_status rc = dg_graph_compile(g, &o, &s, &diag);
+    CHECK(rc == DG_ERROR_UNSUPPORTED && strstr(diag.message, "8-byte"),
+          "transpose of i64 on device %d (%s) is declined with its reason: %s",
+          dev, info.name, rc ? diag.message : "compiled");
+    dg_session_destroy(s);
+    dg_graph_destroy(g);
+  }
 }
 
 /* ---- hand-made cases: answers written down, not from the reference ---- */

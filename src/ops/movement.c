@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#define ANY_TYPE (DG_FLOAT_TYPES | DG_Q8_TYPES | DG_BIT(DG_DTYPE_I32))
+#define ANY_TYPE                                                               \
+  (DG_FLOAT_TYPES | DG_Q8_TYPES | DG_BIT(DG_DTYPE_I32) |                       \
+   DG_BIT(DG_DTYPE_BOOL) | DG_BIT(DG_DTYPE_I64))
 
 /* Resolves x: any dtype, per-tensor quantisation only (a permuted, sliced
  * or gathered channel axis would need its channel arrays moved too). */
@@ -287,12 +289,24 @@ static void pad_fill(const dg_tensor_desc *d, float value, dg_view *v) {
   switch (d->dtype) {
   case DG_DTYPE_F32:
     v->fill = value;
-    memcpy(&v->fill_bits, &value, 4);
+    v->fill_bits = 0;
+    memcpy(&v->fill_bits, &value, 4); /* the low bytes: little-endian */
     return;
   case DG_DTYPE_F16: {
     uint16_t h = dg_f32_to_f16(value);
     v->fill = dg_f16_to_f32(h);
     v->fill_bits = h;
+    return;
+  }
+  case DG_DTYPE_BOOL: /* any value but 0 (and NaN, which is not 0) is true */
+    v->fill = value != 0;
+    v->fill_bits = value != 0;
+    return;
+  case DG_DTYPE_I64: { /* rounded, saturated (NaN: 0), as i32 is */
+    double r = isnan(value) ? 0 : nearbyint((double)value);
+    int64_t i = r <= -0x1p63 ? INT64_MIN : r >= 0x1p63 ? INT64_MAX : (int64_t)r;
+    v->fill = (double)i;
+    v->fill_bits = (uint64_t)i;
     return;
   }
   default:

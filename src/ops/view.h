@@ -30,7 +30,7 @@ typedef struct dg_view {
   /* The constant of DG_PAD_CONSTANT as the output dtype holds it: its
    * value (what the reference produces) and its element's bytes. */
   double fill;
-  uint32_t fill_bits;
+  uint64_t fill_bits; /* 8 bytes for i64; the low ones for the others */
 } dg_view;
 
 /* The view of a transpose, slice, pad or expand node; false for any other

@@ -44,6 +44,9 @@ static void strided(char *dst, const char *src, int64_t n, int64_t stride,
   case 2:
     STRIDED(uint16_t);
     break;
+  case 8:
+    STRIDED(uint64_t);
+    break;
   default:
     STRIDED(uint32_t);
     break;
@@ -59,7 +62,7 @@ static void view_row(const dg_view *v, const char *x, int64_t base, char *y,
   int64_t first = v->start[d];
   if (v->step[d] * v->stride[d] != 1 && dg_view_inside(v, d)) {
     /* No pad on this row: one strided walk (transpose, strided slice,
-     * broadcast). Elements are 1, 2 or 4 bytes (dtypes of graph.h). */
+     * broadcast). Elements are 1, 2, 4 or 8 bytes (dtypes of graph.h). */
     strided(y, x + (size_t)(base + first * v->stride[d]) * es, len,
             v->step[d] * v->stride[d], es);
     return;
@@ -133,7 +136,7 @@ void dg_cpu_view_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
   view_job j = {.x = in[0], .y = out, .rows = 1};
   dg_view_of(cn->ir, cn->node, &j.v);
   size_t es = j.v.elem_size;
-  memcpy(j.fill, &j.v.fill_bits, es < 4 ? es : 4); /* little-endian hosts */
+  memcpy(j.fill, &j.v.fill_bits, es < 8 ? es : 8); /* little-endian hosts */
   if (j.v.rank == 0) {
     memcpy(j.y, j.x, es);
     return;

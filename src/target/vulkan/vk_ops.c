@@ -125,6 +125,17 @@ int dg_vk_supports(dg_device *dev, const dg_ir *ir, const dg_node *n, char *why,
                "bool needs shaderInt8 and 8-bit storage buffers");
       return 0;
     }
+    /* movement.comp moves elements of 1, 2 or 4 bytes. */
+    if ((n->op == DG_OP_TRANSPOSE || n->op == DG_OP_SLICE ||
+         n->op == DG_OP_PAD || n->op == DG_OP_EXPAND ||
+         n->op == DG_OP_GATHER) &&
+        k < 0 && dg_dtype_size(d->dtype) == 8) {
+      snprintf(why, why_size,
+               "%s of 8-byte elements (i64) has no Vulkan "
+               "kernel",
+               dg_op_name(n->op));
+      return 0;
+    }
     /* compare and arg_reduce compare i64 as i64; where moves it as bits. */
     if ((n->op == DG_OP_COMPARE || n->op == DG_OP_ARG_REDUCE) &&
         d->dtype == DG_DTYPE_I64 && !vd->int64) {
