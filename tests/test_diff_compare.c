@@ -233,6 +233,46 @@ static void move_cases(dg_dtype t) {
   }
 }
 
+/* cast to and from bool and i64 (every pair with one of them but i64 ->
+ * f16, whose values beyond 2^33 are past f16's range): values from a few
+ * levels, so that zeros (false), truncation (-1.5 -> -1) and i64 -> i32
+ * saturation (k * 2^33) all occur. Vulkan's cast.comp has no bool or i64
+ * modules: it declines them, naming the dtype. */
+static dg_tensor make_cast(dg_graph *g, dg_tensor *in, void *arg) {
+  return dg_graph_cast(g, "op", in[0], *(dg_dtype *)arg);
+}
+
+static void cast_cases(void) {
+  static const dg_dtype all[5] = {DG_DTYPE_F32, DG_DTYPE_F16, DG_DTYPE_I32,
+                                  DG_DTYPE_I64, DG_DTYPE_BOOL};
+  declines_allowed = DG_DEVICE_NPU | DG_DEVICE_VULKAN;
+  fill_span = 3.0f;
+  fill_levels = 2;
+  for (int f = 0; f < 5; f++)
+    for (int t = 0; t < 5; t++) {
+      bool ours = all[f] == DG_DTYPE_I64 || all[f] == DG_DTYPE_BOOL ||
+                  all[t] == DG_DTYPE_I64 || all[t] == DG_DTYPE_BOOL;
+      if (!ours || f == t || (all[f] == DG_DTYPE_I64 && all[t] == DG_DTYPE_F16))
+        continue;
+      op_stats st = {0};
+      dg_dtype to = all[t];
+      for (int c = 0; c < CASES / 4; c++) {
+        dg_tensor_desc d;
+        shapes(0, all[f], 1, &d);
+        char label[48];
+        snprintf(label, sizeof label, "cast %s to %s", dg_dtype_name(all[f]),
+                 dg_dtype_name(to));
+        run_case(&st, label, 1, &d, make_cast, &to);
+      }
+      char what[48];
+      snprintf(what, sizeof what, "cast %s to %s", dg_dtype_name(all[f]),
+               dg_dtype_name(to));
+      report(what, &st);
+    }
+  fill_levels = 0;
+  declines_allowed = DG_DEVICE_NPU;
+}
+
 /* ---- hand-made cases: answers written down, not from the reference ---- */
 
 /* Runs a graph with one output on every device; check() judges it. */
@@ -616,6 +656,7 @@ int main(int argc, char **argv) {
       arg_cases(fn, numeric[t]);
   move_cases(DG_DTYPE_BOOL);
   move_cases(DG_DTYPE_I64);
+  cast_cases();
   special_values(DG_DTYPE_F32);
   special_values(DG_DTYPE_F16);
   big_i64();

@@ -402,8 +402,8 @@ void tr_op_conv_transpose(tr *t) {
 
 /* ---- Cast, CastLike ---- */
 
-/* Input 0 cast to ONNX element type `to`: between FLOAT, FLOAT16 and
- * INT32; any other type (of the input or the target) is refused by
+/* Input 0 cast to ONNX element type `to`: between FLOAT, FLOAT16, INT32,
+ * INT64 and BOOL; any other type (of the input or the target) is refused by
  * name. saturate (opset 19) only concerns float8 types, refused anyway. */
 static void cast_to(tr *t, int64_t to) {
   static const struct {
@@ -418,6 +418,8 @@ static void cast_to(tr *t, int64_t to) {
   dg_dtype dt = to == DG_ONNX_FLOAT     ? DG_DTYPE_F32
                 : to == DG_ONNX_FLOAT16 ? DG_DTYPE_F16
                 : to == DG_ONNX_INT32   ? DG_DTYPE_I32
+                : to == DG_ONNX_INT64   ? DG_DTYPE_I64
+                : to == DG_ONNX_BOOL    ? DG_DTYPE_BOOL
                                         : DG_DTYPE_INVALID;
   if (t->st != DG_OK)
     return;
@@ -427,7 +429,8 @@ static void cast_to(tr *t, int64_t to) {
       if (names[i].elem == to)
         name = names[i].name;
     tr_fail(t, DG_ERROR_UNSUPPORTED, "to",
-            "Cast to %s (%lld) is not supported (FLOAT, FLOAT16, INT32 are)",
+            "Cast to %s (%lld) is not supported (FLOAT, FLOAT16, INT32, "
+            "INT64, BOOL are)",
             name, (long long)to);
     return;
   }
@@ -436,9 +439,11 @@ static void cast_to(tr *t, int64_t to) {
   if (!x.id || !tr_desc(t, x, &d))
     return;
   if (d.dtype != DG_DTYPE_F32 && d.dtype != DG_DTYPE_F16 &&
-      d.dtype != DG_DTYPE_I32) {
+      d.dtype != DG_DTYPE_I32 && d.dtype != DG_DTYPE_I64 &&
+      d.dtype != DG_DTYPE_BOOL) {
     tr_fail(t, DG_ERROR_UNSUPPORTED, "input",
-            "Cast from %s is not supported (FLOAT, FLOAT16, INT32 are)",
+            "Cast from %s is not supported (FLOAT, FLOAT16, INT32, INT64, "
+            "BOOL are)",
             dg_dtype_name(d.dtype));
     return;
   }

@@ -4,7 +4,9 @@
 
 #include <math.h>
 
-#define CAST_TYPES (DG_FLOAT_TYPES | DG_BIT(DG_DTYPE_I32))
+#define CAST_TYPES                                                             \
+  (DG_FLOAT_TYPES | DG_BIT(DG_DTYPE_I32) | DG_BIT(DG_DTYPE_I64) |              \
+   DG_BIT(DG_DTYPE_BOOL))
 
 dg_tensor dg_graph_cast(dg_graph *g, const char *name, dg_tensor x,
                         dg_dtype to) {
@@ -17,10 +19,10 @@ dg_tensor dg_graph_cast(dg_graph *g, const char *name, dg_tensor x,
     return DG_TENSOR_NONE;
   if (to <= DG_DTYPE_INVALID || to >= DG_DTYPE_COUNT_ ||
       !(CAST_TYPES & DG_BIT(to))) {
-    dg_build_fail(&b, DG_ERROR_INVALID_DTYPE, "to", "f32, f16 or i32",
-                  dg_dtype_name(to),
-                  "cast converts f32, f16 and i32 (i8/u8 are quantised: "
-                  "dequantize or quantize them)");
+    dg_build_fail(&b, DG_ERROR_INVALID_DTYPE, "to",
+                  "f32, f16, i32, i64 or bool", dg_dtype_name(to),
+                  "cast converts f32, f16, i32, i64 and bool (i8/u8 are "
+                  "quantised: dequantize or quantize them)");
     return DG_TENSOR_NONE;
   }
   dg_tensor_desc out = {.dtype = to, .rank = xi->desc.rank};
@@ -34,6 +36,13 @@ dg_tensor dg_graph_cast(dg_graph *g, const char *name, dg_tensor x,
  * 0); floats as they are, which verify compares under the output dtype's
  * tolerance (its rounding is the target's). */
 double dg_cast_value(double v, dg_dtype to) {
+  if (to == DG_DTYPE_BOOL) /* not zero is true, NaN included (ONNX) */
+    return v != 0;
+  if (to == DG_DTYPE_I64) {
+    if (isnan(v))
+      return 0;
+    return v >= 0x1p63 ? 0x1p63 : v <= -0x1p63 ? -0x1p63 : trunc(v);
+  }
   if (to != DG_DTYPE_I32)
     return v;
   if (isnan(v))

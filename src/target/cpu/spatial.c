@@ -216,8 +216,25 @@ static int32_t to_i32(float v) {
   return (int32_t)v;
 }
 
+/* f32 -> i64 likewise (2^63 is the first float out of range). */
+static int64_t to_i64(float v) {
+  if (v != v)
+    return 0;
+  if (v >= 0x1p63f)
+    return INT64_MAX;
+  if (v < -0x1p63f)
+    return INT64_MIN;
+  return (int64_t)v;
+}
+
+static bool is_int(dg_dtype t) {
+  return t == DG_DTYPE_I32 || t == DG_DTYPE_I64 || t == DG_DTYPE_BOOL;
+}
+
 /* Reads f16 itself (the node is not staged through f32: cpu_ops.c), so
- * that i32 values pass exactly. */
+ * that integers pass exactly: i32, i64 and bool travel as int64, floats
+ * as float. Integers narrow to i32 saturating, as the reference does;
+ * bool is "not zero" (NaN included). */
 static void cast_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
                    void *out, void *scratch) {
   (void)pool, (void)scratch;
@@ -229,24 +246,49 @@ static void cast_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
     return;
   }
   const void *x = in[0];
+  bool from_int = is_int(xd->dtype);
   for (int64_t i = 0; i < e; i++) {
-    if (xd->dtype == DG_DTYPE_I32) {
-      int32_t v = ((const int32_t *)x)[i];
-      if (yd->dtype == DG_DTYPE_F32)
-        ((float *)out)[i] = (float)v;
-      else /* exact in f32 below 2^24; beyond, f16 overflows anyway */
-        ((uint16_t *)out)[i] = dg_f32_to_f16((float)v);
-      continue;
+    int64_t iv = 0;
+    float fv = 0;
+    switch (xd->dtype) {
+    case DG_DTYPE_I32:
+      iv = ((const int32_t *)x)[i];
+      break;
+    case DG_DTYPE_I64:
+      iv = ((const int64_t *)x)[i];
+      break;
+    case DG_DTYPE_BOOL:
+      iv = ((const uint8_t *)x)[i] != 0;
+      break;
+    case DG_DTYPE_F16:
+      fv = dg_f16_to_f32(((const uint16_t *)x)[i]);
+      break;
+    default:
+      fv = ((const float *)x)[i];
+      break;
     }
-    float v = xd->dtype == DG_DTYPE_F16
-                  ? dg_f16_to_f32(((const uint16_t *)x)[i])
-                  : ((const float *)x)[i];
-    if (yd->dtype == DG_DTYPE_I32)
-      ((int32_t *)out)[i] = to_i32(v);
-    else if (yd->dtype == DG_DTYPE_F16)
-      ((uint16_t *)out)[i] = dg_f32_to_f16(v);
-    else
-      ((float *)out)[i] = v;
+    if (from_int) /* exact in f32 below 2^24; beyond, rounded once */
+      fv = (float)iv;
+    switch (yd->dtype) {
+    case DG_DTYPE_I32:
+      ((int32_t *)out)[i] = !from_int        ? to_i32(fv)
+                            : iv > INT32_MAX ? INT32_MAX
+                            : iv < INT32_MIN ? INT32_MIN
+                                             : (int32_t)iv;
+      break;
+    case DG_DTYPE_I64:
+      ((int64_t *)out)[i] = from_int ? iv : to_i64(fv);
+      break;
+    case DG_DTYPE_BOOL:
+      ((uint8_t *)out)[i] = from_int ? iv != 0 : fv != 0;
+      break;
+    case DG_DTYPE_F16:
+      ((uint16_t *)out)[i] = dg_f32_to_f16(fv);
+      break;
+    default:
+      ((float *)out)[i] = fv;
+      break;
+    }
   }
 }
 

@@ -125,6 +125,13 @@ int dg_vk_supports(dg_device *dev, const dg_ir *ir, const dg_node *n, char *why,
                "bool needs shaderInt8 and 8-bit storage buffers");
       return 0;
     }
+    /* cast.comp converts between f32, f16 and i32. */
+    if (n->op == DG_OP_CAST &&
+        (d->dtype == DG_DTYPE_BOOL || d->dtype == DG_DTYPE_I64)) {
+      snprintf(why, why_size, "cast of %s has no Vulkan kernel",
+               dg_dtype_name(d->dtype));
+      return 0;
+    }
     /* movement.comp moves elements of 1, 2 or 4 bytes. */
     if ((n->op == DG_OP_TRANSPOSE || n->op == DG_OP_SLICE ||
          n->op == DG_OP_PAD || n->op == DG_OP_EXPAND ||

@@ -81,9 +81,11 @@ conv_transpose(const global void *x, const global void *w,
   st_f(y, i, fmin(fmax(s, as_float(g[G_LO])), as_float(g[G_HI])), hio);
 }
 
-/* cast between f32, f16 and i32: to i32 toward zero, saturating, NaN to
- * 0 (convert_int_sat_rtz does all three); i32 values travel as ints, and
- * a cast to the same type copies the bits. */
+/* cast between f32, f16, i32, i64 and bool: to an integer toward zero,
+ * saturating, NaN to 0 (convert_*_sat_rtz does all three); integers
+ * travel as long (narrowed to i32 saturating, as the reference does),
+ * bool is "not zero" (NaN included), and a cast to the same type copies
+ * the bits. */
 kernel __attribute__((reqd_work_group_size(WG1, 1, 1))) void
 cast(const global void *x, global void *y, constant int *g) {
   const int i = get_global_id(0);
@@ -93,18 +95,27 @@ cast(const global void *x, global void *y, constant int *g) {
   if (from == to) {
     if (from == DT_F16)
       ((global ushort *)y)[i] = ((const global ushort *)x)[i];
+    else if (from == DT_I64)
+      ((global long *)y)[i] = ((const global long *)x)[i];
+    else if (from == DT_BOOL)
+      ((global uchar *)y)[i] = ((const global uchar *)x)[i];
     else
       ((global int *)y)[i] = ((const global int *)x)[i];
     return;
   }
-  if (from == DT_I32) {
-    float v = convert_float(((const global int *)x)[i]);
-    st_f(y, i, v, to == DT_F16);
-    return;
-  }
-  float v = ld_f(x, i, from == DT_F16);
+  const bool from_int = from == DT_I32 || from == DT_I64 || from == DT_BOOL;
+  long iv = from == DT_I32    ? (long)((const global int *)x)[i]
+            : from == DT_I64  ? ((const global long *)x)[i]
+            : from == DT_BOOL ? (long)(((const global uchar *)x)[i] != 0)
+                              : 0;
+  float v = from_int ? convert_float(iv) : ld_f(x, i, from == DT_F16);
   if (to == DT_I32)
-    ((global int *)y)[i] = convert_int_sat_rtz(v);
+    ((global int *)y)[i] = from_int ? convert_int_sat(iv)
+                                    : convert_int_sat_rtz(v);
+  else if (to == DT_I64)
+    ((global long *)y)[i] = from_int ? iv : convert_long_sat_rtz(v);
+  else if (to == DT_BOOL)
+    ((global uchar *)y)[i] = from_int ? iv != 0 : v != 0.0f;
   else
     st_f(y, i, v, to == DT_F16);
 }
