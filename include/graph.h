@@ -684,9 +684,9 @@ typedef enum dg_arg_fn {
 /* The index (i64) of the largest (MAX) or smallest (MIN) element of x
  * (f32, f16, i32 or i64) along axis (negative counts from the end): the
  * first such index, or the last with select_last_index. keepdims keeps the
- * axis with extent 1, otherwise it is removed. NaN: a NaN is never
- * selected unless the whole line is NaN (then index 0; ONNX leaves it
- * open). Errors: fn outside (INVALID, COUNT_) INVALID_ARGUMENT ("fn"),
+ * axis with extent 1, otherwise it is removed. NaN compares false: a NaN
+ * is selected only as a line's first element (ONNX leaves it open).
+ * Errors: fn outside (INVALID, COUNT_) INVALID_ARGUMENT ("fn"),
  * axis outside [-rank, rank) INVALID_ARGUMENT ("axis"), other dtypes
  * INVALID_DTYPE. */
 DG_API dg_tensor dg_graph_arg_reduce(dg_graph *graph, const char *name,
@@ -822,13 +822,15 @@ DG_API dg_tensor dg_graph_conv_transpose2d(dg_graph *graph, const char *name,
                                            dg_tensor bias,
                                            const dg_conv2d_params *params,
                                            const int32_t output_padding[2]);
-/* Converts values between f32, f16 and i32 (x's dtype to `to`, any pair,
- * the same one a copy): float -> i32 truncates toward zero, saturating to
- * the i32 range, NaN -> 0; to a float type rounds to nearest (inf past
- * f16's range). An i32 x is read as the plain integers it holds (its
- * quantisation, if any, ignored). i8 and u8 are refused either way
- * (DG_ERROR_INVALID_DTYPE, naming x or to): they are quantised types,
- * whose values dg_graph_dequantize and dg_graph_quantize convert. */
+/* Converts values between f32, f16, i32, i64 and bool (x's dtype to `to`,
+ * any pair, the same one a copy): float -> i32 or i64 truncates toward
+ * zero, saturating to the type's range, NaN -> 0; i64 -> i32 saturates;
+ * to bool is "not zero" (NaN is true); to a float type rounds to nearest
+ * (inf past f16's range). Vulkan runs only the f32/f16/i32 pairs. An i32 x is
+ * read as the plain integers it holds (its quantisation, if any, ignored). i8
+ * and u8 are refused either way (DG_ERROR_INVALID_DTYPE, naming x or to): they
+ * are quantised types, whose values dg_graph_dequantize and dg_graph_quantize
+ * convert. */
 DG_API dg_tensor dg_graph_cast(dg_graph *graph, const char *name, dg_tensor x,
                                dg_dtype to);
 
