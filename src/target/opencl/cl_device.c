@@ -38,14 +38,6 @@ static int cl_supports(dg_device *dev, const dg_ir *ir, const dg_node *n,
     snprintf(why, why_size, "no OpenCL kernel for %s", dg_op_name(n->op));
     return 0;
   }
-  /* movement.cl moves elements of 1, 2 or 4 bytes. */
-  if ((n->op == DG_OP_TRANSPOSE || n->op == DG_OP_SLICE || n->op == DG_OP_PAD ||
-       n->op == DG_OP_EXPAND || n->op == DG_OP_GATHER) &&
-      dg_dtype_size(dg_ir_tensor(ir, n->output)->desc.dtype) == 8) {
-    snprintf(why, why_size, "%s of 8-byte elements (i64) has no OpenCL kernel",
-             dg_op_name(n->op));
-    return 0;
-  }
   /* Kernels index with 32-bit ints. */
   uint32_t ids[1 + 64];
   int count = 0;

@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 static const char *suffix(size_t es) {
-  return es == 1 ? "8" : es == 2 ? "16" : "32";
+  return es == 1 ? "8" : es == 2 ? "16" : es == 8 ? "64" : "32";
 }
 
 bool dg_cl_movement_geom(const dg_ir *ir, const dg_node *n, int32_t *g,
@@ -35,7 +35,8 @@ bool dg_cl_movement_geom(const dg_ir *ir, const dg_node *n, int32_t *g,
     return false;
   g[V_RANK] = v.rank;
   g[V_MODE] = v.mode;
-  g[V_FILL] = (int32_t)v.fill_bits;
+  g[V_FILL] = (int32_t)(uint32_t)v.fill_bits;
+  g[V_FILL_HI] = (int32_t)(uint32_t)(v.fill_bits >> 32);
   for (int d = 0; d < v.rank; d++) {
     g[V_DIMS + d] = (int32_t)v.dims[d];
     g[V_START + d] = (int32_t)v.start[d];

@@ -10,7 +10,10 @@
 #include <string.h>
 
 static vk_shader module_for(size_t es) {
-  return es == 1 ? SH_MOVE_8 : es == 2 ? SH_MOVE_16 : SH_MOVE_32;
+  return es == 1   ? SH_MOVE_8
+         : es == 2 ? SH_MOVE_16
+         : es == 8 ? SH_MOVE_64
+                   : SH_MOVE_32;
 }
 
 /* As vk_ops.c's grid_1d: at most 65535 groups along x. */

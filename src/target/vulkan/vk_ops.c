@@ -4,6 +4,8 @@
  * src/ops and the CPU kernel in src/target/cpu/cpu_ops.c. */
 #include "vk_internal.h"
 
+#include "../../ops/view.h"
+
 #include "../../ops/ops.h"
 #include "../../ops/requant.h"
 
@@ -132,15 +134,16 @@ int dg_vk_supports(dg_device *dev, const dg_ir *ir, const dg_node *n, char *why,
                dg_dtype_name(d->dtype));
       return 0;
     }
-    /* movement.comp moves elements of 1, 2 or 4 bytes. */
-    if ((n->op == DG_OP_TRANSPOSE || n->op == DG_OP_SLICE ||
-         n->op == DG_OP_PAD || n->op == DG_OP_EXPAND ||
-         n->op == DG_OP_GATHER) &&
-        k < 0 && dg_dtype_size(d->dtype) == 8) {
+    /* movement.comp's 8-byte pad constant is a sign-extended i32 (the
+     * push constants have no room for a second word). */
+    dg_view v;
+    if (n->op == DG_OP_PAD && k < 0 && dg_dtype_size(d->dtype) == 8 &&
+        dg_view_of(ir, n, &v) && v.mode == DG_PAD_CONSTANT &&
+        (int64_t)v.fill_bits != (int32_t)(uint32_t)v.fill_bits) {
       snprintf(why, why_size,
-               "%s of 8-byte elements (i64) has no Vulkan "
-               "kernel",
-               dg_op_name(n->op));
+               "pad constant %.0f of i64 is beyond the i32 range Vulkan "
+               "takes",
+               v.fill);
       return 0;
     }
     /* compare and arg_reduce compare i64 as i64; where moves it as bits. */

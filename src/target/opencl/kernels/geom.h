@@ -111,6 +111,7 @@
 #define V_RANK 1
 #define V_MODE 2 /* dg_pad_mode for coordinates outside the extent */
 #define V_FILL 3 /* the pad constant's element bits */
+#define V_FILL_HI 4 /* ... their high word, for 8-byte elements */
 #define V_DIMS 5 /* 6 entries each */
 #define V_START 11
 #define V_STEP 17

@@ -31,7 +31,9 @@
       }                                                                        \
       off += i * g[V_STRIDE + d];                                              \
     }                                                                          \
-    y[id] = fill ? (T)g[V_FILL] : x[off];                                      \
+    y[id] = fill ? (T)((ulong)(uint)g[V_FILL] |                                \
+                       (ulong)(uint)g[V_FILL_HI] << 32)                        \
+                 : x[off];                                                     \
   }                                                                            \
   kernel __attribute__((reqd_work_group_size(WG1, 1, 1))) void GATHER(        \
       const global T *x, const global int *idx, global T *y,                  \
@@ -50,3 +52,4 @@
 MOVEMENT_KERNELS(uchar, view_8, gather_8)
 MOVEMENT_KERNELS(ushort, view_16, gather_16)
 MOVEMENT_KERNELS(uint, view_32, gather_32)
+MOVEMENT_KERNELS(ulong, view_64, gather_64)

@@ -1,6 +1,7 @@
 #version 450
 // Data movement, one invocation per output element, moving elements as
-// stored (uint words, or with -DF16 halves, -DBYTES bytes: one module per
+// stored (uint words, or with -DF16 halves, -DBYTES bytes, -DW64 pairs of
+// words: one module per
 // element size serves every dtype of that size). Modes 0-3: the strided
 // view of src/ops/view.h (transpose, slice, pad, expand) with the pad
 // mode of coordinates outside the extent (0 constant, 1 reflect, 2 edge,
@@ -10,7 +11,9 @@
 layout(local_size_x = 256) in;
 #include "common.glsl"
 
-#if defined(BYTES)
+#if defined(W64)
+#define ET uvec2 // 8-byte elements (i64) as two words: no shaderInt64
+#elif defined(BYTES)
 #define ET uint8_t
 #elif defined(F16)
 #define ET float16_t
@@ -29,7 +32,9 @@ layout(push_constant) uniform PC {
 // The pad constant: its element bits (for F16, the bits of the float the
 // half holds exactly).
 ET fill_value() {
-#if defined(BYTES)
+#if defined(W64)
+  return uvec2(uint(pc.fill), pc.fill < 0 ? 0xffffffffu : 0u); // i32 range
+#elif defined(BYTES)
   return uint8_t(pc.fill & 255);
 #elif defined(F16)
   return float16_t(intBitsToFloat(pc.fill));
