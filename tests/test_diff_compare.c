@@ -187,7 +187,8 @@ static void move_cases(dg_dtype t) {
       m.a[k] = m.kind == MV_SLICE ? t_range(0, (int)d[0].dims[k] - 1)
                                   : t_range(0, 2); /* slice start, pad */
       m.a[r + k] = t_range(0, 2);
-      m.b[k] = m.a[k] + t_range(1, (int)(d[0].dims[k] - m.a[k]));
+      if (m.kind == MV_SLICE) /* a non-empty end */
+        m.b[k] = m.a[k] + t_range(1, (int)(d[0].dims[k] - m.a[k]));
       m.dims[k] = d[0].dims[k];
     }
     d[0].dims[r - 1] = m.kind == MV_EXPAND ? 1 : d[0].dims[r - 1];
