@@ -277,17 +277,34 @@ static dg_tensor const_bias(tr *t, int64_t n, float beta) {
   return out;
 }
 
+/* x * k for a float constant k (a one-element constant, broadcast). */
+static dg_tensor scaled(tr *t, dg_tensor x, float k) {
+  dg_tensor_desc xd, kd = {.rank = 1, .dims = {1}};
+  if (k == 1.0f || !tr_desc(t, x, &xd))
+    return x;
+  kd.dtype = xd.dtype;
+  if (xd.dtype == DG_DTYPE_F16) { /* the constant in x's dtype */
+    dg_tensor_desc fd = {.dtype = DG_DTYPE_F32, .rank = 1, .dims = {1}};
+    dg_tensor kf = dg_graph_constant(t->g, NULL, &fd, &k, 0);
+    return dg_graph_binary(t->g, NULL, DG_BINARY_MUL, x,
+                           dg_graph_cast(t->g, NULL, kf, DG_DTYPE_F16));
+  }
+  dg_tensor kt = dg_graph_constant(t->g, NULL, &kd, &k, 0);
+  return dg_graph_binary(t->g, NULL, DG_BINARY_MUL, x, kt);
+}
+
+/* Gemm: alpha * A' B' + beta * C. A constant B becomes fully_connected's
+ * weights (alpha folded in, and beta into a constant C of N values);
+ * otherwise transposes, a matmul and the scalings are nodes. */
 static void op_gemm(tr *t) {
   float alpha = tr_attr_float(t, "alpha", 1.0f);
   float beta = tr_attr_float(t, "beta", 1.0f);
   int64_t tb = tr_attr_int(t, "transB", 0);
-  if (tr_attr_int(t, "transA", 0)) {
-    tr_fail(t, DG_ERROR_UNSUPPORTED, "transA", "transA=1 is not supported");
-    return;
-  }
   dg_tensor a = tr_input(t, 0, NULL, false);
   if (!a.id || !tr_need_float(t, a, "A"))
     return;
+  if (tr_attr_int(t, "transA", 0))
+    a = dg_graph_transpose(t->g, NULL, a, NULL);
   dg_onnx_value bc;
   bool add_c = tr_has_input(t, 2) && beta != 0.0f;
   dg_tensor y;
@@ -307,26 +324,18 @@ static void op_gemm(tr *t) {
   } else {
     if (t->st != DG_OK)
       return;
-    if (tb || alpha != 1.0f) {
-      tr_fail(t, DG_ERROR_UNSUPPORTED, tb ? "transB" : "alpha",
-              "a non-constant B needs transB=0 and alpha=1");
-      return;
-    }
     dg_tensor b = tr_input(t, 1, NULL, false);
     if (!b.id || !tr_need_float(t, b, "B"))
       return;
-    y = dg_graph_matmul(t->g, t->n->name, a, b);
+    if (tb)
+      b = dg_graph_transpose(t->g, NULL, b, NULL);
+    y = scaled(t, dg_graph_matmul(t->g, t->n->name, a, b), alpha);
   }
   if (add_c) {
-    if (beta != 1.0f) {
-      tr_fail(t, DG_ERROR_UNSUPPORTED, "beta",
-              "beta != 1 is supported only with a constant C of N values");
-      return;
-    }
     dg_tensor c = tr_input(t, 2, NULL, false);
     if (!c.id || !tr_need_float(t, c, "C"))
       return;
-    y = dg_graph_add(t->g, NULL, y, c);
+    y = dg_graph_add(t->g, NULL, y, scaled(t, c, beta));
   }
   tr_output(t, 0, y);
 }
