@@ -64,6 +64,13 @@ static bool fv_alloc(tr *t, fv *v, int elem, int rank, const int64_t *dims) {
   }
   if (rank)
     memcpy(v->dims, dims, sizeof(int64_t) * (size_t)rank);
+  for (int k = 0; k < rank; k++)
+    if (dims[k] < 0) {
+      tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "output",
+              "a value computed at import would have dimension %d = %lld", k,
+              (long long)dims[k]);
+      return false;
+    }
   v->count = dims_count(rank, dims);
   if (v->count > FOLD_MAX_ELEMENTS) {
     tr_fail(t, DG_ERROR_UNSUPPORTED, "output",
