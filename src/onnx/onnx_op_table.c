@@ -562,6 +562,7 @@ static const char *const constant_attrs[] = {"value", "value_int", "value_ints",
 static const char *const shape_attrs[] = {"start", "end", NULL};
 static const char *const axes_attr[] = {"axes", NULL};
 static const char *const value_attr[] = {"value", NULL};
+static const char *const window_attrs[] = {"output_datatype", "periodic", NULL};
 /* Legacy broadcasting (opsets 1-6; onnx_ops_binary.c refuses them later). */
 static const char *const legacy_bcast_attrs[] = {"broadcast", "axis", NULL};
 static const char *const mod_attrs[] = {"fmod", NULL};
@@ -705,9 +706,12 @@ static const tr_op table[] = {
     {"Upsample", 7, 9, upsample_attrs, tr_op_upsample},
     /* Shape arithmetic: folded at import (onnx_fold.c). */
     {"And", 7, 22, NULL, tr_op_fold_only},
+    {"BlackmanWindow", 17, 22, window_attrs, tr_op_fold_only},
     {"ConstantOfShape", 9, 22, value_attr, tr_op_fold_only},
     {"Equal", 1, 22, NULL, tr_op_fold_only},
     {"Greater", 1, 22, NULL, tr_op_fold_only},
+    {"HammingWindow", 17, 22, window_attrs, tr_op_fold_only},
+    {"HannWindow", 17, 22, window_attrs, tr_op_fold_only},
     {"GreaterOrEqual", 12, 22, NULL, tr_op_fold_only},
     {"Less", 1, 22, NULL, tr_op_fold_only},
     {"LessOrEqual", 12, 22, NULL, tr_op_fold_only},

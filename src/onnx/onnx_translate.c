@@ -216,6 +216,14 @@ static dg_tensor make_constant(tr *t, tr_value *v, const dg_onnx_value *c,
     return DG_TENSOR_NONE;
   }
   memcpy(d.dims, c->dims, sizeof d.dims);
+  for (int k = 0; k < c->rank; k++)
+    if (c->dims[k] == 0) {
+      tr_fail(t, DG_ERROR_UNSUPPORTED, v->name,
+              "constant '%s' is empty (dimension %d is 0); directgraph's "
+              "tensors have dimensions >= 1",
+              v->name, k);
+      return DG_TENSOR_NONE;
+    }
   if (quant && (is_int8(d.dtype) || d.dtype == DG_DTYPE_I32))
     d.quant = *quant;
   else if (is_int8(d.dtype))
