@@ -210,6 +210,7 @@ static dg_tensor make_constant(tr *t, tr_value *v, const dg_onnx_value *c,
     data = narrow = p;
   }
   if (!d.dtype || c->rank < 0 || c->rank > DG_MAX_RANK) {
+    free(narrow);
     tr_fail(t, DG_ERROR_UNSUPPORTED, v->name,
             "constant '%s' has element type %d or rank %d, not supported",
             v->name, c->elem, c->rank);
@@ -218,6 +219,7 @@ static dg_tensor make_constant(tr *t, tr_value *v, const dg_onnx_value *c,
   memcpy(d.dims, c->dims, sizeof d.dims);
   for (int k = 0; k < c->rank; k++)
     if (c->dims[k] == 0) {
+      free(narrow);
       tr_fail(t, DG_ERROR_UNSUPPORTED, v->name,
               "constant '%s' is empty (dimension %d is 0); directgraph's "
               "tensors have dimensions >= 1",
