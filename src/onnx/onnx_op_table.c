@@ -600,6 +600,8 @@ static const char *const conv_transpose_attrs[] = {
     "auto_pad",     "dilations",      "group",
     "kernel_shape", "output_padding", "output_shape",
     "pads",         "strides",        NULL};
+static const char *const loss_attrs[] = {"ignore_index", "reduction", NULL};
+static const char *const epsilon_attr[] = {"epsilon", NULL};
 static const char *const batch_norm_attrs[] = {
     "consumed_inputs", "epsilon",       "is_test", "momentum",
     "spatial",         "training_mode", NULL};
@@ -645,9 +647,11 @@ static const tr_op table[] = {
     {"Gelu", 20, 22, gelu_attrs, tr_op_unary},
     {"Gemm", 1, 22, gemm_attrs, op_gemm},
     {"GlobalAveragePool", 1, 22, NULL, op_global_avg_pool},
+    {"GlobalMaxPool", 1, 22, NULL, tr_op_global_max_pool},
     {"HardSigmoid", 1, 22, alpha_beta_attrs, tr_op_unary},
     {"HardSwish", 14, 22, NULL, tr_op_unary},
     {"Identity", 1, 22, NULL, op_identity},
+    {"InstanceNormalization", 6, 22, epsilon_attr, tr_op_instance_norm},
     {"LayerNormalization", 17, 22, layer_norm_attrs, tr_op_layer_norm},
     {"LeakyRelu", 1, 22, alpha_attr, tr_op_unary},
     {"Log", 1, 22, NULL, tr_op_unary},
@@ -656,11 +660,13 @@ static const tr_op table[] = {
     {"Max", 1, 22, NULL, tr_op_max},
     {"MaxPool", 1, 22, max_pool_attrs, op_max_pool},
     {"Mean", 1, 22, NULL, tr_op_mean},
+    {"MeanVarianceNormalization", 9, 22, axes_attr, tr_op_mvn},
     {"Min", 1, 22, NULL, tr_op_min},
     {"Mish", 18, 22, NULL, tr_op_unary},
     {"Mod", 10, 22, mod_attrs, tr_op_mod},
     {"Mul", 1, 22, legacy_bcast_attrs, tr_op_mul},
     {"Neg", 1, 22, NULL, tr_op_unary},
+    {"NegativeLogLikelihoodLoss", 12, 22, loss_attrs, tr_op_nll_loss},
     {"PRelu", 1, 22, NULL, tr_op_prelu},
     {"Pad", 1, 22, pad_attrs, tr_op_pad},
     {"Pow", 1, 22, legacy_bcast_attrs, tr_op_pow},
@@ -690,6 +696,7 @@ static const tr_op table[] = {
     {"Sinh", 9, 22, NULL, tr_op_unary},
     {"Slice", 1, 22, slice_attrs, tr_op_slice},
     {"Softmax", 1, 22, axis_attr, op_softmax},
+    {"SoftmaxCrossEntropyLoss", 12, 22, loss_attrs, tr_op_sce_loss},
     {"Softplus", 1, 22, NULL, tr_op_unary},
     {"Softsign", 1, 22, NULL, tr_op_unary},
     {"SpaceToDepth", 1, 22, blocksize_attr, tr_op_space_to_depth},

@@ -1,0 +1,392 @@
+/* ONNX ops that are compositions of existing builder ops, built here in
+ * the translator from reductions, elementwise ops, log-softmax and
+ * constants computed at import: NegativeLogLikelihoodLoss and
+ * SoftmaxCrossEntropyLoss (a constant class mask from the constant
+ * target), LayerNormalization's Mean and InvStdDev outputs,
+ * GlobalMaxPool, InstanceNormalization and MeanVarianceNormalization.
+ * No new builder op and no kernel: every target that runs the parts
+ * runs the whole. */
+#include "onnx_tr.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Constants made here are at most this many elements (a class mask is
+ * N * C * D floats). */
+#define DECOMP_MAX_CONST ((int64_t)1 << 24)
+
+/* A name for a builder node of the current ONNX node ("<node>/<what>"),
+ * or NULL (an automatic name) when the node has none. */
+static const char *sub_name(const tr *t, char *buf, size_t size,
+                            const char *what) {
+  if (!t->n->name || !t->n->name[0])
+    return NULL;
+  snprintf(buf, size, "%s/%s", t->n->name, what);
+  return buf;
+}
+
+static int64_t elements(const dg_tensor_desc *d) {
+  int64_t n = 1;
+  for (int k = 0; k < d->rank; k++)
+    n *= d->dims[k];
+  return n;
+}
+
+/* A constant of dtype dt (f32, or f16 through a cast of the f32 data) and
+ * the shape of dims from count floats. */
+static dg_tensor float_constant(tr *t, const char *name, dg_dtype dt, int rank,
+                                const int64_t *dims, const float *v) {
+  dg_tensor_desc d = {.dtype = DG_DTYPE_F32, .rank = rank};
+  if (rank)
+    memcpy(d.dims, dims, sizeof(int64_t) * (size_t)rank);
+  dg_tensor c = dg_graph_constant(t->g, name, &d, v, 0);
+  return dt == DG_DTYPE_F32 ? c : dg_graph_cast(t->g, NULL, c, dt);
+}
+
+static dg_tensor scalar_constant(tr *t, dg_dtype dt, float v) {
+  return float_constant(t, NULL, dt, 0, NULL, &v);
+}
+
+static dg_tensor bin(tr *t, dg_binary_fn fn, dg_tensor a, dg_tensor b) {
+  return dg_graph_binary(t->g, NULL, fn, a, b);
+}
+
+/* x reduced over axes [from, rank) with keepdims. */
+static dg_tensor reduce_from(tr *t, dg_reduce_fn fn, dg_tensor x, int from,
+                             int rank) {
+  int32_t ax[DG_MAX_RANK];
+  for (int k = from; k < rank; k++)
+    ax[k - from] = k;
+  return dg_graph_reduce(t->g, NULL, fn, x, ax, rank - from, 1);
+}
+
+/* Whether output i is named and read (by a node, or outside the list). */
+static bool output_used(tr *t, int i) {
+  if (i >= t->n->n_outputs || !t->n->outputs[i][0])
+    return false;
+  const tr_value *v = tr_value_find(t, t->n->outputs[i]);
+  return !v || v->readers > 0 ||
+         (t->src->read_outside &&
+          t->src->read_outside(t->src->self, t->n->outputs[i]));
+}
+
+/* ---- NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss ---- */
+
+typedef enum { RED_NONE, RED_SUM, RED_MEAN } reduction;
+
+static bool read_reduction(tr *t, reduction *r) {
+  char s[16] = "mean";
+  t->n->attr_string(t->n, "reduction", s, sizeof s);
+  if (!strcmp(s, "none"))
+    *r = RED_NONE;
+  else if (!strcmp(s, "sum"))
+    *r = RED_SUM;
+  else if (!strcmp(s, "mean"))
+    *r = RED_MEAN;
+  else {
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "reduction",
+            "reduction '%s' is not none, sum or mean", s);
+    return false;
+  }
+  return true;
+}
+
+/* The constant mask M[n, c, d...] = w[c] where c == target[n, d...] and
+ * target != ignore_index, else 0 (w[c] = 1 without weight); *wsum gets
+ * the sum of M (the divisor of 'mean'). NULL, failure recorded, when the
+ * target is not a constant of [N, d...] with values in [0, C). */
+static float *nll_mask(tr *t, const dg_tensor_desc *xd, const float *w,
+                       bool has_ii, int64_t ii, double *wsum) {
+  dg_onnx_value c;
+  if (!tr_const(t, 1, &c)) {
+    if (t->st == DG_OK)
+      tr_fail(t, DG_ERROR_UNSUPPORTED, "target",
+              "target must be a constant (the class mask is built at "
+              "import)");
+    return NULL;
+  }
+  if (c.elem != DG_ONNX_INT32 && c.elem != DG_ONNX_INT64) {
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "target",
+            "target must be int32 or int64 (element type %d)", c.elem);
+    return NULL;
+  }
+  bool shape_ok = c.rank == xd->rank - 1 && c.dims[0] == xd->dims[0];
+  for (int k = 1; shape_ok && k < c.rank; k++)
+    shape_ok = c.dims[k] == xd->dims[k + 1];
+  if (!shape_ok) {
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "target",
+            "target must have the input's shape without axis 1");
+    return NULL;
+  }
+  int64_t total = elements(xd);
+  if (total > DECOMP_MAX_CONST) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "input",
+            "input of %lld elements: the class mask would exceed %lld",
+            (long long)total, (long long)DECOMP_MAX_CONST);
+    return NULL;
+  }
+  int64_t n = xd->dims[0], cls = xd->dims[1], inner = total / (n * cls);
+  float *m = calloc((size_t)total, sizeof *m);
+  if (!m) {
+    tr_fail(t, DG_ERROR_OUT_OF_MEMORY, NULL, "out of memory");
+    return NULL;
+  }
+  *wsum = 0;
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t d = 0; d < inner; d++) {
+      size_t k = (size_t)(i * inner + d);
+      int64_t y = c.elem == DG_ONNX_INT64 ? ((const int64_t *)c.data)[k]
+                                          : ((const int32_t *)c.data)[k];
+      if (has_ii && y == ii)
+        continue;
+      if (y < 0 || y >= cls) {
+        tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "target",
+                "target %lld out of range [0, %lld) (and not ignore_index)",
+                (long long)y, (long long)cls);
+        free(m);
+        return NULL;
+      }
+      float wc = w ? w[y] : 1.0f;
+      m[(i * cls + y) * inner + d] = wc;
+      *wsum += wc;
+    }
+  return m;
+}
+
+/* The loss of log-probabilities x [N, C, d...] (output 0). */
+static void nll(tr *t, dg_tensor x, const dg_tensor_desc *xd) {
+  reduction red;
+  if (!read_reduction(t, &red))
+    return;
+  if (xd->rank < 2) {
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "input",
+            "input must be [N, C, d...] (rank %d)", xd->rank);
+    return;
+  }
+  int64_t ii = 0;
+  bool has_ii = t->n->attr_int(t->n, "ignore_index", &ii);
+  float w[TR_MAX_CHANNELS];
+  int nw = 0;
+  if (tr_has_input(t, 2)) {
+    dg_onnx_value c;
+    if (!tr_const(t, 2, &c)) {
+      if (t->st == DG_OK)
+        tr_fail(t, DG_ERROR_UNSUPPORTED, "weight", "weight must be a constant");
+      return;
+    }
+    if (xd->dims[1] > TR_MAX_CHANNELS) {
+      tr_fail(t, DG_ERROR_UNSUPPORTED, "weight",
+              "at most %d classes with a weight", TR_MAX_CHANNELS);
+      return;
+    }
+    if (!tr_const_floats(t, 2, w, TR_MAX_CHANNELS, &nw))
+      return;
+    if (nw != xd->dims[1]) {
+      tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "weight",
+              "weight has %d values for %lld classes", nw,
+              (long long)xd->dims[1]);
+      return;
+    }
+  }
+  double wsum;
+  float *m = nll_mask(t, xd, nw ? w : NULL, has_ii, ii, &wsum);
+  if (!m)
+    return;
+  char nb[256];
+  dg_tensor mt = float_constant(t, sub_name(t, nb, sizeof nb, "mask"),
+                                xd->dtype, xd->rank, xd->dims, m);
+  free(m);
+  /* -sum over C of x * M: the negated log-probability of each target. */
+  dg_tensor p = bin(t, DG_BINARY_MUL, x, mt);
+  int32_t one = 1;
+  dg_tensor loss;
+  if (red == RED_NONE) {
+    loss = dg_graph_reduce(t->g, NULL, DG_REDUCE_SUM, p, &one, 1, 0);
+    loss = dg_graph_unary(t->g, t->n->name, DG_UNARY_NEG, loss, 0, 0);
+  } else {
+    loss = dg_graph_reduce(t->g, NULL, DG_REDUCE_SUM, p, NULL, 0, 0);
+    if (red == RED_SUM)
+      loss = dg_graph_unary(t->g, t->n->name, DG_UNARY_NEG, loss, 0, 0);
+    else /* sum / -(sum of the weights taken): ONNX's weighted mean */
+      loss = dg_graph_binary(t->g, t->n->name, DG_BINARY_DIV, loss,
+                             scalar_constant(t, xd->dtype, (float)-wsum));
+  }
+  tr_output(t, 0, loss);
+}
+
+void tr_op_nll_loss(tr *t) {
+  dg_tensor x = tr_input(t, 0, NULL, false);
+  dg_tensor_desc d;
+  if (!tr_need_float(t, x, "input") || !tr_desc(t, x, &d))
+    return;
+  nll(t, x, &d);
+}
+
+/* log_softmax over the classes (axis 1), whose result is the optional
+ * output log_prob, then the NLL of it. */
+void tr_op_sce_loss(tr *t) {
+  dg_tensor x = tr_input(t, 0, NULL, false);
+  dg_tensor_desc d;
+  if (!tr_need_float(t, x, "scores") || !tr_desc(t, x, &d))
+    return;
+  if (d.rank < 2) {
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "scores",
+            "scores must be [N, C, d...] (rank %d)", d.rank);
+    return;
+  }
+  char nb[256];
+  dg_tensor lp =
+      dg_graph_log_softmax(t->g, sub_name(t, nb, sizeof nb, "log_prob"), x, 1);
+  if (tr_check(t))
+    return;
+  nll(t, lp, &d);
+  if (t->st == DG_OK && t->n->n_outputs > 1 && t->n->outputs[1][0])
+    tr_output(t, 1, lp);
+}
+
+/* ---- LayerNormalization's Mean and InvStdDev ---- */
+
+/* Outputs 1 and 2 when used, over axes [axis, rank) of x, in f32
+ * (stash_type 1, the only one taken): Mean = mean(x), InvStdDev =
+ * 1 / sqrt(mean((x - Mean)^2) + epsilon), both with keepdims. */
+void tr_layer_norm_stats(tr *t, dg_tensor x, int64_t axis, float eps) {
+  bool want_mean = output_used(t, 1), want_inv = output_used(t, 2);
+  if (!want_mean && !want_inv)
+    return;
+  if (tr_attr_int(t, "stash_type", 1) != 1) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "stash_type",
+            "Mean and InvStdDev are computed in float only (stash_type 1)");
+    return;
+  }
+  dg_tensor_desc d;
+  if (!tr_desc(t, x, &d))
+    return;
+  if (axis < -d.rank || axis >= d.rank) {
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "axis",
+            "axis %lld out of range for rank %d", (long long)axis, d.rank);
+    return;
+  }
+  int from = (int)(axis < 0 ? axis + d.rank : axis);
+  dg_tensor xf =
+      d.dtype == DG_DTYPE_F32 ? x : dg_graph_cast(t->g, NULL, x, DG_DTYPE_F32);
+  dg_tensor mean = reduce_from(t, DG_REDUCE_MEAN, xf, from, d.rank);
+  if (want_mean)
+    tr_output(t, 1, mean);
+  if (!want_inv || t->st != DG_OK)
+    return;
+  dg_tensor dx = bin(t, DG_BINARY_SUB, xf, mean);
+  dg_tensor var = reduce_from(t, DG_REDUCE_MEAN, bin(t, DG_BINARY_MUL, dx, dx),
+                              from, d.rank);
+  var = bin(t, DG_BINARY_ADD, var, scalar_constant(t, DG_DTYPE_F32, eps));
+  dg_tensor sd = dg_graph_unary(t->g, NULL, DG_UNARY_SQRT, var, 0, 0);
+  tr_output(t, 2, dg_graph_unary(t->g, NULL, DG_UNARY_RECIPROCAL, sd, 0, 0));
+}
+
+/* ---- GlobalMaxPool ---- */
+
+void tr_op_global_max_pool(tr *t) {
+  dg_tensor x = tr_input(t, 0, NULL, false);
+  dg_tensor_desc d;
+  if (!tr_need_float(t, x, "X") || !tr_desc(t, x, &d))
+    return;
+  if (d.rank < 3) {
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "X",
+            "X must be [N, C, spatial...] (rank %d)", d.rank);
+    return;
+  }
+  int32_t ax[DG_MAX_RANK];
+  for (int k = 2; k < d.rank; k++)
+    ax[k - 2] = k;
+  tr_output(
+      t, 0,
+      dg_graph_reduce(t->g, t->n->name, DG_REDUCE_MAX, x, ax, d.rank - 2, 1));
+}
+
+/* ---- InstanceNormalization, MeanVarianceNormalization ---- */
+
+/* (x - mean) / (sqrt(var + eps) + eps_sd) with mean and the biased var
+ * over the axes ax (keepdims). */
+static dg_tensor normalize(tr *t, dg_tensor x, dg_dtype dt, const int32_t *ax,
+                           int n, float eps, float eps_sd) {
+  dg_tensor mean = dg_graph_reduce(t->g, NULL, DG_REDUCE_MEAN, x, ax, n, 1);
+  dg_tensor dx = bin(t, DG_BINARY_SUB, x, mean);
+  dg_tensor var = dg_graph_reduce(t->g, NULL, DG_REDUCE_MEAN,
+                                  bin(t, DG_BINARY_MUL, dx, dx), ax, n, 1);
+  if (eps != 0)
+    var = bin(t, DG_BINARY_ADD, var, scalar_constant(t, dt, eps));
+  dg_tensor sd = dg_graph_unary(t->g, NULL, DG_UNARY_SQRT, var, 0, 0);
+  if (eps_sd != 0)
+    sd = bin(t, DG_BINARY_ADD, sd, scalar_constant(t, dt, eps_sd));
+  return bin(t, DG_BINARY_DIV, dx, sd);
+}
+
+/* y = scale[c] * (x - mean) / sqrt(var + epsilon) + B[c], mean and var
+ * per (n, c) over the spatial axes. */
+void tr_op_instance_norm(tr *t) {
+  dg_tensor x = tr_input(t, 0, NULL, false);
+  dg_tensor s = tr_input(t, 1, NULL, false);
+  dg_tensor b = tr_input(t, 2, NULL, false);
+  dg_tensor_desc d, sd, bd;
+  if (!tr_need_float(t, x, "input") || !tr_need_float(t, s, "scale") ||
+      !tr_need_float(t, b, "B") || !tr_desc(t, x, &d) || !tr_desc(t, s, &sd) ||
+      !tr_desc(t, b, &bd))
+    return;
+  if (d.rank < 3) {
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "input",
+            "input must be [N, C, spatial...] (rank %d)", d.rank);
+    return;
+  }
+  if (sd.rank != 1 || sd.dims[0] != d.dims[1] || bd.rank != 1 ||
+      bd.dims[0] != d.dims[1]) {
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT,
+            sd.rank != 1 || sd.dims[0] != d.dims[1] ? "scale" : "B",
+            "scale and B must be [C] with C = %lld", (long long)d.dims[1]);
+    return;
+  }
+  float eps = tr_attr_float(t, "epsilon", 1e-5f);
+  int32_t ax[DG_MAX_RANK];
+  for (int k = 2; k < d.rank; k++)
+    ax[k - 2] = k;
+  dg_tensor y = normalize(t, x, d.dtype, ax, d.rank - 2, eps, 0);
+  /* scale and B as [C, 1, ...] so that they broadcast along axis 1 */
+  int64_t cd[DG_MAX_RANK];
+  cd[0] = d.dims[1];
+  for (int k = 1; k < d.rank - 1; k++)
+    cd[k] = 1;
+  dg_tensor sr = dg_graph_reshape(t->g, NULL, s, d.rank - 1, cd);
+  dg_tensor br = dg_graph_reshape(t->g, NULL, b, d.rank - 1, cd);
+  y = bin(t, DG_BINARY_MUL, y, sr);
+  tr_output(t, 0, dg_graph_binary(t->g, t->n->name, DG_BINARY_ADD, y, br));
+}
+
+/* (X - mean) / (sqrt(var) + 1e-9) over axes (default 0, 2, 3), as
+ * ONNX's function body (its variance is E[X^2] - E[X]^2; the one here,
+ * E[(X - mean)^2], is the same without the cancellation). */
+void tr_op_mvn(tr *t) {
+  dg_tensor x = tr_input(t, 0, NULL, false);
+  dg_tensor_desc d;
+  if (!tr_need_float(t, x, "X") || !tr_desc(t, x, &d))
+    return;
+  int64_t axes[DG_MAX_RANK + 1];
+  int n = tr_attr_ints(t, "axes", axes, DG_MAX_RANK + 1);
+  if (n < 0) {
+    n = 3;
+    axes[0] = 0, axes[1] = 2, axes[2] = 3;
+  }
+  if (n == 0 || n > d.rank) {
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "axes",
+            "%d axes for a tensor of rank %d", n, d.rank);
+    return;
+  }
+  int32_t ax[DG_MAX_RANK];
+  for (int k = 0; k < n; k++) {
+    if (axes[k] < -d.rank || axes[k] >= d.rank) {
+      tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "axes",
+              "axis %lld out of range for rank %d", (long long)axes[k], d.rank);
+      return;
+    }
+    ax[k] = (int32_t)axes[k];
+  }
+  tr_output(t, 0, normalize(t, x, d.dtype, ax, n, 0, 1e-9f));
+}
