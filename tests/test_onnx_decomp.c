@@ -1,0 +1,377 @@
+/* The ONNX ops the translator composes of other builder ops
+ * (src/onnx/onnx_ops_decomp.c): NegativeLogLikelihoodLoss and
+ * SoftmaxCrossEntropyLoss (reductions, weights, ignore_index),
+ * LayerNormalization's Mean and InvStdDev, GlobalMaxPool,
+ * InstanceNormalization and MeanVarianceNormalization, and their
+ * refusals. Each model is one node written with pb_write on a float
+ * input x = 0, 1, .. and constant initializers; the answers are worked
+ * out by hand or with the textbook formula in double here. */
+#include "common/pb_write.h"
+#include "graph.h"
+#include "harness.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static dg_context *ctx;
+
+enum { ONNX_FLOAT = 1, ONNX_INT64 = 7 };
+
+typedef struct model {
+  pb_buf graph, node;
+  int opset;
+} model;
+
+static void value_info(pb_buf *graph, int field, const char *name, int elem,
+                       int rank, const int64_t *dims) {
+  pb_buf v = {0}, type = {0}, tensor = {0}, shape = {0};
+  for (int i = 0; i < rank; i++) {
+    pb_buf dim = {0};
+    pb_field_int(&dim, 1, (uint64_t)dims[i]);
+    pb_field_msg(&shape, 1, &dim);
+  }
+  pb_field_int(&tensor, 1, (uint64_t)elem);
+  pb_field_msg(&tensor, 2, &shape);
+  pb_field_msg(&type, 1, &tensor);
+  pb_field_str(&v, 1, name);
+  pb_field_msg(&v, 2, &type);
+  pb_field_msg(graph, field, &v);
+}
+
+static void begin(model *m, const char *op, int opset, int rank,
+                  const int64_t *dims) {
+  memset(m, 0, sizeof *m);
+  m->opset = opset;
+  pb_field_str(&m->node, 4, op);
+  pb_field_str(&m->node, 1, "x");
+  value_info(&m->graph, 11, "x", ONNX_FLOAT, rank, dims);
+}
+
+/* An initializer (elem FLOAT or INT64, data in native order) as the
+ * node's next input. */
+static void const_tensor(model *m, const char *name, int elem, int rank,
+                         const int64_t *dims, const void *data) {
+  pb_buf t = {0};
+  size_t n = 1;
+  for (int i = 0; i < rank; i++) {
+    pb_field_int(&t, 1, (uint64_t)dims[i]);
+    n *= (size_t)dims[i];
+  }
+  pb_field_int(&t, 2, (uint64_t)elem);
+  pb_field_str(&t, 8, name);
+  pb_field_bytes(&t, 9, data, n * (elem == ONNX_INT64 ? 8 : 4));
+  pb_field_msg(&m->graph, 5, &t);
+  pb_field_str(&m->node, 1, name);
+}
+
+/* A graph input fed at run time as the node's next input. */
+static void run_input(model *m, const char *name, int elem, int rank,
+                      const int64_t *dims) {
+  value_info(&m->graph, 11, name, elem, rank, dims);
+  pb_field_str(&m->node, 1, name);
+}
+
+static void attr_int(model *m, const char *name, int64_t v) {
+  pb_buf a = {0};
+  pb_field_str(&a, 1, name);
+  pb_field_int(&a, 3, (uint64_t)v);
+  pb_field_int(&a, 20, 2); /* INT */
+  pb_field_msg(&m->node, 5, &a);
+}
+
+static void attr_ints(model *m, const char *name, const int64_t *v, int n) {
+  pb_buf a = {0};
+  pb_field_str(&a, 1, name);
+  for (int i = 0; i < n; i++)
+    pb_field_int(&a, 8, (uint64_t)v[i]);
+  pb_field_int(&a, 20, 7); /* INTS */
+  pb_field_msg(&m->node, 5, &a);
+}
+
+/* pb_write has no fixed32 writer: AttributeProto.f (field 2, wire type
+ * 5) is appended by hand, little-endian. */
+static void attr_float(model *m, const char *name, float v) {
+  pb_buf a = {0};
+  pb_field_str(&a, 1, name);
+  uint32_t bits;
+  memcpy(&bits, &v, 4);
+  uint8_t raw[5] = {(2 << 3) | 5, (uint8_t)bits, (uint8_t)(bits >> 8),
+                    (uint8_t)(bits >> 16), (uint8_t)(bits >> 24)};
+  uint8_t *p = realloc(a.p, a.len + sizeof raw);
+  if (!p) {
+    a.oom = 1;
+  } else {
+    memcpy(p + a.len, raw, sizeof raw);
+    a.p = p;
+    a.len += sizeof raw;
+    a.cap = a.len;
+  }
+  pb_field_int(&a, 20, 1); /* FLOAT */
+  pb_field_msg(&m->node, 5, &a);
+}
+
+static void attr_str(model *m, const char *name, const char *s) {
+  pb_buf a = {0};
+  pb_field_str(&a, 1, name);
+  pb_field_str(&a, 4, s);
+  pb_field_int(&a, 20, 3); /* STRING */
+  pb_field_msg(&m->node, 5, &a);
+}
+
+/* Finishes the node with outputs y0.. (declared without a type) and
+ * loads the model. */
+static dg_status load(model *m, int outputs, dg_graph **g, dg_diagnostic *d) {
+  for (int i = 0; i < outputs; i++) {
+    char name[8];
+    snprintf(name, sizeof name, "y%d", i);
+    pb_field_str(&m->node, 2, name);
+    pb_buf v = {0};
+    pb_field_str(&v, 1, name);
+    pb_field_msg(&m->graph, 12, &v);
+  }
+  pb_field_msg(&m->graph, 1, &m->node);
+  pb_field_str(&m->graph, 2, "g");
+  pb_buf model = {0}, op = {0};
+  pb_field_int(&model, 1, 8);
+  pb_field_msg(&model, 7, &m->graph);
+  pb_field_int(&op, 2, (uint64_t)m->opset);
+  pb_field_msg(&model, 8, &op);
+  dg_status st = model.oom
+                     ? DG_ERROR_OUT_OF_MEMORY
+                     : dg_onnx_load_memory(ctx, model.p, model.len, NULL, g, d);
+  free(model.p);
+  return st;
+}
+
+/* Runs the loaded model on every device with x = 0, 1, ..; output k must
+ * be want[k] (want_n[k] values) within 1e-5 relative (1e-6 absolute). */
+static void expect_run(const char *what, model *m, int64_t xn, int outputs,
+                       const double *const *want, const int *want_n) {
+  dg_graph *g = NULL;
+  dg_diagnostic d = {0};
+  dg_status st = load(m, outputs, &g, &d);
+  if (st != DG_OK) {
+    CHECK(0, "%s: imports (%s)", what, d.message);
+    return;
+  }
+  float x[256], y[4][256];
+  for (int64_t i = 0; i < xn; i++)
+    x[i] = (float)i;
+  int devices = dg_context_device_count(ctx);
+  for (int dev = 0; dev < devices; dev++) {
+    dg_session *s = NULL;
+    dg_binding in = {"x", x, sizeof(float) * (size_t)xn}, out[4];
+    for (int k = 0; k < outputs; k++) {
+      static char names[4][8];
+      snprintf(names[k], sizeof names[k], "y%d", k);
+      out[k] = (dg_binding){names[k], y[k], sizeof(float) * (size_t)want_n[k]};
+    }
+    dg_compile_options o = {.devices = &dev, .device_count = 1};
+    st = dg_graph_compile(g, &o, &s, &d);
+    if (st != DG_OK) { /* a device that declines (the NPU) is no answer */
+      dg_session_destroy(s);
+      continue;
+    }
+    st = dg_session_run(s, &in, 1, out, outputs, &d);
+    int bad = 0;
+    double worst = 0;
+    for (int k = 0; st == DG_OK && k < outputs; k++)
+      for (int i = 0; i < want_n[k]; i++) {
+        double e = fabs(y[k][i] - want[k][i]);
+        worst = e > worst ? e : worst;
+        bad += !(e <= 1e-6 + 1e-5 * fabs(want[k][i]));
+      }
+    CHECK(st == DG_OK && !bad,
+          "%s on device %d: runs and matches (%s, %d wrong, worst %.3g)", what,
+          dev, st ? d.message : "ran", bad, worst);
+    dg_session_destroy(s);
+  }
+  dg_graph_destroy(g);
+}
+
+static void expect_refused(const char *what, model *m, int outputs,
+                           dg_status want, const char *field,
+                           const char *words) {
+  dg_graph *g = NULL;
+  dg_diagnostic d = {0};
+  dg_status st = load(m, outputs, &g, &d);
+  CHECK(st == want && !g && strstr(d.field, field) && strstr(d.message, words),
+        "%s: refused (%s) naming '%s' (%s: %s)", what, dg_status_string(want),
+        field, dg_status_string(st), d.message);
+  dg_graph_destroy(g);
+}
+
+/* log_softmax of row r of x [rows, c] = 0, 1, ..: x - log(sum exp x). */
+static double log_prob(int r, int c, int cls) {
+  double s = 0;
+  for (int k = 0; k < cls; k++)
+    s += exp((double)(r * cls + k));
+  return (double)(r * cls + c) - log(s);
+}
+
+static void losses(void) {
+  model m;
+  const int64_t d23[2] = {2, 3}, d2[1] = {2}, d3[1] = {3}, d232[3] = {2, 3, 2},
+                d22[2] = {2, 2};
+
+  /* x [2, 3] = 0..5, target (2, 0): -x[0, 2], -x[1, 0]. */
+  begin(&m, "NegativeLogLikelihoodLoss", 13, 2, d23);
+  const_tensor(&m, "t", ONNX_INT64, 1, d2, (const int64_t[]){2, 0});
+  attr_str(&m, "reduction", "none");
+  expect_run("NLL none", &m, 6, 1, (const double *const[]){(double[]){-2, -3}},
+             (int[]){2});
+
+  /* weight (1, 2, 3), target (2, 1): -(3 * 2 + 2 * 4) / (3 + 2). */
+  begin(&m, "NegativeLogLikelihoodLoss", 13, 2, d23);
+  const_tensor(&m, "t", ONNX_INT64, 1, d2, (const int64_t[]){2, 1});
+  const_tensor(&m, "w", ONNX_FLOAT, 1, d3, (const float[]){1, 2, 3});
+  expect_run("NLL mean weighted", &m, 6, 1,
+             (const double *const[]){(double[]){-14.0 / 5}}, (int[]){1});
+
+  /* x [2, 3, 2]: x[n, c, d] = 6n + 2c + d; target ((0, 1), (2, 1)) with
+   * ignore_index 1 keeps x[0, 0, 0] = 0 and x[1, 2, 0] = 10. */
+  begin(&m, "NegativeLogLikelihoodLoss", 12, 3, d232);
+  const_tensor(&m, "t", ONNX_INT64, 2, d22, (const int64_t[]){0, 1, 2, 1});
+  attr_int(&m, "ignore_index", 1);
+  attr_str(&m, "reduction", "sum");
+  expect_run("NLL sum ignore_index", &m, 12, 1,
+             (const double *const[]){(double[]){-10}}, (int[]){1});
+  begin(&m, "NegativeLogLikelihoodLoss", 22, 3, d232);
+  const_tensor(&m, "t", ONNX_INT64, 2, d22, (const int64_t[]){0, 1, 2, 1});
+  attr_int(&m, "ignore_index", 1);
+  expect_run("NLL mean ignore_index (2 kept)", &m, 12, 1,
+             (const double *const[]){(double[]){-5}}, (int[]){1});
+  /* A negative ignore_index: the only negative target allowed. */
+  begin(&m, "NegativeLogLikelihoodLoss", 13, 3, d232);
+  const_tensor(&m, "t", ONNX_INT64, 2, d22, (const int64_t[]){-7, 2, 1, -7});
+  attr_int(&m, "ignore_index", -7);
+  attr_str(&m, "reduction", "none");
+  expect_run("NLL none negative ignore_index", &m, 12, 1,
+             (const double *const[]){(double[]){0, -5, -8, 0}}, (int[]){4});
+
+  /* SoftmaxCrossEntropyLoss: the mean over both rows, and log_prob. */
+  double lp[6], mean = -(log_prob(0, 1, 3) + log_prob(1, 2, 3)) / 2;
+  for (int i = 0; i < 6; i++)
+    lp[i] = log_prob(i / 3, i % 3, 3);
+  begin(&m, "SoftmaxCrossEntropyLoss", 13, 2, d23);
+  const_tensor(&m, "t", ONNX_INT64, 1, d2, (const int64_t[]){1, 2});
+  expect_run("SCE mean with log_prob", &m, 6, 2,
+             (const double *const[]){(double[]){mean}, lp}, (int[]){1, 6});
+  begin(&m, "SoftmaxCrossEntropyLoss", 12, 2, d23);
+  const_tensor(&m, "t", ONNX_INT64, 1, d2, (const int64_t[]){1, 2});
+  const_tensor(&m, "w", ONNX_FLOAT, 1, d3, (const float[]){0.5f, 4, 2});
+  attr_str(&m, "reduction", "none");
+  expect_run("SCE none weighted", &m, 6, 1,
+             (const double *const[]){
+                 (double[]){-4 * log_prob(0, 1, 3), -2 * log_prob(1, 2, 3)}},
+             (int[]){2});
+
+  /* Refusals. */
+  begin(&m, "NegativeLogLikelihoodLoss", 13, 2, d23);
+  run_input(&m, "t", ONNX_INT64, 1, d2);
+  expect_refused("NLL target at run time", &m, 1, DG_ERROR_UNSUPPORTED,
+                 "target", "must be a constant");
+  begin(&m, "NegativeLogLikelihoodLoss", 13, 2, d23);
+  const_tensor(&m, "t", ONNX_INT64, 1, d2, (const int64_t[]){2, 0});
+  run_input(&m, "w", ONNX_FLOAT, 1, d3);
+  expect_refused("NLL weight at run time", &m, 1, DG_ERROR_UNSUPPORTED,
+                 "weight", "must be a constant");
+  begin(&m, "NegativeLogLikelihoodLoss", 13, 2, d23);
+  const_tensor(&m, "t", ONNX_INT64, 1, d2, (const int64_t[]){3, 0});
+  expect_refused("NLL target out of range", &m, 1, DG_ERROR_INVALID_ARGUMENT,
+                 "target", "out of range");
+  begin(&m, "NegativeLogLikelihoodLoss", 13, 2, d23);
+  const_tensor(&m, "t", ONNX_INT64, 1, d2, (const int64_t[]){-1, 0});
+  expect_refused("NLL negative target without ignore_index", &m, 1,
+                 DG_ERROR_INVALID_ARGUMENT, "target", "out of range");
+  begin(&m, "NegativeLogLikelihoodLoss", 13, 2, d23);
+  const_tensor(&m, "t", ONNX_INT64, 1, d3, (const int64_t[]){0, 0, 0});
+  expect_refused("NLL target of the wrong shape", &m, 1,
+                 DG_ERROR_INVALID_ARGUMENT, "target", "shape");
+  begin(&m, "SoftmaxCrossEntropyLoss", 13, 2, d23);
+  const_tensor(&m, "t", ONNX_INT64, 1, d2, (const int64_t[]){0, 0});
+  attr_str(&m, "reduction", "average");
+  expect_refused("SCE bad reduction", &m, 1, DG_ERROR_INVALID_ARGUMENT,
+                 "reduction", "average");
+  begin(&m, "SoftmaxCrossEntropyLoss", 13, 2, d23);
+  const_tensor(&m, "t", ONNX_INT64, 1, d2, (const int64_t[]){0, 0});
+  const_tensor(&m, "w", ONNX_FLOAT, 1, d2, (const float[]){1, 1});
+  expect_refused("SCE weight of 2 for 3 classes", &m, 1,
+                 DG_ERROR_INVALID_ARGUMENT, "weight", "2 values");
+}
+
+static void norms(void) {
+  model m;
+  const int64_t d23[2] = {2, 3}, d3[1] = {3}, d2[1] = {2},
+                d1213[4] = {1, 2, 1, 3}, d1222[4] = {1, 2, 2, 2},
+                d2211[4] = {2, 2, 1, 1};
+  const float eps = 1e-5f;
+
+  /* LayerNormalization over the last axis of rows (0, 1, 2), (3, 4, 5):
+   * mean 1 and 4, variance 2/3 each. */
+  double inv = 1 / sqrt(2.0 / 3 + eps), y[6];
+  for (int i = 0; i < 6; i++)
+    y[i] = ((i % 3) - 1) * inv * (i % 3 + 1) + 0.5;
+  begin(&m, "LayerNormalization", 17, 2, d23);
+  const_tensor(&m, "s", ONNX_FLOAT, 1, d3, (const float[]){1, 2, 3});
+  const_tensor(&m, "b", ONNX_FLOAT, 1, d3, (const float[]){0.5f, 0.5f, 0.5f});
+  expect_run("LayerNormalization Y, Mean, InvStdDev", &m, 6, 3,
+             (const double *const[]){y, (double[]){1, 4}, (double[]){inv, inv}},
+             (int[]){6, 2, 2});
+  begin(&m, "LayerNormalization", 17, 2, d23);
+  const_tensor(&m, "s", ONNX_FLOAT, 1, d3, (const float[]){1, 2, 3});
+  attr_int(&m, "stash_type", 10);
+  expect_refused("LayerNormalization stash_type 10 with Mean", &m, 2,
+                 DG_ERROR_UNSUPPORTED, "stash_type", "stash_type 1");
+
+  begin(&m, "GlobalMaxPool", 1, 4, d1222);
+  expect_run("GlobalMaxPool", &m, 8, 1,
+             (const double *const[]){(double[]){3, 7}}, (int[]){2});
+  begin(&m, "GlobalMaxPool", 1, 2, d23);
+  expect_refused("GlobalMaxPool of rank 2", &m, 1, DG_ERROR_INVALID_ARGUMENT,
+                 "X", "rank 2");
+
+  /* InstanceNormalization of rows (0, 1, 2) and (3, 4, 5) of [1,2,1,3],
+   * scale (1, 2), B (0, 1), epsilon 0.25. */
+  double in_inv = 1 / sqrt(2.0 / 3 + 0.25), iy[6];
+  for (int i = 0; i < 6; i++)
+    iy[i] = ((i % 3) - 1) * in_inv * (i < 3 ? 1 : 2) + (i < 3 ? 0 : 1);
+  begin(&m, "InstanceNormalization", 6, 4, d1213);
+  const_tensor(&m, "s", ONNX_FLOAT, 1, d2, (const float[]){1, 2});
+  const_tensor(&m, "b", ONNX_FLOAT, 1, d2, (const float[]){0, 1});
+  attr_float(&m, "epsilon", 0.25f);
+  expect_run("InstanceNormalization epsilon 0.25", &m, 6, 1,
+             (const double *const[]){iy}, (int[]){6});
+  begin(&m, "InstanceNormalization", 6, 4, d1213);
+  const_tensor(&m, "s", ONNX_FLOAT, 1, d3, (const float[]){1, 2, 3});
+  const_tensor(&m, "b", ONNX_FLOAT, 1, d2, (const float[]){0, 1});
+  expect_refused("InstanceNormalization scale of 3 for 2 channels", &m, 1,
+                 DG_ERROR_INVALID_ARGUMENT, "scale", "[C]");
+
+  /* MVN over (0, 2, 3) of [2,2,1,1]: channel 0 holds 0 and 2, channel 1
+   * 1 and 3: each (-1, 1) in units of its standard deviation 1. */
+  begin(&m, "MeanVarianceNormalization", 13, 4, d2211);
+  expect_run("MeanVarianceNormalization default axes", &m, 4, 1,
+             (const double *const[]){(double[]){-1, -1, 1, 1}}, (int[]){4});
+  /* axes (1): rows of two, (0, 1) -> (-1, 1) each. */
+  begin(&m, "MeanVarianceNormalization", 13, 2, (const int64_t[]){2, 2});
+  attr_ints(&m, "axes", (const int64_t[]){1}, 1);
+  expect_run("MeanVarianceNormalization axes 1", &m, 4, 1,
+             (const double *const[]){(double[]){-1, 1, -1, 1}}, (int[]){4});
+  begin(&m, "MeanVarianceNormalization", 13, 2, (const int64_t[]){2, 2});
+  attr_ints(&m, "axes", (const int64_t[]){5}, 1);
+  expect_refused("MeanVarianceNormalization axis 5", &m, 1,
+                 DG_ERROR_INVALID_ARGUMENT, "axes", "out of range");
+}
+
+int main(void) {
+  if (dg_context_create(NULL, &ctx) != DG_OK) {
+    CHECK(0, "context");
+    return 1;
+  }
+  losses();
+  norms();
+  dg_context_destroy(ctx);
+  return t_exit();
+}
