@@ -602,6 +602,9 @@ static const char *const conv_transpose_attrs[] = {
     "pads",         "strides",        NULL};
 static const char *const loss_attrs[] = {"ignore_index", "reduction", NULL};
 static const char *const epsilon_attr[] = {"epsilon", NULL};
+static const char *const cumsum_attrs[] = {"exclusive", "reverse", NULL};
+static const char *const lrn_attrs[] = {"alpha", "beta", "bias", "size", NULL};
+static const char *const eye_like_attrs[] = {"dtype", "k", NULL};
 static const char *const batch_norm_attrs[] = {
     "consumed_inputs", "epsilon",       "is_test", "momentum",
     "spatial",         "training_mode", NULL};
@@ -633,6 +636,7 @@ static const tr_op table[] = {
     {"ConvTranspose", 1, 22, conv_transpose_attrs, tr_op_conv_transpose},
     {"Cos", 7, 22, NULL, tr_op_unary},
     {"Cosh", 9, 22, NULL, tr_op_unary},
+    {"CumSum", 11, 22, cumsum_attrs, tr_op_cumsum},
     {"DepthToSpace", 1, 22, depth_to_space_attrs, tr_op_depth_to_space},
     {"DequantizeLinear", 10, 22, axis_attr, tr_op_dequantize},
     {"Div", 1, 22, legacy_bcast_attrs, tr_op_div},
@@ -641,17 +645,21 @@ static const tr_op table[] = {
     {"Erf", 9, 22, NULL, tr_op_unary},
     {"Exp", 1, 22, NULL, tr_op_unary},
     {"Expand", 8, 22, NULL, tr_op_expand},
+    {"EyeLike", 9, 22, eye_like_attrs, tr_op_eye_like},
     {"Flatten", 1, 22, axis_attr, op_flatten},
     {"Floor", 1, 22, NULL, tr_op_unary},
     {"Gather", 1, 22, axis_attr, tr_op_gather},
+    {"GatherElements", 11, 22, axis_attr, tr_op_gather_elements},
     {"Gelu", 20, 22, gelu_attrs, tr_op_unary},
     {"Gemm", 1, 22, gemm_attrs, op_gemm},
     {"GlobalAveragePool", 1, 22, NULL, op_global_avg_pool},
     {"GlobalMaxPool", 1, 22, NULL, tr_op_global_max_pool},
     {"HardSigmoid", 1, 22, alpha_beta_attrs, tr_op_unary},
     {"HardSwish", 14, 22, NULL, tr_op_unary},
+    {"Hardmax", 1, 22, axis_attr, tr_op_hardmax},
     {"Identity", 1, 22, NULL, op_identity},
     {"InstanceNormalization", 6, 22, epsilon_attr, tr_op_instance_norm},
+    {"LRN", 1, 22, lrn_attrs, tr_op_lrn},
     {"LayerNormalization", 17, 22, layer_norm_attrs, tr_op_layer_norm},
     {"LeakyRelu", 1, 22, alpha_attr, tr_op_unary},
     {"Log", 1, 22, NULL, tr_op_unary},

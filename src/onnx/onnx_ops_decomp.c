@@ -390,3 +390,314 @@ void tr_op_mvn(tr *t) {
   }
   tr_output(t, 0, normalize(t, x, d.dtype, ax, n, 0, 1e-9f));
 }
+
+/* ---- CumSum, Hardmax: running sums as a triangular matmul ---- */
+
+/* At most this many elements along a running sum's axis: its 0/1 matrix
+ * is len * len floats. */
+#define DECOMP_MAX_SCAN 4096
+
+/* The running sum of x along axis (in [0, rank)): x with the axis last
+ * times the constant T[i][j] = 1 where input i adds into output j (i <= j;
+ * i < j exclusive; i >= j, i > j in reverse), the axis moved back. */
+static dg_tensor running_sum(tr *t, dg_tensor x, const dg_tensor_desc *d,
+                             int axis, bool exclusive, bool reverse,
+                             const char *name) {
+  int64_t len = d->dims[axis];
+  if (len > DECOMP_MAX_SCAN) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "axis",
+            "%lld elements along the axis (at most %d)", (long long)len,
+            DECOMP_MAX_SCAN);
+    return DG_TENSOR_NONE;
+  }
+  float *tri = malloc(sizeof *tri * (size_t)(len * len));
+  if (!tri) {
+    tr_fail(t, DG_ERROR_OUT_OF_MEMORY, NULL, "out of memory");
+    return DG_TENSOR_NONE;
+  }
+  for (int64_t i = 0; i < len; i++)
+    for (int64_t j = 0; j < len; j++) {
+      bool in =
+          reverse ? (exclusive ? i > j : i >= j) : (exclusive ? i < j : i <= j);
+      tri[i * len + j] = in ? 1.0f : 0.0f;
+    }
+  int64_t td[2] = {len, len};
+  dg_tensor tm = float_constant(t, NULL, d->dtype, 2, td, tri);
+  free(tri);
+  int last = d->rank - 1;
+  if (axis == last)
+    return dg_graph_matmul(t->g, name, x, tm);
+  int32_t perm[DG_MAX_RANK]; /* the swap of axis and last: its own inverse */
+  for (int k = 0; k < d->rank; k++)
+    perm[k] = k;
+  perm[axis] = last;
+  perm[last] = axis;
+  dg_tensor y =
+      dg_graph_matmul(t->g, NULL, dg_graph_transpose(t->g, NULL, x, perm), tm);
+  return dg_graph_transpose(t->g, name, y, perm);
+}
+
+void tr_op_cumsum(tr *t) {
+  dg_tensor x = tr_input(t, 0, NULL, false);
+  dg_tensor_desc d;
+  if (!tr_need_float(t, x, "x") || !tr_desc(t, x, &d))
+    return;
+  dg_onnx_value c;
+  if (!tr_const(t, 1, &c)) {
+    if (t->st == DG_OK)
+      tr_fail(t, DG_ERROR_UNSUPPORTED, "axis", "axis must be a constant");
+    return;
+  }
+  int64_t axis;
+  int n = 0;
+  if (!tr_const_ints(t, 1, &axis, 1, &n))
+    return;
+  if (n != 1 || d.rank == 0 || axis < -d.rank || axis >= d.rank) {
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "axis",
+            "axis must be one value in [-%d, %d)", d.rank, d.rank);
+    return;
+  }
+  bool exclusive = tr_attr_int(t, "exclusive", 0) != 0;
+  bool reverse = tr_attr_int(t, "reverse", 0) != 0;
+  tr_output(t, 0,
+            running_sum(t, x, &d, (int)(axis < 0 ? axis + d.rank : axis),
+                        exclusive, reverse, t->n->name));
+}
+
+/* 1 at the first maximum along axis, else 0, without a comparison op:
+ * e = 1 + sign(x - max) is 1 at every maximum; the running count c of e
+ * is 1 at the first, so y = e * (1 - sign(c - 1)). Exact in float (the
+ * counts are small integers). From opset 13 along axis (default -1);
+ * before, over the flattened [axis:] dims (default 1). */
+void tr_op_hardmax(tr *t) {
+  dg_tensor x = tr_input(t, 0, NULL, false);
+  dg_tensor_desc d;
+  if (!tr_need_float(t, x, "input") || !tr_desc(t, x, &d))
+    return;
+  int64_t axis = tr_attr_int(t, "axis", t->n->opset >= 13 ? -1 : 1);
+  if (d.rank == 0 || axis < -d.rank || axis >= d.rank) {
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "axis",
+            "axis %lld out of range for rank %d", (long long)axis, d.rank);
+    return;
+  }
+  if (axis < 0)
+    axis += d.rank;
+  dg_tensor v = x;
+  dg_tensor_desc vd = d;
+  if (t->n->opset < 13 && axis != d.rank - 1) {
+    v = dg_graph_flatten(t->g, NULL, x, (int32_t)axis);
+    if (!tr_desc(t, v, &vd))
+      return;
+    axis = 1;
+  }
+  int32_t ax = (int32_t)axis;
+  dg_tensor one = scalar_constant(t, d.dtype, 1);
+  dg_tensor m = dg_graph_reduce(t->g, NULL, DG_REDUCE_MAX, v, &ax, 1, 1);
+  dg_tensor s = dg_graph_unary(t->g, NULL, DG_UNARY_SIGN,
+                               bin(t, DG_BINARY_SUB, v, m), 0, 0);
+  dg_tensor e = bin(t, DG_BINARY_ADD, s, one);
+  if (tr_check(t))
+    return;
+  dg_tensor c = running_sum(t, e, &vd, (int)axis, false, false, NULL);
+  if (t->st != DG_OK)
+    return;
+  dg_tensor first = dg_graph_unary(t->g, NULL, DG_UNARY_SIGN,
+                                   bin(t, DG_BINARY_SUB, c, one), 0, 0);
+  bool flat = vd.rank != d.rank;
+  dg_tensor y = dg_graph_binary(t->g, flat ? NULL : t->n->name, DG_BINARY_MUL,
+                                e, bin(t, DG_BINARY_SUB, one, first));
+  if (flat)
+    y = dg_graph_reshape(t->g, t->n->name, y, d.rank, d.dims);
+  tr_output(t, 0, y);
+}
+
+/* ---- LRN ---- */
+
+/* y = x / (bias + alpha / size * s)^beta, s the sum of x^2 over the
+ * channels c - floor((size - 1) / 2) .. c + ceil((size - 1) / 2): a
+ * constant 0/1 band matrix [C, C] times x^2 viewed as [N, C, spatial]. */
+void tr_op_lrn(tr *t) {
+  dg_tensor x = tr_input(t, 0, NULL, false);
+  dg_tensor_desc d;
+  if (!tr_need_float(t, x, "X") || !tr_desc(t, x, &d))
+    return;
+  if (d.rank < 3) {
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "X",
+            "X must be [N, C, spatial...] (rank %d)", d.rank);
+    return;
+  }
+  int64_t size = tr_attr_int(t, "size", 0);
+  float alpha = tr_attr_float(t, "alpha", 1e-4f);
+  float beta = tr_attr_float(t, "beta", 0.75f);
+  float bias = tr_attr_float(t, "bias", 1.0f);
+  if (t->st != DG_OK)
+    return;
+  if (size < 1) {
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "size",
+            "size must be given and at least 1 (%lld)", (long long)size);
+    return;
+  }
+  int64_t ch = d.dims[1];
+  if (ch > DECOMP_MAX_SCAN) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "X", "%lld channels (at most %d)",
+            (long long)ch, DECOMP_MAX_SCAN);
+    return;
+  }
+  float *band = malloc(sizeof *band * (size_t)(ch * ch));
+  if (!band) {
+    tr_fail(t, DG_ERROR_OUT_OF_MEMORY, NULL, "out of memory");
+    return;
+  }
+  int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
+  for (int64_t c = 0; c < ch; c++)
+    for (int64_t k = 0; k < ch; k++)
+      band[c * ch + k] = k >= c - lo && k <= c + hi ? 1.0f : 0.0f;
+  int64_t bd[2] = {ch, ch};
+  dg_tensor bt = float_constant(t, NULL, d.dtype, 2, bd, band);
+  free(band);
+  int64_t vd[3] = {d.dims[0], ch, elements(&d) / (d.dims[0] * ch)};
+  dg_tensor v = dg_graph_reshape(t->g, NULL, x, 3, vd);
+  dg_tensor s = dg_graph_matmul(t->g, NULL, bt, bin(t, DG_BINARY_MUL, v, v));
+  s = bin(t, DG_BINARY_MUL, s, scalar_constant(t, d.dtype, alpha / size));
+  s = bin(t, DG_BINARY_ADD, s, scalar_constant(t, d.dtype, bias));
+  s = bin(t, DG_BINARY_POW, s, scalar_constant(t, d.dtype, beta));
+  dg_tensor y = bin(t, DG_BINARY_DIV, v, s);
+  tr_output(t, 0, dg_graph_reshape(t->g, t->n->name, y, d.rank, d.dims));
+}
+
+/* ---- GatherElements, EyeLike ---- */
+
+/* out[i] = data[i with its axis coordinate replaced by indices[i]]: a
+ * gather from the flattened data at flat offsets computed at import from
+ * the constant indices (the output has the indices' shape). */
+void tr_op_gather_elements(tr *t) {
+  dg_tensor x = tr_input(t, 0, NULL, false);
+  dg_tensor_desc d;
+  if (t->st != DG_OK || !tr_desc(t, x, &d))
+    return;
+  int64_t axis = tr_attr_int(t, "axis", 0);
+  if (d.rank == 0 || axis < -d.rank || axis >= d.rank) {
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "axis",
+            "axis %lld out of range for rank %d", (long long)axis, d.rank);
+    return;
+  }
+  if (axis < 0)
+    axis += d.rank;
+  dg_onnx_value c;
+  if (!tr_const(t, 1, &c)) {
+    if (t->st == DG_OK)
+      tr_fail(t, DG_ERROR_UNSUPPORTED, "indices", "indices must be a constant");
+    return;
+  }
+  if (c.elem != DG_ONNX_INT32 && c.elem != DG_ONNX_INT64) {
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "indices",
+            "indices must be int32 or int64 (element type %d)", c.elem);
+    return;
+  }
+  bool fits = c.rank == d.rank;
+  for (int k = 0; fits && k < d.rank; k++)
+    fits = c.dims[k] >= 1 && (k == axis || c.dims[k] <= d.dims[k]);
+  if (!fits) {
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "indices",
+            "indices must have data's rank and dims no larger off the axis");
+    return;
+  }
+  int64_t total = elements(&d);
+  if (total > INT32_MAX || c.count > (size_t)DECOMP_MAX_CONST) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "data",
+            "data of %lld elements or indices of %zu is too large",
+            (long long)total, c.count);
+    return;
+  }
+  int64_t stride[DG_MAX_RANK];
+  for (int k = d.rank - 1, s = 1; k >= 0; s *= (int)d.dims[k], k--)
+    stride[k] = s;
+  int32_t *flat = malloc(sizeof *flat * (c.count ? c.count : 1));
+  if (!flat) {
+    tr_fail(t, DG_ERROR_OUT_OF_MEMORY, NULL, "out of memory");
+    return;
+  }
+  int64_t len = d.dims[axis];
+  for (size_t e = 0; e < c.count; e++) {
+    int64_t v = c.elem == DG_ONNX_INT64 ? ((const int64_t *)c.data)[e]
+                                        : ((const int32_t *)c.data)[e];
+    if (v < -len || v >= len) {
+      tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "indices",
+              "index %lld out of range [-%lld, %lld) of axis %lld",
+              (long long)v, (long long)len, (long long)len, (long long)axis);
+      free(flat);
+      return;
+    }
+    int64_t off = 0, rest = (int64_t)e;
+    for (int k = d.rank - 1; k >= 0; k--) { /* e's coordinates in indices */
+      int64_t i = rest % c.dims[k];
+      rest /= c.dims[k];
+      off += (k == axis ? (v < 0 ? v + len : v) : i) * stride[k];
+    }
+    flat[e] = (int32_t)off;
+  }
+  dg_tensor_desc id = {.dtype = DG_DTYPE_I32, .rank = c.rank};
+  memcpy(id.dims, c.dims, sizeof(int64_t) * (size_t)c.rank);
+  char nb[256];
+  dg_tensor it = dg_graph_constant(t->g, sub_name(t, nb, sizeof nb, "offsets"),
+                                   &id, flat, 0);
+  free(flat);
+  dg_tensor xf = dg_graph_reshape(t->g, NULL, x, 1, &total);
+  tr_output(t, 0, dg_graph_gather(t->g, t->n->name, xf, it, 0));
+}
+
+/* A constant 2-D matrix with ones on diagonal k, of the input's static
+ * shape and the dtype attribute's type (default the input's); a reshape
+ * of it is the node writing the output. f32, f16 and i32. */
+void tr_op_eye_like(tr *t) {
+  dg_onnx_value in;
+  tr_input_type(t, 0, &in);
+  bool known = in.rank == 2 && in.dims[0] >= 1 && in.dims[1] >= 1;
+  if (!known) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "input",
+            "input must be 2-D of a known shape (rank %d)", in.rank);
+    return;
+  }
+  int64_t elem = tr_attr_int(t, "dtype", in.elem);
+  dg_dtype dt = tr_dtype((int)elem);
+  if (dt != DG_DTYPE_F32 && dt != DG_DTYPE_F16 && dt != DG_DTYPE_I32) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "dtype",
+            "element type %lld is not supported (FLOAT, FLOAT16, INT32 are)",
+            (long long)elem);
+    return;
+  }
+  int64_t k = tr_attr_int(t, "k", 0);
+  int64_t rows = in.dims[0], cols = in.dims[1];
+  if (rows * cols > DECOMP_MAX_CONST) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "input", "%lld x %lld is too large",
+            (long long)rows, (long long)cols);
+    return;
+  }
+  /* The input is still a graph input (the model feeds it). */
+  if (!tr_input(t, 0, NULL, false).id)
+    return;
+  bool ints = dt == DG_DTYPE_I32;
+  void *eye =
+      calloc((size_t)(rows * cols), ints ? sizeof(int32_t) : sizeof(float));
+  if (!eye) {
+    tr_fail(t, DG_ERROR_OUT_OF_MEMORY, NULL, "out of memory");
+    return;
+  }
+  for (int64_t r = 0; r < rows; r++)
+    if (r + k >= 0 && r + k < cols) {
+      if (ints)
+        ((int32_t *)eye)[r * cols + r + k] = 1;
+      else
+        ((float *)eye)[r * cols + r + k] = 1;
+    }
+  dg_tensor c;
+  if (ints) {
+    dg_tensor_desc cd = {
+        .dtype = DG_DTYPE_I32, .rank = 2, .dims = {rows, cols}};
+    c = dg_graph_constant(t->g, NULL, &cd, eye, 0);
+  } else {
+    c = float_constant(t, NULL, dt, 2, in.dims, eye);
+  }
+  free(eye);
+  tr_output(t, 0, dg_graph_reshape(t->g, t->n->name, c, 2, in.dims));
+}
