@@ -2,7 +2,8 @@
  * (src/onnx/onnx_ops_decomp.c): NegativeLogLikelihoodLoss and
  * SoftmaxCrossEntropyLoss (reductions, weights, ignore_index),
  * LayerNormalization's Mean and InvStdDev, GlobalMaxPool,
- * InstanceNormalization and MeanVarianceNormalization, and their
+ * InstanceNormalization, MeanVarianceNormalization, CumSum, Hardmax
+ * (ties), GatherElements, EyeLike, LRN and LpNormalization, and their
  * refusals. Each model is one node written with pb_write on a float
  * input x = 0, 1, .. and constant initializers; the answers are worked
  * out by hand or with the textbook formula in double here. */
@@ -144,10 +145,12 @@ static dg_status load(model *m, int outputs, dg_graph **g, dg_diagnostic *d) {
   return st;
 }
 
-/* Runs the loaded model on every device with x = 0, 1, ..; output k must
- * be want[k] (want_n[k] values) within 1e-5 relative (1e-6 absolute). */
-static void expect_run(const char *what, model *m, int64_t xn, int outputs,
-                       const double *const *want, const int *want_n) {
+/* Runs the loaded model on every device with x = xv (xn values; 0, 1, ..
+ * when xv is NULL); output k must be want[k] (want_n[k] values) within
+ * 1e-5 relative (1e-6 absolute). */
+static void expect_run_x(const char *what, model *m, const float *xv,
+                         int64_t xn, int outputs, const double *const *want,
+                         const int *want_n) {
   dg_graph *g = NULL;
   dg_diagnostic d = {0};
   dg_status st = load(m, outputs, &g, &d);
@@ -157,7 +160,7 @@ static void expect_run(const char *what, model *m, int64_t xn, int outputs,
   }
   float x[256], y[4][256];
   for (int64_t i = 0; i < xn; i++)
-    x[i] = (float)i;
+    x[i] = xv ? xv[i] : (float)i;
   int devices = dg_context_device_count(ctx);
   for (int dev = 0; dev < devices; dev++) {
     dg_session *s = NULL;
@@ -188,6 +191,11 @@ static void expect_run(const char *what, model *m, int64_t xn, int outputs,
     dg_session_destroy(s);
   }
   dg_graph_destroy(g);
+}
+
+static void expect_run(const char *what, model *m, int64_t xn, int outputs,
+                       const double *const *want, const int *want_n) {
+  expect_run_x(what, m, NULL, xn, outputs, want, want_n);
 }
 
 static void expect_refused(const char *what, model *m, int outputs,
@@ -365,6 +373,154 @@ static void norms(void) {
                  DG_ERROR_INVALID_ARGUMENT, "axes", "out of range");
 }
 
+static void scans(void) {
+  model m;
+  const int64_t d23[2] = {2, 3}, d24[2] = {2, 4}, d32[2] = {3, 2},
+                d222[3] = {2, 2, 2};
+  const int64_t one = 1, minus2 = -2;
+
+  /* CumSum of rows (0, 1, 2), (3, 4, 5) in its four modes. */
+  static const struct {
+    int exclusive, reverse;
+    double want[6];
+  } modes[] = {{0, 0, {0, 1, 3, 3, 7, 12}},
+               {1, 0, {0, 0, 1, 0, 3, 7}},
+               {0, 1, {3, 3, 2, 12, 9, 5}},
+               {1, 1, {3, 2, 0, 9, 5, 0}}};
+  for (int i = 0; i < 4; i++) {
+    char what[64];
+    snprintf(what, sizeof what, "CumSum axis 1 exclusive %d reverse %d",
+             modes[i].exclusive, modes[i].reverse);
+    begin(&m, "CumSum", 14, 2, d23);
+    const_tensor(&m, "axis", ONNX_INT64, 0, NULL, &one);
+    attr_int(&m, "exclusive", modes[i].exclusive);
+    attr_int(&m, "reverse", modes[i].reverse);
+    expect_run(what, &m, 6, 1, (const double *const[]){modes[i].want},
+               (int[]){6});
+  }
+  begin(&m, "CumSum", 11, 2, d23);
+  const_tensor(&m, "axis", ONNX_INT64, 0, NULL, &minus2);
+  expect_run("CumSum axis -2", &m, 6, 1,
+             (const double *const[]){(double[]){0, 1, 2, 3, 5, 7}}, (int[]){6});
+  begin(&m, "CumSum", 14, 2, d23);
+  run_input(&m, "axis", ONNX_INT64, 0, NULL);
+  expect_refused("CumSum axis at run time", &m, 1, DG_ERROR_UNSUPPORTED, "axis",
+                 "must be a constant");
+  begin(&m, "CumSum", 14, 2, d23);
+  const_tensor(&m, "axis", ONNX_INT64, 0, NULL, &(int64_t){2});
+  expect_refused("CumSum axis 2 of rank 2", &m, 1, DG_ERROR_INVALID_ARGUMENT,
+                 "axis", "[-2, 2)");
+
+  /* Hardmax: ties go to the first maximum. */
+  begin(&m, "Hardmax", 13, 2, d24);
+  expect_run_x("Hardmax ties, last axis", &m,
+               (const float[]){1, 3, 3, 0, 5, 5, 5, 5}, 8, 1,
+               (const double *const[]){(double[]){0, 1, 0, 0, 1, 0, 0, 0}},
+               (int[]){8});
+  begin(&m, "Hardmax", 13, 2, d32);
+  attr_int(&m, "axis", 0);
+  expect_run_x("Hardmax ties, axis 0", &m, (const float[]){1, 2, 1, 2, 0, 2}, 6,
+               1, (const double *const[]){(double[]){1, 1, 0, 0, 0, 0}},
+               (int[]){6});
+  /* Opset 11, axis 1 of [2, 2, 2]: over the flattened [2, 4]. */
+  begin(&m, "Hardmax", 11, 3, d222);
+  expect_run_x("Hardmax-11 flattened from axis 1", &m,
+               (const float[]){0, 4, 4, 1, -2, -2, -3, -9}, 8, 1,
+               (const double *const[]){(double[]){0, 1, 0, 0, 1, 0, 0, 0}},
+               (int[]){8});
+  begin(&m, "Hardmax", 13, 2, d24);
+  attr_int(&m, "axis", 2);
+  expect_refused("Hardmax axis 2 of rank 2", &m, 1, DG_ERROR_INVALID_ARGUMENT,
+                 "axis", "out of range");
+}
+
+static void gathers(void) {
+  model m;
+  const int64_t d33[2] = {3, 3}, d23[2] = {2, 3}, d32[2] = {3, 2},
+                d34[2] = {3, 4};
+
+  begin(&m, "GatherElements", 13, 2, d33);
+  const_tensor(&m, "i", ONNX_INT64, 2, d23,
+               (const int64_t[]){1, 2, 0, 2, 0, 0});
+  expect_run("GatherElements axis 0", &m, 9, 1,
+             (const double *const[]){(double[]){3, 7, 2, 6, 1, 2}}, (int[]){6});
+  begin(&m, "GatherElements", 11, 2, d33);
+  const_tensor(&m, "i", ONNX_INT64, 2, d32,
+               (const int64_t[]){-1, 0, 1, 1, 0, 2});
+  attr_int(&m, "axis", -1);
+  expect_run("GatherElements axis -1, negative index", &m, 9, 1,
+             (const double *const[]){(double[]){2, 0, 4, 4, 6, 8}}, (int[]){6});
+  begin(&m, "GatherElements", 13, 2, d33);
+  run_input(&m, "i", ONNX_INT64, 2, d23);
+  expect_refused("GatherElements indices at run time", &m, 1,
+                 DG_ERROR_UNSUPPORTED, "indices", "must be a constant");
+  begin(&m, "GatherElements", 13, 2, d33);
+  const_tensor(&m, "i", ONNX_INT64, 2, d23,
+               (const int64_t[]){1, 2, 3, 0, 0, 0});
+  expect_refused("GatherElements index 3 of 3", &m, 1,
+                 DG_ERROR_INVALID_ARGUMENT, "indices", "out of range");
+  begin(&m, "GatherElements", 13, 2, d33);
+  const_tensor(&m, "i", ONNX_INT64, 2, d34,
+               (const int64_t[]){0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});
+  expect_refused("GatherElements indices wider than data off the axis", &m, 1,
+                 DG_ERROR_INVALID_ARGUMENT, "indices", "no larger");
+
+  /* EyeLike of a [3, 4] float input, diagonal -1. */
+  begin(&m, "EyeLike", 9, 2, d34);
+  attr_int(&m, "k", -1);
+  expect_run(
+      "EyeLike k -1", &m, 12, 1,
+      (const double *const[]){(double[]){0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0}},
+      (int[]){12});
+  begin(&m, "EyeLike", 9, 2, d34);
+  attr_int(&m, "dtype", 11);
+  expect_refused("EyeLike to double", &m, 1, DG_ERROR_UNSUPPORTED, "dtype",
+                 "element type 11");
+}
+
+static void channels(void) {
+  model m;
+  const int64_t d1311[4] = {1, 3, 1, 1}, d22[2] = {2, 2};
+
+  /* LRN of channels (1, 2, 3), size 2: windows c..c+1, sums of squares
+   * 5, 13, 9; alpha 1, beta 1, bias 1: y = x / (1 + s / 2). */
+  begin(&m, "LRN", 13, 4, d1311);
+  attr_int(&m, "size", 2);
+  attr_float(&m, "alpha", 1);
+  attr_float(&m, "beta", 1);
+  attr_float(&m, "bias", 1);
+  expect_run_x("LRN size 2", &m, (const float[]){1, 2, 3}, 3, 1,
+               (const double *const[]){(double[]){1 / 3.5, 2 / 7.5, 3 / 5.5}},
+               (int[]){3});
+  /* size 3, defaults alpha 1e-4, beta 0.75, bias 1: windows c-1..c+1. */
+  double s3[3] = {1 + 4, 1 + 4 + 9, 4 + 9}, y3[3];
+  for (int c = 0; c < 3; c++)
+    y3[c] = (c + 1) / pow(1 + 1e-4 / 3 * s3[c], 0.75);
+  begin(&m, "LRN", 1, 4, d1311);
+  attr_int(&m, "size", 3);
+  expect_run_x("LRN size 3, defaults", &m, (const float[]){1, 2, 3}, 3, 1,
+               (const double *const[]){y3}, (int[]){3});
+  begin(&m, "LRN", 13, 4, d1311);
+  expect_refused("LRN without size", &m, 1, DG_ERROR_INVALID_ARGUMENT, "size",
+                 "size");
+
+  /* LpNormalization of (0, 1), (2, 3). */
+  begin(&m, "LpNormalization", 1, 2, d22);
+  attr_int(&m, "p", 1);
+  expect_run("LpNormalization p 1", &m, 4, 1,
+             (const double *const[]){(double[]){0, 1, 0.4, 0.6}}, (int[]){4});
+  begin(&m, "LpNormalization", 1, 2, d22);
+  attr_int(&m, "axis", 0);
+  expect_run(
+      "LpNormalization p 2 axis 0", &m, 4, 1,
+      (const double *const[]){(double[]){0, 1 / sqrt(10.0), 1, 3 / sqrt(10.0)}},
+      (int[]){4});
+  begin(&m, "LpNormalization", 1, 2, d22);
+  attr_int(&m, "p", 3);
+  expect_refused("LpNormalization p 3", &m, 1, DG_ERROR_INVALID_ARGUMENT, "p",
+                 "1 or 2");
+}
+
 int main(void) {
   if (dg_context_create(NULL, &ctx) != DG_OK) {
     CHECK(0, "context");
@@ -372,6 +528,9 @@ int main(void) {
   }
   losses();
   norms();
+  scans();
+  gathers();
+  channels();
   dg_context_destroy(ctx);
   return t_exit();
 }

@@ -605,6 +605,7 @@ static const char *const epsilon_attr[] = {"epsilon", NULL};
 static const char *const cumsum_attrs[] = {"exclusive", "reverse", NULL};
 static const char *const lrn_attrs[] = {"alpha", "beta", "bias", "size", NULL};
 static const char *const eye_like_attrs[] = {"dtype", "k", NULL};
+static const char *const lp_norm_attrs[] = {"axis", "p", NULL};
 static const char *const batch_norm_attrs[] = {
     "consumed_inputs", "epsilon",       "is_test", "momentum",
     "spatial",         "training_mode", NULL};
@@ -664,6 +665,7 @@ static const tr_op table[] = {
     {"LeakyRelu", 1, 22, alpha_attr, tr_op_unary},
     {"Log", 1, 22, NULL, tr_op_unary},
     {"LogSoftmax", 1, 22, axis_attr, tr_op_log_softmax},
+    {"LpNormalization", 1, 22, lp_norm_attrs, tr_op_lp_norm},
     {"MatMul", 1, 22, NULL, op_matmul},
     {"Max", 1, 22, NULL, tr_op_max},
     {"MaxPool", 1, 22, max_pool_attrs, op_max_pool},

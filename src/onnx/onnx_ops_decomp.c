@@ -3,7 +3,9 @@
  * constants computed at import: NegativeLogLikelihoodLoss and
  * SoftmaxCrossEntropyLoss (a constant class mask from the constant
  * target), LayerNormalization's Mean and InvStdDev outputs,
- * GlobalMaxPool, InstanceNormalization and MeanVarianceNormalization.
+ * GlobalMaxPool, LpNormalization, InstanceNormalization,
+ * MeanVarianceNormalization, CumSum and Hardmax (a triangular matmul),
+ * LRN (a band matmul), GatherElements (a flat gather) and EyeLike.
  * No new builder op and no kernel: every target that runs the parts
  * runs the whole. */
 #include "onnx_tr.h"
@@ -301,6 +303,33 @@ void tr_op_global_max_pool(tr *t) {
   tr_output(
       t, 0,
       dg_graph_reduce(t->g, t->n->name, DG_REDUCE_MAX, x, ax, d.rank - 2, 1));
+}
+
+/* ---- LpNormalization ---- */
+
+/* x / ||x||_p along axis (default -1), p 1 or 2. */
+void tr_op_lp_norm(tr *t) {
+  dg_tensor x = tr_input(t, 0, NULL, false);
+  dg_tensor_desc d;
+  if (!tr_need_float(t, x, "input") || !tr_desc(t, x, &d))
+    return;
+  int64_t axis = tr_attr_int(t, "axis", -1), p = tr_attr_int(t, "p", 2);
+  if (t->st != DG_OK)
+    return;
+  if (p != 1 && p != 2) {
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "p", "p must be 1 or 2 (%lld)",
+            (long long)p);
+    return;
+  }
+  if (d.rank == 0 || axis < -d.rank || axis >= d.rank) {
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "axis",
+            "axis %lld out of range for rank %d", (long long)axis, d.rank);
+    return;
+  }
+  int32_t ax = (int32_t)axis;
+  dg_tensor n = dg_graph_reduce(
+      t->g, NULL, p == 1 ? DG_REDUCE_L1 : DG_REDUCE_L2, x, &ax, 1, 1);
+  tr_output(t, 0, dg_graph_binary(t->g, t->n->name, DG_BINARY_DIV, x, n));
 }
 
 /* ---- InstanceNormalization, MeanVarianceNormalization ---- */

@@ -184,6 +184,7 @@ void tr_op_sce_loss(tr *t);
 void tr_op_global_max_pool(tr *t);
 void tr_op_instance_norm(tr *t);
 void tr_op_mvn(tr *t);
+void tr_op_lp_norm(tr *t);
 void tr_op_cumsum(tr *t);
 void tr_op_hardmax(tr *t);
 void tr_op_lrn(tr *t);
