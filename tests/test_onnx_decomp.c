@@ -3,8 +3,8 @@
  * SoftmaxCrossEntropyLoss (reductions, weights, ignore_index),
  * LayerNormalization's Mean and InvStdDev, GlobalMaxPool,
  * InstanceNormalization, MeanVarianceNormalization, CumSum, Hardmax
- * (ties), GatherElements, EyeLike, LRN and LpNormalization, and their
- * refusals. Each model is one node written with pb_write on a float
+ * (ties), GatherElements, EyeLike, LRN, LpNormalization and Einsum,
+ * and their refusals. Each model is one node written with pb_write on a float
  * input x = 0, 1, .. and constant initializers; the answers are worked
  * out by hand or with the textbook formula in double here. */
 #include "common/pb_write.h"
@@ -521,6 +521,95 @@ static void channels(void) {
                  "1 or 2");
 }
 
+static void einsums(void) {
+  model m;
+  const int64_t d223[3] = {2, 2, 3}, d232[3] = {2, 3, 2}, d23[2] = {2, 3},
+                d32[2] = {3, 2}, d3[1] = {3}, d2[1] = {2};
+  float c12[12], c6[6];
+  for (int i = 0; i < 12; i++)
+    c12[i] = 0.5f * (float)i - 2;
+  for (int i = 0; i < 6; i++)
+    c6[i] = (float)(i % 4) - 1.5f;
+
+  /* bij,bjk->bik: x [2,2,3] = 0..11 by c [2,3,2], as loops. */
+  double bik[8] = {0};
+  for (int b = 0; b < 2; b++)
+    for (int i = 0; i < 2; i++)
+      for (int k = 0; k < 2; k++)
+        for (int j = 0; j < 3; j++)
+          bik[(b * 2 + i) * 2 + k] +=
+              (double)(b * 6 + i * 3 + j) * c12[(b * 3 + j) * 2 + k];
+  begin(&m, "Einsum", 12, 3, d223);
+  const_tensor(&m, "c", ONNX_FLOAT, 3, d232, c12);
+  attr_str(&m, "equation", "bij, bjk -> bik");
+  expect_run("Einsum batched matmul", &m, 12, 1, (const double *const[]){bik},
+             (int[]){8});
+
+  /* bij,jk->kbi: the output transposed. */
+  double kbi[8] = {0};
+  for (int b = 0; b < 2; b++)
+    for (int i = 0; i < 2; i++)
+      for (int k = 0; k < 2; k++)
+        for (int j = 0; j < 3; j++)
+          kbi[(k * 2 + b) * 2 + i] +=
+              (double)(b * 6 + i * 3 + j) * c6[j * 2 + k];
+  begin(&m, "Einsum", 12, 3, d223);
+  const_tensor(&m, "c", ONNX_FLOAT, 2, d32, c6);
+  attr_str(&m, "equation", "bij,jk->kbi");
+  expect_run("Einsum contraction, output transposed", &m, 12, 1,
+             (const double *const[]){kbi}, (int[]){8});
+
+  /* Implicit output: ij,kj -> ik (letters used once, sorted). */
+  double ik[4] = {0};
+  for (int i = 0; i < 2; i++)
+    for (int k = 0; k < 2; k++)
+      for (int j = 0; j < 3; j++)
+        ik[i * 2 + k] += (double)(i * 3 + j) * c6[k * 3 + j];
+  begin(&m, "Einsum", 12, 2, d23);
+  const_tensor(&m, "c", ONNX_FLOAT, 2, d23, c6);
+  attr_str(&m, "equation", "ij,kj");
+  expect_run("Einsum implicit ij,kj", &m, 6, 1, (const double *const[]){ik},
+             (int[]){4});
+
+  /* i,i: the inner product, a scalar; ij,k->i sums k out of c first. */
+  begin(&m, "Einsum", 12, 1, d3);
+  const_tensor(&m, "c", ONNX_FLOAT, 1, d3, (const float[]){1, 2, 3});
+  attr_str(&m, "equation", "i,i");
+  expect_run("Einsum inner product", &m, 3, 1,
+             (const double *const[]){(double[]){0 * 1 + 1 * 2 + 2 * 3}},
+             (int[]){1});
+  begin(&m, "Einsum", 12, 2, d23);
+  const_tensor(&m, "c", ONNX_FLOAT, 1, d2, (const float[]){2, 0.5f});
+  attr_str(&m, "equation", "ij,k->i");
+  expect_run("Einsum with a letter of one side summed out", &m, 6, 1,
+             (const double *const[]){(double[]){3 * 2.5, 12 * 2.5}},
+             (int[]){2});
+
+  /* One operand: a transpose, a sum. */
+  begin(&m, "Einsum", 12, 2, d23);
+  attr_str(&m, "equation", "ij->ji");
+  expect_run("Einsum transpose", &m, 6, 1,
+             (const double *const[]){(double[]){0, 3, 1, 4, 2, 5}}, (int[]){6});
+  begin(&m, "Einsum", 12, 2, d23);
+  attr_str(&m, "equation", "ij->j");
+  expect_run("Einsum column sums", &m, 6, 1,
+             (const double *const[]){(double[]){3, 5, 7}}, (int[]){3});
+
+  begin(&m, "Einsum", 12, 2, (const int64_t[]){3, 3});
+  attr_str(&m, "equation", "ii->i");
+  expect_refused("Einsum diagonal", &m, 1, DG_ERROR_UNSUPPORTED, "equation",
+                 "diagonal");
+  begin(&m, "Einsum", 12, 3, d223);
+  attr_str(&m, "equation", "...ij->...ji");
+  expect_refused("Einsum ellipsis", &m, 1, DG_ERROR_UNSUPPORTED, "equation",
+                 "ellipsis");
+  begin(&m, "Einsum", 12, 2, d23);
+  const_tensor(&m, "c", ONNX_FLOAT, 2, d32, c6);
+  attr_str(&m, "equation", "ij,ij->ij");
+  expect_refused("Einsum letters of unequal sizes", &m, 1,
+                 DG_ERROR_INVALID_ARGUMENT, "equation", "letter 'i'");
+}
+
 int main(void) {
   if (dg_context_create(NULL, &ctx) != DG_OK) {
     CHECK(0, "context");
@@ -531,6 +620,7 @@ int main(void) {
   scans();
   gathers();
   channels();
+  einsums();
   dg_context_destroy(ctx);
   return t_exit();
 }

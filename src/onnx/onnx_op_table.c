@@ -606,6 +606,7 @@ static const char *const cumsum_attrs[] = {"exclusive", "reverse", NULL};
 static const char *const lrn_attrs[] = {"alpha", "beta", "bias", "size", NULL};
 static const char *const eye_like_attrs[] = {"dtype", "k", NULL};
 static const char *const lp_norm_attrs[] = {"axis", "p", NULL};
+static const char *const equation_attr[] = {"equation", NULL};
 static const char *const batch_norm_attrs[] = {
     "consumed_inputs", "epsilon",       "is_test", "momentum",
     "spatial",         "training_mode", NULL};
@@ -642,6 +643,7 @@ static const tr_op table[] = {
     {"DequantizeLinear", 10, 22, axis_attr, tr_op_dequantize},
     {"Div", 1, 22, legacy_bcast_attrs, tr_op_div},
     {"Dropout", 1, 22, dropout_attrs, op_identity},
+    {"Einsum", 12, 22, equation_attr, tr_op_einsum},
     {"Elu", 1, 22, alpha_attr, tr_op_unary},
     {"Erf", 9, 22, NULL, tr_op_unary},
     {"Exp", 1, 22, NULL, tr_op_unary},
