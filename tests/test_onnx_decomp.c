@@ -9,6 +9,7 @@
  * out by hand or with the textbook formula in double here. */
 #include "common/pb_write.h"
 #include "graph.h"
+#include "graph/session.h" /* dg_f32_to_f16, dg_f16_to_f32 */
 #include "harness.h"
 
 #include <math.h>
@@ -17,7 +18,7 @@
 
 static dg_context *ctx;
 
-enum { ONNX_FLOAT = 1, ONNX_INT64 = 7 };
+enum { ONNX_FLOAT = 1, ONNX_INT64 = 7, ONNX_FLOAT16 = 10 };
 
 typedef struct model {
   pb_buf graph, node;
@@ -40,13 +41,19 @@ static void value_info(pb_buf *graph, int field, const char *name, int elem,
   pb_field_msg(graph, field, &v);
 }
 
-static void begin(model *m, const char *op, int opset, int rank,
-                  const int64_t *dims) {
+/* A model of one op node whose first input is x, of element type elem. */
+static void begin_t(model *m, const char *op, int opset, int elem, int rank,
+                    const int64_t *dims) {
   memset(m, 0, sizeof *m);
   m->opset = opset;
   pb_field_str(&m->node, 4, op);
   pb_field_str(&m->node, 1, "x");
-  value_info(&m->graph, 11, "x", ONNX_FLOAT, rank, dims);
+  value_info(&m->graph, 11, "x", elem, rank, dims);
+}
+
+static void begin(model *m, const char *op, int opset, int rank,
+                  const int64_t *dims) {
+  begin_t(m, op, opset, ONNX_FLOAT, rank, dims);
 }
 
 /* An initializer (elem FLOAT or INT64, data in native order) as the
@@ -61,7 +68,10 @@ static void const_tensor(model *m, const char *name, int elem, int rank,
   }
   pb_field_int(&t, 2, (uint64_t)elem);
   pb_field_str(&t, 8, name);
-  pb_field_bytes(&t, 9, data, n * (elem == ONNX_INT64 ? 8 : 4));
+  pb_field_bytes(&t, 9, data,
+                 n * (elem == ONNX_INT64     ? 8
+                      : elem == ONNX_FLOAT16 ? 2
+                                             : 4));
   pb_field_msg(&m->graph, 5, &t);
   pb_field_str(&m->node, 1, name);
 }
@@ -184,6 +194,59 @@ static void expect_run_x(const char *what, model *m, const float *xv,
         double e = fabs(y[k][i] - want[k][i]);
         worst = e > worst ? e : worst;
         bad += !(e <= 1e-6 + 1e-5 * fabs(want[k][i]));
+      }
+    CHECK(st == DG_OK && !bad,
+          "%s on device %d: runs and matches (%s, %d wrong, worst %.3g)", what,
+          dev, st ? d.message : "ran", bad, worst);
+    dg_session_destroy(s);
+  }
+  dg_graph_destroy(g);
+}
+
+/* As expect_run_x with x in f16 and output k f16 where f16[k] (else f32),
+ * within f16's precision: 3e-3 relative, 1e-3 absolute. */
+static void expect_run_f16(const char *what, model *m, const float *xv,
+                           int64_t xn, int outputs, const bool *f16,
+                           const double *const *want, const int *want_n) {
+  dg_graph *g = NULL;
+  dg_diagnostic d = {0};
+  dg_status st = load(m, outputs, &g, &d);
+  if (st != DG_OK) {
+    CHECK(0, "%s: imports (%s)", what, d.message);
+    return;
+  }
+  uint16_t x[256];
+  for (int64_t i = 0; i < xn; i++)
+    x[i] = dg_f32_to_f16(xv[i]);
+  union {
+    float f[256];
+    uint16_t h[256];
+  } y[4];
+  int devices = dg_context_device_count(ctx);
+  for (int dev = 0; dev < devices; dev++) {
+    dg_session *s = NULL;
+    dg_binding in = {"x", x, sizeof(uint16_t) * (size_t)xn}, out[4];
+    for (int k = 0; k < outputs; k++) {
+      static char names[4][8];
+      snprintf(names[k], sizeof names[k], "y%d", k);
+      out[k] =
+          (dg_binding){names[k], &y[k], (f16[k] ? 2 : 4) * (size_t)want_n[k]};
+    }
+    dg_compile_options o = {.devices = &dev, .device_count = 1};
+    st = dg_graph_compile(g, &o, &s, &d);
+    if (st != DG_OK) {
+      dg_session_destroy(s);
+      continue;
+    }
+    st = dg_session_run(s, &in, 1, out, outputs, &d);
+    int bad = 0;
+    double worst = 0;
+    for (int k = 0; st == DG_OK && k < outputs; k++)
+      for (int i = 0; i < want_n[k]; i++) {
+        double v = f16[k] ? dg_f16_to_f32(y[k].h[i]) : y[k].f[i];
+        double e = fabs(v - want[k][i]);
+        worst = e > worst ? e : worst;
+        bad += !(e <= 1e-3 + 3e-3 * fabs(want[k][i]));
       }
     CHECK(st == DG_OK && !bad,
           "%s on device %d: runs and matches (%s, %d wrong, worst %.3g)", what,
@@ -610,6 +673,56 @@ static void einsums(void) {
                  DG_ERROR_INVALID_ARGUMENT, "equation", "letter 'i'");
 }
 
+/* The f16 forms: constants made at import are cast to f16; Mean and
+ * InvStdDev stay f32 (stash_type 1). */
+static void halves(void) {
+  model m;
+  const int64_t d23[2] = {2, 3}, d2[1] = {2}, d3[1] = {3}, d24[2] = {2, 4};
+  const float x6[6] = {0, 1, 2, 3, 4, 5};
+  uint16_t w3[3] = {dg_f32_to_f16(1), dg_f32_to_f16(2), dg_f32_to_f16(3)};
+  const bool h[3] = {true, false, false}, hh[2] = {true, true};
+
+  begin_t(&m, "NegativeLogLikelihoodLoss", 13, ONNX_FLOAT16, 2, d23);
+  const_tensor(&m, "t", ONNX_INT64, 1, d2, (const int64_t[]){2, 1});
+  const_tensor(&m, "w", ONNX_FLOAT16, 1, d3, w3);
+  expect_run_f16("f16 NLL mean weighted", &m, x6, 6, 1, hh,
+                 (const double *const[]){(double[]){-14.0 / 5}}, (int[]){1});
+
+  double lp[6];
+  for (int i = 0; i < 6; i++)
+    lp[i] = log_prob(i / 3, i % 3, 3);
+  begin_t(&m, "SoftmaxCrossEntropyLoss", 13, ONNX_FLOAT16, 2, d23);
+  const_tensor(&m, "t", ONNX_INT64, 1, d2, (const int64_t[]){0, 2});
+  attr_str(&m, "reduction", "none");
+  expect_run_f16("f16 SCE none with log_prob", &m, x6, 6, 2, hh,
+                 (const double *const[]){(double[]){-lp[0], -lp[5]}, lp},
+                 (int[]){2, 6});
+
+  double inv = 1 / sqrt(2.0 / 3 + 1e-5), y[6];
+  for (int i = 0; i < 6; i++)
+    y[i] = ((i % 3) - 1) * inv;
+  uint16_t ones[3] = {dg_f32_to_f16(1), dg_f32_to_f16(1), dg_f32_to_f16(1)};
+  begin_t(&m, "LayerNormalization", 17, ONNX_FLOAT16, 2, d23);
+  const_tensor(&m, "s", ONNX_FLOAT16, 1, d3, ones);
+  expect_run_f16(
+      "f16 LayerNormalization, f32 Mean and InvStdDev", &m, x6, 6, 3, h,
+      (const double *const[]){y, (double[]){1, 4}, (double[]){inv, inv}},
+      (int[]){6, 2, 2});
+
+  begin_t(&m, "Hardmax", 13, ONNX_FLOAT16, 2, d24);
+  expect_run_f16(
+      "f16 Hardmax ties", &m, (const float[]){1, 3, 3, 0, 5, 5, 5, 5}, 8, 1, hh,
+      (const double *const[]){(double[]){0, 1, 0, 0, 1, 0, 0, 0}}, (int[]){8});
+
+  const int64_t one = 1;
+  begin_t(&m, "CumSum", 14, ONNX_FLOAT16, 2, d23);
+  const_tensor(&m, "axis", ONNX_INT64, 0, NULL, &one);
+  attr_int(&m, "reverse", 1);
+  expect_run_f16("f16 CumSum reverse", &m, x6, 6, 1, hh,
+                 (const double *const[]){(double[]){3, 3, 2, 12, 9, 5}},
+                 (int[]){6});
+}
+
 int main(void) {
   if (dg_context_create(NULL, &ctx) != DG_OK) {
     CHECK(0, "context");
@@ -621,6 +734,7 @@ int main(void) {
   gathers();
   channels();
   einsums();
+  halves();
   dg_context_destroy(ctx);
   return t_exit();
 }

@@ -156,6 +156,47 @@ static float *nll_mask(tr *t, const dg_tensor_desc *xd, const float *w,
   return m;
 }
 
+/* IEEE half to float (exact). */
+static float half_to_float(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu,
+           man = h & 0x3ffu, bits;
+  if (exp == 0x1f)
+    bits = sign | 0x7f800000u | (man << 13);
+  else if (exp)
+    bits = sign | ((exp + 112) << 23) | (man << 13);
+  else if (!man)
+    bits = sign;
+  else { /* subnormal: normalise */
+    int e = -1;
+    do {
+      e++;
+      man <<= 1;
+    } while (!(man & 0x400u));
+    bits = sign | ((uint32_t)(112 - e) << 23) | ((man & 0x3ffu) << 13);
+  }
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+
+/* The class weights c (float or float16, as the input's type) as floats;
+ * false (failure recorded) for another type or too many. */
+static bool weight_floats(tr *t, const dg_onnx_value *c, float *w, int *n) {
+  if ((c->elem != DG_ONNX_FLOAT && c->elem != DG_ONNX_FLOAT16) ||
+      c->count > TR_MAX_CHANNELS) {
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "weight",
+            "weight must be float or float16, at most %d values",
+            TR_MAX_CHANNELS);
+    return false;
+  }
+  for (size_t k = 0; k < c->count; k++)
+    w[k] = c->elem == DG_ONNX_FLOAT
+               ? ((const float *)c->data)[k]
+               : half_to_float(((const uint16_t *)c->data)[k]);
+  *n = (int)c->count;
+  return true;
+}
+
 /* The loss of log-probabilities x [N, C, d...] (output 0). */
 static void nll(tr *t, dg_tensor x, const dg_tensor_desc *xd) {
   reduction red;
@@ -182,7 +223,7 @@ static void nll(tr *t, dg_tensor x, const dg_tensor_desc *xd) {
               "at most %d classes with a weight", TR_MAX_CHANNELS);
       return;
     }
-    if (!tr_const_floats(t, 2, w, TR_MAX_CHANNELS, &nw))
+    if (!weight_floats(t, &c, w, &nw))
       return;
     if (nw != xd->dims[1]) {
       tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "weight",
