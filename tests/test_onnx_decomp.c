@@ -293,6 +293,14 @@ static void losses(void) {
   expect_run("NLL none", &m, 6, 1, (const double *const[]){(double[]){-2, -3}},
              (int[]){2});
 
+  /* A log-probability of -inf off the target changes nothing. */
+  begin(&m, "NegativeLogLikelihoodLoss", 13, 2, d23);
+  const_tensor(&m, "t", ONNX_INT64, 1, d2, (const int64_t[]){2, 0});
+  attr_str(&m, "reduction", "none");
+  expect_run_x("NLL none, -inf off the target", &m,
+               (const float[]){-INFINITY, 1, 2, 3, -INFINITY, 5}, 6, 1,
+               (const double *const[]){(double[]){-2, -3}}, (int[]){2});
+
   /* weight (1, 2, 3), target (2, 1): -(3 * 2 + 2 * 4) / (3 + 2). */
   begin(&m, "NegativeLogLikelihoodLoss", 13, 2, d23);
   const_tensor(&m, "t", ONNX_INT64, 1, d2, (const int64_t[]){2, 1});

@@ -1,8 +1,8 @@
 /* ONNX ops that are compositions of existing builder ops, built here in
  * the translator from reductions, elementwise ops, log-softmax and
  * constants computed at import: NegativeLogLikelihoodLoss and
- * SoftmaxCrossEntropyLoss (a constant class mask from the constant
- * target), LayerNormalization's Mean and InvStdDev outputs,
+ * SoftmaxCrossEntropyLoss (a gather of the elements the constant target
+ * picks), LayerNormalization's Mean and InvStdDev outputs,
  * GlobalMaxPool, LpNormalization, InstanceNormalization,
  * MeanVarianceNormalization, CumSum and Hardmax (a triangular matmul),
  * LRN (a band matmul), GatherElements (a flat gather) and EyeLike.
@@ -14,8 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Constants made here are at most this many elements (a class mask is
- * N * C * D floats). */
+/* Constants made here are at most this many elements. */
 #define DECOMP_MAX_CONST ((int64_t)1 << 24)
 
 /* A name for a builder node of the current ONNX node ("<node>/<what>"),
@@ -94,66 +93,80 @@ static bool read_reduction(tr *t, reduction *r) {
   return true;
 }
 
-/* The constant mask M[n, c, d...] = w[c] where c == target[n, d...] and
- * target != ignore_index, else 0 (w[c] = 1 without weight); *wsum gets
- * the sum of M (the divisor of 'mean'). NULL, failure recorded, when the
- * target is not a constant of [N, d...] with values in [0, C). */
-static float *nll_mask(tr *t, const dg_tensor_desc *xd, const float *w,
-                       bool has_ii, int64_t ii, double *wsum) {
-  dg_onnx_value c;
-  if (!tr_const(t, 1, &c)) {
+/* From the constant target [N, d...]: off, the flat offset into x
+ * [N, C, d...] of each target's element x[n, target[n, d...], d...], and
+ * wt, its weight (weight[target], 1 without weight; 0, offset 0, where
+ * target is ignore_index); *wsum gets the sum of wt (the divisor of
+ * 'mean'). false, failure recorded, unless the target is int32/int64 of
+ * that shape with values in [0, C) or ignore_index. */
+static bool nll_targets(tr *t, const dg_tensor_desc *xd, const float *w,
+                        bool has_ii, int64_t ii, dg_onnx_value *c,
+                        int32_t **off, float **wt, double *wsum) {
+  if (!tr_const(t, 1, c)) {
     if (t->st == DG_OK)
       tr_fail(t, DG_ERROR_UNSUPPORTED, "target",
-              "target must be a constant (the class mask is built at "
-              "import)");
-    return NULL;
+              "target must be a constant (the elements it picks are found "
+              "at import)");
+    return false;
   }
-  if (c.elem != DG_ONNX_INT32 && c.elem != DG_ONNX_INT64) {
+  if (c->elem != DG_ONNX_INT32 && c->elem != DG_ONNX_INT64) {
     tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "target",
-            "target must be int32 or int64 (element type %d)", c.elem);
-    return NULL;
+            "target must be int32 or int64 (element type %d)", c->elem);
+    return false;
   }
-  bool shape_ok = c.rank == xd->rank - 1 && c.dims[0] == xd->dims[0];
-  for (int k = 1; shape_ok && k < c.rank; k++)
-    shape_ok = c.dims[k] == xd->dims[k + 1];
+  bool shape_ok = c->rank == xd->rank - 1 && c->dims[0] == xd->dims[0];
+  for (int k = 1; shape_ok && k < c->rank; k++)
+    shape_ok = c->dims[k] == xd->dims[k + 1];
   if (!shape_ok) {
     tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "target",
             "target must have the input's shape without axis 1");
-    return NULL;
+    return false;
   }
   int64_t total = elements(xd);
-  if (total > DECOMP_MAX_CONST) {
+  if (total > INT32_MAX) {
     tr_fail(t, DG_ERROR_UNSUPPORTED, "input",
-            "input of %lld elements: the class mask would exceed %lld",
-            (long long)total, (long long)DECOMP_MAX_CONST);
-    return NULL;
+            "input of %lld elements: offsets past int32", (long long)total);
+    return false;
   }
   int64_t n = xd->dims[0], cls = xd->dims[1], inner = total / (n * cls);
-  float *m = calloc((size_t)total, sizeof *m);
-  if (!m) {
+  if (n * inner > DECOMP_MAX_CONST) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "target",
+            "target of %lld elements (at most %lld)", (long long)(n * inner),
+            (long long)DECOMP_MAX_CONST);
+    return false;
+  }
+  size_t count = (size_t)(n * inner);
+  *off = malloc(sizeof **off * count);
+  *wt = malloc(sizeof **wt * count);
+  if (!*off || !*wt) {
+    free(*off);
+    free(*wt);
     tr_fail(t, DG_ERROR_OUT_OF_MEMORY, NULL, "out of memory");
-    return NULL;
+    return false;
   }
   *wsum = 0;
   for (int64_t i = 0; i < n; i++)
     for (int64_t d = 0; d < inner; d++) {
       size_t k = (size_t)(i * inner + d);
-      int64_t y = c.elem == DG_ONNX_INT64 ? ((const int64_t *)c.data)[k]
-                                          : ((const int32_t *)c.data)[k];
+      int64_t y = c->elem == DG_ONNX_INT64 ? ((const int64_t *)c->data)[k]
+                                           : ((const int32_t *)c->data)[k];
+      (*off)[k] = 0;
+      (*wt)[k] = 0;
       if (has_ii && y == ii)
         continue;
       if (y < 0 || y >= cls) {
         tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "target",
                 "target %lld out of range [0, %lld) (and not ignore_index)",
                 (long long)y, (long long)cls);
-        free(m);
-        return NULL;
+        free(*off);
+        free(*wt);
+        return false;
       }
-      float wc = w ? w[y] : 1.0f;
-      m[(i * cls + y) * inner + d] = wc;
-      *wsum += wc;
+      (*off)[k] = (int32_t)((i * cls + y) * inner + d);
+      (*wt)[k] = w ? w[y] : 1.0f;
+      *wsum += (*wt)[k];
     }
-  return m;
+  return true;
 }
 
 /* IEEE half to float (exact). */
@@ -233,21 +246,31 @@ static void nll(tr *t, dg_tensor x, const dg_tensor_desc *xd) {
     }
   }
   double wsum;
-  float *m = nll_mask(t, xd, nw ? w : NULL, has_ii, ii, &wsum);
-  if (!m)
+  dg_onnx_value c;
+  int32_t *off;
+  float *wt;
+  if (!nll_targets(t, xd, nw ? w : NULL, has_ii, ii, &c, &off, &wt, &wsum))
     return;
+  /* The target elements, gathered from the flattened x (not a mask
+   * multiplied in: a -inf log-probability of another class must not
+   * turn the loss into NaN), times their weights. */
   char nb[256];
-  dg_tensor mt = float_constant(t, sub_name(t, nb, sizeof nb, "mask"),
-                                xd->dtype, xd->rank, xd->dims, m);
-  free(m);
-  /* -sum over C of x * M: the negated log-probability of each target. */
-  dg_tensor p = bin(t, DG_BINARY_MUL, x, mt);
-  int32_t one = 1;
+  dg_tensor_desc od = {.dtype = DG_DTYPE_I32, .rank = c.rank};
+  memcpy(od.dims, c.dims, sizeof(int64_t) * (size_t)c.rank);
+  dg_tensor ot = dg_graph_constant(t->g, sub_name(t, nb, sizeof nb, "offsets"),
+                                   &od, off, 0);
+  dg_tensor wtt = float_constant(t, sub_name(t, nb, sizeof nb, "weights"),
+                                 xd->dtype, c.rank, c.dims, wt);
+  free(off);
+  free(wt);
+  int64_t total = elements(xd);
+  dg_tensor xf = dg_graph_reshape(t->g, NULL, x, 1, &total);
+  dg_tensor p =
+      bin(t, DG_BINARY_MUL, dg_graph_gather(t->g, NULL, xf, ot, 0), wtt);
   dg_tensor loss;
-  if (red == RED_NONE) {
-    loss = dg_graph_reduce(t->g, NULL, DG_REDUCE_SUM, p, &one, 1, 0);
-    loss = dg_graph_unary(t->g, t->n->name, DG_UNARY_NEG, loss, 0, 0);
-  } else {
+  if (red == RED_NONE)
+    loss = dg_graph_unary(t->g, t->n->name, DG_UNARY_NEG, p, 0, 0);
+  else {
     loss = dg_graph_reduce(t->g, NULL, DG_REDUCE_SUM, p, NULL, 0, 0);
     if (red == RED_SUM)
       loss = dg_graph_unary(t->g, t->n->name, DG_UNARY_NEG, loss, 0, 0);
