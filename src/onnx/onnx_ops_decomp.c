@@ -560,8 +560,10 @@ void tr_op_cumsum(tr *t) {
 /* 1 at the first maximum along axis, else 0, without a comparison op:
  * e = 1 + sign(x - max) is 1 at every maximum; the running count c of e
  * is 1 at the first, so y = e * (1 - sign(c - 1)). Exact in float (the
- * counts are small integers). From opset 13 along axis (default -1);
- * before, over the flattened [axis:] dims (default 1). */
+ * counts are small integers). A slice whose maximum is +inf (or all
+ * -inf) gives NaN there (inf - inf): ONNX would mark the first. From
+ * opset 13 along axis (default -1); before, over the flattened [axis:]
+ * dims (default 1). */
 void tr_op_hardmax(tr *t) {
   dg_tensor x = tr_input(t, 0, NULL, false);
   dg_tensor_desc d;
