@@ -878,11 +878,11 @@ int main(void) {
   dg_diagnostic d0;
   if (dg_context_create(NULL, &ctx) != DG_OK)
     return 1;
-  refused("unsupported_op.onnx", DG_ERROR_UNSUPPORTED, "the_lp",
-          "LpNormalization", "op_type", "'LpNormalization' is not supported");
-  refused("many_unsupported.onnx", DG_ERROR_UNSUPPORTED, "lrn", "LRN",
+  refused("unsupported_op.onnx", DG_ERROR_UNSUPPORTED, "the_det", "Det",
+          "op_type", "'Det' is not supported");
+  refused("many_unsupported.onnx", DG_ERROR_UNSUPPORTED, "det", "Det",
           "op_type",
-          "'LRN' is not supported; 1 more node not supported: Foo (node 3)");
+          "'Det' is not supported; 1 more node not supported: Foo (node 3)");
   fold_models();
   external_data();
   found_by_fuzzing();
