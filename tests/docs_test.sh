@@ -2,7 +2,8 @@
 # The examples the documentation teaches, compiled and run as written: the
 # worked example in include/graph.h's opening comment (the lines from
 # "#include <graph.h>" to the closing "}" of main, without the comment's
-# " *   " margin) and the first C block of README.md's "Quick start".
+# " *   " margin) and the first C block of README.md's "Quick start";
+# and docs/onnx.md naming every row of the ONNX op table.
 # Warnings are errors: an example that compiles only with warnings teaches
 # the wrong thing. Usage: tests/docs_test.sh BUILD_DIR
 # For a cross build (tests/aarch64/run.sh), CC is the cross compiler and
@@ -43,4 +44,16 @@ for ex in header_example readme_quick_start; do
     status=1
   fi
 done
+# docs/onnx.md names every row of the ONNX op table.
+missing=""
+for op in $(sed -n 's/^ *{"\([A-Za-z]*\)", [0-9]*, [0-9]*, .*/\1/p' src/onnx/onnx_op_table.c); do
+  grep -q "\`$op\`" docs/onnx.md || missing="$missing $op"
+done
+rows=$(grep -c '^ *{"[A-Za-z]*", [0-9]*, [0-9]*, ' src/onnx/onnx_op_table.c)
+if [ -n "$missing" ] || [ "$rows" -lt 20 ]; then
+  echo "FAIL - docs/onnx.md names every op of src/onnx/onnx_op_table.c ($rows rows); missing:$missing"
+  status=1
+else
+  echo "ok - docs/onnx.md names every op of src/onnx/onnx_op_table.c ($rows rows)"
+fi
 exit $status

@@ -19,7 +19,8 @@ static void put(pb_buf *b, const void *data, size_t n) {
     b->p = q;
     b->cap = c;
   }
-  memcpy(b->p + b->len, data, n);
+  if (n) /* an empty message's bytes are NULL: memcpy must not see them */
+    memcpy(b->p + b->len, data, n);
   b->len += n;
 }
 

@@ -64,6 +64,13 @@ static bool fv_alloc(tr *t, fv *v, int elem, int rank, const int64_t *dims) {
   }
   if (rank)
     memcpy(v->dims, dims, sizeof(int64_t) * (size_t)rank);
+  for (int k = 0; k < rank; k++)
+    if (dims[k] < 0) {
+      tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "output",
+              "a value computed at import would have dimension %d = %lld", k,
+              (long long)dims[k]);
+      return false;
+    }
   v->count = dims_count(rank, dims);
   if (v->count > FOLD_MAX_ELEMENTS) {
     tr_fail(t, DG_ERROR_UNSUPPORTED, "output",
@@ -718,44 +725,91 @@ static void fold_expand(tr *t, fv *in) {
   fv_emit(t, 0, &o);
 }
 
-/* Elementwise: unary and binary arithmetic, comparisons, logic, Where. */
-enum { EW_NEG, EW_ABS, EW_SQRT, EW_FLOOR, EW_CEIL, EW_NOT, EW_RECIPROCAL };
+/* Elementwise: unary and binary arithmetic, comparisons, logic, Where.
+ * A unary fold is its function on doubles; on integers only Neg, Abs,
+ * Not (and the identities Floor, Ceil) are defined. */
+static double f_neg(double x) { return -x; }
+static double f_recip(double x) { return 1 / x; }
+static double f_not(double x) { return x == 0; }
+static double f_sign(double x) { return x > 0 ? 1 : x < 0 ? -1 : x; }
 
-static void fold_unary(tr *t, fv *in, int fn) {
+static const struct {
+  const char *op;
+  double (*f)(double);
+} unary_folds[] = {
+    {"Neg", f_neg},
+    {"Abs", fabs},
+    {"Sqrt", sqrt},
+    {"Floor", floor},
+    {"Ceil", ceil},
+    {"Not", f_not},
+    {"Reciprocal", f_recip},
+    {"Cos", cos},
+    {"Sin", sin},
+    {"Exp", exp},
+    {"Log", log},
+    {"Tanh", tanh},
+    {"Sign", f_sign},
+};
+
+static void fold_unary(tr *t, fv *in, double (*f)(double)) {
   fv o;
+  if (!in[0].f && f != f_neg && f != fabs && f != f_not && f != floor &&
+      f != ceil && f != f_sign) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "X",
+            "%s of integers is not folded (float only)", t->n->op_type);
+    return;
+  }
   if (!fv_alloc(t, &o, in[0].elem, in[0].rank, in[0].dims))
     return;
   for (size_t k = 0; k < o.count; k++) {
     if (o.f) {
-      double x = in[0].f[k];
-      o.f[k] = fn == EW_NEG          ? -x
-               : fn == EW_ABS        ? fabs(x)
-               : fn == EW_SQRT       ? sqrt(x)
-               : fn == EW_FLOOR      ? floor(x)
-               : fn == EW_CEIL       ? ceil(x)
-               : fn == EW_RECIPROCAL ? 1 / x
-                                     : (double)(x == 0);
+      o.f[k] = f(in[0].f[k]);
     } else {
       int64_t x = in[0].i[k];
-      o.i[k] = fn == EW_NEG   ? -x
-               : fn == EW_ABS ? (x < 0 ? -x : x)
-               : fn == EW_NOT ? !x
-                              : x;
+      o.i[k] = f == f_neg    ? (int64_t)(0 - (uint64_t)x)
+               : f == fabs   ? (x < 0 ? (int64_t)(0 - (uint64_t)x) : x)
+               : f == f_not  ? !x
+               : f == f_sign ? (x > 0) - (x < 0)
+                             : x;
     }
   }
   fv_emit(t, 0, &o);
 }
 
-static const struct {
-  const char *op;
-  int fn;
-} unary_folds[] = {{"Neg", EW_NEG},
-                   {"Abs", EW_ABS},
-                   {"Sqrt", EW_SQRT},
-                   {"Floor", EW_FLOOR},
-                   {"Ceil", EW_CEIL},
-                   {"Not", EW_NOT},
-                   {"Reciprocal", EW_RECIPROCAL}};
+/* HannWindow, HammingWindow, BlackmanWindow of a size known at import:
+ * the window's values (ONNX's definition: N' = size if periodic, size - 1
+ * otherwise). */
+static void fold_window(tr *t, fv *in) {
+  if (in[0].count != 1 || in[0].f) {
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "size", "an integer scalar expected");
+    return;
+  }
+  int64_t n = in[0].i[0];
+  int64_t to = tr_attr_int(t, "output_datatype", DG_ONNX_FLOAT);
+  if (to != DG_ONNX_FLOAT && to != DG_ONNX_FLOAT16) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "output_datatype",
+            "window of element type %lld (float and float16 are taken)",
+            (long long)to);
+    return;
+  }
+  bool periodic = tr_attr_int(t, "periodic", 1) != 0;
+  fv o;
+  if (n < 0 || !fv_alloc(t, &o, (int)to, 1, &n)) {
+    if (t->st == DG_OK)
+      tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "size", "negative window size");
+    return;
+  }
+  double den = (double)(periodic ? n : n - 1), pi2 = 2 * acos(-1.0);
+  for (int64_t k = 0; k < n; k++) {
+    double c1 = den > 0 ? cos(pi2 * (double)k / den) : 1;
+    double c2 = den > 0 ? cos(2 * pi2 * (double)k / den) : 1;
+    o.f[k] = tr_is_op(t->n, "HannWindow")      ? 0.5 - 0.5 * c1
+             : tr_is_op(t->n, "HammingWindow") ? 25.0 / 46 - 21.0 / 46 * c1
+                                               : 0.42 - 0.5 * c1 + 0.08 * c2;
+  }
+  fv_emit(t, 0, &o);
+}
 
 enum {
   BW_ADD,
@@ -991,7 +1045,7 @@ typedef struct fold_row {
 static void fold_unary_row(tr *t, fv *in) {
   for (size_t k = 0; k < sizeof unary_folds / sizeof *unary_folds; k++)
     if (tr_is_op(t->n, unary_folds[k].op))
-      fold_unary(t, in, unary_folds[k].fn);
+      fold_unary(t, in, unary_folds[k].f);
 }
 
 static void fold_binary_row(tr *t, fv *in, int n) {
@@ -1035,6 +1089,15 @@ static const fold_row fold_table[] = {
     {"Floor", FOLD_CONST, NULL, fold_unary_row, NULL},
     {"Ceil", FOLD_CONST, NULL, fold_unary_row, NULL},
     {"Reciprocal", FOLD_CONST, NULL, fold_unary_row, NULL},
+    {"Cos", FOLD_CONST, NULL, fold_unary_row, NULL},
+    {"Sin", FOLD_CONST, NULL, fold_unary_row, NULL},
+    {"Exp", FOLD_CONST, NULL, fold_unary_row, NULL},
+    {"Log", FOLD_CONST, NULL, fold_unary_row, NULL},
+    {"Tanh", FOLD_CONST, NULL, fold_unary_row, NULL},
+    {"Sign", FOLD_CONST, NULL, fold_unary_row, NULL},
+    {"HannWindow", FOLD_CONST_ONLY, NULL, fold_window, NULL},
+    {"HammingWindow", FOLD_CONST_ONLY, NULL, fold_window, NULL},
+    {"BlackmanWindow", FOLD_CONST_ONLY, NULL, fold_window, NULL},
     {"Not", FOLD_CONST, NULL, fold_unary_row, NULL},
     {"Add", FOLD_CONST, NULL, NULL, fold_binary_row},
     {"Sub", FOLD_CONST, NULL, NULL, fold_binary_row},

@@ -277,17 +277,34 @@ static dg_tensor const_bias(tr *t, int64_t n, float beta) {
   return out;
 }
 
+/* x * k for a float constant k (a one-element constant, broadcast). */
+static dg_tensor scaled(tr *t, dg_tensor x, float k) {
+  dg_tensor_desc xd, kd = {.rank = 1, .dims = {1}};
+  if (k == 1.0f || !tr_desc(t, x, &xd))
+    return x;
+  kd.dtype = xd.dtype;
+  if (xd.dtype == DG_DTYPE_F16) { /* the constant in x's dtype */
+    dg_tensor_desc fd = {.dtype = DG_DTYPE_F32, .rank = 1, .dims = {1}};
+    dg_tensor kf = dg_graph_constant(t->g, NULL, &fd, &k, 0);
+    return dg_graph_binary(t->g, NULL, DG_BINARY_MUL, x,
+                           dg_graph_cast(t->g, NULL, kf, DG_DTYPE_F16));
+  }
+  dg_tensor kt = dg_graph_constant(t->g, NULL, &kd, &k, 0);
+  return dg_graph_binary(t->g, NULL, DG_BINARY_MUL, x, kt);
+}
+
+/* Gemm: alpha * A' B' + beta * C. A constant B becomes fully_connected's
+ * weights (alpha folded in, and beta into a constant C of N values);
+ * otherwise transposes, a matmul and the scalings are nodes. */
 static void op_gemm(tr *t) {
   float alpha = tr_attr_float(t, "alpha", 1.0f);
   float beta = tr_attr_float(t, "beta", 1.0f);
   int64_t tb = tr_attr_int(t, "transB", 0);
-  if (tr_attr_int(t, "transA", 0)) {
-    tr_fail(t, DG_ERROR_UNSUPPORTED, "transA", "transA=1 is not supported");
-    return;
-  }
   dg_tensor a = tr_input(t, 0, NULL, false);
   if (!a.id || !tr_need_float(t, a, "A"))
     return;
+  if (tr_attr_int(t, "transA", 0))
+    a = dg_graph_transpose(t->g, NULL, a, NULL);
   dg_onnx_value bc;
   bool add_c = tr_has_input(t, 2) && beta != 0.0f;
   dg_tensor y;
@@ -307,26 +324,18 @@ static void op_gemm(tr *t) {
   } else {
     if (t->st != DG_OK)
       return;
-    if (tb || alpha != 1.0f) {
-      tr_fail(t, DG_ERROR_UNSUPPORTED, tb ? "transB" : "alpha",
-              "a non-constant B needs transB=0 and alpha=1");
-      return;
-    }
     dg_tensor b = tr_input(t, 1, NULL, false);
     if (!b.id || !tr_need_float(t, b, "B"))
       return;
-    y = dg_graph_matmul(t->g, t->n->name, a, b);
+    if (tb)
+      b = dg_graph_transpose(t->g, NULL, b, NULL);
+    y = scaled(t, dg_graph_matmul(t->g, t->n->name, a, b), alpha);
   }
   if (add_c) {
-    if (beta != 1.0f) {
-      tr_fail(t, DG_ERROR_UNSUPPORTED, "beta",
-              "beta != 1 is supported only with a constant C of N values");
-      return;
-    }
     dg_tensor c = tr_input(t, 2, NULL, false);
     if (!c.id || !tr_need_float(t, c, "C"))
       return;
-    y = dg_graph_add(t->g, NULL, y, c);
+    y = dg_graph_add(t->g, NULL, y, scaled(t, c, beta));
   }
   tr_output(t, 0, y);
 }
@@ -553,6 +562,7 @@ static const char *const constant_attrs[] = {"value", "value_int", "value_ints",
 static const char *const shape_attrs[] = {"start", "end", NULL};
 static const char *const axes_attr[] = {"axes", NULL};
 static const char *const value_attr[] = {"value", NULL};
+static const char *const window_attrs[] = {"output_datatype", "periodic", NULL};
 /* Legacy broadcasting (opsets 1-6; onnx_ops_binary.c refuses them later). */
 static const char *const legacy_bcast_attrs[] = {"broadcast", "axis", NULL};
 static const char *const mod_attrs[] = {"fmod", NULL};
@@ -591,6 +601,13 @@ static const char *const conv_transpose_attrs[] = {
     "auto_pad",     "dilations",      "group",
     "kernel_shape", "output_padding", "output_shape",
     "pads",         "strides",        NULL};
+static const char *const loss_attrs[] = {"ignore_index", "reduction", NULL};
+static const char *const epsilon_attr[] = {"epsilon", NULL};
+static const char *const cumsum_attrs[] = {"exclusive", "reverse", NULL};
+static const char *const lrn_attrs[] = {"alpha", "beta", "bias", "size", NULL};
+static const char *const eye_like_attrs[] = {"dtype", "k", NULL};
+static const char *const lp_norm_attrs[] = {"axis", "p", NULL};
+static const char *const equation_attr[] = {"equation", NULL};
 static const char *const batch_norm_attrs[] = {
     "consumed_inputs", "epsilon",       "is_test", "momentum",
     "spatial",         "training_mode", NULL};
@@ -626,36 +643,47 @@ static const tr_op table[] = {
     {"ConvTranspose", 1, 22, conv_transpose_attrs, tr_op_conv_transpose},
     {"Cos", 7, 22, NULL, tr_op_unary},
     {"Cosh", 9, 22, NULL, tr_op_unary},
+    {"CumSum", 11, 22, cumsum_attrs, tr_op_cumsum},
     {"DepthToSpace", 1, 22, depth_to_space_attrs, tr_op_depth_to_space},
     {"DequantizeLinear", 10, 22, axis_attr, tr_op_dequantize},
     {"Div", 1, 22, legacy_bcast_attrs, tr_op_div},
     {"Dropout", 1, 22, dropout_attrs, op_identity},
+    {"Einsum", 12, 22, equation_attr, tr_op_einsum},
     {"Elu", 1, 22, alpha_attr, tr_op_unary},
     {"Erf", 9, 22, NULL, tr_op_unary},
     {"Exp", 1, 22, NULL, tr_op_unary},
     {"Expand", 8, 22, NULL, tr_op_expand},
+    {"EyeLike", 9, 22, eye_like_attrs, tr_op_eye_like},
     {"Flatten", 1, 22, axis_attr, op_flatten},
     {"Floor", 1, 22, NULL, tr_op_unary},
     {"Gather", 1, 22, axis_attr, tr_op_gather},
+    {"GatherElements", 11, 22, axis_attr, tr_op_gather_elements},
     {"Gelu", 20, 22, gelu_attrs, tr_op_unary},
     {"Gemm", 1, 22, gemm_attrs, op_gemm},
     {"GlobalAveragePool", 1, 22, NULL, op_global_avg_pool},
+    {"GlobalMaxPool", 1, 22, NULL, tr_op_global_max_pool},
     {"HardSigmoid", 1, 22, alpha_beta_attrs, tr_op_unary},
     {"HardSwish", 14, 22, NULL, tr_op_unary},
+    {"Hardmax", 1, 22, axis_attr, tr_op_hardmax},
     {"Identity", 1, 22, NULL, op_identity},
+    {"InstanceNormalization", 6, 22, epsilon_attr, tr_op_instance_norm},
+    {"LRN", 1, 22, lrn_attrs, tr_op_lrn},
     {"LayerNormalization", 17, 22, layer_norm_attrs, tr_op_layer_norm},
     {"LeakyRelu", 1, 22, alpha_attr, tr_op_unary},
     {"Log", 1, 22, NULL, tr_op_unary},
     {"LogSoftmax", 1, 22, axis_attr, tr_op_log_softmax},
+    {"LpNormalization", 1, 22, lp_norm_attrs, tr_op_lp_norm},
     {"MatMul", 1, 22, NULL, op_matmul},
     {"Max", 1, 22, NULL, tr_op_max},
     {"MaxPool", 1, 22, max_pool_attrs, op_max_pool},
     {"Mean", 1, 22, NULL, tr_op_mean},
+    {"MeanVarianceNormalization", 9, 22, axes_attr, tr_op_mvn},
     {"Min", 1, 22, NULL, tr_op_min},
     {"Mish", 18, 22, NULL, tr_op_unary},
     {"Mod", 10, 22, mod_attrs, tr_op_mod},
     {"Mul", 1, 22, legacy_bcast_attrs, tr_op_mul},
     {"Neg", 1, 22, NULL, tr_op_unary},
+    {"NegativeLogLikelihoodLoss", 12, 22, loss_attrs, tr_op_nll_loss},
     {"PRelu", 1, 22, NULL, tr_op_prelu},
     {"Pad", 1, 22, pad_attrs, tr_op_pad},
     {"Pow", 1, 22, legacy_bcast_attrs, tr_op_pow},
@@ -685,6 +713,7 @@ static const tr_op table[] = {
     {"Sinh", 9, 22, NULL, tr_op_unary},
     {"Slice", 1, 22, slice_attrs, tr_op_slice},
     {"Softmax", 1, 22, axis_attr, op_softmax},
+    {"SoftmaxCrossEntropyLoss", 12, 22, loss_attrs, tr_op_sce_loss},
     {"Softplus", 1, 22, NULL, tr_op_unary},
     {"Softsign", 1, 22, NULL, tr_op_unary},
     {"SpaceToDepth", 1, 22, blocksize_attr, tr_op_space_to_depth},
@@ -715,7 +744,10 @@ static const tr_op table[] = {
     {"Where", 9, 22, NULL, tr_op_where},
     {"Xor", 1, 22, legacy_bcast_attrs, tr_op_xor},
     /* Shape arithmetic: folded at import (onnx_fold.c). */
+    {"BlackmanWindow", 17, 22, window_attrs, tr_op_fold_only},
     {"ConstantOfShape", 9, 22, value_attr, tr_op_fold_only},
+    {"HammingWindow", 17, 22, window_attrs, tr_op_fold_only},
+    {"HannWindow", 17, 22, window_attrs, tr_op_fold_only},
     {"Range", 11, 22, NULL, tr_op_fold_only},
     {"Shape", 1, 22, shape_attrs, tr_op_fold_only},
     {"Size", 1, 22, NULL, tr_op_fold_only},

@@ -102,27 +102,10 @@ void tr_op_log_softmax(tr *t) {
   tr_output(t, 0, dg_graph_reshape(t->g, NULL, f, d.rank, d.dims));
 }
 
-/* Whether output i is named and read (by a node, or outside the list). */
-static bool output_used(tr *t, int i) {
-  if (i >= t->n->n_outputs || !t->n->outputs[i][0])
-    return false;
-  const tr_value *v = tr_value_find(t, t->n->outputs[i]);
-  return !v || v->readers > 0 ||
-         (t->src->read_outside &&
-          t->src->read_outside(t->src->self, t->n->outputs[i]));
-}
-
-/* Y only: the Mean and InvStdDev outputs (training) are refused when
- * used. stash_type names their type, so it does not change Y. */
+/* Y as dg_graph_layer_norm; the Mean and InvStdDev outputs (training),
+ * when used, from reductions (onnx_ops_decomp.c). stash_type names their
+ * type, so it does not change Y. */
 void tr_op_layer_norm(tr *t) {
-  static const char *const extra[3] = {NULL, "Mean", "InvStdDev"};
-  for (int i = 1; i < 3; i++)
-    if (output_used(t, i)) {
-      tr_fail(t, DG_ERROR_UNSUPPORTED, extra[i],
-              "LayerNormalization's %s output is not supported (Y only)",
-              extra[i]);
-      return;
-    }
   dg_tensor x = tr_input(t, 0, NULL, false);
   dg_tensor s = tr_input(t, 1, NULL, false);
   dg_tensor b = tr_input(t, 2, NULL, true);
@@ -133,4 +116,6 @@ void tr_op_layer_norm(tr *t) {
   float eps = tr_attr_float(t, "epsilon", 1e-5f);
   tr_output(t, 0,
             dg_graph_layer_norm(t->g, t->n->name, x, s, b, (int32_t)axis, eps));
+  if (t->st == DG_OK)
+    tr_layer_norm_stats(t, x, axis, eps);
 }

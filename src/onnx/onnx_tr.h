@@ -197,4 +197,21 @@ void tr_op_conv_transpose(tr *t);
 void tr_op_cast(tr *t);
 void tr_op_cast_like(tr *t);
 
+/* onnx_ops_decomp.c: ops composed of other builder ops. */
+void tr_op_nll_loss(tr *t);
+void tr_op_sce_loss(tr *t);
+void tr_op_global_max_pool(tr *t);
+void tr_op_instance_norm(tr *t);
+void tr_op_mvn(tr *t);
+void tr_op_lp_norm(tr *t);
+void tr_op_cumsum(tr *t);
+void tr_op_hardmax(tr *t);
+void tr_op_lrn(tr *t);
+void tr_op_gather_elements(tr *t);
+void tr_op_eye_like(tr *t);
+void tr_op_einsum(tr *t);
+/* LayerNormalization's Mean and InvStdDev (outputs 1, 2) of x over
+ * [axis, rank), when used. */
+void tr_layer_norm_stats(tr *t, dg_tensor x, int64_t axis, float eps);
+
 #endif

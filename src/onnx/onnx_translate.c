@@ -200,6 +200,14 @@ static dg_tensor make_constant(tr *t, tr_value *v, const dg_onnx_value *c,
     return DG_TENSOR_NONE;
   }
   memcpy(d.dims, c->dims, sizeof d.dims);
+  for (int k = 0; k < c->rank; k++)
+    if (c->dims[k] == 0) {
+      tr_fail(t, DG_ERROR_UNSUPPORTED, v->name,
+              "constant '%s' is empty (dimension %d is 0); directgraph's "
+              "tensors have dimensions >= 1",
+              v->name, k);
+      return DG_TENSOR_NONE;
+    }
   if (quant && (is_int8(d.dtype) || d.dtype == DG_DTYPE_I32))
     d.quant = *quant;
   else if (is_int8(d.dtype))
@@ -623,8 +631,8 @@ static void mark_outputs(tr *t) {
      * the constant computes it, so that the graph (or an EP region) has a
      * node writing it. */
     if (!v->t.id && v->has_const && v->producer >= 0) {
-      /* make_constant narrows int64 to i32 (fine for shapes read as
-       * parameters): an output must keep the model's type. */
+      /* An output must keep the model's type: one the builder has no
+       * dtype for cannot be written. */
       if (!tr_dtype(c.elem)) {
         tr_fail(t, DG_ERROR_UNSUPPORTED, v->name,
                 "graph output '%s' is a value of element type %d computed "

@@ -121,7 +121,7 @@ static void run_session(dg_session *s) {
 }
 
 static void step(state *st, prog *r) {
-  unsigned op = byte(r) % 24, slot = byte(r) % 2;
+  unsigned op = byte(r) % 38, slot = byte(r) % 2;
   dg_graph *g = st->g[slot];
   bool huge = false;
   dg_conv2d_params cp = {
@@ -251,6 +251,90 @@ static void step(state *st, prog *r) {
     if (st->dead)
       dg_session_run(st->dead, NULL, 0, NULL, 0, NULL);
     return;
+  /* Issue 17's ops: every family with fuzzed kinds and parameters. */
+  case 24:
+    y = dg_graph_unary(g, "un", (dg_unary_fn)(byte(r) % (DG_UNARY_COUNT_ + 2)),
+                       a, (float)byte(r) / 16 - 4, (float)(byte(r) % 3));
+    break;
+  case 25:
+    y = dg_graph_binary(g, "bin",
+                        (dg_binary_fn)(byte(r) % (DG_BINARY_COUNT_ + 2)), a, b);
+    break;
+  case 26: {
+    int32_t axes[8];
+    int n = (int)(byte(r) % 9) - 1;
+    for (int i = 0; i < 8; i++)
+      axes[i] = (int32_t)(byte(r) % 16) - 8;
+    y = dg_graph_reduce(g, "red",
+                        (dg_reduce_fn)(byte(r) % (DG_REDUCE_COUNT_ + 2)), a,
+                        byte(r) % 8 ? axes : NULL, n, byte(r) % 2);
+    break;
+  }
+  case 27:
+    y = dg_graph_log_softmax(g, "lsm", a, (int32_t)(byte(r) % 16) - 8);
+    break;
+  case 28:
+    y = dg_graph_layer_norm(g, "ln", a, b, byte(r) % 2 ? c : DG_TENSOR_NONE,
+                            (int32_t)(byte(r) % 16) - 8,
+                            byte(r) % 8 ? 1e-5f : -1.0f);
+    break;
+  case 29: {
+    int32_t perm[8];
+    for (int i = 0; i < 8; i++)
+      perm[i] = (int32_t)(byte(r) % 8) - 1;
+    y = dg_graph_transpose(g, "tr", a, byte(r) % 4 ? perm : NULL);
+    break;
+  }
+  case 30: {
+    int64_t st0[8], en[8], sp[8];
+    for (int i = 0; i < 8; i++) {
+      st0[i] = (int64_t)(byte(r) % 16) - 8;
+      en[i] = (int64_t)(byte(r) % 16) - 4;
+      sp[i] = (int64_t)(byte(r) % 5) - 2;
+    }
+    y = dg_graph_slice(g, "sl", a, st0, en, byte(r) % 2 ? sp : NULL);
+    break;
+  }
+  case 31: {
+    int64_t pads[16];
+    for (int i = 0; i < 16; i++)
+      pads[i] = (int64_t)(byte(r) % 6) - 1;
+    y = dg_graph_pad(g, "pad", a, pads, (dg_pad_mode)(byte(r) % 5),
+                     (float)byte(r));
+    break;
+  }
+  case 32: {
+    int64_t dims[8];
+    for (int i = 0; i < 8; i++)
+      dims[i] = dim(r, &huge);
+    y = dg_graph_expand(g, "ex", a, (int)(byte(r) % 9) - 1, dims);
+    break;
+  }
+  case 33:
+    y = dg_graph_gather(g, "ga", a, b, (int32_t)(byte(r) % 16) - 8);
+    break;
+  case 34: {
+    dg_resize_params rp = {
+        .mode = (dg_resize_mode)(byte(r) % 3),
+        .coord = (dg_resize_coord)(byte(r) % 7),
+        .nearest = (dg_resize_nearest)(byte(r) % 5),
+        .scales = {(float)(byte(r) % 8) / 2, (float)(byte(r) % 8) / 2},
+        .sizes = {(int64_t)(byte(r) % 4), (int64_t)(byte(r) % 4)}};
+    y = dg_graph_resize(g, "rs", a, byte(r) % 8 ? &rp : NULL);
+    break;
+  }
+  case 35:
+    y = dg_graph_batch_norm(g, "bn", a, b, c, b, c,
+                            byte(r) % 8 ? 1e-5f : -1.0f);
+    break;
+  case 36: {
+    int32_t op2[2] = {(int32_t)(byte(r) % 4) - 1, (int32_t)(byte(r) % 4)};
+    y = dg_graph_conv_transpose2d(g, "ct", a, b, c, &cp, op2);
+    break;
+  }
+  case 37:
+    y = dg_graph_cast(g, "cast", a, yt);
+    break;
   default: { /* queries on any handle */
     dg_tensor_desc d;
     dg_graph_tensor_desc(g, a, &d);

@@ -26,14 +26,14 @@ def save(name, nodes, inputs, outputs, inits, opset=13):
 
 
 w = numpy_helper.from_array(np.ones((2, 1, 3, 3), np.float32), "w")
+# Det: an op no composition of the builder's ops computes.
 save("unsupported_op", [helper.make_node("Relu", ["x"], ["r"], name="ok_relu"),
-                        helper.make_node("LpNormalization", ["r"], ["y"],
-                                         name="the_lp")],
-     [f32("x", [1, 4])], [f32("y", [1, 4])], [])
-# Every unsupported node named in one error: LRN first, then a custom op.
+                        helper.make_node("Det", ["r"], ["y"],
+                                         name="the_det")],
+     [f32("x", [4, 4])], [f32("y", [])], [])
+# Every unsupported node named in one error: Det first, then a custom op.
 save("many_unsupported", [helper.make_node("Relu", ["x"], ["a"]),
-                          helper.make_node("LRN", ["a"], ["b"], size=3,
-                                           name="lrn"),
+                          helper.make_node("Det", ["a"], ["b"], name="det"),
                           helper.make_node("Relu", ["b"], ["c"]),
                           helper.make_node("Foo", ["c"], ["y"], name="custom",
                                            domain="my.ops")],

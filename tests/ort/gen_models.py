@@ -312,17 +312,18 @@ model("long_names_qdq",
       [init(LS, np.float32(0.02)), init(LZ, np.int8(5))])
 
 # ---- an op the EP does not take, between two it does ----
-model("unsupported", [N("Relu", ["x"], ["a"]), N("Hardmax", ["a"], ["b"]),
+# (Det: no composition of the builder's ops computes it.)
+model("unsupported", [N("Relu", ["x"], ["a"]), N("Det", ["a"], ["b"]),
                       N("Relu", ["b"], ["y"])],
-      [("x", "f32", [2, 8])], ["y"], [], check="unsupported")
+      [("x", "f32", [8, 8])], ["y"], [], check="unsupported")
 
-# Relu and Add are both taken, but a path joins them through Hardmax: they
+# Relu and Add are both taken, but a path joins them through Det: they
 # must become two regions (ORT refuses a group with a declined node on a
 # path between two of its nodes).
 model("unsupported_diamond", [N("Relu", ["x"], ["a"]),
-                              N("Hardmax", ["a"], ["s"]),
+                              N("Det", ["a"], ["s"]),
                               N("Add", ["a", "s"], ["y"])],
-      [("x", "f32", [2, 8])], ["y"], [], check="unsupported")
+      [("x", "f32", [8, 8])], ["y"], [], check="unsupported")
 
 with open(os.path.join(out_dir, "manifest.txt"), "w") as f:
     f.write("\n".join(manifest) + "\n")

@@ -616,7 +616,7 @@ static void test_model(const model_spec *m, const char *dir) {
   API(ReleaseSession, ort_release_fn)(s);
 }
 
-/* A model holding one op we decline (Hardmax) among ops we take. */
+/* A model holding one op we decline (Det) among ops we take. */
 static void test_unsupported(const model_spec *m, const char *dir) {
   char path[1024];
   const char *err;
@@ -627,12 +627,12 @@ static void test_unsupported(const model_spec *m, const char *dir) {
     int ours, others;
     char ops[256];
     if (placement(s, &ours, &others, ops, sizeof ops) && ours == m->nodes - 1 &&
-        others == 1 && !strcmp(ops, "Hardmax "))
-      ok("%s: policy auto: Hardmax declined (left to ORT), the other %d "
+        others == 1 && !strcmp(ops, "Det "))
+      ok("%s: policy auto: Det declined (left to ORT), the other %d "
          "node(s) on " EP_NAME,
          m->name, ours);
     else
-      fail("%s: policy auto: expected %d node(s) on " EP_NAME " and Hardmax "
+      fail("%s: policy auto: expected %d node(s) on " EP_NAME " and Det "
            "elsewhere, got %d / %d (%s)",
            m->name, m->nodes - 1, ours, others, ops);
   }

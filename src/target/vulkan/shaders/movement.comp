@@ -72,8 +72,8 @@ void main() {
         i = i < 0 ? -i : 2 * (n - 1) - i;
       else if (mode == 2)
         i = i < 0 ? 0 : n - 1;
-      else if (mode == 3)
-        i = ((i % n) + n) % n;
+      else if (mode == 3) // wrap; GLSL leaves % of a negative undefined
+        i = i < 0 ? n - 1 - (-i - 1) % n : i % n;
       else
         fill = true;
     }
