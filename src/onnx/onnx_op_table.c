@@ -83,14 +83,8 @@ static bool window_params(tr *t, int rank, dg_padding *mode, int32_t *pads,
             "dilations [%lld, %lld] < 1", (long long)v[0], (long long)v[1]);
     return false;
   }
-  if (dil) {
-    dil[0] = n >= 1 ? (int32_t)v[0] : 1;
-    dil[1] = n >= 1 ? (int32_t)v[1] : 1;
-  } else if (n >= 1 && (v[0] != 1 || v[1] != 1)) {
-    tr_fail(t, DG_ERROR_UNSUPPORTED, "dilations",
-            "dilated pooling is not supported");
-    return false;
-  }
+  dil[0] = n >= 1 ? (int32_t)v[0] : 1;
+  dil[1] = n >= 1 ? (int32_t)v[1] : 1;
   return true;
 }
 
@@ -205,7 +199,7 @@ static void pool(tr *t, bool is_max) {
   }
   p.kernel[0] = nk == 2 ? (int32_t)k[0] : 1;
   p.kernel[1] = (int32_t)k[nk - 1];
-  if (!window_params(t, d.rank, &p.padding, p.pads, p.stride, NULL))
+  if (!window_params(t, d.rank, &p.padding, p.pads, p.stride, p.dilation))
     return;
   p.ceil_mode = (int32_t)tr_attr_int(t, "ceil_mode", 0);
   p.count_include_pad = (int32_t)tr_attr_int(t, "count_include_pad", 0);
