@@ -839,6 +839,47 @@ static void external_data(void) {
   rmdir(tmp);
 }
 
+/* Dilated pooling imports: MaxPool 2x2 at dilation 2 over 6x6, and a
+ * 1-D AveragePool through the reshape to 2-D; a dilation below 1 is
+ * refused. Inputs are load_and_run's x[i] = 0.25 (i+1), negated where
+ * i % 3 == 1. */
+static void dilated_pools(void) {
+  dg_diagnostic d;
+  float y[16];
+  int nodes = 0;
+  /* y[a][b] is the max of x at i0, i0+2, i0+12, i0+14 (i0 = 6a+b): x at
+   * i0+14, 0.25 (i0+15), unless i0 % 3 == 2 makes that one negative; then
+   * x at i0+12, 0.25 (i0+13). */
+  static const float want[16] = {3.75f, 4.0f, 3.75f, 4.5f, 5.25f, 5.5f,
+                                 5.25f, 6.0f, 6.75f, 7.0f, 6.75f, 7.5f,
+                                 8.25f, 8.5f, 8.25f, 9.0f};
+  dg_status st = load_and_run("dilated_pool.onnx", y, 16, &nodes, &d);
+  int bad = -1;
+  for (int i = 0; st == DG_OK && bad < 0 && i < 16; i++)
+    if (y[i] != want[i])
+      bad = i;
+  CHECK(st == DG_OK && bad < 0,
+        "dilated_pool.onnx: MaxPool k 2x2, dilations 2x2 over 6x6 gives the "
+        "hand-worked 4x4 (%s%s)",
+        st ? d.message : "ran", bad >= 0 ? ", a value differs" : "");
+  /* x = [0.25 -0.5 0.75 1 -1.25 1.5 1.75], k 2, dilation 3, pads 1/1,
+   * count_include_pad: window o takes x[o-1] and x[o+2], halved; o = 0's
+   * x[-1] and o = 5's x[7] are padding. */
+  static const float want1[6] = {0.375f, 0.625f, -0.875f,
+                                 1.125f, 1.375f, -0.625f};
+  st = load_and_run("dilated_avg_pool_1d.onnx", y, 6, &nodes, &d);
+  bad = -1;
+  for (int i = 0; st == DG_OK && bad < 0 && i < 6; i++)
+    if (y[i] != want1[i])
+      bad = i;
+  CHECK(st == DG_OK && bad < 0,
+        "dilated_avg_pool_1d.onnx: 1-D AveragePool k 2, dilation 3, "
+        "count_include_pad gives the hand-worked 6 values (%s%s)",
+        st ? d.message : "ran", bad >= 0 ? ", a value differs" : "");
+  refused("negative_dilation_pool.onnx", DG_ERROR_INVALID_ARGUMENT, "mp",
+          "MaxPool", "dilations", "dilations [1, -1] < 1");
+}
+
 int main(void) {
   dg_diagnostic d0;
   if (dg_context_create(NULL, &ctx) != DG_OK)
@@ -852,8 +893,7 @@ int main(void) {
   external_data();
   refused("unsupported_attr.onnx", DG_ERROR_UNSUPPORTED, "conv_x", "Conv",
           "foo", "attribute 'foo'");
-  refused("dilated_pool.onnx", DG_ERROR_UNSUPPORTED, "mp", "MaxPool",
-          "dilations", "dilated pooling");
+  dilated_pools();
   refused("symbolic_batch.onnx", DG_ERROR_UNSUPPORTED, NULL, NULL, "x",
           "symbolic dimension 0 ('N')");
   refused("bad_shape.onnx", DG_ERROR_INVALID_SHAPE, "c", "Conv", "w.dims[1]",
