@@ -210,6 +210,19 @@ static void bad_inputs(void) {
     CHECK(dg_graph_status(g) == DG_OK, "dilated window fits with a pad: %s",
           dg_graph_status(g) ? dg_graph_error(g)->message : "ok");
     dg_graph_destroy(g);
+    /* One row, k 2 at dilation 3, pads 2 and 1: the window's taps are
+     * rows -2 and 1, both padding. */
+    dg_tensor_desc row = {
+        .dtype = DG_DTYPE_F32, .rank = 4, .dims = {1, 1, 1, 8}};
+    dg_pool2d_params empty = {
+        .kernel = {2, 1}, .dilation = {3, 1}, .pads = {2, 0, 1, 0}};
+    g = dg_graph_create(ctx, "bad");
+    x = dg_graph_input(g, "x", &row);
+    a.p = empty;
+    make_pool(g, &x, &a);
+    expect(g, "a dilated window of padding only", DG_ERROR_INVALID_ARGUMENT,
+           "params.pads[0]");
+    dg_graph_destroy(g);
     /* A pad as wide as the dilated window (9) is refused. */
     big.pads[0] = 9;
     g = dg_graph_create(ctx, "bad");

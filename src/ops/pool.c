@@ -82,6 +82,26 @@ static dg_tensor pool_build(dg_graph *g, dg_op op, const char *name,
       return DG_TENSOR_NONE;
     }
     out.dims[2 + i] = o;
+    /* A dilated window starting in the begin padding can step over the
+     * whole input (taps -2 and 1 of a 1-row input): a result of padding
+     * only is refused. Only windows starting before the input can be so
+     * (the others start inside it), and undilated ones never are
+     * (pad < kernel). */
+    int64_t in = xi->desc.dims[2 + i];
+    for (int64_t w = 0; w < o; w++) {
+      int64_t s0 = w * p.stride[i] - p.pads[i];
+      if (s0 >= 0)
+        break;
+      int64_t first = (-s0 + p.dilation[i] - 1) / p.dilation[i];
+      if (first >= p.kernel[i] || s0 + first * p.dilation[i] >= in) {
+        snprintf(got, sizeof got, "%d", p.pads[i]);
+        dg_build_fail(&b, DG_ERROR_INVALID_ARGUMENT,
+                      i ? "params.pads[1]" : "params.pads[0]",
+                      "a pad leaving every window a tap of the input", got,
+                      "a dilated window would read padding only");
+        return DG_TENSOR_NONE;
+      }
+    }
   }
   uint32_t ins[1] = {x.id};
   return dg_build_finish(&b, ins, 1, &out, &p);
