@@ -453,7 +453,12 @@ typedef struct dg_pool2d_params {
   int32_t pads[4];     /* top, left, bottom, right (EXPLICIT only) */
   dg_padding padding;
   int32_t ceil_mode;   /* non-zero: output size rounds up */
-  int32_t count_include_pad; /* avg pool: divide by the full window */
+  int32_t count_include_pad; /* avg pool: divide by the window's taps
+                              * inside the padded input, not the input */
+  int32_t dilation[2];       /* h, w; 0: 1. Window tap (i, j) reads
+                              * (oh*stride + i*dilation - pad); appended
+                              * last so zero-initialised callers keep
+                              * dilation 1 */
 } dg_pool2d_params;
 
 /* Pooling over x [N,C,H,W] (f32, f16, and for max pooling i8/u8). */

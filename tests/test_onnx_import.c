@@ -962,6 +962,90 @@ static void external_data(void) {
   rmdir(tmp);
 }
 
+/* Dilated pooling imports: MaxPool 2x2 at dilation 2 over 6x6, and a
+ * 1-D AveragePool through the reshape to 2-D; a dilation below 1 is
+ * refused. Inputs are load_and_run's x[i] = 0.25 (i+1), negated where
+ * i % 3 == 1. */
+static void dilated_pools(void) {
+  dg_diagnostic d;
+  float y[16];
+  int nodes = 0;
+  /* y[a][b] is the max of x at i0, i0+2, i0+12, i0+14 (i0 = 6a+b): x at
+   * i0+14, 0.25 (i0+15), unless i0 % 3 == 2 makes that one negative; then
+   * x at i0+12, 0.25 (i0+13). */
+  static const float want[16] = {3.75f, 4.0f, 3.75f, 4.5f, 5.25f, 5.5f,
+                                 5.25f, 6.0f, 6.75f, 7.0f, 6.75f, 7.5f,
+                                 8.25f, 8.5f, 8.25f, 9.0f};
+  dg_status st = load_and_run("dilated_pool.onnx", y, 16, &nodes, &d);
+  int bad = -1;
+  for (int i = 0; st == DG_OK && bad < 0 && i < 16; i++)
+    if (y[i] != want[i])
+      bad = i;
+  CHECK(st == DG_OK && bad < 0,
+        "dilated_pool.onnx: MaxPool k 2x2, dilations 2x2 over 6x6 gives the "
+        "hand-worked 4x4 (%s%s)",
+        st ? d.message : "ran", bad >= 0 ? ", a value differs" : "");
+  /* x = [0.25 -0.5 0.75 1 -1.25 1.5 1.75], k 2, dilation 3, pads 1/1,
+   * count_include_pad: window o takes x[o-1] and x[o+2], halved; o = 0's
+   * x[-1] and o = 5's x[7] are padding. */
+  static const float want1[6] = {0.375f, 0.625f, -0.875f,
+                                 1.125f, 1.375f, -0.625f};
+  st = load_and_run("dilated_avg_pool_1d.onnx", y, 6, &nodes, &d);
+  bad = -1;
+  for (int i = 0; st == DG_OK && bad < 0 && i < 6; i++)
+    if (y[i] != want1[i])
+      bad = i;
+  CHECK(st == DG_OK && bad < 0,
+        "dilated_avg_pool_1d.onnx: 1-D AveragePool k 2, dilation 3, "
+        "count_include_pad gives the hand-worked 6 values (%s%s)",
+        st ? d.message : "ran", bad >= 0 ? ", a value differs" : "");
+  refused("negative_dilation_pool.onnx", DG_ERROR_INVALID_ARGUMENT, "mp",
+          "MaxPool", "dilations", "dilations [1, -1] < 1");
+}
+
+/* LpPool and GlobalLpPool, as the translator composes them. Inputs are
+ * load_and_run's x = 0.25, -0.5, 0.75, 1, -1.25, 1.5, 1.75, -2, 2.25.
+ * Sums of |x|^p are worked out here by hand; the root is taken with libm
+ * (within 1e-6 relative: the graph computes it in f32). */
+static int close_to(float got, double want) {
+  return fabs(got - want) <= 1e-6 * fabs(want);
+}
+
+static void lp_pools(void) {
+  dg_diagnostic d;
+  float y[4];
+  int nodes = 0;
+  /* p 1, 2x2 windows of the 3x3: sums of |x| exactly */
+  dg_status st = load_and_run("lp_pool_p1.onnx", y, 4, &nodes, &d);
+  CHECK(st == DG_OK && y[0] == 3.0f && y[1] == 4.0f && y[2] == 6.0f &&
+            y[3] == 7.0f,
+        "lp_pool_p1.onnx: LpPool p 1, k 2x2 over 3x3 = [3 4 6 7] (%s: %g %g "
+        "%g %g)",
+        st ? d.message : "ran", y[0], y[1], y[2], y[3]);
+  /* p 2, k 2, dilation 2, stride 2 over 6, ceil_mode: taps (0, 2), (2, 4)
+   * and (4, 6), 6 past the end: sqrt(0.0625 + 0.5625),
+   * sqrt(0.5625 + 1.5625), sqrt(1.5625) */
+  st = load_and_run("lp_pool_1d_ceil.onnx", y, 3, &nodes, &d);
+  CHECK(st == DG_OK && close_to(y[0], sqrt(0.625)) &&
+            close_to(y[1], sqrt(2.125)) && close_to(y[2], 1.25),
+        "lp_pool_1d_ceil.onnx: 1-D LpPool p 2, dilation 2, ceil_mode = "
+        "[%g %g 1.25] (%s: %g %g %g)",
+        sqrt(0.625), sqrt(2.125), st ? d.message : "ran", y[0], y[1], y[2]);
+  /* p 3 over [1, 2, 2]: 0.25^3 + 0.5^3 = 0.140625, 0.75^3 + 1 = 1.421875 */
+  st = load_and_run("global_lp_pool_p3.onnx", y, 2, &nodes, &d);
+  CHECK(st == DG_OK && close_to(y[0], cbrt(0.140625)) &&
+            close_to(y[1], cbrt(1.421875)),
+        "global_lp_pool_p3.onnx: GlobalLpPool p 3 (%s: %g %g)",
+        st ? d.message : "ran", y[0], y[1]);
+  /* p 2 (default) over 2x2: 0.0625 + 0.25 + 0.5625 + 1 = 1.875 */
+  st = load_and_run("global_lp_pool_p2.onnx", y, 1, &nodes, &d);
+  CHECK(st == DG_OK && close_to(y[0], sqrt(1.875)),
+        "global_lp_pool_p2.onnx: GlobalLpPool p 2 = sqrt(1.875) (%s: %g)",
+        st ? d.message : "ran", y[0]);
+  refused("lp_pool_ceil_auto_pad.onnx", DG_ERROR_UNSUPPORTED, "lp", "LpPool",
+          "ceil_mode", "ceil_mode with auto_pad");
+}
+
 int main(void) {
   dg_diagnostic d0;
   if (dg_context_create(NULL, &ctx) != DG_OK)
@@ -976,8 +1060,8 @@ int main(void) {
   found_by_fuzzing();
   refused("unsupported_attr.onnx", DG_ERROR_UNSUPPORTED, "conv_x", "Conv",
           "foo", "attribute 'foo'");
-  refused("dilated_pool.onnx", DG_ERROR_UNSUPPORTED, "mp", "MaxPool",
-          "dilations", "dilated pooling");
+  dilated_pools();
+  lp_pools();
   refused("symbolic_batch.onnx", DG_ERROR_UNSUPPORTED, NULL, NULL, "x",
           "symbolic dimension 0 ('N')");
   refused("bad_shape.onnx", DG_ERROR_INVALID_SHAPE, "c", "Conv", "w.dims[1]",

@@ -83,14 +83,8 @@ static bool window_params(tr *t, int rank, dg_padding *mode, int32_t *pads,
             "dilations [%lld, %lld] < 1", (long long)v[0], (long long)v[1]);
     return false;
   }
-  if (dil) {
-    dil[0] = n >= 1 ? (int32_t)v[0] : 1;
-    dil[1] = n >= 1 ? (int32_t)v[1] : 1;
-  } else if (n >= 1 && (v[0] != 1 || v[1] != 1)) {
-    tr_fail(t, DG_ERROR_UNSUPPORTED, "dilations",
-            "dilated pooling is not supported");
-    return false;
-  }
+  dil[0] = n >= 1 ? (int32_t)v[0] : 1;
+  dil[1] = n >= 1 ? (int32_t)v[1] : 1;
   return true;
 }
 
@@ -135,7 +129,7 @@ bool tr_conv_kernel_shape(tr *t, dg_tensor w) {
 /* x [N,C,L] as [N,C,1,L] for a 1-D window (constant data as a new
  * constant, so that targets still see constant weights); x itself when
  * it is not of rank 3. */
-static dg_tensor as_2d(tr *t, int i, dg_tensor x) {
+dg_tensor tr_as_2d(tr *t, int i, dg_tensor x) {
   dg_tensor_desc d;
   if (!tr_desc(t, x, &d) || d.rank != 3)
     return x;
@@ -150,7 +144,7 @@ static dg_tensor as_2d(tr *t, int i, dg_tensor x) {
 }
 
 /* A 1-D window's result [N,C,1,L'] back to [N,C,L']. */
-static dg_tensor as_1d(tr *t, dg_tensor y, int rank) {
+dg_tensor tr_as_1d(tr *t, dg_tensor y, int rank) {
   dg_tensor_desc d;
   if (rank != 3 || !tr_desc(t, y, &d))
     return y;
@@ -168,13 +162,33 @@ static void op_conv(tr *t) {
   dg_tensor w = tr_input(t, 1, NULL, false);
   dg_tensor b = tr_input(t, 2, NULL, true);
   if (xd.rank == 3) {
-    x = as_2d(t, 0, x);
-    w = as_2d(t, 1, w);
+    x = tr_as_2d(t, 0, x);
+    w = tr_as_2d(t, 1, w);
   }
   if (!tr_conv_kernel_shape(t, w))
     return;
-  tr_output(t, 0,
-            as_1d(t, dg_graph_conv2d(t->g, t->n->name, x, w, b, &p), xd.rank));
+  tr_output(
+      t, 0,
+      tr_as_1d(t, dg_graph_conv2d(t->g, t->n->name, x, w, b, &p), xd.rank));
+}
+
+bool tr_pool_params(tr *t, const dg_tensor_desc *d, dg_pool2d_params *p) {
+  memset(p, 0, sizeof *p);
+  int64_t k[4];
+  int nk = tr_attr_ints(t, "kernel_shape", k, 4);
+  if (nk != d->rank - 2 || (nk != 1 && nk != 2)) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "kernel_shape",
+            "only 1-D and 2-D pooling is supported (kernel_shape of %d "
+            "values for rank %d)",
+            nk, d->rank);
+    return false;
+  }
+  p->kernel[0] = nk == 2 ? (int32_t)k[0] : 1;
+  p->kernel[1] = (int32_t)k[nk - 1];
+  if (!window_params(t, d->rank, &p->padding, p->pads, p->stride, p->dilation))
+    return false;
+  p->ceil_mode = (int32_t)tr_attr_int(t, "ceil_mode", 0);
+  return true;
 }
 
 static void pool(tr *t, bool is_max) {
@@ -190,31 +204,18 @@ static void pool(tr *t, bool is_max) {
   }
   dg_tensor x = tr_input(t, 0, NULL, false);
   dg_tensor_desc d;
+  dg_pool2d_params p;
   /* The max of raw integers is theirs; their average is not. */
-  if (!tr_desc(t, x, &d) || (!is_max && !tr_need_float(t, x, "X")))
+  if (!tr_desc(t, x, &d) || (!is_max && !tr_need_float(t, x, "X")) ||
+      !tr_pool_params(t, &d, &p))
     return;
-  dg_pool2d_params p = {0};
-  int64_t k[4];
-  int nk = tr_attr_ints(t, "kernel_shape", k, 4);
-  if (nk != d.rank - 2 || (nk != 1 && nk != 2)) {
-    tr_fail(t, DG_ERROR_UNSUPPORTED, "kernel_shape",
-            "only 1-D and 2-D pooling is supported (kernel_shape of %d "
-            "values for rank %d)",
-            nk, d.rank);
-    return;
-  }
-  p.kernel[0] = nk == 2 ? (int32_t)k[0] : 1;
-  p.kernel[1] = (int32_t)k[nk - 1];
-  if (!window_params(t, d.rank, &p.padding, p.pads, p.stride, NULL))
-    return;
-  p.ceil_mode = (int32_t)tr_attr_int(t, "ceil_mode", 0);
   p.count_include_pad = (int32_t)tr_attr_int(t, "count_include_pad", 0);
-  x = as_2d(t, 0, x);
+  x = tr_as_2d(t, 0, x);
   tr_output(t, 0,
-            as_1d(t,
-                  is_max ? dg_graph_max_pool2d(t->g, t->n->name, x, &p)
-                         : dg_graph_avg_pool2d(t->g, t->n->name, x, &p),
-                  d.rank));
+            tr_as_1d(t,
+                     is_max ? dg_graph_max_pool2d(t->g, t->n->name, x, &p)
+                            : dg_graph_avg_pool2d(t->g, t->n->name, x, &p),
+                     d.rank));
 }
 
 static void op_max_pool(tr *t) { pool(t, true); }
@@ -551,6 +552,10 @@ static const char *const max_pool_attrs[] = {
 static const char *const avg_pool_attrs[] = {
     "auto_pad",     "ceil_mode", "count_include_pad", "dilations",
     "kernel_shape", "pads",      "strides",           NULL};
+static const char *const lp_pool_attrs[] = {
+    "auto_pad", "ceil_mode", "dilations", "kernel_shape",
+    "p",        "pads",      "strides",   NULL};
+static const char *const p_attr[] = {"p", NULL};
 static const char *const gemm_attrs[] = {"alpha", "beta", "transA", "transB",
                                          NULL};
 static const char *const axis_attr[] = {"axis", NULL};
@@ -662,6 +667,7 @@ static const tr_op table[] = {
     {"Gemm", 1, 22, gemm_attrs, op_gemm},
     {"GlobalAveragePool", 1, 22, NULL, op_global_avg_pool},
     {"GlobalMaxPool", 1, 22, NULL, tr_op_global_max_pool},
+    {"GlobalLpPool", 1, 22, p_attr, tr_op_global_lp_pool},
     {"HardSigmoid", 1, 22, alpha_beta_attrs, tr_op_unary},
     {"HardSwish", 14, 22, NULL, tr_op_unary},
     {"Hardmax", 1, 22, axis_attr, tr_op_hardmax},
@@ -671,6 +677,7 @@ static const tr_op table[] = {
     {"LayerNormalization", 17, 22, layer_norm_attrs, tr_op_layer_norm},
     {"LeakyRelu", 1, 22, alpha_attr, tr_op_unary},
     {"Log", 1, 22, NULL, tr_op_unary},
+    {"LpPool", 1, 22, lp_pool_attrs, tr_op_lp_pool},
     {"LogSoftmax", 1, 22, axis_attr, tr_op_log_softmax},
     {"LpNormalization", 1, 22, lp_norm_attrs, tr_op_lp_norm},
     {"MatMul", 1, 22, NULL, op_matmul},

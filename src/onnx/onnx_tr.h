@@ -101,6 +101,16 @@ bool tr_need_float(tr *t, dg_tensor x, const char *what);
 int64_t tr_attr_int(tr *t, const char *name, int64_t def);
 float tr_attr_float(const tr *t, const char *name, float def);
 int tr_attr_ints(tr *t, const char *name, int64_t *out, int max);
+/* Pooling's kernel_shape, strides, pads / auto_pad, dilations and
+ * ceil_mode for x of desc d (1-D windows as 2-D of height 1); false
+ * (failure recorded) when not expressible. count_include_pad is 0. */
+bool tr_pool_params(tr *t, const dg_tensor_desc *d, dg_pool2d_params *p);
+/* x [N,C,L] as [N,C,1,L] for a 1-D window (input i's constant data as a
+ * new constant); x itself when not of rank 3. */
+dg_tensor tr_as_2d(tr *t, int i, dg_tensor x);
+/* A 1-D window's result [N,C,1,L'] back to [N,C,L'] (rank: the ONNX
+ * input's); y itself when rank is not 3. */
+dg_tensor tr_as_1d(tr *t, dg_tensor y, int rank);
 /* Fails (false) when the node's kernel_shape, if any, is not w's. */
 bool tr_conv_kernel_shape(tr *t, dg_tensor w);
 /* Fails naming the first attribute of node n not in the row's list. */
@@ -140,6 +150,10 @@ void tr_op_quantize(tr *t);
 void tr_op_dequantize(tr *t);
 void tr_op_qlinear_conv(tr *t);
 void tr_op_qlinear_matmul(tr *t);
+/* onnx_ops_pool.c: LpPool and GlobalLpPool, composed of abs, pow,
+ * avg_pool2d / reduce. */
+void tr_op_lp_pool(tr *t);
+void tr_op_global_lp_pool(tr *t);
 /* onnx_ops_binary.c: the elementwise binary ops and the variadic ones. */
 void tr_op_add(tr *t);
 void tr_op_sub(tr *t);

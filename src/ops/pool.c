@@ -37,9 +37,15 @@ static dg_tensor pool_build(dg_graph *g, dg_op op, const char *name,
                     ">= 1 (0 = default 1)", got, "must be positive");
       return DG_TENSOR_NONE;
     }
+    if (pp->dilation[i] < 0) {
+      snprintf(got, sizeof got, "%d", pp->dilation[i]);
+      dg_build_fail(&b, DG_ERROR_INVALID_ARGUMENT, "params.dilation",
+                    ">= 1 (0 = default 1)", got, "must be positive");
+      return DG_TENSOR_NONE;
+    }
     p.kernel[i] = pp->kernel[i];
     p.stride[i] = pp->stride[i] ? pp->stride[i] : 1;
-    p.dilation[i] = 1;
+    p.dilation[i] = pp->dilation[i] ? pp->dilation[i] : 1;
   }
   if (pp->padding < DG_PADDING_EXPLICIT || pp->padding > DG_PADDING_SAME_LOWER) {
     snprintf(got, sizeof got, "%d", (int)pp->padding);
@@ -48,10 +54,14 @@ static dg_tensor pool_build(dg_graph *g, dg_op op, const char *name,
     return DG_TENSOR_NONE;
   }
   for (int i = 0; i < 4; i++) {
-    if (pp->pads[i] < 0 || pp->pads[i] >= p.kernel[i % 2]) {
+    /* A pad of a whole dilated window would give windows of padding
+     * only. */
+    int64_t span = (int64_t)(p.kernel[i % 2] - 1) * p.dilation[i % 2] + 1;
+    if (pp->pads[i] < 0 || pp->pads[i] >= span) {
       snprintf(got, sizeof got, "%d", pp->pads[i]);
       dg_build_fail(&b, DG_ERROR_INVALID_ARGUMENT, "params.pads",
-                    "0 <= pad < kernel", got, "bad pooling padding");
+                    "0 <= pad < (kernel-1)*dilation+1", got,
+                    "bad pooling padding");
       return DG_TENSOR_NONE;
     }
     p.pads[i] = pp->pads[i];
@@ -62,16 +72,36 @@ static dg_tensor pool_build(dg_graph *g, dg_op op, const char *name,
   dg_tensor_desc out = xi->desc;
   for (int i = 0; i < 2; i++) {
     int64_t o = dg_window_out(xi->desc.dims[2 + i], p.kernel[i], p.stride[i],
-                              1, pp->padding, &p.pads[i], &p.pads[i + 2],
-                              p.ceil_mode);
+                              p.dilation[i], pp->padding, &p.pads[i],
+                              &p.pads[i + 2], p.ceil_mode);
     if (o < 1) {
       snprintf(got, sizeof got, "%lld", (long long)xi->desc.dims[2 + i]);
       dg_build_fail(&b, DG_ERROR_INVALID_SHAPE, i ? "x.dims[3]" : "x.dims[2]",
-                    "padded input >= kernel", got,
+                    "padded input >= (kernel-1)*dilation+1", got,
                     "the pooling window does not fit");
       return DG_TENSOR_NONE;
     }
     out.dims[2 + i] = o;
+    /* A dilated window starting in the begin padding can step over the
+     * whole input (taps -2 and 1 of a 1-row input): a result of padding
+     * only is refused. Only windows starting before the input can be so
+     * (the others start inside it), and undilated ones never are
+     * (pad < kernel). */
+    int64_t in = xi->desc.dims[2 + i];
+    for (int64_t w = 0; w < o; w++) {
+      int64_t s0 = w * p.stride[i] - p.pads[i];
+      if (s0 >= 0)
+        break;
+      int64_t first = (-s0 + p.dilation[i] - 1) / p.dilation[i];
+      if (first >= p.kernel[i] || s0 + first * p.dilation[i] >= in) {
+        snprintf(got, sizeof got, "%d", p.pads[i]);
+        dg_build_fail(&b, DG_ERROR_INVALID_ARGUMENT,
+                      i ? "params.pads[1]" : "params.pads[0]",
+                      "a pad leaving every window a tap of the input", got,
+                      "a dilated window would read padding only");
+        return DG_TENSOR_NONE;
+      }
+    }
   }
   uint32_t ins[1] = {x.id};
   return dg_build_finish(&b, ins, 1, &out, &p);
@@ -104,29 +134,31 @@ dg_tensor dg_graph_global_avg_pool(dg_graph *g, const char *name,
 }
 
 /* ---- reference ----
- * A window starts at o*stride - pad_begin. For averaging, the divisor is
- * the window clipped to the padded input (count_include_pad) or to the
- * input itself; ceil mode windows may hang past the end padding, and that
- * part is never counted (the PyTorch and ONNX rule). */
+ * Window tap i of output o reads o*stride + i*dilation - pad_begin. For
+ * averaging, the divisor is the number of taps inside the input, or with
+ * count_include_pad inside the padded input; ceil mode windows may hang
+ * past the end padding, and those taps are never counted (the PyTorch and
+ * ONNX rule). */
 static void pool_ref(const dg_ir *ir, const dg_node *n, const double *x,
                      double *y, bool is_max) {
   const dg_tensor_desc *xd = &dg_ir_tensor(ir, n->inputs[0])->desc;
   const dg_tensor_desc *yd = &dg_ir_tensor(ir, n->output)->desc;
+  const dg_node_params *p = &n->p;
   int64_t NC = xd->dims[0] * xd->dims[1], H = xd->dims[2], W = xd->dims[3];
   int64_t OH = yd->dims[2], OW = yd->dims[3];
   for (int64_t c = 0; c < NC; c++)
     for (int64_t oh = 0; oh < OH; oh++)
       for (int64_t ow = 0; ow < OW; ow++) {
-        int64_t h0 = oh * n->p.stride[0] - n->p.pads[0];
-        int64_t w0 = ow * n->p.stride[1] - n->p.pads[1];
-        int64_t h1 = h0 + n->p.kernel[0], w1 = w0 + n->p.kernel[1];
-        int64_t ph1 = h1 < H + n->p.pads[2] ? h1 : H + n->p.pads[2];
-        int64_t pw1 = w1 < W + n->p.pads[3] ? w1 : W + n->p.pads[3];
-        int64_t padded_count = (ph1 - h0) * (pw1 - w0);
         double acc = is_max ? -INFINITY : 0;
-        int64_t count = 0;
-        for (int64_t h = h0 < 0 ? 0 : h0; h < (h1 < H ? h1 : H); h++)
-          for (int64_t w = w0 < 0 ? 0 : w0; w < (w1 < W ? w1 : W); w++) {
+        int64_t count = 0, padded_count = 0;
+        for (int64_t i = 0; i < p->kernel[0]; i++) {
+          int64_t h = oh * p->stride[0] + i * p->dilation[0] - p->pads[0];
+          for (int64_t j = 0; j < p->kernel[1]; j++) {
+            int64_t w = ow * p->stride[1] + j * p->dilation[1] - p->pads[1];
+            if (h < H + p->pads[2] && w < W + p->pads[3])
+              padded_count++;
+            if (h < 0 || h >= H || w < 0 || w >= W)
+              continue;
             double v = x[(c * H + h) * W + w];
             if (is_max)
               acc = v > acc ? v : acc;
@@ -134,9 +166,10 @@ static void pool_ref(const dg_ir *ir, const dg_node *n, const double *x,
               acc += v;
             count++;
           }
+        }
         if (!is_max)
-          acc /= (double)(n->p.count_include_pad ? padded_count
-                                                 : (count ? count : 1));
+          acc /= (double)(p->count_include_pad ? padded_count
+                                               : (count ? count : 1));
         y[(c * OH + oh) * OW + ow] = acc;
       }
 }

@@ -41,10 +41,42 @@ save("many_unsupported", [helper.make_node("Relu", ["x"], ["a"]),
 save("unsupported_attr", [helper.make_node("Conv", ["x", "w"], ["y"],
                                            name="conv_x", foo=3)],
      [f32("x", [1, 1, 5, 5])], [f32("y", [1, 2, 3, 3])], [w])
+# Dilated pooling imports (2-D, and 1-D through the reshape to 2-D); a
+# dilation below 1 is refused.
 save("dilated_pool", [helper.make_node("MaxPool", ["x"], ["y"], name="mp",
                                        kernel_shape=[2, 2],
                                        dilations=[2, 2])],
      [f32("x", [1, 1, 6, 6])], [f32("y", [1, 1, 4, 4])], [])
+save("dilated_avg_pool_1d", [helper.make_node("AveragePool", ["x"], ["y"],
+                                              name="ap", kernel_shape=[2],
+                                              dilations=[3], pads=[1, 1],
+                                              count_include_pad=1)],
+     [f32("x", [1, 1, 7])], [f32("y", [1, 1, 6])], [], opset=19)
+save("negative_dilation_pool", [helper.make_node("MaxPool", ["x"], ["y"],
+                                                 name="mp",
+                                                 kernel_shape=[2, 2],
+                                                 dilations=[1, -1])],
+     [f32("x", [1, 1, 6, 6])], [f32("y", [1, 1, 5, 5])], [])
+# LpPool and GlobalLpPool, composed by the translator (abs, pow, average
+# pooling or a reduction): values worked out by hand in test_onnx_import.c.
+save("lp_pool_p1", [helper.make_node("LpPool", ["x"], ["y"], name="lp",
+                                     kernel_shape=[2, 2], p=1)],
+     [f32("x", [1, 1, 3, 3])], [f32("y", [1, 1, 2, 2])], [], opset=11)
+save("lp_pool_1d_ceil", [helper.make_node("LpPool", ["x"], ["y"], name="lp",
+                                          kernel_shape=[2], dilations=[2],
+                                          strides=[2], ceil_mode=1, p=2)],
+     [f32("x", [1, 1, 6])], [f32("y", [1, 1, 3])], [], opset=18)
+save("lp_pool_ceil_auto_pad", [helper.make_node("LpPool", ["x"], ["y"],
+                                                name="lp", kernel_shape=[2],
+                                                strides=[2], ceil_mode=1,
+                                                auto_pad="SAME_UPPER")],
+     [f32("x", [1, 1, 5])], [f32("y", [1, 1, 3])], [], opset=18)
+save("global_lp_pool_p3", [helper.make_node("GlobalLpPool", ["x"], ["y"],
+                                            name="glp", p=3)],
+     [f32("x", [1, 2, 2])], [f32("y", [1, 2, 1])], [])
+save("global_lp_pool_p2", [helper.make_node("GlobalLpPool", ["x"], ["y"],
+                                            name="glp")],
+     [f32("x", [1, 1, 2, 2])], [f32("y", [1, 1, 1, 1])], [])
 save("symbolic_batch", [helper.make_node("Relu", ["x"], ["y"])],
      [f32("x", ["N", 4])], [f32("y", ["N", 4])], [])
 save("bad_shape", [helper.make_node("Conv", ["x", "w"], ["y"], name="c")],

@@ -399,32 +399,45 @@ double dg_cpu_sum_f32(const float *x, int64_t n, int64_t stride) {
   return (s[0] + s[1]) + (s[2] + s[3]);
 }
 
-/* Pooling, one typed loop per element type: max over the window clipped
- * to the input; averages divide as the reference does. */
+/* The taps [lo, hi) of a window starting at s0 (k taps, dilation d) that
+ * fall in [0, n): the pooling loops then run over taps, not positions. */
+static void pool_taps(int64_t s0, int k, int d, int64_t n, int64_t *lo,
+                      int64_t *hi) {
+  *lo = s0 < 0 ? (-s0 + d - 1) / d : 0;
+  int64_t h = s0 >= n ? 0 : (n - 1 - s0) / d + 1;
+  *hi = h < k ? h : k;
+  if (*hi < *lo)
+    *hi = *lo;
+}
+
+/* Pooling, one typed loop per element type: max over the window's taps
+ * inside the input; averages divide as the reference does (with
+ * count_include_pad, by the taps inside the padded input). */
 #define POOL(name, T, ACC, INIT)                                               \
-  static void name(dg_cpu_node *cn, const T *x, T *y, bool is_max) {         \
-    const dg_tensor_desc *xd = in_desc(cn, 0), *yd = out_desc(cn);            \
+  static void name(dg_cpu_node *cn, const T *x, T *y, bool is_max) {           \
+    const dg_tensor_desc *xd = in_desc(cn, 0), *yd = out_desc(cn);             \
     const dg_node_params *p = &cn->node->p;                                    \
-    int64_t NC = xd->dims[0] * xd->dims[1], H = xd->dims[2], W = xd->dims[3]; \
+    int64_t NC = xd->dims[0] * xd->dims[1], H = xd->dims[2], W = xd->dims[3];  \
     int64_t OH = yd->dims[2], OW = yd->dims[3];                                \
+    int dh = p->dilation[0], dw = p->dilation[1];                              \
     for (int64_t c = 0; c < NC; c++, x += H * W)                               \
       for (int64_t oh = 0; oh < OH; oh++) {                                    \
-        int64_t h0 = oh * p->stride[0] - p->pads[0], h1 = h0 + p->kernel[0];   \
-        int64_t hs = h0 < 0 ? 0 : h0, he = h1 < H ? h1 : H;                    \
-        int64_t ph1 = h1 < H + p->pads[2] ? h1 : H + p->pads[2];               \
+        int64_t h0 = oh * p->stride[0] - p->pads[0], is, ie, ip, unused;       \
+        pool_taps(h0, p->kernel[0], dh, H, &is, &ie);                          \
+        pool_taps(h0, p->kernel[0], dh, H + p->pads[2], &unused, &ip);         \
         for (int64_t ow = 0; ow < OW; ow++) {                                  \
-          int64_t w0 = ow * p->stride[1] - p->pads[1], w1 = w0 + p->kernel[1]; \
-          int64_t ws = w0 < 0 ? 0 : w0, we = w1 < W ? w1 : W;                  \
+          int64_t w0 = ow * p->stride[1] - p->pads[1], js, je, jp;             \
+          pool_taps(w0, p->kernel[1], dw, W, &js, &je);                        \
           ACC acc = is_max ? INIT : 0;                                         \
-          for (int64_t h = hs; h < he; h++)                                    \
-            for (int64_t w = ws; w < we; w++) {                                \
-              ACC v = x[h * W + w];                                            \
+          for (int64_t i = is; i < ie; i++)                                    \
+            for (int64_t j = js; j < je; j++) {                                \
+              ACC v = x[(h0 + i * dh) * W + w0 + j * dw];                      \
               acc = is_max ? (v > acc ? v : acc) : acc + v;                    \
             }                                                                  \
           if (!is_max) {                                                       \
-            int64_t pw1 = w1 < W + p->pads[3] ? w1 : W + p->pads[3];           \
-            int64_t cnt = p->count_include_pad ? (ph1 - h0) * (pw1 - w0)       \
-                                               : (he - hs) * (we - ws);        \
+            pool_taps(w0, p->kernel[1], dw, W + p->pads[3], &unused, &jp);     \
+            int64_t cnt =                                                      \
+                p->count_include_pad ? ip * jp : (ie - is) * (je - js);        \
             acc /= (ACC)(cnt ? cnt : 1);                                       \
           }                                                                    \
           *y++ = (T)acc;                                                       \
@@ -468,10 +481,13 @@ MAXPOOL_VALID(maxpool_valid_i8, int8_t)
 MAXPOOL_VALID(maxpool_valid_u8, uint8_t)
 #undef MAXPOOL_VALID
 
+/* The fast paths below assume undilated windows (dilated ones take the
+ * generic loop). */
 static bool pool_windows_inside(const dg_cpu_node *cn) {
   const dg_tensor_desc *xd = in_desc(cn, 0), *yd = out_desc(cn);
   const dg_node_params *p = &cn->node->p;
-  return !p->pads[0] && !p->pads[1] &&
+  return p->dilation[0] == 1 && p->dilation[1] == 1 && !p->pads[0] &&
+         !p->pads[1] &&
          (yd->dims[2] - 1) * p->stride[0] + p->kernel[0] <= xd->dims[2] &&
          (yd->dims[3] - 1) * p->stride[1] + p->kernel[1] <= xd->dims[3];
 }

@@ -30,6 +30,11 @@ static bool node_ok(const dg_ir *ir, const dg_node *n, const char *backend,
                    dg_op_name(n->op));
   if (x->desc.rank != 4 || y->desc.dtype != x->desc.dtype)
     return npu_why(why, ws, "%s", "input not rank 4 or output dtype differs");
+  /* regs.def documents dilation for the CNA (convolution) only, none for
+   * the PPU's pooling window: declined rather than guessed. */
+  if (n->p.dilation[0] != 1 || n->p.dilation[1] != 1)
+    return npu_why(why, ws, "dilated pooling (%dx%d): the PPU has no dilation",
+                   n->p.dilation[0], n->p.dilation[1]);
   if (x->desc.quant.channel_scales ||
       y->desc.quant.scale != x->desc.quant.scale ||
       y->desc.quant.zero_point != x->desc.quant.zero_point)

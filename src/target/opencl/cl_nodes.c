@@ -424,6 +424,8 @@ static cl_int pool(prep *p) {
   g[P_KW] = global ? g[P_W] : np->kernel[1];
   g[P_SH] = global ? 1 : np->stride[0];
   g[P_SW] = global ? 1 : np->stride[1];
+  g[P_DH] = global ? 1 : np->dilation[0];
+  g[P_DW] = global ? 1 : np->dilation[1];
   if (!global) {
     g[P_PT] = np->pads[0];
     g[P_PL] = np->pads[1];

@@ -71,7 +71,7 @@ static uint64_t loop_trips(const dg_ir *ir, const dg_node *n) {
   case DG_OP_QMATMUL:
     return t + (uint64_t)x->dims[x->rank - 1];
   case DG_OP_MAX_POOL2D:
-  case DG_OP_AVG_POOL2D:
+  case DG_OP_AVG_POOL2D: /* pool.comp: taps, kh x kw at any dilation */
     return t + (uint64_t)n->p.kernel[0] * (1 + (uint64_t)n->p.kernel[1]);
   case DG_OP_SOFTMAX:
   case DG_OP_LOG_SOFTMAX:
@@ -712,7 +712,9 @@ static bool setup_pool(const vk_device *vd, vk_work *w, const dg_ir *ir,
                               .pr = p->pads[3],
                               .is_max = n->op == DG_OP_MAX_POOL2D,
                               .count_include_pad = p->count_include_pad,
-                              .flags = xd->dtype == DG_DTYPE_I8};
+                              .flags = xd->dtype == DG_DTYPE_I8,
+                              .dh = p->dilation[0],
+                              .dw = p->dilation[1]};
   w->shader = xd->dtype == DG_DTYPE_F32   ? SH_POOL_F32
               : xd->dtype == DG_DTYPE_F16 ? SH_POOL_F16
                                           : SH_POOL_8;

@@ -103,6 +103,8 @@
 #define P_MAX 18
 #define P_INCL 19
 #define P_DT 20
+#define P_DH 21 /* dilations (1 for global pooling) */
+#define P_DW 22
 
 /* Data movement (movement.cl, from cl_movement.c): the strided view of
  * src/ops/view.h per output axis, or gather's outer x len x inner taken

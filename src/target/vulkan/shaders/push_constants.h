@@ -61,10 +61,11 @@
 #define VK_PC_CBLK int wblk;
 
 /* pool.comp: NC planes of H x W into OH x OW, kernel kh x kw, strides sh
- * sw, padding pt pl pb pr; is_max, count_include_pad, flags (bit 0: i8). */
+ * sw, padding pt pl pb pr; is_max, count_include_pad, flags (bit 0: i8);
+ * dilations dh dw. */
 #define VK_PC_POOL                                                             \
   int NC, H, W, OH, OW, kh, kw, sh, sw, pt, pl, pb, pr;                        \
-  int is_max, count_include_pad, flags;
+  int is_max, count_include_pad, flags, dh, dw;
 
 /* gap.comp: NC planes of HW elements. */
 #define VK_PC_GAP int NC, HW, G, CH;
