@@ -906,9 +906,15 @@ static void fold_binary(tr *t, fv *in, int n, int fn) {
   fv acc = in[0];
   in[0].i = NULL;
   in[0].f = NULL;
+  if (!acc.i && !acc.f) {
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "input", "input 0 is missing");
+    return;
+  }
   bool fm = tr_attr_int(t, "fmod", 0) != 0;
   for (int k = 1; k < n && t->st == DG_OK; k++) {
     fv *b = &in[k];
+    if (!b->i && !b->f) /* an omitted (empty-named) input of Min or Max */
+      continue;
     if (is_float_elem(acc.elem) != is_float_elem(b->elem)) {
       tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "B", "A and B differ in type");
       break;
@@ -1127,6 +1133,21 @@ bool tr_fold_has(const dg_onnx_node *n) { return fold_find(n) != NULL; }
 
 #define FOLD_MAX_INPUTS 16
 
+/* The inputs a fold reads unconditionally (the fold functions index them
+ * without checking: a model may omit them). */
+static int fold_min_inputs(const tr *t, const fold_row *row) {
+  if (row->one == fold_where || row->one == fold_range)
+    return 3;
+  if (row->many == fold_slice)
+    return t->n->opset >= 10 ? 3 : 1;
+  if (row->one == fold_gather || row->one == fold_expand ||
+      row->one == fold_reshape ||
+      (row->many == fold_binary_row && !tr_is_op(t->n, "Min") &&
+       !tr_is_op(t->n, "Max")))
+    return 2;
+  return 1;
+}
+
 bool tr_try_const_fold(tr *t) {
   const fold_row *row = fold_find(t->n);
   if (!row)
@@ -1136,6 +1157,14 @@ bool tr_try_const_fold(tr *t) {
     return true;
   }
   int n = t->n->n_inputs;
+  int need = fold_min_inputs(t, row);
+  for (int i = 0; i < need; i++)
+    if (!tr_has_input(t, i)) {
+      tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "input",
+              "%s needs %d inputs; input %d is missing", t->n->op_type, need,
+              i);
+      return true;
+    }
   bool all = n > 0 && n <= FOLD_MAX_INPUTS;
   const char *runtime = NULL;
   for (int i = 0; all && i < n; i++) {
