@@ -59,6 +59,14 @@ if [ ! -x "$b/tools/dg-run" ]; then
 else
   for m in tests/fuzz/corpus/*.onnx; do
     out=$($ew "$b/tools/dg-run" "$m" --random --verify --plan --repeat 1 2>&1)
+    if [ "$(basename "$m")" = unsupported.onnx ]; then
+      # a seed of the refusal path: every unsupported node named, each
+      # node's whole line logged before the summary
+      echo "$out" | grep -q "^dg-run: onnx node 2 '' (Foo): operator domain 'x.y'" &&
+        echo "$out" | grep -q "(Det), op_type: operator 'Det' is not supported; 1 more node not supported: Foo (node 2)"
+      check $? "dg-run unsupported.onnx: refused, naming Det and, logged, Foo"
+      continue
+    fi
     echo "$out" | grep -q "^verify: ok"
     check $? "dg-run $(basename "$m"): imported, ran, verified"
     if [ "$(basename "$m")" = qdq.onnx ]; then

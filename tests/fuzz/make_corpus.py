@@ -174,7 +174,7 @@ save("conv1d", [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1]),
      [f32("x", [1, 2, 8])], [f32("y", [1, 3, 4])],
      [init("w", rng.standard_normal((3, 2, 3)).astype(np.float32))])
 save("unsupported", [helper.make_node("Relu", ["x"], ["a"]),
-                     helper.make_node("LRN", ["a"], ["b"], size=3),
+                     helper.make_node("Det", ["a"], ["b"]),
                      helper.make_node("Foo", ["b"], ["y"], domain="x.y")],
      [f32("x", [1, 3, 2, 2])], [f32("y", None)], [])
 print("wrote", len(os.listdir(out)), "seeds to", out)
