@@ -567,6 +567,7 @@ static const char *const constant_attrs[] = {"value", "value_int", "value_ints",
 static const char *const shape_attrs[] = {"start", "end", NULL};
 static const char *const axes_attr[] = {"axes", NULL};
 static const char *const value_attr[] = {"value", NULL};
+static const char *const upper_attr[] = {"upper", NULL};
 static const char *const window_attrs[] = {"output_datatype", "periodic", NULL};
 /* Legacy broadcasting (opsets 1-6; onnx_ops_binary.c refuses them later). */
 static const char *const legacy_bcast_attrs[] = {"broadcast", "axis", NULL};
@@ -733,6 +734,7 @@ static const tr_op table[] = {
     {"ThresholdedRelu", 10, 22, alpha_attr, tr_op_unary},
     {"Tile", 6, 22, NULL, tr_op_tile},
     {"Transpose", 1, 22, perm_attr, tr_op_transpose},
+    {"Trilu", 14, 22, upper_attr, tr_op_trilu},
     {"Upsample", 7, 9, upsample_attrs, tr_op_upsample},
     /* Comparisons, logic, selection (onnx_ops_compare.c); they fold on
      * constants first. The two-input ones read opset 1-6 broadcast. */

@@ -797,6 +797,50 @@ void tr_op_eye_like(tr *t) {
   tr_output(t, 0, dg_graph_reshape(t->g, t->n->name, c, 2, in.dims));
 }
 
+/* Trilu: x where a constant mask of the last two dims says so (upper:
+ * column - row >= k; lower: <= k), else 0 (a select, so that an inf or
+ * NaN outside the triangle still becomes 0). k must be known at import. */
+void tr_op_trilu(tr *t) {
+  dg_tensor x = tr_input(t, 0, NULL, false);
+  dg_tensor_desc xd;
+  if (!tr_desc(t, x, &xd))
+    return;
+  if (xd.rank < 2) {
+    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "input",
+            "Trilu needs a tensor of rank >= 2 (rank %d)", xd.rank);
+    return;
+  }
+  int64_t k = 0;
+  int n = 0;
+  if (tr_has_input(t, 1) && (!tr_const_ints(t, 1, &k, 1, &n) || n != 1)) {
+    if (t->st == DG_OK)
+      tr_fail(t, DG_ERROR_UNSUPPORTED, "k", "k must be one constant value");
+    return;
+  }
+  bool upper = tr_attr_int(t, "upper", 1) != 0;
+  int64_t rows = xd.dims[xd.rank - 2], cols = xd.dims[xd.rank - 1];
+  if (rows * cols > DECOMP_MAX_CONST) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "input", "%lld x %lld is too large",
+            (long long)rows, (long long)cols);
+    return;
+  }
+  uint8_t *mask = malloc((size_t)(rows * cols));
+  uint8_t zero[8] = {0}; /* zero in every dtype where takes */
+  if (!mask) {
+    tr_fail(t, DG_ERROR_OUT_OF_MEMORY, NULL, "out of memory");
+    return;
+  }
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t c = 0; c < cols; c++)
+      mask[r * cols + c] = upper ? c - r >= k : c - r <= k;
+  dg_tensor_desc md = {.dtype = DG_DTYPE_BOOL, .rank = 2, .dims = {rows, cols}};
+  dg_tensor_desc zd = {.dtype = xd.dtype, .rank = 1, .dims = {1}};
+  dg_tensor m = dg_graph_constant(t->g, NULL, &md, mask, 0);
+  dg_tensor z = dg_graph_constant(t->g, NULL, &zd, zero, 0);
+  free(mask);
+  tr_output(t, 0, dg_graph_where(t->g, t->n->name, m, x, z));
+}
+
 /* ---- Einsum ---- */
 
 /* One operand of an equation: its letters, one per axis. */

@@ -223,6 +223,7 @@ void tr_op_hardmax(tr *t);
 void tr_op_lrn(tr *t);
 void tr_op_gather_elements(tr *t);
 void tr_op_eye_like(tr *t);
+void tr_op_trilu(tr *t);
 void tr_op_einsum(tr *t);
 /* LayerNormalization's Mean and InvStdDev (outputs 1, 2) of x over
  * [axis, rank), when used. */
