@@ -824,7 +824,7 @@ static void fold_models(void) {
   refused("fold_range_huge.onnx", DG_ERROR_UNSUPPORTED, "range", "Range",
           "delta", "Range of 1e+12 elements");
   refused("fold_expand_huge.onnx", DG_ERROR_UNSUPPORTED, "expand", "Expand",
-          "output", "would hold more than 16777216 elements");
+          "output", "would hold more than 4194304 elements");
   refused("fold_div_zero.onnx", DG_ERROR_INVALID_ARGUMENT, "div", "Div", "B",
           "integer division by zero");
   refused("fold_range_runtime.onnx", DG_ERROR_UNSUPPORTED, "range", "Range",
