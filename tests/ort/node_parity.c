@@ -268,20 +268,7 @@ static const char *ep_said(const theirs *t) {
 static bool same_numbers(OrtSession *s, const model_io *m, tensor *ins, int nin,
                          const ours *r, char *why, size_t len) {
   OrtValue *in[MAX_IO] = {0}, *out[MAX_IO] = {0};
-  const char *in_names[MAX_IO], *out_names[MAX_IO];
-  const char *err = NULL;
-  for (int i = 0; i < nin && !err; i++) {
-    in_names[i] = ins[i].name;
-    err = status_msg(API(CreateTensorWithDataAsOrtValue, ort_create_tensor_fn)(
-        meminfo, ins[i].data, ins[i].bytes, ins[i].v.dims,
-        (size_t)ins[i].v.rank, ins[i].v.elem, &in[i]));
-  }
-  for (int i = 0; i < m->nout; i++)
-    out_names[i] = m->out[i];
-  if (!err)
-    err = status_msg(
-        API(Run, ort_run_fn)(s, NULL, in_names, (const OrtValue *const *)in,
-                             (size_t)nin, out_names, (size_t)m->nout, out));
+  const char *err = ort_run_session(s, m, ins, nin, in, out);
   bool same = !err;
   if (err)
     snprintf(why, len, "ORT run with our EP: %.300s", err);
@@ -289,22 +276,11 @@ static bool same_numbers(OrtSession *s, const model_io *m, tensor *ins, int nin,
     int k = 0;
     while (k < r->nout && strcmp(r->name[k], m->out[i]))
       k++;
-    OrtTensorTypeAndShapeInfo *ti = NULL;
-    size_t count = 0;
+    size_t count = 0, rank;
     int elem = 0;
+    int64_t dims[DG_MAX_RANK];
     void *data = NULL;
-    const char *e = status_msg(
-        API(GetTensorTypeAndShape, ort_type_and_shape_fn)(out[i], &ti));
-    if (!e)
-      e = status_msg(API(GetTensorElementType, ort_get_int_fn)(ti, &elem));
-    if (!e)
-      e = status_msg(
-          API(GetTensorShapeElementCount, ort_get_size_fn)(ti, &count));
-    if (!e)
-      e = status_msg(
-          API(GetTensorMutableData, ort_get_mut_ptr_fn)(out[i], &data));
-    if (ti)
-      API(ReleaseTensorTypeAndShapeInfo, ort_release_fn)(ti);
+    const char *e = ort_output(out[i], &elem, &count, &rank, dims, &data);
     size_t bytes = count * elem_size(elem);
     if (e || k == r->nout) {
       snprintf(why, len, "output '%s': %.200s", m->out[i],
@@ -326,12 +302,8 @@ static bool same_numbers(OrtSession *s, const model_io *m, tensor *ins, int nin,
       same = false;
     }
   }
-  for (int i = 0; i < MAX_IO; i++) {
-    if (in[i])
-      API(ReleaseValue, ort_release_fn)(in[i]);
-    if (out[i])
-      API(ReleaseValue, ort_release_fn)(out[i]);
-  }
+  ort_release_values(in);
+  ort_release_values(out);
   return same;
 }
 

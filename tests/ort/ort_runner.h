@@ -227,6 +227,61 @@ static int ort_setup(const char *ort_path, const char *ep_path,
   return 1;
 }
 
+/* Runs session s on the inputs ins (nin) for m's outputs into out
+ * (MAX_IO, the caller releases each with ReleaseValue, and in: likewise,
+ * whatever happened). NULL, or ORT's error. */
+static const char *ort_run_session(OrtSession *s, const model_io *m,
+                                   tensor *ins, int nin, OrtValue **in,
+                                   OrtValue **out) {
+  const char *in_names[MAX_IO], *out_names[MAX_IO];
+  const char *err = NULL;
+  for (int i = 0; i < nin && !err; i++) {
+    in_names[i] = ins[i].name;
+    err = status_msg(API(CreateTensorWithDataAsOrtValue, ort_create_tensor_fn)(
+        meminfo, ins[i].data, ins[i].bytes, ins[i].v.dims,
+        (size_t)ins[i].v.rank, ins[i].v.elem, &in[i]));
+  }
+  for (int i = 0; i < m->nout; i++)
+    out_names[i] = m->out[i];
+  if (!err)
+    err = status_msg(
+        API(Run, ort_run_fn)(s, NULL, in_names, (const OrtValue *const *)in,
+                             (size_t)nin, out_names, (size_t)m->nout, out));
+  return err;
+}
+
+/* An output value's element type, element count, dims (rank up to
+ * DG_MAX_RANK; more is an error) and data. NULL, or the error. */
+static const char *ort_output(OrtValue *v, int *elem, size_t *count,
+                              size_t *rank, int64_t *dims, void **data) {
+  OrtTensorTypeAndShapeInfo *ti = NULL;
+  *rank = 0;
+  const char *err =
+      status_msg(API(GetTensorTypeAndShape, ort_type_and_shape_fn)(v, &ti));
+  if (!err)
+    err = status_msg(API(GetTensorElementType, ort_get_int_fn)(ti, elem));
+  if (!err)
+    err =
+        status_msg(API(GetTensorShapeElementCount, ort_get_size_fn)(ti, count));
+  if (!err)
+    err = status_msg(API(GetDimensionsCount, ort_get_size_fn)(ti, rank));
+  if (!err && *rank > DG_MAX_RANK)
+    err = "an output of rank above 6";
+  if (!err)
+    err = status_msg(API(GetDimensions, ort_get_dims_fn)(ti, dims, *rank));
+  if (!err)
+    err = status_msg(API(GetTensorMutableData, ort_get_mut_ptr_fn)(v, data));
+  if (ti)
+    API(ReleaseTensorTypeAndShapeInfo, ort_release_fn)(ti);
+  return err;
+}
+
+static void ort_release_values(OrtValue **v) {
+  for (int i = 0; i < MAX_IO; i++)
+    if (v[i])
+      API(ReleaseValue, ort_release_fn)(v[i]);
+}
+
 /* The ONNX Runtime library: $DG_ORT_LIB, else tests/ort/fetch-ort.sh's
  * cache ($DG_ORT_CACHE or ~/.cache/directgraph-ci/ort, version 1.30.0). */
 static void ort_library_path(char *ort, size_t len) {

@@ -100,44 +100,12 @@ static double output_scale(const char *path, const char *name) {
 static const char *ort_run(OrtSession *s, const model_io *m, tensor *ins,
                            int nin, result *res) {
   OrtValue *in[MAX_IO] = {0}, *out[MAX_IO] = {0};
-  const char *in_names[MAX_IO], *out_names[MAX_IO];
-  const char *err = NULL;
-  for (int i = 0; i < nin && !err; i++) {
-    in_names[i] = ins[i].name;
-    err = status_msg(API(CreateTensorWithDataAsOrtValue, ort_create_tensor_fn)(
-        meminfo, ins[i].data, ins[i].bytes, ins[i].v.dims,
-        (size_t)ins[i].v.rank, ins[i].v.elem, &in[i]));
-  }
-  for (int i = 0; i < m->nout; i++)
-    out_names[i] = m->out[i];
-  if (!err)
-    err = status_msg(
-        API(Run, ort_run_fn)(s, NULL, in_names, (const OrtValue *const *)in,
-                             (size_t)nin, out_names, (size_t)m->nout, out));
+  const char *err = ort_run_session(s, m, ins, nin, in, out);
   for (int i = 0; !err && i < m->nout; i++) {
-    OrtTensorTypeAndShapeInfo *ti = NULL;
     size_t count = 0, rank = 0;
     int elem = 0;
     void *data = NULL;
-    err = status_msg(
-        API(GetTensorTypeAndShape, ort_type_and_shape_fn)(out[i], &ti));
-    if (!err)
-      err = status_msg(API(GetTensorElementType, ort_get_int_fn)(ti, &elem));
-    if (!err)
-      err = status_msg(
-          API(GetTensorShapeElementCount, ort_get_size_fn)(ti, &count));
-    if (!err)
-      err = status_msg(API(GetDimensionsCount, ort_get_size_fn)(ti, &rank));
-    if (!err && rank > DG_MAX_RANK)
-      err = "an output of rank above 6";
-    if (!err && rank <= DG_MAX_RANK)
-      err = status_msg(API(GetDimensions, ort_get_dims_fn)(ti, res[i].dims,
-                                                           rank));
-    if (!err)
-      err = status_msg(
-          API(GetTensorMutableData, ort_get_mut_ptr_fn)(out[i], &data));
-    if (ti)
-      API(ReleaseTensorTypeAndShapeInfo, ort_release_fn)(ti);
+    err = ort_output(out[i], &elem, &count, &rank, res[i].dims, &data);
     if (err)
       break;
     snprintf(res[i].name, sizeof res[i].name, "%s", m->out[i]);
@@ -147,12 +115,8 @@ static const char *ort_run(OrtSession *s, const model_io *m, tensor *ins,
     for (size_t e = 0; res[i].v && e < count; e++)
       res[i].v[e] = load_value(elem, data, e);
   }
-  for (int i = 0; i < MAX_IO; i++) {
-    if (in[i])
-      API(ReleaseValue, ort_release_fn)(in[i]);
-    if (out[i])
-      API(ReleaseValue, ort_release_fn)(out[i]);
-  }
+  ort_release_values(in);
+  ort_release_values(out);
   return err;
 }
 
