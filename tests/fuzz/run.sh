@@ -35,6 +35,9 @@ mkdir -p build-fuzz/$corpus
 cp "$seeds"/* "$found"/* build-fuzz/$corpus/
 cd build-fuzz
 # allocator_may_return_null: a huge request is an out-of-memory path to
-# fuzz (malloc returns NULL), not an error of the sanitizer's own.
-ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 ./fuzz_$target -max_total_time="$secs" \
+# fuzz (malloc returns NULL), not an error of the sanitizer's own;
+# max_allocation_size_mb=1024 makes every request over 1 GiB such a
+# failure, below libFuzzer's 2 GiB limit (a fuzzed Tile can ask for a
+# 2 GiB tensor, a valid model this machine cannot hold).
+ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:max_allocation_size_mb=1024 ./fuzz_$target -max_total_time="$secs" \
   -rss_limit_mb=2048 -timeout=10 -max_len=65536 $corpus
