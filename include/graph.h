@@ -273,6 +273,9 @@ typedef enum dg_op {
   DG_OP_COMPARE,
   DG_OP_WHERE,
   DG_OP_ARG_REDUCE,
+  DG_OP_QBINARY,     /* dg_graph_qbinary: int8 add, sub, mul */
+  DG_OP_LOOKUP,      /* dg_graph_lookup, _qunary, _requantize */
+  DG_OP_QAVG_POOL2D, /* dg_graph_qavg_pool2d, _qglobal_avg_pool */
   DG_OP_COUNT_
 } dg_op;
 DG_API const char *dg_op_name(dg_op op); /* "conv2d", ..., "?" */
@@ -592,6 +595,8 @@ typedef enum dg_unary_fn {
   DG_UNARY_CEIL,
   DG_UNARY_ROUND, /* half to even */
   DG_UNARY_SIGN,
+  DG_UNARY_SIGMOID, /* 1 / (1 + exp(-x)) (also DG_OP_SIGMOID) */
+  DG_UNARY_RELU,    /* max(x, 0) (also DG_OP_RELU) */
   DG_UNARY_COUNT_
 } dg_unary_fn;
 DG_API const char *dg_unary_fn_name(dg_unary_fn fn); /* "tanh", ...; "?" */
@@ -697,6 +702,68 @@ typedef enum dg_arg_fn {
 DG_API dg_tensor dg_graph_arg_reduce(dg_graph *graph, const char *name,
                                      dg_arg_fn fn, dg_tensor x, int32_t axis,
                                      int keepdims, int select_last_index);
+/* ---- int8 beyond convolution --------------------------------------------
+ * The ops that QDQ models put between their convolutions, on int8 (i8/u8)
+ * tensors with per-tensor quantisation, so that such a model stays int8
+ * from its first quantize to its last dequantize. docs/numerics.md
+ * ("int8 elementwise, lookup and pooling") defines every result exactly:
+ * they are bit-exact on every target. Each takes the output's dtype (i8
+ * or u8) and quantisation (per-tensor; copied) like dg_graph_qconv2d.
+ * Errors name the argument: a float or per-channel input ("a", "x"), a
+ * y_dtype that is not i8/u8 ("y_dtype"), y_quant NULL or per-channel
+ * ("y_quant"), a scale ratio that is not a finite normal float
+ * ("y_quant.scale"). */
+
+/* y = fn(a, b) with numpy broadcasting, fn ADD, SUB or MUL (ONNX
+ * QLinearAdd / QLinearMul; any other fn: INVALID_ARGUMENT "fn"). a and b
+ * may have different dtypes and quantisations. */
+DG_API dg_tensor dg_graph_qbinary(dg_graph *graph, const char *name,
+                                  dg_binary_fn fn, dg_tensor a, dg_tensor b,
+                                  dg_dtype y_dtype,
+                                  const dg_quant_params *y_quant);
+/* y[i] = table[x[i] - min] for an i8 or u8 x, where min is x's dtype's
+ * least value (-128 or 0): table holds 256 values of y_dtype (int8_t or
+ * uint8_t), copied into a constant of the graph. The quantisations are
+ * labels here: the table already holds the answer. */
+DG_API dg_tensor dg_graph_lookup(dg_graph *graph, const char *name, dg_tensor x,
+                                 const void *table, dg_dtype y_dtype,
+                                 const dg_quant_params *y_quant);
+/* y = quantize(fn(dequantize(x))) for each of the 256 values x can hold,
+ * computed once on the host and run as dg_graph_lookup (ONNX
+ * QLinearSigmoid and the DequantizeLinear -> f -> QuantizeLinear of QDQ
+ * models). fn, alpha and beta as dg_graph_unary's (its errors too). */
+DG_API dg_tensor dg_graph_qunary(dg_graph *graph, const char *name,
+                                 dg_unary_fn fn, dg_tensor x, float alpha,
+                                 float beta, dg_dtype y_dtype,
+                                 const dg_quant_params *y_quant);
+/* x in another dtype or quantisation: quantize(dequantize(x)), as a
+ * lookup. */
+DG_API dg_tensor dg_graph_requantize(dg_graph *graph, const char *name,
+                                     dg_tensor x, dg_dtype y_dtype,
+                                     const dg_quant_params *y_quant);
+/* Average pooling of an int8 x [N,C,H,W] (ONNX QLinearAveragePool): the
+ * window's sum of (x - x.zero) in integers, requantised once. params as
+ * dg_graph_avg_pool2d's; a window of more than 2^23 taps is refused
+ * ("params.kernel": its sum could overflow int32). */
+DG_API dg_tensor dg_graph_qavg_pool2d(dg_graph *graph, const char *name,
+                                      dg_tensor x,
+                                      const dg_pool2d_params *params,
+                                      dg_dtype y_dtype,
+                                      const dg_quant_params *y_quant);
+/* [N,C,H,W] -> [N,C,1,1] (ONNX QLinearGlobalAveragePool): a
+ * qavg_pool2d node whose window is the whole plane. */
+DG_API dg_tensor dg_graph_qglobal_avg_pool(dg_graph *graph, const char *name,
+                                           dg_tensor x, dg_dtype y_dtype,
+                                           const dg_quant_params *y_quant);
+/* Concatenation of int8 tensors of any quantisations (ONNX QLinearConcat):
+ * each input whose dtype or quantisation is not y's is first requantised
+ * (a lookup node named "<name>/requant<i>"), then one concat node joins
+ * them. tensors is copied. */
+DG_API dg_tensor dg_graph_qconcat(dg_graph *graph, const char *name,
+                                  const dg_tensor *tensors, int32_t count,
+                                  int32_t axis, dg_dtype y_dtype,
+                                  const dg_quant_params *y_quant);
+
 /* New dims with at most one -1 (inferred) and 0 meaning "copy the input's
  * dim" (ONNX Reshape). dims is copied. */
 DG_API dg_tensor dg_graph_reshape(dg_graph *graph, const char *name,

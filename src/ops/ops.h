@@ -48,6 +48,23 @@ typedef struct dg_unary_def {
   double lo, hi;
 } dg_unary_def;
 const dg_unary_def *dg_unary_def_get(int fn); /* NULL for an invalid fn */
+/* fn(x) with parameters a, b, by unary.def's formula in double (fn valid). */
+double dg_unary_value(int fn, double x, double a, double b);
+/* dg_graph_unary's checks of fn and its parameters, failing b's graph
+ * naming "fn", "alpha" or "beta". */
+struct dg_build;
+bool dg_unary_check(struct dg_build *b, dg_unary_fn fn, float alpha,
+                    float beta);
+
+/* The most taps of a qavg_pool2d window: 255 * 2^23 < 2^31, so the
+ * integer sum of (x - x.zero) fits int32. */
+#define DG_QPOOL_MAX_TAPS (1 << 23)
+
+/* qbinary's host factors (int8.c): for MUL fa = a.scale * b.scale /
+ * y.scale (fb 0); for ADD and SUB fa = a.scale / y.scale and fb =
+ * +-b.scale / y.scale. Every target's kernel takes these. */
+void dg_qbinary_factors(const dg_ir *ir, const dg_node *n, float *fa,
+                        float *fb);
 
 /* Output-size rule for one spatial axis; returns < 1 when invalid. pads
  * are resolved in place for SAME padding. */

@@ -1,21 +1,66 @@
 /* max_pool2d, avg_pool2d, global_avg_pool. */
 #include "../graph/builder.h"
 #include "ops.h"
+#include "requant.h"
 
 #include <math.h>
 #include <stdio.h>
 
+/* qavg_pool2d's output: y_dtype and per-tensor y_quant, and a multiplier
+ * x.scale / (y.scale * n) that is a finite normal float for the largest
+ * window (a smaller one gives a larger multiplier, checked by the same
+ * test at n = 1). */
+static bool q8_pool_output(dg_build *b, const dg_tensor_info *xi,
+                           dg_dtype y_dtype, const dg_quant_params *y_quant,
+                           dg_tensor_desc *out) {
+  if (!dg_build_quant(b, &xi->desc, "x", -1))
+    return false;
+  if (y_dtype != DG_DTYPE_I8 && y_dtype != DG_DTYPE_U8) {
+    dg_build_fail(b, DG_ERROR_INVALID_DTYPE, "y_dtype", "i8 or u8",
+                  dg_dtype_name(y_dtype), "int8 output dtype");
+    return false;
+  }
+  if (!y_quant) {
+    dg_build_fail(b, DG_ERROR_INVALID_ARGUMENT, "y_quant", "non-NULL", "NULL",
+                  "output quantisation missing");
+    return false;
+  }
+  out->dtype = y_dtype;
+  out->quant = *y_quant;
+  if (!dg_build_quant(b, out, "y_quant", -1))
+    return false;
+  float m = dg_requant_pool_multiplier(xi->desc.quant.scale, y_quant->scale, 1);
+  if (!isnormal(m) ||
+      !isnormal(dg_requant_pool_multiplier(xi->desc.quant.scale, y_quant->scale,
+                                           DG_QPOOL_MAX_TAPS))) {
+    char got[64];
+    snprintf(got, sizeof got, "%g / %g", xi->desc.quant.scale, y_quant->scale);
+    dg_build_fail(b, DG_ERROR_INVALID_ARGUMENT, "y_quant.scale",
+                  "x.scale / (y.scale * n) a finite, normal float", got,
+                  "requantisation multiplier unusable");
+    return false;
+  }
+  return true;
+}
+
+/* y_dtype and y_quant: qavg_pool2d's output (ignored otherwise). */
 static dg_tensor pool_build(dg_graph *g, dg_op op, const char *name,
-                            dg_tensor x, const dg_pool2d_params *pp) {
+                            dg_tensor x, const dg_pool2d_params *pp,
+                            dg_dtype y_dtype, const dg_quant_params *y_quant) {
   dg_build b;
   if (!dg_build_begin(&b, g, op, name))
     return DG_TENSOR_NONE;
   bool ok = true;
   const dg_tensor_info *xi = dg_build_tensor(&b, x, "x", false, &ok);
-  unsigned types = op == DG_OP_MAX_POOL2D ? DG_FLOAT_TYPES | DG_Q8_TYPES
-                                          : DG_FLOAT_TYPES;
+  unsigned types = op == DG_OP_MAX_POOL2D    ? DG_FLOAT_TYPES | DG_Q8_TYPES
+                   : op == DG_OP_QAVG_POOL2D ? DG_Q8_TYPES
+                                             : DG_FLOAT_TYPES;
   if (!ok || !dg_build_dtype(&b, xi, "x", types) ||
       !dg_build_rank(&b, xi, "x", 4))
+    return DG_TENSOR_NONE;
+  dg_tensor_desc out = xi->desc;
+  if (op == DG_OP_QAVG_POOL2D &&
+      !q8_pool_output(&b, xi, y_dtype, y_quant, &out))
     return DG_TENSOR_NONE;
   char got[64];
   if (!pp) {
@@ -68,8 +113,15 @@ static dg_tensor pool_build(dg_graph *g, dg_op op, const char *name,
   }
   p.ceil_mode = pp->ceil_mode != 0;
   /* Average pooling only: max pooling never divides (ops.def). */
-  p.count_include_pad = op == DG_OP_AVG_POOL2D && pp->count_include_pad != 0;
-  dg_tensor_desc out = xi->desc;
+  p.count_include_pad = op != DG_OP_MAX_POOL2D && pp->count_include_pad != 0;
+  if (op == DG_OP_QAVG_POOL2D &&
+      (int64_t)p.kernel[0] * p.kernel[1] > DG_QPOOL_MAX_TAPS) {
+    snprintf(got, sizeof got, "%d x %d", p.kernel[0], p.kernel[1]);
+    dg_build_fail(&b, DG_ERROR_INVALID_ARGUMENT, "params.kernel",
+                  "at most 2^23 taps", got,
+                  "an int8 window's sum could overflow int32");
+    return DG_TENSOR_NONE;
+  }
   for (int i = 0; i < 2; i++) {
     int64_t o = dg_window_out(xi->desc.dims[2 + i], p.kernel[i], p.stride[i],
                               p.dilation[i], pp->padding, &p.pads[i],
@@ -109,12 +161,43 @@ static dg_tensor pool_build(dg_graph *g, dg_op op, const char *name,
 
 dg_tensor dg_graph_max_pool2d(dg_graph *g, const char *name, dg_tensor x,
                               const dg_pool2d_params *params) {
-  return pool_build(g, DG_OP_MAX_POOL2D, name, x, params);
+  return pool_build(g, DG_OP_MAX_POOL2D, name, x, params, 0, NULL);
 }
 
 dg_tensor dg_graph_avg_pool2d(dg_graph *g, const char *name, dg_tensor x,
                               const dg_pool2d_params *params) {
-  return pool_build(g, DG_OP_AVG_POOL2D, name, x, params);
+  return pool_build(g, DG_OP_AVG_POOL2D, name, x, params, 0, NULL);
+}
+
+dg_tensor dg_graph_qavg_pool2d(dg_graph *g, const char *name, dg_tensor x,
+                               const dg_pool2d_params *params, dg_dtype y_dtype,
+                               const dg_quant_params *y_quant) {
+  return pool_build(g, DG_OP_QAVG_POOL2D, name, x, params, y_dtype, y_quant);
+}
+
+dg_tensor dg_graph_qglobal_avg_pool(dg_graph *g, const char *name, dg_tensor x,
+                                    dg_dtype y_dtype,
+                                    const dg_quant_params *y_quant) {
+  dg_build b;
+  if (!dg_build_begin(&b, g, DG_OP_QAVG_POOL2D, name))
+    return DG_TENSOR_NONE;
+  bool ok = true;
+  const dg_tensor_info *xi = dg_build_tensor(&b, x, "x", false, &ok);
+  if (!ok || !dg_build_dtype(&b, xi, "x", DG_Q8_TYPES) ||
+      !dg_build_rank(&b, xi, "x", 4))
+    return DG_TENSOR_NONE;
+  char got[64];
+  if (xi->desc.dims[2] > INT32_MAX || xi->desc.dims[3] > INT32_MAX ||
+      xi->desc.dims[2] * xi->desc.dims[3] > DG_QPOOL_MAX_TAPS) {
+    snprintf(got, sizeof got, "%lld x %lld", (long long)xi->desc.dims[2],
+             (long long)xi->desc.dims[3]);
+    dg_build_fail(&b, DG_ERROR_INVALID_SHAPE, "x.dims", "H * W <= 2^23", got,
+                  "an int8 plane's sum could overflow int32");
+    return DG_TENSOR_NONE;
+  }
+  dg_pool2d_params p = {
+      .kernel = {(int32_t)xi->desc.dims[2], (int32_t)xi->desc.dims[3]}};
+  return dg_graph_qavg_pool2d(g, name, x, &p, y_dtype, y_quant);
 }
 
 dg_tensor dg_graph_global_avg_pool(dg_graph *g, const char *name,
@@ -139,13 +222,22 @@ dg_tensor dg_graph_global_avg_pool(dg_graph *g, const char *name,
  * count_include_pad inside the padded input; ceil mode windows may hang
  * past the end padding, and those taps are never counted (the PyTorch and
  * ONNX rule). */
+enum pool_kind { POOL_MAX, POOL_AVG, POOL_QAVG };
+
+/* For qavg_pool2d the sum is of (x - x.zero), exact in double (at most
+ * 2^23 taps of 8 bits), and the divisor becomes the multiplier of
+ * dg_requant_pool_multiplier. */
 static void pool_ref(const dg_ir *ir, const dg_node *n, const double *x,
-                     double *y, bool is_max) {
+                     double *y, enum pool_kind kind) {
   const dg_tensor_desc *xd = &dg_ir_tensor(ir, n->inputs[0])->desc;
   const dg_tensor_desc *yd = &dg_ir_tensor(ir, n->output)->desc;
   const dg_node_params *p = &n->p;
   int64_t NC = xd->dims[0] * xd->dims[1], H = xd->dims[2], W = xd->dims[3];
-  int64_t OH = yd->dims[2], OW = yd->dims[3];
+  int64_t OH = yd->dims[2], OW = yd->dims[3], lo = 0, hi = 0;
+  bool is_max = kind == POOL_MAX;
+  double zx = kind == POOL_QAVG ? xd->quant.zero_point : 0;
+  if (kind == POOL_QAVG)
+    dg_dtype_int_range(yd->dtype, &lo, &hi);
   for (int64_t c = 0; c < NC; c++)
     for (int64_t oh = 0; oh < OH; oh++)
       for (int64_t ow = 0; ow < OW; ow++) {
@@ -159,7 +251,7 @@ static void pool_ref(const dg_ir *ir, const dg_node *n, const double *x,
               padded_count++;
             if (h < 0 || h >= H || w < 0 || w >= W)
               continue;
-            double v = x[(c * H + h) * W + w];
+            double v = x[(c * H + h) * W + w] - zx;
             if (is_max)
               acc = v > acc ? v : acc;
             else
@@ -167,21 +259,31 @@ static void pool_ref(const dg_ir *ir, const dg_node *n, const double *x,
             count++;
           }
         }
-        if (!is_max)
-          acc /= (double)(p->count_include_pad ? padded_count
-                                               : (count ? count : 1));
+        int64_t div = p->count_include_pad ? padded_count : (count ? count : 1);
+        if (kind == POOL_AVG)
+          acc /= (double)div;
+        else if (kind == POOL_QAVG)
+          acc = dg_requant(
+              (int32_t)acc,
+              dg_requant_pool_multiplier(xd->quant.scale, yd->quant.scale, div),
+              yd->quant.zero_point, (int32_t)lo, (int32_t)hi);
         y[(c * OH + oh) * OW + ow] = acc;
       }
 }
 
 void dg_ref_max_pool2d(const dg_ir *ir, const dg_node *n,
                        const double *const *in, double *out) {
-  pool_ref(ir, n, in[0], out, true);
+  pool_ref(ir, n, in[0], out, POOL_MAX);
 }
 
 void dg_ref_avg_pool2d(const dg_ir *ir, const dg_node *n,
                        const double *const *in, double *out) {
-  pool_ref(ir, n, in[0], out, false);
+  pool_ref(ir, n, in[0], out, POOL_AVG);
+}
+
+void dg_ref_qavg_pool2d(const dg_ir *ir, const dg_node *n,
+                        const double *const *in, double *out) {
+  pool_ref(ir, n, in[0], out, POOL_QAVG);
 }
 
 void dg_ref_global_avg_pool(const dg_ir *ir, const dg_node *n,
@@ -207,4 +309,7 @@ double dg_flops_avg_pool2d(const dg_ir *ir, const dg_node *n) {
 }
 double dg_flops_global_avg_pool(const dg_ir *ir, const dg_node *n) {
   return (double)dg_desc_elements(&dg_ir_tensor(ir, n->inputs[0])->desc);
+}
+double dg_flops_qavg_pool2d(const dg_ir *ir, const dg_node *n) {
+  return out_elems(ir, n) * n->p.kernel[0] * n->p.kernel[1];
 }

@@ -17,9 +17,10 @@ static inline float dg_requant_multiplier(float sx, float sw, float sy) {
   return p / sy;
 }
 
-static inline int32_t dg_requant(int32_t acc, float m, int32_t zy, int32_t lo,
-                                 int32_t hi) {
-  float v = nearbyintf((float)acc * m);
+/* Steps 4 of the contract for a rounded v: zy added as an integer, then
+ * saturated to [lo, hi]. */
+static inline int32_t dg_requant_out(float v, int32_t zy, int32_t lo,
+                                     int32_t hi) {
   /* Saturate in float first: v may lie outside int32. */
   if (v < -2147483648.0f + 65536.0f)
     v = -2147483648.0f + 65536.0f;
@@ -27,6 +28,29 @@ static inline int32_t dg_requant(int32_t acc, float m, int32_t zy, int32_t lo,
     v = 2147483647.0f - 65536.0f;
   int64_t y = (int64_t)v + zy;
   return (int32_t)(y < lo ? lo : (y > hi ? hi : y));
+}
+
+static inline int32_t dg_requant(int32_t acc, float m, int32_t zy, int32_t lo,
+                                 int32_t hi) {
+  return dg_requant_out(nearbyintf((float)acc * m), zy, lo, hi);
+}
+
+/* qbinary add and sub: ra = sa / sy and rb = +-sb / sy (one fp32
+ * division each, on the host); each side is one fp32 multiply of its
+ * integer difference, the two are added in fp32 and rounded once. */
+static inline float dg_requant_ratio(float s, float sy) { return s / sy; }
+static inline int32_t dg_requant_sum(int32_t da, float ra, int32_t db, float rb,
+                                     int32_t zy, int32_t lo, int32_t hi) {
+  volatile float pa = (float)da * ra, pb = (float)db * rb;
+  return dg_requant_out(nearbyintf(pa + pb), zy, lo, hi);
+}
+
+/* qavg_pool2d: the multiplier of a window of n taps, sx / (sy * n): one
+ * fp32 multiply (n <= 2^23 is exact in fp32), then one fp32 division. The
+ * window's integer sum is then requantised by dg_requant. */
+static inline float dg_requant_pool_multiplier(float sx, float sy, int64_t n) {
+  volatile float d = sy * (float)n;
+  return sx / d;
 }
 
 /* Output clamp of a fused activation in the quantised domain: relu clamps

@@ -52,28 +52,33 @@ static bool check_param(dg_build *b, const char *field, float v, bool takes,
   return false;
 }
 
-dg_tensor dg_graph_unary(dg_graph *g, const char *name, dg_unary_fn fn,
-                         dg_tensor x, float alpha, float beta) {
-  dg_build b;
-  if (!dg_build_begin(&b, g, DG_OP_UNARY, name))
-    return DG_TENSOR_NONE;
+bool dg_unary_check(dg_build *b, dg_unary_fn fn, float alpha, float beta) {
   const dg_unary_def *d = dg_unary_def_get(fn);
   if (!d) {
     char exp[32], got[32];
     snprintf(exp, sizeof exp, "in [1, %d)", DG_UNARY_COUNT_);
     snprintf(got, sizeof got, "%d", (int)fn);
-    dg_build_fail(&b, DG_ERROR_INVALID_ARGUMENT, "fn", exp, got,
+    dg_build_fail(b, DG_ERROR_INVALID_ARGUMENT, "fn", exp, got,
                   "not a dg_unary_fn");
-    return DG_TENSOR_NONE;
+    return false;
   }
-  if (!check_param(&b, "alpha", alpha, d->params >= 1, d->name) ||
-      !check_param(&b, "beta", beta, d->params >= 2, d->name))
-    return DG_TENSOR_NONE;
+  if (!check_param(b, "alpha", alpha, d->params >= 1, d->name) ||
+      !check_param(b, "beta", beta, d->params >= 2, d->name))
+    return false;
   if (fn == DG_UNARY_CELU && alpha == 0.0f) { /* celu divides by alpha */
-    dg_build_fail(&b, DG_ERROR_INVALID_ARGUMENT, "alpha", "not 0", "0",
+    dg_build_fail(b, DG_ERROR_INVALID_ARGUMENT, "alpha", "not 0", "0",
                   "celu's alpha must not be 0");
-    return DG_TENSOR_NONE;
+    return false;
   }
+  return true;
+}
+
+dg_tensor dg_graph_unary(dg_graph *g, const char *name, dg_unary_fn fn,
+                         dg_tensor x, float alpha, float beta) {
+  dg_build b;
+  if (!dg_build_begin(&b, g, DG_OP_UNARY, name) ||
+      !dg_unary_check(&b, fn, alpha, beta))
+    return DG_TENSOR_NONE;
   bool ok = true;
   const dg_tensor_info *xi = dg_build_tensor(&b, x, "x", false, &ok);
   if (!ok || !dg_build_dtype(&b, xi, "x", DG_FLOAT_TYPES))
@@ -125,6 +130,10 @@ static double (*const ref_fns[DG_UNARY_COUNT_])(double, double, double) = {
 #include "unary.def"
 #undef DG_UNARY
 };
+
+double dg_unary_value(int fn, double x, double a, double b) {
+  return ref_fns[fn](x, a, b);
+}
 
 void dg_ref_unary(const dg_ir *ir, const dg_node *n, const double *const *in,
                   double *out) {

@@ -21,18 +21,11 @@ static const dg_tensor_desc *tdesc(const dg_cpu_node *cn, uint32_t id) {
 
 /* ---- the broadcast walk ---- */
 
-enum { MAX_IN = 3 };
-
-typedef struct walk {
-  int rank, count;
-  int64_t dims[DG_MAX_RANK], s[MAX_IN][DG_MAX_RANK];
-} walk;
-
 /* The output's axes with extent-1 axes dropped and contiguous ones
  * merged, and each input's element strides along them. */
-static void walk_init(walk *w, const dg_cpu_node *cn) {
+void dg_cpu_walk_init(dg_cpu_walk *w, const dg_cpu_node *cn) {
   const dg_tensor_desc *yd = tdesc(cn, cn->node->output);
-  int64_t s[MAX_IN][DG_MAX_RANK];
+  int64_t s[DG_CPU_WALK_MAX_IN][DG_MAX_RANK];
   w->count = cn->node->input_count;
   for (int k = 0; k < w->count; k++) {
     const dg_tensor_desc *d = tdesc(cn, cn->node->inputs[k]);
@@ -58,16 +51,10 @@ static void walk_init(walk *w, const dg_cpu_node *cn) {
   }
 }
 
-/* Calls run(ctx, off, stride, n) for each inner run: off[k] is input k's
- * element offset at the run's start, stride[k] its step, n the run's
- * length; runs come in output order, so the output advances by n. */
-typedef void (*run_fn)(void *ctx, const int64_t *off, const int64_t *stride,
-                       int64_t n, int64_t out);
-
-static void walk_run(const walk *w, run_fn run, void *ctx) {
+void dg_cpu_walk_run(const dg_cpu_walk *w, dg_cpu_walk_fn run, void *ctx) {
   int r = w->rank;
   int64_t n = w->dims[r - 1], outer = 1, idx[DG_MAX_RANK] = {0};
-  int64_t off[MAX_IN] = {0}, inner[MAX_IN];
+  int64_t off[DG_CPU_WALK_MAX_IN] = {0}, inner[DG_CPU_WALK_MAX_IN];
   for (int k = 0; k < r - 1; k++)
     outer *= w->dims[k];
   for (int k = 0; k < w->count; k++)
@@ -194,11 +181,11 @@ static void cmp_run(void *ctx, const int64_t *off, const int64_t *st, int64_t n,
 void dg_cpu_compare_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
                       void *out, void *scratch) {
   (void)pool, (void)scratch;
-  walk w;
-  walk_init(&w, cn);
+  dg_cpu_walk w;
+  dg_cpu_walk_init(&w, cn);
   cmp_ctx c = {cn->node->p.fn, tdesc(cn, cn->node->inputs[0])->dtype, in[0],
                cn->node->input_count > 1 ? in[1] : NULL, out};
-  walk_run(&w, cmp_run, &c);
+  dg_cpu_walk_run(&w, cmp_run, &c);
 }
 
 /* ---- where: moves elements of x or y, whatever their type ---- */
@@ -236,11 +223,11 @@ static void where_run(void *ctx, const int64_t *off, const int64_t *st,
 void dg_cpu_where_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
                     void *out, void *scratch) {
   (void)pool, (void)scratch;
-  walk w;
-  walk_init(&w, cn);
+  dg_cpu_walk w;
+  dg_cpu_walk_init(&w, cn);
   where_ctx c = {in[0], in[1], in[2], out,
                  dg_dtype_size(tdesc(cn, cn->node->output)->dtype)};
-  walk_run(&w, where_run, &c);
+  dg_cpu_walk_run(&w, where_run, &c);
 }
 
 /* ---- arg_reduce ---- */

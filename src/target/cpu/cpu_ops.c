@@ -903,6 +903,9 @@ static const struct cpu_op_entry {
     {DG_OP_COMPARE, dg_cpu_compare_k, NULL},
     {DG_OP_WHERE, dg_cpu_where_k, NULL},
     {DG_OP_ARG_REDUCE, dg_cpu_arg_reduce_k, NULL},
+    {DG_OP_QBINARY, dg_cpu_qbinary_k, NULL},
+    {DG_OP_LOOKUP, dg_cpu_lookup_k, NULL},
+    {DG_OP_QAVG_POOL2D, dg_cpu_qavg_pool_k, NULL},
 };
 
 static const struct cpu_op_entry *op_entry(dg_op op) {

@@ -50,6 +50,28 @@ bool dg_cpu_prep_resize(dg_cpu_node *cn, int threads);
 bool dg_cpu_prep_batch_norm(dg_cpu_node *cn, int threads);
 bool dg_cpu_prep_conv_transpose(dg_cpu_node *cn, int threads);
 bool dg_cpu_prep_cast(dg_cpu_node *cn, int threads);
+/* The broadcast walk of elementwise kernels (compare.c): the output's
+ * axes with extent-1 axes dropped and axes merged where every input stays
+ * contiguous, and each input's element strides along them. */
+#define DG_CPU_WALK_MAX_IN 3
+typedef struct dg_cpu_walk {
+  int rank, count;
+  int64_t dims[DG_MAX_RANK], s[DG_CPU_WALK_MAX_IN][DG_MAX_RANK];
+} dg_cpu_walk;
+void dg_cpu_walk_init(dg_cpu_walk *w, const dg_cpu_node *cn);
+/* Calls run(ctx, off, stride, n, out) for each inner run: off[k] is input
+ * k's element offset at the run's start, stride[k] its step, n the run's
+ * length and out the output's offset; runs come in output order. */
+typedef void (*dg_cpu_walk_fn)(void *ctx, const int64_t *off,
+                               const int64_t *stride, int64_t n, int64_t out);
+void dg_cpu_walk_run(const dg_cpu_walk *w, dg_cpu_walk_fn run, void *ctx);
+/* int8.c: qbinary, lookup and qavg_pool2d on int8 as stored. */
+void dg_cpu_qbinary_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                      void *out, void *scratch);
+void dg_cpu_lookup_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                     void *out, void *scratch);
+void dg_cpu_qavg_pool_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                        void *out, void *scratch);
 /* compare.c: the bool-valued ops and arg_reduce, on every dtype as stored
  * (their nodes skip the f16 staging). */
 void dg_cpu_compare_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
