@@ -56,35 +56,53 @@ static const struct {
     {"Tan", DG_UNARY_TAN, NULL, NULL},
     {"Tanh", DG_UNARY_TANH, NULL, NULL},
     {"ThresholdedRelu", DG_UNARY_THRESHOLDED_RELU, "alpha", NULL},
+    /* Their rows run DG_OP_SIGMOID and DG_OP_RELU; the int8 folds
+     * (onnx_qdq_ops.c) read their functions here. */
+    {"Sigmoid", DG_UNARY_SIGMOID, NULL, NULL},
+    {"Relu", DG_UNARY_RELU, NULL, NULL},
 };
 
-void tr_op_unary(tr *t) {
+bool tr_unary_fn(tr *t, dg_unary_fn *fn, float *alpha, float *beta) {
   size_t i = 0;
   while (i < sizeof ops / sizeof *ops && strcmp(ops[i].op, t->n->op_type))
     i++;
   if (i == sizeof ops / sizeof *ops) { /* a row without a line above */
     tr_fail(t, DG_ERROR_UNSUPPORTED, "op_type", "%s is not a unary function",
             t->n->op_type);
-    return;
+    return false;
   }
-  dg_unary_fn fn = ops[i].fn;
-  if (fn == DG_UNARY_GELU) {
+  *fn = ops[i].fn;
+  if (*fn == DG_UNARY_GELU) {
     char s[16] = "none";
     t->n->attr_string(t->n, "approximate", s, sizeof s);
     if (!strcmp(s, "tanh")) {
-      fn = DG_UNARY_GELU_TANH;
+      *fn = DG_UNARY_GELU_TANH;
     } else if (strcmp(s, "none")) {
       tr_fail(t, DG_ERROR_UNSUPPORTED, "approximate",
               "Gelu approximate '%s' is not supported ('none', 'tanh')", s);
-      return;
+      return false;
     }
   }
-  float alpha = ops[i].alpha
-                    ? tr_attr_float(t, ops[i].alpha, (float)defaults[fn].alpha)
-                    : 0.0f;
-  float beta = ops[i].beta
-                   ? tr_attr_float(t, ops[i].beta, (float)defaults[fn].beta)
-                   : 0.0f;
+  *alpha = ops[i].alpha
+               ? tr_attr_float(t, ops[i].alpha, (float)defaults[*fn].alpha)
+               : 0.0f;
+  *beta = ops[i].beta ? tr_attr_float(t, ops[i].beta, (float)defaults[*fn].beta)
+                      : 0.0f;
+  return true;
+}
+
+bool tr_is_unary_fn(const dg_onnx_node *n) {
+  for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+    if (!strcmp(ops[i].op, n->op_type))
+      return true;
+  return false;
+}
+
+void tr_op_unary(tr *t) {
+  dg_unary_fn fn;
+  float alpha, beta;
+  if (!tr_unary_fn(t, &fn, &alpha, &beta))
+    return;
   dg_tensor x = tr_input(t, 0, NULL, false);
   if (tr_need_float(t, x, "X"))
     tr_output(t, 0, dg_graph_unary(t->g, t->n->name, fn, x, alpha, beta));

@@ -6,6 +6,8 @@
  * folded chain (or an output) reads it (tr_input). */
 #include "onnx_tr.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -153,14 +155,14 @@ void tr_op_qlinear_matmul(tr *t) {
 /* ---- folding ---- */
 
 /* The pending DequantizeLinear behind the current node's input i, or -1. */
-static int dq_of(tr *t, int i) {
+int tr_dq_of(tr *t, int i) {
   tr_value *v = tr_has_input(t, i) ? tr_value_find(t, t->n->inputs[i]) : NULL;
   return v && !v->t.id ? v->dq_node : -1;
 }
 
 /* The one node reading name, after the current one, or -1 (more
  * readers, or one outside the list). */
-static int sole_consumer(tr *t, const char *name) {
+int tr_sole_consumer(tr *t, const char *name) {
   tr_value *v = tr_value_find(t, name);
   if (!v || v->readers != 1 || t->src->read_outside(t->src->self, name))
     return -1;
@@ -174,7 +176,7 @@ static int sole_consumer(tr *t, const char *name) {
 /* Whether node n would pass its row's opset and attribute checks: a chain
  * holding one that would not is not folded, and that node declines with
  * its own reason when translated. */
-static bool row_ok(const dg_onnx_node *n) {
+bool tr_row_ok(const dg_onnx_node *n) {
   const tr_op *row = tr_op_find(n->op_type);
   if (!row || n->opset < row->min_opset || n->opset > row->max_opset)
     return false;
@@ -189,9 +191,36 @@ static bool row_ok(const dg_onnx_node *n) {
 }
 
 /* Makes node k current (for reading its inputs and for the diagnostic). */
-static void at(tr *t, int k) {
+void tr_at(tr *t, int k) {
   t->cur = k;
   t->n = &t->nodes[k];
+}
+
+/* The fused activation node k is: Relu, or a Clip to [0, 6] (relu6) or
+ * [0, inf) with constant bounds; NONE for anything else. */
+static dg_activation activation_of(tr *t, int k) {
+  if (tr_is_op(&t->nodes[k], "Relu"))
+    return DG_ACTIVATION_RELU;
+  if (!tr_is_op(&t->nodes[k], "Clip"))
+    return DG_ACTIVATION_NONE;
+  int self = t->cur;
+  tr_at(t, k);
+  float b[2] = {tr_attr_float(t, "min", -INFINITY),
+                tr_attr_float(t, "max", INFINITY)};
+  bool ok = true;
+  for (int i = 1; i <= 2 && ok; i++) {
+    dg_onnx_value c;
+    int n = 0;
+    if (tr_has_input(t, i))
+      ok = tr_const_early(t, i, &c) && c.rank == 0 &&
+           tr_const_floats(t, i, &b[i - 1], 1, &n) && n == 1;
+  }
+  tr_at(t, self);
+  if (!ok || b[0] != 0.0f)
+    return DG_ACTIVATION_NONE;
+  return b[1] == 6.0f       ? DG_ACTIVATION_RELU6
+         : b[1] == INFINITY ? DG_ACTIVATION_RELU
+                            : DG_ACTIVATION_NONE;
 }
 
 bool tr_try_fold(tr *t) {
@@ -199,22 +228,23 @@ bool tr_try_fold(tr *t) {
   bool conv = tr_is_op(n, "Conv"), mm = tr_is_op(n, "MatMul"),
        gemm = tr_is_op(n, "Gemm");
   if (!conv && !mm && !gemm)
-    return false;
+    return tr_try_fold_int8(t);
   int self = t->cur;
-  int dx = dq_of(t, 0), dw = dq_of(t, 1);
-  int db = tr_has_input(t, 2) && !mm ? dq_of(t, 2) : -1;
+  int dx = tr_dq_of(t, 0), dw = tr_dq_of(t, 1);
+  int db = tr_has_input(t, 2) && !mm ? tr_dq_of(t, 2) : -1;
   if (dx < 0 || dw < 0 || (tr_has_input(t, 2) && !mm && db < 0))
     return false;
   if (gemm &&
       (tr_attr_int(t, "transA", 0) || !tr_attr_int(t, "transB", 0) ||
        tr_attr_float(t, "alpha", 1) != 1 || tr_attr_float(t, "beta", 1) != 1))
     return false;
-  int next = sole_consumer(t, n->outputs[0]);
-  int relu = next >= 0 && tr_is_op(&t->nodes[next], "Relu") &&
-                     t->nodes[next].n_outputs >= 1
+  int next = tr_sole_consumer(t, n->outputs[0]);
+  dg_activation act = DG_ACTIVATION_NONE;
+  int relu = next >= 0 && t->nodes[next].n_outputs >= 1 &&
+                     (act = activation_of(t, next)) != DG_ACTIVATION_NONE
                  ? next
                  : -1;
-  int q = relu >= 0 ? sole_consumer(t, t->nodes[relu].outputs[0]) : next;
+  int q = relu >= 0 ? tr_sole_consumer(t, t->nodes[relu].outputs[0]) : next;
   if (q < 0 || !tr_is_op(&t->nodes[q], "QuantizeLinear") ||
       t->nodes[q].n_inputs < 2 || t->nodes[q].n_outputs < 1)
     return false;
@@ -222,24 +252,24 @@ bool tr_try_fold(tr *t) {
     return false;
   int chain[] = {self, dx, dw, db, relu, q};
   for (size_t k = 0; k < sizeof chain / sizeof chain[0]; k++)
-    if (chain[k] >= 0 && !row_ok(&t->nodes[chain[k]]))
+    if (chain[k] >= 0 && !tr_row_ok(&t->nodes[chain[k]]))
       return false;
   dg_onnx_value wc;
-  at(t, dw);
+  tr_at(t, dw);
   bool w_const = tr_const(t, 0, &wc);
-  at(t, self);
+  tr_at(t, self);
   if (!w_const) /* weights not constant: no folding */
     return t->st != DG_OK;
   /* Every quantisation parameter is read at its DQ/Q node. */
   dg_quant_params xq, wq, yq;
   dg_dtype yt;
-  at(t, dx);
+  tr_at(t, dx);
   bool ok = tr_read_quant(t, 1, 2, 0, &xq, &t->q[0], NULL);
-  at(t, dw); /* per-channel weights: the output-channel axis */
+  tr_at(t, dw); /* per-channel weights: the output-channel axis */
   ok = ok && tr_read_quant(t, 1, 2, mm ? 1 : 0, &wq, &t->q[1], NULL);
-  at(t, q);
+  tr_at(t, q);
   ok = ok && tr_read_quant(t, 1, 2, 0, &yq, &t->q[2], &yt);
-  at(t, self);
+  tr_at(t, self);
   if (!ok)
     return true; /* failure recorded */
   /* The int8 ops take per-tensor activations only: per-channel ones stay
@@ -248,19 +278,18 @@ bool tr_try_fold(tr *t) {
    * where the importer refused the model). */
   if (yq.channel_count || xq.channel_count)
     return false;
-  at(t, dx);
+  tr_at(t, dx);
   dg_tensor x = tr_input(t, 0, &xq, false);
-  at(t, dw);
+  tr_at(t, dw);
   dg_tensor w = tr_input(t, 0, &wq, false);
   dg_tensor b = DG_TENSOR_NONE;
   if (db >= 0) {
-    at(t, db);
+    tr_at(t, db);
     b = tr_input(t, 0, NULL, false);
   }
-  at(t, self);
+  tr_at(t, self);
   if (t->st != DG_OK)
     return true;
-  dg_activation act = relu >= 0 ? DG_ACTIVATION_RELU : DG_ACTIVATION_NONE;
   dg_tensor y;
   if (conv) {
     dg_conv2d_params p;
@@ -279,8 +308,8 @@ bool tr_try_fold(tr *t) {
     t->done[relu] = true;
   t->done[q] = true;
   /* The result is the QuantizeLinear's output. */
-  at(t, q);
+  tr_at(t, q);
   tr_output(t, 0, y);
-  at(t, self);
+  tr_at(t, self);
   return true;
 }

@@ -45,6 +45,10 @@ typedef struct tr {
   const dg_onnx_node *n; /* nodes[cur], or NULL */
   int emitting_dq;       /* the DequantizeLinear being emitted, or -1 */
   int dq_depth;          /* pending DequantizeLinears being emitted */
+  /* While an int8 fold runs a data movement handler: tr_input gives a
+   * pending DequantizeLinear's int8 input instead of emitting it, and
+   * tr_output takes an int8 tensor for a float output. */
+  bool int8_pass;
   tr_quant *q;           /* 3 */
   dg_onnx_failure *why;
   dg_status st;
@@ -77,6 +81,10 @@ tr_value *tr_value_find(tr *t, const char *name);
 bool tr_has_input(const tr *t, int i);
 /* Input i's constant data (initializer or Constant output), or false. */
 bool tr_const(tr *t, int i, dg_onnx_value *v);
+/* tr_const, after translating now the Constant node producing input i
+ * when it is not translated yet (exporters put a Clip's bounds after
+ * the Conv an int8 fold starts at). */
+bool tr_const_early(tr *t, int i, dg_onnx_value *c);
 /* Input i's type as the front end declares it (rank -1 if unknown). */
 void tr_input_type(tr *t, int i, dg_onnx_value *v);
 /* Input i as a tensor: built earlier, or now (a graph input or constant,
@@ -137,6 +145,11 @@ void tr_op_squeeze(tr *t);
 /* onnx_ops_unary.c: every op that is one dg_graph_unary function (its
  * rows in the op table name it). */
 void tr_op_unary(tr *t);
+/* The current node's dg_unary_fn and parameters (attributes or ONNX's
+ * defaults), for every op tr_op_unary runs and Sigmoid and Relu; false
+ * (failure recorded) for another op or an unsupported attribute. */
+bool tr_unary_fn(tr *t, dg_unary_fn *fn, float *alpha, float *beta);
+bool tr_is_unary_fn(const dg_onnx_node *n); /* tr_unary_fn knows its op */
 
 /* onnx_qdq.c */
 /* Scale (input si) and zero point (zi, optional; -1: none) of the current
@@ -146,6 +159,21 @@ bool tr_read_quant(tr *t, int si, int zi, int64_t axis, dg_quant_params *q,
 /* DequantizeLinear -> Conv / MatMul / Gemm (-> Relu) -> QuantizeLinear as
  * one int8 op; false when the current node starts no such chain. */
 bool tr_try_fold(tr *t);
+/* Shared by the folds: the pending DequantizeLinear behind the current
+ * node's input i, or -1; the one node reading name after the current one,
+ * or -1; whether node n passes its row's opset and attribute checks; and
+ * making node k current. */
+int tr_dq_of(tr *t, int i);
+int tr_sole_consumer(tr *t, const char *name);
+bool tr_row_ok(const dg_onnx_node *n);
+void tr_at(tr *t, int k);
+/* onnx_qdq_ops.c: the int8 folds of the ops between convolutions:
+ * DequantizeLinear -> Add / Sub / Mul (-> Relu), AveragePool,
+ * GlobalAveragePool, Concat, a unary function, or a data movement op /
+ * MaxPool -> QuantizeLinear, as qbinary, qavg_pool2d, qconcat, qunary or
+ * the op on int8 (requantised when the QuantizeLinear's parameters are
+ * not the input's). false when the current node starts no such chain. */
+bool tr_try_fold_int8(tr *t);
 void tr_op_quantize(tr *t);
 void tr_op_dequantize(tr *t);
 void tr_op_qlinear_conv(tr *t);

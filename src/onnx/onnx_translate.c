@@ -133,6 +133,8 @@ bool tr_has_input(const tr *t, int i) {
 }
 
 /* What the front end says of a value no node produces (or a Constant). */
+static void translate_node(tr *t);
+
 static void source_value(tr *t, const tr_value *v, dg_onnx_value *out) {
   memset(out, 0, sizeof *out);
   out->rank = -1;
@@ -154,6 +156,24 @@ bool tr_const(tr *t, int i, dg_onnx_value *c) {
     return false;
   }
   return c->kind == DG_ONNX_VALUE_CONST;
+}
+
+bool tr_const_early(tr *t, int i, dg_onnx_value *c) {
+  tr_value *v = tr_has_input(t, i) ? tr_value_find(t, t->n->inputs[i]) : NULL;
+  if (v && !v->has_const && v->producer >= 0 && !t->done[v->producer] &&
+      tr_is_op(&t->nodes[v->producer], "Constant") &&
+      tr_row_ok(&t->nodes[v->producer])) {
+    int saved = t->cur;
+    t->cur = v->producer;
+    t->n = &t->nodes[t->cur];
+    translate_node(t);
+    t->done[t->cur] = true;
+    t->cur = saved;
+    t->n = &t->nodes[saved];
+    if (t->st != DG_OK)
+      return false;
+  }
+  return tr_const(t, i, c);
 }
 
 void tr_input_type(tr *t, int i, dg_onnx_value *c) {
@@ -263,8 +283,6 @@ static bool same_quant(const dg_quant_params *a, const dg_quant_params *b) {
   return a->axis == b->axis;
 }
 
-static void translate_node(tr *t);
-
 /* Emits the pending DequantizeLinear dq as a float value. The value
  * forgets its producer first, so that a cycle back to it is an error, not
  * an endless recursion. */
@@ -289,6 +307,27 @@ static void emit_dq(tr *t, tr_value *v) {
   t->dq_depth--;
 }
 
+/* A pending DequantizeLinear's int8 input, labelled with its
+ * (per-tensor) parameters, for an int8 fold's data movement handler;
+ * the DequantizeLinear stays pending for its other readers. */
+static dg_tensor dq_source(tr *t, tr_value *v) {
+  int saved = t->cur;
+  dg_quant_params q;
+  t->cur = v->dq_node;
+  t->n = &t->nodes[t->cur];
+  dg_tensor x = DG_TENSOR_NONE;
+  if (tr_read_quant(t, 1, 2, 0, &q, &t->q[2], NULL)) {
+    if (q.channel_count)
+      tr_fail(t, DG_ERROR_UNSUPPORTED, "x_scale",
+              "a per-channel DequantizeLinear cannot feed an int8 op");
+    else
+      x = tr_input(t, 0, &q, false);
+  }
+  t->cur = saved;
+  t->n = saved >= 0 ? &t->nodes[saved] : NULL;
+  return x;
+}
+
 dg_tensor tr_input(tr *t, int i, const dg_quant_params *quant, bool optional) {
   if (t->st != DG_OK)
     return DG_TENSOR_NONE;
@@ -299,6 +338,8 @@ dg_tensor tr_input(tr *t, int i, const dg_quant_params *quant, bool optional) {
     return DG_TENSOR_NONE;
   }
   tr_value *v = tr_value_find(t, t->n->inputs[i]);
+  if (v && !v->t.id && v->dq_node >= 0 && t->int8_pass)
+    return dq_source(t, v);
   if (v && !v->t.id && v->dq_node >= 0)
     emit_dq(t, v);
   if (t->st != DG_OK || !v)
@@ -366,7 +407,11 @@ void tr_output(tr *t, int i, dg_tensor x) {
   memset(&c, 0, sizeof c);
   c.rank = -1;
   t->src->value(t->src->self, v->name, &c);
-  if (c.kind == DG_ONNX_VALUE_TYPED && c.elem && tr_dtype(c.elem) != d.dtype) {
+  /* An int8 fold's data movement gives int8 where the model says float
+   * (onnx_qdq_ops.c: its QuantizeLinear's output takes it). */
+  bool pass = t->int8_pass && is_int8_dtype(d.dtype);
+  if (c.kind == DG_ONNX_VALUE_TYPED && c.elem && !pass &&
+      tr_dtype(c.elem) != d.dtype) {
     tr_fail(t, DG_ERROR_UNSUPPORTED, v->name,
             "directgraph gives %s where the model declares element type %d",
             dg_dtype_name(d.dtype), c.elem);

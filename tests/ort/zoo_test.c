@@ -205,6 +205,32 @@ static bool agree(const result *ref, const result *got, int n, double scale,
   return ok;
 }
 
+/* Whether a QDQ model's session is int8 from end to end: a quantize per
+ * graph input and a dequantize per output at most, so that nothing
+ * between them runs in float (every float op between two int8 ones
+ * would need a dequantize before it). why names the first extra
+ * dequantize. */
+static bool int8_end_to_end(const dg_session *s, int nin, int nout, char *why,
+                            size_t size) {
+  const dg_plan *plan = dg_session_plan(s);
+  int nq = 0, ndq = 0;
+  dg_plan_node pn, extra = {.node_index = -1};
+  for (int i = 0; i < dg_plan_node_count(plan); i++) {
+    if (dg_plan_get_node(plan, i, &pn) != DG_OK)
+      continue;
+    nq += pn.op == DG_OP_QUANTIZE;
+    ndq += pn.op == DG_OP_DEQUANTIZE;
+    if (pn.op == DG_OP_DEQUANTIZE && ndq > nout && extra.node_index < 0)
+      extra = pn;
+  }
+  snprintf(why, size,
+           "%d quantize and %d dequantize nodes for %d inputs and %d "
+           "outputs%s%s",
+           nq, ndq, nin, nout, extra.node_index >= 0 ? ", as at " : "",
+           extra.node_index >= 0 ? extra.node_name : "");
+  return nq <= nin && ndq <= nout;
+}
+
 static void run_model(const char *root, const char *name) {
   char dir[1100], path[1200];
   snprintf(dir, sizeof dir, "%s/%s", root, name);
@@ -274,6 +300,10 @@ static void run_model(const char *root, const char *name) {
     if (st != DG_OK) {
       printf("FAIL - %s on device %d (%s): %s\n", name, dev,
              dg_device_kind_name(info.kind), d.message);
+      failed++;
+    } else if (scale && !int8_end_to_end(ds, nin, m.nout, why, sizeof why)) {
+      printf("FAIL - %s on device %d (%s) is not int8 end to end: %s\n", name,
+             dev, dg_device_kind_name(info.kind), why);
       failed++;
     } else if (agree(ref, got, m.nout, scale, why, sizeof why)) {
       printf("ok - %s on device %d (%s) agrees with ORT: %s (compile %.0f "
