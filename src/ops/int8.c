@@ -173,7 +173,8 @@ static dg_tensor lookup(dg_build *b, dg_tensor x, const void *table,
   /* The table is the node's second input: a constant [256] of y's dtype
    * and quantisation, named after the node. */
   char tname[160];
-  snprintf(tname, sizeof tname, "%s/table", b->name ? b->name : "lookup");
+  snprintf(tname, sizeof tname, "%s/table",
+           b->name && *b->name ? b->name : "lookup");
   dg_tensor_desc td = {.dtype = y_dtype, .rank = 1, .dims = {256}};
   td.quant = out.quant;
   dg_tensor t = dg_graph_constant(b->g, tname, &td, table, 0);
@@ -302,7 +303,8 @@ dg_tensor dg_graph_qconcat(dg_graph *g, const char *name,
     in[i] = tensors[i];
     if (!same_quant(&ti->desc, y_dtype, y_quant)) {
       char rname[160];
-      snprintf(rname, sizeof rname, "%s/requant%d", name ? name : "qconcat", i);
+      snprintf(rname, sizeof rname, "%s/requant%d",
+               name && *name ? name : "qconcat", i);
       in[i] = dg_graph_requantize(g, rname, tensors[i], y_dtype, y_quant);
       if (!in[i].id)
         break;

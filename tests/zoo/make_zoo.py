@@ -246,6 +246,47 @@ def pattern_models(out):
                      18), [("x", image(4, (1, 12, 16)))])
 
 
+def qdq_patterns(out):
+    """The ops QDQ models put between convolutions, each between a
+    DequantizeLinear and a QuantizeLinear (qdq.py's layout): Sigmoid,
+    Tanh, LeakyRelu, HardSigmoid, AveragePool with and without the
+    padding counted, a Concat of inputs of different scales, Sub, a
+    broadcast Mul, GlobalAveragePool, MaxPool and Flatten."""
+    import qdq
+    rng = np.random.default_rng(20261202)
+    T = TensorProto
+    n = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1] * 4),
+         helper.make_node("Sigmoid", ["c1"], ["s"]),
+         helper.make_node("Tanh", ["c1"], ["t"]),
+         helper.make_node("AveragePool", ["s"], ["a1"], kernel_shape=[3, 3],
+                          pads=[1] * 4, count_include_pad=0),
+         helper.make_node("AveragePool", ["t"], ["a2"], kernel_shape=[3, 3],
+                          pads=[1] * 4, count_include_pad=1),
+         helper.make_node("Concat", ["a1", "a2"], ["cat"], axis=1),
+         helper.make_node("Conv", ["cat", "w2", "b2"], ["c2"]),
+         helper.make_node("LeakyRelu", ["c2"], ["l"], alpha=0.1),
+         helper.make_node("Sub", ["l", "c1"], ["d"]),
+         helper.make_node("GlobalAveragePool", ["d"], ["g"]),
+         helper.make_node("HardSigmoid", ["g"], ["hs"]),
+         helper.make_node("Mul", ["d", "hs"], ["m"]),
+         helper.make_node("MaxPool", ["m"], ["mp"], kernel_shape=[2, 2],
+                          strides=[2, 2]),
+         helper.make_node("Flatten", ["mp"], ["f"]),
+         helper.make_node("Gemm", ["f", "fw", "fb"], ["y"], transB=1)]
+    inits = [numpy_helper.from_array(a, k) for k, a in [
+        ("w1", f32(rng, 16, 8, 3, 3, scale=0.2)), ("b1", f32(rng, 16)),
+        ("w2", f32(rng, 16, 32, 1, 1, scale=0.3)), ("b2", f32(rng, 16)),
+        ("fw", f32(rng, 10, 576, scale=0.1)), ("fb", f32(rng, 10))]]
+    g = helper.make_graph(
+        n, "qdq_patterns",
+        [helper.make_tensor_value_info("x", T.FLOAT, [1, 8, 12, 12])],
+        [helper.make_tensor_value_info("y", T.FLOAT, [1, 10])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    x = image(5, (1, 8, 12, 12))
+    q = qdq.quantize(m, {"x": x}, [image(300 + k, x.shape) for k in range(4)])
+    write_case(out, "qdq_patterns", q, [("x", x)])
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -254,6 +295,8 @@ def main():
     os.makedirs(out, exist_ok=True)
     if not wanted or any(w.startswith("pt2") for w in wanted):
         pattern_models(out)
+    if not wanted or "qdq_patterns" in wanted:
+        qdq_patterns(out)
     specs = torch_models()
     qdq_of = {"resnet18": "qdq_resnet18", "mobilenet_v2": "qdq_mobilenet_v2",
               "mobilenet_v3_large": "qdq_mobilenet_v3_large"}

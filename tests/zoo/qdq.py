@@ -4,18 +4,20 @@ Runtime's quantiser writes (quantize_static, QuantFormat.QDQ, per-channel):
     initializers read through DequantizeLinear (axis 0);
   - biases: int32 with scale = input scale x weight scale, zero point 0;
   - activations: uint8, asymmetric, per tensor: QuantizeLinear ->
-    DequantizeLinear on every input and output of Conv, Gemm, Add, Mul,
+    DequantizeLinear on every input and output of Conv, Gemm, Add, Sub, Mul,
     Concat and the pooling ops; a Relu or Clip right after a Conv, Gemm
     or Add is kept inside the pair (ORT fuses them the same way), and
-    the ops in between (HardSwish, HardSigmoid, Flatten) stay float.
+    the ops in between (HardSwish, HardSigmoid, Sigmoid, Tanh, LeakyRelu,
+    Flatten) sit between the DequantizeLinear of their input and the
+    QuantizeLinear of their reader's.
 Ranges come from running the float model in numpy (the ops below only)
 on calibration inputs: the calibration, not the result under test, so
 any faithful float evaluation serves."""
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
-QUANT_OPS = {"Conv", "Gemm", "Add", "Mul", "Concat", "MaxPool", "AveragePool",
-             "GlobalAveragePool"}
+QUANT_OPS = {"Conv", "Gemm", "Add", "Sub", "Mul", "Concat", "MaxPool",
+             "AveragePool", "GlobalAveragePool"}
 FUSED_AFTER = {"Relu", "Clip"}
 
 
@@ -91,8 +93,15 @@ def evaluate(model, feeds):
             hi = x[2] if len(x) > 2 and x[2] is not None else a.get("max",
                                                                     np.inf)
             y = np.clip(x[0], lo, hi)
-        elif op in ("Add", "Mul"):
-            y = x[0] + x[1] if op == "Add" else x[0] * x[1]
+        elif op in ("Add", "Sub", "Mul"):
+            y = {"Add": np.add, "Sub": np.subtract,
+                 "Mul": np.multiply}[op](x[0], x[1])
+        elif op == "Sigmoid":
+            y = 1 / (1 + np.exp(-x[0]))
+        elif op == "Tanh":
+            y = np.tanh(x[0])
+        elif op == "LeakyRelu":
+            y = np.where(x[0] >= 0, x[0], a.get("alpha", 0.01) * x[0])
         elif op == "MaxPool":
             y = _pool(x[0], a, True)
         elif op == "AveragePool":
