@@ -271,6 +271,37 @@ bool dg_build_requant(dg_build *b, const dg_tensor_desc *x,
   return true;
 }
 
+bool dg_build_broadcast(dg_build *b, const dg_tensor_info *a,
+                        const dg_tensor_info *bt, const char *field,
+                        dg_tensor_desc *out) {
+  if (dg_broadcast_dims(a->desc.rank, a->desc.dims, bt->desc.rank,
+                        bt->desc.dims, &out->rank, out->dims))
+    return true;
+  char exp[96], got[96];
+  dg_format_dims(exp, sizeof exp, a->desc.rank, a->desc.dims);
+  dg_format_dims(got, sizeof got, bt->desc.rank, bt->desc.dims);
+  dg_build_fail(b, DG_ERROR_INVALID_SHAPE, field, exp, got,
+                "shapes do not broadcast");
+  return false;
+}
+
+bool dg_build_q8_output(dg_build *b, dg_dtype y_dtype,
+                        const dg_quant_params *y_quant, dg_tensor_desc *out) {
+  if (y_dtype != DG_DTYPE_I8 && y_dtype != DG_DTYPE_U8) {
+    dg_build_fail(b, DG_ERROR_INVALID_DTYPE, "y_dtype", "i8 or u8",
+                  dg_dtype_name(y_dtype), "int8 output dtype");
+    return false;
+  }
+  if (!y_quant) {
+    dg_build_fail(b, DG_ERROR_INVALID_ARGUMENT, "y_quant", "non-NULL", "NULL",
+                  "output quantisation missing");
+    return false;
+  }
+  out->dtype = y_dtype;
+  out->quant = *y_quant;
+  return dg_build_quant(b, out, "y_quant", -1);
+}
+
 bool dg_build_desc(dg_build *b, const dg_tensor_desc *d, const char *field) {
   char f[64], got[96];
   if (!d) {

@@ -48,6 +48,16 @@ bool dg_build_requant(dg_build *b, const dg_tensor_desc *x,
 bool dg_build_quant(dg_build *b, const dg_tensor_desc *d, const char *field,
                     int per_channel_axis);
 
+/* out's dims: a's and b's broadcast together (numpy); fails naming
+ * field ("b") with both shapes when they do not broadcast. */
+bool dg_build_broadcast(dg_build *b, const dg_tensor_info *a,
+                        const dg_tensor_info *bt, const char *field,
+                        dg_tensor_desc *out);
+/* An int8 op's output: y_dtype i8 or u8 ("y_dtype") and y_quant non-NULL
+ * and per-tensor ("y_quant"), written into out's dtype and quant. */
+bool dg_build_q8_output(dg_build *b, dg_dtype y_dtype,
+                        const dg_quant_params *y_quant, dg_tensor_desc *out);
+
 /* Adds the node; out is the inferred output descriptor (quant arrays are
  * copied). Returns the output tensor, or DG_TENSOR_NONE on failure. */
 dg_tensor dg_build_finish(dg_build *b, const uint32_t *inputs, int count,

@@ -40,15 +40,8 @@ static dg_tensor build(dg_graph *g, dg_op op, const char *name, int32_t fn,
       !dg_build_same_dtype(&b, ai, bi, "b"))
     return DG_TENSOR_NONE;
   dg_tensor_desc out = {.dtype = ai->desc.dtype};
-  if (!dg_broadcast_dims(ai->desc.rank, ai->desc.dims, bi->desc.rank,
-                         bi->desc.dims, &out.rank, out.dims)) {
-    char exp[96], got[96];
-    dg_format_dims(exp, sizeof exp, ai->desc.rank, ai->desc.dims);
-    dg_format_dims(got, sizeof got, bi->desc.rank, bi->desc.dims);
-    dg_build_fail(&b, DG_ERROR_INVALID_SHAPE, "b", exp, got,
-                  "shapes do not broadcast");
+  if (!dg_build_broadcast(&b, ai, bi, "b", &out))
     return DG_TENSOR_NONE;
-  }
   dg_node_params p = {.fn = op == DG_OP_BINARY ? fn : 0};
   uint32_t ins[2] = {a.id, bt.id};
   return dg_build_finish(&b, ins, 2, &out, &p);
@@ -98,13 +91,8 @@ static void reference(const dg_ir *ir, const dg_node *n, int32_t fn,
   dg_broadcast_strides(ad->rank, ad->dims, yd->rank, yd->dims, sa);
   dg_broadcast_strides(bd->rank, bd->dims, yd->rank, yd->dims, sb);
   for (int64_t i = 0, e = dg_desc_elements(yd); i < e; i++) {
-    int64_t r = i, ia = 0, ib = 0;
-    for (int d = yd->rank - 1; d >= 0; d--) {
-      int64_t c = r % yd->dims[d];
-      r /= yd->dims[d];
-      ia += c * sa[d];
-      ib += c * sb[d];
-    }
+    int64_t ia, ib;
+    dg_broadcast_offsets(yd->rank, yd->dims, sa, sb, i, &ia, &ib);
     out[i] = apply(fn, in[0][ia], in[1][ib]);
   }
 }

@@ -26,24 +26,6 @@ static const dg_tensor_info *q8_input(dg_build *b, dg_tensor t,
   return ti;
 }
 
-/* The output's dtype and per-tensor quantisation into out. */
-static bool q8_output(dg_build *b, dg_dtype y_dtype,
-                      const dg_quant_params *y_quant, dg_tensor_desc *out) {
-  if (y_dtype != DG_DTYPE_I8 && y_dtype != DG_DTYPE_U8) {
-    dg_build_fail(b, DG_ERROR_INVALID_DTYPE, "y_dtype", "i8 or u8",
-                  dg_dtype_name(y_dtype), "int8 output dtype");
-    return false;
-  }
-  if (!y_quant) {
-    dg_build_fail(b, DG_ERROR_INVALID_ARGUMENT, "y_quant", "non-NULL", "NULL",
-                  "output quantisation missing");
-    return false;
-  }
-  out->dtype = y_dtype;
-  out->quant = *y_quant;
-  return dg_build_quant(b, out, "y_quant", -1);
-}
-
 /* A host-computed fp32 factor of the contract must be a finite normal
  * float: inf, 0 or a denormal would saturate or zero every output. */
 static bool normal_factor(dg_build *b, float m, const char *what) {
@@ -77,16 +59,9 @@ dg_tensor dg_graph_qbinary(dg_graph *g, const char *name, dg_binary_fn fn,
   if (!ok)
     return DG_TENSOR_NONE;
   dg_tensor_desc out = {0};
-  if (!dg_broadcast_dims(ai->desc.rank, ai->desc.dims, bi->desc.rank,
-                         bi->desc.dims, &out.rank, out.dims)) {
-    char exp[96], got[96];
-    dg_format_dims(exp, sizeof exp, ai->desc.rank, ai->desc.dims);
-    dg_format_dims(got, sizeof got, bi->desc.rank, bi->desc.dims);
-    dg_build_fail(&b, DG_ERROR_INVALID_SHAPE, "b", exp, got,
-                  "shapes do not broadcast");
+  if (!dg_build_broadcast(&b, ai, bi, "b", &out))
     return DG_TENSOR_NONE;
-  }
-  if (!q8_output(&b, y_dtype, y_quant, &out))
+  if (!dg_build_q8_output(&b, y_dtype, y_quant, &out))
     return DG_TENSOR_NONE;
   float sa = ai->desc.quant.scale, sb = bi->desc.quant.scale,
         sy = out.quant.scale;
@@ -136,13 +111,8 @@ void dg_ref_qbinary(const dg_ir *ir, const dg_node *n, const double *const *in,
   int32_t za = ad->quant.zero_point, zb = bd->quant.zero_point,
           zy = yd->quant.zero_point;
   for (int64_t i = 0, e = dg_desc_elements(yd); i < e; i++) {
-    int64_t r = i, ia = 0, ib = 0;
-    for (int d = yd->rank - 1; d >= 0; d--) {
-      int64_t c = r % yd->dims[d];
-      r /= yd->dims[d];
-      ia += c * sa[d];
-      ib += c * sb[d];
-    }
+    int64_t ia, ib;
+    dg_broadcast_offsets(yd->rank, yd->dims, sa, sb, i, &ia, &ib);
     int32_t da = (int32_t)in[0][ia] - za, db = (int32_t)in[1][ib] - zb;
     out[i] = n->p.fn == DG_BINARY_MUL
                  ? dg_requant(da * db, fa, zy, (int32_t)lo, (int32_t)hi)
@@ -163,7 +133,7 @@ static dg_tensor lookup(dg_build *b, dg_tensor x, const void *table,
   if (!ok || !dg_build_dtype(b, xi, "x", DG_Q8_TYPES))
     return DG_TENSOR_NONE;
   dg_tensor_desc out = xi->desc;
-  if (!q8_output(b, y_dtype, y_quant, &out))
+  if (!dg_build_q8_output(b, y_dtype, y_quant, &out))
     return DG_TENSOR_NONE;
   if (!table) {
     dg_build_fail(b, DG_ERROR_INVALID_ARGUMENT, "table", "256 values", "NULL",
@@ -203,7 +173,7 @@ static bool fill_table(dg_build *b, dg_tensor x, int fn, float alpha,
   bool ok = true;
   const dg_tensor_info *xi = q8_input(b, x, "x", &ok);
   dg_tensor_desc out = {0};
-  if (!ok || !q8_output(b, y_dtype, y_quant, &out))
+  if (!ok || !dg_build_q8_output(b, y_dtype, y_quant, &out))
     return false;
   int64_t xlo, xhi, lo, hi;
   dg_dtype_int_range(xi->desc.dtype, &xlo, &xhi);
@@ -276,7 +246,7 @@ dg_tensor dg_graph_qconcat(dg_graph *g, const char *name,
   if (!dg_build_begin(&b, g, DG_OP_CONCAT, name))
     return DG_TENSOR_NONE;
   dg_tensor_desc probe = {0};
-  if (!q8_output(&b, y_dtype, y_quant, &probe))
+  if (!dg_build_q8_output(&b, y_dtype, y_quant, &probe))
     return DG_TENSOR_NONE;
   if (!tensors || count < 1 || count > 4096) {
     char got[32];

@@ -79,6 +79,19 @@ bool dg_broadcast_dims(int ra, const int64_t *a, int rb, const int64_t *b,
  * zero on broadcast axes. */
 void dg_broadcast_strides(int r, const int64_t *dims, int ro,
                           const int64_t *out_dims, int64_t *strides);
+/* Output element i's offsets in a and b, whose broadcast strides to the
+ * output's dims (rank r) are sa and sb. */
+static inline void dg_broadcast_offsets(int r, const int64_t *dims,
+                                        const int64_t *sa, const int64_t *sb,
+                                        int64_t i, int64_t *ia, int64_t *ib) {
+  *ia = *ib = 0;
+  for (int d = r - 1; d >= 0; d--) {
+    int64_t c = i % dims[d];
+    i /= dims[d];
+    *ia += c * sa[d];
+    *ib += c * sb[d];
+  }
+}
 
 /* Matmul batch decomposition: a [.., M, K] and b [.., K, N] (after rank-1
  * promotion) with broadcast batch; out dims. */

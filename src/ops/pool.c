@@ -15,19 +15,7 @@ static bool q8_pool_output(dg_build *b, const dg_tensor_info *xi,
                            dg_tensor_desc *out) {
   if (!dg_build_quant(b, &xi->desc, "x", -1))
     return false;
-  if (y_dtype != DG_DTYPE_I8 && y_dtype != DG_DTYPE_U8) {
-    dg_build_fail(b, DG_ERROR_INVALID_DTYPE, "y_dtype", "i8 or u8",
-                  dg_dtype_name(y_dtype), "int8 output dtype");
-    return false;
-  }
-  if (!y_quant) {
-    dg_build_fail(b, DG_ERROR_INVALID_ARGUMENT, "y_quant", "non-NULL", "NULL",
-                  "output quantisation missing");
-    return false;
-  }
-  out->dtype = y_dtype;
-  out->quant = *y_quant;
-  if (!dg_build_quant(b, out, "y_quant", -1))
+  if (!dg_build_q8_output(b, y_dtype, y_quant, out))
     return false;
   float m = dg_requant_pool_multiplier(xi->desc.quant.scale, y_quant->scale, 1);
   if (!isnormal(m) ||
