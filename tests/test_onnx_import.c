@@ -43,7 +43,7 @@ static void refused(const char *file, dg_status st, const char *node,
 }
 
 static void seeds_truncated_and_corrupted(void) {
-  const char *seeds[] = {"conv", "qlinearconv", "gemm", "qdq"};
+  const char *seeds[] = {"conv", "qlinearconv", "gemm", "qdq", "qdq_int8"};
   for (size_t s = 0; s < sizeof seeds / sizeof seeds[0]; s++) {
     char path[1024];
     snprintf(path, sizeof path, "%s/tests/fuzz/corpus/%s.onnx", DG_SOURCE_DIR,

@@ -177,4 +177,44 @@ save("unsupported", [helper.make_node("Relu", ["x"], ["a"]),
                      helper.make_node("Det", ["a"], ["b"]),
                      helper.make_node("Foo", ["b"], ["y"], domain="x.y")],
      [f32("x", [1, 3, 2, 2])], [f32("y", None)], [])
+# The int8 folds between convolutions: Q/DQ pairs around Add -> Relu,
+# Sigmoid, AveragePool, Concat of two scales, Mul, MaxPool, Flatten and a
+# Conv -> Clip whose bounds are Constant nodes after it.
+def qdq(t, s, z):
+    return [helper.make_node("QuantizeLinear", [t, s, z], [t + "_q"]),
+            helper.make_node("DequantizeLinear", [t + "_q", s, z],
+                             [t + "_dq"])]
+
+
+save("qdq_int8",
+     qdq("x", "s1", "z1") +
+     [helper.make_node("DequantizeLinear", ["wq", "ws", "wz"], ["wf"],
+                       axis=0),
+      helper.make_node("Conv", ["x_dq", "wf"], ["c"], pads=[1, 1, 1, 1]),
+      helper.make_node("Constant", [], ["lo"], value=init("lo_v",
+                                                          np.float32(0))),
+      helper.make_node("Constant", [], ["hi"], value=init("hi_v",
+                                                          np.float32(6))),
+      helper.make_node("Clip", ["c", "lo", "hi"], ["r"])] +
+     qdq("r", "s2", "z2") +
+     [helper.make_node("Add", ["r_dq", "x_dq"], ["a"]),
+      helper.make_node("Relu", ["a"], ["ar"])] + qdq("ar", "s3", "z1") +
+     [helper.make_node("Sigmoid", ["ar_dq"], ["sg"])] + qdq("sg", "s4", "z2") +
+     [helper.make_node("AveragePool", ["sg_dq"], ["ap"], kernel_shape=[3, 3],
+                       pads=[1, 1, 1, 1])] + qdq("ap", "s2", "z1") +
+     [helper.make_node("Concat", ["ap_dq", "ar_dq"], ["cat"], axis=1)] +
+     qdq("cat", "s3", "z2") +
+     [helper.make_node("Mul", ["cat_dq", "cat_dq"], ["m"])] +
+     qdq("m", "s4", "z1") +
+     [helper.make_node("MaxPool", ["m_dq"], ["mp"], kernel_shape=[2, 2],
+                       strides=[2, 2])] + qdq("mp", "s1", "z2") +
+     [helper.make_node("Flatten", ["mp_dq"], ["f"])] + qdq("f", "s1", "z2") +
+     [helper.make_node("Identity", ["f_dq"], ["y"])],
+     [f32("x", [1, 2, 4, 4])], [f32("y", None)],
+     [init("s1", np.float32(0.05)), init("z1", np.uint8(128)),
+      init("s2", np.float32(0.03)), init("z2", np.uint8(10)),
+      init("s3", np.float32(0.07)), init("s4", np.float32(0.004)),
+      init("wq", rng.integers(-127, 127, (2, 2, 3, 3)).astype(np.int8)),
+      init("ws", np.array([0.01, 0.02], np.float32)),
+      init("wz", np.zeros(2, np.int8))])
 print("wrote", len(os.listdir(out)), "seeds to", out)
