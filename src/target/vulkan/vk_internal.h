@@ -104,6 +104,15 @@ typedef struct vk_pc_bnorm {
 typedef struct vk_pc_cast {
   VK_PC_CAST
 } vk_pc_cast;
+typedef struct vk_pc_qbinary {
+  VK_PC_QBINARY
+} vk_pc_qbinary;
+typedef struct vk_pc_lookup {
+  VK_PC_LOOKUP
+} vk_pc_lookup;
+typedef struct vk_pc_qpool {
+  VK_PC_QPOOL
+} vk_pc_qpool;
 /* A dispatch's push constants: the layout its setup fills, pushed as
  * words (the whole VK_PUSH_BYTES range, unused words 0). */
 typedef union vk_push {
@@ -126,6 +135,9 @@ typedef union vk_push {
   vk_pc_resize resize;
   vk_pc_bnorm bnorm;
   vk_pc_cast cast;
+  vk_pc_qbinary qbinary;
+  vk_pc_lookup lookup;
+  vk_pc_qpool qpool;
 } vk_push;
 /* std430 puts a block's int and float members 4 bytes apart in order;
  * C does so too where both are 4 bytes. Every layout must fit the range
@@ -416,6 +428,21 @@ bool dg_vk_setup_conv_transpose(const vk_device *vd, vk_work *w,
                                 const dg_ir *ir, const dg_node *n);
 bool dg_vk_setup_cast(const vk_device *vd, vk_work *w, const dg_ir *ir,
                       const dg_node *n);
+
+/* ---- int8 beyond convolution (vk_int8.c) ---- */
+
+/* The setups of qbinary, lookup and qavg_pool2d, as vk_ops.c's table
+ * names them. */
+bool dg_vk_setup_qbinary(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                         const dg_node *n);
+bool dg_vk_setup_lookup(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                        const dg_node *n);
+bool dg_vk_setup_qavg_pool(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                           const dg_node *n);
+/* Whether supports() must decline qavg_pool2d node n, with the reason in
+ * why: its divisors span more multipliers than the table takes. */
+bool dg_vk_qavg_pool_declines(const dg_ir *ir, const dg_node *n, char *why,
+                              size_t why_size);
 
 /* ---- pipeline statistics (vk_pipeline_stats.c) ---- */
 

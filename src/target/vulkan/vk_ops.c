@@ -72,12 +72,14 @@ static uint64_t loop_trips(const dg_ir *ir, const dg_node *n) {
     return t + (uint64_t)x->dims[x->rank - 1];
   case DG_OP_MAX_POOL2D:
   case DG_OP_AVG_POOL2D: /* pool.comp: taps, kh x kw at any dilation */
+  case DG_OP_QAVG_POOL2D: /* qavg_pool.comp: the same window */
     return t + (uint64_t)n->p.kernel[0] * (1 + (uint64_t)n->p.kernel[1]);
   case DG_OP_SOFTMAX:
   case DG_OP_LOG_SOFTMAX:
     return t + 3 * (uint64_t)x->dims[n->p.axis];
   case DG_OP_ADD:
   case DG_OP_BINARY: /* binary.comp: a pass over the output's dims */
+  case DG_OP_QBINARY: /* qbinary.comp: the same pass */
     return t + DG_MAX_RANK;
   case DG_OP_REDUCE:
   case DG_OP_LAYER_NORM:
@@ -166,6 +168,8 @@ int dg_vk_supports(dg_device *dev, const dg_ir *ir, const dg_node *n, char *why,
       return 0;
     }
   }
+  if (dg_vk_qavg_pool_declines(ir, n, why, why_size))
+    return 0;
   uint64_t trips = vd->loop_limit ? loop_trips(ir, n) : 0;
   if (trips > vd->loop_limit) {
     snprintf(why, why_size,
@@ -952,6 +956,9 @@ static const struct vk_op_entry {
     {DG_OP_COMPARE, dg_vk_setup_compare, VK_NEEDS_INT8},
     {DG_OP_WHERE, dg_vk_setup_compare, VK_NEEDS_INT8},
     {DG_OP_ARG_REDUCE, dg_vk_setup_compare, 0},
+    {DG_OP_QBINARY, dg_vk_setup_qbinary, VK_NEEDS_INT8},
+    {DG_OP_LOOKUP, dg_vk_setup_lookup, VK_NEEDS_INT8},
+    {DG_OP_QAVG_POOL2D, dg_vk_setup_qavg_pool, VK_NEEDS_INT8},
 };
 
 static const struct vk_op_entry *op_entry(dg_op op) {

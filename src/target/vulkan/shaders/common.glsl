@@ -58,18 +58,23 @@ uint linear_id() {
 }
 
 #ifdef Q8
-// The numerics contract's requantisation (docs/numerics.md): one int32 ->
-// fp32 conversion, one fp32 multiply (precise: never fused), round half
-// to even, saturate in float, then the zero point added as an integer and
-// the activation's clamp [clo, chi]. Returns the byte to store.
-uint8_t requant(int acc, float m, int yz, int clo, int chi) {
-  precise float v = float(acc) * m;
-  v = roundEven(v);
+// The numerics contract's requantisation (docs/numerics.md), as
+// src/ops/requant.h has it. requant_out: a rounded v saturated in float,
+// then the zero point added as an integer and the activation's clamp
+// [clo, chi]; returns the byte to store.
+uint8_t requant_out(float v, int yz, int clo, int chi) {
   v = v < -2147418112.0 ? -2147418112.0 : v;
   v = v > 2147418112.0 ? 2147418112.0 : v;
   int q = int(v) + yz;
   q = q < clo ? clo : (q > chi ? chi : q);
   return uint8_t(q & 255);
+}
+
+// One int32 -> fp32 conversion, one fp32 multiply (precise: never
+// fused), round half to even, then requant_out.
+uint8_t requant(int acc, float m, int yz, int clo, int chi) {
+  precise float v = float(acc) * m;
+  return requant_out(roundEven(v), yz, clo, chi);
 }
 #endif
 

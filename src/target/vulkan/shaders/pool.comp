@@ -22,13 +22,7 @@ layout(push_constant) uniform PC {
   VK_PC_POOL
 } pc;
 
-// The taps [lo, hi) of a window starting at s0 (k taps, dilation d)
-// that fall in [0, n), as cpu_ops.c's pool_taps.
-ivec2 taps(int s0, int k, int d, int n) {
-  int lo = s0 < 0 ? (-s0 + d - 1) / d : 0;
-  int hi = s0 >= n ? 0 : min(k, (n - 1 - s0) / d + 1);
-  return ivec2(lo, max(hi, lo));
-}
+#include "window.glsl"
 
 void main() {
   uint id = linear_id();

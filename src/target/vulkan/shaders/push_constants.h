@@ -164,4 +164,28 @@
 /* cast.comp: total elements. */
 #define VK_PC_CAST int total;
 
+/* qbinary.comp: total outputs, rank dims of the output and the element
+ * strides sa, sb of the broadcast inputs (as binary.comp's); mul 1 for
+ * MUL (else ADD or SUB); flags bit 0 a is i8, bit 1 b is (else u8); the
+ * zero points, the output's range [lo, hi] and the host factors fa, fb
+ * (dg_qbinary_factors). */
+#define VK_PC_QBINARY                                                          \
+  int total, rank, mul, flags;                                                 \
+  int dims[6];                                                                 \
+  int sa[6];                                                                   \
+  int sb[6];                                                                   \
+  int za, zb, zy, lo, hi;                                                      \
+  float fa, fb;
+
+/* lookup.comp: total elements; flip 0x80 for an i8 x, 0 for u8. */
+#define VK_PC_LOOKUP int total, flip;
+
+/* qavg_pool.comp: pool.comp's geometry (NC planes of H x W into OH x OW,
+ * kernel kh x kw, strides, dilations, padding pt pl pb pr), flags (bit
+ * 0: x is i8), x's and y's zero points, y's range [lo, hi], and n0, the
+ * least divisor, whose multiplier is entry 0 of binding 4. */
+#define VK_PC_QPOOL                                                            \
+  int NC, H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;                \
+  int count_include_pad, flags, xz, yz, lo, hi, n0;
+
 #endif
