@@ -117,6 +117,23 @@ static double *ref_graph(const dg_ir *ir, int n_in, const dg_tensor *in,
   return out;
 }
 
+/* The part of a compile's "can run on no allowed device (A: why; B:
+ * why)" that is about the device named name, or the whole message. */
+static void device_reason(const char *msg, const char *name, char *out,
+                          size_t size) {
+  const char *p = strstr(msg, name);
+  if (!p || strncmp(p + strlen(name), ": ", 2)) {
+    snprintf(out, size, "%s", msg);
+    return;
+  }
+  p += strlen(name) + 2;
+  const char *e = strstr(p, "; ");
+  size_t n = e ? (size_t)(e - p) : strlen(p);
+  if (!e && n && p[n - 1] == ')')
+    n--; /* the list's closing parenthesis */
+  snprintf(out, size, "%.*s", (int)n, p);
+}
+
 /* One case: inputs from descs (random, or given when not NULL), make()
  * adds the op(s), y is compared on every device with the reference, with
  * the CPU's bytes and, when want is not NULL, with those hand-computed
@@ -172,7 +189,8 @@ static void q8_case(q8_stats *st, const char *label, int n_in,
     dg_status rc = dg_graph_compile(g, &o, &s, &diag);
     if (rc == DG_ERROR_UNSUPPORTED && info.kind != DG_DEVICE_CPU) {
       if (!st->declined[dev]++)
-        snprintf(st->why[dev], sizeof st->why[dev], "%.150s", diag.message);
+        device_reason(diag.message, info.name, st->why[dev],
+                      sizeof st->why[dev]);
       continue;
     }
     memset(out, 0xa5, ybytes);
