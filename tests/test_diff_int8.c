@@ -556,7 +556,10 @@ static void qavg_cases(dg_dtype xt) {
       a.p.pads[i + 2] = t_range(0, span - 1);
       xd[2 + i] = t_range(span, span + 9);
     }
-    a.p.padding = (dg_padding)t_range(0, 3);
+    /* explicit pads in 5 cases of 8: only they, with ceil mode, give
+     * windows that hang past the end padding */
+    int mode = t_range(0, 7);
+    a.p.padding = mode <= 3 ? (dg_padding)mode : DG_PADDING_EXPLICIT;
     a.p.ceil_mode = t_range(0, 1);
     a.p.count_include_pad = t_range(0, 1);
     bool extreme = c % 4 == 3;
@@ -837,6 +840,29 @@ static void hand_pool(void) {
   q.p.count_include_pad = 1;
   hand("qavg_pool2d, a pad counted in n", 1, &x, (uint8_t[]){5, 7, 9}, NULL,
        make_qpool, &q, (uint8_t[]){2, 8});
+  /* one column 2 4 6, k 3, stride 2, bottom pad 1, ceil mode: windows
+   * rows 0-2 (12 / 3) and 2-4: row 2 inside, 3 the pad (counted), 4 past
+   * the end padding (never counted): 6 / 2 */
+  x = qdesc(DG_DTYPE_I8, 4, (int64_t[]){1, 1, 3, 1}, 1, 0);
+  qp_arg ov = {.p = {.kernel = {3, 1},
+                     .stride = {2, 1},
+                     .pads = {0, 0, 1, 0},
+                     .ceil_mode = 1,
+                     .count_include_pad = 1},
+               .yt = DG_DTYPE_I8,
+               .yq = {.scale = 1}};
+  hand("qavg_pool2d, ceil mode past the end pad, pads counted", 1, &x,
+       (int8_t[]){2, 4, 6}, NULL, make_qpool, &ov, (int8_t[]){4, 3});
+  /* the same along a row, u8 */
+  x = qdesc(DG_DTYPE_U8, 4, (int64_t[]){1, 1, 1, 3}, 1, 0);
+  ov.p = (dg_pool2d_params){.kernel = {1, 3},
+                            .stride = {1, 2},
+                            .pads = {0, 0, 0, 1},
+                            .ceil_mode = 1,
+                            .count_include_pad = 1};
+  ov.yt = DG_DTYPE_U8;
+  hand("qavg_pool2d, ceil mode past the end pad, along a row", 1, &x,
+       (uint8_t[]){2, 4, 6}, NULL, make_qpool, &ov, (uint8_t[]){4, 3});
   /* global over 3 taps: m = 0.5 / (0.5 * 3) = fl(1/3) = 0.33333334; sums
    * 6 -> 2.0000000, 381 -> 127.0, -383 -> -127.67 -> -128, then + 1 */
   x = qdesc(DG_DTYPE_I8, 4, (int64_t[]){1, 3, 1, 3}, 0.5f, 0);

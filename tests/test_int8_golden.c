@@ -28,7 +28,7 @@ static const char *const cases[] = {
     "qavg_3x3_s2_p1_i8", "qavg_2x2_ceil_include_pad_u8",
     "qavg_3x2_dilated_u8_i8", "qavg_5x5_saturating_i8_u8", "qglobal_1x1",
     "qglobal_7x7", "qglobal_56x56", "qconcat_three_axis1",
-    "qconcat_two_last_axis"};
+    "qconcat_two_last_axis", "qavg_3x3_ceil_overhang_include_pad"};
 
 enum { MAX_IN = 8 };
 

@@ -403,6 +403,10 @@ def new_cases():
                      ["i8", "u8", "i8"], "i8"),
         qconcat_case(rng, "qconcat_two_last_axis", [(3, 5), (3, 2)], -1,
                      ["u8", "i8"], "u8"),
+        # ceil mode's last windows hang past the end padding both ways
+        qavg_case(rng, "qavg_3x3_ceil_overhang_include_pad", (1, 3, 9, 11),
+                  (3, 3), (2, 2), (1, 1), (0, 1, 1, 0), True, True, "i8",
+                  "u8"),
     ]
 
 
