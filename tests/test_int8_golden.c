@@ -85,14 +85,16 @@ static int load_params(const char *dir, params *p) {
 #define S(name) if (!strcmp(k, #name)) copy_str(p->name, sizeof p->name, v);
 #define I(name) if (!strcmp(k, #name)) p->name = atoi(v);
 #define F(name) if (!strcmp(k, #name)) p->name = strtof(v, NULL);
-    S(op)
-    S(x_dtype) S(w_dtype) S(y_dtype) I(stride) I(pad) I(dilation) I(groups)
-        I(activation) I(x_zero) I(w_zero) I(y_zero) F(x_scale) F(y_scale) S(fn)
-            S(a_dtype) S(b_dtype) I(a_zero) I(b_zero) F(a_scale) F(b_scale)
-                F(alpha) F(beta) I(kernel_h) I(kernel_w) I(stride_h) I(stride_w)
-                    I(dilation_h) I(dilation_w) I(pad_t) I(pad_l) I(pad_b)
-                        I(pad_r) I(ceil_mode) I(count_include_pad) I(count)
-                            I(axis)
+    /* clang-format off */
+    S(op) S(x_dtype) S(w_dtype) S(y_dtype) I(stride) I(pad) I(dilation)
+    I(groups) I(activation) I(x_zero) I(w_zero) I(y_zero) F(x_scale)
+    F(y_scale)
+    /* the ops beyond convolution */
+    S(fn) S(a_dtype) S(b_dtype) I(a_zero) I(b_zero) F(a_scale) F(b_scale)
+    F(alpha) F(beta) I(kernel_h) I(kernel_w) I(stride_h) I(stride_w)
+    I(dilation_h) I(dilation_w) I(pad_t) I(pad_l) I(pad_b) I(pad_r)
+    I(ceil_mode) I(count_include_pad) I(count) I(axis)
+    /* clang-format on */
 #undef S
 #undef I
 #undef F
