@@ -176,6 +176,28 @@ static dg_graph *every_op(void) {
       &q);
   dg_graph_output(g, "dequantize", dg_graph_dequantize(g, "dequantize", qm),
                   DG_LAYOUT_NCHW);
+  /* int8 beyond convolution, on qc and qx ([1, 8, 16, 16] i8). */
+  dg_quant_params qu = {.scale = 0.02f, .zero_point = 128};
+  dg_tensor qb =
+      dg_graph_qbinary(g, "qbinary", DG_BINARY_MUL, qc, qx, DG_DTYPE_U8, &qu);
+  dg_pool2d_params qpp = {.kernel = {3, 2},
+                          .stride = {2, 1},
+                          .dilation = {2, 1},
+                          .pads = {1, 1, 2, 0},
+                          .ceil_mode = 1,
+                          .count_include_pad = 1};
+  dg_tensor qp =
+      dg_graph_qavg_pool2d(g, "qavg_pool2d", qb, &qpp, DG_DTYPE_I8, &q);
+  dg_tensor qcat_in[2] = {dg_graph_qunary(g, "qunary", DG_UNARY_HARD_SIGMOID,
+                                          qp, 0.25f, 0.5f, DG_DTYPE_U8, &qu),
+                          qp};
+  dg_graph_output(
+      g, "qconcat",
+      dg_graph_qconcat(g, "qconcat", qcat_in, 2, 1, DG_DTYPE_I8, &q),
+      DG_LAYOUT_NCHW);
+  dg_graph_output(g, "qgap",
+                  dg_graph_qglobal_avg_pool(g, "qgap", qp, DG_DTYPE_U8, &qu),
+                  DG_LAYOUT_NCHW);
   (void)wq;
   return g;
 }
@@ -213,7 +235,8 @@ static dg_graph *one_node(dg_op op, int dev) {
   static int8_t wq[4 * 4 * 9];
   dg_graph *g = dg_graph_create(ctx, "one node");
   bool q = op == DG_OP_QCONV2D || op == DG_OP_QFULLY_CONNECTED ||
-           op == DG_OP_QMATMUL || op == DG_OP_DEQUANTIZE;
+           op == DG_OP_QMATMUL || op == DG_OP_DEQUANTIZE ||
+           op == DG_OP_QBINARY || op == DG_OP_LOOKUP || op == DG_OP_QAVG_POOL2D;
   dg_quant_params qp = {.scale = 0.1f};
   dg_tensor_desc xd = {.dtype = q ? DG_DTYPE_I8 : DG_DTYPE_F32,
                        .rank = 4,
@@ -352,6 +375,15 @@ static dg_graph *one_node(dg_op op, int dev) {
     y = dg_graph_conv_transpose2d(g, "n", x,
                                   dg_graph_constant(g, "w", &wd, wdata, 0),
                                   DG_TENSOR_NONE, &cp, NULL);
+    break;
+  case DG_OP_QBINARY:
+    y = dg_graph_qbinary(g, "n", DG_BINARY_ADD, x, x, DG_DTYPE_I8, &qp);
+    break;
+  case DG_OP_LOOKUP:
+    y = dg_graph_qunary(g, "n", DG_UNARY_SIGMOID, x, 0, 0, DG_DTYPE_U8, &qp);
+    break;
+  case DG_OP_QAVG_POOL2D:
+    y = dg_graph_qavg_pool2d(g, "n", x, &pp, DG_DTYPE_I8, &qp);
     break;
   default:
     dg_graph_destroy(g);
