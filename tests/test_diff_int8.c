@@ -1096,10 +1096,10 @@ static void bad_qpool(void) {
        DG_ERROR_INVALID_ARGUMENT, "y_quant"},
       {"qavg_pool2d x scale 1e30 over y scale 1e-38", ok, &tiny, DG_DTYPE_I8,
        1e30f, DG_ERROR_INVALID_ARGUMENT, "y_quant.scale"},
-      /* normal for one tap (1e-33), not for 2^23 (1.2e-40): refused, as
-       * the builder checks both ends of the divisor's range */
-      {"qavg_pool2d multiplier of 2^23 taps denormal", ok,
-       &(dg_quant_params){.scale = 1e30f}, DG_DTYPE_I8, 1e-3f,
+      /* normal for one tap (3.3e-38), not for the window's 4 (8.3e-39):
+       * refused, as the builder checks both ends of the divisors */
+      {"qavg_pool2d multiplier of 4 taps denormal", ok,
+       &(dg_quant_params){.scale = 3e34f}, DG_DTYPE_I8, 1e-3f,
        DG_ERROR_INVALID_ARGUMENT, "y_quant.scale"},
       {"qavg_pool2d window of 4096 x 4096 taps (> 2^23)",
        {.kernel = {4096, 4096}},

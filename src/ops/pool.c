@@ -6,29 +6,22 @@
 #include <math.h>
 #include <stdio.h>
 
-/* qavg_pool2d's output: y_dtype and per-tensor y_quant, and a multiplier
- * x.scale / (y.scale * n) that is a finite normal float for the largest
- * window (a smaller one gives a larger multiplier, checked by the same
- * test at n = 1). */
-static bool q8_pool_output(dg_build *b, const dg_tensor_info *xi,
-                           dg_dtype y_dtype, const dg_quant_params *y_quant,
-                           dg_tensor_desc *out) {
-  if (!dg_build_quant(b, &xi->desc, "x", -1))
-    return false;
-  if (!dg_build_q8_output(b, y_dtype, y_quant, out))
-    return false;
-  float m = dg_requant_pool_multiplier(xi->desc.quant.scale, y_quant->scale, 1);
-  if (!isnormal(m) ||
-      !isnormal(dg_requant_pool_multiplier(xi->desc.quant.scale, y_quant->scale,
-                                           DG_QPOOL_MAX_TAPS))) {
-    char got[64];
-    snprintf(got, sizeof got, "%g / %g", xi->desc.quant.scale, y_quant->scale);
-    dg_build_fail(b, DG_ERROR_INVALID_ARGUMENT, "y_quant.scale",
-                  "x.scale / (y.scale * n) a finite, normal float", got,
-                  "requantisation multiplier unusable");
-    return false;
-  }
-  return true;
+/* qavg_pool2d's multipliers x.scale / (y.scale * n) must be finite normal
+ * floats for every divisor n of the window, 1 to taps: the extremes are
+ * checked, since the multiplier falls as n grows. */
+static bool q8_pool_multipliers(dg_build *b, const dg_tensor_desc *xd,
+                                const dg_tensor_desc *yd, int64_t taps) {
+  float sx = xd->quant.scale, sy = yd->quant.scale;
+  if (isnormal(dg_requant_pool_multiplier(sx, sy, 1)) &&
+      isnormal(dg_requant_pool_multiplier(sx, sy, taps)))
+    return true;
+  char got[96];
+  snprintf(got, sizeof got, "%g / (%g * n), n 1..%lld", sx, sy,
+           (long long)taps);
+  dg_build_fail(b, DG_ERROR_INVALID_ARGUMENT, "y_quant.scale",
+                "x.scale / (y.scale * n) a finite, normal float", got,
+                "requantisation multiplier unusable");
+  return false;
 }
 
 /* y_dtype and y_quant: qavg_pool2d's output (ignored otherwise). */
@@ -48,7 +41,8 @@ static dg_tensor pool_build(dg_graph *g, dg_op op, const char *name,
     return DG_TENSOR_NONE;
   dg_tensor_desc out = xi->desc;
   if (op == DG_OP_QAVG_POOL2D &&
-      !q8_pool_output(&b, xi, y_dtype, y_quant, &out))
+      (!dg_build_quant(&b, &xi->desc, "x", -1) ||
+       !dg_build_q8_output(&b, y_dtype, y_quant, &out)))
     return DG_TENSOR_NONE;
   char got[64];
   if (!pp) {
@@ -110,6 +104,10 @@ static dg_tensor pool_build(dg_graph *g, dg_op op, const char *name,
                   "an int8 window's sum could overflow int32");
     return DG_TENSOR_NONE;
   }
+  if (op == DG_OP_QAVG_POOL2D &&
+      !q8_pool_multipliers(&b, &xi->desc, &out,
+                           (int64_t)p.kernel[0] * p.kernel[1]))
+    return DG_TENSOR_NONE;
   for (int i = 0; i < 2; i++) {
     int64_t o = dg_window_out(xi->desc.dims[2 + i], p.kernel[i], p.stride[i],
                               p.dilation[i], pp->padding, &p.pads[i],
