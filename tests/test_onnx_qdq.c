@@ -386,8 +386,36 @@ static void unary(const char *what, const char *op, dg_unary_fn fn,
       (const dg_op[]){DG_OP_QUANTIZE, DG_OP_LOOKUP, DG_OP_DEQUANTIZE, END});
 }
 
+/* Sigmoid -> a QuantizeLinear without a zero point: u8, zero 0. */
+static void no_zero_point(void) {
+  qcase c;
+  const float ys = 0.0039f;
+  case_begin(&c);
+  dg_tensor x = case_input(&c, "x", 4, X4, (qp){DG_DTYPE_I8, 0.031f, -20});
+  op_begin(&c, "Sigmoid", (const char *const[]){"xd", NULL}, "t");
+  node_end(&c.m);
+  initializer(&c.m, "y.s", ONNX_FLOAT, 0, NULL, &ys);
+  node_begin(&c.m, "QuantizeLinear", "y/Q",
+             (const char *const[]){"t", "y.s", NULL},
+             (const char *const[]){"y.q", NULL});
+  node_end(&c.m);
+  node_begin(&c.m, "DequantizeLinear", "y/DQ",
+             (const char *const[]){"y.q", "y.s", NULL},
+             (const char *const[]){"y", NULL});
+  node_end(&c.m);
+  graph_output(&c.m, "y");
+  dg_quant_params yq = {.scale = ys};
+  dg_tensor r =
+      dg_graph_qunary(c.g, NULL, DG_UNARY_SIGMOID, x, 0, 0, DG_DTYPE_U8, &yq);
+  dg_graph_output(c.g, "y", dg_graph_dequantize(c.g, NULL, r), DG_LAYOUT_NCHW);
+  case_run(
+      &c, "Sigmoid -> QuantizeLinear without a zero point (u8, 0)",
+      (const dg_op[]){DG_OP_QUANTIZE, DG_OP_LOOKUP, DG_OP_DEQUANTIZE, END});
+}
+
 /* AveragePool kernel / strides / pads (ONNX order: top, left, bottom,
- * right, as dg_pool2d_params') -> Q: qavg_pool2d. cip < 0 leaves
+ * right, as dg_pool2d_params'; NULL: auto_pad SAME_UPPER) -> Q:
+ * qavg_pool2d. cip < 0 leaves
  * count_include_pad out (its default, 0). */
 static void avg_pool(const char *what, const int32_t kernel[2],
                      const int32_t stride[2], const int32_t pads[4], int cip,
@@ -398,8 +426,11 @@ static void avg_pool(const char *what, const int32_t kernel[2],
   op_begin(&c, "AveragePool", (const char *const[]){"xd", NULL}, "t");
   attr_ints(&c.m, "kernel_shape", (const int64_t[]){kernel[0], kernel[1]}, 2);
   attr_ints(&c.m, "strides", (const int64_t[]){stride[0], stride[1]}, 2);
-  attr_ints(&c.m, "pads", (const int64_t[]){pads[0], pads[1], pads[2], pads[3]},
-            4);
+  if (pads)
+    attr_ints(&c.m, "pads",
+              (const int64_t[]){pads[0], pads[1], pads[2], pads[3]}, 4);
+  else
+    attr_str(&c.m, "auto_pad", "SAME_UPPER");
   if (cip >= 0)
     attr_int(&c.m, "count_include_pad", cip);
   if (ceil_mode)
@@ -407,10 +438,12 @@ static void avg_pool(const char *what, const int32_t kernel[2],
   node_end(&c.m);
   dg_pool2d_params p = {.kernel = {kernel[0], kernel[1]},
                         .stride = {stride[0], stride[1]},
-                        .pads = {pads[0], pads[1], pads[2], pads[3]},
-                        .padding = DG_PADDING_EXPLICIT,
+                        .padding =
+                            pads ? DG_PADDING_EXPLICIT : DG_PADDING_SAME_UPPER,
                         .ceil_mode = ceil_mode,
                         .count_include_pad = cip > 0};
+  if (pads)
+    memcpy(p.pads, pads, sizeof p.pads);
   dg_quant_params yq = quant(qy);
   case_output(&c, "y", "t", dg_graph_qavg_pool2d(c.g, NULL, x, &p, qy.dt, &yq),
               qy);
@@ -501,6 +534,21 @@ static void movement(void) {
   case_run(
       &c, "Flatten axis 2, same parameters",
       (const dg_op[]){DG_OP_QUANTIZE, DG_OP_RESHAPE, DG_OP_DEQUANTIZE, END});
+
+  /* Only the dtype differs: the i8 output saturates above 27 steps. */
+  qp u100 = {DG_DTYPE_U8, 0.041f, 100}, i100 = {DG_DTYPE_I8, 0.041f, 100};
+  case_begin(&c);
+  x = case_input(&c, "x", 4, X4, u100);
+  op_begin(&c, "Flatten", (const char *const[]){"xd", NULL}, "t");
+  node_end(&c.m); /* axis 1, the default */
+  dg_quant_params iq = quant(i100);
+  case_output(&c, "y", "t",
+              dg_graph_requantize(c.g, NULL, dg_graph_flatten(c.g, NULL, x, 1),
+                                  i100.dt, &iq),
+              i100);
+  case_run(&c, "Flatten, u8 -> i8 of the same scale and zero point",
+           (const dg_op[]){DG_OP_QUANTIZE, DG_OP_RESHAPE, DG_OP_LOOKUP,
+                           DG_OP_DEQUANTIZE, END});
 
   case_begin(&c);
   x = case_input(&c, "x", 4, X4, qa);
@@ -641,6 +689,7 @@ static void folds(void) {
         (qp){DG_DTYPE_I8, 0.019f, 3}, (qp){DG_DTYPE_I8, 0.0079f, -1});
   unary("Relu", "Relu", DG_UNARY_RELU, NULL, 0, NULL, 0, 0, 0, ux,
         (qp){DG_DTYPE_U8, 0.031f, 12});
+  no_zero_point();
 
   const int32_t k32[2] = {3, 2}, s21[2] = {2, 1}, k22[2] = {2, 2},
                 s22[2] = {2, 2}, p1011[4] = {1, 0, 1, 1}, p0[4] = {0},
@@ -655,6 +704,9 @@ static void folds(void) {
   avg_pool(
       "AveragePool 2x2 strides 2 pads 0,1,0,1 ceil_mode count_include_pad 1",
       k22, s22, p0101, 1, 1, (qp){DG_DTYPE_I8, 0.031f, 20}, py);
+  avg_pool(
+      "AveragePool 3x2 strides 2,1 auto_pad SAME_UPPER count_include_pad 1",
+      k32, s21, NULL, 1, 0, (qp){DG_DTYPE_U8, 0.029f, 99}, py);
   global_avg_pool();
 
   qp ca = {DG_DTYPE_U8, 0.041f, 128}, cb = {DG_DTYPE_I8, 0.023f, -17};
@@ -666,8 +718,8 @@ static void folds(void) {
          (qp){DG_DTYPE_I8, 0.029f, 4}, 2);
 
   max_pool("MaxPool, same parameters", ca, ca);
-  max_pool("MaxPool, Q parameters differ", ca, (qp){DG_DTYPE_U8, 0.045f, 120});
-  max_pool("MaxPool, u8 -> i8", ca, (qp){DG_DTYPE_I8, 0.041f, 0});
+  max_pool("MaxPool, Q scale differs", ca, (qp){DG_DTYPE_U8, 0.045f, 128});
+  max_pool("MaxPool, Q zero point differs", ca, (qp){DG_DTYPE_U8, 0.041f, 120});
   movement();
 
   conv_clip("Conv -> Clip(0, 6) from later Constant nodes", true);
