@@ -31,6 +31,7 @@
 #define OPSET 17         /* HardSwish needs 14; PyTorch exports 17 */
 #define END DG_OP_COUNT_ /* ends an expected op list */
 #define MAX_FEED 2
+#define MAX_OUT 3
 #define MAX_VALUES 4096
 
 /* One per-tensor quantisation: a Q/DQ pair's parameters. */
@@ -228,8 +229,9 @@ static void case_run(qcase *c, const char *what, const dg_op *want) {
   CHECK(!memcmp(got, exp, sizeof got), "%s: plan is {%s} (got {%s})", what, ws,
         gs);
 
-  static float in[MAX_FEED][MAX_VALUES], y[2][MAX_VALUES], ry[2][MAX_VALUES];
-  dg_binding bin[MAX_FEED], bout[2], rbout[2];
+  static float in[MAX_FEED][MAX_VALUES], y[MAX_OUT][MAX_VALUES],
+      ry[MAX_OUT][MAX_VALUES];
+  dg_binding bin[MAX_FEED], bout[MAX_OUT], rbout[MAX_OUT];
   for (int k = 0; k < c->nfeed; k++) {
     dg_io_info info;
     size_t n = 1;
@@ -244,8 +246,8 @@ static void case_run(qcase *c, const char *what, const dg_op *want) {
     bin[k] = (dg_binding){c->feed[k], in[k], n * sizeof(float)};
   }
   int nout = dg_session_output_count(rs);
-  size_t nvals[2] = {0};
-  bool shapes = nout == dg_session_output_count(s) && nout <= 2;
+  size_t nvals[MAX_OUT] = {0};
+  bool shapes = nout == dg_session_output_count(s) && nout <= MAX_OUT;
   for (int k = 0; shapes && k < nout; k++) {
     dg_io_info a, b;
     shapes = dg_session_output_info(rs, k, &a) == DG_OK &&
@@ -519,6 +521,33 @@ static void max_pool(const char *what, qp qa, qp qy) {
   case_run(&c, what, same ? kept : requant);
 }
 
+/* A 1-D MaxPool (rank 3, kernel 3, stride 2, pads 1) folds too: its
+ * handler runs it as 2-D of height 1 between reshapes, on int8. */
+static void max_pool_1d(void) {
+  qcase c;
+  qp qa = {DG_DTYPE_U8, 0.027f, 77}, qy = {DG_DTYPE_I8, 0.031f, -40};
+  case_begin(&c);
+  dg_tensor x = case_input(&c, "x", 3, (const int64_t[]){2, 3, 10}, qa);
+  op_begin(&c, "MaxPool", (const char *const[]){"xd", NULL}, "t");
+  attr_ints(&c.m, "kernel_shape", (const int64_t[]){3}, 1);
+  attr_ints(&c.m, "strides", (const int64_t[]){2}, 1);
+  attr_ints(&c.m, "pads", (const int64_t[]){1, 1}, 2);
+  node_end(&c.m);
+  dg_pool2d_params p = {.kernel = {1, 3},
+                        .stride = {1, 2},
+                        .pads = {0, 1, 0, 1},
+                        .padding = DG_PADDING_EXPLICIT};
+  dg_tensor r = dg_graph_max_pool2d(
+      c.g, NULL,
+      dg_graph_reshape(c.g, NULL, x, 4, (const int64_t[]){2, 3, 1, 10}), &p);
+  r = dg_graph_reshape(c.g, NULL, r, 3, (const int64_t[]){2, 3, 5});
+  dg_quant_params yq = quant(qy);
+  case_output(&c, "y", "t", dg_graph_requantize(c.g, NULL, r, qy.dt, &yq), qy);
+  case_run(&c, "1-D MaxPool, requantised",
+           (const dg_op[]){DG_OP_QUANTIZE, DG_OP_RESHAPE, DG_OP_MAX_POOL2D,
+                           DG_OP_RESHAPE, DG_OP_LOOKUP, DG_OP_DEQUANTIZE, END});
+}
+
 /* Flatten (axis 2), Reshape (to [3, -1, 10]) and Transpose (perm
  * 0,2,3,1) on the int8 tensor; a requantize lookup where qy is not qa. */
 static void movement(void) {
@@ -583,10 +612,69 @@ static void movement(void) {
                            DG_OP_DEQUANTIZE, END});
 }
 
+/* The other data movement ops of the pass-through fold, with constant
+ * starts, indices and axes: Slice, Gather, Unsqueeze; Identity leaves
+ * nothing but the quantize and dequantize. */
+static void movement_more(void) {
+  qp qa = {DG_DTYPE_I8, 0.043f, -21}, qy = {DG_DTYPE_U8, 0.051f, 133};
+  dg_quant_params yq = quant(qy);
+  const int64_t one = 1, two = 2;
+  qcase c;
+
+  case_begin(&c);
+  dg_tensor x = case_input(&c, "x", 4, X4, qa);
+  initializer(&c.m, "starts", ONNX_INT64, 1, &one, (const int64_t[]){1});
+  initializer(&c.m, "ends", ONNX_INT64, 1, &one, (const int64_t[]){4});
+  initializer(&c.m, "axes", ONNX_INT64, 1, &one, (const int64_t[]){2});
+  op_begin(&c, "Slice",
+           (const char *const[]){"xd", "starts", "ends", "axes", NULL}, "t");
+  node_end(&c.m);
+  dg_tensor r = dg_graph_slice(c.g, NULL, x, (const int64_t[]){0, 0, 1, 0},
+                               (const int64_t[]){2, 3, 4, 6}, NULL);
+  case_output(&c, "y", "t", dg_graph_requantize(c.g, NULL, r, qy.dt, &yq), qy);
+  case_run(&c, "Slice [1:4] on axis 2, requantised",
+           (const dg_op[]){DG_OP_QUANTIZE, DG_OP_SLICE, DG_OP_LOOKUP,
+                           DG_OP_DEQUANTIZE, END});
+
+  case_begin(&c);
+  x = case_input(&c, "x", 4, X4, qa);
+  initializer(&c.m, "idx", ONNX_INT64, 1, &two, (const int64_t[]){5, 0});
+  op_begin(&c, "Gather", (const char *const[]){"xd", "idx", NULL}, "t");
+  attr_int(&c.m, "axis", 3);
+  node_end(&c.m);
+  dg_tensor_desc id = {.dtype = DG_DTYPE_I32, .rank = 1, .dims = {2}};
+  dg_tensor idx =
+      dg_graph_constant(c.g, "idx", &id, (const int32_t[]){5, 0}, 0);
+  case_output(&c, "y", "t", dg_graph_gather(c.g, NULL, x, idx, 3), qa);
+  case_run(
+      &c, "Gather [5, 0] on axis 3, same parameters",
+      (const dg_op[]){DG_OP_QUANTIZE, DG_OP_GATHER, DG_OP_DEQUANTIZE, END});
+
+  case_begin(&c);
+  x = case_input(&c, "x", 4, X4, qa);
+  initializer(&c.m, "axes", ONNX_INT64, 1, &one, (const int64_t[]){0});
+  op_begin(&c, "Unsqueeze", (const char *const[]){"xd", "axes", NULL}, "t");
+  node_end(&c.m);
+  r = dg_graph_reshape(c.g, NULL, x, 5, (const int64_t[]){1, 2, 3, 5, 6});
+  case_output(&c, "y", "t", dg_graph_requantize(c.g, NULL, r, qy.dt, &yq), qy);
+  case_run(&c, "Unsqueeze axis 0, requantised",
+           (const dg_op[]){DG_OP_QUANTIZE, DG_OP_RESHAPE, DG_OP_LOOKUP,
+                           DG_OP_DEQUANTIZE, END});
+
+  case_begin(&c);
+  x = case_input(&c, "x", 4, X4, qa);
+  op_begin(&c, "Identity", (const char *const[]){"xd", NULL}, "t");
+  node_end(&c.m);
+  case_output(&c, "y", "t", x, qa);
+  case_run(&c, "Identity, same parameters",
+           (const dg_op[]){DG_OP_QUANTIZE, DG_OP_DEQUANTIZE, END});
+}
+
 /* Conv (per-channel i8 weights, i32 bias, pads 1, strides 2) -> Clip with
  * its bounds as Constant nodes listed after the Conv (as PyTorch exports
- * them) -> Q: one qconv2d with relu6 (hi 6) or relu (no max bound). */
-static void conv_clip(const char *what, bool has_max) {
+ * them; or as initializers, as ONNX Runtime's quantiser leaves them) -> Q:
+ * one qconv2d with relu6 (hi 6) or relu (no max bound). */
+static void conv_clip(const char *what, bool has_max, bool bounds_init) {
   qcase c;
   qp qx = {DG_DTYPE_U8, 0.021f, 120}, qy = {DG_DTYPE_U8, 0.043f, 31};
   const int64_t xd[4] = {1, 3, 7, 7}, wd[4] = {4, 3, 3, 3}, four = 4;
@@ -625,9 +713,15 @@ static void conv_clip(const char *what, bool has_max) {
   attr_ints(&c.m, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
   node_end(&c.m);
   const float lo = 0.0f, hi = 6.0f;
-  constant_node(&c.m, "clip_min", "cmin", ONNX_FLOAT, 0, NULL, &lo);
-  if (has_max)
-    constant_node(&c.m, "clip_max", "cmax", ONNX_FLOAT, 0, NULL, &hi);
+  if (bounds_init) {
+    initializer(&c.m, "cmin", ONNX_FLOAT, 0, NULL, &lo);
+    if (has_max)
+      initializer(&c.m, "cmax", ONNX_FLOAT, 0, NULL, &hi);
+  } else {
+    constant_node(&c.m, "clip_min", "cmin", ONNX_FLOAT, 0, NULL, &lo);
+    if (has_max)
+      constant_node(&c.m, "clip_max", "cmax", ONNX_FLOAT, 0, NULL, &hi);
+  }
   op_begin(&c, "Clip",
            (const char *const[]){"c", "cmin", has_max ? "cmax" : NULL, NULL},
            "t");
@@ -720,10 +814,73 @@ static void folds(void) {
   max_pool("MaxPool, same parameters", ca, ca);
   max_pool("MaxPool, Q scale differs", ca, (qp){DG_DTYPE_U8, 0.045f, 128});
   max_pool("MaxPool, Q zero point differs", ca, (qp){DG_DTYPE_U8, 0.041f, 120});
+  max_pool_1d();
   movement();
+  movement_more();
 
-  conv_clip("Conv -> Clip(0, 6) from later Constant nodes", true);
-  conv_clip("Conv -> Clip(0, inf) from a later Constant node", false);
+  conv_clip("Conv -> Clip(0, 6) from later Constant nodes", true, false);
+  conv_clip("Conv -> Clip(0, inf) from a later Constant node", false, false);
+  conv_clip("Conv -> Clip(0, 6) from initializers", true, true);
+}
+
+/* ---- folds next to each other, as in whole models ---- */
+
+/* One DequantizeLinear read by two folds (a residual's fork) and by a
+ * graph output: both folds read its int8 input, the output a dequantize
+ * of it. */
+static void shared_dq(void) {
+  qcase c;
+  qp qa = {DG_DTYPE_U8, 0.037f, 125}, q1 = {DG_DTYPE_U8, 0.0041f, 3},
+     q2 = {DG_DTYPE_I8, 0.0079f, -1};
+  case_begin(&c);
+  dg_tensor x = case_input(&c, "x", 4, X4, qa);
+  op_begin(&c, "Sigmoid", (const char *const[]){"xd", NULL}, "s");
+  node_end(&c.m);
+  op_begin(&c, "Tanh", (const char *const[]){"xd", NULL}, "t");
+  node_end(&c.m);
+  dg_quant_params y1 = quant(q1), y2 = quant(q2);
+  case_output(&c, "y", "s",
+              dg_graph_qunary(c.g, NULL, DG_UNARY_SIGMOID, x, 0, 0, q1.dt, &y1),
+              q1);
+  case_output(&c, "y2", "t",
+              dg_graph_qunary(c.g, NULL, DG_UNARY_TANH, x, 0, 0, q2.dt, &y2),
+              q2);
+  graph_output(&c.m, "xd");
+  dg_graph_output(c.g, "xd", dg_graph_dequantize(c.g, NULL, x), DG_LAYOUT_NCHW);
+  case_run(&c, "one DequantizeLinear read by Sigmoid, Tanh and an output",
+           (const dg_op[]){DG_OP_QUANTIZE, DG_OP_LOOKUP, DG_OP_LOOKUP,
+                           DG_OP_DEQUANTIZE, DG_OP_DEQUANTIZE, DG_OP_DEQUANTIZE,
+                           END});
+}
+
+/* Add(x, x) -> Q -> DQ -> MaxPool -> Q -> DQ -> GlobalAveragePool -> Q:
+ * three folds in a row, one quantize, one dequantize. */
+static void chain(void) {
+  qcase c;
+  qp qa = {DG_DTYPE_I8, 0.029f, 10}, q1 = {DG_DTYPE_U8, 0.061f, 128},
+     q2 = {DG_DTYPE_U8, 0.063f, 125}, q3 = {DG_DTYPE_U8, 0.027f, 3};
+  case_begin(&c);
+  dg_tensor x = case_input(&c, "x", 4, (const int64_t[]){2, 8, 5, 6}, qa);
+  op_begin(&c, "Add", (const char *const[]){"xd", "xd", NULL}, "s");
+  node_end(&c.m);
+  onnx_qdq(&c.m, "s", "sd", q1);
+  op_begin(&c, "MaxPool", (const char *const[]){"sd", NULL}, "m");
+  attr_ints(&c.m, "kernel_shape", (const int64_t[]){2, 2}, 2);
+  node_end(&c.m);
+  onnx_qdq(&c.m, "m", "md", q2);
+  op_begin(&c, "GlobalAveragePool", (const char *const[]){"md", NULL}, "t");
+  node_end(&c.m);
+  dg_quant_params y1 = quant(q1), y2 = quant(q2), y3 = quant(q3);
+  dg_pool2d_params p = {.kernel = {2, 2}};
+  dg_tensor r = dg_graph_qbinary(c.g, NULL, DG_BINARY_ADD, x, x, q1.dt, &y1);
+  r = dg_graph_requantize(c.g, NULL, dg_graph_max_pool2d(c.g, NULL, r, &p),
+                          q2.dt, &y2);
+  r = dg_graph_qglobal_avg_pool(c.g, NULL, r, q3.dt, &y3);
+  case_output(&c, "y", "t", r, q3);
+  case_run(&c, "Add(x, x) -> MaxPool -> GlobalAveragePool, all int8",
+           (const dg_op[]){DG_OP_QUANTIZE, DG_OP_QBINARY, DG_OP_MAX_POOL2D,
+                           DG_OP_LOOKUP, DG_OP_QAVG_POOL2D, DG_OP_DEQUANTIZE,
+                           END});
 }
 
 /* ---- chains that must not fold ---- */
@@ -873,6 +1030,8 @@ int main(void) {
   }
   t_seed(20261201);
   folds();
+  shared_dq();
+  chain();
   per_channel_q();
   per_channel_dq();
   int32_q();
