@@ -304,14 +304,15 @@ static void case_run(qcase *c, const char *what, const dg_op *want) {
 
 static const int64_t X4[4] = {2, 3, 5, 6};
 
-/* x (dims a) op x2 (dims b) [-> Relu] -> Q: qbinary [and a relu lookup]. */
+/* x (dims a, rank 4) op x2 (dims b of rank_b) [-> Relu] -> Q: qbinary [and a
+ * relu lookup]. */
 static void binary(const char *what, const char *op, dg_binary_fn fn,
-                   const int64_t *a, const int64_t *b, qp qa, qp qb, qp qy,
-                   bool relu) {
+                   const int64_t *a, int rank_b, const int64_t *b, qp qa, qp qb,
+                   qp qy, bool relu) {
   qcase c;
   case_begin(&c);
   dg_tensor x = case_input(&c, "x", 4, a, qa);
-  dg_tensor x2 = case_input(&c, "x2", 4, b, qb);
+  dg_tensor x2 = case_input(&c, "x2", rank_b, b, qb);
   op_begin(&c, op, (const char *const[]){"xd", "x2d", NULL}, relu ? "s" : "t");
   node_end(&c.m);
   if (relu) {
@@ -755,16 +756,22 @@ static void folds(void) {
   qp u8a = {DG_DTYPE_U8, 0.047f, 131}, i8b = {DG_DTYPE_I8, 0.033f, -9},
      i8y = {DG_DTYPE_I8, 0.061f, 7}, u8y = {DG_DTYPE_U8, 0.057f, 117};
 
-  binary("Add, u8 + i8 -> i8", "Add", DG_BINARY_ADD, X4, X4, u8a, i8b, i8y,
+  binary("Add, u8 + i8 -> i8", "Add", DG_BINARY_ADD, X4, 4, X4, u8a, i8b, i8y,
          false);
-  binary("Sub, b broadcast [1,1,5,6]", "Sub", DG_BINARY_SUB, X4, B11HW, u8a,
+  binary("Sub, b broadcast [1,1,5,6]", "Sub", DG_BINARY_SUB, X4, 4, B11HW, u8a,
          i8b, u8y, false);
-  binary("Sub, a broadcast [1,3,1,1]", "Sub", DG_BINARY_SUB, B1C11, X4, i8b,
+  binary("Sub, a broadcast [1,3,1,1]", "Sub", DG_BINARY_SUB, B1C11, 4, X4, i8b,
          u8a, i8y, false);
-  binary("Mul, b broadcast [1,3,1,1]", "Mul", DG_BINARY_MUL, X4, B1C11, u8a,
+  binary("Mul, b broadcast [1,3,1,1]", "Mul", DG_BINARY_MUL, X4, 4, B1C11, u8a,
          (qp){DG_DTYPE_I8, 0.021f, 17}, (qp){DG_DTYPE_U8, 0.013f, 100}, false);
-  binary("Add -> Relu", "Add", DG_BINARY_ADD, X4, X4, i8b, u8a,
+  binary("Add -> Relu", "Add", DG_BINARY_ADD, X4, 4, X4, i8b, u8a,
          (qp){DG_DTYPE_U8, 0.049f, 90}, true);
+  binary("Mul, b of rank 1 [6]", "Mul", DG_BINARY_MUL, X4, 1,
+         (const int64_t[]){6}, i8b, (qp){DG_DTYPE_U8, 0.025f, 140},
+         (qp){DG_DTYPE_I8, 0.017f, -30}, false);
+  binary("Sub, b of rank 3 [3,1,1]", "Sub", DG_BINARY_SUB, X4, 3,
+         (const int64_t[]){3, 1, 1}, u8a, (qp){DG_DTYPE_U8, 0.025f, 140},
+         (qp){DG_DTYPE_I8, 0.071f, 9}, false);
   mul_by_constant();
 
   qp ux = {DG_DTYPE_U8, 0.037f, 125}, sy = {DG_DTYPE_U8, 0.0041f, 3};
