@@ -21,7 +21,6 @@
 #include "harness.h"
 #include "onnx_graph_writer.h"
 
-#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -198,9 +197,94 @@ static dg_session *compile_cpu(dg_graph *g, dg_diagnostic *d) {
   return dg_graph_compile(g, &o, &s, d) == DG_OK ? s : NULL;
 }
 
-/* Loads the model, checks its plan's ops (in any order) against want and
- * its outputs against the reference's, bit for bit, on random inputs;
- * frees both. */
+/* The plan's ops must be want's, in any order. */
+static void check_plan(const char *what, const dg_session *s,
+                       const dg_op *want) {
+  int got[DG_OP_COUNT_ + 1] = {0}, exp[DG_OP_COUNT_ + 1] = {0};
+  char gs[512], ws[512];
+  plan_ops(s, gs, sizeof gs, got);
+  for (int i = 0; want[i] != END; i++)
+    exp[want[i]]++;
+  ops_string(want, ws, sizeof ws);
+  CHECK(!memcmp(got, exp, sizeof got), "%s: plan is {%s} (got {%s})", what, ws,
+        gs);
+}
+
+static size_t elems(const dg_tensor_desc *d) {
+  size_t n = 1;
+  for (int i = 0; i < d->rank; i++)
+    n *= (size_t)d->dims[i];
+  return n;
+}
+
+/* Runs both sessions on the same random inputs: every output of s must
+ * equal the reference rs's bit for bit, and vary. */
+static void check_outputs(const char *what, const qcase *c, dg_session *s,
+                          dg_session *rs) {
+  static float in[MAX_FEED][MAX_VALUES], y[MAX_OUT][MAX_VALUES],
+      ry[MAX_OUT][MAX_VALUES];
+  dg_binding bin[MAX_FEED], bout[MAX_OUT], rbout[MAX_OUT];
+  dg_io_info a, b;
+  bool ok = true;
+  for (int k = 0; k < c->nfeed && ok; k++) { /* declared in feed order */
+    ok = dg_session_input_info(rs, k, &a) == DG_OK &&
+         elems(&a.desc) <= MAX_VALUES;
+    for (size_t i = 0; ok && i < elems(&a.desc); i++)
+      in[k][i] = t_uniform(c->lo[k], c->hi[k]);
+    bin[k] = (dg_binding){c->feed[k], in[k], elems(&a.desc) * sizeof(float)};
+  }
+  int nout = dg_session_output_count(rs);
+  size_t n[MAX_OUT] = {0};
+  ok = ok && nout == dg_session_output_count(s) && nout <= MAX_OUT;
+  for (int k = 0; ok && k < nout; k++) {
+    ok = dg_session_output_info(rs, k, &a) == DG_OK &&
+         dg_session_output_info(s, k, &b) == DG_OK && !strcmp(a.name, b.name) &&
+         a.desc.rank == b.desc.rank &&
+         !memcmp(a.desc.dims, b.desc.dims,
+                 sizeof(int64_t) * (size_t)a.desc.rank) &&
+         elems(&a.desc) <= MAX_VALUES;
+    n[k] = elems(&a.desc);
+    bout[k] = (dg_binding){a.name, y[k], n[k] * sizeof(float)};
+    rbout[k] = (dg_binding){a.name, ry[k], n[k] * sizeof(float)};
+  }
+  CHECK(ok, "%s: outputs have the reference's names and shapes", what);
+  if (!ok)
+    return;
+  dg_diagnostic d = {0}, rd = {0};
+  dg_status st = dg_session_run(s, bin, c->nfeed, bout, nout, &d);
+  dg_status rst = dg_session_run(rs, bin, c->nfeed, rbout, nout, &rd);
+  int bad = 0, first = -1, first_k = 0, distinct = 0;
+  for (int k = 0; st == DG_OK && rst == DG_OK && k < nout; k++)
+    for (size_t i = 0; i < n[k]; i++)
+      if (memcmp(&y[k][i], &ry[k][i], sizeof(float)) && !bad++) {
+        first = (int)i;
+        first_k = k;
+      }
+  /* the distinct values among the first output's first 64 */
+  for (size_t i = 0; st == DG_OK && rst == DG_OK && i < n[0] && i < 64; i++) {
+    bool seen = false;
+    for (size_t j = 0; j < i && !seen; j++)
+      seen = ry[0][j] == ry[0][i];
+    distinct += !seen;
+  }
+  char why[1100] = "";
+  if (st != DG_OK || rst != DG_OK)
+    snprintf(why, sizeof why, " (%s%s)", st ? d.message : "",
+             rst ? rd.message : "");
+  else if (bad)
+    snprintf(why, sizeof why, " (%d differ, the first %s[%d]: %g, not %g)", bad,
+             bout[first_k].name, first, (double)y[first_k][first],
+             (double)ry[first_k][first]);
+  CHECK(st == DG_OK && rst == DG_OK && !bad,
+        "%s: output equals the reference bit for bit%s", what, why);
+  /* A constant output would compare equal whatever went wrong. */
+  CHECK(distinct >= 3, "%s: the output varies (%d distinct values)", what,
+        distinct);
+}
+
+/* Loads the model and compiles it and the reference on the CPU, then
+ * checks the model's plan against want and its outputs against the
+ * reference's; frees both. */
 static void case_run(qcase *c, const char *what, const dg_op *want) {
   dg_graph *g = NULL;
   dg_diagnostic d = {0}, rd = {0};
@@ -214,87 +298,9 @@ static void case_run(qcase *c, const char *what, const dg_op *want) {
         s ? "" : d.message, rs ? "" : rd.message, s && rs ? "" : ")");
   dg_graph_destroy(g);
   dg_graph_destroy(c->g);
-  if (!s || !rs) {
-    dg_session_destroy(s);
-    dg_session_destroy(rs);
-    return;
-  }
-
-  int got[DG_OP_COUNT_ + 1] = {0}, exp[DG_OP_COUNT_ + 1] = {0};
-  char gs[512], ws[512];
-  plan_ops(s, gs, sizeof gs, got);
-  for (int i = 0; want[i] != END; i++)
-    exp[want[i]]++;
-  ops_string(want, ws, sizeof ws);
-  CHECK(!memcmp(got, exp, sizeof got), "%s: plan is {%s} (got {%s})", what, ws,
-        gs);
-
-  static float in[MAX_FEED][MAX_VALUES], y[MAX_OUT][MAX_VALUES],
-      ry[MAX_OUT][MAX_VALUES];
-  dg_binding bin[MAX_FEED], bout[MAX_OUT], rbout[MAX_OUT];
-  for (int k = 0; k < c->nfeed; k++) {
-    dg_io_info info;
-    size_t n = 1;
-    for (int i = 0;
-         dg_session_input_info(rs, k, &info) == DG_OK && i < info.desc.rank;
-         i++)
-      n *= (size_t)info.desc.dims[i];
-    if (n > MAX_VALUES)
-      n = MAX_VALUES; /* the run then refuses the size */
-    for (size_t i = 0; i < n; i++)
-      in[k][i] = t_uniform(c->lo[k], c->hi[k]);
-    bin[k] = (dg_binding){c->feed[k], in[k], n * sizeof(float)};
-  }
-  int nout = dg_session_output_count(rs);
-  size_t nvals[MAX_OUT] = {0};
-  bool shapes = nout == dg_session_output_count(s) && nout <= MAX_OUT;
-  for (int k = 0; shapes && k < nout; k++) {
-    dg_io_info a, b;
-    shapes = dg_session_output_info(rs, k, &a) == DG_OK &&
-             dg_session_output_info(s, k, &b) == DG_OK &&
-             !strcmp(a.name, b.name) && a.desc.rank == b.desc.rank &&
-             !memcmp(a.desc.dims, b.desc.dims,
-                     sizeof(int64_t) * (size_t)a.desc.rank);
-    nvals[k] = 1;
-    for (int i = 0; shapes && i < a.desc.rank; i++)
-      nvals[k] *= (size_t)a.desc.dims[i];
-    shapes = shapes && nvals[k] <= MAX_VALUES;
-    bout[k] = (dg_binding){a.name, y[k], nvals[k] * sizeof(float)};
-    rbout[k] = (dg_binding){a.name, ry[k], nvals[k] * sizeof(float)};
-  }
-  CHECK(shapes, "%s: outputs have the reference's names and shapes", what);
-  if (shapes) {
-    st = dg_session_run(s, bin, c->nfeed, bout, nout, &d);
-    dg_status rst = dg_session_run(rs, bin, c->nfeed, rbout, nout, &rd);
-    int bad = 0, first = -1, first_k = 0, distinct = 0;
-    for (int k = 0; st == DG_OK && rst == DG_OK && k < nout; k++)
-      for (size_t i = 0; i < nvals[k]; i++) {
-        if (memcmp(&y[k][i], &ry[k][i], sizeof(float))) {
-          if (first < 0) {
-            first = (int)i;
-            first_k = k;
-          }
-          bad++;
-        }
-        /* values not seen before among the first output's first 64 */
-        bool seen = false;
-        for (size_t j = 0; k == 0 && j < i && j < 64 && !seen; j++)
-          seen = ry[0][j] == ry[0][i];
-        distinct += k == 0 && i < 64 && !seen;
-      }
-    char why[1100] = "";
-    if (st != DG_OK || rst != DG_OK)
-      snprintf(why, sizeof why, " (%s%s)", st ? d.message : "",
-               rst ? rd.message : "");
-    else if (bad)
-      snprintf(why, sizeof why, " (%d differ, the first %s[%d]: %g, not %g)",
-               bad, bout[first_k].name, first, (double)y[first_k][first],
-               (double)ry[first_k][first]);
-    CHECK(st == DG_OK && rst == DG_OK && !bad,
-          "%s: output equals the reference bit for bit%s", what, why);
-    /* A constant output would compare equal whatever went wrong. */
-    CHECK(distinct >= 3, "%s: the output varies (%d distinct values)", what,
-          distinct);
+  if (s && rs) {
+    check_plan(what, s, want);
+    check_outputs(what, c, s, rs);
   }
   dg_session_destroy(s);
   dg_session_destroy(rs);
