@@ -212,7 +212,7 @@ static dg_activation activation_of(tr *t, int k) {
     dg_onnx_value c;
     int n = 0;
     if (tr_has_input(t, i))
-      ok = tr_const_early(t, i, &c) && c.rank == 0 &&
+      ok = tr_const_early(t, i, &c) && c.rank <= 1 &&
            tr_const_floats(t, i, &b[i - 1], 1, &n) && n == 1;
   }
   tr_at(t, self);
