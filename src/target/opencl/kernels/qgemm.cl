@@ -25,8 +25,8 @@ int conv_b_q(const global uchar *x, constant int *g, int z, int k, int n) {
  * Beyond +-1024 the result saturates whatever the zero point (|zy| and
  * the bounds are within 0..255 of zero), so clamping here keeps the
  * integer arithmetic in range without changing any result. A NaN (only
- * int8.cl's qbinary add can make one: inf - inf from huge scale ratios)
- * gives lo, as the CPU's conversion does on x86. */
+ * int8.cl's qbinary add makes one, inf - inf from scale ratios near
+ * FLT_MAX) gives lo: requant.h's conversion of it is undefined in C. */
 int requant_out(float v, int zy, int lo, int hi) {
   v = v >= -1024.0f ? (v > 1024.0f ? 1024.0f : v) : -1024.0f;
   int y = (int)v + zy;
