@@ -55,6 +55,8 @@ static int cl_supports(dg_device *dev, const dg_ir *ir, const dg_node *n,
              dg_op_name(n->op));
     return 0;
   }
+  if (dg_cl_int8_declines(n, why, why_size))
+    return 0;
   bool gemm = n->op == DG_OP_CONV2D || n->op == DG_OP_QCONV2D ||
               n->op == DG_OP_FULLY_CONNECTED ||
               n->op == DG_OP_QFULLY_CONNECTED || n->op == DG_OP_MATMUL ||
@@ -84,17 +86,21 @@ static double cl_estimate(dg_device *dev, const dg_ir *ir,
   /* pool2d gives each output one work-item summing its window serially,
    * and gap 64 work-items per channel: with fewer of them than lanes, time
    * follows the serial share (pool2d ran a global average over 56x56 in
-   * 302 us on the H200 for 512 outputs: 0.096 us an element). */
+   * 302 us on the H200 for 512 outputs: 0.096 us an element). Large
+   * qavg_pool2d windows get a work-group per output as gap does. */
   if (n->op == DG_OP_MAX_POOL2D || n->op == DG_OP_AVG_POOL2D ||
-      n->op == DG_OP_GLOBAL_AVG_POOL) {
+      n->op == DG_OP_GLOBAL_AVG_POOL || n->op == DG_OP_QAVG_POOL2D) {
     const dg_tensor_desc *x = &dg_ir_tensor(ir, n->inputs[0])->desc;
     bool gap = n->op == DG_OP_GLOBAL_AVG_POOL;
-    double window = gap ? (double)x->dims[2] * (double)x->dims[3] / 64
+    bool group = gap || dg_cl_qpool_grouped(n);
+    double window = gap ? (double)x->dims[2] * (double)x->dims[3]
                         : (double)n->p.kernel[0] * n->p.kernel[1];
+    if (group)
+      window /= 64;
     double lanes = 64.0 * d->compute_units;
     double outputs =
         (double)dg_desc_elements(&dg_ir_tensor(ir, n->output)->desc) *
-        (gap ? 64 : 1);
+        (group ? 64 : 1);
     double waves = outputs / lanes < 1 ? 1 : outputs / lanes;
     us += waves * window * 0.096;
   }

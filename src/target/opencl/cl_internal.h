@@ -135,10 +135,10 @@ void dg_cl_node_choice(dg_cl_device *d, const dg_ir *ir, int index, char *name,
 double dg_cl_node_speed(dg_cl_device *d, const dg_ir *ir, int index);
 
 /* ---- cl_spatial.c ---- */
-/* What a spatial-family node runs: kernel is called with the node's
- * inputs in order (absent ones NULL), its output, the geometry block g
- * and, where table_bytes is not 0, a read-only table (malloc'd; the
- * caller frees it), over items work-items. */
+/* What a spatial-family or int8 node (cl_int8.c) runs: kernel is called with
+ * the node's inputs in order (absent ones NULL), its output, the geometry block
+ * g and, where table_bytes is not 0, a read-only table (malloc'd; the caller
+ * frees it), over items work-items. */
 typedef struct dg_cl_spatial {
   const char *kernel;
   int64_t items;
@@ -149,5 +149,16 @@ typedef struct dg_cl_spatial {
  * n; with estimate, no table is made. false on host out-of-memory. */
 bool dg_cl_spatial_setup(const dg_ir *ir, const dg_node *n, int32_t *g,
                          dg_cl_spatial *sp, bool estimate);
+
+/* ---- cl_int8.c ---- */
+/* dg_cl_spatial_setup for qbinary, lookup and qavg_pool2d (int8.cl). */
+bool dg_cl_int8_setup(const dg_ir *ir, const dg_node *n, int32_t *g,
+                      dg_cl_spatial *sp, bool estimate);
+/* Whether node n is a qavg_pool2d whose window gets a work-group per
+ * output (the cost model prices it as pool.cl's gap). */
+bool dg_cl_qpool_grouped(const dg_node *n);
+/* true, with the reason in why, where the target declines node n for its
+ * int8 kernels' limits (a qavg_pool2d window too large for its table). */
+bool dg_cl_int8_declines(const dg_node *n, char *why, size_t why_size);
 
 #endif

@@ -690,6 +690,9 @@ static const struct cl_op_entry {
     {DG_OP_COMPARE, compare, 0},
     {DG_OP_WHERE, compare, 0},
     {DG_OP_ARG_REDUCE, compare, 0},
+    {DG_OP_QBINARY, spatial, 0},
+    {DG_OP_LOOKUP, spatial, 0},
+    {DG_OP_QAVG_POOL2D, spatial, 0},
 };
 
 static const struct cl_op_entry *op_entry(dg_op op) {

@@ -1,6 +1,7 @@
 /* The spatial family's OpenCL kernels (kernels/spatial.cl: resize, batch
  * norm, conv transpose, cast): per node, the kernel, its geometry block and its
- * host-computed table. cl_nodes.c binds them (spatial()). */
+ * host-computed table. cl_nodes.c binds them (spatial()), and the int8
+ * ops of cl_int8.c, which take the same arguments, through here. */
 #include "cl_internal.h"
 #include "kernels/geom.h"
 
@@ -143,6 +144,10 @@ bool dg_cl_spatial_setup(const dg_ir *ir, const dg_node *n, int32_t *g,
     return conv_transpose(ir, n, g, sp);
   case DG_OP_CAST:
     return cast(ir, n, g, sp);
+  case DG_OP_QBINARY:
+  case DG_OP_LOOKUP:
+  case DG_OP_QAVG_POOL2D:
+    return dg_cl_int8_setup(ir, n, g, sp, estimate);
   default:
     return false;
   }

@@ -21,17 +21,23 @@ int conv_b_q(const global uchar *x, constant int *g, int z, int k, int n) {
               g[G_BSGN]) - g[G_ZX];
 }
 
+/* The contract's step 4 for a rounded v (requant.h's dg_requant_out).
+ * Beyond +-1024 the result saturates whatever the zero point (|zy| and
+ * the bounds are within 0..255 of zero), so clamping here keeps the
+ * integer arithmetic in range without changing any result. A NaN (only
+ * int8.cl's qbinary add makes one, inf - inf from scale ratios near
+ * FLT_MAX) gives lo: requant.h's conversion of it is undefined in C. */
+int requant_out(float v, int zy, int lo, int hi) {
+  v = v >= -1024.0f ? (v > 1024.0f ? 1024.0f : v) : -1024.0f;
+  int y = (int)v + zy;
+  return y < lo ? lo : (y > hi ? hi : y);
+}
+
 /* The contract's steps 3-5 for one accumulator. */
 int requant(int acc, float m, int zy, int lo, int hi) {
   float f = convert_float(acc); /* round to nearest even */
   float v = f * m;              /* one rounding, never fused */
-  v = rint(v);                  /* half to even */
-  /* Beyond +-1024 the result saturates whatever the zero point (|zy| and
-   * the bounds are within 0..255 of zero), so clamping here keeps the
-   * integer arithmetic below in range without changing any result. */
-  v = v < -1024.0f ? -1024.0f : (v > 1024.0f ? 1024.0f : v);
-  int y = (int)v + zy;
-  return y < lo ? lo : (y > hi ? hi : y);
+  return requant_out(rint(v), zy, lo, hi); /* rint: half to even */
 }
 
 kernel __attribute__((reqd_work_group_size(16, 16, 1))) void
