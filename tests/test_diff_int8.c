@@ -973,6 +973,10 @@ static void bad_qbinary(void) {
        "y_quant.scale"},
       {"qbinary mul scale product 1e-60 (0 in fp32)", DG_BINARY_MUL, &tinyb,
        DG_DTYPE_I8, &yq, 1e-30f, DG_ERROR_INVALID_ARGUMENT, "y_quant.scale"},
+      /* ratio 1e38 is normal, but 255 times it is inf: inf - inf = NaN */
+      {"qbinary add ratio 1e38 (255 x ratio overflows)", DG_BINARY_ADD, &same,
+       DG_DTYPE_I8, &(dg_quant_params){.scale = 1e-8f}, 1e30f,
+       DG_ERROR_INVALID_ARGUMENT, "y_quant.scale"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     dg_tensor x, b;

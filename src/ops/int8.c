@@ -74,6 +74,16 @@ dg_tensor dg_graph_qbinary(dg_graph *g, const char *name, dg_binary_fn fn,
              !normal_factor(&b, dg_requant_ratio(sb, sy),
                             "b.scale / y.scale")) {
     return DG_TENSOR_NONE;
+  } else if (!isfinite(255.0f * dg_requant_ratio(sa, sy) +
+                       255.0f * dg_requant_ratio(sb, sy))) {
+    /* |a - za| and |b - zb| reach 255: an infinite side would meet an
+     * infinite other of the opposite sign and give NaN. */
+    char got[64];
+    snprintf(got, sizeof got, "%g / %g, %g / %g", sa, sy, sb, sy);
+    dg_build_fail(&b, DG_ERROR_INVALID_ARGUMENT, "y_quant.scale",
+                  "255 * (a.scale + b.scale) / y.scale finite", got,
+                  "the scaled sum overflows fp32");
+    return DG_TENSOR_NONE;
   }
   dg_node_params p = {.fn = fn};
   uint32_t ins[2] = {a.id, bt.id};
