@@ -51,14 +51,23 @@ void bcast_offsets(constant int *g, int i, int *o) {
   }
 }
 
+/* This work item's element and its offsets (bcast_offsets); -1 past the
+ * last element, so that the caller returns. */
+int bcast_item(constant int *g, int *o) {
+  const int i = get_global_id(0);
+  if (i >= g[E_COUNT])
+    return -1;
+  bcast_offsets(g, i, o);
+  return i;
+}
+
 kernel __attribute__((reqd_work_group_size(WG1, 1, 1))) void
 compare_k(const global void *a, const global void *b, global uchar *y,
           constant int *g) {
-  const int i = get_global_id(0);
-  if (i >= g[E_COUNT])
-    return;
   int o[3];
-  bcast_offsets(g, i, o);
+  const int i = bcast_item(g, o);
+  if (i < 0)
+    return;
   const int fn = g[E_FN];
   int r = 0;
   switch (g[E_CDT]) {
@@ -90,11 +99,10 @@ compare_k(const global void *a, const global void *b, global uchar *y,
 kernel __attribute__((reqd_work_group_size(WG1, 1, 1))) void
 where_k(const global uchar *c, const global void *x, const global void *v,
         global void *y, constant int *g) {
-  const int i = get_global_id(0);
-  if (i >= g[E_COUNT])
-    return;
   int o[3];
-  bcast_offsets(g, i, o);
+  const int i = bcast_item(g, o);
+  if (i < 0)
+    return;
   const bool pick = c[o[0]] != 0;
   switch (g[E_CDT]) {
   case 2:

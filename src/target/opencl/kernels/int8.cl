@@ -5,7 +5,7 @@
  * from the host: OpenCL's fp32 division is not correctly rounded by
  * default, while its +, *, int -> float conversion and rint are, and with
  * contraction off each step rounds once. Reuses ld_q (common.cl),
- * requant and requant_out (qgemm.cl), bcast_offsets (compare.cl) and
+ * requant and requant_out (qgemm.cl), bcast_item (compare.cl) and
  * pool_taps (pool.cl). Outputs are stored as the low byte of the int. */
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -13,11 +13,10 @@
 kernel __attribute__((reqd_work_group_size(WG1, 1, 1))) void
 qbinary_q8(const global uchar *a, const global uchar *b, global uchar *y,
            constant int *g) {
-  const int i = get_global_id(0);
-  if (i >= g[E_COUNT])
-    return;
   int o[3];
-  bcast_offsets(g, i, o);
+  const int i = bcast_item(g, o);
+  if (i < 0)
+    return;
   const int da = ld_q(a, o[0], g[Q_ASGN]) - g[Q_ZA];
   const int db = ld_q(b, o[1], g[Q_BSGN]) - g[Q_ZB];
   const float fa = as_float(g[Q_FA]), fb = as_float(g[Q_FB]);
