@@ -102,6 +102,38 @@ static void fill(const dg_tensor_desc *d, void *p) {
     }
 }
 
+/* Adds inputs named in0.. of descs to g, each with data (malloc'd, the
+ * caller frees) copied from given[i] when given is not NULL, else made by
+ * fill_data, and its binding. */
+static void add_inputs(dg_graph *g, int n_in, const dg_tensor_desc *descs,
+                       const void *const *given,
+                       void (*fill_data)(const dg_tensor_desc *, void *),
+                       dg_tensor *in, void **data, dg_binding *bind,
+                       char (*names)[16]) {
+  for (int i = 0; i < n_in; i++) {
+    snprintf(names[i], 16, "in%d", i);
+    in[i] = dg_graph_input(g, names[i], &descs[i]);
+    size_t bytes = dg_desc_bytes(&descs[i]);
+    data[i] = malloc(bytes);
+    if (given)
+      memcpy(data[i], given[i], bytes);
+    else
+      fill_data(&descs[i], data[i]);
+    bind[i] = (dg_binding){names[i], data[i], bytes};
+  }
+}
+
+/* Compiles g for device dev alone: the device in *info, the session (or
+ * NULL) in *s, what went wrong in *diag. */
+static dg_status compile_on(dg_graph *g, int dev, dg_device_info *info,
+                            dg_session **s, dg_diagnostic *diag) {
+  dg_compile_options o = {.devices = &dev, .device_count = 1};
+  *s = NULL;
+  *diag = (dg_diagnostic){0};
+  dg_context_device_info(ctx, dev, info);
+  return dg_graph_compile(g, &o, s, diag);
+}
+
 /* Builds inputs named in0.. from descs, lets make() add the op, then on
  * every device compares the session's output with the reference. */
 typedef dg_tensor (*make_fn)(dg_graph *g, dg_tensor *in, void *arg);
@@ -113,14 +145,7 @@ static void run_case(op_stats *st, const char *label, int n_in,
   void *data[MAX_INPUTS] = {0};
   dg_binding bind[MAX_INPUTS];
   char names[MAX_INPUTS][16];
-  for (int i = 0; i < n_in; i++) {
-    snprintf(names[i], sizeof names[i], "in%d", i);
-    in[i] = dg_graph_input(g, names[i], &descs[i]);
-    size_t bytes = dg_desc_bytes(&descs[i]);
-    data[i] = malloc(bytes);
-    fill(&descs[i], data[i]);
-    bind[i] = (dg_binding){names[i], data[i], bytes};
-  }
+  add_inputs(g, n_in, descs, NULL, fill, in, data, bind, names);
   dg_tensor y = make(g, in, arg);
   dg_graph_output(g, "y", y, DG_LAYOUT_NCHW);
   st->cases++;
@@ -153,12 +178,10 @@ static void run_case(op_stats *st, const char *label, int n_in,
   dg_op_def_get(n->op)->reference(ir, n, (const double *const *)ins, ref);
   void *out = malloc(dg_desc_bytes(yd));
   for (int dev = 0; dev < dg_context_device_count(ctx); dev++) {
-    dg_compile_options o = {.devices = &dev, .device_count = 1};
     dg_session *s;
     dg_diagnostic diag;
     dg_device_info info;
-    dg_context_device_info(ctx, dev, &info);
-    dg_status rc = dg_graph_compile(g, &o, &s, &diag);
+    dg_status rc = compile_on(g, dev, &info, &s, &diag);
     if (rc == DG_ERROR_UNSUPPORTED && (info.kind & declines_allowed)) {
       st->declined++;
       continue;
@@ -217,6 +240,33 @@ static void report(const char *op, const op_stats *st) {
 static void random_dims(int rank, int64_t *d, int lo, int hi) {
   for (int i = 0; i < rank; i++)
     d[i] = t_range(lo, hi);
+}
+
+/* The first error of g must be st, naming field (a substring), and y the
+ * failed op's none tensor. Inline: not every test has bad cases. */
+static inline void expect_error(dg_graph *g, const char *what, dg_tensor y,
+                                dg_status st, const char *field) {
+  const dg_diagnostic *d = dg_graph_error(g);
+  int ok = y.id == 0 && d && d->status == st && dg_graph_status(g) == st &&
+           strstr(d->field, field) && strlen(d->message) > 10;
+  CHECK(ok, "%s -> %s on '%s' (got %s, field '%s': %s)", what,
+        dg_status_string(st), field,
+        d ? dg_status_string(d->status) : "no error", d ? d->field : "",
+        d ? d->message : "");
+}
+
+/* main's start: seeds from argv[1] (or the default), prints the seed and
+ * sets ctx; false (after a failed check) when no context. Inline: not
+ * every test starts this way. */
+static inline bool diff_start(int argc, char **argv) {
+  unsigned long long seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 20261201;
+  t_seed(seed);
+  printf("# seed %llu\n", seed);
+  if (dg_context_create(NULL, &ctx) != DG_OK) {
+    CHECK(0, "context");
+    return false;
+  }
+  return true;
 }
 
 #endif

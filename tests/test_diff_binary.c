@@ -308,13 +308,8 @@ static void bad_inputs(void) {
 }
 
 int main(int argc, char **argv) {
-  unsigned long long seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 20261201;
-  t_seed(seed);
-  printf("# seed %llu\n", seed);
-  if (dg_context_create(NULL, &ctx) != DG_OK) {
-    CHECK(0, "context");
+  if (!diff_start(argc, argv))
     return t_exit();
-  }
   for (int d = 0; d < dg_context_device_count(ctx); d++) {
     dg_device_info info;
     dg_context_device_info(ctx, d, &info);

@@ -146,17 +146,7 @@ static void q8_case(q8_stats *st, const char *label, int n_in,
   void *data[MAX_INPUTS] = {0};
   dg_binding bind[MAX_INPUTS];
   char names[MAX_INPUTS][16];
-  for (int i = 0; i < n_in; i++) {
-    snprintf(names[i], sizeof names[i], "in%d", i);
-    in[i] = dg_graph_input(g, names[i], &descs[i]);
-    size_t bytes = dg_desc_bytes(&descs[i]);
-    data[i] = malloc(bytes);
-    if (given)
-      memcpy(data[i], given[i], bytes);
-    else
-      fill_q8(&descs[i], data[i]);
-    bind[i] = (dg_binding){names[i], data[i], bytes};
-  }
+  add_inputs(g, n_in, descs, given, fill_q8, in, data, bind, names);
   dg_tensor y = make(g, in, arg);
   dg_graph_output(g, "y", y, DG_LAYOUT_NCHW);
   st->cases++;
@@ -181,12 +171,10 @@ static void q8_case(q8_stats *st, const char *label, int n_in,
   bool have_cpu = false;
   for (int dev = 0; dev < dg_context_device_count(ctx) && dev < MAX_DEVS;
        dev++) {
-    dg_compile_options o = {.devices = &dev, .device_count = 1};
-    dg_session *s = NULL;
-    dg_diagnostic diag = {0};
+    dg_session *s;
+    dg_diagnostic diag;
     dg_device_info info;
-    dg_context_device_info(ctx, dev, &info);
-    dg_status rc = dg_graph_compile(g, &o, &s, &diag);
+    dg_status rc = compile_on(g, dev, &info, &s, &diag);
     if (rc == DG_ERROR_UNSUPPORTED && info.kind != DG_DEVICE_CPU) {
       if (!st->declined[dev]++)
         device_reason(diag.message, info.name, st->why[dev],
@@ -894,18 +882,6 @@ static void hand_qconcat(void) {
 
 /* ---- bad inputs ---- */
 
-/* The first error of g must be st, naming field (a substring). */
-static void expect(dg_graph *g, const char *what, dg_tensor y, dg_status st,
-                   const char *field) {
-  const dg_diagnostic *d = dg_graph_error(g);
-  int ok = y.id == 0 && d && d->status == st && dg_graph_status(g) == st &&
-           strstr(d->field, field) && strlen(d->message) > 10;
-  CHECK(ok, "%s -> %s on '%s' (got %s, field '%s': %s)", what,
-        dg_status_string(st), field,
-        d ? dg_status_string(d->status) : "no error", d ? d->field : "",
-        d ? d->message : "");
-}
-
 static const int64_t dims_4[4] = {1, 2, 4, 4};
 
 /* A graph with i8 input "x" [1,2,4,4] (scale sx, zero 0) as *x, and,
@@ -983,15 +959,15 @@ static void bad_qbinary(void) {
     dg_graph *g = bad_graph(&x, cases[i].sx, &b, cases[i].bd);
     dg_tensor y =
         dg_graph_qbinary(g, "op", cases[i].fn, x, b, cases[i].yt, cases[i].yq);
-    expect(g, cases[i].what, y, cases[i].st, cases[i].field);
+    expect_error(g, cases[i].what, y, cases[i].st, cases[i].field);
     dg_graph_destroy(g);
   }
   /* an f32 a (first operand) names a */
   dg_tensor x, b;
   dg_graph *g = bad_graph(&x, 0.1f, &b, &f32);
-  expect(g, "qbinary f32 a",
-         dg_graph_qbinary(g, "op", DG_BINARY_ADD, b, x, DG_DTYPE_I8, &yq),
-         DG_ERROR_INVALID_DTYPE, "a");
+  expect_error(g, "qbinary f32 a",
+               dg_graph_qbinary(g, "op", DG_BINARY_ADD, b, x, DG_DTYPE_I8, &yq),
+               DG_ERROR_INVALID_DTYPE, "a");
   dg_graph_destroy(g);
 }
 
@@ -1020,59 +996,61 @@ static void bad_lookup(void) {
     dg_tensor x, b;
     dg_graph *g = bad_graph(&x, 0.1f, NULL, NULL);
     snprintf(what, sizeof what, "%s y_quant NULL", names[w]);
-    expect(g, what, lookup_builder(w, g, x, table, DG_DTYPE_I8, NULL),
-           DG_ERROR_INVALID_ARGUMENT, "y_quant");
+    expect_error(g, what, lookup_builder(w, g, x, table, DG_DTYPE_I8, NULL),
+                 DG_ERROR_INVALID_ARGUMENT, "y_quant");
     dg_graph_destroy(g);
     g = bad_graph(&x, 0.1f, NULL, NULL);
     snprintf(what, sizeof what, "%s y_dtype f32", names[w]);
-    expect(g, what, lookup_builder(w, g, x, table, DG_DTYPE_F32, &yq),
-           DG_ERROR_INVALID_DTYPE, "y_dtype");
+    expect_error(g, what, lookup_builder(w, g, x, table, DG_DTYPE_F32, &yq),
+                 DG_ERROR_INVALID_DTYPE, "y_dtype");
     dg_graph_destroy(g);
     g = bad_graph(&x, 0.1f, NULL, NULL);
     snprintf(what, sizeof what, "%s per-channel y_quant", names[w]);
-    expect(g, what, lookup_builder(w, g, x, table, DG_DTYPE_U8, &pc),
-           DG_ERROR_INVALID_ARGUMENT, "y_quant");
+    expect_error(g, what, lookup_builder(w, g, x, table, DG_DTYPE_U8, &pc),
+                 DG_ERROR_INVALID_ARGUMENT, "y_quant");
     dg_graph_destroy(g);
     g = bad_graph(&x, 0.1f, &b, &f32);
     snprintf(what, sizeof what, "%s f32 x", names[w]);
-    expect(g, what, lookup_builder(w, g, b, table, DG_DTYPE_I8, &yq),
-           DG_ERROR_INVALID_DTYPE, "x");
+    expect_error(g, what, lookup_builder(w, g, b, table, DG_DTYPE_I8, &yq),
+                 DG_ERROR_INVALID_DTYPE, "x");
     dg_graph_destroy(g);
     if (w == 0)
       continue; /* a lookup's quantisations are labels */
     g = bad_graph(&x, 0.1f, &b, &perch);
     snprintf(what, sizeof what, "%s per-channel x", names[w]);
-    expect(g, what, lookup_builder(w, g, b, table, DG_DTYPE_I8, &yq),
-           DG_ERROR_INVALID_ARGUMENT, "x");
+    expect_error(g, what, lookup_builder(w, g, b, table, DG_DTYPE_I8, &yq),
+                 DG_ERROR_INVALID_ARGUMENT, "x");
     dg_graph_destroy(g);
   }
   dg_tensor x;
   dg_graph *g = bad_graph(&x, 0.1f, NULL, NULL);
-  expect(g, "lookup table NULL",
-         dg_graph_lookup(g, "op", x, NULL, DG_DTYPE_I8, &yq),
-         DG_ERROR_INVALID_ARGUMENT, "table");
+  expect_error(g, "lookup table NULL",
+               dg_graph_lookup(g, "op", x, NULL, DG_DTYPE_I8, &yq),
+               DG_ERROR_INVALID_ARGUMENT, "table");
   dg_graph_destroy(g);
   g = bad_graph(&x, 0.1f, NULL, NULL);
-  expect(g, "qunary fn 0",
-         dg_graph_qunary(g, "op", 0, x, 0, 0, DG_DTYPE_I8, &yq),
-         DG_ERROR_INVALID_ARGUMENT, "fn");
+  expect_error(g, "qunary fn 0",
+               dg_graph_qunary(g, "op", 0, x, 0, 0, DG_DTYPE_I8, &yq),
+               DG_ERROR_INVALID_ARGUMENT, "fn");
   dg_graph_destroy(g);
   g = bad_graph(&x, 0.1f, NULL, NULL);
-  expect(g, "qunary relu with an alpha",
-         dg_graph_qunary(g, "op", DG_UNARY_RELU, x, 0.5f, 0, DG_DTYPE_I8, &yq),
-         DG_ERROR_INVALID_ARGUMENT, "alpha");
+  expect_error(
+      g, "qunary relu with an alpha",
+      dg_graph_qunary(g, "op", DG_UNARY_RELU, x, 0.5f, 0, DG_DTYPE_I8, &yq),
+      DG_ERROR_INVALID_ARGUMENT, "alpha");
   dg_graph_destroy(g);
   g = bad_graph(&x, 0.1f, NULL, NULL);
-  expect(g, "requantize y scale -1",
-         dg_graph_requantize(g, "op", x, DG_DTYPE_I8,
-                             &(dg_quant_params){.scale = -1}),
-         DG_ERROR_INVALID_ARGUMENT, "y_quant");
+  expect_error(g, "requantize y scale -1",
+               dg_graph_requantize(g, "op", x, DG_DTYPE_I8,
+                                   &(dg_quant_params){.scale = -1}),
+               DG_ERROR_INVALID_ARGUMENT, "y_quant");
   dg_graph_destroy(g);
   g = bad_graph(&x, 0.1f, NULL, NULL);
-  expect(g, "requantize y zero point 200 for i8",
-         dg_graph_requantize(g, "op", x, DG_DTYPE_I8,
-                             &(dg_quant_params){.scale = 1, .zero_point = 200}),
-         DG_ERROR_INVALID_ARGUMENT, "y_quant");
+  expect_error(
+      g, "requantize y zero point 200 for i8",
+      dg_graph_requantize(g, "op", x, DG_DTYPE_I8,
+                          &(dg_quant_params){.scale = 1, .zero_point = 200}),
+      DG_ERROR_INVALID_ARGUMENT, "y_quant");
   dg_graph_destroy(g);
 }
 
@@ -1160,14 +1138,14 @@ static void bad_qpool(void) {
     dg_graph *g = bad_graph(&x, cases[i].sx, NULL, NULL);
     dg_tensor y =
         dg_graph_qavg_pool2d(g, "op", x, &cases[i].p, cases[i].yt, cases[i].yq);
-    expect(g, cases[i].what, y, cases[i].st, cases[i].field);
+    expect_error(g, cases[i].what, y, cases[i].st, cases[i].field);
     dg_graph_destroy(g);
   }
   dg_tensor x, b;
   dg_graph *g = bad_graph(&x, 0.1f, NULL, NULL);
-  expect(g, "qavg_pool2d params NULL",
-         dg_graph_qavg_pool2d(g, "op", x, NULL, DG_DTYPE_I8, &yq),
-         DG_ERROR_INVALID_ARGUMENT, "params");
+  expect_error(g, "qavg_pool2d params NULL",
+               dg_graph_qavg_pool2d(g, "op", x, NULL, DG_DTYPE_I8, &yq),
+               DG_ERROR_INVALID_ARGUMENT, "params");
   dg_graph_destroy(g);
   dg_tensor_desc f32 = {.dtype = DG_DTYPE_F32, .rank = 4, .dims = {1, 2, 4, 4}};
   dg_tensor_desc r3 = qdesc(DG_DTYPE_I8, 3, dims_4, 0.1f, 0);
@@ -1188,24 +1166,24 @@ static void bad_qpool(void) {
       dg_tensor y =
           global ? dg_graph_qglobal_avg_pool(g, "op", b, DG_DTYPE_I8, &yq)
                  : dg_graph_qavg_pool2d(g, "op", b, &ok, DG_DTYPE_I8, &yq);
-      expect(g, what, y, sts[k], "x");
+      expect_error(g, what, y, sts[k], "x");
       dg_graph_destroy(g);
     }
   }
   g = bad_graph(&x, 0.1f, &b, &huge);
-  expect(g, "qglobal_avg_pool of a 4096 x 4096 plane (> 2^23 taps)",
-         dg_graph_qglobal_avg_pool(g, "op", b, DG_DTYPE_I8, &yq),
-         DG_ERROR_INVALID_SHAPE, "x.dims");
+  expect_error(g, "qglobal_avg_pool of a 4096 x 4096 plane (> 2^23 taps)",
+               dg_graph_qglobal_avg_pool(g, "op", b, DG_DTYPE_I8, &yq),
+               DG_ERROR_INVALID_SHAPE, "x.dims");
   dg_graph_destroy(g);
   g = bad_graph(&x, 1e30f, NULL, NULL);
-  expect(g, "qglobal_avg_pool x scale 1e30 over y scale 1e-38",
-         dg_graph_qglobal_avg_pool(g, "op", x, DG_DTYPE_U8, &tiny),
-         DG_ERROR_INVALID_ARGUMENT, "y_quant.scale");
+  expect_error(g, "qglobal_avg_pool x scale 1e30 over y scale 1e-38",
+               dg_graph_qglobal_avg_pool(g, "op", x, DG_DTYPE_U8, &tiny),
+               DG_ERROR_INVALID_ARGUMENT, "y_quant.scale");
   dg_graph_destroy(g);
   g = bad_graph(&x, 0.1f, NULL, NULL);
-  expect(g, "qglobal_avg_pool y_quant NULL",
-         dg_graph_qglobal_avg_pool(g, "op", x, DG_DTYPE_U8, NULL),
-         DG_ERROR_INVALID_ARGUMENT, "y_quant");
+  expect_error(g, "qglobal_avg_pool y_quant NULL",
+               dg_graph_qglobal_avg_pool(g, "op", x, DG_DTYPE_U8, NULL),
+               DG_ERROR_INVALID_ARGUMENT, "y_quant");
   dg_graph_destroy(g);
 }
 
@@ -1216,31 +1194,32 @@ static void bad_qconcat(void) {
       qdesc(DG_DTYPE_U8, 4, (int64_t[]){1, 2, 5, 4}, 0.1f, 3);
   dg_tensor x, b;
   dg_graph *g = bad_graph(&x, 0.1f, NULL, NULL);
-  expect(
+  expect_error(
       g, "qconcat y_quant NULL",
       dg_graph_qconcat(g, "op", (dg_tensor[]){x, x}, 2, 1, DG_DTYPE_I8, NULL),
       DG_ERROR_INVALID_ARGUMENT, "y_quant");
   dg_graph_destroy(g);
   g = bad_graph(&x, 0.1f, NULL, NULL);
-  expect(
+  expect_error(
       g, "qconcat y_dtype f32",
       dg_graph_qconcat(g, "op", (dg_tensor[]){x, x}, 2, 1, DG_DTYPE_F32, &yq),
       DG_ERROR_INVALID_DTYPE, "y_dtype");
   dg_graph_destroy(g);
   g = bad_graph(&x, 0.1f, NULL, NULL);
-  expect(g, "qconcat tensors NULL",
-         dg_graph_qconcat(g, "op", NULL, 2, 1, DG_DTYPE_I8, &yq),
-         DG_ERROR_INVALID_ARGUMENT, "tensors");
+  expect_error(g, "qconcat tensors NULL",
+               dg_graph_qconcat(g, "op", NULL, 2, 1, DG_DTYPE_I8, &yq),
+               DG_ERROR_INVALID_ARGUMENT, "tensors");
   dg_graph_destroy(g);
   g = bad_graph(&x, 0.1f, NULL, NULL);
-  expect(g, "qconcat of 0 tensors",
-         dg_graph_qconcat(g, "op", &x, 0, 1, DG_DTYPE_I8, &yq),
-         DG_ERROR_INVALID_ARGUMENT, "tensors");
+  expect_error(g, "qconcat of 0 tensors",
+               dg_graph_qconcat(g, "op", &x, 0, 1, DG_DTYPE_I8, &yq),
+               DG_ERROR_INVALID_ARGUMENT, "tensors");
   dg_graph_destroy(g);
   g = bad_graph(&x, 0.1f, &b, &f32);
-  expect(g, "qconcat with an f32 tensors[1]",
-         dg_graph_qconcat(g, "op", (dg_tensor[]){x, b}, 2, 1, DG_DTYPE_I8, &yq),
-         DG_ERROR_INVALID_DTYPE, "tensors[1]");
+  expect_error(
+      g, "qconcat with an f32 tensors[1]",
+      dg_graph_qconcat(g, "op", (dg_tensor[]){x, b}, 2, 1, DG_DTYPE_I8, &yq),
+      DG_ERROR_INVALID_DTYPE, "tensors[1]");
   dg_graph_destroy(g);
   /* [1,2,4,4] and [1,2,5,4] join on axis 2, not 1 */
   g = bad_graph(&x, 0.1f, &b, &other);
@@ -1261,14 +1240,9 @@ static void bad_qconcat(void) {
 }
 
 int main(int argc, char **argv) {
-  unsigned long long seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 20261201;
-  t_seed(seed);
-  printf("# seed %llu\n", seed);
   (void)run_case, (void)report, (void)desc_of;
-  if (dg_context_create(NULL, &ctx) != DG_OK) {
-    CHECK(0, "context");
+  if (!diff_start(argc, argv))
     return t_exit();
-  }
   for (int d = 0; d < dg_context_device_count(ctx); d++) {
     dg_device_info info;
     dg_context_device_info(ctx, d, &info);

@@ -284,12 +284,10 @@ static void known(const char *what, dg_dtype t, int r, const int64_t *xd,
     }
   bool built = dg_graph_status(g) == DG_OK;
   for (int dev = 0; built && dev < dg_context_device_count(ctx); dev++) {
-    dg_compile_options o = {.devices = &dev, .device_count = 1};
-    dg_session *s = NULL;
-    dg_diagnostic diag = {0};
+    dg_session *s;
+    dg_diagnostic diag;
     dg_device_info info;
-    dg_context_device_info(ctx, dev, &info);
-    dg_status rc = dg_graph_compile(g, &o, &s, &diag);
+    dg_status rc = compile_on(g, dev, &info, &s, &diag);
     if (rc == DG_ERROR_UNSUPPORTED && info.kind == DG_DEVICE_NPU)
       continue;
     size_t yn = (size_t)want_n * dg_dtype_size(t);
