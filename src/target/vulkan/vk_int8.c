@@ -138,32 +138,15 @@ bool dg_vk_setup_qavg_pool(const vk_device *vd, vk_work *w, const dg_ir *ir,
   (void)vd;
   const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]),
                        *yd = tdesc(ir, n->output);
-  const dg_node_params *p = &n->p;
   int64_t lo, hi, n0, n1;
   dg_dtype_int_range(yd->dtype, &lo, &hi);
   qpool_divisors(ir, n, &n0, &n1);
-  w->push.qpool = (vk_pc_qpool){.NC = xd->dims[0] * xd->dims[1],
-                                .H = xd->dims[2],
-                                .W = xd->dims[3],
-                                .OH = yd->dims[2],
-                                .OW = yd->dims[3],
-                                .kh = p->kernel[0],
-                                .kw = p->kernel[1],
-                                .sh = p->stride[0],
-                                .sw = p->stride[1],
-                                .dh = p->dilation[0],
-                                .dw = p->dilation[1],
-                                .pt = p->pads[0],
-                                .pl = p->pads[1],
-                                .pb = p->pads[2],
-                                .pr = p->pads[3],
-                                .count_include_pad = p->count_include_pad,
-                                .flags = xd->dtype == DG_DTYPE_I8,
-                                .xz = xd->quant.zero_point,
-                                .yz = yd->quant.zero_point,
-                                .lo = (int)lo,
-                                .hi = (int)hi,
-                                .n0 = (int)n0};
+  w->push.pool = dg_vk_pool_push(ir, n);
+  w->push.pool.q = (vk_pc_qpool){.xz = xd->quant.zero_point,
+                                 .yz = yd->quant.zero_point,
+                                 .lo = (int)lo,
+                                 .hi = (int)hi,
+                                 .n0 = (int)n0};
   w->shader = SH_QPOOL_8;
   w->bind[0] = n->inputs[0];
   w->bind[3] = n->output;

@@ -56,8 +56,12 @@ typedef struct vk_pc_gemm {
     vk_pc_splitk splitk; /* coop_out.glsl */
   };
 } vk_pc_gemm;
+typedef struct vk_pc_qpool {
+  VK_PC_QPOOL
+} vk_pc_qpool;
 typedef struct vk_pc_pool {
   VK_PC_POOL
+  vk_pc_qpool q; /* qavg_pool.comp */
 } vk_pc_pool;
 typedef struct vk_pc_gap {
   VK_PC_GAP
@@ -110,9 +114,6 @@ typedef struct vk_pc_qbinary {
 typedef struct vk_pc_lookup {
   VK_PC_LOOKUP
 } vk_pc_lookup;
-typedef struct vk_pc_qpool {
-  VK_PC_QPOOL
-} vk_pc_qpool;
 /* A dispatch's push constants: the layout its setup fills, pushed as
  * words (the whole VK_PUSH_BYTES range, unused words 0). */
 typedef union vk_push {
@@ -137,7 +138,6 @@ typedef union vk_push {
   vk_pc_cast cast;
   vk_pc_qbinary qbinary;
   vk_pc_lookup lookup;
-  vk_pc_qpool qpool;
 } vk_push;
 /* std430 puts a block's int and float members 4 bytes apart in order;
  * C does so too where both are 4 bytes. Every layout must fit the range
@@ -411,6 +411,9 @@ uint64_t dg_vk_reduce_trips(const dg_ir *ir, const dg_node *n);
 /* A 1-D job of total invocations in workgroups of local, as a grid of at
  * most 65535 groups along x (vk_ops.c). */
 void dg_vk_grid_1d(uint32_t grid[3], int64_t total, int local);
+/* pool.comp's push constants for pool node n (vk_ops.c), which
+ * qavg_pool.comp's start with: its geometry and flags. */
+vk_pc_pool dg_vk_pool_push(const dg_ir *ir, const dg_node *n);
 /* The setup of DG_OP_UNARY (vk_unary.c), a line of vk_ops.c's table. */
 bool dg_vk_setup_unary(const vk_device *vd, vk_work *w, const dg_ir *ir,
                        const dg_node *n);

@@ -695,30 +695,36 @@ static bool setup_matmul(const vk_device *vd, vk_work *w, const dg_ir *ir,
   return true;
 }
 
+vk_pc_pool dg_vk_pool_push(const dg_ir *ir, const dg_node *n) {
+  const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]),
+                       *yd = tdesc(ir, n->output);
+  const dg_node_params *p = &n->p;
+  return (vk_pc_pool){.NC = xd->dims[0] * xd->dims[1],
+                      .H = xd->dims[2],
+                      .W = xd->dims[3],
+                      .OH = yd->dims[2],
+                      .OW = yd->dims[3],
+                      .kh = p->kernel[0],
+                      .kw = p->kernel[1],
+                      .sh = p->stride[0],
+                      .sw = p->stride[1],
+                      .pt = p->pads[0],
+                      .pl = p->pads[1],
+                      .pb = p->pads[2],
+                      .pr = p->pads[3],
+                      .is_max = n->op == DG_OP_MAX_POOL2D,
+                      .count_include_pad = p->count_include_pad,
+                      .flags = xd->dtype == DG_DTYPE_I8,
+                      .dh = p->dilation[0],
+                      .dw = p->dilation[1]};
+}
+
 static bool setup_pool(const vk_device *vd, vk_work *w, const dg_ir *ir,
                        const dg_node *n) {
   (void)vd;
   const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]),
                        *yd = tdesc(ir, n->output);
-  const dg_node_params *p = &n->p;
-  w->push.pool = (vk_pc_pool){.NC = xd->dims[0] * xd->dims[1],
-                              .H = xd->dims[2],
-                              .W = xd->dims[3],
-                              .OH = yd->dims[2],
-                              .OW = yd->dims[3],
-                              .kh = p->kernel[0],
-                              .kw = p->kernel[1],
-                              .sh = p->stride[0],
-                              .sw = p->stride[1],
-                              .pt = p->pads[0],
-                              .pl = p->pads[1],
-                              .pb = p->pads[2],
-                              .pr = p->pads[3],
-                              .is_max = n->op == DG_OP_MAX_POOL2D,
-                              .count_include_pad = p->count_include_pad,
-                              .flags = xd->dtype == DG_DTYPE_I8,
-                              .dh = p->dilation[0],
-                              .dw = p->dilation[1]};
+  w->push.pool = dg_vk_pool_push(ir, n);
   w->shader = xd->dtype == DG_DTYPE_F32   ? SH_POOL_F32
               : xd->dtype == DG_DTYPE_F16 ? SH_POOL_F16
                                           : SH_POOL_8;

@@ -180,12 +180,10 @@
 /* lookup.comp: total elements; flip 0x80 for an i8 x, 0 for u8. */
 #define VK_PC_LOOKUP int total, flip;
 
-/* qavg_pool.comp: pool.comp's geometry (NC planes of H x W into OH x OW,
- * kernel kh x kw, strides, dilations, padding pt pl pb pr), flags (bit
- * 0: x is i8), x's and y's zero points, y's range [lo, hi], and n0, the
- * least divisor, whose multiplier is entry 0 of binding 4. */
-#define VK_PC_QPOOL                                                            \
-  int NC, H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;                \
-  int count_include_pad, flags, xz, yz, lo, hi, n0;
+/* qavg_pool.comp: after VK_PC_POOL (pool.comp's geometry and flags, as
+ * for an avg pool, so that one host setup fills both), x's and y's zero
+ * points, y's range [lo, hi], and n0, the least divisor, whose multiplier
+ * is entry 0 of binding 4. */
+#define VK_PC_QPOOL int xz, yz, lo, hi, n0;
 
 #endif

@@ -16,6 +16,7 @@ layout(set = 0, binding = 4) readonly buffer M { uint mult[]; };
 
 #include "push_constants.h"
 layout(push_constant) uniform PC {
+  VK_PC_POOL
   VK_PC_QPOOL
 } pc;
 
