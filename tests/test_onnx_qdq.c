@@ -528,6 +528,27 @@ static void max_pool(const char *what, qp qa, qp qy) {
   case_run(&c, what, same ? kept : requant);
 }
 
+/* Adds the ONNX node MaxPool (max) or AveragePool over x [2, 3, 10] ("xd"
+ * -> "t": rank 3, kernel 3, stride 2, pads 1), and returns what its
+ * handler makes of it: the 2-D pool of height 1 between reshapes. */
+static dg_tensor pool_1d(qcase *c, bool max, dg_tensor x) {
+  op_begin(c, max ? "MaxPool" : "AveragePool",
+           (const char *const[]){"xd", NULL}, "t");
+  attr_ints(&c->m, "kernel_shape", (const int64_t[]){3}, 1);
+  attr_ints(&c->m, "strides", (const int64_t[]){2}, 1);
+  attr_ints(&c->m, "pads", (const int64_t[]){1, 1}, 2);
+  node_end(&c->m);
+  dg_pool2d_params p = {.kernel = {1, 3},
+                        .stride = {1, 2},
+                        .pads = {0, 1, 0, 1},
+                        .padding = DG_PADDING_EXPLICIT};
+  dg_tensor x4 =
+      dg_graph_reshape(c->g, NULL, x, 4, (const int64_t[]){2, 3, 1, 10});
+  dg_tensor r = max ? dg_graph_max_pool2d(c->g, NULL, x4, &p)
+                    : dg_graph_avg_pool2d(c->g, NULL, x4, &p);
+  return dg_graph_reshape(c->g, NULL, r, 3, (const int64_t[]){2, 3, 5});
+}
+
 /* A 1-D MaxPool (rank 3, kernel 3, stride 2, pads 1) folds too: its
  * handler runs it as 2-D of height 1 between reshapes, on int8. */
 static void max_pool_1d(void) {
@@ -535,19 +556,7 @@ static void max_pool_1d(void) {
   qp qa = {DG_DTYPE_U8, 0.027f, 77}, qy = {DG_DTYPE_I8, 0.031f, -40};
   case_begin(&c);
   dg_tensor x = case_input(&c, "x", 3, (const int64_t[]){2, 3, 10}, qa);
-  op_begin(&c, "MaxPool", (const char *const[]){"xd", NULL}, "t");
-  attr_ints(&c.m, "kernel_shape", (const int64_t[]){3}, 1);
-  attr_ints(&c.m, "strides", (const int64_t[]){2}, 1);
-  attr_ints(&c.m, "pads", (const int64_t[]){1, 1}, 2);
-  node_end(&c.m);
-  dg_pool2d_params p = {.kernel = {1, 3},
-                        .stride = {1, 2},
-                        .pads = {0, 1, 0, 1},
-                        .padding = DG_PADDING_EXPLICIT};
-  dg_tensor r = dg_graph_max_pool2d(
-      c.g, NULL,
-      dg_graph_reshape(c.g, NULL, x, 4, (const int64_t[]){2, 3, 1, 10}), &p);
-  r = dg_graph_reshape(c.g, NULL, r, 3, (const int64_t[]){2, 3, 5});
+  dg_tensor r = pool_1d(&c, true, x);
   dg_quant_params yq = quant(qy);
   case_output(&c, "y", "t", dg_graph_requantize(c.g, NULL, r, qy.dt, &yq), qy);
   case_run(&c, "1-D MaxPool, requantised",
@@ -1016,19 +1025,7 @@ static void avg_pool_1d(void) {
   const int64_t xd[3] = {2, 3, 10};
   case_begin(&c);
   dg_tensor x = case_input_f(&c, "x", 3, xd, qa);
-  op_begin(&c, "AveragePool", (const char *const[]){"xd", NULL}, "t");
-  attr_ints(&c.m, "kernel_shape", (const int64_t[]){3}, 1);
-  attr_ints(&c.m, "strides", (const int64_t[]){2}, 1);
-  attr_ints(&c.m, "pads", (const int64_t[]){1, 1}, 2);
-  node_end(&c.m);
-  dg_pool2d_params p = {.kernel = {1, 3},
-                        .stride = {1, 2},
-                        .pads = {0, 1, 0, 1},
-                        .padding = DG_PADDING_EXPLICIT};
-  dg_tensor r = dg_graph_avg_pool2d(
-      c.g, NULL,
-      dg_graph_reshape(c.g, NULL, x, 4, (const int64_t[]){2, 3, 1, 10}), &p);
-  r = dg_graph_reshape(c.g, NULL, r, 3, (const int64_t[]){2, 3, 5});
+  dg_tensor r = pool_1d(&c, false, x);
   case_output_f(&c, "y", "t", r, qy);
   case_run(&c, "not folded: 1-D AveragePool",
            (const dg_op[]){DG_OP_QUANTIZE, DG_OP_DEQUANTIZE, DG_OP_RESHAPE,
