@@ -102,27 +102,6 @@ static void fill(const dg_tensor_desc *d, void *p) {
     }
 }
 
-/* Adds inputs named in0.. of descs to g, each with data (malloc'd, the
- * caller frees) copied from given[i] when given is not NULL, else made by
- * fill_data, and its binding. */
-static void add_inputs(dg_graph *g, int n_in, const dg_tensor_desc *descs,
-                       const void *const *given,
-                       void (*fill_data)(const dg_tensor_desc *, void *),
-                       dg_tensor *in, void **data, dg_binding *bind,
-                       char (*names)[16]) {
-  for (int i = 0; i < n_in; i++) {
-    snprintf(names[i], 16, "in%d", i);
-    in[i] = dg_graph_input(g, names[i], &descs[i]);
-    size_t bytes = dg_desc_bytes(&descs[i]);
-    data[i] = malloc(bytes);
-    if (given)
-      memcpy(data[i], given[i], bytes);
-    else
-      fill_data(&descs[i], data[i]);
-    bind[i] = (dg_binding){names[i], data[i], bytes};
-  }
-}
-
 /* Compiles g for device dev alone: the device in *info, the session (or
  * NULL) in *s, what went wrong in *diag. */
 static dg_status compile_on(dg_graph *g, int dev, dg_device_info *info,
@@ -134,20 +113,56 @@ static dg_status compile_on(dg_graph *g, int dev, dg_device_info *info,
   return dg_graph_compile(g, &o, s, diag);
 }
 
-/* Builds inputs named in0.. from descs, lets make() add the op, then on
- * every device compares the session's output with the reference. */
+/* Adds a case's op(s) to g on its inputs in. */
 typedef dg_tensor (*make_fn)(dg_graph *g, dg_tensor *in, void *arg);
 
-static void run_case(op_stats *st, const char *label, int n_in,
-                     const dg_tensor_desc *descs, make_fn make, void *arg) {
-  dg_graph *g = dg_graph_create(ctx, label);
-  dg_tensor in[MAX_INPUTS];
-  void *data[MAX_INPUTS] = {0};
+/* One case's graph g: inputs in0.. of descs, each with data (malloc'd)
+ * copied from given[i] when given is not NULL, else made by fill_data, and
+ * its binding; make()'s tensor y as the output "y". */
+typedef struct case_graph {
+  dg_graph *g;
+  int n_in;
+  dg_tensor in[MAX_INPUTS], y;
+  void *data[MAX_INPUTS];
   dg_binding bind[MAX_INPUTS];
   char names[MAX_INPUTS][16];
-  add_inputs(g, n_in, descs, NULL, fill, in, data, bind, names);
-  dg_tensor y = make(g, in, arg);
-  dg_graph_output(g, "y", y, DG_LAYOUT_NCHW);
+} case_graph;
+
+static void case_graph_build(case_graph *c, const char *label, int n_in,
+                             const dg_tensor_desc *descs,
+                             const void *const *given,
+                             void (*fill_data)(const dg_tensor_desc *, void *),
+                             make_fn make, void *arg) {
+  c->g = dg_graph_create(ctx, label);
+  c->n_in = n_in;
+  for (int i = 0; i < n_in; i++) {
+    snprintf(c->names[i], sizeof c->names[i], "in%d", i);
+    c->in[i] = dg_graph_input(c->g, c->names[i], &descs[i]);
+    size_t bytes = dg_desc_bytes(&descs[i]);
+    c->data[i] = malloc(bytes);
+    if (given)
+      memcpy(c->data[i], given[i], bytes);
+    else
+      fill_data(&descs[i], c->data[i]);
+    c->bind[i] = (dg_binding){c->names[i], c->data[i], bytes};
+  }
+  c->y = make(c->g, c->in, arg);
+  dg_graph_output(c->g, "y", c->y, DG_LAYOUT_NCHW);
+}
+
+static void case_graph_free(case_graph *c) {
+  for (int i = 0; i < c->n_in; i++)
+    free(c->data[i]);
+  dg_graph_destroy(c->g);
+}
+
+/* Builds the case's graph on random inputs, then on every device compares
+ * the session's output with the reference. */
+static void run_case(op_stats *st, const char *label, int n_in,
+                     const dg_tensor_desc *descs, make_fn make, void *arg) {
+  case_graph c;
+  case_graph_build(&c, label, n_in, descs, NULL, fill, make, arg);
+  dg_graph *g = c.g;
   st->cases++;
   if (dg_graph_status(g) != DG_OK) {
     st->failures++;
@@ -170,8 +185,8 @@ static void run_case(op_stats *st, const char *label, int n_in,
     ins[k] = malloc(sizeof(double) * (size_t)m);
     const void *src = t->constant ? t->constant->data : NULL;
     for (int i = 0; i < n_in; i++)
-      if (in[i].id == n->inputs[k])
-        src = data[i];
+      if (c.in[i].id == n->inputs[k])
+        src = c.data[i];
     for (int64_t e = 0; e < m; e++)
       ins[k][e] = dg_load_elem(t->desc.dtype, src, e);
   }
@@ -187,9 +202,8 @@ static void run_case(op_stats *st, const char *label, int n_in,
       continue;
     }
     if (rc == DG_OK)
-      rc = dg_session_run(s, bind, n_in,
-                          &(dg_binding){"y", out, dg_desc_bytes(yd)}, 1,
-                          &diag);
+      rc = dg_session_run(s, c.bind, n_in,
+                          &(dg_binding){"y", out, dg_desc_bytes(yd)}, 1, &diag);
     double max_abs = 0, max_ref = 0;
     bool is_int = yd->dtype != DG_DTYPE_F32 && yd->dtype != DG_DTYPE_F16;
     for (int64_t e = 0; rc == DG_OK && e < ne; e++) {
@@ -221,9 +235,7 @@ static void run_case(op_stats *st, const char *label, int n_in,
   free(ref);
   free(out);
 done:
-  for (int i = 0; i < n_in; i++)
-    free(data[i]);
-  dg_graph_destroy(g);
+  case_graph_free(&c);
 }
 
 static void report(const char *op, const op_stats *st) {

@@ -141,14 +141,10 @@ static void device_reason(const char *msg, const char *name, char *out,
 static void q8_case(q8_stats *st, const char *label, int n_in,
                     const dg_tensor_desc *descs, const void *const *given,
                     make_fn make, void *arg, const uint8_t *want) {
-  dg_graph *g = dg_graph_create(ctx, label);
-  dg_tensor in[MAX_INPUTS];
-  void *data[MAX_INPUTS] = {0};
-  dg_binding bind[MAX_INPUTS];
-  char names[MAX_INPUTS][16];
-  add_inputs(g, n_in, descs, given, fill_q8, in, data, bind, names);
-  dg_tensor y = make(g, in, arg);
-  dg_graph_output(g, "y", y, DG_LAYOUT_NCHW);
+  case_graph c;
+  case_graph_build(&c, label, n_in, descs, given, fill_q8, make, arg);
+  dg_graph *g = c.g;
+  dg_tensor y = c.y;
   st->cases++;
   double *ref = NULL;
   uint8_t *out = NULL, *cpu = NULL;
@@ -159,7 +155,7 @@ static void q8_case(q8_stats *st, const char *label, int n_in,
   const dg_tensor_desc *yd = &dg_ir_tensor(&g->ir, y.id)->desc;
   int64_t ne = dg_desc_elements(yd);
   size_t ybytes = dg_desc_bytes(yd);
-  ref = ref_graph(&g->ir, n_in, in, data, y.id);
+  ref = ref_graph(&g->ir, n_in, c.in, c.data, y.id);
   out = malloc(ybytes);
   cpu = malloc(ybytes);
   for (int64_t e = 0; want && e < ne; e++)
@@ -183,7 +179,7 @@ static void q8_case(q8_stats *st, const char *label, int n_in,
     }
     memset(out, 0xa5, ybytes);
     if (rc == DG_OK)
-      rc = dg_session_run(s, bind, n_in, &(dg_binding){"y", out, ybytes}, 1,
+      rc = dg_session_run(s, c.bind, n_in, &(dg_binding){"y", out, ybytes}, 1,
                           &diag);
     if (rc != DG_OK) {
       fail(st, "%s on device %d (%s): %.200s", label, dev, info.name,
@@ -220,7 +216,7 @@ static void q8_case(q8_stats *st, const char *label, int n_in,
         }
     }
     dg_verify_report rep = {0};
-    rc = dg_session_verify(s, bind, n_in, &rep);
+    rc = dg_session_verify(s, c.bind, n_in, &rep);
     if (rc != DG_OK || !rep.ok)
       fail(st, "%s on device %d (%s): verify %s at node '%s' (%lld LSB)", label,
            dev, info.name, dg_status_string(rc), rep.node_name,
@@ -233,9 +229,7 @@ done:
   free(ref);
   free(out);
   free(cpu);
-  for (int i = 0; i < n_in; i++)
-    free(data[i]);
-  dg_graph_destroy(g);
+  case_graph_free(&c);
 }
 
 /* One ok/FAIL line naming the devices that ran the cases, and a
