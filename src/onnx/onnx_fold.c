@@ -451,6 +451,10 @@ static void fold_reshape(tr *t, fv *in) {
     else if (shape[k] < 0) {
       tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "shape", "bad shape value");
       return;
+    } else if (shape[k] && known > INT64_MAX / shape[k]) {
+      tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "shape",
+              "shape's element count overflows int64");
+      return;
     } else
       known *= shape[k];
   }
@@ -646,10 +650,17 @@ static void fold_range(tr *t, fv *in) {
   if (!fv_alloc(t, &o, in[0].elem, 1, &len))
     return;
   for (int64_t k = 0; k < len; k++) {
+    int64_t step;
     if (o.f)
       o.f[k] = a + (double)k * d;
-    else
-      o.i[k] = in[0].i[0] + k * in[2].i[0];
+    else if (__builtin_mul_overflow(k, in[2].i[0], &step) ||
+             __builtin_add_overflow(in[0].i[0], step, &o.i[k])) {
+      /* a start near the type's end: ONNX leaves the wrap undefined */
+      tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "delta",
+              "Range's element %lld overflows int64", (long long)k);
+      fv_free(&o);
+      return;
+    }
   }
   fv_emit(t, 0, &o);
 }

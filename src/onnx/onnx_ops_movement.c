@@ -243,6 +243,11 @@ void tr_op_pad(tr *t) {
     seen[a] = true;
     for (int e = 0; e < 2; e++) {
       int64_t p = v[i + e * axes];
+      if (p == INT64_MIN) { /* -p would overflow */
+        tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "pads", "pad %lld out of range",
+                (long long)p);
+        return;
+      }
       if (p < 0) {
         if (mode != DG_PAD_CONSTANT) {
           tr_fail(t, DG_ERROR_UNSUPPORTED, "pads",

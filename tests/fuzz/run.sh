@@ -39,5 +39,9 @@ cd build-fuzz
 # max_allocation_size_mb=1024 makes every request over 1 GiB such a
 # failure, below libFuzzer's 2 GiB limit (a fuzzed Tile can ask for a
 # 2 GiB tensor, a valid model this machine cannot hold).
+# UBSAN_OPTIONS halt_on_error=1: undefined behaviour is a crash, written
+# out like one (without it UBSan reports each place once and goes on,
+# and a run would end "0 crashes" over signed overflows).
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:max_allocation_size_mb=1024 ./fuzz_$target -max_total_time="$secs" \
   -rss_limit_mb=2048 -timeout=10 -max_len=65536 $corpus
