@@ -121,7 +121,7 @@ static void run_session(dg_session *s) {
 }
 
 static void step(state *st, prog *r) {
-  unsigned op = byte(r) % 38, slot = byte(r) % 2;
+  unsigned op = byte(r) % 45, slot = byte(r) % 2;
   dg_graph *g = st->g[slot];
   bool huge = false;
   dg_conv2d_params cp = {
@@ -335,6 +335,38 @@ static void step(state *st, prog *r) {
   case 37:
     y = dg_graph_cast(g, "cast", a, yt);
     break;
+  /* int8 between the convolutions */
+  case 38:
+    y = dg_graph_qbinary(g, "qbin", (dg_binary_fn)(byte(r) % 6), a, b, yt,
+                         byte(r) % 8 ? &yq : NULL);
+    break;
+  case 39: {
+    uint8_t table[256];
+    for (int i = 0; i < 256; i++)
+      table[i] = (uint8_t)(i * 7 + byte(r));
+    y = dg_graph_lookup(g, "lut", a, byte(r) % 8 ? table : NULL, yt, &yq);
+    break;
+  }
+  case 40:
+    y = dg_graph_qunary(
+        g, "qun", (dg_unary_fn)(byte(r) % (DG_UNARY_COUNT_ + 2)), a,
+        (float)(byte(r) % 4) / 4, (float)(byte(r) % 4) / 4, yt, &yq);
+    break;
+  case 41:
+    y = dg_graph_requantize(g, "rq", a, yt, byte(r) % 8 ? &yq : NULL);
+    break;
+  case 42:
+    y = dg_graph_qavg_pool2d(g, "qavg", a, byte(r) % 8 ? &pp : NULL, yt, &yq);
+    break;
+  case 43:
+    y = dg_graph_qglobal_avg_pool(g, "qgap", a, yt, &yq);
+    break;
+  case 44: {
+    dg_tensor in[3] = {a, b, c};
+    y = dg_graph_qconcat(g, "qcat", in, (int)(byte(r) % 4),
+                         (int32_t)(byte(r) % 8) - 4, yt, &yq);
+    break;
+  }
   default: { /* queries on any handle */
     dg_tensor_desc d;
     dg_graph_tensor_desc(g, a, &d);
