@@ -165,7 +165,7 @@ static void step(state *st, prog *r) {
     size_t n = 1;
     for (int i = 0; i < d.rank && i < DG_MAX_RANK; i++)
       n *= d.dims[i] > 0 && d.dims[i] < 4096 ? (size_t)d.dims[i] : 4096;
-    if (!huge && n * 4 <= sizeof zeros)
+    if (!huge && n * 8 <= sizeof zeros) /* i64: 8 bytes an element */
       y = dg_graph_constant(g, "w", &d, zeros, byte(r) % 2);
     break;
   }
