@@ -301,6 +301,108 @@ static void conv_q8(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
     }
 }
 
+/* Depthwise int8 (groups = C = O): each output plane is its input
+ * plane's window sums, made directly, row by row, into an int32 row:
+ * no im2col and no GEMM per group, which cost MobileNet's depthwise
+ * layers most of their time. Each tap adds its column range where the
+ * input is inside the plane (valid_cols); padding adds nothing, as a
+ * padded x equals zx. The sums are exact integers, so the order does
+ * not matter and the result is the GEMM path's, bit for bit. */
+typedef struct dw_q8_job {
+  dg_cpu_node *cn;
+  const conv_dims *d;
+  const uint8_t *x, *w;
+  uint8_t *y;
+  int32_t *rows; /* one OW row of sums per task */
+  int ntasks;
+} dw_q8_job;
+
+static inline int32_t q8_at(const uint8_t *p, int64_t i, bool s) {
+  return s ? (int32_t)(int8_t)p[i] : (int32_t)p[i];
+}
+
+static void dw_q8_task(void *arg, int t, int n) {
+  const dw_q8_job *j = arg;
+  const conv_dims *d = j->d;
+  const dg_cpu_node *cn = j->cn;
+  bool xs = in_desc(cn, 0)->dtype == DG_DTYPE_I8,
+       ws = in_desc(cn, 1)->dtype == DG_DTYPE_I8;
+  int64_t planes = d->N * d->C, p0 = planes * t / n, p1 = planes * (t + 1) / n;
+  /* restrict: a uint8_t pointer may alias anything, which would keep
+   * GCC from vectorising the row sums */
+  int32_t *restrict acc = j->rows + (int64_t)t * d->OW;
+  int32_t zx = cn->x_zero;
+  /* Each tap column's output range is the same on every row: found once
+   * (its divisions cost more than the short rows' sums otherwise). */
+  enum { MAX_KW = 64 };
+  int64_t lo_of[MAX_KW], hi_of[MAX_KW];
+  for (int64_t kw = 0; kw < d->KW && kw < MAX_KW; kw++)
+    valid_cols(d->OW, d->W, d->sw, d->pl, kw * d->dw, &lo_of[kw], &hi_of[kw]);
+  for (int64_t pc = p0; pc < p1; pc++) {
+    int64_t c = pc % d->C;
+    const uint8_t *xp = j->x + pc * d->H * d->W, *wp = j->w + c * d->KH * d->KW;
+    uint8_t *yp = j->y + pc * d->OH * d->OW;
+    for (int64_t oh = 0; oh < d->OH; oh++) {
+      for (int64_t ow = 0; ow < d->OW; ow++)
+        acc[ow] = cn->bias[c];
+      for (int64_t kh = 0; kh < d->KH; kh++) {
+        int64_t ih = oh * d->sh - d->pt + kh * d->dh;
+        if (ih < 0 || ih >= d->H)
+          continue;
+        const uint8_t *row = xp + ih * d->W;
+        for (int64_t kw = 0; kw < d->KW; kw++) {
+          int32_t wv = q8_at(wp, kh * d->KW + kw, ws) - cn->w_zero[c];
+          int64_t lo, hi, off = kw * d->dw - d->pl;
+          if (kw < MAX_KW)
+            lo = lo_of[kw], hi = hi_of[kw];
+          else
+            valid_cols(d->OW, d->W, d->sw, d->pl, kw * d->dw, &lo, &hi);
+          /* stride 1 (most depthwise layers) reads contiguously, which
+           * GCC vectorises */
+          const uint8_t *restrict src = row + off;
+          if (d->sw == 1 && xs)
+            for (int64_t ow = lo; ow < hi; ow++)
+              acc[ow] += ((int32_t)(int8_t)src[ow] - zx) * wv;
+          else if (d->sw == 1)
+            for (int64_t ow = lo; ow < hi; ow++)
+              acc[ow] += ((int32_t)src[ow] - zx) * wv;
+          else if (xs)
+            for (int64_t ow = lo; ow < hi; ow++)
+              acc[ow] += ((int32_t)(int8_t)src[ow * d->sw] - zx) * wv;
+          else
+            for (int64_t ow = lo; ow < hi; ow++)
+              acc[ow] += ((int32_t)src[ow * d->sw] - zx) * wv;
+        }
+      }
+      for (int64_t ow = 0; ow < d->OW; ow++)
+        yp[oh * d->OW + ow] =
+            (uint8_t)(dg_requant(acc[ow], cn->mult[c], cn->y_zero, cn->clamp_lo,
+                                 cn->clamp_hi) &
+                      0xff);
+    }
+  }
+}
+
+static size_t dw_q8_scratch(const conv_dims *d, int threads) {
+  return sizeof(int32_t) * (size_t)d->OW * (size_t)(threads > 1 ? threads : 1);
+}
+
+static void conv_q8_dw(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                       void *out, void *scratch) {
+  conv_dims d = conv_get(cn);
+  refresh_bias(cn, in, d.O);
+  /* as many tasks as the scratch has rows for, and planes to share */
+  int64_t cap = (int64_t)(cn->scratch_bytes / (sizeof(int32_t) * d.OW));
+  int64_t tasks = dg_cpu_pool_threads(pool);
+  if (tasks > cap)
+    tasks = cap;
+  if (tasks > d.N * d.C)
+    tasks = d.N * d.C;
+  dw_q8_job j = {cn, &d, in[0], in[1], out, scratch, (int)tasks};
+  if (tasks > 0)
+    dg_cpu_pool_run(pool, dw_q8_task, &j, (int)tasks);
+}
+
 /* ---- fully connected, matmul ---- */
 
 static void fc_f32(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
@@ -789,7 +891,7 @@ static bool prepare_packs(dg_cpu_node *cn, bool q) {
   int64_t rows = wd->dims[0], K = wd->dims[1];
   if (conv) {
     conv_dims d = conv_get(cn);
-    if (d.CG == 1 && d.OG == 1 && !q)
+    if (d.CG == 1 && d.OG == 1)
       return true; /* depthwise: direct kernel, no GEMM */
     count = (int)d.G;
     rows = d.OG;
@@ -830,9 +932,11 @@ static bool prepare_packs(dg_cpu_node *cn, bool q) {
 static bool prep_conv(dg_cpu_node *cn, int threads) {
   conv_dims d = conv_get(cn);
   bool q = cn->node->op == DG_OP_QCONV2D;
-  cn->run = q ? conv_q8 : conv_f32;
+  bool dw = d.CG == 1 && d.OG == 1;
+  cn->run = q ? (dw ? conv_q8_dw : conv_q8) : conv_f32;
   if (q)
-    cn->scratch_bytes = q8_scratch(&d, threads);
+    cn->scratch_bytes =
+        dw ? dw_q8_scratch(&d, threads) : q8_scratch(&d, threads);
   else if (!conv_is_pointwise(&d) && !(d.CG == 1 && d.OG == 1)) {
     dg_cpu_conv_shape s = conv_shape(&d);
     cn->scratch_bytes = dg_cpu_conv_f32_scratch(&s, threads);
