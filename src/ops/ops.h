@@ -157,6 +157,11 @@ void dg_layer_norm_shape_get(const dg_ir *ir, const dg_node *n,
  * rounding of positions is the reference's everywhere. */
 void dg_resize_tap(const dg_node_params *p, int axis, int64_t in, int64_t out,
                    int64_t o, int64_t *i0, int64_t *i1, double *w);
+/* The GPU targets' table of a resize node's taps: for each output row
+ * then column (OH + OW entries), i0, i1 and the weight's fp32 bits, three
+ * 32-bit words each (malloc'd, the caller frees; NULL when out of memory). */
+uint32_t *dg_resize_tap_table(const dg_node_params *p, const dg_tensor_desc *x,
+                              const dg_tensor_desc *y);
 
 /* cast (src/ops/cast.c): what the reference makes of value v cast to
  * dtype to. */

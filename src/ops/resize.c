@@ -5,6 +5,8 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* Axis i's scale and output length from the params: a size of 0 means
  * floor(in * scale), a scale of 0 means size / in. */
@@ -162,6 +164,26 @@ void dg_resize_tap(const dg_node_params *p, int axis, int64_t in, int64_t out,
     }
   *i0 = *i1 = clamp_index(k, in);
   *w = 0;
+}
+
+uint32_t *dg_resize_tap_table(const dg_node_params *p, const dg_tensor_desc *x,
+                              const dg_tensor_desc *y) {
+  int64_t OH = y->dims[2], OW = y->dims[3];
+  uint32_t *t = malloc(sizeof(uint32_t) * 3 * (size_t)(OH + OW));
+  if (!t)
+    return NULL;
+  for (int64_t o = 0; o < OH + OW; o++) {
+    int axis = o >= OH;
+    int64_t i0, i1;
+    double w;
+    dg_resize_tap(p, axis, x->dims[2 + axis], y->dims[2 + axis],
+                  axis ? o - OH : o, &i0, &i1, &w);
+    float wf = (float)w;
+    t[3 * o] = (uint32_t)i0;
+    t[3 * o + 1] = (uint32_t)i1;
+    memcpy(&t[3 * o + 2], &wf, 4);
+  }
+  return t;
 }
 
 void dg_ref_resize(const dg_ir *ir, const dg_node *n, const double *const *in,

@@ -51,20 +51,9 @@ static bool resize(const dg_ir *ir, const dg_node *n, int32_t *g,
   sp->table_bytes = sizeof(int32_t) * 3 * (size_t)(OH + OW);
   if (estimate)
     return true;
-  int32_t *t = malloc(sp->table_bytes);
+  uint32_t *t = dg_resize_tap_table(&n->p, xd, yd);
   if (!t)
     return false;
-  for (int64_t o = 0; o < OH + OW; o++) {
-    int axis = o >= OH;
-    int64_t i0, i1;
-    double w;
-    dg_resize_tap(&n->p, axis, xd->dims[2 + axis], yd->dims[2 + axis],
-                  axis ? o - OH : o, &i0, &i1, &w);
-    float wf = (float)w;
-    t[3 * o] = (int32_t)i0;
-    t[3 * o + 1] = (int32_t)i1;
-    memcpy(&t[3 * o + 2], &wf, 4);
-  }
   sp->table = t;
   return true;
 }

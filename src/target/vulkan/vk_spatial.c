@@ -48,20 +48,9 @@ bool dg_vk_setup_resize(const vk_device *vd, vk_work *w, const dg_ir *ir,
   grid_1d(w->groups, dg_desc_elements(yd), 256);
   if (w->estimate)
     return true;
-  uint32_t *t = malloc(w->params_bytes);
+  uint32_t *t = dg_resize_tap_table(&n->p, xd, yd);
   if (!t)
     return false;
-  for (int64_t o = 0; o < OH + OW; o++) {
-    int axis = o >= OH;
-    int64_t i0, i1;
-    double wt;
-    dg_resize_tap(&n->p, axis, xd->dims[2 + axis], yd->dims[2 + axis],
-                  axis ? o - OH : o, &i0, &i1, &wt);
-    float wf = (float)wt;
-    t[3 * o] = (uint32_t)i0;
-    t[3 * o + 1] = (uint32_t)i1;
-    memcpy(&t[3 * o + 2], &wf, 4);
-  }
   w->params = t;
   return true;
 }
