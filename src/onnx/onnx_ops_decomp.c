@@ -714,12 +714,8 @@ void tr_op_gather_elements(tr *t) {
   }
   int64_t len = d.dims[axis];
   for (size_t e = 0; e < c.count; e++) {
-    int64_t v = c.elem == DG_ONNX_INT64 ? ((const int64_t *)c.data)[e]
-                                        : ((const int32_t *)c.data)[e];
-    if (v < -len || v >= len) {
-      tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "indices",
-              "index %lld out of range [-%lld, %lld) of axis %lld",
-              (long long)v, (long long)len, (long long)len, (long long)axis);
+    int64_t v;
+    if (!tr_index_at(t, &c, e, len, axis, &v)) {
       free(flat);
       return;
     }

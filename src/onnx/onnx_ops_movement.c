@@ -288,6 +288,18 @@ void tr_op_expand(tr *t) {
 
 /* ---- Gather ---- */
 
+bool tr_index_at(tr *t, const dg_onnx_value *c, size_t e, int64_t len,
+                 int64_t axis, int64_t *v) {
+  *v = c->elem == DG_ONNX_INT64 ? ((const int64_t *)c->data)[e]
+                                : ((const int32_t *)c->data)[e];
+  if (*v >= -len && *v < len)
+    return true;
+  tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "indices",
+          "index %lld out of range [-%lld, %lld) of axis %lld", (long long)*v,
+          (long long)len, (long long)len, (long long)axis);
+  return false;
+}
+
 void tr_op_gather(tr *t) {
   dg_tensor x;
   dg_tensor_desc d;
@@ -315,14 +327,9 @@ void tr_op_gather(tr *t) {
     tr_fail(t, DG_ERROR_OUT_OF_MEMORY, NULL, "out of memory");
     return;
   }
-  int64_t len = d.dims[axis];
   for (size_t k = 0; k < c.count; k++) {
-    int64_t v = c.elem == DG_ONNX_INT64 ? ((const int64_t *)c.data)[k]
-                                        : ((const int32_t *)c.data)[k];
-    if (v < -len || v >= len) {
-      tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "indices",
-              "index %lld out of range [-%lld, %lld) of axis %lld",
-              (long long)v, (long long)len, (long long)len, (long long)axis);
+    int64_t v;
+    if (!tr_index_at(t, &c, k, d.dims[axis], axis, &v)) {
       free(idx);
       return;
     }

@@ -142,6 +142,12 @@ bool tr_fold_has(const dg_onnx_node *n);
 void tr_op_fold_only(tr *t);
 /* Squeeze and Unsqueeze of a run-time tensor: a reshape. */
 void tr_op_squeeze(tr *t);
+/* onnx_ops_movement.c: element e of a constant int32/int64 index
+ * tensor c into an axis of length len, checked to lie in [-len, len)
+ * (failure recorded naming "indices" and axis otherwise). Gather and
+ * GatherElements read their indices with it. */
+bool tr_index_at(tr *t, const dg_onnx_value *c, size_t e, int64_t len,
+                 int64_t axis, int64_t *v);
 /* onnx_ops_unary.c: every op that is one dg_graph_unary function (its
  * rows in the op table name it). */
 void tr_op_unary(tr *t);
