@@ -267,6 +267,20 @@ static inline void expect_error(dg_graph *g, const char *what, dg_tensor y,
         d ? d->message : "");
 }
 
+/* A builder call that must have failed g with status st naming field,
+ * its message holding in_message when that is not NULL. */
+static inline void expect_diag(dg_graph *g, const char *what, dg_status st,
+                               const char *field, const char *in_message) {
+  const dg_diagnostic *d = dg_graph_error(g);
+  int ok = d && d->status == st && dg_graph_status(g) == st &&
+           strstr(d->field, field) &&
+           (!in_message || strstr(d->message, in_message));
+  CHECK(ok, "%s -> %s on '%s' (got %s, field '%s': %s)", what,
+        dg_status_string(st), field,
+        d ? dg_status_string(d->status) : "no error", d ? d->field : "",
+        d ? d->message : "");
+}
+
 /* main's start: seeds from argv[1] (or the default), prints the seed and
  * sets ctx; false (after a failed check) when no context. Inline: not
  * every test starts this way. */
