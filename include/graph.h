@@ -102,8 +102,12 @@
  *   thread to run a graph on several threads.
  * - dg_oneshot_* calls on one context are serialised by the context: safe
  *   from any thread, one at a time.
- * - dg_context_destroy, dg_graph_destroy and dg_session_destroy must not
- *   race with any other use of that object.
+ * - dg_session_destroy on one thread while another thread runs or
+ *   verifies that session waits for the run to end, then frees it; later
+ *   calls with the pointer are refused ("not a live session").
+ * - dg_context_destroy and dg_graph_destroy must not race with any other
+ *   use of that object. Each destroy ignores NULL, a destroyed object and
+ *   a live object of another kind.
  * - The CPU device's worker threads are shared by the whole context: a
  *   run that finds them busy with another session's run computes its
  *   share on the calling thread instead of waiting.

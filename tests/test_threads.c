@@ -8,6 +8,10 @@
  *   is exact, or is refused with DG_ERROR_INVALID_ARGUMENT saying the
  *   session is already running; a claimed session is refused
  *   deterministically.
+ * - dg_session_destroy on one thread while another runs the session:
+ *   the destroy waits for the run (a claimed session is not freed until
+ *   it is let go), and every run either completes exactly or is refused
+ *   as not a live session.
  * - dg_oneshot_* from several threads on one context: exact.
  * Built and run under ThreadSanitizer too (tests/run_tests.sh's tsan
  * section). DG_TEST_THREADS=n changes the thread count (default 4). */
@@ -374,6 +378,97 @@ static void one_session_two_threads(dg_context *ctx, pair *p) {
   dg_session_destroy(s);
 }
 
+/* ---- destroy on one thread, run on another ---- */
+
+typedef struct destroy_run {
+  dg_session *s;
+  atomic_int done;
+} destroy_run;
+
+static void *destroy_main(void *arg) {
+  destroy_run *r = arg;
+  dg_session_destroy(r->s);
+  atomic_store(&r->done, 1);
+  return NULL;
+}
+
+typedef struct runner_run {
+  dg_session *s;
+  pair *p;
+  atomic_int *started;
+  int ok, gone, wrong, other;
+  char other_msg[600];
+} runner_run;
+
+static void *runner_main(void *arg) {
+  runner_run *r = arg;
+  void *out = malloc(r->p->out_bytes);
+  for (int i = 0; i < 200; i++) {
+    dg_diagnostic d = {0};
+    dg_status st = run_once(r->s, r->p, i % INPUT_SETS, out, &d);
+    atomic_store(r->started, 1);
+    if (st == DG_OK)
+      r->ok++, r->wrong +=
+               memcmp(out, r->p->want[i % INPUT_SETS], r->p->out_bytes) != 0;
+    else if (st == DG_ERROR_INVALID_ARGUMENT &&
+             strstr(d.message, "not a live session"))
+      r->gone++;
+    else if (!r->other++)
+      snprintf(r->other_msg, sizeof r->other_msg, "%s: %s",
+               dg_status_string(st), d.message);
+    if (r->gone)
+      break;
+  }
+  free(out);
+  return NULL;
+}
+
+static void destroy_while_running(dg_context *ctx, pair *p) {
+  dg_session *s = NULL;
+  dg_diagnostic d = {0};
+  if (compile(ctx, p->k, p->dev, &s, &d) != DG_OK) {
+    CHECK(0, "destroy while running: compile: %.200s", d.message);
+    return;
+  }
+  /* Deterministic: a claimed session (a run in progress) is not freed by
+   * a destroy on another thread until the claim ends. */
+  CHECK(dg_session_claim(s, "test", NULL), "a session can be claimed");
+  destroy_run dr = {s, 0};
+  pthread_t t;
+  pthread_create(&t, NULL, destroy_main, &dr);
+  struct timespec pause = {0, 50 * 1000 * 1000};
+  nanosleep(&pause, NULL);
+  int waited = !atomic_load(&dr.done);
+  CHECK(waited && dg_session_plan(s) != NULL,
+        "dg_session_destroy on another thread waits while the session is "
+        "claimed by a run (still live after 50 ms: %s)",
+        waited ? "yes" : "no");
+  dg_session_unclaim(s);
+  pthread_join(t, NULL);
+  CHECK(atomic_load(&dr.done) && dg_session_plan(s) == NULL,
+        "once the run ends, the waiting destroy frees the session");
+
+  /* Racing: runs on one thread, the destroy on another mid-way. */
+  if (compile(ctx, p->k, p->dev, &s, &d) != DG_OK) {
+    CHECK(0, "destroy while running: compile: %.200s", d.message);
+    return;
+  }
+  atomic_int started = 0;
+  runner_run r = {s, p, &started, 0, 0, 0, 0, ""};
+  pthread_t rt;
+  pthread_create(&rt, NULL, runner_main, &r);
+  while (!atomic_load(&started))
+    nanosleep(&(struct timespec){0, 100 * 1000}, NULL);
+  dr = (destroy_run){s, 0};
+  destroy_main(&dr);
+  pthread_join(rt, NULL);
+  CHECK(r.wrong == 0 && r.other == 0 && r.ok > 0 && r.gone == 1,
+        "dg_session_destroy while another thread runs the session: %d exact "
+        "runs, then %d refused as not a live session, %d wrong, %d other "
+        "errors%s%s",
+        r.ok, r.gone, r.wrong, r.other, r.other ? ": " : "", r.other_msg);
+}
+
 /* ---- one-shot calls from several threads ---- */
 
 typedef struct oneshot_run {
@@ -489,6 +584,7 @@ int main(void) {
   for (int i = 0; i < pair_count; i++)
     if (pairs[i].k == G_MATMUL) {
       one_session_two_threads(ctx, &pairs[i]);
+      destroy_while_running(ctx, &pairs[i]);
       break;
     }
   oneshots(ctx);

@@ -35,7 +35,7 @@ dg_graph *dg_graph_create(dg_context *ctx, const char *name) {
 }
 
 void dg_graph_destroy(dg_graph *g) {
-  if (!g || !dg_live_remove(g)) /* NULL, or not a live graph */
+  if (!g || !dg_live_remove(g, DG_LIVE_GRAPH)) /* NULL, or not a live graph */
     return;
   dg_context *ctx = g->ctx;
   dg_ir_free(&g->ir);

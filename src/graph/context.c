@@ -206,7 +206,7 @@ void dg_context_unref(dg_context *ctx) {
 /* The caller's reference goes: the context is no longer usable through
  * the API, and is freed once its graphs and sessions are gone too. */
 void dg_context_destroy(dg_context *ctx) {
-  if (!ctx || !dg_live_remove(ctx)) /* NULL, or not a live context */
+  if (!ctx || !dg_live_remove(ctx, DG_LIVE_CONTEXT)) /* NULL, or not a live context */
     return;
   dg_oneshot_clear(ctx);
   dg_context_unref(ctx);

@@ -9,9 +9,11 @@
 typedef struct slot {
   const void *p; /* NULL: empty; &tomb: removed */
   dg_live_kind kind;
+  bool claimed; /* dg_live_claim: a call in progress uses the object */
 } slot;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t unclaimed = PTHREAD_COND_INITIALIZER;
 static slot *slots;
 static size_t cap, used; /* used: entries and tombstones */
 static size_t live;      /* entries */
@@ -59,7 +61,7 @@ bool dg_live_add(const void *p, dg_live_kind k) {
     slot *s = find(p);
     if (!s->p)
       used++, live++;
-    *s = (slot){p, k};
+    *s = (slot){p, k, false};
   }
   pthread_mutex_unlock(&lock);
   return ok;
@@ -75,10 +77,18 @@ bool dg_live_is(const void *p, dg_live_kind k) {
   return live;
 }
 
-bool dg_live_remove(const void *p) {
+bool dg_live_remove(const void *p, dg_live_kind k) {
   pthread_mutex_lock(&lock);
   slot *s = p && cap ? find(p) : NULL;
-  bool was = s && s->p == p;
+  bool was = s && s->p == p && s->kind == k;
+  /* A run on another thread holds it: wait for the run to end. The table
+   * may be rebuilt while we wait (other objects come and go), so look the
+   * slot up again each time. */
+  while (was && s->claimed) {
+    pthread_cond_wait(&unclaimed, &lock);
+    s = find(p);
+    was = s->p == p && s->kind == k;
+  }
   if (was)
     s->p = &tomb; /* probes go on past it; grow() drops it */
   /* The last object gone: free the table, so that a host that unloads
@@ -90,4 +100,27 @@ bool dg_live_remove(const void *p) {
   }
   pthread_mutex_unlock(&lock);
   return was;
+}
+
+dg_live_claim_result dg_live_claim(const void *p, dg_live_kind k) {
+  if (!p)
+    return DG_LIVE_NOT_LIVE;
+  pthread_mutex_lock(&lock);
+  slot *s = cap ? find(p) : NULL;
+  dg_live_claim_result r = DG_LIVE_NOT_LIVE;
+  if (s && s->p == p && s->kind == k) {
+    r = s->claimed ? DG_LIVE_BUSY : DG_LIVE_CLAIMED;
+    s->claimed = true;
+  }
+  pthread_mutex_unlock(&lock);
+  return r;
+}
+
+void dg_live_unclaim(const void *p) {
+  pthread_mutex_lock(&lock);
+  slot *s = p && cap ? find(p) : NULL;
+  if (s && s->p == p)
+    s->claimed = false;
+  pthread_cond_broadcast(&unclaimed);
+  pthread_mutex_unlock(&lock);
 }

@@ -172,7 +172,7 @@ static dg_status make_segments(dg_session *s, dg_diagnostic *diag,
 }
 
 void dg_session_destroy(dg_session *s) {
-  if (!s || !dg_live_remove(s)) /* NULL, or not a live session */
+  if (!s || !dg_live_remove(s, DG_LIVE_SESSION)) /* NULL, or not a live session */
     return;
   dg_context *ctx = s->ctx;
   dg_session_destroy(s->verify_twin);
@@ -205,7 +205,6 @@ dg_status dg_session_compile(dg_context *ctx, const dg_ir *ir,
     return DG_ERROR_OUT_OF_MEMORY;
   }
   dg_context_ref(ctx); /* dg_session_destroy drops it */
-  atomic_flag_clear(&s->running);
   s->ctx = ctx;
   s->keep_all = keep_all;
   if (opts)
@@ -404,8 +403,15 @@ static const dg_io_binding *find_output(const dg_ir *ir, const char *name) {
 }
 
 bool dg_session_claim(dg_session *s, const char *call, dg_diagnostic *diag) {
-  if (!atomic_flag_test_and_set_explicit(&s->running, memory_order_acquire))
+  dg_live_claim_result r = dg_live_claim(s, DG_LIVE_SESSION);
+  if (r == DG_LIVE_CLAIMED)
     return true;
+  if (r == DG_LIVE_NOT_LIVE) {
+    dg_diag_set(diag, DG_ERROR_INVALID_ARGUMENT, -1, NULL, call, "session",
+                "a live session", "not one",
+                "%s: not a live session (destroyed?)", call);
+    return false;
+  }
   dg_diag_set(diag, DG_ERROR_INVALID_ARGUMENT, -1, NULL, call, "session",
               "no other run of this session in progress", "a run in progress",
               "%s: the session is already running (dg_session_run or "

@@ -41,18 +41,18 @@ struct dg_session {
   double *node_us;      /* last run, per node */
   struct dg_plan plan;
   dg_session *verify_twin;
-  /* Set while dg_session_run or dg_session_verify runs: host[], the
-   * arena and every segment's device buffers belong to one run at a
-   * time, so a second concurrent call is refused (dg_session_claim). */
-  atomic_flag running;
+  /* While dg_session_run or dg_session_verify runs, the session is
+   * claimed in the live table (live.h): host[], the arena and every
+   * segment's device buffers belong to one run at a time, so a second
+   * concurrent call is refused (dg_session_claim), and dg_session_destroy
+   * on another thread waits for the run to end. */
 };
 
 /* Claims s for one run or verify; false (diag filled, naming the call)
- * when another thread is inside one of them on the same session. */
+ * when s is not a live session, or another thread is inside one of them
+ * on the same session. */
 bool dg_session_claim(dg_session *s, const char *call, dg_diagnostic *diag);
-static inline void dg_session_unclaim(dg_session *s) {
-  atomic_flag_clear_explicit(&s->running, memory_order_release);
-}
+static inline void dg_session_unclaim(dg_session *s) { dg_live_unclaim(s); }
 
 /* Compile with or without buffer reuse (verify needs every value). */
 dg_status dg_session_compile(dg_context *ctx, const dg_ir *ir,
