@@ -53,6 +53,8 @@ if [ "$mode" != demo ]; then
   command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm"
   # TVM-FFI: Debian's DLPack header, to cross-check our own declarations.
   pkgs="$pkgs libdlpack-dev"
+  # The zoo's QDQ models with ONNX Runtime on an emulated AVX2-only CPU.
+  [ "$(uname -m)" != x86_64 ] || pkgs="$pkgs qemu-user-static"
 fi
 case $mode in
 bench) pkgs="$pkgs libopenblas-dev libdnnl-dev" ;;

@@ -4,12 +4,26 @@
 # scripts that make it, so a change to them rebuilds it) and runs
 # tests/ort/zoo_test against ONNX Runtime's CPU EP.
 #
-#   tests/zoo/run.sh ZOO_TEST EP_LIBRARY [NAME...]
+#   tests/zoo/run.sh [--qemu-cpu CPU] ZOO_TEST EP_LIBRARY [NAME...]
+#
+# --qemu-cpu runs the test, ONNX Runtime with it, under
+# qemu-x86_64-static -cpu CPU (Haswell: AVX2 and FMA, no AVX-512, no
+# VNNI), our CPU device and the EP only: so that every run, whatever
+# machine it is on, also compares on a CPU whose ORT int8 kernels differ.
 #
 # The zoo goes to $DG_ZOO_CACHE, else ~/.cache/directgraph-ci/zoo (about
 # 300 MB). Without torch the test says "skipped" with the install line.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+wrap=""
+if [ "${1:-}" = --qemu-cpu ]; then
+  if [ "$(uname -m)" != x86_64 ] || ! command -v qemu-x86_64-static >/dev/null; then
+    echo "skipped: --qemu-cpu $2 needs an x86-64 host with qemu-x86_64-static (Debian's qemu-user-static; tools/setup-debian.sh installs it)"
+    exit 0
+  fi
+  wrap="qemu-x86_64-static -cpu $2"
+  shift 2
+fi
 zoo_test=$1
 ep=$2
 shift 2
@@ -35,5 +49,9 @@ if [ ! -f "$zoo/complete" ]; then
   for d in "$cache"/*; do
     [ "$d" = "$zoo" ] || rm -rf "$d"
   done
+fi
+if [ -n "$wrap" ]; then
+  # shellcheck disable=SC2086 # $wrap is a command line
+  exec $wrap "$zoo_test" --cpu-only "$ep" "$zoo" "$@"
 fi
 exec "$zoo_test" "$ep" "$zoo" "$@"
