@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -132,6 +133,23 @@ int main(void) {
   CHECK(!dg_cache_dir_trusted("/tmp") && dg_cache_dir_trusted(dir),
         "/tmp (sticky, world-writable) is not a trusted cache directory; a "
         "0700 one is");
+  /* A symlink to a trusted directory is not one, however it is written:
+   * with a trailing "/" or "/." lstat would follow it. */
+  char link[160], spelt[200];
+  snprintf(link, sizeof link, "%s/link", root);
+  bool made = symlink(dir, link) == 0;
+  const char *tails[] = {"", "/", "/.", "//", "/./", "/././"};
+  for (int i = 0; i < 6; i++) {
+    snprintf(spelt, sizeof spelt, "%s%s", link, tails[i]);
+    CHECK(made && !dg_cache_dir_trusted(spelt),
+          "a symlink to a trusted directory, given as '<link>%s', is not "
+          "trusted",
+          tails[i]);
+    snprintf(spelt, sizeof spelt, "%s%s", dir, tails[i]);
+    CHECK(dg_cache_dir_trusted(spelt),
+          "the directory itself, given as '<dir>%s', is trusted", tails[i]);
+  }
+  unlink(link);
   char cmd[200];
   snprintf(cmd, sizeof cmd, "rm -rf %s", root);
   if (system(cmd) != 0)

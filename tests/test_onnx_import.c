@@ -1174,6 +1174,10 @@ int main(void) {
               strstr(d.message, "'nope'") &&
               strstr(d.message, "not a graph input"),
           "freezing an input that does not exist is refused: %s", d.message);
+    o = (dg_onnx_options){.symbolic_dim_value = 8, .constant_count = -1};
+    CHECK(dg_onnx_load(ctx, path, &o, &g, &d) == DG_ERROR_INVALID_ARGUMENT &&
+              !strcmp(d.field, "constant_count") && strstr(d.message, "-1"),
+          "a negative constant_count is refused naming it: %s", d.message);
   }
   {
     dg_graph *g;

@@ -1033,6 +1033,72 @@ static void avg_pool_1d(void) {
                            DG_OP_DEQUANTIZE, END});
 }
 
+/* Models ONNX calls invalid are refused, naming what is wrong: a u8
+ * tensor with an int8 zero point, and a scale of rank 2 (both loaded
+ * before, dequantised as if valid). */
+static void refused_model(model *m, const char *what, const char *field,
+                          const char *says) {
+  dg_graph *g = NULL;
+  dg_diagnostic d = {0};
+  dg_status st = load_graph(m, &g, &d);
+  CHECK(st != DG_OK && !g && !strcmp(d.field, field) && strstr(d.message, says),
+        "%s: refused naming %s (%s: %s)", what, field, dg_status_string(st),
+        d.message);
+  dg_graph_destroy(g);
+}
+
+static void invalid_quant(void) {
+  static const float one = 0.5f, two[4] = {0.1f, 0.2f, 0.3f, 0.4f};
+  static const int8_t zi8 = 3, w[4 * 2] = {1, -2, 3, -4, 5, -6, 7, -8};
+  model m;
+  int64_t xd[2] = {1, 4};
+  /* u8 x, int8 zero point: DequantizeLinear. */
+  graph_begin(&m, OPSET);
+  graph_input(&m, "x", ONNX_UINT8, 2, xd);
+  initializer(&m, "s", ONNX_FLOAT, 0, NULL, &one);
+  initializer(&m, "z", ONNX_INT8, 0, NULL, &zi8);
+  node_begin(&m, "DequantizeLinear", "dq",
+             (const char *const[]){"x", "s", "z", NULL},
+             (const char *const[]){"y", NULL});
+  node_end(&m);
+  graph_output(&m, "y");
+  refused_model(&m, "DequantizeLinear of a u8 input with an int8 zero point",
+                "zero_point", "'x' is u8 but its zero point 'z' is i8");
+  /* The same mismatch in a weight folded into an int8 matmul. */
+  int64_t wd[2] = {4, 2}, sd2[2] = {4, 1};
+  graph_begin(&m, OPSET);
+  graph_input(&m, "x", ONNX_FLOAT, 2, xd);
+  initializer(&m, "w", ONNX_UINT8, 2, wd, w);
+  initializer(&m, "s", ONNX_FLOAT, 0, NULL, &one);
+  initializer(&m, "z", ONNX_INT8, 0, NULL, &zi8);
+  node_begin(&m, "DequantizeLinear", "wdq",
+             (const char *const[]){"w", "s", "z", NULL},
+             (const char *const[]){"wf", NULL});
+  node_end(&m);
+  node_begin(&m, "MatMul", "mm", (const char *const[]){"x", "wf", NULL},
+             (const char *const[]){"y", NULL});
+  node_end(&m);
+  graph_output(&m, "y");
+  refused_model(&m, "a u8 weight with an int8 zero point before a MatMul",
+                "zero_point", "'w' is u8 but its zero point 'z' is i8");
+  /* A weight scale of rank 2 ([4, 1]): not a scalar, not 1-D. */
+  graph_begin(&m, OPSET);
+  graph_input(&m, "x", ONNX_FLOAT, 2, xd);
+  initializer(&m, "w", ONNX_INT8, 2, wd, w);
+  initializer(&m, "s", ONNX_FLOAT, 2, sd2, two);
+  node_begin(&m, "DequantizeLinear", "wdq",
+             (const char *const[]){"w", "s", NULL},
+             (const char *const[]){"wf", NULL});
+  attr_int(&m, "axis", 0);
+  node_end(&m);
+  node_begin(&m, "MatMul", "mm", (const char *const[]){"x", "wf", NULL},
+             (const char *const[]){"y", NULL});
+  node_end(&m);
+  graph_output(&m, "y");
+  refused_model(&m, "a DequantizeLinear weight scale of rank 2", "scale",
+                "'s' has rank 2");
+}
+
 int main(void) {
   if (dg_context_create(NULL, &ctx) != DG_OK) {
     CHECK(0, "context");
@@ -1048,6 +1114,7 @@ int main(void) {
   two_readers();
   graph_output_too();
   avg_pool_1d();
+  invalid_quant();
   dg_context_destroy(ctx);
   return t_exit();
 }

@@ -38,9 +38,28 @@ static bool owned_private(const struct stat *st) {
   return st->st_uid == geteuid() && !(st->st_mode & (S_IWGRP | S_IWOTH));
 }
 
+/* lstat of dir itself: a trailing "/" or "/." makes lstat follow a
+ * symlink named by the rest ("link/" is the link's target), so those are
+ * dropped first. */
+static int lstat_self(const char *dir, struct stat *st) {
+  char buf[4096];
+  size_t n = strlen(dir);
+  if (n >= sizeof buf)
+    return -1;
+  memcpy(buf, dir, n + 1);
+  for (bool again = true; again;) {
+    again = false;
+    if (n > 1 && buf[n - 1] == '/')
+      buf[--n] = 0, again = true;
+    else if (n > 2 && buf[n - 1] == '.' && buf[n - 2] == '/')
+      buf[n -= 2] = 0, again = true;
+  }
+  return lstat(buf, st);
+}
+
 bool dg_cache_dir_trusted(const char *dir) {
   struct stat st;
-  return dir && lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
+  return dir && lstat_self(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
          owned_private(&st);
 }
 

@@ -144,6 +144,9 @@ dg_status dg_onnx_load_memory(dg_context *ctx, const void *data, size_t size,
   if (o.symbolic_dim_value < 0)
     return refuse(diag, DG_ERROR_INVALID_ARGUMENT, "symbolic_dim_value",
                   "must be >= 0");
+  if (o.constant_count < 0)
+    return refuse(diag, DG_ERROR_INVALID_ARGUMENT, "constant_count",
+                  "constant_count is %d: must be >= 0", o.constant_count);
   char why[160];
   if (!onnx_nesting_ok(data, size, ONNX_MAX_NESTING, why, sizeof why))
     return refuse(diag, DG_ERROR_INVALID_ARGUMENT, NULL, "%s", why);

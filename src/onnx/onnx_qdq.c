@@ -28,6 +28,32 @@ bool tr_read_quant(tr *t, int si, int zi, int64_t axis, dg_quant_params *q,
             "scales and zero points must be constant initializers");
     return false;
   }
+  /* ONNX: a scalar scale and zero point, or 1-D ones along axis; blocked
+   * quantisation (opset 21's block_size, x's rank) is not taken. */
+  if (sc.rank > 1 || (has_z && zc.rank > 1)) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "scale",
+            "'%s' has rank %d: a scale and its zero point must be a scalar "
+            "or 1-D (per axis); blocked quantisation is not supported",
+            sc.rank > 1 ? t->n->inputs[si] : t->n->inputs[zi],
+            sc.rank > 1 ? sc.rank : zc.rank);
+    return false;
+  }
+  /* The zero point of an integer input (DequantizeLinear's x, QLinear*'s
+   * a, b, x and w, input si - 1 each) is of the input's own type; where
+   * zero_type is asked for, the zero point gives an output its type. */
+  dg_onnx_value xv;
+  if (has_z && !zero_type && si > 0) {
+    tr_input_type(t, si - 1, &xv);
+    dg_dtype xt = tr_dtype(xv.elem), zt = tr_dtype(zc.elem);
+    if (xt != DG_DTYPE_INVALID && xt != zt) {
+      tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "zero_point",
+              "'%s' is %s but its zero point '%s' is %s: ONNX gives them one "
+              "type",
+              t->n->inputs[si - 1], dg_dtype_name(xt), t->n->inputs[zi],
+              zt ? dg_dtype_name(zt) : "of another type");
+      return false;
+    }
+  }
   int ns = 0, nz = 0;
   int64_t *z64 = malloc(sizeof(int64_t) * TR_MAX_CHANNELS);
   bool ok = z64 != NULL;
