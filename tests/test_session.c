@@ -65,9 +65,8 @@ static dg_graph *small_net(int64_t H, float *w1, float *w2) {
   dg_tensor_desc a = fdesc(4, xd), b = fdesc(4, w1d), c = fdesc(4, w2d);
   dg_tensor x = dg_graph_input(g, "x", &a);
   dg_conv2d_params p = {.padding = DG_PADDING_SAME_UPPER};
-  dg_tensor y = dg_graph_conv2d(g, "conv1", x,
-                                dg_graph_constant(g, "w1", &b, w1, 0),
-                                DG_TENSOR_NONE, &p);
+  dg_tensor y = dg_graph_conv2d(
+      g, "conv1", x, dg_graph_constant(g, "w1", &b, w1, 0), DG_TENSOR_NONE, &p);
   y = dg_graph_relu(g, "relu", y);
   y = dg_graph_conv2d(g, "conv2", y, dg_graph_constant(g, "w2", &c, w2, 0),
                       DG_TENSOR_NONE, &p);
@@ -86,9 +85,11 @@ static void test_bad_options(void) {
     dg_compile_options o;
     const char *field, *says;
   } cases[] = {
-      {{.devices = &dev99, .device_count = 1}, "options.devices",
+      {{.devices = &dev99, .device_count = 1},
+       "options.devices",
        "devices[0] is 99"},
-      {{.devices = &neg, .device_count = 1}, "options.devices",
+      {{.devices = &neg, .device_count = 1},
+       "options.devices",
        "devices[0] is -1"},
       {{.device_kinds = 0x100}, "options.device_kinds", "0x100"},
   };
@@ -173,15 +174,13 @@ static void test_bindings(void) {
   dg_binding in = {"x", x, sizeof x}, out = {"y", y, sizeof y};
   CHECK(dg_session_run(s, &in, 1, &out, 1, &d) == DG_OK, "run small net");
   dg_binding bad = {"x", x, sizeof x - 4};
-  CHECK(dg_session_run(s, &bad, 1, &out, 1, &d) ==
-                DG_ERROR_INVALID_ARGUMENT &&
+  CHECK(dg_session_run(s, &bad, 1, &out, 1, &d) == DG_ERROR_INVALID_ARGUMENT &&
             strstr(d.message, "size"),
         "wrong input size is refused: %s", d.message);
   bad = (dg_binding){"nope", x, sizeof x};
   CHECK(dg_session_run(s, &bad, 1, &out, 1, &d) != DG_OK,
         "unknown input name is refused: %s", d.message);
-  CHECK(dg_session_run(s, NULL, 0, &out, 1, &d) ==
-                DG_ERROR_INVALID_ARGUMENT &&
+  CHECK(dg_session_run(s, NULL, 0, &out, 1, &d) == DG_ERROR_INVALID_ARGUMENT &&
             strstr(d.message, "not bound"),
         "missing input is refused: %s", d.message);
   bad = (dg_binding){"x", NULL, sizeof x};
@@ -202,8 +201,7 @@ static void test_bindings(void) {
         "a session outlives its graph and gives the same result");
   dg_verify_report r;
   dg_status vs = dg_session_verify(s, &in, 1, &r);
-  CHECK(vs == DG_OK && r.ok &&
-            r.nodes_checked == 4,
+  CHECK(vs == DG_OK && r.ok && r.nodes_checked == 4,
         "verify: all %d nodes within tolerance (worst rel %.2g at %s)",
         r.nodes_checked, r.max_rel_error, r.node_name);
   dg_session_destroy(s);
@@ -228,8 +226,8 @@ static void test_nhwc_and_reuse(void) {
   dg_session *s;
   CHECK(dg_graph_compile(g, NULL, &s, NULL) == DG_OK, "compile chain");
   dg_binding bi = {"x", in, sizeof in};
-  dg_binding bo[2] = {{"y", out, sizeof out}, {"y_nchw", out_nchw,
-                                               sizeof out_nchw}};
+  dg_binding bo[2] = {{"y", out, sizeof out},
+                      {"y_nchw", out_nchw, sizeof out_nchw}};
   CHECK(dg_session_run(s, &bi, 1, bo, 2, NULL) == DG_OK, "run chain");
   int bad = 0;
   for (int n = 0; n < 2; n++)
@@ -259,8 +257,7 @@ static void test_placement(int fake) {
   CHECK(dg_graph_compile(g, NULL, &s, NULL) == DG_OK, "compile tiny net");
   dg_plan_get_node(dg_session_plan(s), 0, &pn);
   CHECK(pn.device_kind == DG_DEVICE_CPU && pn.reason == DG_REASON_CHEAPEST,
-        "tiny conv stays on the CPU (%s: %s)", pn.device_name,
-        pn.reason_text);
+        "tiny conv stays on the CPU (%s: %s)", pn.device_name, pn.reason_text);
   dg_session_destroy(s);
   dg_graph_destroy(g);
 
@@ -296,8 +293,7 @@ static void test_placement(int fake) {
   got = fread(buf, 1, sizeof buf - 1, f);
   buf[got] = 0;
   fclose(f);
-  CHECK(strstr(buf, "conv1") && strstr(buf, "npu:") &&
-            strstr(buf, "segment"),
+  CHECK(strstr(buf, "conv1") && strstr(buf, "npu:") && strstr(buf, "segment"),
         "table output names nodes, devices and segments");
   float x[3 * 96 * 96], y[8], y_cpu[8];
   for (int i = 0; i < 3 * 96 * 96; i++)
@@ -313,8 +309,7 @@ static void test_placement(int fake) {
   dg_plan_get_node(dg_session_plan(s), 0, &pn);
   CHECK(pn.device_index == 0 && pn.reason == DG_REASON_ONLY_DEVICE,
         "allow-list keeps the conv on the CPU (%s)", pn.reason_text);
-  dg_session_run(s, &in, 1, &(dg_binding){"y", y_cpu, sizeof y_cpu}, 1,
-                 NULL);
+  dg_session_run(s, &in, 1, &(dg_binding){"y", y_cpu, sizeof y_cpu}, 1, NULL);
   float diff = 0;
   for (int i = 0; i < 8; i++)
     diff = fmaxf(diff, fabsf(y[i] - y_cpu[i]));
@@ -393,10 +388,9 @@ static void test_oneshot(void) {
   dg_conv2d_params p = {.padding = DG_PADDING_SAME_UPPER,
                         .activation = DG_ACTIVATION_RELU};
   dg_diagnostic d;
-  dg_status st = dg_oneshot_conv2d(ctx, 0, &xs, x, &ws, w, &bs, b, &p, NULL,
-                                   y, sizeof y, &d);
-  CHECK(st == DG_OK, "one-shot conv2d on the CPU (%s)",
-        st ? d.message : "ok");
+  dg_status st = dg_oneshot_conv2d(ctx, 0, &xs, x, &ws, w, &bs, b, &p, NULL, y,
+                                   sizeof y, &d);
+  CHECK(st == DG_OK, "one-shot conv2d on the CPU (%s)", st ? d.message : "ok");
   /* Same through a graph. */
   dg_graph *g = dg_graph_create(ctx, "g");
   dg_tensor t = dg_graph_conv2d(
@@ -427,8 +421,8 @@ static void test_oneshot(void) {
   CHECK(st == DG_ERROR_INVALID_ARGUMENT && strstr(d.message, "size"),
         "one-shot with a short output buffer: %s", d.message);
   ws.dims[1] = 5;
-  st = dg_oneshot_conv2d(ctx, 0, &xs, x, &ws, w, &bs, b, &p, NULL, y,
-                         sizeof y, &d);
+  st = dg_oneshot_conv2d(ctx, 0, &xs, x, &ws, w, &bs, b, &p, NULL, y, sizeof y,
+                         &d);
   CHECK(st == DG_ERROR_INVALID_SHAPE && strstr(d.field, "w.dims[1]"),
         "one-shot with mismatched shapes: %s", d.message);
   st = dg_oneshot_conv2d(ctx, 0, &xs, NULL, &ws, w, NULL, NULL, &p, NULL, y,
@@ -448,14 +442,13 @@ static void test_oneshot(void) {
       wt[k * 4 + o] = wf[o * 5 + k];
   st = dg_oneshot_fully_connected(ctx, -1, &fxs, a, &fws, wf, NULL, NULL,
                                   DG_ACTIVATION_NONE, NULL, yf, sizeof yf, &d);
-  dg_status st2 = dg_oneshot_matmul(ctx, -1, &fxs, a, &mbs, wt, NULL, ym,
-                                    sizeof ym, &d);
+  dg_status st2 =
+      dg_oneshot_matmul(ctx, -1, &fxs, a, &mbs, wt, NULL, ym, sizeof ym, &d);
   float diff = 0;
   for (int i = 0; i < 12; i++)
     diff = fmaxf(diff, fabsf(yf[i] - ym[i]));
   CHECK(st == DG_OK && st2 == DG_OK && diff < 1e-6f,
-        "one-shot fully_connected equals matmul with w transposed (%g)",
-        diff);
+        "one-shot fully_connected equals matmul with w transposed (%g)", diff);
 }
 
 static char last_log[1024];
@@ -471,8 +464,10 @@ static void on_log(void *user, dg_log_level level, const char *msg) {
 /* Logging goes through the callback only, at the level asked for. */
 static void test_logging(void) {
   dg_context *c;
-  dg_context_options o = {.log = on_log, .log_level = DG_LOG_ERROR,
-                          .device_kinds = DG_DEVICE_CPU, .cpu_threads = 1,
+  dg_context_options o = {.log = on_log,
+                          .log_level = DG_LOG_ERROR,
+                          .device_kinds = DG_DEVICE_CPU,
+                          .cpu_threads = 1,
                           .disable_cache = 1};
   CHECK(dg_context_create(&o, &c) == DG_OK && dg_context_cache_dir(c) == NULL,
         "context with logging, one thread, no cache");
@@ -533,7 +528,8 @@ static void test_destroy_wrong_kind(void) {
   dg_session_destroy(s);
   dg_graph_destroy(g);
   dg_context_destroy(c);
-  CHECK(!dg_session_plan(s) && dg_graph_status(g) == DG_ERROR_INVALID_ARGUMENT &&
+  CHECK(!dg_session_plan(s) &&
+            dg_graph_status(g) == DG_ERROR_INVALID_ARGUMENT &&
             dg_context_device_count(c) == 0,
         "then each is destroyed by its own destroy");
 }
@@ -552,8 +548,8 @@ int main(void) {
   CHECK(dg_context_device_count(ctx) >= 1 &&
             dg_context_device_info(ctx, 0, &info) == DG_OK &&
             info.kind == DG_DEVICE_CPU && info.ops && info.dtypes,
-        "device 0 is the CPU and lists its ops and dtypes (%s, %s)",
-        info.name, info.driver);
+        "device 0 is the CPU and lists its ops and dtypes (%s, %s)", info.name,
+        info.driver);
   CHECK(dg_context_device_info(ctx, 99, &info) == DG_ERROR_NOT_FOUND,
         "device index out of range");
   test_bad_options();

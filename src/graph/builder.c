@@ -134,8 +134,8 @@ const dg_tensor_info *dg_build_tensor(dg_build *b, dg_tensor t,
   if (!ti) {
     char got[32];
     snprintf(got, sizeof got, "id %u", t.id);
-    dg_build_fail(b, DG_ERROR_INVALID_ARGUMENT, field,
-                  "a tensor of this graph", got,
+    dg_build_fail(b, DG_ERROR_INVALID_ARGUMENT, field, "a tensor of this graph",
+                  got,
                   t.id ? "tensor handle does not belong to this graph"
                        : "tensor is missing (DG_TENSOR_NONE)");
     *ok = false;
@@ -492,8 +492,8 @@ dg_tensor dg_graph_input(dg_graph *g, const char *name,
   if (!check_io_name(&b, name) || !dg_build_desc(&b, desc, "desc"))
     return DG_TENSOR_NONE;
   uint32_t id = add_tensor(&b, name, DG_TENSOR_INPUT, desc, -1);
-  if (!id || !push_io(&b, &g->ir.inputs, &g->ir.input_count, name, id,
-                      DG_LAYOUT_NCHW))
+  if (!id ||
+      !push_io(&b, &g->ir.inputs, &g->ir.input_count, name, id, DG_LAYOUT_NCHW))
     return DG_TENSOR_NONE;
   return (dg_tensor){id, g->serial};
 }

@@ -12,18 +12,30 @@ const char *dg_version_string(void) { return "0.1.0"; }
 
 const char *dg_status_string(dg_status s) {
   switch (s) {
-  case DG_OK: return "ok";
-  case DG_ERROR_INVALID_ARGUMENT: return "invalid argument";
-  case DG_ERROR_INVALID_SHAPE: return "invalid shape";
-  case DG_ERROR_INVALID_DTYPE: return "invalid dtype";
-  case DG_ERROR_UNSUPPORTED: return "unsupported";
-  case DG_ERROR_OUT_OF_MEMORY: return "out of memory";
-  case DG_ERROR_DEVICE: return "device error";
-  case DG_ERROR_IO: return "i/o error";
-  case DG_ERROR_GRAPH_FAILED: return "graph already failed";
-  case DG_ERROR_NOT_FOUND: return "not found";
-  case DG_ERROR_MISMATCH: return "mismatch";
-  case DG_ERROR_OVERFLOW: return "size overflow";
+  case DG_OK:
+    return "ok";
+  case DG_ERROR_INVALID_ARGUMENT:
+    return "invalid argument";
+  case DG_ERROR_INVALID_SHAPE:
+    return "invalid shape";
+  case DG_ERROR_INVALID_DTYPE:
+    return "invalid dtype";
+  case DG_ERROR_UNSUPPORTED:
+    return "unsupported";
+  case DG_ERROR_OUT_OF_MEMORY:
+    return "out of memory";
+  case DG_ERROR_DEVICE:
+    return "device error";
+  case DG_ERROR_IO:
+    return "i/o error";
+  case DG_ERROR_GRAPH_FAILED:
+    return "graph already failed";
+  case DG_ERROR_NOT_FOUND:
+    return "not found";
+  case DG_ERROR_MISMATCH:
+    return "mismatch";
+  case DG_ERROR_OVERFLOW:
+    return "size overflow";
   }
   return "unknown status";
 }
@@ -36,15 +48,19 @@ const char *dg_dtype_name(dg_dtype t) {
 
 size_t dg_dtype_size(dg_dtype t) {
   switch (t) {
-  case DG_DTYPE_F32: case DG_DTYPE_I32: return 4;
-  case DG_DTYPE_F16: return 2;
+  case DG_DTYPE_F32:
+  case DG_DTYPE_I32:
+    return 4;
+  case DG_DTYPE_F16:
+    return 2;
   case DG_DTYPE_I8:
   case DG_DTYPE_U8:
   case DG_DTYPE_BOOL:
     return 1;
   case DG_DTYPE_I64:
     return 8;
-  default: return 0;
+  default:
+    return 0;
   }
 }
 
@@ -206,7 +222,8 @@ void dg_context_unref(dg_context *ctx) {
 /* The caller's reference goes: the context is no longer usable through
  * the API, and is freed once its graphs and sessions are gone too. */
 void dg_context_destroy(dg_context *ctx) {
-  if (!ctx || !dg_live_remove(ctx, DG_LIVE_CONTEXT)) /* NULL, or not a live context */
+  if (!ctx ||
+      !dg_live_remove(ctx, DG_LIVE_CONTEXT)) /* NULL, or not a live context */
     return;
   dg_oneshot_clear(ctx);
   dg_context_unref(ctx);

@@ -13,7 +13,9 @@
 
 #define ALIGN 64
 
-static size_t align_up(size_t v) { return (v + ALIGN - 1) & ~(size_t)(ALIGN - 1); }
+static size_t align_up(size_t v) {
+  return (v + ALIGN - 1) & ~(size_t)(ALIGN - 1);
+}
 
 /* Marks tensor t live on the host at step. */
 static void touch(int *first, int *last, uint32_t t, int step) {
@@ -128,8 +130,8 @@ static dg_status plan_memory(dg_session *s) {
   for (int i = 0; i < ir->input_count; i++) {
     s->io_offsets[i] = io;
     if (ir->inputs[i].layout == DG_LAYOUT_NHWC)
-      io += align_up(dg_desc_bytes(&dg_ir_tensor(ir, ir->inputs[i].tensor)
-                                        ->desc));
+      io += align_up(
+          dg_desc_bytes(&dg_ir_tensor(ir, ir->inputs[i].tensor)->desc));
   }
   if (io && posix_memalign(&s->io_scratch, ALIGN, io))
     return DG_ERROR_OUT_OF_MEMORY;
@@ -172,7 +174,8 @@ static dg_status make_segments(dg_session *s, dg_diagnostic *diag,
 }
 
 void dg_session_destroy(dg_session *s) {
-  if (!s || !dg_live_remove(s, DG_LIVE_SESSION)) /* NULL, or not a live session */
+  if (!s ||
+      !dg_live_remove(s, DG_LIVE_SESSION)) /* NULL, or not a live session */
     return;
   dg_context *ctx = s->ctx;
   dg_session_destroy(s->verify_twin);
@@ -277,7 +280,8 @@ dg_status dg_graph_compile(dg_graph *g, const dg_compile_options *opts,
   }
   const char *bad = NULL;
   char why[128] = "";
-  if (opts && (opts->policy < DG_POLICY_AUTO || opts->policy > DG_POLICY_STRICT))
+  if (opts &&
+      (opts->policy < DG_POLICY_AUTO || opts->policy > DG_POLICY_STRICT))
     bad = "options.policy";
   else if (opts && (opts->device_count < 0 ||
                     (opts->device_count > 0 && !opts->devices)))
@@ -385,8 +389,8 @@ dg_status dg_session_execute(dg_session *s, const dg_binding *inputs,
   }
   for (int i = 0; i < s->segment_count; i++) {
     dg_segment_rt *seg = &s->segments[i];
-    dg_status st = seg->dev->vt->run(seg->state, s->host,
-                                     s->node_us + seg->first, diag);
+    dg_status st =
+        seg->dev->vt->run(seg->state, s->host, s->node_us + seg->first, diag);
     if (st != DG_OK)
       return st;
   }
@@ -459,8 +463,8 @@ static dg_status run_claimed(dg_session *s, const dg_binding *inputs,
     if (!outputs[k].data || outputs[k].size != want) {
       char msg[96];
       snprintf(msg, sizeof msg, "%s (size %zu bytes, expected %zu)",
-               outputs[k].data ? "wrong size" : "data is NULL",
-               outputs[k].size, want);
+               outputs[k].data ? "wrong size" : "data is NULL", outputs[k].size,
+               want);
       return bad_binding(diag, DG_ERROR_INVALID_ARGUMENT, outputs[k].name,
                          "output", msg);
     }

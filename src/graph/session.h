@@ -32,13 +32,13 @@ struct dg_session {
   dg_segment_rt *segments;
   int segment_count;
   bool keep_all;
-  void *arena;          /* host memory of all non-constant tensors */
+  void *arena; /* host memory of all non-constant tensors */
   size_t arena_size;
-  size_t *offsets;      /* per tensor (index id-1); SIZE_MAX: none */
-  void **host;          /* per tensor id (index 0 unused) */
-  void *io_scratch;     /* NHWC conversion of inputs */
-  size_t *io_offsets;   /* per input binding */
-  double *node_us;      /* last run, per node */
+  size_t *offsets;    /* per tensor (index id-1); SIZE_MAX: none */
+  void **host;        /* per tensor id (index 0 unused) */
+  void *io_scratch;   /* NHWC conversion of inputs */
+  size_t *io_offsets; /* per input binding */
+  double *node_us;    /* last run, per node */
   struct dg_plan plan;
   dg_session *verify_twin;
   /* While dg_session_run or dg_session_verify runs, the session is

@@ -70,12 +70,18 @@ static void results_free(result *r, int n) {
 
 static double load_value(int elem, const void *p, size_t i) {
   switch (elem) {
-  case DG_ONNX_FLOAT: return ((const float *)p)[i];
-  case DG_ONNX_UINT8: return ((const uint8_t *)p)[i];
-  case DG_ONNX_INT8: return ((const int8_t *)p)[i];
-  case DG_ONNX_INT32: return ((const int32_t *)p)[i];
-  case DG_ONNX_INT64: return (double)((const int64_t *)p)[i];
-  default: return NAN;
+  case DG_ONNX_FLOAT:
+    return ((const float *)p)[i];
+  case DG_ONNX_UINT8:
+    return ((const uint8_t *)p)[i];
+  case DG_ONNX_INT8:
+    return ((const int8_t *)p)[i];
+  case DG_ONNX_INT32:
+    return ((const int32_t *)p)[i];
+  case DG_ONNX_INT64:
+    return (double)((const int64_t *)p)[i];
+  default:
+    return NAN;
   }
 }
 
@@ -303,7 +309,7 @@ static void run_model(const char *root, const char *name) {
       err = ort_run(s, &m, ins, nin, orc.r[orc.n]);
     if (s)
       API(ReleaseSession, ort_release_fn)(s);
-    orc.name[orc.n++] = plain ? "ORT unoptimised (DQ -> float op -> Q)"
+    orc.name[orc.n++] = plain   ? "ORT unoptimised (DQ -> float op -> Q)"
                         : scale ? "ORT's int8 kernels"
                                 : "ORT";
   }
@@ -370,8 +376,7 @@ static void run_model(const char *root, const char *name) {
     } else if (agree_all(&orc, got, m.nout, scale, why, sizeof why)) {
       printf("ok - %s on device %d (%s) agrees: %s (compile %.0f "
              "ms, run %.0f ms)\n",
-             name, dev, dg_device_kind_name(info.kind), why, t2 - t1,
-             t3 - t2);
+             name, dev, dg_device_kind_name(info.kind), why, t2 - t1, t3 - t2);
       passed++;
     } else {
       printf("FAIL - %s on device %d (%s): %s\n", name, dev,
@@ -403,8 +408,7 @@ static void run_model(const char *root, const char *name) {
     const char *end = declined ? strchr(declined, '\n') : NULL;
     printf("FAIL - %s through the EP (strict): %d node(s) on our EP, %d "
            "elsewhere (%.*s)\n",
-           name, mine, others,
-           declined ? (int)(end ? end - declined : 300) : 0,
+           name, mine, others, declined ? (int)(end ? end - declined : 300) : 0,
            declined ? declined : "");
     failed++;
   } else if (agree_all(&orc, ep, m.nout, scale, why, sizeof why)) {
@@ -458,8 +462,7 @@ int main(int argc, char **argv) {
     return ready < 0 ? 1 : 0;
   DIR *dir = opendir(argv[2]);
   if (!dir) {
-    printf("FAIL - no zoo at %s (tests/zoo/make_zoo.py writes it)\n",
-           argv[2]);
+    printf("FAIL - no zoo at %s (tests/zoo/make_zoo.py writes it)\n", argv[2]);
     return 1;
   }
   if (dg_context_create(NULL, &ctx) != DG_OK)
