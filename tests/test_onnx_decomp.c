@@ -289,6 +289,39 @@ static void norms(void) {
   expect_refused("InstanceNormalization scale of 3 for 2 channels", &m, 1,
                  DG_ERROR_INVALID_ARGUMENT, "scale", "[C]");
 
+  /* BatchNormalization at every opset where its version 15 is in force
+   * (refused at 16 and later before the importer resolved versions as
+   * ONNX defines them): channel 0 of x (0, 1, 2), channel 1 (3, 4, 5). */
+  const double bm[2] = {1, 4}, bv[2] = {4, 1}, bs[2] = {1, 2}, bb[2] = {0, 1};
+  double by[6];
+  for (int i = 0; i < 6; i++)
+    by[i] = (i - bm[i / 3]) / sqrt(bv[i / 3] + 1e-5) * bs[i / 3] + bb[i / 3];
+  const int bn_opsets[] = {9, 15, 16, 17, 20, 22, 23};
+  for (int k = 0; k < 7; k++) {
+    int opset = bn_opsets[k];
+    begin(&m, "BatchNormalization", opset, 4, d1213);
+    const_tensor(&m, "s", ONNX_FLOAT, 1, d2, (const float[]){1, 2});
+    const_tensor(&m, "b", ONNX_FLOAT, 1, d2, (const float[]){0, 1});
+    const_tensor(&m, "mean", ONNX_FLOAT, 1, d2, (const float[]){1, 4});
+    const_tensor(&m, "var", ONNX_FLOAT, 1, d2, (const float[]){4, 1});
+    char what[96];
+    snprintf(what, sizeof what, "BatchNormalization at opset %d", opset);
+    if (opset <= 22)
+      expect_run(what, &m, 6, 1, (const double *const[]){by}, (int[]){6});
+    else
+      expect_refused(what, &m, 1, DG_ERROR_UNSUPPORTED, "opset", "1..22");
+  }
+  /* Versions resolved: Upsample's 10 (deprecated) is refused by its
+   * number, Gelu before opset 20 does not exist. */
+  begin(&m, "Upsample", 10, 4, d1213);
+  const_tensor(&m, "scales", ONNX_FLOAT, 1, (const int64_t[]){4},
+               (const float[]){1, 1, 1, 2});
+  expect_refused("Upsample at opset 10", &m, 1, DG_ERROR_UNSUPPORTED, "opset",
+                 "is its version 10, which is not supported (versions 7..9");
+  begin(&m, "Gelu", 17, 2, d23);
+  expect_refused("Gelu at opset 17", &m, 1, DG_ERROR_UNSUPPORTED, "opset",
+                 "Gelu does not exist at opset 17 (its versions: 20)");
+
   /* MVN over (0, 2, 3) of [2,2,1,1]: channel 0 holds 0 and 2, channel 1
    * 1 and 3: each (-1, 1) in units of its standard deviation 1. */
   begin(&m, "MeanVarianceNormalization", 13, 4, d2211);

@@ -204,7 +204,8 @@ int tr_sole_consumer(tr *t, const char *name) {
  * its own reason when translated. */
 bool tr_row_ok(const dg_onnx_node *n) {
   const tr_op *row = tr_op_find(n->op_type);
-  if (!row || n->opset < row->min_opset || n->opset > row->max_opset)
+  char why[256];
+  if (!row || !tr_op_opset_ok(row, n->opset, why, sizeof why))
     return false;
   for (int i = 0; i < n->n_attrs; i++) {
     bool known = false;

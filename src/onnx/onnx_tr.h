@@ -49,18 +49,24 @@ typedef struct tr {
    * pending DequantizeLinear's int8 input instead of emitting it, and
    * tr_output takes an int8 tensor for a float output. */
   bool int8_pass;
-  tr_quant *q;           /* 3 */
+  tr_quant *q; /* 3 */
   dg_onnx_failure *why;
   dg_status st;
   void **owned; /* buffers of folded values (onnx_fold.c), freed at the end */
   int nowned;
 } tr;
 
-/* One row of the op table: the op, the opsets it is taken at, the
- * attributes it accepts (NULL-terminated; NULL for none) and its handler. */
+/* One row of the op table: the op; its versions, as ONNX's schemas give
+ * them (each a since_version, through opset 22, the newest the importer
+ * takes: "1 6 13"), and the oldest and newest of them the handler reads;
+ * the attributes it accepts (NULL-terminated; NULL for none) and its
+ * handler. The version in force at a model's opset is the newest one at
+ * or below it (tests/onnx/check_op_versions.py checks every row against
+ * the ONNX package's schemas). */
 typedef struct tr_op {
   const char *op;
-  int min_opset, max_opset;
+  const char *versions;
+  int min_version, max_version;
   const char *const *attrs;
   void (*run)(tr *t);
 } tr_op;
@@ -70,6 +76,12 @@ static inline bool is_int8_dtype(dg_dtype d) {
 }
 
 const tr_op *tr_op_find(const char *op); /* NULL: not in the table */
+/* The version of row's op in force at opset: the newest of its versions
+ * at or below it; 0 when the op does not exist yet. */
+int tr_op_version(const tr_op *row, int64_t opset);
+/* Whether the handler reads the version in force at opset; "" into why
+ * when it does, the reason otherwise. */
+bool tr_op_opset_ok(const tr_op *row, int64_t opset, char *why, size_t size);
 
 /* Records the first failure of the translation, at the current node. */
 void tr_fail(tr *t, dg_status st, const char *field, const char *fmt, ...)

@@ -596,10 +596,9 @@ static void translate_node(tr *t) {
             "operator '%s' is not supported", n->op_type);
     return;
   }
-  if (n->opset < row->min_opset || n->opset > row->max_opset) {
-    tr_fail(t, DG_ERROR_UNSUPPORTED, "opset",
-            "%s at opset %lld is not supported (%d..%d)", n->op_type,
-            (long long)n->opset, row->min_opset, row->max_opset);
+  char why[256];
+  if (!tr_op_opset_ok(row, n->opset, why, sizeof why)) {
+    tr_fail(t, DG_ERROR_UNSUPPORTED, "opset", "%s", why);
     return;
   }
   if (!tr_attrs_allowed(t, n, row))
@@ -619,9 +618,8 @@ static void static_check(const dg_onnx_node *n, char *why, size_t size) {
   else if (!row && !tr_fold_has(n))
     snprintf(why, size, "operator '%s' is not supported",
              named(n->op_type) ? n->op_type : "");
-  else if (row && (n->opset < row->min_opset || n->opset > row->max_opset))
-    snprintf(why, size, "%s at opset %lld is not supported (%d..%d)",
-             n->op_type, (long long)n->opset, row->min_opset, row->max_opset);
+  else if (row)
+    tr_op_opset_ok(row, n->opset, why, size);
   for (int i = 0; row && !why[0] && i < n->n_attrs; i++) {
     const char *a = n->attr_names[i] ? n->attr_names[i] : "";
     bool known = false;
