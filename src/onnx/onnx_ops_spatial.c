@@ -403,8 +403,9 @@ void tr_op_conv_transpose(tr *t) {
 /* ---- Cast, CastLike ---- */
 
 /* Input 0 cast to ONNX element type `to`: between FLOAT, FLOAT16, INT32,
- * INT64 and BOOL; any other type (of the input or the target) is refused by
- * name. saturate (opset 19) only concerns float8 types, refused anyway. */
+ * INT64 and BOOL, and UINT8 or INT8 to itself; any other type (of the
+ * input or the target) is refused by name. saturate (opset 19) only concerns
+ * float8 types, refused anyway. */
 static void cast_to(tr *t, int64_t to) {
   static const struct {
     int elem;
@@ -423,6 +424,21 @@ static void cast_to(tr *t, int64_t to) {
                                         : DG_DTYPE_INVALID;
   if (t->st != DG_OK)
     return;
+  /* To UINT8 or INT8 from that same type: the input itself. PyTorch's own
+   * QDQ export (torch.ao, legacy exporter) puts one after every
+   * QuantizeLinear; ORT folds it away too. */
+  dg_dtype own = to == DG_ONNX_UINT8 || to == DG_ONNX_INT8 ? tr_dtype((int)to)
+                                                           : DG_DTYPE_INVALID;
+  if (own != DG_DTYPE_INVALID) {
+    dg_tensor x = tr_input(t, 0, NULL, false);
+    dg_tensor_desc d;
+    if (!x.id || !tr_desc(t, x, &d))
+      return;
+    if (d.dtype == own) {
+      tr_output(t, 0, x);
+      return;
+    }
+  }
   if (dt == DG_DTYPE_INVALID) {
     const char *name = "an unknown type";
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
@@ -430,7 +446,7 @@ static void cast_to(tr *t, int64_t to) {
         name = names[i].name;
     tr_fail(t, DG_ERROR_UNSUPPORTED, "to",
             "Cast to %s (%lld) is not supported (FLOAT, FLOAT16, INT32, "
-            "INT64, BOOL are)",
+            "INT64, BOOL are; UINT8 and INT8 from the same type only)",
             name, (long long)to);
     return;
   }

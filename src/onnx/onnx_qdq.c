@@ -23,7 +23,9 @@ bool tr_read_quant(tr *t, int si, int zi, int64_t axis, dg_quant_params *q,
                    tr_quant *buf, dg_dtype *zero_type) {
   dg_onnx_value sc, zc;
   bool has_z = zi >= 0 && tr_has_input(t, zi);
-  if (!tr_const(t, si, &sc) || (has_z && !tr_const(t, zi, &zc))) {
+  /* Early: PyTorch's own QDQ export places a QuantizeLinear's scale and
+   * zero point Constants after the Conv that a fold starts at. */
+  if (!tr_const_early(t, si, &sc) || (has_z && !tr_const_early(t, zi, &zc))) {
     tr_fail(t, DG_ERROR_UNSUPPORTED, "scale",
             "scales and zero points must be constant initializers");
     return false;

@@ -99,17 +99,25 @@ static double output_scale(const char *path, const char *name) {
     if (strcmp(n->op_type, "DequantizeLinear") || n->n_output < 1 ||
         strcmp(n->output[0], name) || n->n_input < 2)
       continue;
-    for (size_t i = 0; i < g->n_initializer; i++) {
-      const Onnx__TensorProto *t = g->initializer[i];
-      if (strcmp(t->name, n->input[1]))
-        continue;
-      if (t->n_float_data)
-        scale = t->float_data[0];
-      else if (t->has_raw_data && t->raw_data.len >= 4) {
-        float f;
-        memcpy(&f, t->raw_data.data, 4);
-        scale = f;
-      }
+    /* The scale: an initializer, or a Constant node's value (PyTorch's
+     * own QDQ export). */
+    const Onnx__TensorProto *t = NULL;
+    for (size_t i = 0; i < g->n_initializer; i++)
+      if (!strcmp(g->initializer[i]->name, n->input[1]))
+        t = g->initializer[i];
+    for (size_t j = 0; !t && j < g->n_node; j++) {
+      const Onnx__NodeProto *c = g->node[j];
+      if (!strcmp(c->op_type, "Constant") && c->n_output == 1 &&
+          !strcmp(c->output[0], n->input[1]) && c->n_attribute == 1 &&
+          c->attribute[0]->t)
+        t = c->attribute[0]->t;
+    }
+    if (t && t->n_float_data)
+      scale = t->float_data[0];
+    else if (t && t->has_raw_data && t->raw_data.len >= 4) {
+      float f;
+      memcpy(&f, t->raw_data.data, 4);
+      scale = f;
     }
   }
   if (mp)

@@ -126,6 +126,10 @@ def torch_models():
                          (1, 3, 96, 96), 13),
         "vit": (vit, (1, 3, 64, 64), 14),
         "yolo": (Yolo, (1, 3, 64, 64), 13),
+        # Standalone BatchNormalization (after each Concat), opset 17; its
+        # opset-20 copy is written by main().
+        "densenet121": (lambda: tv.densenet121(num_classes=100),
+                        (1, 3, 64, 64), 17),
     }
 
 
@@ -287,6 +291,62 @@ def qdq_patterns(out):
     write_case(out, "qdq_patterns", q, [("x", x)])
 
 
+# The ops of densenet121's export, none of which has a new version at
+# opsets 18 to 20 that changes what the model means (AveragePool 19 adds
+# dilations, Pad 18 an optional axes input and 19 the wrap mode, Identity
+# and Constant 19 types and value_* attributes): the same graph declared
+# at opset 20 is a valid model of that opset, as PyTorch 2.x writes it.
+OPSET20_SAFE = {"Conv", "Relu", "BatchNormalization", "Concat", "MaxPool",
+                "AveragePool", "Pad", "GlobalAveragePool", "Flatten", "Gemm",
+                "Identity", "Constant"}
+
+
+def at_opset_20(m):
+    used = {n.op_type for n in m.graph.node}
+    assert used <= OPSET20_SAFE, "ops to check at opset 20: %s" % (
+        used - OPSET20_SAFE)
+    m20 = onnx.ModelProto()
+    m20.CopyFrom(m)
+    for o in m20.opset_import:
+        if o.domain in ("", "ai.onnx"):
+            o.version = 20
+    return m20
+
+
+def torch_ao_qdq(out, wanted):
+    """PyTorch's own int8 export: torchvision's quantizable ResNet-18 and
+    MobileNetV2, quantised by torch.ao's eager mode (qnnpack, the engine
+    Debian's torch has), exported by the legacy exporter: Constant nodes
+    for scales and zero points, a Cast to UINT8 after every
+    QuantizeLinear, int32 biases through DequantizeLinear."""
+    import io
+    import torch
+    import torchvision.models.quantization as tq
+    torch.backends.quantized.engine = "qnnpack"
+    for seed, (name, ctor) in enumerate([("resnet18", tq.resnet18),
+                                         ("mobilenet_v2", tq.mobilenet_v2)]):
+        case = "qdq_pt_" + name
+        if wanted and case not in wanted:
+            continue
+        torch.manual_seed(500 + seed)
+        m = ctor(quantize=False, num_classes=100).eval()
+        randomise_bn(m, torch, np.random.default_rng(500 + seed))
+        m.fuse_model()
+        m.qconfig = torch.ao.quantization.get_default_qconfig("qnnpack")
+        torch.ao.quantization.prepare(m, inplace=True)
+        x = image(510 + seed, (1, 3, 64, 64))
+        with torch.no_grad():
+            for k in range(8):
+                m(torch.from_numpy(image(520 + k, x.shape)))
+            m(torch.from_numpy(x))
+        torch.ao.quantization.convert(m, inplace=True)
+        buf = io.BytesIO()
+        torch.onnx.export(m, torch.from_numpy(x), buf, opset_version=13,
+                          input_names=["input"], output_names=["output"])
+        write_case(out, case, onnx.load_from_string(buf.getvalue()),
+                   [("input", x)])
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -297,13 +357,22 @@ def main():
         pattern_models(out)
     if not wanted or "qdq_patterns" in wanted:
         qdq_patterns(out)
+    torch_ao_qdq(out, wanted)
     specs = torch_models()
     qdq_of = {"resnet18": "qdq_resnet18", "mobilenet_v2": "qdq_mobilenet_v2",
               "mobilenet_v3_large": "qdq_mobilenet_v3_large"}
-    for seed, (name, spec) in enumerate(sorted(specs.items())):
-        if wanted and name not in wanted and qdq_of.get(name) not in wanted:
+    # Seeds by name, the models before densenet121 keeping theirs.
+    seeds = {n: 100 + i for i, n in
+             enumerate(sorted(set(specs) - {"densenet121"}))}
+    seeds["densenet121"] = 150
+    for name, spec in sorted(specs.items()):
+        seed = seeds[name]
+        if wanted and name not in wanted and qdq_of.get(name) not in wanted \
+                and name + "_opset20" not in wanted:
             continue
         m, x = export_torch(out, name, spec, 100 + seed)
+        if name == "densenet121":
+            write_case(out, name + "_opset20", at_opset_20(m), [("input", x)])
         if name in qdq_of and (not wanted or qdq_of[name] in wanted):
             import qdq
             q = qdq.quantize(m, {"input": x},
