@@ -208,9 +208,9 @@ typedef struct dg_context_options {
   /* Cache directory for compiled kernels. NULL: $DG_CACHE_DIR, else
    * $XDG_CACHE_HOME/directgraph, else $HOME/.cache/directgraph. */
   const char *cache_dir;
-  int disable_cache;      /* non-zero: never read or write the cache */
-  unsigned device_kinds;  /* mask of dg_device_kind to open; 0 = all */
-  int cpu_threads;        /* 0: one per online core */
+  int disable_cache;     /* non-zero: never read or write the cache */
+  unsigned device_kinds; /* mask of dg_device_kind to open; 0 = all */
+  int cpu_threads;       /* 0: one per online core */
   /* How long a run waits for a GPU to finish before it fails with
    * DG_ERROR_DEVICE ("timed out"), in milliseconds; 0: 120000. Vulkan
    * waits on its fence that long; OpenCL polls its queue that long, and
@@ -285,13 +285,13 @@ typedef enum dg_op {
 DG_API const char *dg_op_name(dg_op op); /* "conv2d", ..., "?" */
 
 typedef struct dg_device_info {
-  int index;              /* position in the context's device list */
+  int index; /* position in the context's device list */
   dg_device_kind kind;
-  char name[128];         /* e.g. "AMD EPYC 9B45 (avx512, 2 threads)" */
-  char driver[128];       /* driver or implementation and its version */
-  unsigned dtypes;        /* bit (1u << dg_dtype) for each dtype it runs */
-  uint64_t ops;           /* bit (1ull << dg_op) for each op it can run */
-  int is_simulator;       /* 1 for simulated devices (never "best") */
+  char name[128];   /* e.g. "AMD EPYC 9B45 (avx512, 2 threads)" */
+  char driver[128]; /* driver or implementation and its version */
+  unsigned dtypes;  /* bit (1u << dg_dtype) for each dtype it runs */
+  uint64_t ops;     /* bit (1ull << dg_op) for each op it can run */
+  int is_simulator; /* 1 for simulated devices (never "best") */
   /* How its int8 results may deviate from the numerics contract, in
    * LSBs (0: bit-exact). */
   int int8_max_lsb_deviation;
@@ -306,7 +306,8 @@ DG_API int dg_context_device_count(const dg_context *ctx);
 DG_API dg_status dg_context_device_info(const dg_context *ctx, int index,
                                         dg_device_info *out);
 
-/* ---- tensors -------------------------------------------------------------- */
+/* ---- tensors --------------------------------------------------------------
+ */
 
 #define DG_MAX_RANK 6
 
@@ -325,9 +326,9 @@ typedef struct dg_quant_params {
 
 typedef struct dg_tensor_desc {
   dg_dtype dtype;
-  int32_t rank;               /* 0..DG_MAX_RANK */
-  int64_t dims[DG_MAX_RANK];  /* each >= 1 */
-  dg_quant_params quant;      /* read for i8/u8 (and i32 bias) only */
+  int32_t rank;              /* 0..DG_MAX_RANK */
+  int64_t dims[DG_MAX_RANK]; /* each >= 1 */
+  dg_quant_params quant;     /* read for i8/u8 (and i32 bias) only */
 } dg_tensor_desc;
 
 /* A tensor in a graph: a small value handle. id 0 is "no tensor". */
@@ -340,22 +341,23 @@ typedef struct dg_tensor {
 } dg_tensor;
 #define DG_TENSOR_NONE ((dg_tensor){0})
 
-/* ---- graph builder ---------------------------------------------------------- */
+/* ---- graph builder ----------------------------------------------------------
+ */
 
 typedef struct dg_graph dg_graph;
 
 /* A structured error from a builder call, compile, run or verify. */
 typedef struct dg_diagnostic {
   dg_status status;
-  int node_index;     /* -1 when not about a node */
+  int node_index; /* -1 when not about a node */
   /* Names have any length; these fields and the message show them
    * shortened, ending in "...", where they do not fit. */
   char node_name[64];
-  char op[32];        /* op name, or the API call for non-op errors */
-  char field[64];     /* offending field or argument, e.g. "params.stride" */
+  char op[32];    /* op name, or the API call for non-op errors */
+  char field[64]; /* offending field or argument, e.g. "params.stride" */
   char expected[96];
   char actual[96];
-  char message[512];  /* one or two sentences saying all of the above */
+  char message[512]; /* one or two sentences saying all of the above */
 } dg_diagnostic;
 
 /* Creates an empty graph. name may be NULL; it is copied. Returns NULL only
@@ -385,12 +387,12 @@ DG_API dg_tensor dg_graph_input(dg_graph *graph, const char *name,
  * compiled from it are destroyed. */
 enum { DG_CONSTANT_LEND = 1 };
 DG_API dg_tensor dg_graph_constant(dg_graph *graph, const char *name,
-                                   const dg_tensor_desc *desc,
-                                   const void *data, unsigned flags);
+                                   const dg_tensor_desc *desc, const void *data,
+                                   unsigned flags);
 
 /* Marks t as a named output, read back in the given layout. */
-DG_API dg_status dg_graph_output(dg_graph *graph, const char *name,
-                                 dg_tensor t, dg_layout layout);
+DG_API dg_status dg_graph_output(dg_graph *graph, const char *name, dg_tensor t,
+                                 dg_layout layout);
 /* Sets the layout in which a named input is supplied (default NCHW). */
 DG_API dg_status dg_graph_input_layout(dg_graph *graph, const char *name,
                                        dg_layout layout);
@@ -435,13 +437,13 @@ typedef struct dg_conv2d_params {
   int32_t dilation[2]; /* h, w */
   int32_t pads[4];     /* top, left, bottom, right (EXPLICIT only) */
   dg_padding padding;
-  int32_t groups;      /* groups == C == O/k: depthwise */
+  int32_t groups; /* groups == C == O/k: depthwise */
   dg_activation activation;
 } dg_conv2d_params;
 
 /* Floating-point convolution (f32 or f16 x and w, same dtype). */
-DG_API dg_tensor dg_graph_conv2d(dg_graph *graph, const char *name,
-                                 dg_tensor x, dg_tensor w, dg_tensor bias,
+DG_API dg_tensor dg_graph_conv2d(dg_graph *graph, const char *name, dg_tensor x,
+                                 dg_tensor w, dg_tensor bias,
                                  const dg_conv2d_params *params);
 
 /* Quantised convolution with ONNX QLinearConv semantics: x i8/u8 with
@@ -455,11 +457,11 @@ DG_API dg_tensor dg_graph_qconv2d(dg_graph *graph, const char *name,
                                   const dg_quant_params *y_quant);
 
 typedef struct dg_pool2d_params {
-  int32_t kernel[2];   /* h, w; required */
-  int32_t stride[2];   /* 0: 1 */
-  int32_t pads[4];     /* top, left, bottom, right (EXPLICIT only) */
+  int32_t kernel[2]; /* h, w; required */
+  int32_t stride[2]; /* 0: 1 */
+  int32_t pads[4];   /* top, left, bottom, right (EXPLICIT only) */
   dg_padding padding;
-  int32_t ceil_mode;   /* non-zero: output size rounds up */
+  int32_t ceil_mode;         /* non-zero: output size rounds up */
   int32_t count_include_pad; /* avg pool: divide by the window's taps
                               * inside the padded input, not the input */
   int32_t dilation[2];       /* h, w; 0: 1. Window tap (i, j) reads
@@ -488,14 +490,13 @@ DG_API dg_tensor dg_graph_fully_connected(dg_graph *graph, const char *name,
 /* The quantised form (x, y per-tensor; w per-tensor or per output channel
  * along axis 0; bias i32). */
 DG_API dg_tensor dg_graph_qfully_connected(
-    dg_graph *graph, const char *name, dg_tensor x, dg_tensor w,
-    dg_tensor bias, dg_activation activation, dg_dtype y_dtype,
-    const dg_quant_params *y_quant);
+    dg_graph *graph, const char *name, dg_tensor x, dg_tensor w, dg_tensor bias,
+    dg_activation activation, dg_dtype y_dtype, const dg_quant_params *y_quant);
 
 /* numpy matmul: [...,M,K] x [...,K,N] -> [...,M,N], batch dims broadcast;
  * rank-1 operands are promoted as numpy does. */
-DG_API dg_tensor dg_graph_matmul(dg_graph *graph, const char *name,
-                                 dg_tensor a, dg_tensor b);
+DG_API dg_tensor dg_graph_matmul(dg_graph *graph, const char *name, dg_tensor a,
+                                 dg_tensor b);
 /* ONNX QLinearMatMul: a per-tensor; b per-tensor or per column (axis =
  * b's last dim); y per-tensor. */
 DG_API dg_tensor dg_graph_qmatmul(dg_graph *graph, const char *name,
@@ -505,8 +506,7 @@ DG_API dg_tensor dg_graph_qmatmul(dg_graph *graph, const char *name,
 /* Softmax along axis (negative counts from the end). */
 DG_API dg_tensor dg_graph_softmax(dg_graph *graph, const char *name,
                                   dg_tensor x, int32_t axis);
-DG_API dg_tensor dg_graph_relu(dg_graph *graph, const char *name,
-                               dg_tensor x);
+DG_API dg_tensor dg_graph_relu(dg_graph *graph, const char *name, dg_tensor x);
 /* y = 1 / (1 + exp(-x)), elementwise (f32, f16). */
 DG_API dg_tensor dg_graph_sigmoid(dg_graph *graph, const char *name,
                                   dg_tensor x);
@@ -613,8 +613,8 @@ DG_API dg_tensor dg_graph_unary(dg_graph *graph, const char *name,
                                 dg_unary_fn fn, dg_tensor x, float alpha,
                                 float beta);
 /* y = min(max(x, lo), hi); relu6 is clip(0, 6). lo <= hi. */
-DG_API dg_tensor dg_graph_clip(dg_graph *graph, const char *name,
-                               dg_tensor x, float lo, float hi);
+DG_API dg_tensor dg_graph_clip(dg_graph *graph, const char *name, dg_tensor x,
+                               float lo, float hi);
 /* Elementwise a + b with numpy broadcasting. */
 DG_API dg_tensor dg_graph_add(dg_graph *graph, const char *name, dg_tensor a,
                               dg_tensor b);
@@ -910,7 +910,8 @@ DG_API dg_tensor dg_graph_conv_transpose2d(dg_graph *graph, const char *name,
 DG_API dg_tensor dg_graph_cast(dg_graph *graph, const char *name, dg_tensor x,
                                dg_dtype to);
 
-/* ---- compile, plan ---------------------------------------------------------- */
+/* ---- compile, plan ----------------------------------------------------------
+ */
 
 typedef enum dg_policy {
   DG_POLICY_AUTO = 0, /* cost-based; pins are hints; fallback is visible */
@@ -944,27 +945,27 @@ typedef struct dg_plan dg_plan; /* owned by its session */
 DG_API const dg_plan *dg_session_plan(const dg_session *session);
 
 typedef enum dg_placement_reason {
-  DG_REASON_ONLY_DEVICE = 0,  /* the only allowed device that runs it */
-  DG_REASON_CHEAPEST,         /* lowest estimated cost, transfers included */
-  DG_REASON_PINNED,           /* pinned while building */
-  DG_REASON_FALLBACK,         /* pinned elsewhere but that device declined */
+  DG_REASON_ONLY_DEVICE = 0, /* the only allowed device that runs it */
+  DG_REASON_CHEAPEST,        /* lowest estimated cost, transfers included */
+  DG_REASON_PINNED,          /* pinned while building */
+  DG_REASON_FALLBACK,        /* pinned elsewhere but that device declined */
 } dg_placement_reason;
 
 typedef struct dg_plan_node {
   int node_index;
-  char node_name[64];      /* ending in "..." when the name is longer */
+  char node_name[64]; /* ending in "..." when the name is longer */
   dg_op op;
   int device_index;
   dg_device_kind device_kind;
   char device_name[128];
   dg_placement_reason reason;
-  char reason_text[160];   /* e.g. "fallback: vulkan declined (f16)" */
+  char reason_text[160]; /* e.g. "fallback: vulkan declined (f16)" */
   double estimated_us;
-  uint64_t bytes_in;       /* bytes read, transfers counted separately */
+  uint64_t bytes_in; /* bytes read, transfers counted separately */
   uint64_t bytes_out;
   uint64_t bytes_transferred; /* moved between devices for this node */
   int int8_max_lsb_deviation;
-  double measured_us;      /* last run's time, 0 if not measured */
+  double measured_us;        /* last run's time, 0 if not measured */
   int f16_max_ulp_deviation; /* the device's, as int8_max_lsb_deviation */
 } dg_plan_node;
 
@@ -987,7 +988,8 @@ DG_API dg_status dg_session_input_info(const dg_session *session, int index,
 DG_API dg_status dg_session_output_info(const dg_session *session, int index,
                                         dg_io_info *out);
 
-/* ---- run, verify ---------------------------------------------------------- */
+/* ---- run, verify ----------------------------------------------------------
+ */
 
 /* A host buffer bound to a named input or output. The data is read (inputs)
  * or written (outputs) during dg_session_run only. size is in bytes and
@@ -1007,10 +1009,10 @@ DG_API dg_status dg_session_run(dg_session *session, const dg_binding *inputs,
                                 int output_count, dg_diagnostic *diag);
 
 typedef struct dg_verify_report {
-  int ok;               /* 1: every node within tolerance */
+  int ok; /* 1: every node within tolerance */
   int nodes_checked;
-  int node_index;       /* first failing node, -1 if ok */
-  char node_name[64];   /* ending in "..." when the name is longer */
+  int node_index;     /* first failing node, -1 if ok */
+  char node_name[64]; /* ending in "..." when the name is longer */
   dg_op op;
   double max_abs_error; /* at that node (or the worst, if ok) */
   double max_rel_error;
@@ -1027,7 +1029,8 @@ DG_API dg_status dg_session_verify(dg_session *session,
                                    const dg_binding *inputs, int input_count,
                                    dg_verify_report *report);
 
-/* ---- one-shot ops ------------------------------------------------------------ */
+/* ---- one-shot ops
+ * ------------------------------------------------------------ */
 
 /* Runs one convolution now on the device with this index (-1: auto), from
  * host buffers in NCHW. Descriptors give dtype/shape/quant; b_desc/b may be
@@ -1037,12 +1040,9 @@ DG_API dg_status dg_session_verify(dg_session *session,
  * output quantisation). Safe from any thread: calls on one context run one
  * at a time (see Threads). */
 DG_API dg_status dg_oneshot_conv2d(dg_context *ctx, int device_index,
-                                   const dg_tensor_desc *x_desc,
-                                   const void *x,
-                                   const dg_tensor_desc *w_desc,
-                                   const void *w,
-                                   const dg_tensor_desc *b_desc,
-                                   const void *b,
+                                   const dg_tensor_desc *x_desc, const void *x,
+                                   const dg_tensor_desc *w_desc, const void *w,
+                                   const dg_tensor_desc *b_desc, const void *b,
                                    const dg_conv2d_params *params,
                                    const dg_tensor_desc *y_desc, void *y,
                                    size_t y_size, dg_diagnostic *diag);
@@ -1051,24 +1051,22 @@ DG_API dg_status dg_oneshot_fully_connected(
     dg_context *ctx, int device_index, const dg_tensor_desc *x_desc,
     const void *x, const dg_tensor_desc *w_desc, const void *w,
     const dg_tensor_desc *b_desc, const void *b, dg_activation activation,
-    const dg_tensor_desc *y_desc, void *y, size_t y_size,
-    dg_diagnostic *diag);
+    const dg_tensor_desc *y_desc, void *y, size_t y_size, dg_diagnostic *diag);
 DG_API dg_status dg_oneshot_matmul(dg_context *ctx, int device_index,
-                                   const dg_tensor_desc *a_desc,
-                                   const void *a,
-                                   const dg_tensor_desc *b_desc,
-                                   const void *b,
+                                   const dg_tensor_desc *a_desc, const void *a,
+                                   const dg_tensor_desc *b_desc, const void *b,
                                    const dg_tensor_desc *y_desc, void *y,
                                    size_t y_size, dg_diagnostic *diag);
 
-/* ---- ONNX import ------------------------------------------------------------ */
+/* ---- ONNX import ------------------------------------------------------------
+ */
 
 /* A graph input whose value is fixed at import time (a shape, a scale, a
  * clip bound fed as an input), turning it into a constant. */
 typedef struct dg_onnx_constant {
-  const char *name;            /* the ONNX graph input's name */
-  const dg_tensor_desc *desc;  /* dtype and dims (quant ignored) */
-  const void *data;            /* read during dg_onnx_load only */
+  const char *name;           /* the ONNX graph input's name */
+  const dg_tensor_desc *desc; /* dtype and dims (quant ignored) */
+  const void *data;           /* read during dg_onnx_load only */
 } dg_onnx_constant;
 
 typedef struct dg_onnx_options {
@@ -1088,7 +1086,7 @@ typedef struct dg_onnx_options {
 } dg_onnx_options;
 
 /* Reads an ONNX model (opsets 1..22 of the default domain, each op at the
- * versions src/onnx/onnx_op_table.c lists, with the semantics of the
+ * versions src/front/onnx/onnx_op_table.c lists, with the semantics of the
  * model's version) and builds it
  * with the builder calls above, nothing private: graph inputs and outputs
  * keep their ONNX names; initializers become constants (copied).

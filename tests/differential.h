@@ -11,10 +11,10 @@
 #define DG_TEST_DIFFERENTIAL_H
 
 #include "graph.h"
-#include "graph/internal.h"
-#include "graph/session.h"
 #include "harness.h"
 #include "ops/ops.h"
+#include "runtime/internal.h"
+#include "runtime/session.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -37,7 +37,8 @@ static dg_tensor_desc desc_of(dg_dtype t, int rank, const int64_t *dims) {
   memcpy(d.dims, dims, sizeof(int64_t) * (size_t)rank);
   if (t == DG_DTYPE_I8 || t == DG_DTYPE_U8) {
     d.quant.scale = t_uniform(0.005f, 0.05f);
-    d.quant.zero_point = t == DG_DTYPE_I8 ? t_range(-20, 20) : t_range(100, 150);
+    d.quant.zero_point =
+        t == DG_DTYPE_I8 ? t_range(-20, 20) : t_range(100, 150);
   }
   return d;
 }
@@ -76,15 +77,20 @@ static unsigned declines_allowed = DG_DEVICE_NPU;
 
 static void fill(const dg_tensor_desc *d, void *p) {
   int64_t n = dg_desc_elements(d);
-  for (int64_t i = 0; i < n; i++) switch (d->dtype) {
+  for (int64_t i = 0; i < n; i++)
+    switch (d->dtype) {
     case DG_DTYPE_F32:
       ((float *)p)[i] = fill_float();
       break;
     case DG_DTYPE_F16:
       ((uint16_t *)p)[i] = dg_f32_to_f16(fill_float());
       break;
-    case DG_DTYPE_I8: ((int8_t *)p)[i] = (int8_t)t_range(-128, 127); break;
-    case DG_DTYPE_U8: ((uint8_t *)p)[i] = (uint8_t)t_range(0, 255); break;
+    case DG_DTYPE_I8:
+      ((int8_t *)p)[i] = (int8_t)t_range(-128, 127);
+      break;
+    case DG_DTYPE_U8:
+      ((uint8_t *)p)[i] = (uint8_t)t_range(0, 255);
+      break;
     case DG_DTYPE_I32:
       ((int32_t *)p)[i] = fill_levels > 0 ? t_range(-fill_levels, fill_levels)
                                           : t_range(-2000, 2000);
@@ -98,7 +104,8 @@ static void fill(const dg_tensor_desc *d, void *p) {
               ? (int64_t)t_range(-fill_levels, fill_levels) * ((int64_t)1 << 33)
               : (int64_t)t_range(-2000, 2000) * 3000000007LL;
       break;
-    default: break;
+    default:
+      break;
     }
 }
 
@@ -243,10 +250,11 @@ static void report(const char *op, const op_stats *st) {
   if (st->declined)
     snprintf(declined, sizeof declined, " (%d case-device pairs declined)",
              st->declined);
-  CHECK(st->failures == 0, "%s: %d random cases on %d device(s)%s, worst "
-        "error %.3g%s%s", op, st->cases, dg_context_device_count(ctx),
-        declined, st->worst, st->failures ? "; first failure: " : "",
-        st->first_failure);
+  CHECK(st->failures == 0,
+        "%s: %d random cases on %d device(s)%s, worst "
+        "error %.3g%s%s",
+        op, st->cases, dg_context_device_count(ctx), declined, st->worst,
+        st->failures ? "; first failure: " : "", st->first_failure);
 }
 
 static void random_dims(int rank, int64_t *d, int lo, int hi) {

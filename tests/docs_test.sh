@@ -46,14 +46,14 @@ for ex in header_example readme_quick_start; do
 done
 # docs/onnx.md names every row of the ONNX op table.
 missing=""
-for op in $(sed -n 's/^ *{"\([A-Za-z0-9]*\)", "[0-9 ]*", [0-9]*, [0-9]*, .*/\1/p' src/onnx/onnx_op_table.c); do
+for op in $(sed -n 's/^ *{"\([A-Za-z0-9]*\)", "[0-9 ]*", [0-9]*, [0-9]*, .*/\1/p' src/front/onnx/onnx_op_table.c); do
   grep -q "\`$op\`" docs/onnx.md || missing="$missing $op"
 done
-rows=$(grep -c '^ *{"[A-Za-z0-9]*", "[0-9 ]*", [0-9]*, [0-9]*, ' src/onnx/onnx_op_table.c)
+rows=$(grep -c '^ *{"[A-Za-z0-9]*", "[0-9 ]*", [0-9]*, [0-9]*, ' src/front/onnx/onnx_op_table.c)
 if [ -n "$missing" ] || [ "$rows" -lt 20 ]; then
-  echo "FAIL - docs/onnx.md names every op of src/onnx/onnx_op_table.c ($rows rows); missing:$missing"
+  echo "FAIL - docs/onnx.md names every op of src/front/onnx/onnx_op_table.c ($rows rows); missing:$missing"
   status=1
 else
-  echo "ok - docs/onnx.md names every op of src/onnx/onnx_op_table.c ($rows rows)"
+  echo "ok - docs/onnx.md names every op of src/front/onnx/onnx_op_table.c ($rows rows)"
 fi
 exit $status

@@ -1,11 +1,11 @@
 #define _POSIX_C_SOURCE 200809L
-/* The cache as a security boundary (src/graph/cache_file.h): a round
+/* The cache as a security boundary (src/core/cache_file.h): a round
  * trip; damaged, foreign and truncated entries; and what must be ignored
  * because someone other than the user could have written it or because
  * reading it would block: a FIFO, a symlink, a group- or world-writable
  * file, a world-writable directory. New directories are 0700; temporary
  * files of dead writers are removed, a live writer's kept. */
-#include "graph/cache_file.h"
+#include "core/cache_file.h"
 #include "harness.h"
 
 #include <errno.h>

@@ -6,7 +6,7 @@
 #include "differential.h"
 #include "ops/view.h"
 #ifdef DG_TARGET_VULKAN
-#include "target/vulkan/vulkan_target.h"
+#include "targets/vulkan/vulkan_target.h"
 #endif
 
 static const dg_dtype dtypes[5] = {DG_DTYPE_F32, DG_DTYPE_F16, DG_DTYPE_I8,

@@ -1,5 +1,5 @@
 #define _POSIX_C_SOURCE 200809L
-/* The memory planner (src/graph/memplan.h) and the host plan made with it:
+/* The memory planner (src/core/memplan.h) and the host plan made with it:
  * - random blocks: every offset aligned and past the base, no two blocks
  *   live at one step (or either pinned) share a byte, the arena ends at
  *   the highest block;
@@ -10,10 +10,10 @@
  * - the session's host arena, read from the plan table: a chain on the
  *   CPU gets two slots, the same chain on a device with its own memory
  *   only its output. */
+#include "core/memplan.h"
 #include "graph.h"
-#include "graph/internal.h"
-#include "graph/memplan.h"
 #include "harness.h"
+#include "runtime/internal.h"
 
 #include <stdint.h>
 #include <string.h>

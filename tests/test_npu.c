@@ -8,11 +8,11 @@
 #include "test_npu_tflite.h"
 
 #include "ops/requant.h"
-#include "target/npu/decode.h"
-#include "target/npu/gen.h"
-#include "target/npu/pack.h"
-#include "target/npu/regs.h"
-#include "target/npu/sim.h"
+#include "targets/npu/decode.h"
+#include "targets/npu/gen.h"
+#include "targets/npu/pack.h"
+#include "targets/npu/regs.h"
+#include "targets/npu/sim.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -52,8 +52,8 @@ static uint8_t *read_file(const char *rel, size_t *size) {
 
 static void test_table(void) {
   static const uint16_t block_base[NPU_BLOCK_COUNT] = {
-      [NPU_BLOCK_PC] = 0x0000, [NPU_BLOCK_CNA] = 0x1000,
-      [NPU_BLOCK_CORE] = 0x3000, [NPU_BLOCK_DPU] = 0x4000,
+      [NPU_BLOCK_PC] = 0x0000,       [NPU_BLOCK_CNA] = 0x1000,
+      [NPU_BLOCK_CORE] = 0x3000,     [NPU_BLOCK_DPU] = 0x4000,
       [NPU_BLOCK_DPU_RDMA] = 0x5000, [NPU_BLOCK_PPU] = 0x6000,
       [NPU_BLOCK_PPU_RDMA] = 0x7000, [NPU_BLOCK_GLOBAL] = 0xf000};
   int ok = 1;
@@ -71,7 +71,8 @@ static void test_table(void) {
       ok = 0;
       continue;
     }
-    uint32_t m = (uint32_t)((0xffffffffull >> (31 - fi->hi + fi->lo)) << fi->lo);
+    uint32_t m =
+        (uint32_t)((0xffffffffull >> (31 - fi->hi + fi->lo)) << fi->lo);
     if (seen[fi->reg] & m)
       ok = 0;
     seen[fi->reg] |= m;
@@ -91,7 +92,8 @@ static void test_table(void) {
         "packer: a value wider than its field is reported, not truncated");
   npu_value u = npu_value_begin(NPU_CNA_CONV_CON3);
   npu_value_set(&u, NPU_DPU_BS_CFG__BS_ALU_ALGO, 1);
-  check(u.overflow_field >= 0, "packer: a field of another register is refused");
+  check(u.overflow_field >= 0,
+        "packer: a field of another register is refused");
 }
 
 /* ---- 2. the decoder ---- */
@@ -120,7 +122,8 @@ static int rejects_at(uint64_t *words, int count, int index, const char *what) {
   int rc = rf ? npu_decode(words, count, rf, err, sizeof err) : 0;
   free(rf);
   snprintf(want, sizeof want, "word %d ", index);
-  int ok = rc != 0 && strncmp(err, want, strlen(want)) == 0 && strstr(err, what);
+  int ok =
+      rc != 0 && strncmp(err, want, strlen(want)) == 0 && strstr(err, what);
   if (!ok)
     printf("# got: %s\n", rc ? err : "(accepted)");
   return ok;
@@ -150,7 +153,8 @@ static void test_decoder(void) {
   check(rejects_at(bad, count, 10, "unknown register"),
         "decoder: an unknown register is rejected, naming the word");
   memcpy(bad, words, sizeof words);
-  bad[12] = npu_word(0x0801, npu_word_value(words[12]), npu_word_offset(words[12]));
+  bad[12] =
+      npu_word(0x0801, npu_word_value(words[12]), npu_word_offset(words[12]));
   check(rejects_at(bad, count, 12, "target"),
         "decoder: a register written with another block's target is rejected");
   memcpy(bad, words, sizeof words);
@@ -224,7 +228,8 @@ static void test_tflite_robust(const tfl_conv *full) {
       ok = 0;
   }
   free(copy);
-  check(ok, "tflite: 2000 corrupted copies parse or fail, data stays in bounds");
+  check(ok,
+        "tflite: 2000 corrupted copies parse or fail, data stays in bounds");
 }
 
 /* Mesa's view of this model (the golden's biases show it): Teflon handed
@@ -249,8 +254,8 @@ static void test_packers(tfl_conv *c) {
       w[(size_t)ch * KH * KW + k] = ws[(size_t)k * C + ch];
   size_t wb = npu_weight_buffer_bytes(C, C, KH, KW, true);
   uint8_t *pw = malloc(wb);
-  npu_pack_weights_i8(w, C, C, KH, KW, true, (int8_t)(c->weights.zero_point - 128),
-                      pw);
+  npu_pack_weights_i8(w, C, C, KH, KW, true,
+                      (int8_t)(c->weights.zero_point - 128), pw);
   check(gw && n == wb && !memcmp(gw, pw, n),
         "packer: depthwise weights reproduce mesa-weights-000-000.bin");
   free(gw);
@@ -316,9 +321,19 @@ static void test_golden(tfl_conv *c) {
   uint8_t *bs = read_file("teflon-dw-3x3-int8/mesa-biases-000-000.bin", &nb);
   uint8_t *gold = read_file("teflon-dw-3x3-int8/mesa-output-000-000.bin", &no);
   npu_conv_desc d = {
-      .in_c = 64, .in_h = 8, .in_w = 8, .out_c = 64, .out_h = 8, .out_w = 8,
-      .k_h = 3, .k_w = 3, .stride_y = 1, .stride_x = 1, .pad_top = 1,
-      .pad_left = 1, .depthwise = true,
+      .in_c = 64,
+      .in_h = 8,
+      .in_w = 8,
+      .out_c = 64,
+      .out_h = 8,
+      .out_w = 8,
+      .k_h = 3,
+      .k_w = 3,
+      .stride_y = 1,
+      .stride_x = 1,
+      .pad_top = 1,
+      .pad_left = 1,
+      .depthwise = true,
       /* Mesa's view (see mesa_signed): zero points as given, minus 128. */
       .x_zp = (int32_t)c->input.zero_point - 128,
       .w_zp = (int32_t)c->weights.zero_point - 128,
@@ -329,9 +344,8 @@ static void test_golden(tfl_conv *c) {
   npu_conv_plan p;
   char err[256] = "";
   int ok = in && wt && bs && gold && npu_gen_conv(&d, &s, err, sizeof err) &&
-           npu_conv_plan_make(&d, &p, err, sizeof err) &&
-           p.input_bytes == ni && p.weight_bytes == nw && p.bias_bytes == nb &&
-           p.output_bytes == no;
+           npu_conv_plan_make(&d, &p, err, sizeof err) && p.input_bytes == ni &&
+           p.weight_bytes == nw && p.bias_bytes == nb && p.output_bytes == no;
   check(ok, "generator: dw 3x3 64ch 8x8 stream and buffer sizes as Mesa's");
   if (!ok) {
     printf("# %s\n", err);
@@ -363,8 +377,8 @@ static void test_golden(tfl_conv *c) {
     for (int ch = 0; ch < 64; ch++)
       for (int y = 0; y < 8; y++)
         for (int x = 0; x < 8; x++) {
-          size_t at = (size_t)(ch / 16) * 1024 + (size_t)(y * 8 + x) * 16 +
-                      ch % 16;
+          size_t at =
+              (size_t)(ch / 16) * 1024 + (size_t)(y * 8 + x) * 16 + ch % 16;
           int border = y == 0 || y == 7 || x == 0 || x == 7;
           exact += o[at] == gold[at];
           border_exact += border && o[at] == gold[at];
@@ -422,8 +436,25 @@ static int matrix_case(int C, int O, int H, int W, int K, int S, int same,
     w[i] = (int8_t)rnd(-127, 127);
   for (int i = 0; i < O; i++)
     b[i] = rnd(-2000, 2000);
-  npu_conv_desc d = {C, H, W, O, OH, OW, K, K, S, S, pt, pl, dw, zx, zw, zy,
-                     dg_requant_multiplier(sx, sw, sy), 0, NPU_PREC_INT8};
+  npu_conv_desc d = {C,
+                     H,
+                     W,
+                     O,
+                     OH,
+                     OW,
+                     K,
+                     K,
+                     S,
+                     S,
+                     pt,
+                     pl,
+                     dw,
+                     zx,
+                     zw,
+                     zy,
+                     dg_requant_multiplier(sx, sw, sy),
+                     0,
+                     NPU_PREC_INT8};
   npu_stream s;
   npu_conv_plan p;
   char err[256];
@@ -504,14 +535,15 @@ static void test_matrix(void) {
               if (e < 0 || e > 1) {
                 bad++;
                 printf("# C%d O%d %dx%d k%d s%d %s %s: max diff %d\n", C, O,
-                       sizes[si][0], sizes[si][1], K, S, same ? "SAME" : "VALID",
-                       dw ? "dw" : "direct", e);
+                       sizes[si][0], sizes[si][1], K, S,
+                       same ? "SAME" : "VALID", dw ? "dw" : "direct", e);
               }
               if (e > worst)
                 worst = e;
             }
-  printf("# conv matrix: %d convs, %ld/%ld outputs exact (%.2f%%), max diff %d\n",
-         cases, exact, total, total ? 100.0 * exact / total : 0.0, worst);
+  printf(
+      "# conv matrix: %d convs, %ld/%ld outputs exact (%.2f%%), max diff %d\n",
+      cases, exact, total, total ? 100.0 * exact / total : 0.0, worst);
   check(bad == 0, "generator + simulator: conv matrix within +-1 LSB of the "
                   "int8 contract");
 }
@@ -554,8 +586,9 @@ static void test_pad_word(void) {
 }
 
 static void test_sim_rejects(void) {
-  npu_conv_desc d = {16, 6, 6, 16, 6, 6, 3, 3, 1, 1, 1, 1, false, 0, 0, 0,
-                     0.01f, 0, NPU_PREC_INT8};
+  npu_conv_desc d = {
+      16, 6,     6, 16,           6, 6, 3, 3, 1, 1, 1, 1, false, 0, 0,
+      0,  0.01f, 0, NPU_PREC_INT8};
   npu_stream s;
   npu_conv_plan p;
   char err[256] = "";
@@ -570,12 +603,13 @@ static void test_sim_rejects(void) {
   static const uint32_t iova[NPU_BUF_COUNT] = {0x0, 0x100000, 0x200000,
                                                0x300000};
   npu_stream_patch(&s, iova);
-  npu_sim_buffer bufs[4] = {{"input", 0x0, p.input_bytes, in, false},
-                            {"weights", 0x100000, p.weight_bytes, wt, false},
-                            {"bias", 0x200000, p.bias_bytes, (uint8_t *)bias, false},
-                            {"output", 0x300000, p.output_bytes, out, true}};
-  npu_sim_job job = {s.words, s.count, bufs, 4, NPU_ROUND_HALF_UP,
-                     NPU_POOL_AVG_RECIP};
+  npu_sim_buffer bufs[4] = {
+      {"input", 0x0, p.input_bytes, in, false},
+      {"weights", 0x100000, p.weight_bytes, wt, false},
+      {"bias", 0x200000, p.bias_bytes, (uint8_t *)bias, false},
+      {"output", 0x300000, p.output_bytes, out, true}};
+  npu_sim_job job = {s.words, s.count,           bufs,
+                     4,       NPU_ROUND_HALF_UP, NPU_POOL_AVG_RECIP};
   check(npu_sim_run(&job, err, sizeof err) == 0,
         "simulator: a conv whose input sits at IOVA 0 runs");
   bufs[3].size = p.output_bytes / 4;
@@ -586,10 +620,12 @@ static void test_sim_rejects(void) {
   check(npu_sim_run(&job, err, sizeof err) != 0 && strstr(err, "not listed"),
         "simulator: writing a buffer not listed as output is rejected");
   bufs[3].is_output = true;
-  npu_conv_desc big = {128, 64, 64, 64, 64, 64, 3, 3, 1, 1, 1, 1, false, 0, 0,
-                       0, 0.01f, 0, NPU_PREC_INT8};
-  check(!npu_gen_conv(&big, &s, err, sizeof err) && strstr(err, "CBUF"),
-        "generator: a conv that does not fit the CBUF is declined with a reason");
+  npu_conv_desc big = {
+      128, 64, 64, 64,    64, 64,           3, 3, 1, 1, 1, 1, false,
+      0,   0,  0,  0.01f, 0,  NPU_PREC_INT8};
+  check(
+      !npu_gen_conv(&big, &s, err, sizeof err) && strstr(err, "CBUF"),
+      "generator: a conv that does not fit the CBUF is declined with a reason");
   free(in);
   free(wt);
   free(out);

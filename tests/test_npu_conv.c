@@ -1,10 +1,10 @@
 /* One qconv2d on the NPU against the CPU (see test_npu_conv.h). */
 #include "test_npu_conv.h"
 
-#include "graph/internal.h"
-#include "graph/session.h" /* dg_f32_to_f16 */
-#include "target/npu/lower.h"
-#include "target/npu/sim.h"
+#include "runtime/internal.h"
+#include "runtime/session.h" /* dg_f32_to_f16 */
+#include "targets/npu/lower.h"
+#include "targets/npu/sim.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -36,14 +36,18 @@ static dg_graph *build(dg_context *ctx, const npu_case *c, int device,
   dg_graph *g = dg_graph_create(ctx, "npu-case");
   int per = c->dw ? 1 : c->C;
   dg_dtype xt = c->x_u8 ? DG_DTYPE_U8 : DG_DTYPE_I8;
-  dg_tensor_desc xd = {.dtype = xt, .rank = 4, .dims = {c->N, c->C, c->H, c->W},
-                       .quant = {.scale = 0.05f, .zero_point = c->x_u8 ? 131 : 3}};
-  dg_tensor_desc wd = {.dtype = DG_DTYPE_I8, .rank = 4,
+  dg_tensor_desc xd = {
+      .dtype = xt,
+      .rank = 4,
+      .dims = {c->N, c->C, c->H, c->W},
+      .quant = {.scale = 0.05f, .zero_point = c->x_u8 ? 131 : 3}};
+  dg_tensor_desc wd = {.dtype = DG_DTYPE_I8,
+                       .rank = 4,
                        .dims = {c->O, per, c->K, c->K},
                        .quant = {.scale = 0.01f}};
   if (c->per_channel)
-    wd.quant = (dg_quant_params){.axis = 0, .channel_count = c->O,
-                                 .channel_scales = ws};
+    wd.quant = (dg_quant_params){
+        .axis = 0, .channel_count = c->O, .channel_scales = ws};
   dg_tensor_desc bd = {.dtype = DG_DTYPE_I32, .rank = 1, .dims = {c->O}};
   float sy = 0.05f * 0.01f * (float)(per * c->K * c->K) * 2.0f;
   dg_quant_params yq = {.scale = sy, .zero_point = c->y_u8 ? 120 : -4};
@@ -159,7 +163,8 @@ int npu_case_run(dg_context *ctx, int npu, const npu_case *c, long *exact,
     OH = (c->H + 2 * c->pad - c->K) / c->S + 1;
     OW = (c->W + 2 * c->pad - c->K) / c->S + 1;
   }
-  size_t xn = (size_t)c->N * c->C * c->H * c->W, wn = (size_t)c->O * per * c->K * c->K;
+  size_t xn = (size_t)c->N * c->C * c->H * c->W,
+         wn = (size_t)c->O * per * c->K * c->K;
   size_t yn = (size_t)c->N * c->O * OH * OW;
   q8_operands d;
   if (q8_operands_make(&d, &s, xn, wn, yn, c->O, 2000))
@@ -184,14 +189,23 @@ int npu_matrix_run(dg_context *ctx, int npu, const char *label, int quick) {
         for (int dw = 0; dw < 2; dw++)
           for (int ci = 0; ci < 4; ci++) {
             int v = cases;
-            if (quick && v % 4)
-              { cases++; continue; }
-            npu_case c = {.N = 1 + (v % 7 == 0), .C = dw ? depth[ci] : direct[ci][0],
+            if (quick && v % 4) {
+              cases++;
+              continue;
+            }
+            npu_case c = {.N = 1 + (v % 7 == 0),
+                          .C = dw ? depth[ci] : direct[ci][0],
                           .O = dw ? depth[ci] : direct[ci][1],
-                          .H = sizes[si][0], .W = sizes[si][1], .K = K, .S = S,
-                          .same = (v / 3) % 2 || K > sizes[si][0], .dw = dw,
-                          .relu = v % 3 == 0, .x_u8 = v % 5 == 1,
-                          .y_u8 = v % 5 == 2, .per_channel = v % 4 == 3,
+                          .H = sizes[si][0],
+                          .W = sizes[si][1],
+                          .K = K,
+                          .S = S,
+                          .same = (v / 3) % 2 || K > sizes[si][0],
+                          .dw = dw,
+                          .relu = v % 3 == 0,
+                          .x_u8 = v % 5 == 1,
+                          .y_u8 = v % 5 == 2,
+                          .per_channel = v % 4 == 3,
                           .seed = (unsigned)v + 7};
             char err[512] = "";
             int e = npu_case_run(ctx, npu, &c, &exact, &total, err, sizeof err);
@@ -210,12 +224,25 @@ int npu_matrix_run(dg_context *ctx, int npu, const char *label, int quick) {
       {.N = 1, .C = 4, .O = 8, .H = 3, .W = 3, .K = 3, .S = 1, .same = 1},
       {.N = 1, .C = 16, .O = 16, .H = 3, .W = 3, .K = 1, .S = 2, .dw = 1},
       {.N = 1, .C = 1, .O = 1, .H = 9, .W = 9, .K = 3, .S = 1, .same = 1},
-      {.N = 1, .C = 3, .O = 16, .H = 112, .W = 112, .K = 5, .S = 2,
-       .same = 1, .relu = 1},
-      {.N = 1, .C = 256, .O = 256, .H = 7, .W = 7, .K = 1, .S = 1,
-       .x_u8 = 1},
-      {.N = 1, .C = 256, .O = 256, .H = 14, .W = 14, .K = 3, .S = 2,
-       .dw = 1, .y_u8 = 1},
+      {.N = 1,
+       .C = 3,
+       .O = 16,
+       .H = 112,
+       .W = 112,
+       .K = 5,
+       .S = 2,
+       .same = 1,
+       .relu = 1},
+      {.N = 1, .C = 256, .O = 256, .H = 7, .W = 7, .K = 1, .S = 1, .x_u8 = 1},
+      {.N = 1,
+       .C = 256,
+       .O = 256,
+       .H = 14,
+       .W = 14,
+       .K = 3,
+       .S = 2,
+       .dw = 1,
+       .y_u8 = 1},
   };
   for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
     if (quick && i % 2)
@@ -233,8 +260,8 @@ int npu_matrix_run(dg_context *ctx, int npu, const char *label, int quick) {
     worst = e > worst ? e : worst;
   }
   printf("# %s: %d convs, %ld/%ld outputs equal to the CPU (%.2f%%), max diff "
-         "%d LSB\n", label, ran, exact, total,
-         total ? 100.0 * exact / total : 0.0, worst);
+         "%d LSB\n",
+         label, ran, exact, total, total ? 100.0 * exact / total : 0.0, worst);
   return bad;
 }
 
@@ -418,8 +445,8 @@ static int run_fc(dg_context *ctx, const npu_fc_case *c, int device,
                   const int8_t *w, const int32_t *b, const float *ws,
                   const void *x, size_t xn, void *y, size_t yn, char *err,
                   size_t n) {
-  return npu_graph_run(build_fc(ctx, c, device, w, b, ws), device, x, xn, y,
-                       yn, err, n);
+  return npu_graph_run(build_fc(ctx, c, device, w, b, ws), device, x, xn, y, yn,
+                       err, n);
 }
 
 int npu_fc_case_run(dg_context *ctx, int npu, const npu_fc_case *c, long *exact,
@@ -625,18 +652,21 @@ static uint16_t rnd_half(unsigned *s, float scale) {
 static dg_graph *build_f16(dg_context *ctx, const npu_f16_case *c, int groups,
                            int device, const uint16_t *w, const uint16_t *b) {
   dg_graph *g = dg_graph_create(ctx, "npu-f16-case");
-  dg_tensor_desc xd = {.dtype = DG_DTYPE_F16, .rank = 4,
-                       .dims = {c->N, c->C, c->H, c->W}};
-  dg_tensor_desc wd = {.dtype = DG_DTYPE_F16, .rank = 4,
+  dg_tensor_desc xd = {
+      .dtype = DG_DTYPE_F16, .rank = 4, .dims = {c->N, c->C, c->H, c->W}};
+  dg_tensor_desc wd = {.dtype = DG_DTYPE_F16,
+                       .rank = 4,
                        .dims = {c->O, c->C / groups, c->K, c->K}};
   dg_tensor_desc bd = {.dtype = DG_DTYPE_F16, .rank = 1, .dims = {c->O}};
-  dg_conv2d_params p = {
-      .stride = {c->S, c->S},
-      .padding = c->same ? DG_PADDING_SAME_UPPER : DG_PADDING_VALID,
-      .groups = groups, .activation = (dg_activation)c->act};
+  dg_conv2d_params p = {.stride = {c->S, c->S},
+                        .padding =
+                            c->same ? DG_PADDING_SAME_UPPER : DG_PADDING_VALID,
+                        .groups = groups,
+                        .activation = (dg_activation)c->act};
   dg_tensor xt = dg_graph_input(g, "x", &xd);
   dg_tensor wt = dg_graph_constant(g, "w", &wd, w, 0);
-  dg_tensor bt = c->bias ? dg_graph_constant(g, "b", &bd, b, 0) : DG_TENSOR_NONE;
+  dg_tensor bt =
+      c->bias ? dg_graph_constant(g, "b", &bd, b, 0) : DG_TENSOR_NONE;
   if (device >= 0)
     dg_graph_set_device(g, device);
   dg_tensor yt = dg_graph_conv2d(g, "conv", xt, wt, bt, &p);
@@ -647,8 +677,8 @@ static dg_graph *build_f16(dg_context *ctx, const npu_f16_case *c, int groups,
 static int run_f16(dg_context *ctx, const npu_f16_case *c, int device,
                    const uint16_t *w, const uint16_t *b, const uint16_t *x,
                    size_t xn, uint16_t *y, size_t yn, char *err, size_t n) {
-  return npu_graph_run(build_f16(ctx, c, 1, device, w, b), device, x, xn * 2,
-                       y, yn * 2, err, n);
+  return npu_graph_run(build_f16(ctx, c, 1, device, w, b), device, x, xn * 2, y,
+                       yn * 2, err, n);
 }
 
 double npu_f16_case_run(dg_context *ctx, int npu, const npu_f16_case *c,
@@ -659,7 +689,8 @@ double npu_f16_case_run(dg_context *ctx, int npu, const npu_f16_case *c,
   size_t xn = (size_t)c->N * c->C * c->H * c->W,
          wn = (size_t)c->O * c->C * c->K * c->K,
          yn = (size_t)c->N * c->O * OH * OW;
-  uint16_t *x = malloc(xn * 2), *w = malloc(wn * 2), *b = malloc((size_t)c->O * 2);
+  uint16_t *x = malloc(xn * 2), *w = malloc(wn * 2),
+           *b = malloc((size_t)c->O * 2);
   uint16_t *y0 = malloc(yn * 2), *y1 = malloc(yn * 2);
   /* Weights scaled by the fan-in so that outputs stay near 1. */
   float ws = 1.0f / sqrtf((float)(c->C * c->K * c->K));
@@ -697,12 +728,17 @@ int npu_f16_matrix_run(dg_context *ctx, int npu, const char *label, int quick) {
         for (int ci = 0; ci < 5; ci++, v++) {
           if (quick ? v % 8 : v % 2)
             continue;
-          npu_f16_case c = {.N = 1 + (v % 11 == 0), .C = chans[ci][0],
-                            .O = chans[ci][1], .H = sizes[si][0],
-                            .W = sizes[si][1], .K = K, .S = S,
+          npu_f16_case c = {.N = 1 + (v % 11 == 0),
+                            .C = chans[ci][0],
+                            .O = chans[ci][1],
+                            .H = sizes[si][0],
+                            .W = sizes[si][1],
+                            .K = K,
+                            .S = S,
                             .same = v % 3 != 0 || K > sizes[si][0],
                             .bias = v % 4 == 1 || v % 4 == 2,
-                            .act = v % 3, .seed = (unsigned)v + 11};
+                            .act = v % 3,
+                            .seed = (unsigned)v + 11};
           char err[512] = "";
           double e = npu_f16_case_run(ctx, npu, &c, err, sizeof err);
           double limit = c.bias ? 1e-2 + ldexp(1, -10) : ldexp(1, -10);
@@ -783,9 +819,9 @@ int npu_f16_tiled_run(dg_context *ctx, int npu, const char *label, int quick) {
     count++;
     npu_cut_info cut;
     char err[512] = "";
-    int ok_cut = cut_as_expected(
-        npu_f16_case_cut(ctx, &tc->c, &cut, err, sizeof err), &cut, tc->height,
-        tc->channels);
+    int ok_cut =
+        cut_as_expected(npu_f16_case_cut(ctx, &tc->c, &cut, err, sizeof err),
+                        &cut, tc->height, tc->channels);
     double e =
         ok_cut ? npu_f16_case_run(ctx, npu, &tc->c, err, sizeof err) : -1;
     double limit = tc->c.bias ? 1e-2 + ldexp(1, -10) : ldexp(1, -10);

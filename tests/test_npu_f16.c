@@ -5,11 +5,11 @@
  * Called from test_npu.c. */
 #include "test_npu_f16.h"
 
-#include "graph/session.h" /* dg_f16_to_f32, dg_f32_to_f16 */
-#include "target/npu/decode.h"
-#include "target/npu/gen.h"
-#include "target/npu/pack.h"
-#include "target/npu/sim.h"
+#include "runtime/session.h" /* dg_f16_to_f32, dg_f32_to_f16 */
+#include "targets/npu/decode.h"
+#include "targets/npu/gen.h"
+#include "targets/npu/pack.h"
+#include "targets/npu/sim.h"
 
 #include <math.h>
 #include <stdio.h>

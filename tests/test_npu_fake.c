@@ -10,9 +10,9 @@
 #include "test_npu_conv.h"
 #include "test_npu_poolcase.h"
 
-#include "target/npu/backend.h"
-#include "target/npu/gen.h"
-#include "target/npu/gen_ppu.h"
+#include "targets/npu/backend.h"
+#include "targets/npu/gen.h"
+#include "targets/npu/gen_ppu.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -88,8 +88,8 @@ static void backend_matrix(const char *spec, const char *driver, int tiled) {
   dg_device_info info;
   dg_context *ctx = open_ctx(spec, &npu, &info);
   char what[200];
-  printf("# DG_NPU_DEVICE=%s: device %d, %s, driver %s\n", spec, npu,
-         info.name, info.driver);
+  printf("# DG_NPU_DEVICE=%s: device %d, %s, driver %s\n", spec, npu, info.name,
+         info.driver);
   snprintf(what, sizeof what, "%s: DG_NPU_DEVICE=%s finds the fake %s node",
            driver, spec, driver);
   check(npu >= 0 && strstr(info.driver, driver) && !info.is_simulator, what);
@@ -101,7 +101,8 @@ static void backend_matrix(const char *spec, const char *driver, int tiled) {
     stats_fn(s1, NULL, 0);
     snprintf(what, sizeof what,
              "%s: conv matrix through the fake kernel (%d jobs) within 1 LSB "
-             "of the CPU", driver, s1[5] - s0[5]);
+             "of the CPU",
+             driver, s1[5] - s0[5]);
     check(bad == 0 && s1[5] > s0[5], what);
     if (tiled) {
       stats_fn(s0, NULL, 0);
@@ -121,10 +122,26 @@ static void backend_matrix(const char *spec, const char *driver, int tiled) {
     }
     /* fp16: a 3x3 conv with bias and relu; a 5x5 one whose weights
      * (64 -> 130 channels) need two tasks, batch 2: 4 jobs. */
-    npu_f16_case f[2] = {{.N = 1, .C = 16, .O = 24, .H = 9, .W = 9, .K = 3,
-                          .S = 1, .same = 1, .bias = 1, .act = 1, .seed = 3},
-                         {.N = 2, .C = 64, .O = 130, .H = 6, .W = 7, .K = 5,
-                          .S = 2, .same = 1, .seed = 4}};
+    npu_f16_case f[2] = {{.N = 1,
+                          .C = 16,
+                          .O = 24,
+                          .H = 9,
+                          .W = 9,
+                          .K = 3,
+                          .S = 1,
+                          .same = 1,
+                          .bias = 1,
+                          .act = 1,
+                          .seed = 3},
+                         {.N = 2,
+                          .C = 64,
+                          .O = 130,
+                          .H = 6,
+                          .W = 7,
+                          .K = 5,
+                          .S = 2,
+                          .same = 1,
+                          .seed = 4}};
     char err[512] = "";
     double e0 = npu_f16_case_run(ctx, npu, &f[0], err, sizeof err), e1 = -1;
     stats_fn(s0, NULL, 0);
@@ -136,7 +153,8 @@ static void backend_matrix(const char *spec, const char *driver, int tiled) {
     snprintf(what, sizeof what,
              "%s: f16 convs (3x3 bias relu; 5x5 stride 2 split over 2 tasks, "
              "batch 2) through the fake kernel within 1e-2 + 1 fp16 ulp of "
-             "the CPU", driver);
+             "the CPU",
+             driver);
     check(e0 >= 0 && e1 >= 0 && e0 <= 1e-2 + 1.0 / 1024 && e1 <= 1.0 / 1024 &&
               s1[5] - s0[5] == 4,
           what);
@@ -144,7 +162,8 @@ static void backend_matrix(const char *spec, const char *driver, int tiled) {
   dg_context_destroy(ctx);
   snprintf(what, sizeof what,
            "%s: context destroyed: every file, BO and mapping released, CPU "
-           "access always bracketed", driver);
+           "access always bracketed",
+           driver);
   check(clean(driver), what);
 }
 
@@ -156,8 +175,15 @@ static void injected(const char *spec, const char *driver, const char *fault,
   int npu;
   dg_device_info info;
   dg_context *ctx = open_ctx(spec, &npu, &info);
-  npu_case c = {.N = 1, .C = 8, .O = 8, .H = 6, .W = 6, .K = 3, .S = 1,
-                .same = 1, .seed = 5};
+  npu_case c = {.N = 1,
+                .C = 8,
+                .O = 8,
+                .H = 6,
+                .W = 6,
+                .K = 3,
+                .S = 1,
+                .same = 1,
+                .seed = 5};
   long e = 0, t = 0;
   char err[512] = "";
   int rc = npu >= 0 ? npu_case_run(ctx, npu, &c, &e, &t, err, sizeof err) : 0;
@@ -168,7 +194,8 @@ static void injected(const char *spec, const char *driver, const char *fault,
   char what[200];
   snprintf(what, sizeof what,
            "%s: injected %s -> a clear error naming the node and the driver, "
-           "nothing leaked", driver, fault);
+           "nothing leaked",
+           driver, fault);
   check(rc < 0 && strstr(err, expect) && strstr(err, "'conv'") &&
             strstr(err, driver) && clean(fault),
         what);
@@ -184,8 +211,9 @@ static void outside(const char *spec) {
     return;
   }
   b->timeout_ms = 100;
-  npu_conv_desc d = {16, 6, 6, 16, 6, 6, 3, 3, 1, 1, 1, 1, false, 0, 0, 0,
-                     0.01f, 0, NPU_PREC_INT8};
+  npu_conv_desc d = {
+      16, 6,     6, 16,           6, 6, 3, 3, 1, 1, 1, 1, false, 0, 0,
+      0,  0.01f, 0, NPU_PREC_INT8};
   npu_stream s;
   npu_conv_plan p;
   npu_bo bo[5];
@@ -242,8 +270,15 @@ static void pooling(void) {
   int npu;
   dg_device_info info;
   dg_context *ctx = open_ctx("rknpu", &npu, &info);
-  npu_pool_case c = {.N = 2, .C = 20, .H = 11, .W = 9, .K = 3, .S = 2,
-                     .same = 1, .u8 = 1, .seed = 9};
+  npu_pool_case c = {.N = 2,
+                     .C = 20,
+                     .H = 11,
+                     .W = 9,
+                     .K = 3,
+                     .S = 2,
+                     .same = 1,
+                     .u8 = 1,
+                     .seed = 9};
   char err[512] = "";
   int s0[6], s1[6];
   stats_fn(s0, NULL, 0);
@@ -271,9 +306,16 @@ static void pooling(void) {
         "interrupt only)");
   /* The same task forced through the rocket backend. */
   npu_backend *b = npu_backend_open("rocket", err, sizeof err);
-  npu_pool_desc d = {.method = NPU_POOL_MAX, .c = 8, .in_h = 4, .in_w = 4,
-                     .out_h = 2, .out_w = 2, .k_h = 2, .k_w = 2,
-                     .stride_y = 2, .stride_x = 2};
+  npu_pool_desc d = {.method = NPU_POOL_MAX,
+                     .c = 8,
+                     .in_h = 4,
+                     .in_w = 4,
+                     .out_h = 2,
+                     .out_w = 2,
+                     .k_h = 2,
+                     .k_w = 2,
+                     .stride_y = 2,
+                     .stride_x = 2};
   npu_stream *s = malloc(sizeof *s);
   npu_pool_plan p;
   npu_bo bo[3];
@@ -285,9 +327,9 @@ static void pooling(void) {
     ok = !b->ops->bo_alloc(b, sizes[i], &bo[i], err, sizeof err);
   if (ok) {
     b->timeout_ms = 100;
-    const uint32_t iova[NPU_BUF_COUNT] = {[NPU_BUF_INPUT] = (uint32_t)bo[0].iova,
-                                          [NPU_BUF_OUTPUT] =
-                                              (uint32_t)bo[1].iova};
+    const uint32_t iova[NPU_BUF_COUNT] = {
+        [NPU_BUF_INPUT] = (uint32_t)bo[0].iova,
+        [NPU_BUF_OUTPUT] = (uint32_t)bo[1].iova};
     npu_stream_patch(s, iova);
     b->ops->cpu_begin(b, &bo[2], err, sizeof err);
     memcpy(bo[2].map, s->words, (size_t)s->count * 8);

@@ -10,12 +10,12 @@
 #include "test_npu_conv.h"
 #include "test_npu_poolcase.h"
 
-#include "graph/session.h"
-#include "target/npu/decode.h"
-#include "target/npu/gen_ppu.h"
-#include "target/npu/lower_pool.h"
-#include "target/npu/pack.h"
-#include "target/npu/sim.h"
+#include "runtime/session.h"
+#include "targets/npu/decode.h"
+#include "targets/npu/gen_ppu.h"
+#include "targets/npu/lower_pool.h"
+#include "targets/npu/pack.h"
+#include "targets/npu/sim.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -8,7 +8,7 @@
 #include "exec_wrapper.h"
 #include "test_npu_conv.h"
 
-#include "graph/session.h" /* dg_f32_to_f16 */
+#include "runtime/session.h" /* dg_f32_to_f16 */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,10 +58,10 @@ static void plan_reason(dg_context *ctx, int npu, int f32, int C, int H,
                         int dil, char *out, size_t n) {
   dg_graph *g = dg_graph_create(ctx, "decline");
   dg_dtype t = f32 ? DG_DTYPE_F32 : DG_DTYPE_I8;
-  dg_tensor_desc xd = {.dtype = t, .rank = 4, .dims = {1, C, H, H},
-                       .quant = {.scale = 0.1f}};
-  dg_tensor_desc wd = {.dtype = t, .rank = 4, .dims = {16, C, 3, 3},
-                       .quant = {.scale = 0.1f}};
+  dg_tensor_desc xd = {
+      .dtype = t, .rank = 4, .dims = {1, C, H, H}, .quant = {.scale = 0.1f}};
+  dg_tensor_desc wd = {
+      .dtype = t, .rank = 4, .dims = {16, C, 3, 3}, .quant = {.scale = 0.1f}};
   size_t wn = (size_t)16 * C * 9 * (f32 ? 4 : 1);
   void *w = calloc(1, wn);
   dg_tensor x = dg_graph_input(g, "x", &xd);
@@ -124,9 +124,13 @@ static void decline_fc(dg_context *ctx, int npu, npu_check_fn check) {
 
 static void test_verify(dg_context *ctx, int npu, npu_check_fn check) {
   dg_graph *g = dg_graph_create(ctx, "verify");
-  dg_tensor_desc xd = {.dtype = DG_DTYPE_I8, .rank = 4, .dims = {1, 8, 9, 9},
+  dg_tensor_desc xd = {.dtype = DG_DTYPE_I8,
+                       .rank = 4,
+                       .dims = {1, 8, 9, 9},
                        .quant = {.scale = 0.05f, .zero_point = -3}};
-  dg_tensor_desc wd = {.dtype = DG_DTYPE_I8, .rank = 4, .dims = {8, 8, 3, 3},
+  dg_tensor_desc wd = {.dtype = DG_DTYPE_I8,
+                       .rank = 4,
+                       .dims = {8, 8, 3, 3},
                        .quant = {.scale = 0.01f}};
   int8_t w[8 * 8 * 9], x[8 * 81];
   for (int i = 0; i < (int)sizeof w; i++)
@@ -138,8 +142,8 @@ static void test_verify(dg_context *ctx, int npu, npu_check_fn check) {
   dg_graph_set_device(g, npu);
   dg_conv2d_params p = {.padding = DG_PADDING_SAME_UPPER};
   dg_quant_params yq = {.scale = 0.0031f, .zero_point = 2};
-  dg_tensor y = dg_graph_qconv2d(g, "conv", xt, wt, DG_TENSOR_NONE, &p,
-                                 DG_DTYPE_I8, &yq);
+  dg_tensor y =
+      dg_graph_qconv2d(g, "conv", xt, wt, DG_TENSOR_NONE, &p, DG_DTYPE_I8, &yq);
   dg_graph_output(g, "y", y, DG_LAYOUT_NCHW);
   dg_session *s = NULL;
   dg_verify_report r;
@@ -175,8 +179,8 @@ static dg_session *f16_session(dg_context *ctx, int npu, int dw, char *why,
     b[i] = dg_f32_to_f16((float)(i % 5) - 2.0f);
   dg_graph *g = dg_graph_create(ctx, "f16");
   dg_tensor_desc xd = {.dtype = DG_DTYPE_F16, .rank = 4, .dims = {1, C, H, H}};
-  dg_tensor_desc wd = {.dtype = DG_DTYPE_F16, .rank = 4,
-                       .dims = {O, per, 3, 3}};
+  dg_tensor_desc wd = {
+      .dtype = DG_DTYPE_F16, .rank = 4, .dims = {O, per, 3, 3}};
   dg_tensor_desc bd = {.dtype = DG_DTYPE_F16, .rank = 1, .dims = {O}};
   dg_tensor x = dg_graph_input(g, "x", &xd);
   dg_tensor wt = dg_graph_constant(g, "w", &wd, w, 0);
@@ -234,7 +238,8 @@ static void f16_tests(dg_context *ctx, int npu, npu_check_fn check) {
   dg_binding in = {"x", x, sizeof x};
   dg_status st = s ? dg_session_verify(s, &in, 1, &r) : DG_ERROR_DEVICE;
   printf("# f16 verify on the NPU: status %d, max rel error %g, tolerance "
-         "%g %s\n", (int)st, r.max_rel_error, r.tolerance, why);
+         "%g %s\n",
+         (int)st, r.max_rel_error, r.tolerance, why);
   check(st == DG_OK && r.ok && r.tolerance == 1e-2 + 1.0 / 1024,
         "target: dg_session_verify accepts an f16 conv (bias, relu6) on the "
         "NPU within 1e-2 + its declared 1 fp16 ulp");

@@ -1,5 +1,5 @@
 /* The ONNX ops the translator composes of other builder ops
- * (src/onnx/onnx_ops_decomp.c): NegativeLogLikelihoodLoss and
+ * (src/front/onnx/onnx_ops_decomp.c): NegativeLogLikelihoodLoss and
  * SoftmaxCrossEntropyLoss (reductions, weights, ignore_index),
  * LayerNormalization's Mean and InvStdDev, GlobalMaxPool,
  * InstanceNormalization, MeanVarianceNormalization, CumSum, Hardmax
@@ -8,9 +8,9 @@
  * input x = 0, 1, .. and constant initializers; the answers are worked
  * out by hand or with the textbook formula in double here. */
 #include "graph.h"
-#include "graph/session.h" /* dg_f32_to_f16, dg_f16_to_f32 */
 #include "harness.h"
 #include "onnx_one_node.h"
+#include "runtime/session.h" /* dg_f32_to_f16, dg_f16_to_f32 */
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* The ONNX data movement handlers (src/onnx/onnx_ops_movement.c) on the
+/* The ONNX data movement handlers (src/front/onnx/onnx_ops_movement.c) on the
  * paths libonnx-testdata's node cases do not reach: old opsets'
  * attributes (Slice 1-9, Pad 2-10), negative pads, Split's uneven last
  * chunk (opset 18), int64 and scalar Gather indices, Tile's stages and

@@ -6,10 +6,10 @@
  * attribute or form the importer declines prints "skipped:" with the
  * importer's diagnostic, and is counted apart. */
 #define _POSIX_C_SOURCE 200809L
+#include "front/onnx/onnx_internal.h"
 #include "graph.h"
-#include "graph/session.h" /* dg_f16_to_f32 */
 #include "harness.h"
-#include "onnx/onnx_internal.h"
+#include "runtime/session.h" /* dg_f16_to_f32 */
 
 #include <dirent.h>
 #include <math.h>
@@ -113,16 +113,20 @@ static double half_value(uint16_t h) {
 
 static double value_at(dg_dtype t, const void *p, size_t e) {
   switch (t) {
-  case DG_DTYPE_F32: return ((const float *)p)[e];
+  case DG_DTYPE_F32:
+    return ((const float *)p)[e];
   case DG_DTYPE_F16:
     return half_value(((const uint16_t *)p)[e]);
-  case DG_DTYPE_I8: return ((const int8_t *)p)[e];
-  case DG_DTYPE_U8: return ((const uint8_t *)p)[e];
+  case DG_DTYPE_I8:
+    return ((const int8_t *)p)[e];
+  case DG_DTYPE_U8:
+    return ((const uint8_t *)p)[e];
   case DG_DTYPE_BOOL:
     return ((const uint8_t *)p)[e];
   case DG_DTYPE_I64:
     return (double)((const int64_t *)p)[e];
-  default: return ((const int32_t *)p)[e];
+  default:
+    return ((const int32_t *)p)[e];
   }
 }
 
@@ -130,8 +134,7 @@ static double value_at(dg_dtype t, const void *p, size_t e) {
  * scales, bounds fed as inputs, as these tests do), retries with every
  * input but the first frozen to its test value. */
 static dg_status import(dg_context *ctx, const char *path, pb_tensor *ins,
-                        int nin, dg_graph **g, dg_diagnostic *d,
-                        int *frozen) {
+                        int nin, dg_graph **g, dg_diagnostic *d, int *frozen) {
   *frozen = 0;
   dg_status st = dg_onnx_load(ctx, path, NULL, g, d);
   if (st != DG_ERROR_UNSUPPORTED || nin < 1)
@@ -194,8 +197,8 @@ static void run_test(dg_context *ctx, const char *name, counts *per_dev) {
     for (int i = 0; i < nwant; i++) {
       dg_io_info info;
       dg_graph_output_info(g, i, &info);
-      out[i] = (dg_binding){info.name, calloc(1, want[i].bytes + 1),
-                            want[i].bytes};
+      out[i] =
+          (dg_binding){info.name, calloc(1, want[i].bytes + 1), want[i].bytes};
     }
     for (int dev = 0; dev < ndev; dev++) {
       dg_compile_options o = {.devices = &dev, .device_count = 1};
@@ -280,8 +283,9 @@ int main(void) {
     dg_device_info info;
     dg_context_device_info(ctx, k, &info);
     printf("# device %d (%s): %d passed, %d failed, %d declined of %d ONNX "
-           "node tests\n", k, dg_device_kind_name(info.kind),
-           per_dev[k].passed, per_dev[k].failed, per_dev[k].declined, n);
+           "node tests\n",
+           k, dg_device_kind_name(info.kind), per_dev[k].passed,
+           per_dev[k].failed, per_dev[k].declined, n);
   }
   qsort(reasons, (size_t)nreasons, sizeof reasons[0], cmp_reason);
   printf("# the most frequent reasons cases were declined (device 0):\n");

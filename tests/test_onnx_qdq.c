@@ -1,4 +1,4 @@
-/* The ONNX importer's int8 folds (src/onnx/onnx_qdq_ops.c, the conv
+/* The ONNX importer's int8 folds (src/front/onnx/onnx_qdq_ops.c, the conv
  * fold's Clip in onnx_qdq.c) on small QDQ models written in C: a float
  * input, QuantizeLinear -> DequantizeLinear, the op under test, then
  * QuantizeLinear -> DequantizeLinear -> the output, as ONNX Runtime's

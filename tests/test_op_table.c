@@ -6,13 +6,13 @@
  * - every device's info.ops names only ops the table knows, and an op a
  *   device does not list is declined there with a reason, not a failed
  *   compile;
- * - the kinds of device (src/target/kinds.def): one bit and one name
+ * - the kinds of device (src/targets/kinds.def): one bit and one name
  *   each, and the targets built in are kinds of the table, CPU first. */
 #include "graph.h"
-#include "graph/internal.h"
 #include "harness.h"
 #include "ops/ops.h"
-#include "target/target.h"
+#include "runtime/internal.h"
+#include "targets/target.h"
 
 #include <ctype.h>
 #include <string.h>

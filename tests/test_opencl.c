@@ -6,8 +6,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include "graph.h"
 #include "harness.h"
+#include "runtime/internal.h" /* the context's devices */
 #include "slow_graph.h"
-#include "target/opencl/cl_test.h"
+#include "targets/opencl/cl_test.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -17,8 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static float xbuf[1 * 3 * 8 * 8], wbuf[8 * 3 * 3 * 3], bbuf[8],
-    fwbuf[10 * 128], fbbuf[10];
+static float xbuf[1 * 3 * 8 * 8], wbuf[8 * 3 * 3 * 3], bbuf[8], fwbuf[10 * 128],
+    fbbuf[10];
 
 /* conv 3x3 + relu, max pool, flatten, fc, softmax on x [1,3,8,8]; pinned
  * to device pin when pin >= 0. */
@@ -34,16 +35,15 @@ static dg_graph *small_graph(dg_context *ctx, int pin) {
   dg_tensor x = dg_graph_input(g, "x", &xd);
   dg_conv2d_params cp = {.padding = DG_PADDING_SAME_UPPER,
                          .activation = DG_ACTIVATION_RELU};
-  dg_tensor y = dg_graph_conv2d(g, "conv", x,
-                                dg_graph_constant(g, "w", &wd, wbuf, 0),
-                                dg_graph_constant(g, "b", &bd, bbuf, 0), &cp);
+  dg_tensor y =
+      dg_graph_conv2d(g, "conv", x, dg_graph_constant(g, "w", &wd, wbuf, 0),
+                      dg_graph_constant(g, "b", &bd, bbuf, 0), &cp);
   dg_pool2d_params pp = {.kernel = {2, 2}, .stride = {2, 2}};
   y = dg_graph_max_pool2d(g, "pool", y, &pp);
   y = dg_graph_flatten(g, "flatten", y, 1);
-  y = dg_graph_fully_connected(g, "fc", y,
-                               dg_graph_constant(g, "fw", &fwd, fwbuf, 0),
-                               dg_graph_constant(g, "fb", &fbd, fbbuf, 0),
-                               DG_ACTIVATION_NONE);
+  y = dg_graph_fully_connected(
+      g, "fc", y, dg_graph_constant(g, "fw", &fwd, fwbuf, 0),
+      dg_graph_constant(g, "fb", &fbd, fbbuf, 0), DG_ACTIVATION_NONE);
   y = dg_graph_softmax(g, "softmax", y, -1);
   dg_graph_output(g, "y", y, DG_LAYOUT_NCHW);
   return g;
@@ -105,7 +105,8 @@ static void test_listing(dg_context *ctx, int dev) {
   CHECK(strstr(in.driver, "OpenCL C") && strstr(in.driver, "CU") &&
             strstr(in.driver, "KiB local"),
         "device listing: driver names OpenCL C version, compute units and "
-        "local memory (%s)", in.driver);
+        "local memory (%s)",
+        in.driver);
   unsigned want_t = 1u << DG_DTYPE_F32 | 1u << DG_DTYPE_F16 |
                     1u << DG_DTYPE_I8 | 1u << DG_DTYPE_U8;
   uint64_t want_ops = 1ull << DG_OP_CONV2D | 1ull << DG_OP_QCONV2D |
@@ -148,7 +149,8 @@ static void test_placement(dg_context *ctx, int dev) {
   if (cpu_type) /* PoCL shares the host's memory */
     CHECK(st == DG_OK && after.host_buffers > before.host_buffers,
           "a device sharing memory with the host gets host-accessible "
-          "buffers (%d made)", after.host_buffers - before.host_buffers);
+          "buffers (%d made)",
+          after.host_buffers - before.host_buffers);
   bool pinned = st == DG_OK;
   p = dg_session_plan(s);
   for (int i = 0; pinned && i < dg_plan_node_count(p); i++) {
@@ -193,7 +195,9 @@ static void test_cache(const char *top) {
 
   dg_context *ctx;
   dg_context_create(&o, &ctx);
-  int have = dg_opencl_cache_path(ctx, opencl_device(ctx), path, sizeof path);
+  int cl = opencl_device(ctx);
+  int have = cl >= 0 &&
+             dg_opencl_cache_path(&ctx->devices.items[cl], path, sizeof path);
   dg_context_destroy(ctx);
   CHECK(have && access(path, R_OK) == 0, "cache: file %s exists",
         have ? path : "(none)");
@@ -233,7 +237,7 @@ static void test_cache(const char *top) {
             b.source_builds == a.source_builds + 1,
         "cache: a truncated entry is ignored and rebuilt");
 
-  /* The cache is a security boundary (src/graph/cache_file.h): a FIFO in
+  /* The cache is a security boundary (src/core/cache_file.h): a FIFO in
    * place of the entry is refused at once (it blocked context creation),
    * and a directory others can write is neither read nor written. */
   remove(path);
@@ -437,8 +441,8 @@ static dg_status gk_run(dg_context *ctx, int dev, const gk_case *c,
            : (void)(((float *)ch)[i] = bias[i]);
   dg_graph *g = dg_graph_create(ctx, "gk");
   dg_graph_set_device(g, dev);
-  dg_tensor_desc adesc = {.dtype = dt, .rank = c->ar}, bdesc = {.dtype = dt,
-                                                                .rank = c->br};
+  dg_tensor_desc adesc = {.dtype = dt, .rank = c->ar},
+                 bdesc = {.dtype = dt, .rank = c->br};
   for (int i = 0; i < c->ar; i++)
     adesc.dims[i] = c->ad[i];
   for (int i = 0; i < c->br; i++)
@@ -448,14 +452,13 @@ static dg_status gk_run(dg_context *ctx, int dev, const gk_case *c,
   if (c->op == 0) {
     out = dg_graph_matmul(g, "mm", at, dg_graph_input(g, "b", &bdesc));
   } else if (c->op == 1) {
-    out = dg_graph_fully_connected(g, "fc", at,
-                                   dg_graph_constant(g, "w", &bdesc, bh, 0),
-                                   dg_graph_constant(g, "c", &cdesc, ch, 0),
-                                   c->act);
+    out = dg_graph_fully_connected(
+        g, "fc", at, dg_graph_constant(g, "w", &bdesc, bh, 0),
+        dg_graph_constant(g, "c", &cdesc, ch, 0), c->act);
   } else {
-    out = dg_graph_conv2d(g, "conv", at,
-                          dg_graph_constant(g, "w", &bdesc, bh, 0),
-                          dg_graph_constant(g, "c", &cdesc, ch, 0), &c->cp);
+    out =
+        dg_graph_conv2d(g, "conv", at, dg_graph_constant(g, "w", &bdesc, bh, 0),
+                        dg_graph_constant(g, "c", &cdesc, ch, 0), &c->cp);
   }
   dg_graph_output(g, "y", out, DG_LAYOUT_NCHW);
   dg_compile_options co = {.policy = DG_POLICY_STRICT};
@@ -488,24 +491,44 @@ static void test_gpu_kernels(dg_context *ctx, int dev) {
   const dg_conv2d_params same = {.padding = DG_PADDING_SAME_UPPER,
                                  .activation = DG_ACTIVATION_RELU};
   const gk_case cases[] = {
-      {0, 0, 2, {200, 37}, 2, {37, 300}, {.groups = 0}, 0},       /* 128x128, edges */
-      {0, 0, 2, {256, 64}, 2, {64, 256}, {.groups = 0}, 0},       /* all vector */
-      {0, 0, 2, {50, 64}, 2, {64, 300}, {.groups = 0}, 0},        /* 64x128 */
-      {0, 0, 2, {40, 20}, 2, {20, 100}, {.groups = 0}, 0},        /* 64x64 */
+      {0, 0, 2, {200, 37}, 2, {37, 300}, {.groups = 0}, 0}, /* 128x128, edges */
+      {0, 0, 2, {256, 64}, 2, {64, 256}, {.groups = 0}, 0}, /* all vector */
+      {0, 0, 2, {50, 64}, 2, {64, 300}, {.groups = 0}, 0},  /* 64x128 */
+      {0, 0, 2, {40, 20}, 2, {20, 100}, {.groups = 0}, 0},  /* 64x64 */
       {0, 0, 3, {3, 130, 33}, 3, {3, 33, 129}, {.groups = 0}, 0}, /* batch */
-      {0, 0, 3, {2, 70, 48}, 2, {48, 132}, {.groups = 0}, 0},     /* broadcast b */
-      {0, 1, 2, {70, 40}, 2, {40, 90}, {.groups = 0}, 0},         /* f16 storage */
+      {0, 0, 3, {2, 70, 48}, 2, {48, 132}, {.groups = 0}, 0}, /* broadcast b */
+      {0, 1, 2, {70, 40}, 2, {40, 90}, {.groups = 0}, 0},     /* f16 storage */
       {1, 0, 2, {100, 64}, 2, {200, 64}, {.groups = 0}, DG_ACTIVATION_RELU},
       {1, 0, 2, {33, 19}, 2, {70, 19}, {.groups = 0}, DG_ACTIVATION_NONE},
       {2, 0, 4, {2, 16, 12, 12}, 4, {40, 16, 3, 3}, same, 0},
-      {2, 0, 4, {2, 8, 11, 13}, 4, {130, 8, 3, 3},
-       {.stride = {2, 2}, .pads = {1, 0, 1, 2}}, 0},
-      {2, 0, 4, {1, 12, 10, 10}, 4, {72, 4, 3, 3},
-       {.dilation = {2, 2}, .padding = DG_PADDING_SAME_LOWER, .groups = 3,
-        .activation = DG_ACTIVATION_RELU6}, 0},
+      {2,
+       0,
+       4,
+       {2, 8, 11, 13},
+       4,
+       {130, 8, 3, 3},
+       {.stride = {2, 2}, .pads = {1, 0, 1, 2}},
+       0},
+      {2,
+       0,
+       4,
+       {1, 12, 10, 10},
+       4,
+       {72, 4, 3, 3},
+       {.dilation = {2, 2},
+        .padding = DG_PADDING_SAME_LOWER,
+        .groups = 3,
+        .activation = DG_ACTIVATION_RELU6},
+       0},
       {2, 0, 4, {4, 32, 7, 7}, 4, {128, 32, 3, 3}, same, 0},
-      {2, 0, 4, {2, 16, 8, 8}, 4, {64, 16, 1, 1},
-       {.padding = DG_PADDING_VALID}, 0},
+      {2,
+       0,
+       4,
+       {2, 16, 8, 8},
+       4,
+       {64, 16, 1, 1},
+       {.padding = DG_PADDING_VALID},
+       0},
       {2, 1, 4, {2, 8, 9, 9}, 4, {32, 8, 3, 3}, same, 0},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -524,9 +547,13 @@ static void test_gpu_kernels(dg_context *ctx, int dev) {
       worst = e > worst ? e : worst;
     }
     ok = ok && worst <= (c->f16 ? 2e-3 : 1e-5);
-    CHECK(ok, "GPU kernels on the OpenCL device match the CPU: case %zu "
-              "(%s%s), worst relative error %.3g",
-          i, c->op == 0 ? "matmul" : c->op == 1 ? "fully_connected" : "conv2d",
+    CHECK(ok,
+          "GPU kernels on the OpenCL device match the CPU: case %zu "
+          "(%s%s), worst relative error %.3g",
+          i,
+          c->op == 0   ? "matmul"
+          : c->op == 1 ? "fully_connected"
+                       : "conv2d",
           c->f16 ? " f16" : "", worst);
     free(a), free(b), free(bias), free(want_y), free(got);
   }

@@ -9,8 +9,8 @@
  * loop limit). The 64M cases do not run under AddressSanitizer (the
  * release section runs them). */
 #include "graph.h"
-#include "graph/session.h" /* dg_f16_to_f32, dg_f32_to_f16 */
 #include "harness.h"
+#include "runtime/session.h" /* dg_f16_to_f32, dg_f32_to_f16 */
 
 #include <math.h>
 #include <stdint.h>

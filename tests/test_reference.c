@@ -2,10 +2,10 @@
  * paper (or are textbook values), run through both the reference kernels of
  * src/ops and every device. */
 #include "graph.h"
-#include "graph/internal.h"
-#include "graph/session.h"
 #include "harness.h"
 #include "ops/ops.h"
+#include "runtime/internal.h"
+#include "runtime/session.h"
 
 #include <math.h>
 #include <string.h>
@@ -32,15 +32,15 @@ static void expect(dg_graph *g, const char *what, const void *const *inputs,
       continue;
     const void *src = t->constant ? t->constant->data : inputs[k_in];
     if (!t->constant)
-      b[k_in] = (dg_binding){t->name, (void *)inputs[k_in],
-                             dg_desc_bytes(&t->desc)}, k_in++;
+      b[k_in] =
+          (dg_binding){t->name, (void *)inputs[k_in], dg_desc_bytes(&t->desc)},
+      k_in++;
     ins[k] = malloc(sizeof(double) * (size_t)dg_desc_elements(&t->desc));
     for (int64_t e = 0; e < dg_desc_elements(&t->desc); e++)
       ins[k][e] = dg_load_elem(t->desc.dtype, src, e);
   }
   (void)n_in;
-  dg_op_def_get(node->op)->reference(ir, node, (const double *const *)ins,
-                                     ref);
+  dg_op_def_get(node->op)->reference(ir, node, (const double *const *)ins, ref);
   double err = 0;
   for (int i = 0; i < n; i++)
     err = fmax(err, fabs(ref[i] - want[i]));
@@ -57,18 +57,17 @@ static void expect(dg_graph *g, const char *what, const void *const *inputs,
                           &(dg_binding){"y", out, dg_desc_bytes(yd)}, 1, NULL);
     for (int i = 0; st == DG_OK && i < n; i++)
       e2 = fmax(e2, fabs(dg_load_elem(yd->dtype, out, i) - want[i]));
-    CHECK(st == DG_OK && e2 < 1e-5, "%s: device %d matches (err %g)", what,
-          dev, e2);
+    CHECK(st == DG_OK && e2 < 1e-5, "%s: device %d matches (err %g)", what, dev,
+          e2);
     dg_session_destroy(s);
   }
   for (int k = 0; k < 4; k++)
     free(ins[k]);
 }
 
-static dg_tensor_desc fd(int rank, int64_t a, int64_t b, int64_t c,
-                         int64_t d) {
-  dg_tensor_desc t = {.dtype = DG_DTYPE_F32, .rank = rank,
-                      .dims = {a, b, c, d}};
+static dg_tensor_desc fd(int rank, int64_t a, int64_t b, int64_t c, int64_t d) {
+  dg_tensor_desc t = {
+      .dtype = DG_DTYPE_F32, .rank = rank, .dims = {a, b, c, d}};
   return t;
 }
 
@@ -85,8 +84,7 @@ static void conv_cases(void) {
                                   dg_graph_constant(g, "w", &wd, ones, 0),
                                   DG_TENSOR_NONE, &p),
                   0);
-  expect(g, "conv 2x2 ones over 1..9", in, 1,
-         (double[]){12, 16, 24, 28}, 4);
+  expect(g, "conv 2x2 ones over 1..9", in, 1, (double[]){12, 16, 24, 28}, 4);
   dg_graph_destroy(g);
 
   g = dg_graph_create(ctx, "c");
@@ -114,8 +112,9 @@ static void conv_cases(void) {
                                     dg_graph_constant(g, "w", &wr, ones, 0),
                                     DG_TENSOR_NONE, &p),
                     0);
-    expect(g, lower ? "SAME_LOWER puts the odd pad first"
-                    : "SAME_UPPER puts the odd pad last",
+    expect(g,
+           lower ? "SAME_LOWER puts the odd pad first"
+                 : "SAME_UPPER puts the odd pad last",
            in6, 1, lower ? (double[]){3, 9, 15} : (double[]){6, 12, 11}, 3);
     dg_graph_destroy(g);
   }
@@ -132,16 +131,23 @@ static void pool_cases(void) {
   } c[] = {
       {"avg 2x2 s2 ceil: partial windows divide by what they cover",
        {.kernel = {2, 2}, .stride = {2, 2}, .ceil_mode = 1},
-       false, {3, 4.5, 7.5, 9}},
+       false,
+       {3, 4.5, 7.5, 9}},
       {"avg pad 1, count_include_pad",
-       {.kernel = {2, 2}, .stride = {2, 2}, .pads = {1, 1, 1, 1},
+       {.kernel = {2, 2},
+        .stride = {2, 2},
+        .pads = {1, 1, 1, 1},
         .count_include_pad = 1},
-       false, {0.25, 1.25, 2.75, 7}},
+       false,
+       {0.25, 1.25, 2.75, 7}},
       {"avg pad 1, pads not counted",
        {.kernel = {2, 2}, .stride = {2, 2}, .pads = {1, 1, 1, 1}},
-       false, {1, 2.5, 5.5, 7}},
-      {"max 2x2 s2 ceil", {.kernel = {2, 2}, .stride = {2, 2}, .ceil_mode = 1},
-       true, {5, 6, 8, 9}},
+       false,
+       {1, 2.5, 5.5, 7}},
+      {"max 2x2 s2 ceil",
+       {.kernel = {2, 2}, .stride = {2, 2}, .ceil_mode = 1},
+       true,
+       {5, 6, 8, 9}},
   };
   for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
     dg_graph *g = dg_graph_create(ctx, "p");
@@ -163,8 +169,7 @@ static void misc_cases(void) {
   dg_graph_output(g, "y",
                   dg_graph_softmax(g, "s", dg_graph_input(g, "x", &d3), 0), 0);
   expect(g, "softmax [1,2,3]", in, 1,
-         (double[]){0.0900305731703804, 0.2447284710547976,
-                    0.6652409557748219},
+         (double[]){0.0900305731703804, 0.2447284710547976, 0.6652409557748219},
          3);
   dg_graph_destroy(g);
 
@@ -201,9 +206,13 @@ static void qconv_case(void) {
   static const uint8_t x[2] = {130, 126};
   static const int8_t w[6] = {2, -1, 2, -1, 2, -1};
   static const int32_t b[3] = {10, 14, 22};
-  dg_tensor_desc xd = {.dtype = DG_DTYPE_U8, .rank = 4, .dims = {1, 2, 1, 1},
+  dg_tensor_desc xd = {.dtype = DG_DTYPE_U8,
+                       .rank = 4,
+                       .dims = {1, 2, 1, 1},
                        .quant = {.scale = 0.5f, .zero_point = 128}};
-  dg_tensor_desc wd = {.dtype = DG_DTYPE_I8, .rank = 4, .dims = {3, 2, 1, 1},
+  dg_tensor_desc wd = {.dtype = DG_DTYPE_I8,
+                       .rank = 4,
+                       .dims = {3, 2, 1, 1},
                        .quant = {.scale = 0.25f}};
   dg_tensor_desc bd = {.dtype = DG_DTYPE_I32, .rank = 1, .dims = {3}};
   dg_graph *g = dg_graph_create(ctx, "q");

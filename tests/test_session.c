@@ -3,8 +3,8 @@
  * reasons), placement policies with a second (fake) device, verify, and
  * one-shot ops. */
 #include "graph.h"
-#include "graph/internal.h"
 #include "harness.h"
+#include "runtime/internal.h"
 
 #include <math.h>
 #include <string.h>

@@ -17,10 +17,10 @@
  * section). DG_TEST_THREADS=n changes the thread count (default 4). */
 #define _GNU_SOURCE
 #include "graph.h"
-#include "graph/session.h" /* dg_session_claim */
 #include "harness.h"
+#include "runtime/session.h" /* dg_session_claim */
 #ifdef DG_TARGET_VULKAN
-#include "target/vulkan/vulkan_target.h"
+#include "targets/vulkan/vulkan_target.h"
 #endif
 
 #include <pthread.h>

@@ -7,12 +7,12 @@
  * injection, and the placement rule. */
 #define _POSIX_C_SOURCE 200809L
 #include "graph.h"
-#include "graph/internal.h"
-#include "graph/session.h"
 #include "harness.h"
+#include "runtime/internal.h"
+#include "runtime/session.h"
 #include "slow_graph.h"
-#include "target/vulkan/vk_internal.h"
-#include "target/vulkan/vulkan_target.h"
+#include "targets/vulkan/vk_internal.h"
+#include "targets/vulkan/vulkan_target.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@
  * prints a pass/fail table, and with --out DIR writes every case as a
  * golden set (format below) that --replay DIR checks byte for byte
  * through the simulator. Four probes measure what the simulator can only
- * assume (src/target/npu/README.md, findings): rounding ties in OUT_CVT,
+ * assume (src/targets/npu/README.md, findings): rounding ties in OUT_CVT,
  * which byte of PAD_VALUE each channel lane pads with (depthwise and
  * direct), and the rounding of CLIP_TRUNCATE. Then pooling on the PPU
  * (standalone tasks, skipped on rocket, whose kernel completes jobs on
@@ -31,14 +31,14 @@
 #define _GNU_SOURCE
 #include "common/cli.h"
 #include "ops/requant.h"
-#include "target/npu/backend.h"
-#include "target/npu/gen.h"
-#include "target/npu/gen_ppu.h"
-#include "target/npu/lower_pool.h"
-#include "target/npu/pack.h"
-#include "target/npu/sim.h"
+#include "targets/npu/backend.h"
+#include "targets/npu/gen.h"
+#include "targets/npu/gen_ppu.h"
+#include "targets/npu/lower_pool.h"
+#include "targets/npu/pack.h"
+#include "targets/npu/sim.h"
 
-#include "graph/session.h" /* dg_f32_to_f16 */
+#include "runtime/session.h" /* dg_f32_to_f16 */
 
 #include <errno.h>
 #include <math.h>
@@ -164,8 +164,9 @@ static int matrix_case(npu_backend *b, const conv_case *c, const char *out_dir,
   int32_t zx = rnd(-10, 10), zy = rnd(-10, 10);
   float sx = 0.05f, sw = 0.01f, sy = sx * sw * (float)(per * c->K * c->K) * 2;
   float m = dg_requant_multiplier(sx, sw, sy);
-  npu_conv_desc d = {c->C, c->H, c->W, c->O, OH, OW, c->K, c->K, c->S, c->S,
-                     c->pad, c->pad, c->dw, zx, 0, zy, m, 0, NPU_PREC_INT8};
+  npu_conv_desc d = {c->C, c->H, c->W, c->O,   OH,           OW,    c->K,
+                     c->K, c->S, c->S, c->pad, c->pad,       c->dw, zx,
+                     0,    zy,   m,    0,      NPU_PREC_INT8};
   npu_stream s;
   npu_conv_plan p;
   char err[256];
@@ -239,7 +240,8 @@ static int matrix_case(npu_backend *b, const conv_case *c, const char *out_dir,
 static void set_reg(npu_stream *s, npu_reg reg, uint32_t value) {
   for (int i = 0; i < s->count; i++)
     if (npu_word_offset(s->words[i]) == npu_regs[reg].offset &&
-        npu_word_target(s->words[i]) == (npu_blocks[npu_regs[reg].block].id | 1))
+        npu_word_target(s->words[i]) ==
+            (npu_blocks[npu_regs[reg].block].id | 1))
       s->words[i] = npu_reg_word(reg, value);
 }
 
@@ -257,8 +259,8 @@ static void probe(npu_backend *b, const char *name, const char *what,
                   int pad_lanes, bool dw, uint32_t pad_value, uint32_t scale,
                   uint32_t shift, uint32_t trunc, const char *out_dir) {
   int C = pad_lanes ? 64 : 32;
-  npu_conv_desc d = {C, 6, 6, C, 6, 6, 3, 3, 1, 1, 1, 1, dw, 0, 0, 0, 0.01f, 0,
-                     NPU_PREC_INT8};
+  npu_conv_desc d = {
+      C, 6, 6, C, 6, 6, 3, 3, 1, 1, 1, 1, dw, 0, 0, 0, 0.01f, 0, NPU_PREC_INT8};
   npu_stream s;
   npu_conv_plan p;
   char err[256];
@@ -295,10 +297,11 @@ static void probe(npu_backend *b, const char *name, const char *what,
     npu_sim_buffer bufs[4] = {
         {"input", (uint32_t)r.bo[0].iova, p.input_bytes, in, false},
         {"weights", (uint32_t)r.bo[1].iova, p.weight_bytes, wt, false},
-        {"biases", (uint32_t)r.bo[2].iova, p.bias_bytes, (uint8_t *)bias, false},
+        {"biases", (uint32_t)r.bo[2].iova, p.bias_bytes, (uint8_t *)bias,
+         false},
         {"output", (uint32_t)r.bo[3].iova, p.output_bytes, ref, true}};
-    npu_sim_job job = {s.words, s.count, bufs, 4, (npu_round)m,
-                       NPU_POOL_AVG_RECIP};
+    npu_sim_job job = {s.words, s.count,      bufs,
+                       4,       (npu_round)m, NPU_POOL_AVG_RECIP};
     if (!npu_sim_run(&job, err, sizeof err) &&
         !memcmp(ref, out, p.output_bytes))
       snprintf(agree + strlen(agree), sizeof agree - strlen(agree), "%s%s",
@@ -350,10 +353,18 @@ static const pool_case pools[] = {
 static const char *pool_names[2] = {"input", "output"};
 
 static npu_pool_desc pool_desc(const pool_case *c, int pad_value) {
-  npu_pool_desc d = {.method = c->method, .c = c->C, .in_h = c->H,
-                     .in_w = c->W, .k_h = c->K, .k_w = c->K, .stride_y = c->S,
-                     .stride_x = c->S, .pad_top = c->pad, .pad_left = c->pad,
-                     .pad_bottom = c->pad, .pad_right = c->pad,
+  npu_pool_desc d = {.method = c->method,
+                     .c = c->C,
+                     .in_h = c->H,
+                     .in_w = c->W,
+                     .k_h = c->K,
+                     .k_w = c->K,
+                     .stride_y = c->S,
+                     .stride_x = c->S,
+                     .pad_top = c->pad,
+                     .pad_left = c->pad,
+                     .pad_bottom = c->pad,
+                     .pad_right = c->pad,
                      .pad_value = pad_value};
   d.out_h = npu_pool_out_dim(c->H, c->K, c->S, c->pad, c->pad);
   d.out_w = npu_pool_out_dim(c->W, c->K, c->S, c->pad, c->pad);
@@ -373,7 +384,8 @@ static int run_pool_job(npu_backend *b, npu_stream *s, const npu_pool_plan *p,
     if (o->bo_alloc(b, sizes[i], &bo[i], err, n))
       return -1;
   const uint32_t iova[NPU_BUF_COUNT] = {[NPU_BUF_INPUT] = (uint32_t)bo[0].iova,
-                                        [NPU_BUF_OUTPUT] = (uint32_t)bo[1].iova};
+                                        [NPU_BUF_OUTPUT] =
+                                            (uint32_t)bo[1].iova};
   npu_stream_patch(s, iova);
   const void *src[3] = {in, NULL, s->words};
   for (int i = 0; i < 3; i++) {
@@ -387,7 +399,8 @@ static int run_pool_job(npu_backend *b, npu_stream *s, const npu_pool_plan *p,
   npu_bo *ins[1] = {&bo[0]}, *outs[1] = {&bo[1]};
   npu_job job = {&bo[2], s->count, ins, 1, outs, 1};
   if ((checked && npu_job_check(&job, err, n)) || o->submit(b, &job, err, n) ||
-      o->wait(b, &job, b->timeout_ms, err, n) || o->cpu_begin(b, &bo[1], err, n))
+      o->wait(b, &job, b->timeout_ms, err, n) ||
+      o->cpu_begin(b, &bo[1], err, n))
     return -1;
   memcpy(out, bo[1].map, p->output_bytes);
   return o->cpu_end(b, &bo[1], err, n);
@@ -415,8 +428,8 @@ static int pool_reference(const npu_pool_desc *d, const int8_t *x, int ch,
       int iy = oy * d->stride_y + ky - d->pad_top;
       int ix = ox * d->stride_x + kx - d->pad_left;
       bool in = iy >= 0 && iy < d->in_h && ix >= 0 && ix < d->in_w;
-      double v = in ? x[((size_t)ch * d->in_h + iy) * d->in_w + ix]
-                    : d->pad_value;
+      double v =
+          in ? x[((size_t)ch * d->in_h + iy) * d->in_w + ix] : d->pad_value;
       if (d->method == NPU_POOL_AVG)
         acc += v;
       else if (in && v > acc)
@@ -455,7 +468,8 @@ static int pool_case_run(npu_backend *b, const pool_case *c,
     for (int ch = 0; ch < c->C; ch++)
       for (int oy = 0; oy < d.out_h; oy++)
         for (int ox = 0; ox < d.out_w; ox++) {
-          int got = npu_pool_narrow(cube_f16(out, ch, oy, ox, d.out_h, d.out_w));
+          int got =
+              npu_pool_narrow(cube_f16(out, ch, oy, ox, d.out_h, d.out_w));
           int e = abs(got - pool_reference(&d, x, ch, oy, ox));
           diff = e > diff ? e : diff;
           exact += !e;
@@ -485,9 +499,9 @@ static int pool_case_run(npu_backend *b, const pool_case *c,
 static void sim_agree(const npu_stream *s, const npu_pool_plan *p,
                       const npu_bo *bo, uint8_t *in, const uint8_t *out,
                       bool pad_probe, char *agree, size_t n) {
-  static const char *labels[2][2] = {{"recip model", "exact model"},
-                                     {"pad taps add PADDING_VALUE",
-                                      "pad taps add 0"}};
+  static const char *labels[2][2] = {
+      {"recip model", "exact model"},
+      {"pad taps add PADDING_VALUE", "pad taps add 0"}};
   uint8_t *ref = calloc(1, p->output_bytes);
   npu_stream v = *s;
   agree[0] = 0;
@@ -500,7 +514,11 @@ static void sim_agree(const npu_stream *s, const npu_pool_plan *p,
     npu_sim_buffer bufs[2] = {
         {"input", (uint32_t)bo[0].iova, p->input_bytes, in, false},
         {"output", (uint32_t)bo[1].iova, p->output_bytes, ref, true}};
-    npu_sim_job job = {v.words, v.count, bufs, 2, NPU_ROUND_HALF_UP,
+    npu_sim_job job = {v.words,
+                       v.count,
+                       bufs,
+                       2,
+                       NPU_ROUND_HALF_UP,
                        pad_probe ? NPU_POOL_AVG_RECIP : (npu_pool_avg)m};
     char err[256];
     if (!npu_sim_run(&job, err, sizeof err) &&
@@ -556,7 +574,8 @@ static void int8_probe(npu_backend *b, uint32_t rdma_precision) {
   snprintf(name, sizeof name, "probe-pool-int8-rdma%u", rdma_precision);
   if (b->is_simulator) {
     printf("| %-26s | info | native int8 pooling: not modelled by the "
-           "simulator\n", name);
+           "simulator\n",
+           name);
     return;
   }
   pool_case c = {name, NPU_POOL_MAX, 32, 8, 8, 2, 2, 0};
@@ -588,7 +607,8 @@ static void int8_probe(npu_backend *b, uint32_t rdma_precision) {
     printf("| %-26s | info | native int8 pooling failed: %s\n", name, err);
   else
     printf("| %-26s | info | native int8 max: %ld/%ld outputs equal the int8 "
-           "reference\n", name, match, total);
+           "reference\n",
+           name, match, total);
   free_bos(b, bo, 3);
   free(x), free(in), free(out);
 }
@@ -598,7 +618,8 @@ static void int8_probe(npu_backend *b, uint32_t rdma_precision) {
 static int pool_checks(npu_backend *b, const char *out_dir) {
   if (!strcmp(b->ops->name, "rocket")) {
     printf("| %-26s | info | skipped: rocket completes jobs on the DPU "
-           "interrupt only\n", "pooling");
+           "interrupt only\n",
+           "pooling");
     return 0;
   }
   int bad = 0, worst = 0;
@@ -641,8 +662,8 @@ static int replay_one(const char *dir, const char *name) {
     if (!ok)
       break;
     bool is_out = !strcmp(bnames[nb], "output");
-    bufs[nb] = (npu_sim_buffer){bnames[nb], (uint32_t)iova, size, data[nb],
-                                is_out};
+    bufs[nb] =
+        (npu_sim_buffer){bnames[nb], (uint32_t)iova, size, data[nb], is_out};
     char bin[1300];
     snprintf(bin, sizeof bin, "%s/%s/%s.bin", dir, name, bnames[nb]);
     FILE *g = fopen(bin, "rb");
@@ -659,7 +680,11 @@ static int replay_one(const char *dir, const char *name) {
   if (f)
     fclose(f);
   char err[256] = "";
-  npu_sim_job job = {words, count, bufs, nb, npu_sim_round_default(),
+  npu_sim_job job = {words,
+                     count,
+                     bufs,
+                     nb,
+                     npu_sim_round_default(),
                      npu_sim_pool_avg_default()};
   ok = ok && outi >= 0 && !npu_sim_run(&job, err, sizeof err) &&
        !memcmp(data[outi], data[4], bufs[outi].size);
@@ -746,8 +771,10 @@ int main(int argc, char **argv) {
   char err[256];
   npu_backend *b = npu_backend_open(getenv("DG_NPU_DEVICE"), err, sizeof err);
   if (!b) {
-    fprintf(stderr, "npu-hw-check: no NPU: %s (set DG_NPU_DEVICE=rocket, "
-                    "rknpu, a /dev path, or sim)\n", err);
+    fprintf(stderr,
+            "npu-hw-check: no NPU: %s (set DG_NPU_DEVICE=rocket, "
+            "rknpu, a /dev path, or sim)\n",
+            err);
     return 2;
   }
   printf("# device: %s\n", b->driver);

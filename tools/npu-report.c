@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-/* npu-report: the NPU target's figures for issue 5 (src/target/npu).
+/* npu-report: the NPU target's figures for issue 5 (src/targets/npu).
  *
  * For a fixed list of int8 layers (LeNet, ResNet-50, MobileNet-v2 shapes:
  * convolutions, and the fully-connected layers, which the NPU runs as 1x1
@@ -19,8 +19,8 @@
  */
 #include "common/cli.h"
 #include "graph.h"
-#include "graph/internal.h"
-#include "target/npu/lower.h"
+#include "runtime/internal.h"
+#include "targets/npu/lower.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,8 +100,8 @@ typedef struct result {
   char shape[64];
   int taken;
   char reason[512];
-  double compile_us;   /* median, dg_graph_compile */
-  double lower_us;     /* median, npu_conv_lower (generation alone) */
+  double compile_us; /* median, dg_graph_compile */
+  double lower_us;   /* median, npu_conv_lower (generation alone) */
   int tasks, words, max_words, lowered;
   int blocks, slices; /* channel blocks x row slices */
 } result;
@@ -109,9 +109,13 @@ typedef struct result {
 static dg_graph *build_fc(dg_context *ctx, int npu, const layer *L,
                           const int8_t *w) {
   dg_graph *g = dg_graph_create(ctx, L->name);
-  dg_tensor_desc xd = {.dtype = DG_DTYPE_I8, .rank = 2, .dims = {1, L->c},
+  dg_tensor_desc xd = {.dtype = DG_DTYPE_I8,
+                       .rank = 2,
+                       .dims = {1, L->c},
                        .quant = {.scale = 0.05f, .zero_point = -1}};
-  dg_tensor_desc wd = {.dtype = DG_DTYPE_I8, .rank = 2, .dims = {L->o, L->c},
+  dg_tensor_desc wd = {.dtype = DG_DTYPE_I8,
+                       .rank = 2,
+                       .dims = {L->o, L->c},
                        .quant = {.scale = 0.01f}};
   dg_tensor x = dg_graph_input(g, "x", &xd);
   dg_tensor wt = dg_graph_constant(g, "w", &wd, w, 0);
@@ -128,10 +132,12 @@ static dg_graph *build(dg_context *ctx, int npu, const layer *L,
   if (L->fc)
     return build_fc(ctx, npu, L, w);
   dg_graph *g = dg_graph_create(ctx, L->name);
-  dg_tensor_desc xd = {.dtype = DG_DTYPE_I8, .rank = 4,
+  dg_tensor_desc xd = {.dtype = DG_DTYPE_I8,
+                       .rank = 4,
                        .dims = {1, L->c, L->h, L->h},
                        .quant = {.scale = 0.05f, .zero_point = -1}};
-  dg_tensor_desc wd = {.dtype = DG_DTYPE_I8, .rank = 4,
+  dg_tensor_desc wd = {.dtype = DG_DTYPE_I8,
+                       .rank = 4,
                        .dims = {L->o, L->dw ? 1 : L->c, L->k, L->k},
                        .quant = {.scale = 0.01f}};
   dg_tensor x = dg_graph_input(g, "x", &xd);
@@ -146,8 +152,8 @@ static dg_graph *build(dg_context *ctx, int npu, const layer *L,
     for (int i = 0; i < 4; i++)
       p.pads[i] = L->pad;
   dg_quant_params yq = {.scale = 0.1f, .zero_point = 3};
-  dg_tensor y = dg_graph_qconv2d(g, "conv", x, wt, DG_TENSOR_NONE, &p,
-                                 DG_DTYPE_I8, &yq);
+  dg_tensor y =
+      dg_graph_qconv2d(g, "conv", x, wt, DG_TENSOR_NONE, &p, DG_DTYPE_I8, &yq);
   dg_graph_output(g, "y", y, DG_LAYOUT_NCHW);
   return g;
 }
@@ -188,7 +194,8 @@ static void run_layer(dg_context *ctx, int npu, const layer *L, result *r) {
     t[i] = now_us() - t0;
     if (i == 0) {
       dg_plan_node pn;
-      if (st == DG_OK && dg_plan_get_node(dg_session_plan(s), 0, &pn) == DG_OK) {
+      if (st == DG_OK &&
+          dg_plan_get_node(dg_session_plan(s), 0, &pn) == DG_OK) {
         r->taken = pn.device_kind == DG_DEVICE_NPU;
         snprintf(r->reason, sizeof r->reason, "%s", pn.reason_text);
       } else {
@@ -274,10 +281,11 @@ int main(int argc, char **argv) {
   int n = (int)(sizeof layers / sizeof layers[0]);
   result *res = calloc((size_t)n, sizeof *res);
   printf("# npu-report: device %d: %s (driver %s), policy strict, "
-         "median of %d\n", npu, info.name, info.driver, REPS);
-  printf("%-11s %-18s %-30s %-8s %10s %10s %5s %7s %6s  %s\n", "net",
-         "layer", "shape (CxHxW -> OxOHxOW)", "npu", "compile_us", "lower_us",
-         "tasks", "cut", "words", "reason");
+         "median of %d\n",
+         npu, info.name, info.driver, REPS);
+  printf("%-11s %-18s %-30s %-8s %10s %10s %5s %7s %6s  %s\n", "net", "layer",
+         "shape (CxHxW -> OxOHxOW)", "npu", "compile_us", "lower_us", "tasks",
+         "cut", "words", "reason");
   for (int i = 0; i < n; i++) {
     const layer *L = &layers[i];
     result *r = &res[i];
@@ -306,8 +314,7 @@ int main(int argc, char **argv) {
            "\"row_slices\":%d,\"command_words\":%d,"
            "\"max_words_per_task\":%d}\n",
            L->net, nm, sh, r->taken ? "true" : "false", why, r->compile_us,
-           r->lower_us, r->tasks, r->blocks, r->slices, r->words,
-           r->max_words);
+           r->lower_us, r->tasks, r->blocks, r->slices, r->words, r->max_words);
     if (!strcmp(L->net, "lenet"))
       lenet_c += r->compile_us, lenet_l += r->lower_us;
     if (!strcmp(L->net, "resnet50"))

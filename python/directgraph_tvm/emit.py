@@ -5,7 +5,7 @@ defines ``__tvm_ffi_<symbol>`` with the TVM-FFI calling convention. The
 wrapper takes the composite function's tensor parameters followed by its
 output (destination-passing style, as ``R.call_dps_packed`` calls it),
 rearranges them into the argument order of libdirectgraph's entry point
-(``src/tvm/dg_tvm.h``), appends the op's attributes baked in as Int/Float
+(``src/front/tvm/dg_tvm.h``), appends the op's attributes baked in as Int/Float
 values, and tail-calls ``__tvm_ffi_directgraph_<entry>``. Link it with
 ``-ldirectgraph``.
 
@@ -57,7 +57,7 @@ _PRELUDE = """\
 #include <stdint.h>
 #include <stdio.h>
 
-/* TVM-FFI and DLPack layouts, as libdirectgraph's src/tvm/tvm_ffi_abi.h
+/* TVM-FFI and DLPack layouts, as libdirectgraph's src/front/tvm/tvm_ffi_abi.h
  * declares them (the wrapper must build without any TVM header). */
 typedef struct {
   int32_t type_index;

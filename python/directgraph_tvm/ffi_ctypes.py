@@ -1,7 +1,7 @@
 """Calling libdirectgraph's TVM-FFI entry points from Python without TVM.
 
 ctypes mirrors of TVMFFIAny and DLTensor (the layouts of
-``src/tvm/tvm_ffi_abi.h``), numpy arrays wrapped as type-7 DLTensor*
+``src/front/tvm/tvm_ffi_abi.h``), numpy arrays wrapped as type-7 DLTensor*
 arguments, and ``call()`` which raises with the library's message. Used by
 the tests and by anyone who wants the kernels from plain Python.
 """

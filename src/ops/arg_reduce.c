@@ -6,7 +6,7 @@
  * when it compares greater (MAX) or less (MIN), or equal for the last
  * index; every target follows this order, so NaN (which compares false)
  * is chosen only as a line's first element. */
-#include "../graph/builder.h"
+#include "build.h"
 #include "ops.h"
 
 #include <math.h>

@@ -1,7 +1,7 @@
 /* batch_norm (inference): parameter checks, shape rule, cost, reference.
  * Folding into a preceding conv2d is a compile-time rewrite
- * (src/graph/fold_bn.c). */
-#include "../graph/builder.h"
+ * (src/runtime/fold_bn.c). */
+#include "build.h"
 #include "ops.h"
 
 #include <math.h>

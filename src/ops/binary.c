@@ -1,7 +1,7 @@
 /* Elementwise binary functions with numpy broadcasting: dg_graph_binary
  * (DG_OP_BINARY, the function in p.fn, from binary.def) and dg_graph_add
  * (DG_OP_ADD, kept for the ABI: the same as fn ADD). */
-#include "../graph/builder.h"
+#include "build.h"
 #include "ops.h"
 
 #include <math.h>

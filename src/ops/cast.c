@@ -1,5 +1,5 @@
 /* cast: dtype checks, shape rule, cost, reference. */
-#include "../graph/builder.h"
+#include "build.h"
 #include "ops.h"
 
 #include <math.h>

@@ -6,7 +6,7 @@
  * NOT, ISNAN and the ISINFs are functions of the same op with one input
  * rather than ops of their own: dg_device_info.ops is a 64-bit mask of
  * ops, and they share the comparisons' table, kernels and output type. */
-#include "../graph/builder.h"
+#include "build.h"
 #include "ops.h"
 
 #include <math.h>

@@ -1,5 +1,5 @@
 /* conv2d and qconv2d: parameter checks, shape rule, cost, reference. */
-#include "../graph/builder.h"
+#include "build.h"
 #include "ops.h"
 #include "requant.h"
 
@@ -18,8 +18,8 @@ static bool conv_params(dg_build *b, const dg_tensor_info *x,
   }
   for (int i = 0; i < 2; i++) {
     if (cp->stride[i] < 0 || cp->dilation[i] < 0) {
-      snprintf(got, sizeof got, "%d", cp->stride[i] < 0 ? cp->stride[i]
-                                                         : cp->dilation[i]);
+      snprintf(got, sizeof got, "%d",
+               cp->stride[i] < 0 ? cp->stride[i] : cp->dilation[i]);
       dg_build_fail(b, DG_ERROR_INVALID_ARGUMENT,
                     cp->stride[i] < 0 ? "params.stride" : "params.dilation",
                     ">= 1 (0 = default 1)", got, "must be positive");
@@ -28,7 +28,8 @@ static bool conv_params(dg_build *b, const dg_tensor_info *x,
     p->stride[i] = cp->stride[i] ? cp->stride[i] : 1;
     p->dilation[i] = cp->dilation[i] ? cp->dilation[i] : 1;
   }
-  if (cp->padding < DG_PADDING_EXPLICIT || cp->padding > DG_PADDING_SAME_LOWER) {
+  if (cp->padding < DG_PADDING_EXPLICIT ||
+      cp->padding > DG_PADDING_SAME_LOWER) {
     snprintf(got, sizeof got, "%d", (int)cp->padding);
     dg_build_fail(b, DG_ERROR_INVALID_ARGUMENT, "params.padding",
                   "a dg_padding value", got, "unknown padding mode");
@@ -134,8 +135,8 @@ dg_tensor dg_graph_conv2d(dg_graph *g, const char *name, dg_tensor x,
   bool ok = true;
   const dg_tensor_info *xi = dg_build_tensor(&b, x, "x", false, &ok);
   const dg_tensor_info *wi = ok ? dg_build_tensor(&b, w, "w", false, &ok) : 0;
-  const dg_tensor_info *bi = ok ? dg_build_tensor(&b, bias, "bias", true, &ok)
-                                : 0;
+  const dg_tensor_info *bi =
+      ok ? dg_build_tensor(&b, bias, "bias", true, &ok) : 0;
   if (!ok || !dg_build_dtype(&b, xi, "x", DG_FLOAT_TYPES) ||
       !dg_build_same_dtype(&b, xi, wi, "w"))
     return DG_TENSOR_NONE;
@@ -158,8 +159,8 @@ dg_tensor dg_graph_qconv2d(dg_graph *g, const char *name, dg_tensor x,
   bool ok = true;
   const dg_tensor_info *xi = dg_build_tensor(&b, x, "x", false, &ok);
   const dg_tensor_info *wi = ok ? dg_build_tensor(&b, w, "w", false, &ok) : 0;
-  const dg_tensor_info *bi = ok ? dg_build_tensor(&b, bias, "bias", true, &ok)
-                                : 0;
+  const dg_tensor_info *bi =
+      ok ? dg_build_tensor(&b, bias, "bias", true, &ok) : 0;
   if (!ok || !dg_build_dtype(&b, xi, "x", DG_Q8_TYPES) ||
       !dg_build_dtype(&b, wi, "w", DG_Q8_TYPES) ||
       !dg_build_quant(&b, &xi->desc, "x", -1) ||
@@ -198,9 +199,9 @@ static conv_geom geom(const dg_ir *ir, const dg_node *n) {
   const dg_tensor_desc *x = &dg_ir_tensor(ir, n->inputs[0])->desc;
   const dg_tensor_desc *w = &dg_ir_tensor(ir, n->inputs[1])->desc;
   const dg_tensor_desc *y = &dg_ir_tensor(ir, n->output)->desc;
-  conv_geom g = {x->dims[0], x->dims[1], x->dims[2], x->dims[3], w->dims[0],
-                 y->dims[2], y->dims[3], w->dims[2], w->dims[3], n->p.groups,
-                 0, 0};
+  conv_geom g = {x->dims[0], x->dims[1],  x->dims[2], x->dims[3],
+                 w->dims[0], y->dims[2],  y->dims[3], w->dims[2],
+                 w->dims[3], n->p.groups, 0,          0};
   g.CG = g.C / g.G;
   g.OG = g.O / g.G;
   return g;
@@ -218,8 +219,7 @@ static double conv_dot(const conv_geom *g, const dg_node *n, const double *x,
       if (ih < 0 || ih >= g->H)
         continue;
       for (int64_t kw = 0; kw < g->KW; kw++) {
-        int64_t iw =
-            ow * n->p.stride[1] - n->p.pads[1] + kw * n->p.dilation[1];
+        int64_t iw = ow * n->p.stride[1] - n->p.pads[1] + kw * n->p.dilation[1];
         if (iw < 0 || iw >= g->W)
           continue;
         double xv = x[((b * g->C + grp * g->CG + c) * g->H + ih) * g->W + iw];
@@ -274,8 +274,8 @@ void dg_ref_qconv2d(const dg_ir *ir, const dg_node *n, const double *const *in,
                                 xd->quant.zero_point, dg_quant_zero(wd, o));
           if (in[2])
             acc += in[2][o];
-          out[((b * g.O + o) * g.OH + oh) * g.OW + ow] = dg_requant(
-              (int32_t)acc, m, yd->quant.zero_point, lo, hi);
+          out[((b * g.O + o) * g.OH + oh) * g.OW + ow] =
+              dg_requant((int32_t)acc, m, yd->quant.zero_point, lo, hi);
         }
   }
 }

@@ -1,5 +1,5 @@
 /* conv_transpose2d: parameter checks, shape rule, cost, reference. */
-#include "../graph/builder.h"
+#include "build.h"
 #include "ops.h"
 
 #include <stdio.h>

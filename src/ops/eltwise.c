@@ -1,5 +1,5 @@
 /* relu, sigmoid, clip and softmax (add is binary.c's). */
-#include "../graph/builder.h"
+#include "build.h"
 #include "ops.h"
 
 #include <math.h>

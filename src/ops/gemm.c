@@ -1,5 +1,5 @@
 /* fully_connected, matmul and their quantised forms. */
-#include "../graph/builder.h"
+#include "build.h"
 #include "ops.h"
 #include "requant.h"
 
@@ -75,8 +75,8 @@ dg_tensor dg_graph_fully_connected(dg_graph *g, const char *name, dg_tensor x,
   bool ok = true;
   const dg_tensor_info *xi = dg_build_tensor(&b, x, "x", false, &ok);
   const dg_tensor_info *wi = ok ? dg_build_tensor(&b, w, "w", false, &ok) : 0;
-  const dg_tensor_info *bi = ok ? dg_build_tensor(&b, bias, "bias", true, &ok)
-                                : 0;
+  const dg_tensor_info *bi =
+      ok ? dg_build_tensor(&b, bias, "bias", true, &ok) : 0;
   if (!ok || !dg_build_dtype(&b, xi, "x", DG_FLOAT_TYPES) ||
       !dg_build_same_dtype(&b, xi, wi, "w"))
     return DG_TENSOR_NONE;
@@ -98,8 +98,8 @@ dg_tensor dg_graph_qfully_connected(dg_graph *g, const char *name, dg_tensor x,
   bool ok = true;
   const dg_tensor_info *xi = dg_build_tensor(&b, x, "x", false, &ok);
   const dg_tensor_info *wi = ok ? dg_build_tensor(&b, w, "w", false, &ok) : 0;
-  const dg_tensor_info *bi = ok ? dg_build_tensor(&b, bias, "bias", true, &ok)
-                                : 0;
+  const dg_tensor_info *bi =
+      ok ? dg_build_tensor(&b, bias, "bias", true, &ok) : 0;
   if (!ok || !dg_build_dtype(&b, xi, "x", DG_Q8_TYPES) ||
       !dg_build_dtype(&b, wi, "w", DG_Q8_TYPES) ||
       !dg_build_quant(&b, &xi->desc, "x", -1) ||
@@ -252,11 +252,10 @@ static void mm_loop(const dg_ir *ir, const dg_node *n, const double *a,
         for (int64_t k = 0; k < s.K; k++)
           acc += (A[i * s.K + k] - za) * (B[k * s.N + j] - zb);
         if (quantised) {
-          float m = dg_requant_multiplier(ad->quant.scale,
-                                          dg_quant_scale(bd, j),
-                                          yd->quant.scale);
-          acc = dg_requant((int32_t)acc, m, yd->quant.zero_point,
-                           (int32_t)dlo, (int32_t)dhi);
+          float m = dg_requant_multiplier(
+              ad->quant.scale, dg_quant_scale(bd, j), yd->quant.scale);
+          acc = dg_requant((int32_t)acc, m, yd->quant.zero_point, (int32_t)dlo,
+                           (int32_t)dhi);
         }
         Y[i * s.N + j] = acc;
       }

@@ -4,7 +4,7 @@
  * numerics contract (docs/numerics.md, "int8 elementwise, lookup and
  * pooling"), so the references follow its fp32 steps, as qconv2d's does;
  * requant.h holds those steps for every CPU kernel. */
-#include "../graph/builder.h"
+#include "build.h"
 #include "ops.h"
 #include "requant.h"
 

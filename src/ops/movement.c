@@ -2,8 +2,8 @@
  * (an int8 output keeps x's quantisation). The first four are one strided
  * view each (view.h), which their reference kernel walks; gather has its
  * own. */
-#include "../graph/builder.h"
-#include "../graph/session.h"
+#include "build.h"
+#include "core/half.h"
 #include "ops.h"
 #include "view.h"
 

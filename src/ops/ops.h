@@ -11,10 +11,10 @@
 #ifndef DG_OPS_H
 #define DG_OPS_H
 
-#include "../graph/ir.h"
+#include "core/ir.h"
 
 typedef void (*dg_reference_fn)(const dg_ir *ir, const dg_node *node,
-                                 const double *const *in, double *out);
+                                const double *const *in, double *out);
 
 /* One line of ops.def. */
 typedef struct dg_op_def {

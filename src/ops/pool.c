@@ -1,5 +1,5 @@
 /* max_pool2d, avg_pool2d, global_avg_pool. */
-#include "../graph/builder.h"
+#include "build.h"
 #include "ops.h"
 #include "requant.h"
 
@@ -54,8 +54,8 @@ static dg_tensor pool_build(dg_graph *g, dg_op op, const char *name,
   for (int i = 0; i < 2; i++) {
     if (pp->kernel[i] < 1) {
       snprintf(got, sizeof got, "%d", pp->kernel[i]);
-      dg_build_fail(&b, DG_ERROR_INVALID_ARGUMENT, "params.kernel", ">= 1",
-                    got, "pooling window must be given");
+      dg_build_fail(&b, DG_ERROR_INVALID_ARGUMENT, "params.kernel", ">= 1", got,
+                    "pooling window must be given");
       return DG_TENSOR_NONE;
     }
     if (pp->stride[i] < 0) {
@@ -74,7 +74,8 @@ static dg_tensor pool_build(dg_graph *g, dg_op op, const char *name,
     p.stride[i] = pp->stride[i] ? pp->stride[i] : 1;
     p.dilation[i] = pp->dilation[i] ? pp->dilation[i] : 1;
   }
-  if (pp->padding < DG_PADDING_EXPLICIT || pp->padding > DG_PADDING_SAME_LOWER) {
+  if (pp->padding < DG_PADDING_EXPLICIT ||
+      pp->padding > DG_PADDING_SAME_LOWER) {
     snprintf(got, sizeof got, "%d", (int)pp->padding);
     dg_build_fail(&b, DG_ERROR_INVALID_ARGUMENT, "params.padding",
                   "a dg_padding value", got, "unknown padding mode");
@@ -186,8 +187,7 @@ dg_tensor dg_graph_qglobal_avg_pool(dg_graph *g, const char *name, dg_tensor x,
   return dg_graph_qavg_pool2d(g, name, x, &p, y_dtype, y_quant);
 }
 
-dg_tensor dg_graph_global_avg_pool(dg_graph *g, const char *name,
-                                   dg_tensor x) {
+dg_tensor dg_graph_global_avg_pool(dg_graph *g, const char *name, dg_tensor x) {
   dg_build b;
   if (!dg_build_begin(&b, g, DG_OP_GLOBAL_AVG_POOL, name))
     return DG_TENSOR_NONE;

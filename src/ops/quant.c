@@ -2,7 +2,7 @@
  * fp32 arithmetic of the numerics contract:
  *   q = saturate(round_half_even(x / scale) + zero)
  * (one fp32 division), so its reference is that formula, not float64. */
-#include "../graph/builder.h"
+#include "build.h"
 #include "ops.h"
 
 #include <math.h>
@@ -43,8 +43,7 @@ dg_tensor dg_graph_dequantize(dg_graph *g, const char *name, dg_tensor x) {
     return DG_TENSOR_NONE;
   bool ok = true;
   const dg_tensor_info *xi = dg_build_tensor(&b, x, "x", false, &ok);
-  if (!ok || !dg_build_dtype(&b, xi, "x",
-                             DG_Q8_TYPES | DG_BIT(DG_DTYPE_I32)) ||
+  if (!ok || !dg_build_dtype(&b, xi, "x", DG_Q8_TYPES | DG_BIT(DG_DTYPE_I32)) ||
       !dg_build_quant(&b, &xi->desc, "x",
                       xi->desc.quant.channel_count ? xi->desc.quant.axis : -1))
     return DG_TENSOR_NONE;
@@ -65,8 +64,8 @@ static int64_t channel_of(const dg_tensor_desc *d, int64_t i) {
   return (i / inner) % d->dims[d->quant.axis];
 }
 
-void dg_ref_quantize(const dg_ir *ir, const dg_node *n,
-                     const double *const *in, double *out) {
+void dg_ref_quantize(const dg_ir *ir, const dg_node *n, const double *const *in,
+                     double *out) {
   const dg_tensor_desc *yd = &dg_ir_tensor(ir, n->output)->desc;
   int64_t lo, hi;
   dg_dtype_int_range(yd->dtype, &lo, &hi);

@@ -1,6 +1,6 @@
 /* reduce (the functions of reduce.def), log_softmax and layer_norm: the
  * builders, float64 references and costs. */
-#include "../graph/builder.h"
+#include "build.h"
 #include "ops.h"
 
 #include <math.h>

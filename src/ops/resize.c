@@ -1,6 +1,6 @@
 /* resize: parameter checks, shape rule, the sampling rule every target
  * tabulates (dg_resize_tap), cost and reference. */
-#include "../graph/builder.h"
+#include "build.h"
 #include "ops.h"
 
 #include <math.h>

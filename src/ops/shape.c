@@ -1,14 +1,14 @@
 /* reshape, flatten, concat: data movement only (any dtype; quantisation is
  * carried through unchanged). */
-#include "../graph/builder.h"
+#include "build.h"
 #include "ops.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static dg_tensor reshape_to(dg_build *b, const dg_tensor_info *xi,
-                            dg_tensor x, int32_t rank, const int64_t *dims) {
+static dg_tensor reshape_to(dg_build *b, const dg_tensor_info *xi, dg_tensor x,
+                            int32_t rank, const int64_t *dims) {
   char got[96], exp[96];
   if (rank < 0 || rank > DG_MAX_RANK || (rank && !dims)) {
     snprintf(got, sizeof got, "rank %d%s", rank, dims ? "" : ", dims NULL");
@@ -105,13 +105,13 @@ dg_tensor dg_graph_concat(dg_graph *g, const char *name,
   char exp[96], got[96], field[32];
   if (!tensors || count < 1 || count > 4096) {
     snprintf(got, sizeof got, "%d tensors%s", count, tensors ? "" : " (NULL)");
-    dg_build_fail(&b, DG_ERROR_INVALID_ARGUMENT, "tensors",
-                  "1..4096 tensors", got, "nothing to concatenate");
+    dg_build_fail(&b, DG_ERROR_INVALID_ARGUMENT, "tensors", "1..4096 tensors",
+                  got, "nothing to concatenate");
     return DG_TENSOR_NONE;
   }
   bool ok = true;
-  const dg_tensor_info *first = dg_build_tensor(&b, tensors[0], "tensors[0]",
-                                                false, &ok);
+  const dg_tensor_info *first =
+      dg_build_tensor(&b, tensors[0], "tensors[0]", false, &ok);
   if (!ok)
     return DG_TENSOR_NONE;
   int r = first->desc.rank;
@@ -128,8 +128,8 @@ dg_tensor dg_graph_concat(dg_graph *g, const char *name,
   out.dims[axis] = 0;
   for (int i = 0; i < count; i++) {
     snprintf(field, sizeof field, "tensors[%d]", i);
-    const dg_tensor_info *t = dg_build_tensor(&b, tensors[i], field, false,
-                                              &ok);
+    const dg_tensor_info *t =
+        dg_build_tensor(&b, tensors[i], field, false, &ok);
     if (!ok || !dg_build_same_dtype(&b, first, t, field))
       return DG_TENSOR_NONE;
     bool same = t->desc.rank == r;
@@ -169,8 +169,9 @@ dg_tensor dg_graph_concat(dg_graph *g, const char *name,
 
 void dg_ref_reshape(const dg_ir *ir, const dg_node *n, const double *const *in,
                     double *out) {
-  memcpy(out, in[0], sizeof(double) * (size_t)dg_desc_elements(
-                                          &dg_ir_tensor(ir, n->output)->desc));
+  memcpy(out, in[0],
+         sizeof(double) *
+             (size_t)dg_desc_elements(&dg_ir_tensor(ir, n->output)->desc));
 }
 
 void dg_ref_concat(const dg_ir *ir, const dg_node *n, const double *const *in,
@@ -185,7 +186,8 @@ void dg_ref_concat(const dg_ir *ir, const dg_node *n, const double *const *in,
   for (int t = 0; t < n->input_count; t++) {
     int64_t len = dg_ir_tensor(ir, n->inputs[t])->desc.dims[n->p.axis] * inner;
     for (int64_t o = 0; o < outer; o++)
-      memcpy(out + o * row + off, in[t] + o * len, sizeof(double) * (size_t)len);
+      memcpy(out + o * row + off, in[t] + o * len,
+             sizeof(double) * (size_t)len);
     off += len;
   }
 }

@@ -1,6 +1,6 @@
 /* dg_graph_unary: the elementwise functions of unary.def, their names, the
  * builder's checks and the float64 reference. */
-#include "../graph/builder.h"
+#include "build.h"
 #include "ops.h"
 
 #include <math.h>

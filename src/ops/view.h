@@ -17,7 +17,7 @@
 #ifndef DG_VIEW_H
 #define DG_VIEW_H
 
-#include "../graph/ir.h"
+#include "core/ir.h"
 
 typedef struct dg_view {
   int rank; /* <= the output's; the dims' product is its element count */

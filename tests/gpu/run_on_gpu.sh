@@ -44,6 +44,6 @@ echo "== dg-bench --gpu"
 echo "== torch peers"
 python3 tools/gpu_peers.py $quick
 echo "== ORT plugin EP from Python"
-python3 tests/ort/test_python_ep.py "$b/src/ort_ep/libdirectgraph_ort_ep.so" examples/lenet-weights
+python3 tests/ort/test_python_ep.py "$b/src/front/ort_ep/libdirectgraph_ort_ep.so" examples/lenet-weights
 echo "== torch DLPack through TVM-FFI"
 python3 tests/tvm/torch_dlpack.py "$b/libdirectgraph.so"

@@ -21,9 +21,9 @@
 /* Both open and open64 (mmap, mmap64) are interposed: no redirection. */
 #undef _FILE_OFFSET_BITS
 #define _GNU_SOURCE
-#include "../../src/target/npu/regs.h"
-#include "../../src/target/npu/sim.h"
-#include "../../src/target/npu/uapi.h"
+#include "../../src/targets/npu/regs.h"
+#include "../../src/targets/npu/sim.h"
+#include "../../src/targets/npu/uapi.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -68,7 +68,10 @@ typedef struct ffile {
 } ffile;
 
 static ffile files[MAX_FILES];
-static struct { void *addr; size_t len; } maps[MAX_MAPS];
+static struct {
+  void *addr;
+  size_t len;
+} maps[MAX_MAPS];
 static int violations, submits, leaked_at_close;
 static char last_fault[256];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -100,7 +103,7 @@ static ffile *file_of(int fd) {
 }
 
 static int fake_open(const char *path) {
-  int kind = !strcmp(path, ROCKET_PATH) ? ROCKET
+  int kind = !strcmp(path, ROCKET_PATH)  ? ROCKET
              : !strcmp(path, RKNPU_PATH) ? RKNPU
                                          : 0;
   if (!kind)
@@ -246,8 +249,11 @@ static bool execute(ffile *f, uint64_t cmd, uint32_t count, fbo **bos,
   for (int i = 0; i < nbos; i++)
     bufs[i] = (npu_sim_buffer){is_out[i] ? "out" : "in", (uint32_t)bos[i]->iova,
                                bos[i]->size, bos[i]->data, is_out[i]};
-  npu_sim_job job = {(const uint64_t *)(c->data + (cmd - c->iova)), (int)count,
-                     bufs, nbos, npu_sim_round_default(),
+  npu_sim_job job = {(const uint64_t *)(c->data + (cmd - c->iova)),
+                     (int)count,
+                     bufs,
+                     nbos,
+                     npu_sim_round_default(),
                      npu_sim_pool_avg_default()};
   char err[256];
   if (npu_sim_run(&job, err, sizeof err)) {
@@ -290,7 +296,8 @@ static int drm_version(ffile *f, struct npu_drm_version *v) {
   }
   /* Like the kernel: copy at most each buffer's length, report the full
    * lengths (libdrm sizes its second call from them). */
-  const char *text[3] = {name, "20250101", "fake NPU kernel (directgraph tests)"};
+  const char *text[3] = {name, "20250101",
+                         "fake NPU kernel (directgraph tests)"};
   char *buf[3] = {v->name, v->date, v->desc};
   unsigned long *len[3] = {&v->name_len, &v->date_len, &v->desc_len};
   for (int i = 0; i < 3; i++) {
@@ -429,8 +436,8 @@ static int rknpu_submit(ffile *f, struct npu_rknpu_submit *s) {
     if (t.enable_mask != en || (t.int_mask & irq) != irq || !irq) {
       snprintf(last_fault, sizeof last_fault,
                "task enable_mask 0x%x / int_mask 0x%x do not match the list "
-               "(op-enable 0x%x): it never completes", t.enable_mask,
-               t.int_mask, en);
+               "(op-enable 0x%x): it never completes",
+               t.enable_mask, t.int_mask, en);
       ok = false;
       break;
     }
@@ -451,7 +458,8 @@ static int rknpu_submit(ffile *f, struct npu_rknpu_submit *s) {
 static int rknpu_ioctl(ffile *f, unsigned long req, void *arg) {
   const char *ver = getenv("FAKE_NPU_RKNPU_VERSION");
   bool old = ver && strcmp(ver, "0.9.8") < 0;
-  if (req == NPU_RKNPU_IOCTL_MEM_CREATE || req == NPU_RKNPU_IOCTL_MEM_CREATE_OLD) {
+  if (req == NPU_RKNPU_IOCTL_MEM_CREATE ||
+      req == NPU_RKNPU_IOCTL_MEM_CREATE_OLD) {
     /* Each driver version knows one layout (and so one ioctl number). */
     if ((req == NPU_RKNPU_IOCTL_MEM_CREATE_OLD) != old)
       return fail(EINVAL);

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Every row of the ONNX importer's op table (src/onnx/onnx_op_table.c)
+"""Every row of the ONNX importer's op table (src/front/onnx/onnx_op_table.c)
 against the ONNX package's own operator schemas:
 
   - the row's versions are exactly the since_versions ONNX defines for the
@@ -34,7 +34,7 @@ except ImportError:
     sys.exit(0)
 
 root = sys.argv[1] if len(sys.argv) > 1 else "."
-src = open(os.path.join(root, "src/onnx/onnx_op_table.c")).read()
+src = open(os.path.join(root, "src/front/onnx/onnx_op_table.c")).read()
 rows = re.findall(r'\{"(\w+)", "([\d ]+)", (\d+), (\d+),', src)
 known = min(MAX_OPSET, defs.onnx_opset_version())
 history = {}

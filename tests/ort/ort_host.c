@@ -1,6 +1,6 @@
 /* Drives a real ONNX Runtime (libonnxruntime.so.1, loaded with dlopen)
  * with the directgraph plugin EP, through our own declarations of the ABI
- * (src/ort_ep/ort_abi.h; no ORT header exists here).
+ * (src/front/ort_ep/ort_abi.h; no ORT header exists here).
  *
  *   ort_host LIBONNXRUNTIME EP_LIBRARY MODELS_DIR
  *
@@ -62,7 +62,8 @@ static const char *status_msg(OrtStatus *st) {
   static char buf[1024];
   if (!st)
     return NULL;
-  snprintf(buf, sizeof buf, "%s", API(GetErrorMessage, ort_get_error_message_fn)(st));
+  snprintf(buf, sizeof buf, "%s",
+           API(GetErrorMessage, ort_get_error_message_fn)(st));
   API(ReleaseStatus, ort_release_fn)(st);
   for (char *p = buf; *p; p++)
     if (*p == '\n')
@@ -128,8 +129,8 @@ static bool parse_line(const char *line, model_spec *m) {
         !next_field(&q, ':', dims, sizeof dims))
       return false;
     char d[32];
-    for (const char *r = dims; s->rank < DG_MAX_RANK &&
-                               next_field(&r, 'x', d, sizeof d);)
+    for (const char *r = dims;
+         s->rank < DG_MAX_RANK && next_field(&r, 'x', d, sizeof d);)
       s->dims[s->rank++] = atoll(d);
   }
   if (!p)
@@ -187,7 +188,8 @@ static OrtSession *open_session(const char *path, const session_cfg *c,
                                 const char **err) {
   OrtSessionOptions *so = NULL;
   OrtSession *s = NULL;
-  *err = status_msg(API(CreateSessionOptions, ort_create_session_options_fn)(&so));
+  *err =
+      status_msg(API(CreateSessionOptions, ort_create_session_options_fn)(&so));
   if (*err)
     return NULL;
   if (c->use_ep) {
@@ -202,8 +204,8 @@ static OrtSession *open_session(const char *path, const session_cfg *c,
           so, "session.record_ep_graph_assignment_info", "1"));
   }
   if (!*err)
-    *err = status_msg(API(CreateSession, ort_create_session_fn)(env, path, so,
-                                                                &s));
+    *err = status_msg(
+        API(CreateSession, ort_create_session_fn)(env, path, so, &s));
   API(ReleaseSessionOptions, ort_release_fn)(so);
   return *err ? NULL : s;
 }
@@ -240,10 +242,9 @@ static const char *run_session(OrtSession *s, const model_spec *m,
   }
   out->n = m->nout;
   if (!err)
-    err = status_msg(API(Run, ort_run_fn)(s, NULL, in_names,
-                                          (const OrtValue *const *)in,
-                                          (size_t)m->nin, out_names,
-                                          (size_t)m->nout, out->v));
+    err = status_msg(API(Run, ort_run_fn)(
+        s, NULL, in_names, (const OrtValue *const *)in, (size_t)m->nin,
+        out_names, (size_t)m->nout, out->v));
   for (int i = 0; i < m->nin; i++) {
     if (in[i])
       API(ReleaseValue, ort_release_fn)(in[i]);
@@ -311,7 +312,9 @@ static bool compare(OrtValue *ref, OrtValue *got, double *max_err, char *why,
     }
     return true;
   }
-  size_t esz = elem[0] == ORT_ELEM_INT32 ? 4 : elem[0] == ORT_ELEM_INT64 ? 8 : 1;
+  size_t esz = elem[0] == ORT_ELEM_INT32   ? 4
+               : elem[0] == ORT_ELEM_INT64 ? 8
+                                           : 1;
   for (size_t i = 0; i < count[0]; i++)
     if (memcmp((char *)data[0] + i * esz, (char *)data[1] + i * esz, esz)) {
       snprintf(why, len, "integer element %zu differs", i);
@@ -327,16 +330,17 @@ static bool placement(OrtSession *s, int *ours, int *others, char *other_ops,
   size_t n = 0;
   *ours = *others = 0;
   other_ops[0] = 0;
-  if (status_msg(API(Session_GetEpGraphAssignmentInfo, ort_assignment_info_fn)(
-          s, &sg, &n)))
+  if (status_msg(API(Session_GetEpGraphAssignmentInfo,
+                     ort_assignment_info_fn)(s, &sg, &n)))
     return false;
   for (size_t i = 0; i < n; i++) {
     const char *ep = NULL;
     const OrtEpAssignedNode *const *nodes = NULL;
     size_t nn = 0;
-    if (status_msg(API(EpAssignedSubgraph_GetEpName, ort_get_str_fn)(sg[i], &ep)) ||
-        status_msg(API(EpAssignedSubgraph_GetNodes, ort_subgraph_nodes_fn)(
-            sg[i], &nodes, &nn)))
+    if (status_msg(
+            API(EpAssignedSubgraph_GetEpName, ort_get_str_fn)(sg[i], &ep)) ||
+        status_msg(API(EpAssignedSubgraph_GetNodes,
+                       ort_subgraph_nodes_fn)(sg[i], &nodes, &nn)))
       return false;
     bool mine = ep && !strcmp(ep, EP_NAME);
     for (size_t k = 0; k < nn; k++) {
@@ -346,8 +350,9 @@ static bool placement(OrtSession *s, int *ours, int *others, char *other_ops,
         continue;
       }
       ++*others;
-      if (!status_msg(API(EpAssignedNode_GetOperatorType, ort_get_str_fn)(
-              nodes[k], &op)) && op && strlen(other_ops) + strlen(op) + 2 < len) {
+      if (!status_msg(API(EpAssignedNode_GetOperatorType,
+                          ort_get_str_fn)(nodes[k], &op)) &&
+          op && strlen(other_ops) + strlen(op) + 2 < len) {
         strcat(other_ops, op);
         strcat(other_ops, " ");
       }
@@ -638,8 +643,11 @@ static void test_unsupported(const model_spec *m, const char *dir) {
   }
   if (s)
     API(ReleaseSession, ort_release_fn)(s);
-  session_cfg strict = {.use_ep = true, .no_fallback = true,
-                        .keys = {"policy"}, .values = {"strict"}, .nkv = 1};
+  session_cfg strict = {.use_ep = true,
+                        .no_fallback = true,
+                        .keys = {"policy"},
+                        .values = {"strict"},
+                        .nkv = 1};
   s = open_session(path, &strict, &err);
   if (s) {
     fail("%s: policy strict without CPU fallback: session was created",
@@ -647,15 +655,19 @@ static void test_unsupported(const model_spec *m, const char *dir) {
     API(ReleaseSession, ort_release_fn)(s);
   } else {
     ok("%s: policy strict without CPU fallback: session creation fails "
-       "cleanly (%.90s...)", m->name, err);
+       "cleanly (%.90s...)",
+       m->name, err);
   }
 }
 
 /* A device kind with no device that runs softmax (absent kinds count). */
 static const char *kind_without_softmax(void) {
-  static const struct { const char *name; dg_device_kind kind; } kinds[] = {
-      {"npu", DG_DEVICE_NPU}, {"opencl", DG_DEVICE_OPENCL},
-      {"vulkan", DG_DEVICE_VULKAN}};
+  static const struct {
+    const char *name;
+    dg_device_kind kind;
+  } kinds[] = {{"npu", DG_DEVICE_NPU},
+               {"opencl", DG_DEVICE_OPENCL},
+               {"vulkan", DG_DEVICE_VULKAN}};
   dg_context *ctx;
   const char *found = NULL;
   if (dg_context_create(NULL, &ctx) != DG_OK)
@@ -687,7 +699,8 @@ static void test_strict_placement(const model_spec *m, const char *dir) {
   snprintf(path, sizeof path, "%s/%s.onnx", dir, m->name);
   session_cfg strict = {.use_ep = true,
                         .keys = {"policy", "device_kinds"},
-                        .values = {"strict", kind}, .nkv = 2};
+                        .values = {"strict", kind},
+                        .nkv = 2};
   OrtSession *s = open_session(path, &strict, &err);
   if (s) {
     fail("softmax on device_kinds=%s, policy strict: session was created",
@@ -695,10 +708,12 @@ static void test_strict_placement(const model_spec *m, const char *dir) {
     API(ReleaseSession, ort_release_fn)(s);
   } else if (!strstr(err, EP_NAME)) {
     fail("softmax on device_kinds=%s, policy strict: failed, but not with "
-         "our diagnostic: %s", kind, err);
+         "our diagnostic: %s",
+         kind, err);
   } else {
     ok("softmax on device_kinds=%s, policy strict: session creation fails "
-       "cleanly with directgraph's reason (%.120s...)", kind, err);
+       "cleanly with directgraph's reason (%.120s...)",
+       kind, err);
   }
   /* The same under auto: declined, ORT's CPU EP runs it. */
   session_cfg aut = strict;
@@ -711,7 +726,8 @@ static void test_strict_placement(const model_spec *m, const char *dir) {
   else if (placement(s, &ours, &others, ops, sizeof ops) && ours == 0 &&
            others == 1)
     ok("softmax on device_kinds=%s, policy auto: declined, runs on ORT's CPU "
-       "EP", kind);
+       "EP",
+       kind);
   else
     fail("softmax on device_kinds=%s, policy auto: %d node(s) on ours", kind,
          ours);
@@ -723,8 +739,8 @@ static void test_bad_option(const model_spec *m, const char *dir) {
   char path[1024];
   const char *err;
   snprintf(path, sizeof path, "%s/%s.onnx", dir, m->name);
-  session_cfg bad = {.use_ep = true, .keys = {"policy"},
-                     .values = {"sometimes"}, .nkv = 1};
+  session_cfg bad = {
+      .use_ep = true, .keys = {"policy"}, .values = {"sometimes"}, .nkv = 1};
   OrtSession *s = open_session(path, &bad, &err);
   if (s) {
     fail("EP option policy=sometimes: session was created");
@@ -738,13 +754,15 @@ static void test_bad_option(const model_spec *m, const char *dir) {
 
 int main(int argc, char **argv) {
   if (argc != 4) {
-    fprintf(stderr, "usage: %s LIBONNXRUNTIME EP_LIBRARY MODELS_DIR\n", argv[0]);
+    fprintf(stderr, "usage: %s LIBONNXRUNTIME EP_LIBRARY MODELS_DIR\n",
+            argv[0]);
     return 2;
   }
   void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     printf("skipped: cannot load ONNX Runtime (%s); fetch it with "
-           "tests/ort/fetch-ort.sh (needs the npm registry)\n", dlerror());
+           "tests/ort/fetch-ort.sh (needs the npm registry)\n",
+           dlerror());
     return 0;
   }
   const dg_ort_api_base *(*get_base)(void) =
@@ -759,25 +777,26 @@ int main(int argc, char **argv) {
   }
   ok("ONNX Runtime %s loaded, API 24 present", base->get_version_string());
   const char *err;
-  if ((err = status_msg(API(CreateEnv, ort_create_env_fn)(ORT_LOG_FATAL,
-                                                          "dg_ort_host", &env))) ||
+  if ((err = status_msg(API(CreateEnv, ort_create_env_fn)(
+           ORT_LOG_FATAL, "dg_ort_host", &env))) ||
       (err = status_msg(API(CreateCpuMemoryInfo, ort_create_cpu_mem_fn)(
            ORT_ALLOC_DEVICE, ORT_MEM_DEFAULT, &meminfo)))) {
     fail("ORT setup: %s", err);
     return 1;
   }
-  err = status_msg(API(RegisterExecutionProviderLibrary, ort_register_ep_lib_fn)(
-      env, "directgraph", argv[2]));
+  err = status_msg(API(RegisterExecutionProviderLibrary,
+                       ort_register_ep_lib_fn)(env, "directgraph", argv[2]));
   if (err) {
     fail("RegisterExecutionProviderLibrary(%s): %s", argv[2], err);
     return 1;
   }
   const OrtEpDevice *const *devs = NULL;
   size_t ndev = 0;
-  if (!(err = status_msg(API(GetEpDevices, ort_get_ep_devices_fn)(env, &devs,
-                                                                  &ndev))))
+  if (!(err = status_msg(
+            API(GetEpDevices, ort_get_ep_devices_fn)(env, &devs, &ndev))))
     for (size_t i = 0; i < ndev; i++)
-      if (!strcmp(API(EpDevice_EpName, ort_ep_device_name_fn)(devs[i]), EP_NAME))
+      if (!strcmp(API(EpDevice_EpName, ort_ep_device_name_fn)(devs[i]),
+                  EP_NAME))
         ep_device = devs[i];
   if (!ep_device) {
     fail("library registered, but GetEpDevices lists no " EP_NAME);

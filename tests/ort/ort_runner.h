@@ -1,5 +1,5 @@
 /* What the ONNX Runtime tests share (node_parity.c, zoo_test.c): ORT
- * loaded by dlopen through the ABI table of src/ort_ep/ort_abi.h, our EP
+ * loaded by dlopen through the ABI table of src/front/ort_ep/ort_abi.h, our EP
  * registered, test data read from the ONNX node-test layout, sessions
  * created with their stderr captured (the EP's DG_ORT_EP_VERBOSE lines),
  * and the record of which EP ORT gave each node.
@@ -10,8 +10,8 @@
 #define DG_TEST_ORT_RUNNER_H
 
 #include "../harness.h" /* t_read_file */
+#include "front/onnx/onnx_internal.h"
 #include "graph.h"
-#include "onnx/onnx_internal.h"
 #include "ort_abi.h"
 
 #include <dlfcn.h>
@@ -202,8 +202,8 @@ static int ort_setup(const char *ort_path, const char *ep_path,
            base ? base->get_version_string() : "?");
     return -1;
   }
-  if ((err = status_msg(API(CreateEnv, ort_create_env_fn)(
-           ORT_LOG_FATAL, log_id, &env))) ||
+  if ((err = status_msg(
+           API(CreateEnv, ort_create_env_fn)(ORT_LOG_FATAL, log_id, &env))) ||
       (err = status_msg(API(CreateCpuMemoryInfo, ort_create_cpu_mem_fn)(
            ORT_ALLOC_DEVICE, ORT_MEM_DEFAULT, &meminfo))) ||
       (err = status_msg(

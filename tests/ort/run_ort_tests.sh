@@ -13,7 +13,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 if [ $# -eq 1 ]; then
   host="$1/tests/ort_host"
-  ep="$1/src/ort_ep/libdirectgraph_ort_ep.so"
+  ep="$1/src/front/ort_ep/libdirectgraph_ort_ep.so"
 else
   host=$1
   ep=$2

@@ -1,4 +1,4 @@
-/* Cross-checks src/tvm/tvm_ffi_abi.h's own DLPack declarations against
+/* Cross-checks src/front/tvm/tvm_ffi_abi.h's own DLPack declarations against
  * Debian's dlpack.h (DLPack 0.6, libdlpack-dev): every size, offset and
  * enum value the entry points read must agree. Only built when the header
  * is installed; the library itself never includes it. */

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks src/target/vulkan/spirv_nv2khr.py on the modules the build made
+"""Checks src/targets/vulkan/spirv_nv2khr.py on the modules the build made
 and on inputs it must refuse. Debian 12's spirv-val predates
 SPV_KHR_cooperative_matrix, so the structure is checked here instead: no NV
 instruction left, the KHR capability and extension in place, three matrix

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Checks that the Vulkan modules and their push constants come from one
-source each (src/target/vulkan/variants.def, shaders/push_constants.h) and
+source each (src/targets/vulkan/variants.def, shaders/push_constants.h) and
 that the build refuses a table that disagrees with itself or with a
 kernel: every line of the table was built (NAME.spv, and NAME_nv.spv for
 the translated ones, which test_spirv_nv2khr.py must name) and embedded;

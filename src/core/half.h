@@ -1,0 +1,16 @@
+/* f16 conversions and reading any dtype's element as a double (half.c):
+ * used by the reference kernels, every target and the front ends. */
+#ifndef DG_CORE_HALF_H
+#define DG_CORE_HALF_H
+
+#include "graph.h"
+
+#include <stdint.h>
+
+float dg_f16_to_f32(uint16_t h);
+uint16_t dg_f32_to_f16(float f);
+
+/* Reads element i of a tensor buffer as double. */
+double dg_load_elem(dg_dtype t, const void *p, int64_t i);
+
+#endif

@@ -1,0 +1,147 @@
+/* Context: options, devices from every built-in target, the cache
+ * directory, and logging through the context's callback. */
+#define _POSIX_C_SOURCE 200809L
+#include "internal.h"
+#include "oneshot.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void dg_log(const dg_context *ctx, dg_log_level level, const char *fmt, ...) {
+  if (!ctx || !ctx->opts.log || level > ctx->opts.log_level)
+    return;
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  ctx->opts.log(ctx->opts.log_user, level, msg);
+}
+
+static char *cache_dir_from_env(void) {
+  const char *e = getenv("DG_CACHE_DIR");
+  char buf[4096];
+  if (e && *e)
+    return strdup(e);
+  e = getenv("XDG_CACHE_HOME");
+  if (e && *e) {
+    snprintf(buf, sizeof buf, "%s/directgraph", e);
+    return strdup(buf);
+  }
+  e = getenv("HOME");
+  if (e && *e) {
+    snprintf(buf, sizeof buf, "%s/.cache/directgraph", e);
+    return strdup(buf);
+  }
+  return NULL;
+}
+
+dg_status dg_context_create(const dg_context_options *options,
+                            dg_context **out) {
+  if (!out)
+    return DG_ERROR_INVALID_ARGUMENT;
+  *out = NULL;
+  dg_context_options o = {0};
+  if (options)
+    o = *options;
+  if (o.log_level < DG_LOG_NONE || o.log_level > DG_LOG_DEBUG ||
+      o.cpu_threads < 0 || (o.device_kinds & ~dg_device_kinds_all()) ||
+      o.device_timeout_ms < 0)
+    return DG_ERROR_INVALID_ARGUMENT;
+  if (!o.device_timeout_ms)
+    o.device_timeout_ms = 120000; /* targets see the resolved value */
+  if (!o.device_kinds)
+    o.device_kinds = dg_device_kinds_all();
+  o.device_kinds |= DG_DEVICE_CPU; /* always present: the fallback */
+
+  dg_context *ctx = calloc(1, sizeof *ctx);
+  if (!ctx)
+    return DG_ERROR_OUT_OF_MEMORY;
+  atomic_init(&ctx->refs, 1);
+  if (pthread_mutex_init(&ctx->oneshot_lock, NULL)) {
+    free(ctx);
+    return DG_ERROR_OUT_OF_MEMORY;
+  }
+  ctx->opts = o;
+  ctx->opts.cache_dir = NULL;
+  if (!o.disable_cache) {
+    ctx->cache_dir = o.cache_dir ? strdup(o.cache_dir) : cache_dir_from_env();
+    if (o.cache_dir && !ctx->cache_dir) {
+      pthread_mutex_destroy(&ctx->oneshot_lock);
+      free(ctx);
+      return DG_ERROR_OUT_OF_MEMORY;
+    }
+  }
+  /* Targets see the resolved directory (owned by the context), or NULL
+   * when caching is off. */
+  ctx->opts.cache_dir = ctx->cache_dir;
+  const dg_target *t;
+  for (int i = 0; (t = dg_target_get(i)); i++) {
+    if (!(o.device_kinds & t->kind))
+      continue;
+    int before = ctx->devices.count;
+    dg_status st = t->enumerate(&ctx->opts, &ctx->devices);
+    if (st == DG_ERROR_OUT_OF_MEMORY || (t->kind == DG_DEVICE_CPU && st)) {
+      dg_context_unref(ctx);
+      return st;
+    }
+    if (st != DG_OK)
+      dg_log(ctx, DG_LOG_WARNING, "%s target: %s; its devices are skipped",
+             t->name, dg_status_string(st));
+    for (int d = before; d < ctx->devices.count; d++) {
+      ctx->devices.items[d].info.index = d;
+      dg_log(ctx, DG_LOG_INFO, "device %d: %s (%s)", d,
+             ctx->devices.items[d].info.name,
+             ctx->devices.items[d].info.driver);
+    }
+  }
+  if (!dg_live_add(ctx, DG_LIVE_CONTEXT)) {
+    dg_context_unref(ctx);
+    return DG_ERROR_OUT_OF_MEMORY;
+  }
+  *out = ctx;
+  return DG_OK;
+}
+
+void dg_context_ref(dg_context *ctx) { atomic_fetch_add(&ctx->refs, 1); }
+
+void dg_context_unref(dg_context *ctx) {
+  if (atomic_fetch_sub(&ctx->refs, 1) != 1)
+    return;
+  for (int i = 0; i < ctx->devices.count; i++)
+    if (ctx->devices.items[i].vt->destroy)
+      ctx->devices.items[i].vt->destroy(&ctx->devices.items[i]);
+  free(ctx->devices.items);
+  free(ctx->cache_dir);
+  pthread_mutex_destroy(&ctx->oneshot_lock);
+  free(ctx);
+}
+
+/* The caller's reference goes: the context is no longer usable through
+ * the API, and is freed once its graphs and sessions are gone too. */
+void dg_context_destroy(dg_context *ctx) {
+  if (!ctx ||
+      !dg_live_remove(ctx, DG_LIVE_CONTEXT)) /* NULL, or not a live context */
+    return;
+  dg_oneshot_clear(ctx);
+  dg_context_unref(ctx);
+}
+
+const char *dg_context_cache_dir(const dg_context *ctx) {
+  return (ctx = dg_context_alive(ctx)) ? ctx->cache_dir : NULL;
+}
+
+int dg_context_device_count(const dg_context *ctx) {
+  return (ctx = dg_context_alive(ctx)) ? ctx->devices.count : 0;
+}
+
+dg_status dg_context_device_info(const dg_context *ctx, int index,
+                                 dg_device_info *out) {
+  if (!(ctx = dg_context_alive(ctx)) || !out)
+    return DG_ERROR_INVALID_ARGUMENT;
+  if (index < 0 || index >= ctx->devices.count)
+    return DG_ERROR_NOT_FOUND;
+  *out = ctx->devices.items[index].info;
+  return DG_OK;
+}

@@ -1,0 +1,503 @@
+/* Compile (placement, segments, host memory plan, per-target compile) and
+ * run. */
+#define _POSIX_C_SOURCE 200809L
+#include "session.h"
+
+#include "core/memplan.h"
+#include "fold_bn.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ALIGN 64
+
+static size_t align_up(size_t v) {
+  return (v + ALIGN - 1) & ~(size_t)(ALIGN - 1);
+}
+
+/* Marks tensor t live on the host at step. */
+static void touch(int *first, int *last, uint32_t t, int step) {
+  if (first[t] < 0 || step < first[t])
+    first[t] = step;
+  if (step > last[t])
+    last[t] = step;
+}
+
+/* Where a segment touches a tensor in host memory: at the node itself on
+ * a host-memory device; over the whole segment elsewhere (it uploads its
+ * inputs before its first node and downloads its outputs after its
+ * last). */
+static void touch_at(const dg_session *s, const int *seg_of, int *first,
+                     int *last, uint32_t t, int node) {
+  const dg_segment_rt *seg = &s->segments[seg_of[node]];
+  if (seg->dev->host_memory) {
+    touch(first, last, t, node);
+  } else {
+    touch(first, last, t, seg->first);
+    touch(first, last, t, seg->first + seg->node_count - 1);
+  }
+}
+
+/* Host memory plan, made after segmentation so that only tensors the host
+ * really holds get bytes: every tensor a host-memory device (the CPU)
+ * touches, every tensor crossing from one segment to another, the graph's
+ * outputs, and with keep_all (verify) every value. Graph inputs bound as
+ * NCHW are not copied: host[] points at the caller's buffer; constants
+ * point at their data. Placement is memplan.h's; keep_all pins every
+ * block so no value is overwritten before verify reads it. */
+static dg_status plan_memory(dg_session *s) {
+  const dg_ir *ir = &s->ir;
+  int T = ir->tensor_count, N = ir->node_count;
+  int *first = malloc(sizeof(int) * (size_t)(T + 1));
+  int *last = malloc(sizeof(int) * (size_t)(T + 1));
+  int *seg_of = malloc(sizeof(int) * (size_t)(N + 1));
+  dg_mem_block *blocks = malloc(sizeof *blocks * (size_t)(T + 1));
+  uint32_t *tid = malloc(sizeof(uint32_t) * (size_t)(T + 1));
+  s->offsets = malloc(sizeof(size_t) * (size_t)(T + 1));
+  s->host = calloc((size_t)T + 1, sizeof(void *));
+  if (!first || !last || !seg_of || !blocks || !tid || !s->offsets ||
+      !s->host) {
+    free(first), free(last), free(seg_of), free(blocks), free(tid);
+    return DG_ERROR_OUT_OF_MEMORY;
+  }
+  for (int t = 0; t <= T; t++)
+    first[t] = last[t] = -1;
+  for (int g = 0; g < s->segment_count; g++)
+    for (int k = 0; k < s->segments[g].node_count; k++)
+      seg_of[s->segments[g].nodes[k]] = g;
+  for (int i = 0; i < N; i++) {
+    const dg_node *n = &ir->nodes[i];
+    bool host = s->segments[seg_of[i]].dev->host_memory;
+    if (host || s->keep_all)
+      touch_at(s, seg_of, first, last, n->output, i);
+    for (int k = 0; k < n->input_count; k++) {
+      uint32_t t = n->inputs[k];
+      const dg_tensor_info *ti = dg_ir_tensor(ir, t);
+      if (!ti || ti->kind != DG_TENSOR_VALUE)
+        continue;
+      if (host || seg_of[ti->producer] != seg_of[i]) {
+        touch_at(s, seg_of, first, last, t, ti->producer);
+        touch_at(s, seg_of, first, last, t, i);
+      }
+    }
+  }
+  for (int o = 0; o < ir->output_count; o++) {
+    uint32_t t = ir->outputs[o].tensor;
+    const dg_tensor_info *ti = dg_ir_tensor(ir, t);
+    if (ti->kind != DG_TENSOR_VALUE)
+      continue;
+    touch_at(s, seg_of, first, last, t, ti->producer);
+    touch(first, last, t, N); /* read back after the last segment */
+  }
+  /* Tensors in id order, which is creation order: the planner's ties
+   * then follow the graph. */
+  int count = 0;
+  for (int t = 1; t <= T; t++)
+    if (first[t] >= 0 && ir->tensors[t - 1].kind == DG_TENSOR_VALUE) {
+      blocks[count] = (dg_mem_block){dg_desc_bytes(&ir->tensors[t - 1].desc),
+                                     first[t], last[t], s->keep_all, 0};
+      tid[count++] = (uint32_t)t;
+    }
+  free(first), free(last), free(seg_of);
+  bool oom = false;
+  size_t top = dg_memplan_place(blocks, count, ALIGN, 0, &oom);
+  if (oom || top == SIZE_MAX) {
+    free(blocks), free(tid);
+    return DG_ERROR_OUT_OF_MEMORY;
+  }
+  for (int t = 0; t < T; t++)
+    s->offsets[t] = SIZE_MAX;
+  for (int c = 0; c < count; c++)
+    s->offsets[tid[c] - 1] = blocks[c].offset;
+  free(blocks), free(tid);
+  s->arena_size = top;
+  s->plan.host_bytes = top;
+  if (top && posix_memalign(&s->arena, ALIGN, top))
+    return DG_ERROR_OUT_OF_MEMORY;
+  for (int t = 0; t < T; t++) {
+    if (s->offsets[t] != SIZE_MAX)
+      s->host[t + 1] = (char *)s->arena + s->offsets[t];
+    else if (ir->tensors[t].constant)
+      s->host[t + 1] = (void *)ir->tensors[t].constant->data;
+  }
+  /* NHWC inputs are converted into a scratch buffer of their own. */
+  size_t io = 0;
+  s->io_offsets = calloc((size_t)ir->input_count + 1, sizeof(size_t));
+  if (!s->io_offsets)
+    return DG_ERROR_OUT_OF_MEMORY;
+  for (int i = 0; i < ir->input_count; i++) {
+    s->io_offsets[i] = io;
+    if (ir->inputs[i].layout == DG_LAYOUT_NHWC)
+      io += align_up(
+          dg_desc_bytes(&dg_ir_tensor(ir, ir->inputs[i].tensor)->desc));
+  }
+  if (io && posix_memalign(&s->io_scratch, ALIGN, io))
+    return DG_ERROR_OUT_OF_MEMORY;
+  return DG_OK;
+}
+
+/* Splits the placement into segments and compiles each on its device.
+ * *target_failed tells a target's own error (diagnostic filled) from an
+ * allocation failure here. */
+static dg_status make_segments(dg_session *s, dg_diagnostic *diag,
+                               bool *target_failed) {
+  const dg_ir *ir = &s->ir;
+  int N = ir->node_count;
+  s->segments = calloc((size_t)N + 1, sizeof *s->segments);
+  if (!s->segments)
+    return DG_ERROR_OUT_OF_MEMORY;
+  for (int i = 0; i < N;) {
+    int j = i;
+    while (j < N && s->placement[j] == s->placement[i])
+      j++;
+    dg_segment_rt *seg = &s->segments[s->segment_count++];
+    seg->dev = &s->ctx->devices.items[s->placement[i]];
+    seg->first = i;
+    seg->node_count = j - i;
+    seg->nodes = malloc(sizeof(int) * (size_t)(j - i));
+    if (!seg->nodes)
+      return DG_ERROR_OUT_OF_MEMORY;
+    for (int k = i; k < j; k++)
+      seg->nodes[k - i] = k;
+    dg_segment desc = {ir, seg->nodes, seg->node_count, s->keep_all};
+    dg_status st = seg->dev->vt->compile(seg->dev, &desc, &seg->state, diag);
+    if (st != DG_OK) {
+      *target_failed = true; /* the target wrote the diagnostic */
+      return st;
+    }
+    i = j;
+  }
+  s->plan.segment_count = s->segment_count;
+  return DG_OK;
+}
+
+void dg_session_destroy(dg_session *s) {
+  if (!s ||
+      !dg_live_remove(s, DG_LIVE_SESSION)) /* NULL, or not a live session */
+    return;
+  dg_context *ctx = s->ctx;
+  dg_session_destroy(s->verify_twin);
+  for (int i = 0; i < s->segment_count; i++) {
+    if (s->segments[i].state)
+      s->segments[i].dev->vt->release(s->segments[i].state);
+    free(s->segments[i].nodes);
+  }
+  free(s->segments);
+  free(s->placement);
+  free(s->devices_allowed);
+  free(s->arena);
+  free(s->offsets);
+  free(s->host);
+  free(s->io_scratch);
+  free(s->io_offsets);
+  free(s->node_us);
+  free(s->plan.nodes);
+  dg_ir_free(&s->ir);
+  free(s);
+  dg_context_unref(ctx);
+}
+
+dg_status dg_session_compile(dg_context *ctx, const dg_ir *ir,
+                             const dg_compile_options *opts, bool keep_all,
+                             dg_session **out, dg_diagnostic *diag) {
+  dg_session *s = calloc(1, sizeof *s);
+  if (!s || !dg_live_add(s, DG_LIVE_SESSION)) {
+    free(s);
+    return DG_ERROR_OUT_OF_MEMORY;
+  }
+  dg_context_ref(ctx); /* dg_session_destroy drops it */
+  s->ctx = ctx;
+  s->keep_all = keep_all;
+  if (opts)
+    s->opts = *opts;
+  s->opts.devices = NULL;
+  dg_status st = DG_ERROR_OUT_OF_MEMORY;
+  /* Rewrites on the session's own copy, before anything is sized by its
+   * node count. */
+  if (!dg_ir_clone(ir, &s->ir) || !dg_fold_batch_norm(&s->ir))
+    goto fail;
+  int N = s->ir.node_count;
+  s->placement = calloc((size_t)N + 1, sizeof(int));
+  s->node_us = calloc((size_t)N + 1, sizeof(double));
+  s->plan.nodes = calloc((size_t)N + 1, sizeof(dg_plan_node));
+  s->plan.node_count = N;
+  s->plan.ir = &s->ir;
+  if (!s->placement || !s->node_us || !s->plan.nodes)
+    goto fail;
+  if (opts && opts->device_count > 0) {
+    s->devices_allowed = malloc(sizeof(int) * (size_t)opts->device_count);
+    if (!s->devices_allowed)
+      goto fail;
+    memcpy(s->devices_allowed, opts->devices,
+           sizeof(int) * (size_t)opts->device_count);
+  }
+  st = dg_place(s, diag);
+  if (st != DG_OK)
+    goto fail_diag;
+  bool target_failed = false;
+  st = make_segments(s, diag, &target_failed);
+  if (st != DG_OK && !target_failed)
+    goto fail;
+  if (st != DG_OK)
+    goto fail_diag;
+  st = plan_memory(s);
+  if (st != DG_OK)
+    goto fail;
+  *out = s;
+  return DG_OK;
+fail:
+  dg_diag_set(diag, st, -1, NULL, "compile", NULL, NULL, NULL,
+              "compile failed: %s", dg_status_string(st));
+fail_diag:
+  dg_session_destroy(s);
+  return st;
+}
+
+dg_status dg_graph_compile(dg_graph *g, const dg_compile_options *opts,
+                           dg_session **out, dg_diagnostic *diag) {
+  if (out)
+    *out = NULL;
+  if (g && !dg_graph_alive(g)) {
+    dg_diag_set(diag, DG_ERROR_INVALID_ARGUMENT, -1, NULL, "dg_graph_compile",
+                "graph", "a live graph", "not a live graph",
+                "dg_graph_compile: graph is not a live graph (destroyed?)");
+    return DG_ERROR_INVALID_ARGUMENT;
+  }
+  if (!g || !out) {
+    dg_diag_set(diag, DG_ERROR_INVALID_ARGUMENT, -1, NULL, "dg_graph_compile",
+                g ? "out" : "graph", "non-NULL", "NULL",
+                "dg_graph_compile: %s is NULL", g ? "out" : "graph");
+    return DG_ERROR_INVALID_ARGUMENT;
+  }
+  if (g->failed) {
+    if (diag) {
+      *diag = g->error;
+      diag->status = DG_ERROR_GRAPH_FAILED;
+    }
+    return DG_ERROR_GRAPH_FAILED;
+  }
+  const char *bad = NULL;
+  char why[128] = "";
+  if (opts &&
+      (opts->policy < DG_POLICY_AUTO || opts->policy > DG_POLICY_STRICT))
+    bad = "options.policy";
+  else if (opts && (opts->device_count < 0 ||
+                    (opts->device_count > 0 && !opts->devices)))
+    bad = "options.devices";
+  else if (opts && (opts->device_kinds & ~dg_device_kinds_all())) {
+    bad = "options.device_kinds";
+    snprintf(why, sizeof why, " (0x%x has bits of no device kind; kinds: 0x%x)",
+             opts->device_kinds, dg_device_kinds_all());
+  } else if (!g->ir.output_count) {
+    bad = "outputs";
+    snprintf(why, sizeof why, " (the graph has no output)");
+  }
+  for (int i = 0; !bad && opts && i < opts->device_count; i++)
+    if (opts->devices[i] < 0 || opts->devices[i] >= g->ctx->devices.count) {
+      bad = "options.devices";
+      snprintf(why, sizeof why,
+               " (devices[%d] is %d; the context has devices 0..%d)", i,
+               opts->devices[i], g->ctx->devices.count - 1);
+    }
+  if (bad) {
+    dg_diag_set(diag, DG_ERROR_INVALID_ARGUMENT, -1, NULL, "dg_graph_compile",
+                bad, NULL, NULL, "dg_graph_compile: bad %s%s", bad, why);
+    return DG_ERROR_INVALID_ARGUMENT;
+  }
+  return dg_session_compile(g->ctx, &g->ir, opts, false, out, diag);
+}
+
+const dg_plan *dg_session_plan(const dg_session *s) {
+  return (s = dg_session_alive(s)) ? &s->plan : NULL;
+}
+
+/* ---- run ---- */
+
+static void nhwc_to_nchw(const dg_tensor_desc *d, const void *src, void *dst) {
+  size_t es = dg_dtype_size(d->dtype);
+  int64_t N = d->dims[0], C = d->dims[1], HW = d->dims[2] * d->dims[3];
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t p = 0; p < HW; p++)
+      for (int64_t c = 0; c < C; c++)
+        memcpy((char *)dst + ((n * C + c) * HW + p) * es,
+               (const char *)src + ((n * HW + p) * C + c) * es, es);
+}
+
+static void nchw_to_nhwc(const dg_tensor_desc *d, const void *src, void *dst) {
+  size_t es = dg_dtype_size(d->dtype);
+  int64_t N = d->dims[0], C = d->dims[1], HW = d->dims[2] * d->dims[3];
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t c = 0; c < C; c++)
+      for (int64_t p = 0; p < HW; p++)
+        memcpy((char *)dst + ((n * HW + p) * C + c) * es,
+               (const char *)src + ((n * C + c) * HW + p) * es, es);
+}
+
+static dg_status bad_binding(dg_diagnostic *diag, dg_status st,
+                             const char *name, const char *field,
+                             const char *what) {
+  char shown[DG_NAME_SHORT]; /* a long name must leave room for what */
+  dg_name_shorten(shown, sizeof shown, name ? name : "(null)");
+  dg_diag_set(diag, st, -1, NULL, "dg_session_run", field, NULL, NULL,
+              "dg_session_run: %s '%s': %s", field, shown, what);
+  return st;
+}
+
+dg_status dg_session_execute(dg_session *s, const dg_binding *inputs,
+                             int input_count, dg_diagnostic *diag) {
+  const dg_ir *ir = &s->ir;
+  if (input_count < 0 || (input_count && !inputs))
+    return bad_binding(diag, DG_ERROR_INVALID_ARGUMENT, "", "inputs",
+                       "input array is NULL or its count negative");
+  for (int k = 0; k < input_count; k++) {
+    bool known = false;
+    for (int i = 0; i < ir->input_count && !known; i++)
+      known = inputs[k].name && !strcmp(inputs[k].name, ir->inputs[i].name);
+    if (!known)
+      return bad_binding(diag, DG_ERROR_NOT_FOUND, inputs[k].name, "input",
+                         "no input of this name");
+  }
+  for (int i = 0; i < ir->input_count; i++) {
+    const dg_io_binding *b = &ir->inputs[i];
+    const dg_binding *u = NULL;
+    for (int k = 0; k < input_count; k++)
+      if (inputs[k].name && !strcmp(inputs[k].name, b->name))
+        u = &inputs[k];
+    const dg_tensor_desc *d = &dg_ir_tensor(ir, b->tensor)->desc;
+    if (!u)
+      return bad_binding(diag, DG_ERROR_INVALID_ARGUMENT, b->name, "input",
+                         "not bound");
+    if (!u->data)
+      return bad_binding(diag, DG_ERROR_INVALID_ARGUMENT, b->name, "input",
+                         "data is NULL");
+    if (u->size != dg_desc_bytes(d)) {
+      char msg[96];
+      snprintf(msg, sizeof msg, "size %zu bytes, expected %zu", u->size,
+               dg_desc_bytes(d));
+      return bad_binding(diag, DG_ERROR_INVALID_ARGUMENT, b->name, "input",
+                         msg);
+    }
+    if (b->layout == DG_LAYOUT_NHWC) {
+      void *dst = (char *)s->io_scratch + s->io_offsets[i];
+      nhwc_to_nchw(d, u->data, dst);
+      s->host[b->tensor] = dst;
+    } else {
+      s->host[b->tensor] = u->data;
+    }
+  }
+  for (int i = 0; i < s->segment_count; i++) {
+    dg_segment_rt *seg = &s->segments[i];
+    dg_status st =
+        seg->dev->vt->run(seg->state, s->host, s->node_us + seg->first, diag);
+    if (st != DG_OK)
+      return st;
+  }
+  for (int i = 0; i < ir->node_count; i++)
+    s->plan.nodes[i].measured_us = s->node_us[i];
+  return DG_OK;
+}
+
+static const dg_io_binding *find_output(const dg_ir *ir, const char *name) {
+  for (int o = 0; name && o < ir->output_count; o++)
+    if (!strcmp(name, ir->outputs[o].name))
+      return &ir->outputs[o];
+  return NULL;
+}
+
+bool dg_session_claim(dg_session *s, const char *call, dg_diagnostic *diag) {
+  dg_live_claim_result r = dg_live_claim(s, DG_LIVE_SESSION);
+  if (r == DG_LIVE_CLAIMED)
+    return true;
+  if (r == DG_LIVE_NOT_LIVE) {
+    dg_diag_set(diag, DG_ERROR_INVALID_ARGUMENT, -1, NULL, call, "session",
+                "a live session", "not one",
+                "%s: not a live session (destroyed?)", call);
+    return false;
+  }
+  dg_diag_set(diag, DG_ERROR_INVALID_ARGUMENT, -1, NULL, call, "session",
+              "no other run of this session in progress", "a run in progress",
+              "%s: the session is already running (dg_session_run or "
+              "dg_session_verify on another thread); one session runs one "
+              "call at a time: compile one session per thread",
+              call);
+  return false;
+}
+
+static dg_status run_claimed(dg_session *s, const dg_binding *inputs,
+                             int input_count, const dg_binding *outputs,
+                             int output_count, dg_diagnostic *diag);
+
+dg_status dg_session_run(dg_session *s, const dg_binding *inputs,
+                         int input_count, const dg_binding *outputs,
+                         int output_count, dg_diagnostic *diag) {
+  if (!s)
+    return bad_binding(diag, DG_ERROR_INVALID_ARGUMENT, "", "session",
+                       "session is NULL");
+  if (!dg_session_alive(s))
+    return bad_binding(diag, DG_ERROR_INVALID_ARGUMENT, "", "session",
+                       "not a live session (destroyed?)");
+  if (!dg_session_claim(s, "dg_session_run", diag))
+    return DG_ERROR_INVALID_ARGUMENT;
+  dg_status st =
+      run_claimed(s, inputs, input_count, outputs, output_count, diag);
+  dg_session_unclaim(s);
+  return st;
+}
+
+static dg_status run_claimed(dg_session *s, const dg_binding *inputs,
+                             int input_count, const dg_binding *outputs,
+                             int output_count, dg_diagnostic *diag) {
+  const dg_ir *ir = &s->ir;
+  if (output_count < 0 || (output_count && !outputs))
+    return bad_binding(diag, DG_ERROR_INVALID_ARGUMENT, "", "outputs",
+                       "output array is NULL or its count negative");
+  /* Check output bindings before running, so nothing runs in vain. */
+  for (int k = 0; k < output_count; k++) {
+    const dg_io_binding *b = find_output(ir, outputs[k].name);
+    if (!b)
+      return bad_binding(diag, DG_ERROR_NOT_FOUND, outputs[k].name, "output",
+                         "no output of this name");
+    size_t want = dg_desc_bytes(&dg_ir_tensor(ir, b->tensor)->desc);
+    if (!outputs[k].data || outputs[k].size != want) {
+      char msg[96];
+      snprintf(msg, sizeof msg, "%s (size %zu bytes, expected %zu)",
+               outputs[k].data ? "wrong size" : "data is NULL", outputs[k].size,
+               want);
+      return bad_binding(diag, DG_ERROR_INVALID_ARGUMENT, outputs[k].name,
+                         "output", msg);
+    }
+  }
+  /* NCHW outputs made by a node are written straight into the caller's
+   * buffer (no copy); the arena region is simply left unused this run. */
+  void **direct = calloc((size_t)output_count + 1, sizeof(void *));
+  if (!direct)
+    return bad_binding(diag, DG_ERROR_OUT_OF_MEMORY, "", "outputs",
+                       "out of host memory");
+  for (int k = 0; k < output_count; k++) {
+    const dg_io_binding *b = find_output(ir, outputs[k].name);
+    uint32_t t = b->tensor;
+    if (b->layout == DG_LAYOUT_NCHW &&
+        dg_ir_tensor(ir, t)->kind == DG_TENSOR_VALUE &&
+        s->offsets[t - 1] != SIZE_MAX &&
+        s->host[t] == (char *)s->arena + s->offsets[t - 1]) {
+      direct[k] = s->host[t];
+      s->host[t] = outputs[k].data;
+    }
+  }
+  dg_status st = dg_session_execute(s, inputs, input_count, diag);
+  for (int k = 0; k < output_count; k++) {
+    const dg_io_binding *b = find_output(ir, outputs[k].name);
+    const dg_tensor_desc *d = &dg_ir_tensor(ir, b->tensor)->desc;
+    if (st == DG_OK && b->layout == DG_LAYOUT_NHWC)
+      nchw_to_nhwc(d, s->host[b->tensor], outputs[k].data);
+    else if (st == DG_OK && s->host[b->tensor] != outputs[k].data)
+      memcpy(outputs[k].data, s->host[b->tensor], outputs[k].size);
+  }
+  for (int k = output_count - 1; k >= 0; k--)
+    if (direct[k])
+      s->host[find_output(ir, outputs[k].name)->tensor] = direct[k];
+  free(direct);
+  return st;
+}

@@ -1,0 +1,134 @@
+/* CPU kernels of qbinary, lookup and qavg_pool2d: int8 as stored, with
+ * the numerics contract's steps from src/ops/requant.h, so they are
+ * bit-exact with the reference and every other target. qbinary walks
+ * its broadcast as compare.c's kernels do. */
+#include "cpu_ops.h"
+
+#include "ops/ops.h"
+#include "ops/requant.h"
+
+/* No FMA contraction: meson passes -ffp-contract=off. */
+
+static const dg_tensor_desc *tdesc(const dg_cpu_node *cn, uint32_t id) {
+  return &dg_ir_tensor(cn->ir, id)->desc;
+}
+
+/* One byte of an i8 or u8 tensor as its integer. */
+static inline int32_t load_q8(const uint8_t *p, int64_t i, bool s) {
+  return s ? (int32_t)(int8_t)p[i] : (int32_t)p[i];
+}
+
+/* ---- qbinary ---- */
+
+typedef struct qbin_ctx {
+  const uint8_t *a, *b;
+  uint8_t *y;
+  bool as, bs; /* a, b signed */
+  bool mul;
+  int32_t za, zb, zy, lo, hi;
+  float fa, fb;
+} qbin_ctx;
+
+static void qbin_run(void *ctx, const int64_t *off, const int64_t *st,
+                     int64_t n, int64_t out) {
+  const qbin_ctx *c = ctx;
+  for (int64_t i = 0; i < n; i++) {
+    int32_t da = load_q8(c->a, off[0] + i * st[0], c->as) - c->za;
+    int32_t db = load_q8(c->b, off[1] + i * st[1], c->bs) - c->zb;
+    int32_t v = c->mul
+                    ? dg_requant(da * db, c->fa, c->zy, c->lo, c->hi)
+                    : dg_requant_sum(da, c->fa, db, c->fb, c->zy, c->lo, c->hi);
+    c->y[out + i] = (uint8_t)(v & 0xff);
+  }
+}
+
+void dg_cpu_qbinary_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                      void *out, void *scratch) {
+  (void)pool, (void)scratch;
+  const dg_node *n = cn->node;
+  const dg_tensor_desc *ad = tdesc(cn, n->inputs[0]),
+                       *bd = tdesc(cn, n->inputs[1]),
+                       *yd = tdesc(cn, n->output);
+  int64_t lo, hi;
+  dg_dtype_int_range(yd->dtype, &lo, &hi);
+  qbin_ctx c = {in[0],
+                in[1],
+                out,
+                ad->dtype == DG_DTYPE_I8,
+                bd->dtype == DG_DTYPE_I8,
+                n->p.fn == DG_BINARY_MUL,
+                ad->quant.zero_point,
+                bd->quant.zero_point,
+                yd->quant.zero_point,
+                (int32_t)lo,
+                (int32_t)hi,
+                0,
+                0};
+  dg_qbinary_factors(cn->ir, n, &c.fa, &c.fb);
+  dg_cpu_walk w;
+  dg_cpu_walk_init(&w, cn);
+  dg_cpu_walk_run(&w, qbin_run, &c);
+}
+
+/* ---- lookup: an i8 byte indexes the table at x + 128, a u8 at x ---- */
+
+void dg_cpu_lookup_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                     void *out, void *scratch) {
+  (void)pool, (void)scratch;
+  const dg_tensor_desc *xd = tdesc(cn, cn->node->inputs[0]);
+  const uint8_t *x = in[0], *t = in[1];
+  uint8_t *y = out, flip = xd->dtype == DG_DTYPE_I8 ? 0x80 : 0;
+  for (int64_t i = 0, e = dg_desc_elements(xd); i < e; i++)
+    y[i] = t[x[i] ^ flip];
+}
+
+/* ---- qavg_pool2d ---- */
+
+void dg_cpu_qavg_pool_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                        void *out, void *scratch) {
+  (void)pool, (void)scratch;
+  const dg_node *n = cn->node;
+  const dg_node_params *p = &n->p;
+  const dg_tensor_desc *xd = tdesc(cn, n->inputs[0]),
+                       *yd = tdesc(cn, n->output);
+  int64_t NC = xd->dims[0] * xd->dims[1], H = xd->dims[2], W = xd->dims[3];
+  int64_t OH = yd->dims[2], OW = yd->dims[3], lo, hi;
+  dg_dtype_int_range(yd->dtype, &lo, &hi);
+  bool xs = xd->dtype == DG_DTYPE_I8;
+  int32_t zx = xd->quant.zero_point, zy = yd->quant.zero_point;
+  float sx = xd->quant.scale, sy = yd->quant.scale;
+  const uint8_t *x = in[0];
+  uint8_t *y = out;
+  /* The multiplier of the last divisor seen: every output of a window
+   * that lies inside the input shares one. */
+  int64_t last_div = -1;
+  float m = 0;
+  for (int64_t c = 0; c < NC; c++) {
+    const uint8_t *plane = x + c * H * W;
+    for (int64_t oh = 0; oh < OH; oh++)
+      for (int64_t ow = 0; ow < OW; ow++) {
+        int32_t acc = 0;
+        int64_t count = 0, padded = 0;
+        for (int64_t i = 0; i < p->kernel[0]; i++) {
+          int64_t h = oh * p->stride[0] + i * p->dilation[0] - p->pads[0];
+          bool hin = h >= 0 && h < H;
+          for (int64_t j = 0; j < p->kernel[1]; j++) {
+            int64_t w = ow * p->stride[1] + j * p->dilation[1] - p->pads[1];
+            if (h < H + p->pads[2] && w < W + p->pads[3])
+              padded++;
+            if (!hin || w < 0 || w >= W)
+              continue;
+            acc += load_q8(plane, h * W + w, xs) - zx;
+            count++;
+          }
+        }
+        int64_t div = p->count_include_pad ? padded : (count ? count : 1);
+        if (div != last_div) {
+          m = dg_requant_pool_multiplier(sx, sy, div);
+          last_div = div;
+        }
+        int32_t v = dg_requant(acc, m, zy, (int32_t)lo, (int32_t)hi);
+        y[(c * OH + oh) * OW + ow] = (uint8_t)(v & 0xff);
+      }
+  }
+}

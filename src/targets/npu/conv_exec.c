@@ -1,0 +1,267 @@
+/* Buffers, packing, submission and read-back of a lowered node (lower.h).
+ * The node's tasks share four buffers (input slices, weights, biases,
+ * outputs) at the offsets the lowering chose; each task has its own
+ * command list. Weights and biases are packed once; every run packs each
+ * distinct input slice once, submits the tasks in turn and unpacks every
+ * task's output cube into its channels and rows. The CPU touches a buffer
+ * only between cpu_begin and cpu_end. An f16 node (lower_f16.c) runs the
+ * same way, without a bias buffer, its input packed straight from the
+ * caller's image and its output finished on the host. */
+#include "lower.h"
+
+#include "pack.h"
+
+#include "core/names.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The job of a task; the bias buffer only where the node has one (fp16
+ * tasks read none). */
+static npu_job task_job(npu_conv *c, npu_task *t, npu_bo *ins[3],
+                        npu_bo *outs[1]) {
+  ins[0] = &c->in, ins[1] = &c->wt, ins[2] = &c->bias;
+  outs[0] = &c->out;
+  return (npu_job){&t->cmd, t->stream.count, ins, c->bias_bytes ? 3 : 2, outs,
+                   1};
+}
+
+/* Weight i (of the C*KH*KW, or KH*KW depthwise, feeding one kernel) of
+ * output channel o, in the signed domain. */
+static int8_t weight_at(const npu_conv *c, const dg_tensor_info *w, int o,
+                        size_t i) {
+  size_t per = (size_t)(c->dw ? 1 : c->C) * c->kh * c->kw;
+  /* qmatmul's b is [K][N]: channel o is column o. */
+  size_t at = c->w_kn ? i * (size_t)c->O + (size_t)o : (size_t)o * per + i;
+  uint8_t v = ((const uint8_t *)w->constant->data)[at];
+  return w->desc.dtype == DG_DTYPE_U8 ? (int8_t)(v - 128) : (int8_t)v;
+}
+
+/* Signed OIHW copy of the weights of the task's channels. */
+static int8_t *task_weights(const dg_ir *ir, const npu_conv *c,
+                            const npu_task *t) {
+  const dg_tensor_info *w = dg_ir_tensor(ir, c->node->inputs[1]);
+  size_t per = (size_t)(c->dw ? 1 : c->C) * c->kh * c->kw;
+  size_t count = per * (size_t)(t->o1 - t->o0);
+  int8_t *out = malloc(count ? count : 1);
+  if (!out)
+    return NULL;
+  for (int o = t->o0; o < t->o1; o++)
+    for (size_t i = 0; i < per; i++)
+      out[(size_t)(o - t->o0) * per + i] = weight_at(c, w, o, i);
+  return out;
+}
+
+static const int32_t *task_bias(const dg_ir *ir, const npu_conv *c,
+                                const npu_task *t) {
+  const dg_node *n = c->node;
+  if (n->input_count < 3 || !n->inputs[2])
+    return NULL;
+  return (const int32_t *)dg_ir_tensor(ir, n->inputs[2])->constant->data +
+         t->o0;
+}
+
+/* Packs the weights and bias of the block t begins (maps held by the
+ * caller). */
+static int pack_block(npu_conv *c, const dg_ir *ir, const npu_task *t,
+                      char *err, size_t n) {
+  if (c->f16) {
+    npu_f16_pack_block(c, ir, t);
+    return 0;
+  }
+  int8_t *w = task_weights(ir, c, t);
+  if (!w)
+    return npu_errf(err, n, "npu: out of host memory packing weights");
+  const npu_conv_desc *d = &t->d;
+  npu_pack_weights_i8(w, d->out_c, d->in_c, d->k_h, d->k_w, c->dw,
+                      (int8_t)d->w_zp, c->wt.map + t->wt_off);
+  bool ok = npu_pack_bias(task_bias(ir, c, t), w, d->out_c, d->in_c, d->k_h,
+                          d->k_w, c->dw, d->w_zp, d->x_zp, d->truncate_bits,
+                          (int32_t *)(void *)(c->bias.map + t->bias_off));
+  free(w);
+  if (!ok) {
+    char shown[DG_NAME_SHORT]; /* leaves room for the reason */
+    dg_name_shorten(shown, sizeof shown, c->node->name);
+    return npu_errf(err, n, "npu: node '%s': folded bias exceeds int32", shown);
+  }
+  return 0;
+}
+
+static int pack_constants(npu_conv *c, const dg_ir *ir, npu_backend *b,
+                          char *err, size_t n) {
+  const npu_backend_ops *ops = b->ops;
+  bool bias = c->bias_bytes > 0; /* fp16 nodes have no bias buffer */
+  if (ops->cpu_begin(b, &c->wt, err, n))
+    return -1;
+  if (bias && ops->cpu_begin(b, &c->bias, err, n)) {
+    ops->cpu_end(b, &c->wt, err, n);
+    return -1;
+  }
+  int rc = 0;
+  for (int i = 0; !rc && i < c->task_count; i++)
+    if (c->tasks[i].packs_weights)
+      rc = pack_block(c, ir, &c->tasks[i], err, n);
+  int rc2 = bias ? ops->cpu_end(b, &c->bias, err, n) : 0;
+  int rc3 = ops->cpu_end(b, &c->wt, err, n);
+  return rc ? rc : rc2 ? rc2 : rc3;
+}
+
+/* This backend's addresses into t's list, the list to the NPU, then the
+ * static check every job gets. */
+static int load_list(npu_conv *c, npu_backend *b, npu_task *t, char *err,
+                     size_t n) {
+  const npu_backend_ops *ops = b->ops;
+  size_t bytes = (size_t)t->stream.count * 8;
+  if (ops->bo_alloc(b, bytes, &t->cmd, err, n))
+    return -1;
+  const uint32_t iova[NPU_BUF_COUNT] = {
+      (uint32_t)c->in.iova, (uint32_t)c->wt.iova, (uint32_t)c->bias.iova,
+      (uint32_t)c->out.iova};
+  npu_stream_patch(&t->stream, iova);
+  if (ops->cpu_begin(b, &t->cmd, err, n))
+    return -1;
+  memcpy(t->cmd.map, t->stream.words, bytes);
+  if (ops->cpu_end(b, &t->cmd, err, n))
+    return -1;
+  npu_bo *ins[3], *outs[1];
+  npu_job job = task_job(c, t, ins, outs);
+  return npu_job_check(&job, err, n);
+}
+
+int npu_conv_prepare(npu_conv *c, const dg_ir *ir, npu_backend *b, char *err,
+                     size_t n) {
+  size_t max_out = 1;
+  for (int i = 0; i < c->task_count; i++) {
+    const npu_conv_desc *d = &c->tasks[i].d;
+    size_t sz = (size_t)d->out_c * d->out_h * d->out_w;
+    max_out = sz > max_out ? sz : max_out;
+  }
+  bool staged;
+  if (c->f16) {
+    c->y_f16 = malloc(max_out * sizeof *c->y_f16);
+    staged = c->y_f16 != NULL;
+  } else {
+    c->x_chw = malloc((size_t)c->C * c->H * c->W);
+    c->y_chw = malloc(max_out);
+    staged = c->x_chw && c->y_chw;
+  }
+  if (!staged)
+    return npu_errf(err, n, "npu: out of host memory");
+  const npu_backend_ops *ops = b->ops;
+  if (ops->bo_alloc(b, c->in_bytes, &c->in, err, n) ||
+      ops->bo_alloc(b, c->wt_bytes, &c->wt, err, n) ||
+      (c->bias_bytes && ops->bo_alloc(b, c->bias_bytes, &c->bias, err, n)) ||
+      ops->bo_alloc(b, c->out_bytes, &c->out, err, n) ||
+      pack_constants(c, ir, b, err, n))
+    return -1;
+  for (int i = 0; i < c->task_count; i++)
+    if (load_list(c, b, &c->tasks[i], err, n))
+      return -1;
+  return 0;
+}
+
+/* One image (NCHW) or all rows (fc/matmul: x [M][K] to K planes of M) to
+ * signed CHW staging. */
+static void stage_input(npu_conv *c, const uint8_t *src) {
+  size_t count = (size_t)c->C * c->H * c->W;
+  for (size_t i = 0; i < count; i++) {
+    int8_t v = c->x_u8 ? (int8_t)(src[i] - 128) : (int8_t)src[i];
+    if (c->layout == NPU_LAYOUT_ROWS) /* src[m][k] -> x_chw[k][m] */
+      c->x_chw[(i % (size_t)c->C) * (size_t)c->H + i / (size_t)c->C] = v;
+    else
+      c->x_chw[i] = v;
+  }
+}
+
+/* Each distinct input slice into c->in: from the int8 staging, or (f16,
+ * padded with +0.0) straight from the caller's image x. */
+static int pack_inputs(npu_conv *c, npu_backend *b, const void *x, char *err,
+                       size_t n) {
+  if (b->ops->cpu_begin(b, &c->in, err, n))
+    return -1;
+  size_t plane = (size_t)c->H * c->W;
+  for (int i = 0; i < c->task_count; i++) {
+    const npu_task *t = &c->tasks[i];
+    if (!t->packs_input)
+      continue;
+    if (c->f16)
+      npu_pack_rows_f16((const uint16_t *)x, t->d.in_c, c->H, c->W, t->ih0,
+                        t->d.in_h, 0, c->in.map + t->in_off);
+    else
+      npu_pack_rows_i8(c->x_chw + (c->dw ? (size_t)t->o0 * plane : 0),
+                       t->d.in_c, c->H, c->W, t->ih0, t->d.in_h,
+                       (int8_t)t->d.x_zp, c->in.map + t->in_off);
+  }
+  return b->ops->cpu_end(b, &c->in, err, n);
+}
+
+/* t's output cube to its channels and rows of y, back in the output dtype
+ * and clamped by the fused activation (exact: the clamp commutes with the
+ * NPU's int8 saturation). */
+static void scatter_output(npu_conv *c, const npu_task *t, uint8_t *y) {
+  const npu_conv_desc *d = &t->d;
+  npu_unpack_feature_i8(c->out.map + t->out_off, d->out_c, d->out_h, d->out_w,
+                        c->y_chw);
+  for (int ch = 0; ch < d->out_c; ch++)
+    for (int r = 0; r < d->out_h; r++)
+      for (int x = 0; x < d->out_w; x++) {
+        int v = c->y_chw[((size_t)ch * d->out_h + r) * d->out_w + x] +
+                (c->y_u8 ? 128 : 0);
+        v = v < c->y_lo ? c->y_lo : v > c->y_hi ? c->y_hi : v;
+        int o = t->o0 + ch, oy = t->oh0 + r;
+        size_t at = c->layout == NPU_LAYOUT_ROWS
+                        ? (size_t)oy * c->O + (size_t)o
+                        : ((size_t)o * c->OH + (size_t)oy) * c->OW + (size_t)x;
+        y[at] = (uint8_t)v;
+      }
+}
+
+static int run_image(npu_conv *c, npu_backend *b, const uint8_t *x, uint8_t *y,
+                     char *err, size_t n) {
+  const npu_backend_ops *ops = b->ops;
+  if (!c->f16)
+    stage_input(c, x);
+  if (pack_inputs(c, b, x, err, n))
+    return -1;
+  for (int i = 0; i < c->task_count; i++) {
+    npu_bo *ins[3], *outs[1];
+    npu_job job = task_job(c, &c->tasks[i], ins, outs);
+    if (npu_backend_run(b, &job, err, n))
+      return -1;
+  }
+  if (ops->cpu_begin(b, &c->out, err, n))
+    return -1;
+  for (int i = 0; i < c->task_count; i++)
+    if (c->f16)
+      npu_f16_scatter(c, &c->tasks[i], (uint16_t *)(void *)y);
+    else
+      scatter_output(c, &c->tasks[i], y);
+  return ops->cpu_end(b, &c->out, err, n);
+}
+
+int npu_conv_run(npu_conv *c, npu_backend *b, const void *x, void *y, char *err,
+                 size_t n) {
+  size_t elem = c->f16 ? 2 : 1;
+  size_t in_img = (size_t)c->C * c->H * c->W * elem;
+  size_t out_img = (size_t)c->O * c->OH * c->OW * elem;
+  for (int img = 0; img < c->N; img++)
+    if (run_image(c, b, (const uint8_t *)x + in_img * img,
+                  (uint8_t *)y + out_img * img, err, n))
+      return -1;
+  return 0;
+}
+
+void npu_conv_release(npu_conv *c, npu_backend *b) {
+  for (int i = 0; b && c->tasks && i < c->task_count; i++)
+    if (c->tasks[i].cmd.map)
+      b->ops->bo_free(b, &c->tasks[i].cmd);
+  npu_bo *bos[4] = {&c->in, &c->wt, &c->bias, &c->out};
+  for (int k = 0; b && k < 4; k++)
+    if (bos[k]->map)
+      b->ops->bo_free(b, bos[k]);
+  free(c->tasks);
+  free(c->x_chw);
+  free(c->y_chw);
+  free(c->y_f16);
+  memset(c, 0, sizeof *c);
+}

@@ -1,0 +1,277 @@
+/* The NPU target: RK3588 int8 and fp16 convolutions (int8 fully-connected
+ * layers and matmuls as 1x1 convolutions, lower.h; int8 max pooling on the
+ * PPU, lower_pool.h) from our own command lists, through one of the
+ * backends of backend.h. The device exists when
+ * DG_NPU_DEVICE names a backend or a node (sim, rocket, rknpu, /dev/...),
+ * or, with it unset, when discovery finds a rocket or rknpu driver; the
+ * simulator is a device only when asked for. DG_NPU_DEVICE=none hides
+ * every NPU. Its int8 results may differ from the contract by 1 LSB (the
+ * DPU's fixed-point requantiser, docs/npu.md "Requantisation and
+ * rounding"), its f16 results by 1 fp16 ULP (unconfirmed rounding and
+ * accumulation, host-side bias): declared in the device info, shown per
+ * node in the plan, used by verify. */
+#define _POSIX_C_SOURCE 200809L /* posix_memalign */
+#include "lower.h"
+#include "lower_pool.h"
+
+#include "core/clock.h"
+#include "core/diag.h"
+#include "core/half.h"
+#include "core/memplan.h"
+#include "core/names.h"
+#include "ops/ops.h"
+#include "targets/target.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct npu_device {
+  npu_backend *be;
+} npu_device;
+
+typedef struct npu_segment {
+  npu_device *dev;
+  const dg_ir *ir;
+  const int *nodes;
+  npu_conv *convs;
+  npu_pool *pools; /* per node: used where npu_is_pool_op (lower_pool.h) */
+  int count;
+  void **own; /* per tensor id: its bytes of arena for tensors internal
+                 to the segment (NULL: use host[]) */
+  void *arena;
+  bool timing;
+} npu_segment;
+
+static int npu_supports(dg_device *dev, const dg_ir *ir, const dg_node *n,
+                        char *why, size_t why_size) {
+  if (npu_is_pool_op(n->op)) {
+    npu_device *d = dev->impl;
+    return npu_pool_lower(ir, n, d->be->ops->name, NULL, why, why_size);
+  }
+  return npu_conv_lower(ir, n, NULL, why, why_size);
+}
+
+/* One core: 1024 int8 (512 fp16) MACs per cycle at 1 GHz, taken at half
+ * efficiency (padded channels, pipeline fill); 20 us per task for the kick
+ * and the interrupt; host packing at about 1 GB/s. A guide for placement
+ * only. */
+static double npu_estimate(dg_device *dev, const dg_ir *ir, const dg_node *n) {
+  (void)dev;
+  double bytes = (double)dg_desc_bytes(&dg_ir_tensor(ir, n->inputs[0])->desc) +
+                 (double)dg_desc_bytes(&dg_ir_tensor(ir, n->output)->desc);
+  if (npu_is_pool_op(n->op)) /* one task per image; fp16 packing, 2x bytes */
+    return 20.0 * (double)dg_ir_tensor(ir, n->inputs[0])->desc.dims[0] +
+           2 * bytes / 1e3;
+  npu_conv c;
+  char why[160];
+  int tasks = 1;
+  if (npu_conv_lower(ir, n, &c, why, sizeof why)) {
+    tasks = c.task_count * c.N;
+    npu_conv_release(&c, NULL);
+  }
+  double macs = dg_op_def_get(n->op)->flops(ir, n) / 2;
+  double macs_per_us = n->op == DG_OP_CONV2D ? 256e3 : 512e3;
+  return 20.0 * tasks + macs / macs_per_us + bytes / 1e3;
+}
+
+static void npu_release(void *state) {
+  npu_segment *s = state;
+  if (!s)
+    return;
+  for (int i = 0; i < s->count; i++) {
+    npu_conv_release(&s->convs[i], s->dev->be);
+    npu_pool_release(&s->pools[i], s->dev->be);
+  }
+  free(s->own);
+  free(s->arena);
+  free(s->convs);
+  free(s->pools);
+  free(s);
+}
+
+/* Tensors made and used only inside the segment get bytes of an arena of
+ * our own, placed by memplan.h: host[] is only promised for the boundary
+ * (target.h). */
+static dg_status own_buffers(npu_segment *s, const dg_segment *seg) {
+  dg_segment_io io;
+  dg_status st = dg_segment_boundary(seg, &io);
+  if (st != DG_OK)
+    return st;
+  int T = s->ir->tensor_count, count = 0;
+  s->own = calloc((size_t)T + 1, sizeof *s->own);
+  int *first = malloc(sizeof(int) * (size_t)(T + 1));
+  int *last = malloc(sizeof(int) * (size_t)(T + 1));
+  uint32_t *ids = malloc(sizeof(uint32_t) * (size_t)(T + 1));
+  dg_mem_block *blocks = malloc(sizeof *blocks * (size_t)(T + 1));
+  bool oom = !s->own || !first || !last || !ids || !blocks;
+  if (!oom) {
+    dg_memplan_lifetimes(s->ir, seg->nodes, seg->node_count, first, last, NULL);
+    for (int i = 0; i < seg->node_count; i++) {
+      uint32_t t = s->ir->nodes[seg->nodes[i]].output;
+      bool boundary = false;
+      for (int k = 0; k < io.output_count; k++)
+        boundary |= io.outputs[k] == t;
+      if (!boundary) {
+        blocks[count] =
+            (dg_mem_block){dg_desc_bytes(&dg_ir_tensor(s->ir, t)->desc),
+                           first[t], last[t], false, 0};
+        ids[count++] = t;
+      }
+    }
+  }
+  size_t top = oom ? 0 : dg_memplan_place(blocks, count, 64, 0, &oom);
+  if (!oom && top == SIZE_MAX)
+    oom = true;
+  if (!oom && top && posix_memalign(&s->arena, 64, top))
+    oom = true;
+  for (int c = 0; !oom && c < count; c++)
+    s->own[ids[c]] = (char *)s->arena + blocks[c].offset;
+  free(first), free(last), free(ids), free(blocks);
+  dg_segment_io_free(&io);
+  return oom ? DG_ERROR_OUT_OF_MEMORY : st;
+}
+
+/* Lowers and prepares node i of the segment: false with err set. */
+static bool lower_node(npu_segment *s, const dg_node *n, int i, char *err,
+                       size_t en) {
+  npu_backend *be = s->dev->be;
+  if (npu_is_pool_op(n->op))
+    return npu_pool_lower(s->ir, n, be->ops->name, &s->pools[i], err, en) &&
+           !npu_pool_prepare(&s->pools[i], be, err, en);
+  return npu_conv_lower(s->ir, n, &s->convs[i], err, en) &&
+         !npu_conv_prepare(&s->convs[i], s->ir, be, err, en);
+}
+
+static dg_status npu_compile(dg_device *dev, const dg_segment *seg,
+                             void **state, dg_diagnostic *diag) {
+  npu_segment *s = calloc(1, sizeof *s);
+  if (!s || !(s->convs = calloc((size_t)seg->node_count, sizeof *s->convs)) ||
+      !(s->pools = calloc((size_t)seg->node_count, sizeof *s->pools))) {
+    if (s)
+      free(s->convs);
+    free(s);
+    dg_diag_set(diag, DG_ERROR_OUT_OF_MEMORY, -1, NULL, "compile", NULL, NULL,
+                NULL, "npu: out of host memory compiling a segment");
+    return DG_ERROR_OUT_OF_MEMORY;
+  }
+  s->dev = dev->impl;
+  s->ir = seg->ir;
+  s->nodes = seg->nodes;
+  s->timing = getenv("DG_PROFILE") != NULL;
+  if (own_buffers(s, seg) != DG_OK) {
+    npu_release(s);
+    dg_diag_set(diag, DG_ERROR_OUT_OF_MEMORY, -1, NULL, "compile", NULL, NULL,
+                NULL, "npu: out of host memory compiling a segment");
+    return DG_ERROR_OUT_OF_MEMORY;
+  }
+  for (int i = 0; i < seg->node_count; i++) {
+    const dg_node *n = &seg->ir->nodes[seg->nodes[i]];
+    char err[256] = "";
+    s->count = i + 1;
+    if (!lower_node(s, n, i, err, sizeof err)) {
+      npu_release(s);
+      char shown[DG_NAME_SHORT];
+      dg_name_shorten(shown, sizeof shown, n->name);
+      dg_diag_set(diag, DG_ERROR_DEVICE, seg->nodes[i], n->name,
+                  dg_op_name(n->op), NULL, NULL, NULL,
+                  "npu (%s): cannot compile node %d '%s': %s", dev->info.driver,
+                  seg->nodes[i], shown, err);
+      return DG_ERROR_DEVICE;
+    }
+  }
+  *state = s;
+  return DG_OK;
+}
+
+static double now_us(void) { return (double)dg_clock_ns() / 1e3; }
+
+static dg_status npu_run(void *state, void *const *host, double *node_us,
+                         dg_diagnostic *diag) {
+  npu_segment *s = state;
+  for (int i = 0; i < s->count; i++) {
+    const dg_node *n = &s->ir->nodes[s->nodes[i]];
+    uint32_t xt = n->inputs[0], yt = n->output;
+    const void *x = s->own[xt] ? s->own[xt] : host[xt];
+    void *y = s->own[yt] ? s->own[yt] : host[yt];
+    double t0 = s->timing ? now_us() : 0;
+    char err[256] = "";
+    int rc =
+        npu_is_pool_op(n->op)
+            ? npu_pool_run(&s->pools[i], s->dev->be, x, y, err, sizeof err)
+            : npu_conv_run(&s->convs[i], s->dev->be, x, y, err, sizeof err);
+    if (rc) {
+      char shown[DG_NAME_SHORT];
+      dg_name_shorten(shown, sizeof shown, n->name);
+      dg_diag_set(diag, DG_ERROR_DEVICE, s->nodes[i], n->name,
+                  dg_op_name(n->op), NULL, NULL, NULL,
+                  "npu (%s): node %d '%s' failed: %s", s->dev->be->driver,
+                  s->nodes[i], shown, err);
+      return DG_ERROR_DEVICE;
+    }
+    if (s->timing && node_us)
+      node_us[i] = now_us() - t0;
+  }
+  return DG_OK;
+}
+
+static void npu_destroy(dg_device *dev) {
+  npu_device *d = dev->impl;
+  if (d)
+    npu_backend_close(d->be);
+  free(d);
+}
+
+static const dg_target_vtbl npu_vtbl = {
+    npu_supports, npu_estimate, npu_compile, npu_run, npu_release, npu_destroy};
+
+static void say(const dg_context_options *opts, dg_log_level level,
+                const char *msg) {
+  if (opts->log && opts->log_level >= level)
+    opts->log(opts->log_user, level, msg);
+}
+
+static dg_status npu_enumerate(const dg_context_options *opts,
+                               dg_device_list *out) {
+  const char *spec = getenv("DG_NPU_DEVICE");
+  if (spec && !strcmp(spec, "none"))
+    return DG_OK;
+  char err[256] = "";
+  npu_backend *be = npu_backend_open(spec, err, sizeof err);
+  if (!be) {
+    char msg[320];
+    snprintf(msg, sizeof msg, "npu: no device: %s", err);
+    /* Asked for by name: worth a warning; found by nobody: just info. */
+    say(opts, spec && spec[0] ? DG_LOG_WARNING : DG_LOG_INFO, msg);
+    return DG_OK;
+  }
+  npu_device *nd = calloc(1, sizeof *nd);
+  dg_device *d = nd ? dg_device_list_add(out, &npu_vtbl) : NULL;
+  if (!d) {
+    free(nd);
+    npu_backend_close(be);
+    return DG_ERROR_OUT_OF_MEMORY;
+  }
+  nd->be = be;
+  d->impl = nd;
+  d->launch_us = 30;
+  d->transfer_us_per_byte = 0.001; /* packing to and from NC1HWC2 */
+  d->info.kind = DG_DEVICE_NPU;
+  snprintf(d->info.name, sizeof d->info.name, "RK3588 NPU%s (%s)",
+           be->is_simulator ? " simulator" : "", be->ops->name);
+  snprintf(d->info.driver, sizeof d->info.driver, "%s", be->driver);
+  d->info.dtypes = 1u << DG_DTYPE_I8 | 1u << DG_DTYPE_U8 | 1u << DG_DTYPE_F16;
+  d->info.ops = 1ull << DG_OP_QCONV2D | 1ull << DG_OP_QFULLY_CONNECTED |
+                1ull << DG_OP_QMATMUL | 1ull << DG_OP_CONV2D |
+                1ull << DG_OP_MAX_POOL2D;
+  d->info.is_simulator = be->is_simulator;
+  d->info.int8_max_lsb_deviation = 1;
+  /* fp16: the fp32 -> fp16 rounding of OUT_CVT and the accumulation
+   * precision are assumed (sim.h), and a bias is added after the NPU's
+   * rounding: one fp16 ULP beyond the contract. */
+  d->info.f16_max_ulp_deviation = 1;
+  return DG_OK;
+}
+
+const dg_target dg_target_npu = {"npu", DG_DEVICE_NPU, npu_enumerate};
