@@ -558,10 +558,9 @@ int main(int argc, char **argv) {
   bad_inputs();
 #ifdef DG_TARGET_VULKAN
   /* meson test turns the layer on (DG_VULKAN_VALIDATION=1). */
-  if (dg_vulkan_validation_enabled())
-    CHECK(dg_vulkan_validation_messages() == 0,
-          "Vulkan validation layer: %d messages",
-          dg_vulkan_validation_messages());
+  if (dg_vk_validation_enabled())
+    CHECK(dg_vk_validation_messages() == 0,
+          "Vulkan validation layer: %d messages", dg_vk_validation_messages());
 #endif
   dg_context_destroy(ctx);
   return t_exit();

@@ -58,15 +58,16 @@ static void test_table(void) {
       [NPU_BLOCK_PPU_RDMA] = 0x7000, [NPU_BLOCK_GLOBAL] = 0xf000};
   int ok = 1;
   for (int r = 0; r < NPU_REG_COUNT; r++) {
-    if ((npu_regs[r].offset & 0xf000) != block_base[npu_regs[r].block] ||
-        npu_regs[r].offset & 3 || npu_reg_find(npu_regs[r].offset) != r)
+    if ((dg_npu_regs[r].offset & 0xf000) != block_base[dg_npu_regs[r].block] ||
+        dg_npu_regs[r].offset & 3 ||
+        dg_npu_reg_find(dg_npu_regs[r].offset) != r)
       ok = 0;
   }
   check(ok, "table: every register offset is unique, aligned, in its block");
   ok = 1;
   uint32_t seen[NPU_REG_COUNT] = {0};
   for (int f = 0; f < NPU_FIELD_COUNT; f++) {
-    const npu_field_info *fi = &npu_fields[f];
+    const npu_field_info *fi = &dg_npu_fields[f];
     if (fi->lo > fi->hi || fi->hi > 31) {
       ok = 0;
       continue;
@@ -78,20 +79,20 @@ static void test_table(void) {
     seen[fi->reg] |= m;
   }
   check(ok, "table: fields lie in 0..31 and do not overlap");
-  uint64_t w = npu_reg_word(NPU_CNA_CONV_CON1, 0x60008120u);
+  uint64_t w = dg_npu_reg_word(NPU_CNA_CONV_CON1, 0x60008120u);
   check(w == 0x020160008120100cull && npu_word_target(w) == 0x0201 &&
             npu_word_value(w) == 0x60008120u && npu_word_offset(w) == 0x100c,
         "word: target << 48 | value << 16 | register, and back");
   npu_value v = npu_value_begin(NPU_CNA_CONV_CON3);
-  npu_value_set(&v, NPU_CNA_CONV_CON3__CONV_X_STRIDE, 2);
-  npu_value_set(&v, NPU_CNA_CONV_CON3__CONV_Y_STRIDE, 7);
+  dg_npu_value_set(&v, NPU_CNA_CONV_CON3__CONV_X_STRIDE, 2);
+  dg_npu_value_set(&v, NPU_CNA_CONV_CON3__CONV_Y_STRIDE, 7);
   check(v.bits == (2u | 7u << 3) && v.overflow_field < 0,
         "packer: fields land at their bit ranges");
-  npu_value_set(&v, NPU_CNA_CONV_CON3__CONV_Y_STRIDE, 8);
+  dg_npu_value_set(&v, NPU_CNA_CONV_CON3__CONV_Y_STRIDE, 8);
   check(v.overflow_field == NPU_CNA_CONV_CON3__CONV_Y_STRIDE,
         "packer: a value wider than its field is reported, not truncated");
   npu_value u = npu_value_begin(NPU_CNA_CONV_CON3);
-  npu_value_set(&u, NPU_DPU_BS_CFG__BS_ALU_ALGO, 1);
+  dg_npu_value_set(&u, NPU_DPU_BS_CFG__BS_ALU_ALGO, 1);
   check(u.overflow_field >= 0,
         "packer: a field of another register is refused");
 }
@@ -119,7 +120,7 @@ static int read_regcmd(uint64_t *words, int max) {
 static int rejects_at(uint64_t *words, int count, int index, const char *what) {
   npu_regfile *rf = malloc(sizeof *rf);
   char err[256] = "", want[32];
-  int rc = rf ? npu_decode(words, count, rf, err, sizeof err) : 0;
+  int rc = rf ? dg_npu_decode(words, count, rf, err, sizeof err) : 0;
   free(rf);
   snprintf(want, sizeof want, "word %d ", index);
   int ok =
@@ -138,7 +139,7 @@ static void test_decoder(void) {
   }
   npu_regfile *rf = malloc(sizeof *rf);
   char err[256] = "";
-  int rc = rf ? npu_decode(words, count, rf, err, sizeof err) : -1;
+  int rc = rf ? dg_npu_decode(words, count, rf, err, sizeof err) : -1;
   if (rc)
     printf("# %s\n", err);
   check(count == 107 && rc == 0,
@@ -252,19 +253,19 @@ static void test_packers(tfl_conv *c) {
   for (int ch = 0; ch < C; ch++)
     for (int k = 0; k < KH * KW; k++)
       w[(size_t)ch * KH * KW + k] = ws[(size_t)k * C + ch];
-  size_t wb = npu_weight_buffer_bytes(C, C, KH, KW, true);
+  size_t wb = dg_npu_weight_buffer_bytes(C, C, KH, KW, true);
   uint8_t *pw = malloc(wb);
-  npu_pack_weights_i8(w, C, C, KH, KW, true,
-                      (int8_t)(c->weights.zero_point - 128), pw);
+  dg_npu_pack_weights_i8(w, C, C, KH, KW, true,
+                         (int8_t)(c->weights.zero_point - 128), pw);
   check(gw && n == wb && !memcmp(gw, pw, n),
         "packer: depthwise weights reproduce mesa-weights-000-000.bin");
   free(gw);
   uint8_t *gb = read_file("teflon-dw-3x3-int8/mesa-biases-000-000.bin", &n);
   int32_t bias[64], packed[64];
   memcpy(bias, c->bias.data, sizeof bias);
-  int ok = npu_pack_bias(bias, w, C, C, KH, KW, true,
-                         (int32_t)c->weights.zero_point - 128,
-                         (int32_t)c->input.zero_point - 128, 0, packed);
+  int ok = dg_npu_pack_bias(bias, w, C, C, KH, KW, true,
+                            (int32_t)c->weights.zero_point - 128,
+                            (int32_t)c->input.zero_point - 128, 0, packed);
   check(ok && gb && n == sizeof packed && !memcmp(gb, packed, n),
         "packer: bias cube with zero-point folding reproduces "
         "mesa-biases-000-000.bin");
@@ -274,12 +275,12 @@ static void test_packers(tfl_conv *c) {
   free(ws);
   uint8_t *gi = read_file("teflon-dw-3x3-int8/mesa-input-000-000.bin", &n);
   int H = c->input.dims[1], W = c->input.dims[2];
-  size_t cube = npu_feature_bytes(C, H, W, 1);
+  size_t cube = dg_npu_feature_bytes(C, H, W, 1);
   int8_t *chw = malloc((size_t)C * H * W);
   uint8_t *re = calloc(1, n ? n : 1);
   if (gi && chw && re && n >= cube) {
-    npu_unpack_feature_i8(gi, C, H, W, chw);
-    npu_pack_feature_i8(chw, C, H, W, 0, re);
+    dg_npu_unpack_feature_i8(gi, C, H, W, chw);
+    dg_npu_pack_feature_i8(chw, C, H, W, 0, re);
   }
   check(gi && n == 2 * cube && !memcmp(gi, re, n),
         "packer: mesa-input unpacked to NCHW and packed back is identical");
@@ -287,8 +288,8 @@ static void test_packers(tfl_conv *c) {
   for (int i = 0; i < 30; i++)
     h[i] = (uint16_t)(0x3c00 + i * 7);
   uint8_t hc[8 * 2 * 5 * 2 * 2];
-  npu_pack_feature_f16(h, 3, 2, 5, 0, hc);
-  npu_unpack_feature_f16(hc, 3, 2, 5, h2);
+  dg_npu_pack_feature_f16(h, 3, 2, 5, 0, hc);
+  dg_npu_unpack_feature_f16(hc, 3, 2, 5, h2);
   check(!memcmp(h, h2, sizeof h) && hc[8 * 5 * 1 * 2] == (uint8_t)h[5],
         "packer: fp16 NC1HWC2 (8 channels per atom) round trip");
   free(gi);
@@ -303,7 +304,7 @@ static int run_sim(const npu_conv_desc *d, const npu_conv_plan *p,
                    uint8_t *out, npu_round round, char *err, size_t n) {
   static const uint32_t iova[NPU_BUF_COUNT] = {0x0, 0x100000, 0x200000,
                                                0x300000};
-  npu_stream_patch(s, iova);
+  dg_npu_stream_patch(s, iova);
   npu_sim_buffer bufs[4] = {
       {"input", iova[NPU_BUF_INPUT], p->input_bytes, in, false},
       {"weights", iova[NPU_BUF_WEIGHTS], p->weight_bytes, wt, false},
@@ -311,7 +312,7 @@ static int run_sim(const npu_conv_desc *d, const npu_conv_plan *p,
       {"output", iova[NPU_BUF_OUTPUT], p->output_bytes, out, true}};
   (void)d;
   npu_sim_job job = {s->words, s->count, bufs, 4, round, NPU_POOL_AVG_RECIP};
-  return npu_sim_run(&job, err, n);
+  return dg_npu_sim_run(&job, err, n);
 }
 
 static void test_golden(tfl_conv *c) {
@@ -343,9 +344,10 @@ static void test_golden(tfl_conv *c) {
   npu_stream s;
   npu_conv_plan p;
   char err[256] = "";
-  int ok = in && wt && bs && gold && npu_gen_conv(&d, &s, err, sizeof err) &&
-           npu_conv_plan_make(&d, &p, err, sizeof err) && p.input_bytes == ni &&
-           p.weight_bytes == nw && p.bias_bytes == nb && p.output_bytes == no;
+  int ok = in && wt && bs && gold && dg_npu_gen_conv(&d, &s, err, sizeof err) &&
+           dg_npu_conv_plan_make(&d, &p, err, sizeof err) &&
+           p.input_bytes == ni && p.weight_bytes == nw && p.bias_bytes == nb &&
+           p.output_bytes == no;
   check(ok, "generator: dw 3x3 64ch 8x8 stream and buffer sizes as Mesa's");
   if (!ok) {
     printf("# %s\n", err);
@@ -357,8 +359,8 @@ static void test_golden(tfl_conv *c) {
    * bytes (0x00007e7e here), which pads every lane with 126. */
   int patched = 0;
   for (int i = 0; i < s.count; i++)
-    if (npu_word_offset(s.words[i]) == npu_regs[NPU_CNA_PAD_CON1].offset) {
-      s.words[i] = npu_reg_word(NPU_CNA_PAD_CON1, 0x7eu);
+    if (npu_word_offset(s.words[i]) == dg_npu_regs[NPU_CNA_PAD_CON1].offset) {
+      s.words[i] = dg_npu_reg_word(NPU_CNA_PAD_CON1, 0x7eu);
       patched++;
     }
   check(patched == 1, "golden: one CNA_PAD_CON1 word, set to Mesa's 0x7e");
@@ -460,17 +462,17 @@ static int matrix_case(int C, int O, int H, int W, int K, int S, int same,
   char err[256];
   int worst = -1;
   uint8_t *in = NULL, *wt = NULL, *out = NULL;
-  if (!npu_gen_conv(&d, &s, err, sizeof err) ||
-      !npu_conv_plan_make(&d, &p, err, sizeof err)) {
+  if (!dg_npu_gen_conv(&d, &s, err, sizeof err) ||
+      !dg_npu_conv_plan_make(&d, &p, err, sizeof err)) {
     printf("# C%d O%d %dx%d k%d s%d: %s\n", C, O, H, W, K, S, err);
     goto done;
   }
   in = calloc(1, p.input_bytes);
   wt = malloc(p.weight_bytes);
   out = calloc(1, p.output_bytes);
-  npu_pack_feature_i8(x, C, H, W, (int8_t)zx, in);
-  npu_pack_weights_i8(w, O, C, K, K, dw, (int8_t)zw, wt);
-  if (!npu_pack_bias(b, w, O, C, K, K, dw, zw, zx, 0, pb) ||
+  dg_npu_pack_feature_i8(x, C, H, W, (int8_t)zx, in);
+  dg_npu_pack_weights_i8(w, O, C, K, K, dw, (int8_t)zw, wt);
+  if (!dg_npu_pack_bias(b, w, O, C, K, K, dw, zw, zx, 0, pb) ||
       run_sim(&d, &p, &s, in, wt, pb, out, NPU_ROUND_HALF_UP, err,
               sizeof err)) {
     printf("# sim: %s\n", err);
@@ -573,11 +575,11 @@ static void test_pad_word(void) {
     npu_stream s;
     char err[256];
     int found = 0;
-    if (!npu_gen_conv(&d, &s, err, sizeof err))
+    if (!dg_npu_gen_conv(&d, &s, err, sizeof err))
       ok = 0;
     else
       for (int j = 0; j < s.count; j++)
-        if (npu_word_offset(s.words[j]) == npu_regs[NPU_CNA_PAD_CON1].offset)
+        if (npu_word_offset(s.words[j]) == dg_npu_regs[NPU_CNA_PAD_CON1].offset)
           found++, ok &= npu_word_value(s.words[j]) == want[i];
     ok &= found == 1;
   }
@@ -592,8 +594,8 @@ static void test_sim_rejects(void) {
   npu_stream s;
   npu_conv_plan p;
   char err[256] = "";
-  if (!npu_gen_conv(&d, &s, err, sizeof err) ||
-      !npu_conv_plan_make(&d, &p, err, sizeof err)) {
+  if (!dg_npu_gen_conv(&d, &s, err, sizeof err) ||
+      !dg_npu_conv_plan_make(&d, &p, err, sizeof err)) {
     check(0, "simulator rejects: generate a small conv");
     return;
   }
@@ -602,7 +604,7 @@ static void test_sim_rejects(void) {
   int32_t bias[16] = {0};
   static const uint32_t iova[NPU_BUF_COUNT] = {0x0, 0x100000, 0x200000,
                                                0x300000};
-  npu_stream_patch(&s, iova);
+  dg_npu_stream_patch(&s, iova);
   npu_sim_buffer bufs[4] = {
       {"input", 0x0, p.input_bytes, in, false},
       {"weights", 0x100000, p.weight_bytes, wt, false},
@@ -610,21 +612,21 @@ static void test_sim_rejects(void) {
       {"output", 0x300000, p.output_bytes, out, true}};
   npu_sim_job job = {s.words, s.count,           bufs,
                      4,       NPU_ROUND_HALF_UP, NPU_POOL_AVG_RECIP};
-  check(npu_sim_run(&job, err, sizeof err) == 0,
+  check(dg_npu_sim_run(&job, err, sizeof err) == 0,
         "simulator: a conv whose input sits at IOVA 0 runs");
   bufs[3].size = p.output_bytes / 4;
-  check(npu_sim_run(&job, err, sizeof err) != 0 && strstr(err, "output"),
+  check(dg_npu_sim_run(&job, err, sizeof err) != 0 && strstr(err, "output"),
         "simulator: an output outside every buffer is rejected");
   bufs[3].size = p.output_bytes;
   bufs[3].is_output = false;
-  check(npu_sim_run(&job, err, sizeof err) != 0 && strstr(err, "not listed"),
+  check(dg_npu_sim_run(&job, err, sizeof err) != 0 && strstr(err, "not listed"),
         "simulator: writing a buffer not listed as output is rejected");
   bufs[3].is_output = true;
   npu_conv_desc big = {
       128, 64, 64, 64,    64, 64,           3, 3, 1, 1, 1, 1, false,
       0,   0,  0,  0.01f, 0,  NPU_PREC_INT8};
   check(
-      !npu_gen_conv(&big, &s, err, sizeof err) && strstr(err, "CBUF"),
+      !dg_npu_gen_conv(&big, &s, err, sizeof err) && strstr(err, "CBUF"),
       "generator: a conv that does not fit the CBUF is declined with a reason");
   free(in);
   free(wt);

@@ -295,10 +295,10 @@ int npu_case_cut(dg_context *ctx, const npu_case *c, npu_cut_info *info,
   int rc = -1;
   if (!g || dg_graph_status(g) != DG_OK)
     snprintf(err, n, "graph does not build");
-  else if (npu_conv_lower(&g->ir, &g->ir.nodes[0], &cv, err, n)) {
+  else if (dg_npu_conv_lower(&g->ir, &g->ir.nodes[0], &cv, err, n)) {
     rc = 0;
     cut_of(&cv, info);
-    npu_conv_release(&cv, NULL);
+    dg_npu_conv_release(&cv, NULL);
   }
   dg_graph_destroy(g);
   free(w), free(b), free(ws);
@@ -526,13 +526,13 @@ static int check_tasks(npu_conv *cv, char *err, size_t n) {
   int *cover = calloc((size_t)cv->O * cv->OH, sizeof *cover);
   for (int t = 0; !rc && cover && t < cv->task_count; t++) {
     npu_task *k = &cv->tasks[t];
-    npu_stream_patch(&k->stream, iova);
+    dg_npu_stream_patch(&k->stream, iova);
     npu_sim_job job = {.words = k->stream.words,
                        .word_count = k->stream.count,
                        .buffers = bufs,
                        .buffer_count = 4};
     char why[256];
-    if (npu_sim_check(&job, why, sizeof why)) {
+    if (dg_npu_sim_check(&job, why, sizeof why)) {
       snprintf(err, n, "task %d (ch %d..%d, rows %d..%d): %s", t, k->o0,
                k->o1 - 1, k->oh0, k->oh1 - 1, why);
       rc = -1;
@@ -586,9 +586,9 @@ static int sweep_one(dg_context *ctx, const npu_case *c, int f16, char *err,
   char why[512] = "";
   if (!g || dg_graph_status(g) != DG_OK)
     rc = 1; /* the builder refuses it: nothing for the NPU to say */
-  else if (npu_conv_lower(&g->ir, &g->ir.nodes[0], &cv, why, sizeof why)) {
+  else if (dg_npu_conv_lower(&g->ir, &g->ir.nodes[0], &cv, why, sizeof why)) {
     rc = check_tasks(&cv, err, n) ? -1 : 0;
-    npu_conv_release(&cv, NULL);
+    dg_npu_conv_release(&cv, NULL);
   } else if (!why[0] || strlen(why) > 60) {
     snprintf(err, n, "declined without a short reason: '%s'", why);
   } else {
@@ -800,10 +800,10 @@ int npu_f16_case_cut(dg_context *ctx, const npu_f16_case *c, npu_cut_info *info,
   int rc = -1;
   if (!g || dg_graph_status(g) != DG_OK)
     snprintf(err, n, "graph does not build");
-  else if (npu_conv_lower(&g->ir, &g->ir.nodes[0], &cv, err, n)) {
+  else if (dg_npu_conv_lower(&g->ir, &g->ir.nodes[0], &cv, err, n)) {
     rc = 0;
     cut_of(&cv, info);
-    npu_conv_release(&cv, NULL);
+    dg_npu_conv_release(&cv, NULL);
   }
   dg_graph_destroy(g);
   free(w), free(b);

@@ -36,9 +36,9 @@ static void test_weight_layout(void) {
   enum { O = 17, C = 33, KH = 2, KW = 1 };
   uint16_t w[O * C * KH * KW] = {0};
   w[((16 * C + 32) * KH + 1) * KW + 0] = 0x3c00; /* 1.0 */
-  size_t n = npu_weight_bytes_f16(O, C, KH, KW);
+  size_t n = dg_npu_weight_bytes_f16(O, C, KH, KW);
   uint8_t *out = malloc(n);
-  npu_pack_weights_f16(w, O, C, KH, KW, out);
+  dg_npu_pack_weights_f16(w, O, C, KH, KW, out);
   int nonzero = 0, at = -1;
   for (size_t i = 0; i < n; i++)
     if (out[i]) {
@@ -68,7 +68,7 @@ static void f16_run_free(f16_run *r) {
 
 static int sim(f16_run *r, char *err, size_t n) {
   static const uint32_t iova[NPU_BUF_COUNT] = {0x0, 0x100000, 0, 0x300000};
-  npu_stream_patch(&r->s, iova);
+  dg_npu_stream_patch(&r->s, iova);
   npu_sim_buffer bufs[3] = {
       {"input", iova[NPU_BUF_INPUT], r->p.input_bytes, r->in, false},
       {"weights", iova[NPU_BUF_WEIGHTS], r->p.weight_bytes, r->wt, false},
@@ -78,7 +78,7 @@ static int sim(f16_run *r, char *err, size_t n) {
                      .buffers = bufs,
                      .buffer_count = 3,
                      .round = NPU_ROUND_HALF_UP};
-  return npu_sim_run(&job, err, n);
+  return dg_npu_sim_run(&job, err, n);
 }
 
 /* Generates, packs random fp16 data and simulates one conv. */
@@ -101,8 +101,8 @@ static int f16_make(f16_run *r, int C, int O, int H, int W, int K, int S,
                          .pad_top = th > 0 ? th / 2 : 0,
                          .pad_left = tw > 0 ? tw / 2 : 0,
                          .precision = NPU_PREC_FP16};
-  if (!npu_gen_conv(&r->d, &r->s, err, n) ||
-      !npu_conv_plan_make(&r->d, &r->p, err, n))
+  if (!dg_npu_gen_conv(&r->d, &r->s, err, n) ||
+      !dg_npu_conv_plan_make(&r->d, &r->p, err, n))
     return -1;
   size_t xn = (size_t)C * H * W, wn = (size_t)O * C * K * K;
   r->x = malloc(xn * 2);
@@ -115,8 +115,8 @@ static int f16_make(f16_run *r, int C, int O, int H, int W, int K, int S,
     r->x[i] = dg_f32_to_f16(2.0f * urand());
   for (size_t i = 0; i < wn; i++)
     r->w[i] = dg_f32_to_f16(ws * urand());
-  npu_pack_feature_f16(r->x, C, H, W, 0, r->in);
-  npu_pack_weights_f16(r->w, O, C, K, K, r->wt);
+  dg_npu_pack_feature_f16(r->x, C, H, W, 0, r->in);
+  dg_npu_pack_weights_f16(r->w, O, C, K, K, r->wt);
   return sim(r, err, n);
 }
 
@@ -247,7 +247,7 @@ static void test_f16_rejects(void) {
   /* BRDMA on: a bias the fp16 model does not have. */
   for (int i = 0; ok && i < r.s.count; i++)
     if (npu_word_offset(r.s.words[i]) == 0x501c)
-      r.s.words[i] = npu_reg_word(NPU_DPU_RDMA_BRDMA_CFG, 1u << 1);
+      r.s.words[i] = dg_npu_reg_word(NPU_DPU_RDMA_BRDMA_CFG, 1u << 1);
   check(ok && sim(&r, err, sizeof err) && strstr(err, "not modelled"),
         "fp16 simulator refuses a bias read (BRDMA) it does not model");
   printf("# %s\n", err);
@@ -255,7 +255,7 @@ static void test_f16_rejects(void) {
   r.s = good;
   for (int i = 0; ok && i < r.s.count; i++)
     if (npu_word_offset(r.s.words[i]) == 0x4010)
-      r.s.words[i] = npu_reg_word(NPU_DPU_DATA_FORMAT, 2u << 26 | 2u);
+      r.s.words[i] = dg_npu_reg_word(NPU_DPU_DATA_FORMAT, 2u << 26 | 2u);
   check(ok && sim(&r, err, sizeof err) && strstr(err, "mixed"),
         "fp16 simulator refuses mixed precisions");
   printf("# %s\n", err);
@@ -274,7 +274,7 @@ static void test_f16_rejects(void) {
                        .pad_left = 1,
                        .precision = NPU_PREC_FP16};
   npu_stream s;
-  check(!npu_gen_conv(&big, &s, err, sizeof err) && strstr(err, "CBUF"),
+  check(!dg_npu_gen_conv(&big, &s, err, sizeof err) && strstr(err, "CBUF"),
         "fp16 generator declines a conv that does not fit the CBUF");
 }
 
@@ -341,9 +341,9 @@ static const vendor_diff expected[] = {
 static const vendor_diff *explain(npu_reg r, const char *field) {
   for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
     const vendor_diff *e = &expected[i];
-    bool reg_match = !strcmp(e->reg, npu_regs[r].name) ||
+    bool reg_match = !strcmp(e->reg, dg_npu_regs[r].name) ||
                      (!strcmp(e->reg, "DPU_RDMA_*") &&
-                      npu_regs[r].block == NPU_BLOCK_DPU_RDMA);
+                      dg_npu_regs[r].block == NPU_BLOCK_DPU_RDMA);
     if (reg_match && ((!e->field && !field) ||
                       (e->field && field && !strcmp(e->field, field))))
       return e;
@@ -378,9 +378,9 @@ static void test_vendor_stream(const char *golden) {
   npu_stream s;
   char err[256] = "";
   npu_regfile *ours = malloc(sizeof *ours), *vend = malloc(sizeof *vend);
-  int ok = ours && vend && npu_gen_conv(&d, &s, err, sizeof err) &&
-           !npu_decode(s.words, s.count, ours, err, sizeof err) &&
-           !npu_decode(vw, vn, vend, err, sizeof err);
+  int ok = ours && vend && dg_npu_gen_conv(&d, &s, err, sizeof err) &&
+           !dg_npu_decode(s.words, s.count, ours, err, sizeof err) &&
+           !dg_npu_decode(vw, vn, vend, err, sizeof err);
   check(ok, "vendor cross-check: our fp16 stream for the vendor's shape and "
             "the vendor's stream both decode");
   if (!ok) {
@@ -398,14 +398,14 @@ static void test_vendor_stream(const char *golden) {
       e = explain((npu_reg)r, NULL);
       if (!e)
         printf("# vendor diff: %s written by %s only: UNEXPLAINED\n",
-               npu_regs[r].name, ours->written[r] ? "us" : "the vendor");
+               dg_npu_regs[r].name, ours->written[r] ? "us" : "the vendor");
       unexplained += !e;
       if (e)
         used[e - expected] = ours->written[r] ? 1 : 2;
       continue;
     }
     for (int f = 0; f < NPU_FIELD_COUNT; f++) {
-      if (npu_fields[f].reg != (npu_reg)r)
+      if (dg_npu_fields[f].reg != (npu_reg)r)
         continue;
       uint32_t a = npu_rf(ours, (npu_field)f), b = npu_rf(vend, (npu_field)f);
       compared++;
@@ -413,9 +413,10 @@ static void test_vendor_stream(const char *golden) {
         equal++;
         continue;
       }
-      e = explain((npu_reg)r, npu_fields[f].name);
-      printf("# vendor diff: %s.%s ours %u vendor %u: %s\n", npu_regs[r].name,
-             npu_fields[f].name, a, b, e ? e->why : "UNEXPLAINED");
+      e = explain((npu_reg)r, dg_npu_fields[f].name);
+      printf("# vendor diff: %s.%s ours %u vendor %u: %s\n",
+             dg_npu_regs[r].name, dg_npu_fields[f].name, a, b,
+             e ? e->why : "UNEXPLAINED");
       unexplained += !e;
       if (e)
         used[e - expected] = 1;

@@ -204,7 +204,7 @@ static void injected(const char *spec, const char *driver, const char *fault,
 /* A list whose output address lies past its output buffer. */
 static void outside(const char *spec) {
   char err[256] = "";
-  npu_backend *b = npu_backend_open(spec, err, sizeof err);
+  npu_backend *b = dg_npu_backend_open(spec, err, sizeof err);
   if (!b) {
     check(0, "outside: open the backend");
     printf("# %s\n", err);
@@ -218,8 +218,8 @@ static void outside(const char *spec) {
   npu_conv_plan p;
   npu_bo bo[5];
   memset(bo, 0, sizeof bo);
-  int ok = npu_gen_conv(&d, &s, err, sizeof err) &&
-           npu_conv_plan_make(&d, &p, err, sizeof err);
+  int ok = dg_npu_gen_conv(&d, &s, err, sizeof err) &&
+           dg_npu_conv_plan_make(&d, &p, err, sizeof err);
   size_t sizes[5] = {p.input_bytes, p.weight_bytes, p.bias_bytes,
                      p.output_bytes, (size_t)s.count * 8};
   for (int i = 0; ok && i < 5; i++)
@@ -228,13 +228,13 @@ static void outside(const char *spec) {
     uint32_t iova[NPU_BUF_COUNT] = {(uint32_t)bo[0].iova, (uint32_t)bo[1].iova,
                                     (uint32_t)bo[2].iova,
                                     (uint32_t)bo[3].iova + 0x100000};
-    npu_stream_patch(&s, iova);
+    dg_npu_stream_patch(&s, iova);
     b->ops->cpu_begin(b, &bo[4], err, sizeof err);
     memcpy(bo[4].map, s.words, (size_t)s.count * 8);
     b->ops->cpu_end(b, &bo[4], err, sizeof err);
     npu_bo *ins[3] = {&bo[0], &bo[1], &bo[2]}, *outs[1] = {&bo[3]};
     npu_job job = {&bo[4], s.count, ins, 3, outs, 1};
-    int rc = npu_job_check(&job, err, sizeof err);
+    int rc = dg_npu_job_check(&job, err, sizeof err);
     printf("# %s check: %s\n", spec, err);
     check(rc && strstr(err, "outside every buffer"),
           "outside: a list writing past its output BO is rejected before "
@@ -258,7 +258,7 @@ static void outside(const char *spec) {
   for (int i = 0; i < 5; i++)
     if (bo[i].map)
       b->ops->bo_free(b, &bo[i]);
-  npu_backend_close(b);
+  dg_npu_backend_close(b);
   check(clean("outside"), "outside: everything released");
 }
 
@@ -305,7 +305,7 @@ static void pooling(void) {
         "rocket: max pooling is declined (mainline completes jobs on the DPU "
         "interrupt only)");
   /* The same task forced through the rocket backend. */
-  npu_backend *b = npu_backend_open("rocket", err, sizeof err);
+  npu_backend *b = dg_npu_backend_open("rocket", err, sizeof err);
   npu_pool_desc d = {.method = NPU_POOL_MAX,
                      .c = 8,
                      .in_h = 4,
@@ -320,8 +320,8 @@ static void pooling(void) {
   npu_pool_plan p;
   npu_bo bo[3];
   memset(bo, 0, sizeof bo);
-  bool ok = b && s && npu_gen_pool(&d, s, err, sizeof err) &&
-            npu_pool_plan_make(&d, &p, err, sizeof err);
+  bool ok = b && s && dg_npu_gen_pool(&d, s, err, sizeof err) &&
+            dg_npu_pool_plan_make(&d, &p, err, sizeof err);
   size_t sizes[3] = {p.input_bytes, p.output_bytes, (size_t)s->count * 8};
   for (int i = 0; ok && i < 3; i++)
     ok = !b->ops->bo_alloc(b, sizes[i], &bo[i], err, sizeof err);
@@ -330,13 +330,13 @@ static void pooling(void) {
     const uint32_t iova[NPU_BUF_COUNT] = {
         [NPU_BUF_INPUT] = (uint32_t)bo[0].iova,
         [NPU_BUF_OUTPUT] = (uint32_t)bo[1].iova};
-    npu_stream_patch(s, iova);
+    dg_npu_stream_patch(s, iova);
     b->ops->cpu_begin(b, &bo[2], err, sizeof err);
     memcpy(bo[2].map, s->words, (size_t)s->count * 8);
     b->ops->cpu_end(b, &bo[2], err, sizeof err);
     npu_bo *ins[1] = {&bo[0]}, *outs[1] = {&bo[1]};
     npu_job job = {&bo[2], s->count, ins, 1, outs, 1};
-    ok = !npu_job_check(&job, err, sizeof err);
+    ok = !dg_npu_job_check(&job, err, sizeof err);
     int rc = b->ops->submit(b, &job, err, sizeof err) ||
              b->ops->wait(b, &job, 100, err, sizeof err);
     char fault[256];
@@ -349,7 +349,7 @@ static void pooling(void) {
   for (int i = 0; i < 3; i++)
     if (bo[i].map)
       b->ops->bo_free(b, &bo[i]);
-  npu_backend_close(b);
+  dg_npu_backend_close(b);
   free(s);
   check(clean("rocket pool"), "rocket pool: everything released");
 }
@@ -358,18 +358,18 @@ static void pooling(void) {
  * and leaves nothing open. */
 static void wrong_driver(void) {
   char err[256] = "";
-  npu_backend *b = npu_rocket_open("/dev/dri/renderD200", err, sizeof err);
+  npu_backend *b = dg_npu_rocket_open("/dev/dri/renderD200", err, sizeof err);
   check(!b && strstr(err, "driver is rknpu, not rocket"),
         "rocket refuses the rknpu node, naming both drivers");
   if (b)
-    npu_backend_close(b);
+    dg_npu_backend_close(b);
 #ifdef DG_NPU_HAVE_LIBDRM
   err[0] = 0;
-  b = npu_rknpu_open("/dev/accel/accel0", err, sizeof err);
+  b = dg_npu_rknpu_open("/dev/accel/accel0", err, sizeof err);
   check(!b && strstr(err, "driver is rocket, not rknpu"),
         "rknpu refuses the rocket node, naming both drivers");
   if (b)
-    npu_backend_close(b);
+    dg_npu_backend_close(b);
 #endif
   check(clean("wrong driver"), "wrong driver: nothing left open");
 }

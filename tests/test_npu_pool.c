@@ -39,7 +39,8 @@ static int sim_pool(const npu_pool_desc *d, const int8_t *x, int8_t *y,
                     npu_pool_avg avg, char *err, size_t n) {
   npu_stream *s = malloc(sizeof *s);
   npu_pool_plan p;
-  if (!s || !npu_gen_pool(d, s, err, n) || !npu_pool_plan_make(d, &p, err, n)) {
+  if (!s || !dg_npu_gen_pool(d, s, err, n) ||
+      !dg_npu_pool_plan_make(d, &p, err, n)) {
     free(s);
     return -1;
   }
@@ -51,17 +52,17 @@ static int sim_pool(const npu_pool_desc *d, const int8_t *x, int8_t *y,
   if (xf && yf && in && out) {
     for (size_t i = 0; i < in_n; i++)
       xf[i] = dg_f32_to_f16((float)x[i]);
-    npu_pack_feature_f16(xf, d->c, d->in_h, d->in_w, 0, in);
+    dg_npu_pack_feature_f16(xf, d->c, d->in_h, d->in_w, 0, in);
     const uint32_t iova[NPU_BUF_COUNT] = {
         [NPU_BUF_INPUT] = IN_IOVA, [NPU_BUF_OUTPUT] = OUT_IOVA};
-    npu_stream_patch(s, iova);
+    dg_npu_stream_patch(s, iova);
     npu_sim_buffer bufs[2] = {{"input", IN_IOVA, p.input_bytes, in, false},
                               {"output", OUT_IOVA, p.output_bytes, out, true}};
     npu_sim_job job = {s->words, s->count, bufs, 2, NPU_ROUND_HALF_UP, avg};
-    rc = npu_sim_run(&job, err, n);
-    npu_unpack_feature_f16(out, d->c, d->out_h, d->out_w, yf);
+    rc = dg_npu_sim_run(&job, err, n);
+    dg_npu_unpack_feature_f16(out, d->c, d->out_h, d->out_w, yf);
     for (size_t i = 0; !rc && i < out_n; i++)
-      y[i] = npu_pool_narrow(yf[i]);
+      y[i] = dg_npu_pool_narrow(yf[i]);
   }
   free(s), free(xf), free(yf), free(in), free(out);
   return rc;
@@ -208,7 +209,7 @@ static void test_matrix(void) {
 
 static int decode_err(const uint64_t *w, int count, char *err, size_t n) {
   npu_regfile *rf = malloc(sizeof *rf);
-  int rc = rf ? npu_decode(w, count, rf, err, n) : -1;
+  int rc = rf ? dg_npu_decode(w, count, rf, err, n) : -1;
   free(rf);
   return rc;
 }
@@ -218,8 +219,8 @@ static int word_of(const npu_stream *s, npu_reg r) {
   for (int i = 0; i < s->count; i++)
     if (s->words[i] &&
         npu_word_target(s->words[i]) ==
-            (npu_blocks[npu_regs[r].block].id | 1u) &&
-        npu_word_offset(s->words[i]) == npu_regs[r].offset)
+            (dg_npu_blocks[dg_npu_regs[r].block].id | 1u) &&
+        npu_word_offset(s->words[i]) == dg_npu_regs[r].offset)
       return i;
   return -1;
 }
@@ -242,7 +243,7 @@ static void test_decoder(void) {
   npu_pool_desc d = shape(NPU_POOL_MAX, 16, 8, 8, 3, 2, 1);
   npu_stream *s = malloc(sizeof *s);
   char err[256] = "";
-  bool gen = npu_gen_pool(&d, s, err, sizeof err);
+  bool gen = dg_npu_gen_pool(&d, s, err, sizeof err);
   check(gen && decode_err(s->words, s->count, err, sizeof err) == 0,
         "ppu: a generated pooling list decodes (op-enable 0x60)");
   if (!gen) {
@@ -268,7 +269,7 @@ static void test_decoder(void) {
             "PPU_RDMA target, an unknown PPU register and op-enables that "
             "leave a written block off");
   /* Op-enable rules on lists that write nothing else. */
-  uint64_t bare[5] = {0, npu_reg_word(NPU_PC_REGISTER_AMOUNTS, 0),
+  uint64_t bare[5] = {0, dg_npu_reg_word(NPU_PC_REGISTER_AMOUNTS, 0),
                       npu_word(NPU_TARGET_PRE_OP_EN, 0, 0), 0, 0};
   bare[3] = npu_word(NPU_TARGET_OP_EN, NPU_EN_PPU, 0x0008);
   bool in = decode_err(bare, 4, err, sizeof err) && strstr(err, "no input");
@@ -287,20 +288,20 @@ static bool sim_rejects(npu_reg r, uint32_t value, const char *expect) {
   npu_stream *s = malloc(sizeof *s);
   npu_pool_plan p;
   char err[256] = "";
-  bool ok = npu_gen_pool(&d, s, err, sizeof err) &&
-            npu_pool_plan_make(&d, &p, err, sizeof err);
+  bool ok = dg_npu_gen_pool(&d, s, err, sizeof err) &&
+            dg_npu_pool_plan_make(&d, &p, err, sizeof err);
   int at = ok ? word_of(s, r) : -1;
   uint8_t *in = calloc(1, 1 << 16), *out = calloc(1, 1 << 16);
   if (at >= 0) {
-    s->words[at] = npu_reg_word(r, value);
+    s->words[at] = dg_npu_reg_word(r, value);
     const uint32_t iova[NPU_BUF_COUNT] = {
         [NPU_BUF_INPUT] = IN_IOVA, [NPU_BUF_OUTPUT] = OUT_IOVA};
-    npu_stream_patch(s, iova);
+    dg_npu_stream_patch(s, iova);
     npu_sim_buffer bufs[2] = {{"input", IN_IOVA, p.input_bytes, in, false},
                               {"output", OUT_IOVA, p.output_bytes, out, true}};
     npu_sim_job job = {s->words, s->count,          bufs,
                        2,        NPU_ROUND_HALF_UP, NPU_POOL_AVG_RECIP};
-    ok = npu_sim_run(&job, err, sizeof err) != 0 && strstr(err, expect);
+    ok = dg_npu_sim_run(&job, err, sizeof err) != 0 && strstr(err, expect);
     if (!ok)
       printf("# simulator: got \"%s\", wanted \"%s\"\n", err, expect);
   }
@@ -315,7 +316,7 @@ static void test_sim_rejects(void) {
             sim_rejects(NPU_PPU_DATA_CUBE_OUT_WIDTH, 5, "not what a") &&
             sim_rejects(NPU_PPU_RDMA_CUBE_IN_HEIGHT, 3, "differ between") &&
             sim_rejects(NPU_PPU_RDMA_SRC_LINE_STRIDE, 9u << 4, "strides") &&
-            sim_rejects(NPU_PPU_RECIP_KERNEL_WIDTH, npu_pool_recip(3),
+            sim_rejects(NPU_PPU_RECIP_KERNEL_WIDTH, dg_npu_pool_recip(3),
                         "do not match") &&
             sim_rejects(NPU_PPU_DST_SURF_STRIDE, 4096u << 4, "strides") &&
             sim_rejects(NPU_PPU_PADDING_VALUE_2_CFG, 1, "not an fp16");
@@ -327,17 +328,17 @@ static void test_sim_rejects(void) {
   npu_pool_plan p;
   char err[256] = "";
   uint8_t *buf = calloc(1, 4096);
-  bool gen = npu_gen_pool(&d, s, err, sizeof err) &&
-             npu_pool_plan_make(&d, &p, err, sizeof err);
+  bool gen = dg_npu_gen_pool(&d, s, err, sizeof err) &&
+             dg_npu_pool_plan_make(&d, &p, err, sizeof err);
   if (gen) {
     const uint32_t iova[NPU_BUF_COUNT] = {
         [NPU_BUF_INPUT] = 0, [NPU_BUF_OUTPUT] = 0x2000};
-    npu_stream_patch(s, iova);
+    dg_npu_stream_patch(s, iova);
     npu_sim_buffer bufs[2] = {{"input", 0, p.input_bytes, buf, false},
                               {"output", 0x1000, p.output_bytes, buf, true}};
     npu_sim_job job = {s->words, s->count,          bufs,
                        2,        NPU_ROUND_HALF_UP, NPU_POOL_AVG_RECIP};
-    gen = npu_sim_run(&job, err, sizeof err) && strstr(err, "outside every");
+    gen = dg_npu_sim_run(&job, err, sizeof err) && strstr(err, "outside every");
   }
   check(gen, "ppu: an output address outside every buffer is rejected");
   free(s), free(buf);
@@ -348,20 +349,21 @@ static void test_generator_limits(void) {
   npu_pool_desc d = shape(NPU_POOL_MAX, 8, 40, 40, 17, 1, 0);
   npu_pool_plan p;
   bool k =
-      !npu_pool_plan_make(&d, &p, why, sizeof why) && strstr(why, "kernel");
+      !dg_npu_pool_plan_make(&d, &p, why, sizeof why) && strstr(why, "kernel");
   d = shape(NPU_POOL_MAX, 8, 40, 40, 16, 1, 8);
-  bool pad = !npu_pool_plan_make(&d, &p, why, sizeof why) && strstr(why, "pad");
+  bool pad =
+      !dg_npu_pool_plan_make(&d, &p, why, sizeof why) && strstr(why, "pad");
   d = shape(NPU_POOL_AVG, 8, 40, 40, 1, 1, 0);
-  bool one =
-      !npu_pool_plan_make(&d, &p, why, sizeof why) && strstr(why, "reciprocal");
+  bool one = !dg_npu_pool_plan_make(&d, &p, why, sizeof why) &&
+             strstr(why, "reciprocal");
   d = shape(NPU_POOL_MAX, 8, 40, 40, 3, 1, 0);
   d.out_w++;
   bool size =
-      !npu_pool_plan_make(&d, &p, why, sizeof why) && strstr(why, "output");
+      !dg_npu_pool_plan_make(&d, &p, why, sizeof why) && strstr(why, "output");
   check(k && pad && one && size,
         "ppu: the generator refuses kernels > 16, pads > 7, 1-wide averages "
         "and inconsistent output sizes, saying why");
-  check(npu_pool_recip(2) == 0x7800 && npu_pool_recip(3) == 0x7555,
+  check(dg_npu_pool_recip(2) == 0x7800 && dg_npu_pool_recip(3) == 0x7555,
         "ppu: average reciprocals are the fp16 bits of 65536/k (k=2 0x7800, "
         "k=3 0x7555, as captured)");
 }

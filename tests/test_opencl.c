@@ -143,9 +143,9 @@ static void test_placement(dg_context *ctx, int dev) {
   g = small_graph(ctx, dev);
   dg_compile_options co = {.policy = DG_POLICY_STRICT};
   dg_opencl_stats before, after;
-  dg_opencl_get_stats(&before);
+  dg_cl_get_stats(&before);
   st = dg_graph_compile(g, &co, &s, NULL);
-  dg_opencl_get_stats(&after);
+  dg_cl_get_stats(&after);
   if (cpu_type) /* PoCL shares the host's memory */
     CHECK(st == DG_OK && after.host_buffers > before.host_buffers,
           "a device sharing memory with the host gets host-accessible "
@@ -186,9 +186,9 @@ static void test_cache(const char *top) {
   dg_context_options o = {0};
   bool ok;
 
-  dg_opencl_get_stats(&a);
+  dg_cl_get_stats(&a);
   dg_status st = pinned_run(&o, NULL, &ok);
-  dg_opencl_get_stats(&b);
+  dg_cl_get_stats(&b);
   CHECK(st == DG_OK && ok && b.source_builds == a.source_builds + 1 &&
             b.cache_writes == a.cache_writes + 1,
         "cache: first context builds from source and writes the cache");
@@ -196,15 +196,15 @@ static void test_cache(const char *top) {
   dg_context *ctx;
   dg_context_create(&o, &ctx);
   int cl = opencl_device(ctx);
-  int have = cl >= 0 &&
-             dg_opencl_cache_path(&ctx->devices.items[cl], path, sizeof path);
+  int have =
+      cl >= 0 && dg_cl_cache_path(&ctx->devices.items[cl], path, sizeof path);
   dg_context_destroy(ctx);
   CHECK(have && access(path, R_OK) == 0, "cache: file %s exists",
         have ? path : "(none)");
 
-  dg_opencl_get_stats(&a);
+  dg_cl_get_stats(&a);
   st = pinned_run(&o, NULL, &ok);
-  dg_opencl_get_stats(&b);
+  dg_cl_get_stats(&b);
   CHECK(st == DG_OK && ok && b.cache_loads == a.cache_loads + 1 &&
             b.source_builds == a.source_builds,
         "cache: second context loads the program from the cache");
@@ -216,9 +216,9 @@ static void test_cache(const char *top) {
     fputs("corrupted corrupted", f);
     fclose(f);
   }
-  dg_opencl_get_stats(&a);
+  dg_cl_get_stats(&a);
   st = pinned_run(&o, NULL, &ok);
-  dg_opencl_get_stats(&b);
+  dg_cl_get_stats(&b);
   CHECK(f && st == DG_OK && ok && b.cache_rejects > a.cache_rejects &&
             b.source_builds == a.source_builds + 1 &&
             b.cache_writes == a.cache_writes + 1,
@@ -230,9 +230,9 @@ static void test_cache(const char *top) {
     fputs("DGCLPRG1", f);
     fclose(f);
   }
-  dg_opencl_get_stats(&a);
+  dg_cl_get_stats(&a);
   st = pinned_run(&o, NULL, &ok);
-  dg_opencl_get_stats(&b);
+  dg_cl_get_stats(&b);
   CHECK(st == DG_OK && ok && b.cache_rejects > a.cache_rejects &&
             b.source_builds == a.source_builds + 1,
         "cache: a truncated entry is ignored and rebuilt");
@@ -242,9 +242,9 @@ static void test_cache(const char *top) {
    * and a directory others can write is neither read nor written. */
   remove(path);
   int fifo = mkfifo(path, 0600);
-  dg_opencl_get_stats(&a);
+  dg_cl_get_stats(&a);
   st = pinned_run(&o, NULL, &ok);
-  dg_opencl_get_stats(&b);
+  dg_cl_get_stats(&b);
   CHECK(fifo == 0 && st == DG_OK && ok && b.cache_rejects > a.cache_rejects &&
             b.source_builds == a.source_builds + 1,
         "cache: a FIFO in place of the entry is refused without blocking, "
@@ -257,9 +257,9 @@ static void test_cache(const char *top) {
     *slash = 0;
   st = pinned_run(&o, NULL, &ok); /* a good entry again */
   int opened = chmod(cdir, 0777);
-  dg_opencl_get_stats(&a);
+  dg_cl_get_stats(&a);
   st = pinned_run(&o, NULL, &ok);
-  dg_opencl_get_stats(&b);
+  dg_cl_get_stats(&b);
   CHECK(opened == 0 && st == DG_OK && ok && b.cache_loads == a.cache_loads &&
             b.cache_writes == a.cache_writes &&
             b.source_builds == a.source_builds + 1,
@@ -267,10 +267,10 @@ static void test_cache(const char *top) {
         "nothing is written");
   chmod(cdir, 0700);
 
-  dg_opencl_get_stats(&a);
+  dg_cl_get_stats(&a);
   o.disable_cache = 1;
   st = pinned_run(&o, NULL, &ok);
-  dg_opencl_get_stats(&b);
+  dg_cl_get_stats(&b);
   CHECK(st == DG_OK && ok && b.cache_loads == a.cache_loads &&
             b.cache_writes == a.cache_writes &&
             b.source_builds == a.source_builds + 1,
@@ -321,7 +321,7 @@ static void test_timeout(void) {
 
 static void test_alloc_failures(void) {
   dg_opencl_stats base, now;
-  dg_opencl_get_stats(&base);
+  dg_cl_get_stats(&base);
   dg_context_options o = {0};
   int failures = 0, bad = 0, n;
   char msg[200] = "";
@@ -332,7 +332,7 @@ static void test_alloc_failures(void) {
     dg_diagnostic d;
     bool ok;
     dg_status st = pinned_run(&o, &d, &ok);
-    dg_opencl_get_stats(&now);
+    dg_cl_get_stats(&now);
     if (now.buffers != base.buffers) {
       bad++;
       snprintf(msg, sizeof msg, "N=%d: %d buffers leaked", n,
@@ -594,7 +594,7 @@ int main(void) {
   test_placement(ctx, dev);
   test_gpu_kernels(ctx, dev);
   dg_opencl_stats stats;
-  dg_opencl_get_stats(&stats);
+  dg_cl_get_stats(&stats);
   CHECK(stats.estimate_mismatches == 0,
         "cost model: every node compiled above (CPU-type and GPU kernels) "
         "runs the kernel its estimate priced (%d differ)",

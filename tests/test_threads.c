@@ -589,11 +589,11 @@ int main(void) {
     }
   oneshots(ctx);
 #ifdef DG_TARGET_VULKAN
-  if (dg_vulkan_validation_enabled())
-    CHECK(dg_vulkan_validation_messages() == 0,
+  if (dg_vk_validation_enabled())
+    CHECK(dg_vk_validation_messages() == 0,
           "Vulkan validation layer (thread-safety checks included): %d "
           "messages",
-          dg_vulkan_validation_messages());
+          dg_vk_validation_messages());
   else if (kinds & DG_DEVICE_VULKAN)
     t_skip("Vulkan validation layer off (DG_VULKAN_VALIDATION is not 1, or "
            "no layer is installed)");

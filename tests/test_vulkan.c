@@ -651,11 +651,11 @@ static void test_submits_and_timestamps(dg_context *ctx, int dev) {
   float x[3 * 144], y[24];
   memcpy(x, rnd(3 * 144, 1), sizeof x);
   dg_binding in = {"x", x, sizeof x}, out = {"y", y, sizeof y};
-  int before = dg_vulkan_submit_count();
+  int before = dg_vk_submit_count();
   int ok = 1;
   for (int i = 0; i < 3; i++)
     ok &= dg_session_run(s, &in, 1, &out, 1, NULL) == DG_OK;
-  int submits = dg_vulkan_submit_count() - before;
+  int submits = dg_vk_submit_count() - before;
   const dg_plan *p = dg_session_plan(s);
   CHECK(ok && submits == 3, "%d nodes, 3 runs: %d vkQueueSubmit calls",
         dg_plan_node_count(p), submits);
@@ -705,13 +705,12 @@ static void test_pipeline_cache(int nth) {
   if (dg_context_create(&o, &c) != DG_OK)
     return;
   int dev = vulkan_index(c, nth);
-  snprintf(path, sizeof path, "%s",
-           dg_vulkan_cache_path(&c->devices.items[dev]));
+  snprintf(path, sizeof path, "%s", dg_vk_cache_path(&c->devices.items[dev]));
   unlink(path);
   dg_context_destroy(c);
   dg_context_create(&o, &c);
   dev = vulkan_index(c, nth);
-  CHECK(dg_vulkan_cache_loaded_bytes(&c->devices.items[dev]) == 0,
+  CHECK(dg_vk_cache_loaded_bytes(&c->devices.items[dev]) == 0,
         "no cache file: nothing loaded");
   CHECK(run_small(c, dev, &d), "runs with an empty cache");
   dg_context_destroy(c);
@@ -722,7 +721,7 @@ static void test_pipeline_cache(int nth) {
         (long long)st.st_size);
   dg_context_create(&o, &c);
   dev = vulkan_index(c, nth);
-  long loaded = dg_vulkan_cache_loaded_bytes(&c->devices.items[dev]);
+  long loaded = dg_vk_cache_loaded_bytes(&c->devices.items[dev]);
   CHECK(loaded > 0, "the next context loads it (%ld bytes)", loaded);
   CHECK(run_small(c, dev, &d), "runs from the loaded cache");
   dg_context_destroy(c);
@@ -736,13 +735,13 @@ static void test_pipeline_cache(int nth) {
   }
   dg_context_create(&o, &c);
   dev = vulkan_index(c, nth);
-  CHECK(dg_vulkan_cache_loaded_bytes(&c->devices.items[dev]) == 0,
+  CHECK(dg_vk_cache_loaded_bytes(&c->devices.items[dev]) == 0,
         "a corrupt cache file is ignored");
   CHECK(run_small(c, dev, &d), "runs after ignoring it");
   dg_context_destroy(c);
   dg_context_create(&o, &c);
   dev = vulkan_index(c, nth);
-  CHECK(dg_vulkan_cache_loaded_bytes(&c->devices.items[dev]) > 0,
+  CHECK(dg_vk_cache_loaded_bytes(&c->devices.items[dev]) > 0,
         "and it was rewritten whole");
   dg_context_destroy(c);
 
@@ -756,7 +755,7 @@ static void test_pipeline_cache(int nth) {
   }
   dg_context_create(&o, &c);
   dev = vulkan_index(c, nth);
-  CHECK(dg_vulkan_cache_loaded_bytes(&c->devices.items[dev]) == 0 &&
+  CHECK(dg_vk_cache_loaded_bytes(&c->devices.items[dev]) == 0 &&
             run_small(c, dev, &d),
         "a foreign cache file is ignored");
   dg_context_destroy(c);
@@ -764,7 +763,7 @@ static void test_pipeline_cache(int nth) {
   }
   dg_context_create(&o, &c);
   dev = vulkan_index(c, nth);
-  CHECK(dg_vulkan_cache_loaded_bytes(&c->devices.items[dev]) == 0,
+  CHECK(dg_vk_cache_loaded_bytes(&c->devices.items[dev]) == 0,
         "a truncated cache file is ignored");
   dg_context_destroy(c);
 
@@ -773,8 +772,7 @@ static void test_pipeline_cache(int nth) {
   dg_context_options off = {.cache_dir = cache_dir, .disable_cache = 1};
   dg_context_create(&off, &c);
   dev = vulkan_index(c, nth);
-  CHECK(!dg_vulkan_cache_path(&c->devices.items[dev])[0] &&
-            run_small(c, dev, &d),
+  CHECK(!dg_vk_cache_path(&c->devices.items[dev])[0] && run_small(c, dev, &d),
         "disable_cache: no cache file used");
   dg_context_destroy(c);
   CHECK(stat(path, &st) != 0, "disable_cache: nothing written");
@@ -809,7 +807,7 @@ static void test_alloc_failures(dg_context *ctx, int dev) {
     char v[16];
     snprintf(v, sizeof v, "%d", n);
     setenv("DG_TEST_VULKAN_FAIL_ALLOC", v, 1);
-    dg_vulkan_reset_alloc_count();
+    dg_vk_reset_alloc_count();
     dg_session *s = NULL;
     dg_diagnostic d = {0};
     dg_status st = dg_graph_compile(g, &strict, &s, &d);
@@ -817,7 +815,7 @@ static void test_alloc_failures(dg_context *ctx, int dev) {
       st = dg_session_run(s, &(dg_binding){"x", xv, sizeof xv}, 1,
                           &(dg_binding){"y", y, sizeof y}, 1, &d);
     dg_session_destroy(s);
-    int calls = dg_vulkan_alloc_count();
+    int calls = dg_vk_alloc_count();
     if (calls < n) { /* the failure point lies past the last allocation */
       last = n;
       CHECK(st == DG_OK,
@@ -916,7 +914,7 @@ static void test_placement_in(dg_context *ctx, int dev) {
   CHECK(on == dg_graph_node_count(g), "strict pins put all %d nodes there", on);
   dg_graph_destroy(g);
   /* Pretend the device is a discrete GPU (estimates only). */
-  dg_vulkan_pretend_device_type(d, 2 /* discrete */);
+  dg_vk_pretend_device_type(d, 2 /* discrete */);
   g = float_graph(ctx, DG_DTYPE_F32, -1);
   on = placed_on(g, NULL, dev, why, sizeof why);
   CHECK(on == 0, "discrete GPU: a tiny graph stays on the CPU (%s)", why);
@@ -930,14 +928,14 @@ static void test_placement_in(dg_context *ctx, int dev) {
   on = placed_on(g, &cpu_and_this, dev, why, sizeof why);
   CHECK(on == 1, "discrete GPU: a large conv goes to it (%s)", why);
   dg_graph_destroy(g);
-  dg_vulkan_pretend_device_type(d, 4 /* cpu */);
+  dg_vk_pretend_device_type(d, 4 /* cpu */);
   g = conv_graph(ctx, 8, 64, 56, -1);
   on = placed_on(g, NULL, dev, why, sizeof why);
   if (strstr(info.name, "(cpu)"))
     CHECK(on == 0, "CPU-type device: even a large conv stays on the CPU (%s)",
           why);
   dg_graph_destroy(g);
-  dg_vulkan_pretend_device_type(d, -1);
+  dg_vk_pretend_device_type(d, -1);
 }
 
 int main(void) {
@@ -963,7 +961,7 @@ int main(void) {
     dg_context_destroy(ctx);
     return 0;
   }
-  if (!dg_vulkan_validation_enabled())
+  if (!dg_vk_validation_enabled())
     t_skip("validation layer off (DG_VULKAN_VALIDATION=0) or not installed: "
            "running without it");
   for (int i = 0; i < n; i++) {
@@ -1016,8 +1014,8 @@ int main(void) {
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache_dir);
   if (system(cmd) != 0)
     printf("# could not remove %s\n", cache_dir);
-  int msgs = dg_vulkan_validation_messages();
-  if (dg_vulkan_validation_enabled())
+  int msgs = dg_vk_validation_messages();
+  if (dg_vk_validation_enabled())
     CHECK(msgs == 0, "validation layer messages: %d", msgs);
   else
     printf("skipped: validation layer messages: validation is off "

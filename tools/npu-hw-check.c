@@ -90,7 +90,7 @@ static int run_job(npu_backend *b, npu_stream *s, const npu_conv_plan *p,
   uint32_t iova[NPU_BUF_COUNT];
   for (int i = 0; i < 4; i++)
     iova[i] = (uint32_t)r->bo[i].iova;
-  npu_stream_patch(s, iova);
+  dg_npu_stream_patch(s, iova);
   for (int i = 0; i < 5; i++) {
     if (o->cpu_begin(b, &r->bo[i], err, n))
       return -1;
@@ -103,7 +103,7 @@ static int run_job(npu_backend *b, npu_stream *s, const npu_conv_plan *p,
   }
   npu_bo *ins[3] = {&r->bo[0], &r->bo[1], &r->bo[2]}, *outs[1] = {&r->bo[3]};
   npu_job job = {&r->bo[4], s->count, ins, 3, outs, 1};
-  if (npu_job_check(&job, err, n) || o->submit(b, &job, err, n) ||
+  if (dg_npu_job_check(&job, err, n) || o->submit(b, &job, err, n) ||
       o->wait(b, &job, b->timeout_ms, err, n) ||
       o->cpu_begin(b, &r->bo[3], err, n))
     return -1;
@@ -170,8 +170,8 @@ static int matrix_case(npu_backend *b, const conv_case *c, const char *out_dir,
   npu_stream s;
   npu_conv_plan p;
   char err[256];
-  if (!npu_gen_conv(&d, &s, err, sizeof err) ||
-      !npu_conv_plan_make(&d, &p, err, sizeof err)) {
+  if (!dg_npu_gen_conv(&d, &s, err, sizeof err) ||
+      !dg_npu_conv_plan_make(&d, &p, err, sizeof err)) {
     printf("| %-26s | FAIL | %s\n", c->name, err);
     return 1;
   }
@@ -186,9 +186,9 @@ static int matrix_case(npu_backend *b, const conv_case *c, const char *out_dir,
     w[i] = (int8_t)rnd(-127, 127);
   for (int i = 0; i < c->O; i++)
     bias[i] = rnd(-2000, 2000);
-  npu_pack_feature_i8(x, c->C, c->H, c->W, (int8_t)zx, in);
-  npu_pack_weights_i8(w, c->O, c->C, c->K, c->K, c->dw, 0, wt);
-  npu_pack_bias(bias, w, c->O, c->C, c->K, c->K, c->dw, 0, zx, 0, pb);
+  dg_npu_pack_feature_i8(x, c->C, c->H, c->W, (int8_t)zx, in);
+  dg_npu_pack_weights_i8(w, c->O, c->C, c->K, c->K, c->dw, 0, wt);
+  dg_npu_pack_bias(bias, w, c->O, c->C, c->K, c->K, c->dw, 0, zx, 0, pb);
   job_run r;
   int rc = run_job(b, &s, &p, in, wt, pb, out, &r, err, sizeof err);
   int diff = -1;
@@ -239,10 +239,10 @@ static int matrix_case(npu_backend *b, const conv_case *c, const char *out_dir,
 /* Rewrites register reg's value in a generated list. */
 static void set_reg(npu_stream *s, npu_reg reg, uint32_t value) {
   for (int i = 0; i < s->count; i++)
-    if (npu_word_offset(s->words[i]) == npu_regs[reg].offset &&
+    if (npu_word_offset(s->words[i]) == dg_npu_regs[reg].offset &&
         npu_word_target(s->words[i]) ==
-            (npu_blocks[npu_regs[reg].block].id | 1))
-      s->words[i] = npu_reg_word(reg, value);
+            (dg_npu_blocks[dg_npu_regs[reg].block].id | 1))
+      s->words[i] = dg_npu_reg_word(reg, value);
 }
 
 /* The pad word of the pad-lane probes: a different byte in each of the
@@ -264,8 +264,8 @@ static void probe(npu_backend *b, const char *name, const char *what,
   npu_stream s;
   npu_conv_plan p;
   char err[256];
-  if (!npu_gen_conv(&d, &s, err, sizeof err) ||
-      !npu_conv_plan_make(&d, &p, err, sizeof err))
+  if (!dg_npu_gen_conv(&d, &s, err, sizeof err) ||
+      !dg_npu_conv_plan_make(&d, &p, err, sizeof err))
     return;
   if (pad_value)
     set_reg(&s, NPU_CNA_PAD_CON1, pad_value);
@@ -282,7 +282,7 @@ static void probe(npu_backend *b, const char *name, const char *what,
       for (int c = 0; c < per; c++)
         for (int k = 0; k < 9; k++)
           w[((size_t)o * per + c) * 9 + k] = (int8_t)(dw || c == o);
-    npu_pack_weights_i8(w, C, C, 3, 3, dw, 0, wt);
+    dg_npu_pack_weights_i8(w, C, C, 3, 3, dw, 0, wt);
   } else {
     for (size_t i = 0; i < 32 * 36; i++)
       in[i] = (uint8_t)rnd(-9, 9);
@@ -302,7 +302,7 @@ static void probe(npu_backend *b, const char *name, const char *what,
         {"output", (uint32_t)r.bo[3].iova, p.output_bytes, ref, true}};
     npu_sim_job job = {s.words, s.count,      bufs,
                        4,       (npu_round)m, NPU_POOL_AVG_RECIP};
-    if (!npu_sim_run(&job, err, sizeof err) &&
+    if (!dg_npu_sim_run(&job, err, sizeof err) &&
         !memcmp(ref, out, p.output_bytes))
       snprintf(agree + strlen(agree), sizeof agree - strlen(agree), "%s%s",
                agree[0] ? ", " : "", modes[m]);
@@ -386,7 +386,7 @@ static int run_pool_job(npu_backend *b, npu_stream *s, const npu_pool_plan *p,
   const uint32_t iova[NPU_BUF_COUNT] = {[NPU_BUF_INPUT] = (uint32_t)bo[0].iova,
                                         [NPU_BUF_OUTPUT] =
                                             (uint32_t)bo[1].iova};
-  npu_stream_patch(s, iova);
+  dg_npu_stream_patch(s, iova);
   const void *src[3] = {in, NULL, s->words};
   for (int i = 0; i < 3; i++) {
     if (o->cpu_begin(b, &bo[i], err, n))
@@ -398,8 +398,8 @@ static int run_pool_job(npu_backend *b, npu_stream *s, const npu_pool_plan *p,
   }
   npu_bo *ins[1] = {&bo[0]}, *outs[1] = {&bo[1]};
   npu_job job = {&bo[2], s->count, ins, 1, outs, 1};
-  if ((checked && npu_job_check(&job, err, n)) || o->submit(b, &job, err, n) ||
-      o->wait(b, &job, b->timeout_ms, err, n) ||
+  if ((checked && dg_npu_job_check(&job, err, n)) ||
+      o->submit(b, &job, err, n) || o->wait(b, &job, b->timeout_ms, err, n) ||
       o->cpu_begin(b, &bo[1], err, n))
     return -1;
   memcpy(out, bo[1].map, p->output_bytes);
@@ -445,8 +445,8 @@ static int pool_case_run(npu_backend *b, const pool_case *c,
   npu_stream s;
   npu_pool_plan p;
   char err[256];
-  if (!npu_gen_pool(&d, &s, err, sizeof err) ||
-      !npu_pool_plan_make(&d, &p, err, sizeof err)) {
+  if (!dg_npu_gen_pool(&d, &s, err, sizeof err) ||
+      !dg_npu_pool_plan_make(&d, &p, err, sizeof err)) {
     printf("| %-26s | FAIL | %s\n", c->name, err);
     return 1;
   }
@@ -458,7 +458,7 @@ static int pool_case_run(npu_backend *b, const pool_case *c,
     x[i] = (int8_t)rnd(-128, 127);
     xf[i] = dg_f32_to_f16((float)x[i]);
   }
-  npu_pack_feature_f16(xf, c->C, c->H, c->W, 0, in);
+  dg_npu_pack_feature_f16(xf, c->C, c->H, c->W, 0, in);
   npu_bo bo[3];
   int rc = run_pool_job(b, &s, &p, in, out, bo, true, err, sizeof err);
   int diff = -1;
@@ -469,7 +469,7 @@ static int pool_case_run(npu_backend *b, const pool_case *c,
       for (int oy = 0; oy < d.out_h; oy++)
         for (int ox = 0; ox < d.out_w; ox++) {
           int got =
-              npu_pool_narrow(cube_f16(out, ch, oy, ox, d.out_h, d.out_w));
+              dg_npu_pool_narrow(cube_f16(out, ch, oy, ox, d.out_h, d.out_w));
           int e = abs(got - pool_reference(&d, x, ch, oy, ox));
           diff = e > diff ? e : diff;
           exact += !e;
@@ -509,8 +509,8 @@ static void sim_agree(const npu_stream *s, const npu_pool_plan *p,
     if (pad_probe && m == 1)
       for (int i = 0; i < v.count; i++)
         if (npu_word_offset(v.words[i]) ==
-            npu_regs[NPU_PPU_PADDING_VALUE_1_CFG].offset)
-          v.words[i] = npu_reg_word(NPU_PPU_PADDING_VALUE_1_CFG, 0);
+            dg_npu_regs[NPU_PPU_PADDING_VALUE_1_CFG].offset)
+          v.words[i] = dg_npu_reg_word(NPU_PPU_PADDING_VALUE_1_CFG, 0);
     npu_sim_buffer bufs[2] = {
         {"input", (uint32_t)bo[0].iova, p->input_bytes, in, false},
         {"output", (uint32_t)bo[1].iova, p->output_bytes, ref, true}};
@@ -521,7 +521,7 @@ static void sim_agree(const npu_stream *s, const npu_pool_plan *p,
                        NPU_ROUND_HALF_UP,
                        pad_probe ? NPU_POOL_AVG_RECIP : (npu_pool_avg)m};
     char err[256];
-    if (!npu_sim_run(&job, err, sizeof err) &&
+    if (!dg_npu_sim_run(&job, err, sizeof err) &&
         !memcmp(ref, out, p->output_bytes))
       snprintf(agree + strlen(agree), n - strlen(agree), "%s%s",
                agree[0] ? ", " : "", labels[pad_probe][m]);
@@ -538,15 +538,15 @@ static void pool_probe(npu_backend *b, const char *name, bool pad_probe,
   npu_stream s;
   npu_pool_plan p;
   char err[256], agree[96];
-  if (!npu_gen_pool(&d, &s, err, sizeof err) ||
-      !npu_pool_plan_make(&d, &p, err, sizeof err))
+  if (!dg_npu_gen_pool(&d, &s, err, sizeof err) ||
+      !dg_npu_pool_plan_make(&d, &p, err, sizeof err))
     return;
   size_t xn = (size_t)c.C * c.H * c.W;
   uint16_t *xf = malloc(xn * 2);
   uint8_t *in = calloc(1, p.input_bytes), *out = calloc(1, p.output_bytes);
   for (size_t i = 0; i < xn; i++)
     xf[i] = dg_f32_to_f16((float)rnd(-2000, 2000) / 16.0f);
-  npu_pack_feature_f16(xf, c.C, c.H, c.W, 0, in);
+  dg_npu_pack_feature_f16(xf, c.C, c.H, c.W, 0, in);
   npu_bo bo[3];
   int rc = run_pool_job(b, &s, &p, in, out, bo, true, err, sizeof err);
   if (rc) {
@@ -583,8 +583,8 @@ static void int8_probe(npu_backend *b, uint32_t rdma_precision) {
   npu_stream s;
   npu_pool_plan p; /* fp16 sizes: twice what the int8 cubes need */
   char err[256];
-  if (!npu_gen_pool(&d, &s, err, sizeof err) ||
-      !npu_pool_plan_make(&d, &p, err, sizeof err))
+  if (!dg_npu_gen_pool(&d, &s, err, sizeof err) ||
+      !dg_npu_pool_plan_make(&d, &p, err, sizeof err))
     return;
   set_reg(&s, NPU_PPU_DATA_FORMAT, (uint32_t)(d.out_w * d.out_h) << 4);
   set_reg(&s, NPU_PPU_RDMA_DATA_FORMAT, rdma_precision);
@@ -593,7 +593,7 @@ static void int8_probe(npu_backend *b, uint32_t rdma_precision) {
   uint8_t *in = calloc(1, p.input_bytes), *out = calloc(1, p.output_bytes);
   for (size_t i = 0; i < xn; i++)
     x[i] = (int8_t)rnd(-128, 127);
-  npu_pack_feature_i8(x, c.C, c.H, c.W, 0, in);
+  dg_npu_pack_feature_i8(x, c.C, c.H, c.W, 0, in);
   npu_bo bo[3];
   int rc = run_pool_job(b, &s, &p, in, out, bo, false, err, sizeof err);
   long match = 0, total = 0;
@@ -684,9 +684,9 @@ static int replay_one(const char *dir, const char *name) {
                      count,
                      bufs,
                      nb,
-                     npu_sim_round_default(),
-                     npu_sim_pool_avg_default()};
-  ok = ok && outi >= 0 && !npu_sim_run(&job, err, sizeof err) &&
+                     dg_npu_sim_round_default(),
+                     dg_npu_sim_pool_avg_default()};
+  ok = ok && outi >= 0 && !dg_npu_sim_run(&job, err, sizeof err) &&
        !memcmp(data[outi], data[4], bufs[outi].size);
   printf("| %-26s | %s | replayed through the simulator %s\n", name,
          ok ? "pass" : "FAIL", err);
@@ -769,7 +769,8 @@ int main(int argc, char **argv) {
     return bad ? 1 : 0;
   }
   char err[256];
-  npu_backend *b = npu_backend_open(getenv("DG_NPU_DEVICE"), err, sizeof err);
+  npu_backend *b =
+      dg_npu_backend_open(getenv("DG_NPU_DEVICE"), err, sizeof err);
   if (!b) {
     fprintf(stderr,
             "npu-hw-check: no NPU: %s (set DG_NPU_DEVICE=rocket, "
@@ -798,6 +799,6 @@ int main(int argc, char **argv) {
         out_dir);
   bad += pool_checks(b, out_dir);
   printf("# matrix: worst %d LSB; %s\n", worst, bad ? "FAIL" : "PASS");
-  npu_backend_close(b);
+  dg_npu_backend_close(b);
   return bad ? 1 : 0;
 }

@@ -101,7 +101,7 @@ typedef struct result {
   int taken;
   char reason[512];
   double compile_us; /* median, dg_graph_compile */
-  double lower_us;   /* median, npu_conv_lower (generation alone) */
+  double lower_us;   /* median, dg_npu_conv_lower (generation alone) */
   int tasks, words, max_words, lowered;
   int blocks, slices; /* channel blocks x row slices */
 } result;
@@ -211,7 +211,7 @@ static void run_layer(dg_context *ctx, int npu, const layer *L, result *r) {
     npu_conv c;
     char why[160] = "";
     double t0 = now_us();
-    bool ok = npu_conv_lower(&g->ir, &g->ir.nodes[0], &c, why, sizeof why);
+    bool ok = dg_npu_conv_lower(&g->ir, &g->ir.nodes[0], &c, why, sizeof why);
     t[i] = now_us() - t0;
     if (ok) {
       r->lowered = 1;
@@ -224,7 +224,7 @@ static void run_layer(dg_context *ctx, int npu, const layer *L, result *r) {
         if (c.tasks[k].stream.count > r->max_words)
           r->max_words = c.tasks[k].stream.count;
       }
-      npu_conv_release(&c, NULL);
+      dg_npu_conv_release(&c, NULL);
     } else if (i == 0 && !r->taken && !r->reason[0]) {
       snprintf(r->reason, sizeof r->reason, "%s", why);
     }

@@ -11,7 +11,7 @@
 
 /* Each kind is one bit of dg_device_kind (graph.h, whose values are ABI),
  * and no two share one. */
-#define DG_KIND(e, name, colour)                                               \
+#define DG_KIND(e, name, colour, prefix)                                            \
   _Static_assert(DG_DEVICE_##e > 0 &&                                          \
                      (DG_DEVICE_##e & (DG_DEVICE_##e - 1)) == 0,               \
                  "kinds.def: DG_DEVICE_" #e " is not a single bit");
@@ -20,12 +20,12 @@
 /* Distinct bits: their union equals their sum. */
 enum {
   KINDS_OR = 0
-#define DG_KIND(e, name, colour) | DG_DEVICE_##e
+#define DG_KIND(e, name, colour, prefix) | DG_DEVICE_##e
 #include "kinds.def"
 #undef DG_KIND
   ,
   KINDS_SUM = 0
-#define DG_KIND(e, name, colour) +DG_DEVICE_##e
+#define DG_KIND(e, name, colour, prefix) +DG_DEVICE_##e
 #include "kinds.def"
 #undef DG_KIND
 };
@@ -35,7 +35,7 @@ static const struct kind_entry {
   dg_device_kind kind;
   const char *name, *colour;
 } kinds[] = {
-#define DG_KIND(e, n, c) {DG_DEVICE_##e, #n, c},
+#define DG_KIND(e, n, c, prefix) {DG_DEVICE_##e, #n, c},
 #include "kinds.def"
 #undef DG_KIND
 };

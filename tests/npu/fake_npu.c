@@ -253,10 +253,10 @@ static bool execute(ffile *f, uint64_t cmd, uint32_t count, fbo **bos,
                      (int)count,
                      bufs,
                      nbos,
-                     npu_sim_round_default(),
-                     npu_sim_pool_avg_default()};
+                     dg_npu_sim_round_default(),
+                     dg_npu_sim_pool_avg_default()};
   char err[256];
-  if (npu_sim_run(&job, err, sizeof err)) {
+  if (dg_npu_sim_run(&job, err, sizeof err)) {
     snprintf(last_fault, sizeof last_fault, "%s", err);
     return false;
   }
@@ -285,7 +285,7 @@ static void sleep_until(int64_t deadline_ns) {
   }
 }
 
-static int drm_version(ffile *f, struct npu_drm_version *v) {
+static int drm_version(ffile *f, struct dg_npu_drm_version *v) {
   const char *name = f->kind == ROCKET ? "rocket" : "rknpu";
   v->version_major = v->version_minor = v->version_patchlevel = 0;
   if (f->kind == RKNPU) {

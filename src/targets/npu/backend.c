@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
-int npu_errf(char *err, size_t n, const char *fmt, ...) {
+int dg_npu_errf(char *err, size_t n, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   if (err && n)
@@ -18,7 +18,7 @@ int npu_errf(char *err, size_t n, const char *fmt, ...) {
   return -1;
 }
 
-int npu_ioctl(int fd, unsigned long request, void *arg) {
+int dg_npu_ioctl(int fd, unsigned long request, void *arg) {
   int rc;
   do
     rc = ioctl(fd, request, arg);
@@ -34,10 +34,10 @@ static int timeout_ms(void) {
 
 /* Opens a device path: its driver (rocket or rknpu) decides the backend. */
 static npu_backend *open_path(const char *path, char *err, size_t n) {
-  npu_backend *b = npu_rocket_open(path, err, n);
+  npu_backend *b = dg_npu_rocket_open(path, err, n);
 #ifdef DG_NPU_HAVE_LIBDRM
   if (!b && strstr(err, "not rocket"))
-    b = npu_rknpu_open(path, err, n);
+    b = dg_npu_rknpu_open(path, err, n);
 #endif
   return b;
 }
@@ -47,7 +47,7 @@ static npu_backend *first_of(int count, char paths[][64],
                                                      size_t),
                              const char *what, char *err, size_t n) {
   if (!count) {
-    npu_errf(err, n, "no %s device found", what);
+    dg_npu_errf(err, n, "no %s device found", what);
     return NULL;
   }
   for (int i = 0; i < count; i++) {
@@ -58,41 +58,43 @@ static npu_backend *first_of(int count, char paths[][64],
   return NULL;
 }
 
-npu_backend *npu_backend_open(const char *spec, char *err, size_t n) {
+npu_backend *dg_npu_backend_open(const char *spec, char *err, size_t n) {
   char paths[16][64];
   npu_backend *b = NULL;
   if (spec && !strcmp(spec, "sim")) {
-    b = npu_sim_backend_open(err, n);
+    b = dg_npu_sim_backend_open(err, n);
   } else if (spec && !strcmp(spec, "rocket")) {
-    b = first_of(npu_rocket_scan(paths, 16), paths, npu_rocket_open,
+    b = first_of(dg_npu_rocket_scan(paths, 16), paths, dg_npu_rocket_open,
                  "rocket accel", err, n);
   } else if (spec && !strcmp(spec, "rknpu")) {
 #ifdef DG_NPU_HAVE_LIBDRM
-    b = first_of(npu_rknpu_scan(paths, 16), paths, npu_rknpu_open,
+    b = first_of(dg_npu_rknpu_scan(paths, 16), paths, dg_npu_rknpu_open,
                  "rknpu DRM", err, n);
 #else
-    npu_errf(err, n, "rknpu: built without libdrm");
+    dg_npu_errf(err, n, "rknpu: built without libdrm");
 #endif
   } else if (spec && spec[0] == '/') {
     b = open_path(spec, err, n);
   } else if (spec && spec[0]) {
-    npu_errf(err, n, "DG_NPU_DEVICE=%s: expected sim, rocket, rknpu or a "
-                     "device path", spec);
+    dg_npu_errf(err, n,
+                "DG_NPU_DEVICE=%s: expected sim, rocket, rknpu or a "
+                "device path",
+                spec);
   } else {
     /* Discovery: the mainline driver first, then the vendor's; the
      * simulator only when asked for (docs/npu.md, "Discovery"). */
-    b = first_of(npu_rocket_scan(paths, 16), paths, npu_rocket_open,
+    b = first_of(dg_npu_rocket_scan(paths, 16), paths, dg_npu_rocket_open,
                  "rocket accel", err, n);
 #ifdef DG_NPU_HAVE_LIBDRM
     if (!b)
-      b = first_of(npu_rknpu_scan(paths, 16), paths, npu_rknpu_open,
+      b = first_of(dg_npu_rknpu_scan(paths, 16), paths, dg_npu_rknpu_open,
                    "rknpu DRM", err, n);
 #endif
   }
   if (b) {
     b->timeout_ms = timeout_ms();
     if (pthread_mutex_init(&b->job_lock, NULL)) {
-      npu_errf(err, n, "%s: cannot create a mutex", b->ops->name);
+      dg_npu_errf(err, n, "%s: cannot create a mutex", b->ops->name);
       b->ops->close(b);
       return NULL;
     }
@@ -101,7 +103,7 @@ npu_backend *npu_backend_open(const char *spec, char *err, size_t n) {
   return b;
 }
 
-void npu_backend_close(npu_backend *b) {
+void dg_npu_backend_close(npu_backend *b) {
   if (!b)
     return;
   if (b->job_lock_ready)
@@ -109,7 +111,8 @@ void npu_backend_close(npu_backend *b) {
   b->ops->close(b);
 }
 
-int npu_backend_run(npu_backend *b, const npu_job *job, char *err, size_t n) {
+int dg_npu_backend_run(npu_backend *b, const npu_job *job, char *err,
+                       size_t n) {
   pthread_mutex_lock(&b->job_lock);
   int rc = b->ops->submit(b, job, err, n) ||
            b->ops->wait(b, job, b->timeout_ms, err, n);
@@ -117,7 +120,7 @@ int npu_backend_run(npu_backend *b, const npu_job *job, char *err, size_t n) {
   return rc ? -1 : 0;
 }
 
-uint32_t npu_job_op_enable(const npu_job *job) {
+uint32_t dg_npu_job_op_enable(const npu_job *job) {
   if (!job->cmd || !job->cmd->map || job->word_count < 1 ||
       (size_t)job->word_count * 8 > job->cmd->size)
     return 0;

@@ -23,16 +23,16 @@ typedef struct npu_bo {
   uint64_t obj_addr; /* rknpu: the kernel object, named by SYNC/SUBMIT */
   uint64_t map_offset;
   size_t size;
-  uint8_t *map;      /* CPU mapping, NULL when not allocated */
+  uint8_t *map; /* CPU mapping, NULL when not allocated */
 } npu_bo;
 
 /* One task's command list with the buffers it reads and writes. The
- * caller has checked (npu_sim_check) that every address of the list lies
+ * caller has checked (dg_npu_sim_check) that every address of the list lies
  * inside these buffers: mainline drops bad jobs silently (docs/npu.md,
  * "rocket"). */
 typedef struct npu_job {
-  const npu_bo *cmd;  /* the list starts at cmd->iova */
-  int word_count;     /* including the 4 trailer words */
+  const npu_bo *cmd; /* the list starts at cmd->iova */
+  int word_count;    /* including the 4 trailer words */
   npu_bo *const *in;
   int in_count;
   npu_bo *const *out;
@@ -43,8 +43,7 @@ typedef struct npu_backend npu_backend;
 
 typedef struct npu_backend_ops {
   const char *name;
-  int (*bo_alloc)(npu_backend *b, size_t size, npu_bo *bo, char *err,
-                  size_t n);
+  int (*bo_alloc)(npu_backend *b, size_t size, npu_bo *bo, char *err, size_t n);
   void (*bo_free)(npu_backend *b, npu_bo *bo); /* zeroes *bo; NULL map ok */
   /* Brackets CPU access: begin waits for the device and makes its writes
    * visible (rocket PREP_BO, rknpu SYNC_FROM_DEVICE), end hands the CPU's
@@ -60,65 +59,65 @@ typedef struct npu_backend_ops {
 
 struct npu_backend {
   const npu_backend_ops *ops;
-  char node[64];    /* "/dev/accel/accel0", "sim" */
-  char driver[96];  /* "rocket 0.0.0", "rknpu 0.9.8", "simulator" */
-  int fd;           /* -1 for sim */
-  int timeout_ms;   /* DG_NPU_TIMEOUT_MS, default 5000 */
+  char node[64];   /* "/dev/accel/accel0", "sim" */
+  char driver[96]; /* "rocket 0.0.0", "rknpu 0.9.8", "simulator" */
+  int fd;          /* -1 for sim */
+  int timeout_ms;  /* DG_NPU_TIMEOUT_MS, default 5000 */
   int is_simulator;
   void *priv;
-  /* Held from a job's submit to the end of its wait (npu_backend_run):
+  /* Held from a job's submit to the end of its wait (dg_npu_backend_run):
    * sessions on several threads share the device, and a backend keeps
    * one job's state between the two calls (the simulator its error). */
   pthread_mutex_t job_lock;
-  bool job_lock_ready; /* set by npu_backend_open */
+  bool job_lock_ready; /* set by dg_npu_backend_open */
 };
 
 /* Submits job and waits for it (b->timeout_ms), one job of the device at
  * a time. */
-int npu_backend_run(npu_backend *b, const npu_job *job, char *err, size_t n);
+int dg_npu_backend_run(npu_backend *b, const npu_job *job, char *err, size_t n);
 
 /* Opens the backend a spec names: "sim", "rocket" (first accel node whose
  * driver is rocket), "rknpu" (first DRM device named rknpu), or a device
  * path (its driver decides). NULL or "": discovery, rocket first, then
  * rknpu; never the simulator. Returns NULL with err set when none opens. */
-npu_backend *npu_backend_open(const char *spec, char *err, size_t n);
-void npu_backend_close(npu_backend *b); /* NULL: no-op */
+npu_backend *dg_npu_backend_open(const char *spec, char *err, size_t n);
+void dg_npu_backend_close(npu_backend *b); /* NULL: no-op */
 
 /* The backends (backend_*.c); each opens what it is given or fails.
  * Internal to backend.c (and the tests of failing opens): a backend that
- * runs jobs comes from npu_backend_open. */
-npu_backend *npu_sim_backend_open(char *err, size_t n);
-npu_backend *npu_rocket_open(const char *path, char *err, size_t n);
+ * runs jobs comes from dg_npu_backend_open. */
+npu_backend *dg_npu_sim_backend_open(char *err, size_t n);
+npu_backend *dg_npu_rocket_open(const char *path, char *err, size_t n);
 /* Accel node paths whose driver is rocket, from /sys/class/accel. */
-int npu_rocket_scan(char paths[][64], int max);
+int dg_npu_rocket_scan(char paths[][64], int max);
 #ifdef DG_NPU_HAVE_LIBDRM
-npu_backend *npu_rknpu_open(const char *path, char *err, size_t n);
-int npu_rknpu_scan(char paths[][64], int max); /* via drmGetDevices2 */
+npu_backend *dg_npu_rknpu_open(const char *path, char *err, size_t n);
+int dg_npu_rknpu_scan(char paths[][64], int max); /* via drmGetDevices2 */
 #endif
 
 /* Decodes the job's list and checks every address it holds against the
  * job's buffers (sim.h's static validation): done before every submit,
  * on every backend, because a kernel may run a bad job or drop it
  * silently. */
-int npu_job_check(const npu_job *job, char *err, size_t n);
+int dg_npu_job_check(const npu_job *job, char *err, size_t n);
 
 /* The blocks the job's list enables (the value of its trailing op-enable
  * word, NPU_EN_*), read from the list itself; 0 when it has none. The
  * vendor driver wants them, and the interrupt group to wait for, per
  * task (a conv finishes on the DPU's, a pooling task on the PPU's). */
-uint32_t npu_job_op_enable(const npu_job *job);
+uint32_t dg_npu_job_op_enable(const npu_job *job);
 
 /* Shared helpers. */
-int npu_errf(char *err, size_t n, const char *fmt, ...)
+int dg_npu_errf(char *err, size_t n, const char *fmt, ...)
     __attribute__((format(printf, 3, 4))); /* always returns -1 */
 /* DRM_IOCTL_VERSION: driver name and major.minor.patch; -1 on error. */
-int npu_drm_version(int fd, char *name, size_t name_size, int ver[3]);
+int dg_npu_drm_version(int fd, char *name, size_t name_size, int ver[3]);
 /* Opens the device node at path read-write and checks that the driver
  * behind it is `driver`; returns the fd (ver gets its version) or -1 with
  * err saying which of the two failed. */
-int npu_drm_open(const char *path, const char *driver, int ver[3], char *err,
-                 size_t n);
+int dg_npu_drm_open(const char *path, const char *driver, int ver[3], char *err,
+                    size_t n);
 /* ioctl retried on EINTR/EAGAIN. */
-int npu_ioctl(int fd, unsigned long request, void *arg);
+int dg_npu_ioctl(int fd, unsigned long request, void *arg);
 
 #endif

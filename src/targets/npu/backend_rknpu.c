@@ -31,7 +31,7 @@ typedef struct rknpu_priv {
   npu_bo tasks;    /* holds the rknpu_task of the job being submitted */
 } rknpu_priv;
 
-int npu_rknpu_scan(char paths[][64], int max) {
+int dg_npu_rknpu_scan(char paths[][64], int max) {
   int total = drmGetDevices2(0, NULL, 0);
   if (total <= 0)
     return 0;
@@ -57,28 +57,29 @@ static int mem_create(npu_backend *b, size_t size, uint32_t flags, npu_bo *bo,
   c.size = size;
   unsigned long req = p->old_layout ? NPU_RKNPU_IOCTL_MEM_CREATE_OLD
                                     : NPU_RKNPU_IOCTL_MEM_CREATE;
-  if (npu_ioctl(b->fd, req, &c))
-    return npu_errf(err, n, "rknpu %s: MEM_CREATE of %zu bytes failed: %s",
-                    b->node, size, strerror(errno));
+  if (dg_npu_ioctl(b->fd, req, &c))
+    return dg_npu_errf(err, n, "rknpu %s: MEM_CREATE of %zu bytes failed: %s",
+                       b->node, size, strerror(errno));
   struct npu_rknpu_mem_destroy d = {c.handle, 0, c.obj_addr};
   struct npu_rknpu_mem_map m = {c.handle, 0, 0};
   if (c.dma_addr + size > 0x100000000ull) {
-    npu_ioctl(b->fd, NPU_RKNPU_IOCTL_MEM_DESTROY, &d);
-    return npu_errf(err, n, "rknpu %s: NPU address 0x%llx above 4 GiB", b->node,
-                    (unsigned long long)c.dma_addr);
+    dg_npu_ioctl(b->fd, NPU_RKNPU_IOCTL_MEM_DESTROY, &d);
+    return dg_npu_errf(err, n, "rknpu %s: NPU address 0x%llx above 4 GiB",
+                       b->node, (unsigned long long)c.dma_addr);
   }
-  if (npu_ioctl(b->fd, NPU_RKNPU_IOCTL_MEM_MAP, &m)) {
+  if (dg_npu_ioctl(b->fd, NPU_RKNPU_IOCTL_MEM_MAP, &m)) {
     int e = errno;
-    npu_ioctl(b->fd, NPU_RKNPU_IOCTL_MEM_DESTROY, &d);
-    return npu_errf(err, n, "rknpu %s: MEM_MAP failed: %s", b->node,
-                    strerror(e));
+    dg_npu_ioctl(b->fd, NPU_RKNPU_IOCTL_MEM_DESTROY, &d);
+    return dg_npu_errf(err, n, "rknpu %s: MEM_MAP failed: %s", b->node,
+                       strerror(e));
   }
   void *map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, b->fd,
                    (off_t)m.offset);
   if (map == MAP_FAILED) {
     int e = errno;
-    npu_ioctl(b->fd, NPU_RKNPU_IOCTL_MEM_DESTROY, &d);
-    return npu_errf(err, n, "rknpu %s: mmap failed: %s", b->node, strerror(e));
+    dg_npu_ioctl(b->fd, NPU_RKNPU_IOCTL_MEM_DESTROY, &d);
+    return dg_npu_errf(err, n, "rknpu %s: mmap failed: %s", b->node,
+                       strerror(e));
   }
   *bo = (npu_bo){c.handle, c.dma_addr, c.obj_addr, m.offset, size, map};
   return 0;
@@ -88,7 +89,7 @@ static int rn_alloc(npu_backend *b, size_t size, npu_bo *bo, char *err,
                     size_t n) {
   memset(bo, 0, sizeof *bo);
   if (!size)
-    return npu_errf(err, n, "rknpu: empty buffer");
+    return dg_npu_errf(err, n, "rknpu: empty buffer");
   return mem_create(b, size, MEM_TENSOR, bo, err, n);
 }
 
@@ -96,7 +97,7 @@ static void rn_free(npu_backend *b, npu_bo *bo) {
   if (bo->map) {
     munmap(bo->map, bo->size);
     struct npu_rknpu_mem_destroy d = {bo->handle, 0, bo->obj_addr};
-    npu_ioctl(b->fd, NPU_RKNPU_IOCTL_MEM_DESTROY, &d);
+    dg_npu_ioctl(b->fd, NPU_RKNPU_IOCTL_MEM_DESTROY, &d);
   }
   memset(bo, 0, sizeof *bo);
 }
@@ -104,11 +105,11 @@ static void rn_free(npu_backend *b, npu_bo *bo) {
 static int sync_bo(npu_backend *b, npu_bo *bo, uint32_t dir, char *err,
                    size_t n) {
   struct npu_rknpu_mem_sync s = {dir, 0, bo->obj_addr, 0, bo->size};
-  if (npu_ioctl(b->fd, NPU_RKNPU_IOCTL_MEM_SYNC, &s))
-    return npu_errf(err, n, "rknpu %s: MEM_SYNC %s failed: %s", b->node,
-                    dir == NPU_RKNPU_SYNC_TO_DEVICE ? "to device"
-                                                    : "from device",
-                    strerror(errno));
+  if (dg_npu_ioctl(b->fd, NPU_RKNPU_IOCTL_MEM_SYNC, &s))
+    return dg_npu_errf(err, n, "rknpu %s: MEM_SYNC %s failed: %s", b->node,
+                       dir == NPU_RKNPU_SYNC_TO_DEVICE ? "to device"
+                                                       : "from device",
+                       strerror(errno));
   return 0;
 }
 
@@ -128,10 +129,10 @@ static int rn_submit(npu_backend *b, const npu_job *job, char *err, size_t n) {
    * a pooling task PPU|PPU_RDMA), completion on the interrupt group of
    * its last stage (DPU 0x300, PPU 0xc00: the vendor's captured masks,
    * docs/npu.md "rknpu"), every status bit cleared first. */
-  uint32_t enable = npu_job_op_enable(job);
+  uint32_t enable = dg_npu_job_op_enable(job);
   if (!enable)
-    return npu_errf(err, n, "rknpu %s: command list without op-enable word",
-                    b->node);
+    return dg_npu_errf(err, n, "rknpu %s: command list without op-enable word",
+                       b->node);
   uint32_t irq = enable & NPU_EN_DPU ? 0x300 : 0xc00;
   struct npu_rknpu_task t = {0,
                              0,
@@ -154,12 +155,12 @@ static int rn_submit(npu_backend *b, const npu_job *job, char *err, size_t n) {
   s.core_mask = 1;
   s.fence_fd = -1;
   s.subcore_task[0] = (struct npu_rknpu_subcore_task){0, 1};
-  if (npu_ioctl(b->fd, NPU_RKNPU_IOCTL_SUBMIT, &s)) {
+  if (dg_npu_ioctl(b->fd, NPU_RKNPU_IOCTL_SUBMIT, &s)) {
     if (errno == ETIMEDOUT)
-      return npu_errf(err, n, "rknpu %s: job timed out after %d ms", b->node,
-                      b->timeout_ms);
-    return npu_errf(err, n, "rknpu %s: SUBMIT failed: %s", b->node,
-                    strerror(errno));
+      return dg_npu_errf(err, n, "rknpu %s: job timed out after %d ms", b->node,
+                         b->timeout_ms);
+    return dg_npu_errf(err, n, "rknpu %s: SUBMIT failed: %s", b->node,
+                       strerror(errno));
   }
   return 0;
 }
@@ -184,9 +185,9 @@ static void rn_close(npu_backend *b) {
 static const npu_backend_ops rknpu_ops = {
     "rknpu", rn_alloc, rn_free, rn_begin, rn_end, rn_submit, rn_wait, rn_close};
 
-npu_backend *npu_rknpu_open(const char *path, char *err, size_t n) {
+npu_backend *dg_npu_rknpu_open(const char *path, char *err, size_t n) {
   int ver[3];
-  int fd = npu_drm_open(path, "rknpu", ver, err, n);
+  int fd = dg_npu_drm_open(path, "rknpu", ver, err, n);
   if (fd < 0)
     return NULL;
   npu_backend *b = calloc(1, sizeof *b);
@@ -195,7 +196,7 @@ npu_backend *npu_rknpu_open(const char *path, char *err, size_t n) {
     free(b);
     free(p);
     close(fd);
-    npu_errf(err, n, "rknpu: out of host memory");
+    dg_npu_errf(err, n, "rknpu: out of host memory");
     return NULL;
   }
   b->ops = &rknpu_ops;

@@ -21,17 +21,17 @@
 #include <unistd.h>
 
 /* Reads the DRM driver name and version (two calls: lengths, then text). */
-int npu_drm_version(int fd, char *name, size_t name_size, int ver[3]) {
-  struct npu_drm_version v;
+int dg_npu_drm_version(int fd, char *name, size_t name_size, int ver[3]) {
+  struct dg_npu_drm_version v;
   memset(&v, 0, sizeof v);
-  if (npu_ioctl(fd, NPU_DRM_IOCTL_VERSION, &v))
+  if (dg_npu_ioctl(fd, NPU_DRM_IOCTL_VERSION, &v))
     return -1;
   char buf[64] = "";
   v.name = buf;
   v.name_len = v.name_len < sizeof buf - 1 ? v.name_len : sizeof buf - 1;
   v.date_len = v.desc_len = 0;
   v.date = v.desc = NULL;
-  if (npu_ioctl(fd, NPU_DRM_IOCTL_VERSION, &v))
+  if (dg_npu_ioctl(fd, NPU_DRM_IOCTL_VERSION, &v))
     return -1;
   buf[v.name_len < sizeof buf ? v.name_len : sizeof buf - 1] = 0;
   snprintf(name, name_size, "%s", buf);
@@ -40,24 +40,24 @@ int npu_drm_version(int fd, char *name, size_t name_size, int ver[3]) {
   return 0;
 }
 
-int npu_drm_open(const char *path, const char *driver, int ver[3], char *err,
-                 size_t n) {
+int dg_npu_drm_open(const char *path, const char *driver, int ver[3], char *err,
+                    size_t n) {
   int fd = open(path, O_RDWR | O_CLOEXEC);
   if (fd < 0)
-    return npu_errf(err, n, "%s: cannot open %s: %s", driver, path,
-                    strerror(errno));
+    return dg_npu_errf(err, n, "%s: cannot open %s: %s", driver, path,
+                       strerror(errno));
   char name[64];
-  int known = !npu_drm_version(fd, name, sizeof name, ver);
+  int known = !dg_npu_drm_version(fd, name, sizeof name, ver);
   if (!known || strcmp(name, driver)) {
-    npu_errf(err, n, "%s: driver is %s, not %s", path, known ? name : "unknown",
-             driver);
+    dg_npu_errf(err, n, "%s: driver is %s, not %s", path,
+                known ? name : "unknown", driver);
     close(fd);
     return -1;
   }
   return fd;
 }
 
-int npu_rocket_scan(char paths[][64], int max) {
+int dg_npu_rocket_scan(char paths[][64], int max) {
   DIR *d = opendir("/sys/class/accel");
   int count = 0;
   if (!d)
@@ -76,31 +76,31 @@ static int64_t deadline_ns(int timeout_ms) {
 
 static void gem_close(npu_backend *b, uint32_t handle) {
   struct npu_drm_gem_close c = {handle, 0};
-  npu_ioctl(b->fd, NPU_DRM_IOCTL_GEM_CLOSE, &c);
+  dg_npu_ioctl(b->fd, NPU_DRM_IOCTL_GEM_CLOSE, &c);
 }
 
 static int rk_alloc(npu_backend *b, size_t size, npu_bo *bo, char *err,
                     size_t n) {
   memset(bo, 0, sizeof *bo);
   if (!size || size > 0xffffffffu)
-    return npu_errf(err, n, "rocket: bad buffer size %zu", size);
+    return dg_npu_errf(err, n, "rocket: bad buffer size %zu", size);
   struct npu_rocket_create_bo c = {(uint32_t)size, 0, 0, 0};
-  if (npu_ioctl(b->fd, NPU_ROCKET_IOCTL_CREATE_BO, &c))
-    return npu_errf(err, n, "rocket %s: CREATE_BO of %zu bytes failed: %s",
-                    b->node, size, strerror(errno));
+  if (dg_npu_ioctl(b->fd, NPU_ROCKET_IOCTL_CREATE_BO, &c))
+    return dg_npu_errf(err, n, "rocket %s: CREATE_BO of %zu bytes failed: %s",
+                       b->node, size, strerror(errno));
   /* drm_rocket_task.regcmd is 32 bits: every IOVA must lie below 4 GiB. */
   if (c.dma_address + size > 0x100000000ull) {
     gem_close(b, c.handle);
-    return npu_errf(err, n, "rocket %s: IOVA 0x%llx above 4 GiB", b->node,
-                    (unsigned long long)c.dma_address);
+    return dg_npu_errf(err, n, "rocket %s: IOVA 0x%llx above 4 GiB", b->node,
+                       (unsigned long long)c.dma_address);
   }
   void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, b->fd,
                  (off_t)c.offset);
   if (m == MAP_FAILED) {
     int e = errno;
     gem_close(b, c.handle);
-    return npu_errf(err, n, "rocket %s: mmap of BO %u failed: %s", b->node,
-                    c.handle, strerror(e));
+    return dg_npu_errf(err, n, "rocket %s: mmap of BO %u failed: %s", b->node,
+                       c.handle, strerror(e));
   }
   *bo = (npu_bo){c.handle, c.dma_address, 0, c.offset, size, m};
   return 0;
@@ -117,14 +117,14 @@ static void rk_free(npu_backend *b, npu_bo *bo) {
 static int prep(npu_backend *b, npu_bo *bo, int timeout_ms, char *err,
                 size_t n) {
   struct npu_rocket_prep_bo p = {bo->handle, 0, deadline_ns(timeout_ms)};
-  if (!npu_ioctl(b->fd, NPU_ROCKET_IOCTL_PREP_BO, &p))
+  if (!dg_npu_ioctl(b->fd, NPU_ROCKET_IOCTL_PREP_BO, &p))
     return 0;
   if (errno == ETIMEDOUT || errno == EBUSY)
-    return npu_errf(err, n,
-                    "rocket %s: job timed out: BO %u still busy after %d ms",
-                    b->node, bo->handle, timeout_ms);
-  return npu_errf(err, n, "rocket %s: PREP_BO %u failed: %s", b->node,
-                  bo->handle, strerror(errno));
+    return dg_npu_errf(err, n,
+                       "rocket %s: job timed out: BO %u still busy after %d ms",
+                       b->node, bo->handle, timeout_ms);
+  return dg_npu_errf(err, n, "rocket %s: PREP_BO %u failed: %s", b->node,
+                     bo->handle, strerror(errno));
 }
 
 static int rk_begin(npu_backend *b, npu_bo *bo, char *err, size_t n) {
@@ -133,16 +133,16 @@ static int rk_begin(npu_backend *b, npu_bo *bo, char *err, size_t n) {
 
 static int rk_end(npu_backend *b, npu_bo *bo, char *err, size_t n) {
   struct npu_rocket_fini_bo f = {bo->handle, 0};
-  if (npu_ioctl(b->fd, NPU_ROCKET_IOCTL_FINI_BO, &f))
-    return npu_errf(err, n, "rocket %s: FINI_BO %u failed: %s", b->node,
-                    bo->handle, strerror(errno));
+  if (dg_npu_ioctl(b->fd, NPU_ROCKET_IOCTL_FINI_BO, &f))
+    return dg_npu_errf(err, n, "rocket %s: FINI_BO %u failed: %s", b->node,
+                       bo->handle, strerror(errno));
   return 0;
 }
 
 static int rk_submit(npu_backend *b, const npu_job *job, char *err, size_t n) {
   uint32_t in[16], out[16];
   if (job->in_count + 1 > 16 || job->out_count > 16)
-    return npu_errf(err, n, "rocket: too many buffers in one job");
+    return dg_npu_errf(err, n, "rocket: too many buffers in one job");
   /* The command list is read by the NPU too: list it with the inputs so
    * the scheduler orders it after the CPU's writes. */
   in[0] = job->cmd->handle;
@@ -160,9 +160,9 @@ static int rk_submit(npu_backend *b, const npu_job *job, char *err, size_t n) {
                              (uint32_t)job->in_count + 1,
                              (uint32_t)job->out_count};
   struct npu_rocket_submit s = {(uint64_t)(uintptr_t)&j, 1, sizeof j, 0};
-  if (npu_ioctl(b->fd, NPU_ROCKET_IOCTL_SUBMIT, &s))
-    return npu_errf(err, n, "rocket %s: SUBMIT failed: %s", b->node,
-                    strerror(errno));
+  if (dg_npu_ioctl(b->fd, NPU_ROCKET_IOCTL_SUBMIT, &s))
+    return dg_npu_errf(err, n, "rocket %s: SUBMIT failed: %s", b->node,
+                       strerror(errno));
   return 0;
 }
 
@@ -187,15 +187,15 @@ static const npu_backend_ops rocket_ops = {"rocket", rk_alloc, rk_free,
                                            rk_begin, rk_end,   rk_submit,
                                            rk_wait,  rk_close};
 
-npu_backend *npu_rocket_open(const char *path, char *err, size_t n) {
+npu_backend *dg_npu_rocket_open(const char *path, char *err, size_t n) {
   int ver[3];
-  int fd = npu_drm_open(path, "rocket", ver, err, n);
+  int fd = dg_npu_drm_open(path, "rocket", ver, err, n);
   if (fd < 0)
     return NULL;
   npu_backend *b = calloc(1, sizeof *b);
   if (!b) {
     close(fd);
-    npu_errf(err, n, "rocket: out of host memory");
+    dg_npu_errf(err, n, "rocket: out of host memory");
     return NULL;
   }
   b->ops = &rocket_ops;

@@ -22,10 +22,10 @@ static int sim_alloc(npu_backend *b, size_t size, npu_bo *bo, char *err,
   size_t pages = (size + 4095) / 4096 * 4096;
   memset(bo, 0, sizeof *bo);
   if (!size || pages > 0xffffffffu)
-    return npu_errf(err, n, "sim: cannot allocate %zu bytes of NPU memory",
-                    size);
+    return dg_npu_errf(err, n, "sim: cannot allocate %zu bytes of NPU memory",
+                       size);
   if (!(bo->map = aligned_alloc(4096, pages)))
-    return npu_errf(err, n, "sim: out of host memory (%zu bytes)", size);
+    return dg_npu_errf(err, n, "sim: out of host memory (%zu bytes)", size);
   memset(bo->map, 0, pages);
   pthread_mutex_lock(&p->alloc_lock);
   bool room = p->next_iova + pages <= 0xffffffffu;
@@ -38,8 +38,8 @@ static int sim_alloc(npu_backend *b, size_t size, npu_bo *bo, char *err,
   if (!room) {
     free(bo->map);
     bo->map = NULL;
-    return npu_errf(err, n, "sim: cannot allocate %zu bytes of NPU memory",
-                    size);
+    return dg_npu_errf(err, n, "sim: cannot allocate %zu bytes of NPU memory",
+                       size);
   }
   bo->size = size;
   return 0;
@@ -71,29 +71,31 @@ static npu_sim_buffer *sim_buffers(const npu_job *job) {
   return bufs;
 }
 
-int npu_job_check(const npu_job *job, char *err, size_t n) {
+int dg_npu_job_check(const npu_job *job, char *err, size_t n) {
   npu_sim_buffer *bufs = sim_buffers(job);
   if (!bufs)
-    return npu_errf(err, n, "out of host memory checking a job");
-  npu_sim_job sj = {(const uint64_t *)job->cmd->map, job->word_count, bufs,
-                    job->in_count + job->out_count, NPU_ROUND_HALF_UP,
-                    NPU_POOL_AVG_RECIP};
-  int rc = npu_sim_check(&sj, err, n);
+    return dg_npu_errf(err, n, "out of host memory checking a job");
+  npu_sim_job sj = {
+      (const uint64_t *)job->cmd->map, job->word_count,   bufs,
+      job->in_count + job->out_count,  NPU_ROUND_HALF_UP, NPU_POOL_AVG_RECIP};
+  int rc = dg_npu_sim_check(&sj, err, n);
   free(bufs);
   return rc;
 }
 
-static int sim_submit(npu_backend *b, const npu_job *job, char *err,
-                      size_t n) {
+static int sim_submit(npu_backend *b, const npu_job *job, char *err, size_t n) {
   sim_priv *p = b->priv;
   npu_sim_buffer *bufs = sim_buffers(job);
   if (!bufs)
-    return npu_errf(err, n, "sim: out of host memory");
-  npu_sim_job sj = {(const uint64_t *)job->cmd->map, job->word_count, bufs,
-                    job->in_count + job->out_count, npu_sim_round_default(),
-                    npu_sim_pool_avg_default()};
+    return dg_npu_errf(err, n, "sim: out of host memory");
+  npu_sim_job sj = {(const uint64_t *)job->cmd->map,
+                    job->word_count,
+                    bufs,
+                    job->in_count + job->out_count,
+                    dg_npu_sim_round_default(),
+                    dg_npu_sim_pool_avg_default()};
   p->job_err[0] = 0;
-  if (npu_sim_run(&sj, p->job_err, sizeof p->job_err) && !p->job_err[0])
+  if (dg_npu_sim_run(&sj, p->job_err, sizeof p->job_err) && !p->job_err[0])
     p->job_err[0] = '?';
   free(bufs);
   return 0;
@@ -104,7 +106,7 @@ static int sim_wait(npu_backend *b, const npu_job *job, int timeout_ms,
   (void)job, (void)timeout_ms;
   sim_priv *p = b->priv;
   if (p->job_err[0])
-    return npu_errf(err, n, "sim: job failed: %s", p->job_err);
+    return dg_npu_errf(err, n, "sim: job failed: %s", p->job_err);
   return 0;
 }
 
@@ -115,17 +117,17 @@ static void sim_close(npu_backend *b) {
   free(b);
 }
 
-static const npu_backend_ops sim_ops = {"sim",    sim_alloc,  sim_free,
-                                        sim_nop,  sim_nop,    sim_submit,
+static const npu_backend_ops sim_ops = {"sim",    sim_alloc, sim_free,
+                                        sim_nop,  sim_nop,   sim_submit,
                                         sim_wait, sim_close};
 
-npu_backend *npu_sim_backend_open(char *err, size_t n) {
+npu_backend *dg_npu_sim_backend_open(char *err, size_t n) {
   npu_backend *b = calloc(1, sizeof *b);
   sim_priv *p = calloc(1, sizeof *p);
   if (!b || !p || pthread_mutex_init(&p->alloc_lock, NULL)) {
     free(b);
     free(p);
-    npu_errf(err, n, "sim: out of host memory");
+    dg_npu_errf(err, n, "sim: out of host memory");
     return NULL;
   }
   b->ops = &sim_ops;

@@ -66,23 +66,24 @@ static const int32_t *task_bias(const dg_ir *ir, const npu_conv *c,
 static int pack_block(npu_conv *c, const dg_ir *ir, const npu_task *t,
                       char *err, size_t n) {
   if (c->f16) {
-    npu_f16_pack_block(c, ir, t);
+    dg_npu_f16_pack_block(c, ir, t);
     return 0;
   }
   int8_t *w = task_weights(ir, c, t);
   if (!w)
-    return npu_errf(err, n, "npu: out of host memory packing weights");
+    return dg_npu_errf(err, n, "npu: out of host memory packing weights");
   const npu_conv_desc *d = &t->d;
-  npu_pack_weights_i8(w, d->out_c, d->in_c, d->k_h, d->k_w, c->dw,
-                      (int8_t)d->w_zp, c->wt.map + t->wt_off);
-  bool ok = npu_pack_bias(task_bias(ir, c, t), w, d->out_c, d->in_c, d->k_h,
-                          d->k_w, c->dw, d->w_zp, d->x_zp, d->truncate_bits,
-                          (int32_t *)(void *)(c->bias.map + t->bias_off));
+  dg_npu_pack_weights_i8(w, d->out_c, d->in_c, d->k_h, d->k_w, c->dw,
+                         (int8_t)d->w_zp, c->wt.map + t->wt_off);
+  bool ok = dg_npu_pack_bias(task_bias(ir, c, t), w, d->out_c, d->in_c, d->k_h,
+                             d->k_w, c->dw, d->w_zp, d->x_zp, d->truncate_bits,
+                             (int32_t *)(void *)(c->bias.map + t->bias_off));
   free(w);
   if (!ok) {
     char shown[DG_NAME_SHORT]; /* leaves room for the reason */
     dg_name_shorten(shown, sizeof shown, c->node->name);
-    return npu_errf(err, n, "npu: node '%s': folded bias exceeds int32", shown);
+    return dg_npu_errf(err, n, "npu: node '%s': folded bias exceeds int32",
+                       shown);
   }
   return 0;
 }
@@ -117,7 +118,7 @@ static int load_list(npu_conv *c, npu_backend *b, npu_task *t, char *err,
   const uint32_t iova[NPU_BUF_COUNT] = {
       (uint32_t)c->in.iova, (uint32_t)c->wt.iova, (uint32_t)c->bias.iova,
       (uint32_t)c->out.iova};
-  npu_stream_patch(&t->stream, iova);
+  dg_npu_stream_patch(&t->stream, iova);
   if (ops->cpu_begin(b, &t->cmd, err, n))
     return -1;
   memcpy(t->cmd.map, t->stream.words, bytes);
@@ -125,11 +126,11 @@ static int load_list(npu_conv *c, npu_backend *b, npu_task *t, char *err,
     return -1;
   npu_bo *ins[3], *outs[1];
   npu_job job = task_job(c, t, ins, outs);
-  return npu_job_check(&job, err, n);
+  return dg_npu_job_check(&job, err, n);
 }
 
-int npu_conv_prepare(npu_conv *c, const dg_ir *ir, npu_backend *b, char *err,
-                     size_t n) {
+int dg_npu_conv_prepare(npu_conv *c, const dg_ir *ir, npu_backend *b, char *err,
+                        size_t n) {
   size_t max_out = 1;
   for (int i = 0; i < c->task_count; i++) {
     const npu_conv_desc *d = &c->tasks[i].d;
@@ -146,7 +147,7 @@ int npu_conv_prepare(npu_conv *c, const dg_ir *ir, npu_backend *b, char *err,
     staged = c->x_chw && c->y_chw;
   }
   if (!staged)
-    return npu_errf(err, n, "npu: out of host memory");
+    return dg_npu_errf(err, n, "npu: out of host memory");
   const npu_backend_ops *ops = b->ops;
   if (ops->bo_alloc(b, c->in_bytes, &c->in, err, n) ||
       ops->bo_alloc(b, c->wt_bytes, &c->wt, err, n) ||
@@ -185,12 +186,12 @@ static int pack_inputs(npu_conv *c, npu_backend *b, const void *x, char *err,
     if (!t->packs_input)
       continue;
     if (c->f16)
-      npu_pack_rows_f16((const uint16_t *)x, t->d.in_c, c->H, c->W, t->ih0,
-                        t->d.in_h, 0, c->in.map + t->in_off);
+      dg_npu_pack_rows_f16((const uint16_t *)x, t->d.in_c, c->H, c->W, t->ih0,
+                           t->d.in_h, 0, c->in.map + t->in_off);
     else
-      npu_pack_rows_i8(c->x_chw + (c->dw ? (size_t)t->o0 * plane : 0),
-                       t->d.in_c, c->H, c->W, t->ih0, t->d.in_h,
-                       (int8_t)t->d.x_zp, c->in.map + t->in_off);
+      dg_npu_pack_rows_i8(c->x_chw + (c->dw ? (size_t)t->o0 * plane : 0),
+                          t->d.in_c, c->H, c->W, t->ih0, t->d.in_h,
+                          (int8_t)t->d.x_zp, c->in.map + t->in_off);
   }
   return b->ops->cpu_end(b, &c->in, err, n);
 }
@@ -200,8 +201,8 @@ static int pack_inputs(npu_conv *c, npu_backend *b, const void *x, char *err,
  * NPU's int8 saturation). */
 static void scatter_output(npu_conv *c, const npu_task *t, uint8_t *y) {
   const npu_conv_desc *d = &t->d;
-  npu_unpack_feature_i8(c->out.map + t->out_off, d->out_c, d->out_h, d->out_w,
-                        c->y_chw);
+  dg_npu_unpack_feature_i8(c->out.map + t->out_off, d->out_c, d->out_h,
+                           d->out_w, c->y_chw);
   for (int ch = 0; ch < d->out_c; ch++)
     for (int r = 0; r < d->out_h; r++)
       for (int x = 0; x < d->out_w; x++) {
@@ -226,21 +227,21 @@ static int run_image(npu_conv *c, npu_backend *b, const uint8_t *x, uint8_t *y,
   for (int i = 0; i < c->task_count; i++) {
     npu_bo *ins[3], *outs[1];
     npu_job job = task_job(c, &c->tasks[i], ins, outs);
-    if (npu_backend_run(b, &job, err, n))
+    if (dg_npu_backend_run(b, &job, err, n))
       return -1;
   }
   if (ops->cpu_begin(b, &c->out, err, n))
     return -1;
   for (int i = 0; i < c->task_count; i++)
     if (c->f16)
-      npu_f16_scatter(c, &c->tasks[i], (uint16_t *)(void *)y);
+      dg_npu_f16_scatter(c, &c->tasks[i], (uint16_t *)(void *)y);
     else
       scatter_output(c, &c->tasks[i], y);
   return ops->cpu_end(b, &c->out, err, n);
 }
 
-int npu_conv_run(npu_conv *c, npu_backend *b, const void *x, void *y, char *err,
-                 size_t n) {
+int dg_npu_conv_run(npu_conv *c, npu_backend *b, const void *x, void *y,
+                    char *err, size_t n) {
   size_t elem = c->f16 ? 2 : 1;
   size_t in_img = (size_t)c->C * c->H * c->W * elem;
   size_t out_img = (size_t)c->O * c->OH * c->OW * elem;
@@ -251,7 +252,7 @@ int npu_conv_run(npu_conv *c, npu_backend *b, const void *x, void *y, char *err,
   return 0;
 }
 
-void npu_conv_release(npu_conv *c, npu_backend *b) {
+void dg_npu_conv_release(npu_conv *c, npu_backend *b) {
   for (int i = 0; b && c->tasks && i < c->task_count; i++)
     if (c->tasks[i].cmd.map)
       b->ops->bo_free(b, &c->tasks[i].cmd);

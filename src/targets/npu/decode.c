@@ -20,7 +20,7 @@ static int fail(char *err, size_t n, int idx, uint64_t w, const char *fmt,
 
 static int block_of_target(uint16_t target) {
   for (int b = 0; b < NPU_BLOCK_COUNT; b++)
-    if (b != NPU_BLOCK_GLOBAL && npu_blocks[b].id == (target & ~3u))
+    if (b != NPU_BLOCK_GLOBAL && dg_npu_blocks[b].id == (target & ~3u))
       return b;
   return -1;
 }
@@ -29,13 +29,20 @@ static int block_of_target(uint16_t target) {
  * trailer writes it). */
 static uint32_t block_enable_bit(int b) {
   switch (b) {
-  case NPU_BLOCK_CNA: return NPU_EN_CNA;
-  case NPU_BLOCK_CORE: return NPU_EN_CORE;
-  case NPU_BLOCK_DPU: return NPU_EN_DPU;
-  case NPU_BLOCK_DPU_RDMA: return NPU_EN_DPU_RDMA;
-  case NPU_BLOCK_PPU: return NPU_EN_PPU;
-  case NPU_BLOCK_PPU_RDMA: return NPU_EN_PPU_RDMA;
-  default: return 0;
+  case NPU_BLOCK_CNA:
+    return NPU_EN_CNA;
+  case NPU_BLOCK_CORE:
+    return NPU_EN_CORE;
+  case NPU_BLOCK_DPU:
+    return NPU_EN_DPU;
+  case NPU_BLOCK_DPU_RDMA:
+    return NPU_EN_DPU_RDMA;
+  case NPU_BLOCK_PPU:
+    return NPU_EN_PPU;
+  case NPU_BLOCK_PPU_RDMA:
+    return NPU_EN_PPU_RDMA;
+  default:
+    return 0;
   }
 }
 
@@ -50,16 +57,16 @@ static int check_write(npu_regfile *rf, const uint64_t *words, int i,
   int b = (target & 1) ? block_of_target(target) : -1;
   if (b < 0)
     return fail(err, n, i, w, "unknown target 0x%04x", target);
-  int r = npu_reg_find(off);
+  int r = dg_npu_reg_find(off);
   if (r < 0)
     return fail(err, n, i, w, "unknown register 0x%04x", off);
-  if ((int)npu_regs[r].block != b)
+  if ((int)dg_npu_regs[r].block != b)
     return fail(err, n, i, w, "register %s written with the %s target 0x%04x",
-                npu_regs[r].name, npu_blocks[b].name, target);
-  uint32_t reserved = value & ~npu_reg_field_mask((npu_reg)r);
+                dg_npu_regs[r].name, dg_npu_blocks[b].name, target);
+  uint32_t reserved = value & ~dg_npu_reg_field_mask((npu_reg)r);
   if (reserved)
     return fail(err, n, i, w, "reserved bits 0x%08" PRIx32 " set in %s",
-                reserved, npu_regs[r].name);
+                reserved, dg_npu_regs[r].name);
   if (target & 2)
     rf->vendor_target_words++;
   rf->value[r] = value;
@@ -69,8 +76,8 @@ static int check_write(npu_regfile *rf, const uint64_t *words, int i,
   return 0;
 }
 
-int npu_decode(const uint64_t *words, int count, npu_regfile *rf, char *err,
-               size_t n) {
+int dg_npu_decode(const uint64_t *words, int count, npu_regfile *rf, char *err,
+                  size_t n) {
   memset(rf, 0, sizeof *rf);
   for (int r = 0; r < NPU_REG_COUNT; r++)
     rf->last_word[r] = -1;
@@ -97,12 +104,12 @@ int npu_decode(const uint64_t *words, int count, npu_regfile *rf, char *err,
       uint16_t off = npu_word_offset(w);
       /* Mesa addresses PC_OPERATION_ENABLE (0x0008), the TRM and the
        * vendor GLOBAL_OPERATION_ENABLE (0xf008); same value either way. */
-      if (off != npu_regs[NPU_PC_OPERATION_ENABLE].offset &&
-          off != npu_regs[NPU_GLOBAL_OPERATION_ENABLE].offset)
+      if (off != dg_npu_regs[NPU_PC_OPERATION_ENABLE].offset &&
+          off != dg_npu_regs[NPU_GLOBAL_OPERATION_ENABLE].offset)
         return fail(err, n, i, w, "op-enable word at register 0x%04x", off);
       uint32_t v = npu_word_value(w);
       uint32_t reserved =
-          v & ~npu_reg_field_mask(NPU_GLOBAL_OPERATION_ENABLE);
+          v & ~dg_npu_reg_field_mask(NPU_GLOBAL_OPERATION_ENABLE);
       if (reserved)
         return fail(err, n, i, w, "reserved op-enable bits 0x%08" PRIx32,
                     reserved);
@@ -134,7 +141,7 @@ int npu_decode(const uint64_t *words, int count, npu_regfile *rf, char *err,
       if (block_enable_bit(b) & missing)
         return fail(err, n, last, words[last],
                     "%s registers written but %s not enabled",
-                    npu_blocks[b].name, npu_blocks[b].name);
+                    dg_npu_blocks[b].name, dg_npu_blocks[b].name);
   }
   if ((rf->op_en & NPU_EN_DPU) && !(rf->op_en & NPU_EN_DPU_RDMA))
     return fail(err, n, last, words[last],
@@ -148,8 +155,7 @@ int npu_decode(const uint64_t *words, int count, npu_regfile *rf, char *err,
   if ((rf->op_en & NPU_EN_PPU_RDMA) && !(rf->op_en & NPU_EN_PPU))
     return fail(err, n, last, words[last],
                 "PPU_RDMA enabled without the PPU it feeds");
-  if ((rf->op_en & NPU_EN_PPU) &&
-      !(rf->op_en & (NPU_EN_PPU_RDMA | NPU_EN_DPU)))
+  if ((rf->op_en & NPU_EN_PPU) && !(rf->op_en & (NPU_EN_PPU_RDMA | NPU_EN_DPU)))
     return fail(err, n, last, words[last],
                 "PPU enabled with no input (neither PPU_RDMA nor DPU)");
   if (!rf->op_en)

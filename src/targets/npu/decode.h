@@ -27,12 +27,12 @@ typedef struct npu_regfile {
 
 /* 0 when the list is valid (regs filled), -1 otherwise with err set to
  * "word N (0x...): why". */
-int npu_decode(const uint64_t *words, int count, npu_regfile *regs, char *err,
-               size_t err_size);
+int dg_npu_decode(const uint64_t *words, int count, npu_regfile *regs,
+                  char *err, size_t err_size);
 
 /* A field of the decoded state. */
 static inline uint32_t npu_rf(const npu_regfile *rf, npu_field f) {
-  return npu_field_get(f, rf->value[npu_fields[f].reg]);
+  return npu_field_get(f, rf->value[dg_npu_fields[f].reg]);
 }
 
 #endif

@@ -20,8 +20,8 @@ static int entries_per_row(int c, int w) {
   return (w * 2 * ((c + 15) / 16) + 7) / 8;
 }
 
-bool npu_plan_sizes_fit(const npu_conv_desc *d, npu_conv_plan *p, char *why,
-                        size_t n) {
+bool dg_npu_plan_sizes_fit(const npu_conv_desc *d, npu_conv_plan *p, char *why,
+                           size_t n) {
   /* CNA_DATA_SIZE0/2 hold the input width/height and the output width in
    * 11 bits; the tiler splits the height, nothing splits the width. */
   if (d->in_w <= NPU_MAX_DIM && d->out_w <= NPU_MAX_DIM &&
@@ -36,8 +36,8 @@ bool npu_plan_sizes_fit(const npu_conv_desc *d, npu_conv_plan *p, char *why,
   return false;
 }
 
-bool npu_plan_banks(npu_conv_plan *p, int entries_per_row, int in_h,
-                    size_t wbytes, const char *what, char *why, size_t n) {
+bool dg_npu_plan_banks(npu_conv_plan *p, int entries_per_row, int in_h,
+                       size_t wbytes, const char *what, char *why, size_t n) {
   int data_banks = (entries_per_row * in_h + CBUF_ENTRIES_PER_BANK - 1) /
                    CBUF_ENTRIES_PER_BANK;
   size_t wentries = (wbytes + CBUF_ENTRY_BYTES - 1) / CBUF_ENTRY_BYTES;
@@ -57,17 +57,17 @@ bool npu_plan_banks(npu_conv_plan *p, int entries_per_row, int in_h,
   return true;
 }
 
-bool npu_conv_plan_make(const npu_conv_desc *d, npu_conv_plan *p, char *why,
-                        size_t n) {
+bool dg_npu_conv_plan_make(const npu_conv_desc *d, npu_conv_plan *p, char *why,
+                           size_t n) {
   if (d->precision == NPU_PREC_FP16)
-    return npu_conv_plan_make_f16(d, p, why, n);
+    return dg_npu_conv_plan_make_f16(d, p, why, n);
   memset(p, 0, sizeof *p);
   if (d->depthwise && d->in_c != d->out_c) {
     p->misfit = NPU_MISFIT_DEPTHWISE;
     snprintf(why, n, "depthwise with channel multiplier != 1");
     return false;
   }
-  if (!npu_plan_sizes_fit(d, p, why, n))
+  if (!dg_npu_plan_sizes_fit(d, p, why, n))
     return false;
   /* One kernel's weights must sit in one bank (the simulator checks
    * CNA_WEIGHT_SIZE1 against it; MTX declines the same way). */
@@ -83,8 +83,8 @@ bool npu_conv_plan_make(const npu_conv_desc *d, npu_conv_plan *p, char *why,
    * channels padded to 16, kernels to an even count), not the tensor's:
    * for 3 input channels the two differ five-fold. */
   size_t wbytes = per_kernel * (size_t)npu_kernels(d->out_c, d->depthwise);
-  if (!npu_plan_banks(p, entries_per_row(d->in_c, d->in_w), d->in_h, wbytes, "",
-                      why, n))
+  if (!dg_npu_plan_banks(p, entries_per_row(d->in_c, d->in_w), d->in_h, wbytes,
+                         "", why, n))
     return false;
   int oc = npu_align(d->out_c < 32 ? 32 : d->out_c, 32);
   if (d->depthwise) {
@@ -95,18 +95,18 @@ bool npu_conv_plan_make(const npu_conv_desc *d, npu_conv_plan *p, char *why,
   p->out_channels = oc;
   /* Mesa allocates feature cubes with the channel groups doubled; keep
    * the slack so that its dumps compare byte for byte. */
-  p->input_bytes = 2 * npu_feature_bytes(d->in_c, d->in_h, d->in_w, 1);
-  p->weight_bytes =
-      npu_weight_buffer_bytes(d->out_c, d->in_c, d->k_h, d->k_w, d->depthwise);
+  p->input_bytes = 2 * dg_npu_feature_bytes(d->in_c, d->in_h, d->in_w, 1);
+  p->weight_bytes = dg_npu_weight_buffer_bytes(d->out_c, d->in_c, d->k_h,
+                                               d->k_w, d->depthwise);
   p->bias_bytes = (size_t)d->out_c * 4;
-  size_t out_cube = npu_feature_bytes(oc, d->out_h, d->out_w, 1);
-  size_t mesa_out = 2 * npu_feature_bytes(d->out_c, d->out_h, d->out_w, 1);
+  size_t out_cube = dg_npu_feature_bytes(oc, d->out_h, d->out_w, 1);
+  size_t mesa_out = 2 * dg_npu_feature_bytes(d->out_c, d->out_h, d->out_w, 1);
   p->output_bytes = out_cube > mesa_out ? out_cube : mesa_out;
   return true;
 }
 
-bool npu_requant_regs(float m, int truncate_bits, uint32_t *scale,
-                      uint32_t *shift) {
+bool dg_npu_requant_regs(float m, int truncate_bits, uint32_t *scale,
+                         uint32_t *shift) {
   uint32_t bits;
   memcpy(&bits, &m, sizeof bits);
   if (!(m > 0.0f) || (bits >> 23) == 0xff)
@@ -131,16 +131,17 @@ static uint32_t pad_word(int32_t x_zp) {
   return b * 0x101u | (b & 0x80u ? 0xffff0000u : 0u);
 }
 
-bool npu_gen_conv(const npu_conv_desc *d, npu_stream *s, char *why, size_t n) {
+bool dg_npu_gen_conv(const npu_conv_desc *d, npu_stream *s, char *why,
+                     size_t n) {
   if (d->precision == NPU_PREC_FP16)
-    return npu_gen_conv_f16(d, s, why, n);
+    return dg_npu_gen_conv_f16(d, s, why, n);
   memset(s, 0, sizeof *s);
   npu_conv_plan p;
-  if (!npu_conv_plan_make(d, &p, why, n))
+  if (!dg_npu_conv_plan_make(d, &p, why, n))
     return false;
   uint32_t cvt_scale, cvt_shift;
-  if (!npu_requant_regs(d->multiplier, d->truncate_bits, &cvt_scale,
-                        &cvt_shift)) {
+  if (!dg_npu_requant_regs(d->multiplier, d->truncate_bits, &cvt_scale,
+                           &cvt_shift)) {
     snprintf(why, n, "requantisation multiplier %g out of the DPU's range",
              (double)d->multiplier);
     return false;
@@ -319,12 +320,12 @@ bool npu_gen_conv(const npu_conv_desc *d, npu_stream *s, char *why, size_t n) {
                 why, n);
 }
 
-void npu_stream_rebase(npu_stream *s, const uint32_t offset[NPU_BUF_COUNT]) {
+void dg_npu_stream_rebase(npu_stream *s, const uint32_t offset[NPU_BUF_COUNT]) {
   for (int i = 0; i < s->reloc_count; i++)
     s->relocs[i].offset += offset[s->relocs[i].buffer];
 }
 
-void npu_stream_patch(npu_stream *s, const uint32_t iova[NPU_BUF_COUNT]) {
+void dg_npu_stream_patch(npu_stream *s, const uint32_t iova[NPU_BUF_COUNT]) {
   for (int i = 0; i < s->reloc_count; i++) {
     const npu_reloc *r = &s->relocs[i];
     uint64_t w = s->words[r->word];

@@ -80,7 +80,7 @@ typedef enum npu_misfit {
 
 /* CBUF plan of a one-task conv. */
 typedef struct npu_conv_plan {
-  npu_misfit misfit; /* NPU_FITS when npu_conv_plan_make succeeded */
+  npu_misfit misfit; /* NPU_FITS when dg_npu_conv_plan_make succeeded */
   /* Banks the CNA is given; on NPU_MISFIT_BANKS, the banks needed. */
   int data_banks, weight_banks;
   int data_entries; /* CNA_CBUF_CON1 */
@@ -90,19 +90,19 @@ typedef struct npu_conv_plan {
 
 /* False (why set) when the conv cannot run as one task: the one rule of
  * "fits" (the tiler of lower.c asks it about every candidate slice). */
-bool npu_conv_plan_make(const npu_conv_desc *d, npu_conv_plan *p, char *why,
-                        size_t why_size);
+bool dg_npu_conv_plan_make(const npu_conv_desc *d, npu_conv_plan *p, char *why,
+                           size_t why_size);
 
 /* OUT_CVT_SCALE / OUT_CVT_SHIFT for a multiplier (Mesa's rule, from the
  * fp32 bits: 15-bit scale = 2^14 + top 14 mantissa bits + 1, shift =
  * 141 - biased exponent, one less when truncating). False if out of range. */
-bool npu_requant_regs(float multiplier, int truncate_bits, uint32_t *scale,
-                      uint32_t *shift);
+bool dg_npu_requant_regs(float multiplier, int truncate_bits, uint32_t *scale,
+                         uint32_t *shift);
 
 /* Generates the task's list. False (why set) on a field overflow or a
  * shape that does not fit. */
-bool npu_gen_conv(const npu_conv_desc *d, npu_stream *s, char *why,
-                  size_t why_size);
+bool dg_npu_gen_conv(const npu_conv_desc *d, npu_stream *s, char *why,
+                     size_t why_size);
 
 /* The fp16 versions (gen_f16.c), reached through the two functions above
  * when d->precision is NPU_PREC_FP16. The plan's bias_bytes is 0: the
@@ -113,22 +113,22 @@ bool npu_gen_conv(const npu_conv_desc *d, npu_stream *s, char *why,
  * CBUF banks (misfit NPU_MISFIT_BANKS, why prefixed with what); on success
  * data_entries and both bank counts are set, the weights getting every
  * bank the input leaves. */
-bool npu_plan_sizes_fit(const npu_conv_desc *d, npu_conv_plan *p, char *why,
-                        size_t why_size);
-bool npu_plan_banks(npu_conv_plan *p, int entries_per_row, int in_h,
-                    size_t wbytes, const char *what, char *why,
-                    size_t why_size);
+bool dg_npu_plan_sizes_fit(const npu_conv_desc *d, npu_conv_plan *p, char *why,
+                           size_t why_size);
+bool dg_npu_plan_banks(npu_conv_plan *p, int entries_per_row, int in_h,
+                       size_t wbytes, const char *what, char *why,
+                       size_t why_size);
 
-bool npu_conv_plan_make_f16(const npu_conv_desc *d, npu_conv_plan *p, char *why,
-                            size_t why_size);
-bool npu_gen_conv_f16(const npu_conv_desc *d, npu_stream *s, char *why,
-                      size_t why_size);
+bool dg_npu_conv_plan_make_f16(const npu_conv_desc *d, npu_conv_plan *p,
+                               char *why, size_t why_size);
+bool dg_npu_gen_conv_f16(const npu_conv_desc *d, npu_stream *s, char *why,
+                         size_t why_size);
 
 /* Adds offset[b] to every relocation into buffer b: a task placed at an
  * offset inside a buffer shared with other tasks. */
-void npu_stream_rebase(npu_stream *s, const uint32_t offset[NPU_BUF_COUNT]);
+void dg_npu_stream_rebase(npu_stream *s, const uint32_t offset[NPU_BUF_COUNT]);
 
 /* Writes the buffers' IOVAs into the relocated words. */
-void npu_stream_patch(npu_stream *s, const uint32_t iova[NPU_BUF_COUNT]);
+void dg_npu_stream_patch(npu_stream *s, const uint32_t iova[NPU_BUF_COUNT]);
 
 #endif

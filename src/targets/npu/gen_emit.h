@@ -31,12 +31,12 @@ static inline void put(gen *g, npu_reg r, int nf, ...) {
   for (int i = 0; i < nf; i++) {
     npu_field f = (npu_field)va_arg(ap, int);
     uint32_t x = va_arg(ap, uint32_t);
-    npu_value_set(&v, f, x);
+    dg_npu_value_set(&v, f, x);
   }
   va_end(ap);
   if (v.overflow_field >= 0 && g->bad_field < 0)
     g->bad_field = v.overflow_field;
-  push(g, npu_reg_word(r, v.bits));
+  push(g, dg_npu_reg_word(r, v.bits));
 }
 
 /* A whole-register address field, patched later. */
@@ -44,7 +44,7 @@ static inline void put_addr(gen *g, npu_reg r, npu_buffer b, uint32_t offset) {
   npu_stream *s = g->s;
   if (s->reloc_count < (int)(sizeof s->relocs / sizeof s->relocs[0]))
     s->relocs[s->reloc_count++] = (npu_reloc){s->count, b, offset};
-  push(g, npu_reg_word(r, 0));
+  push(g, dg_npu_reg_word(r, 0));
 }
 
 /* Ends a task's list: no next list (a no-op in PC_BASE_ADDRESS's slot),
@@ -56,11 +56,11 @@ static inline bool finish(gen *g, uint32_t op_en, char *why, size_t n) {
   put(g, NPU_PC_REGISTER_AMOUNTS, 0);
   push(g, npu_word(NPU_TARGET_PRE_OP_EN, 0, 0));
   push(g, npu_word(NPU_TARGET_OP_EN, op_en,
-                   npu_regs[NPU_PC_OPERATION_ENABLE].offset));
+                   dg_npu_regs[NPU_PC_OPERATION_ENABLE].offset));
   if (g->bad_field >= 0) {
     snprintf(why, n, "value does not fit %s.%s",
-             npu_regs[npu_fields[g->bad_field].reg].name,
-             npu_fields[g->bad_field].name);
+             dg_npu_regs[dg_npu_fields[g->bad_field].reg].name,
+             dg_npu_fields[g->bad_field].name);
     return false;
   }
   if (g->s->overflow) {

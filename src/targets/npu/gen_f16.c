@@ -36,8 +36,8 @@ static bool refuse(char *why, size_t n, const char *what) {
   return false;
 }
 
-bool npu_conv_plan_make_f16(const npu_conv_desc *d, npu_conv_plan *p, char *why,
-                            size_t n) {
+bool dg_npu_conv_plan_make_f16(const npu_conv_desc *d, npu_conv_plan *p,
+                               char *why, size_t n) {
   memset(p, 0, sizeof *p);
   if (d->depthwise) {
     p->misfit = NPU_MISFIT_DEPTHWISE;
@@ -47,7 +47,7 @@ bool npu_conv_plan_make_f16(const npu_conv_desc *d, npu_conv_plan *p, char *why,
     return refuse(why, n, "fp16 conv with zero points or truncation");
   /* The limits and reasons of the int8 planner (gen.c), which the tiler
    * of lower.c reads the same way for both precisions. */
-  if (!npu_plan_sizes_fit(d, p, why, n))
+  if (!dg_npu_plan_sizes_fit(d, p, why, n))
     return false;
   int c8 = npu_channels_f16(d->in_c);
   size_t per_kernel = (size_t)d->k_h * d->k_w * c8 * 2;
@@ -58,17 +58,18 @@ bool npu_conv_plan_make_f16(const npu_conv_desc *d, npu_conv_plan *p, char *why,
     return false;
   }
   int entries = entries_per_row_f16(d->in_c, d->in_w);
-  size_t wbytes = npu_weight_bytes_f16(d->out_c, d->in_c, d->k_h, d->k_w);
+  size_t wbytes = dg_npu_weight_bytes_f16(d->out_c, d->in_c, d->k_h, d->k_w);
   /* The int8 planner's bank rule, its spare weight bank (Mesa's) too. */
-  if (!npu_plan_banks(p, entries, d->in_h, wbytes, "fp16 ", why, n))
+  if (!dg_npu_plan_banks(p, entries, d->in_h, wbytes, "fp16 ", why, n))
     return false;
   /* The CORE and DPU work in 16-channel groups (the vendor stream runs a
    * 1-channel conv as 16); the kernels themselves are not padded. */
   p->out_channels = npu_align(d->out_c, 16);
-  p->input_bytes = npu_feature_bytes(c8, d->in_h, d->in_w, 2);
+  p->input_bytes = dg_npu_feature_bytes(c8, d->in_h, d->in_w, 2);
   p->weight_bytes = wbytes;
   p->bias_bytes = 0;
-  p->output_bytes = npu_feature_bytes(p->out_channels, d->out_h, d->out_w, 2);
+  p->output_bytes =
+      dg_npu_feature_bytes(p->out_channels, d->out_h, d->out_w, 2);
   return true;
 }
 
@@ -251,11 +252,11 @@ static void dpu_rdma_f16(gen *g, const npu_conv_desc *d,
   put(g, NPU_DPU_RDMA_EW_SURF_NOTCH, 0);
 }
 
-bool npu_gen_conv_f16(const npu_conv_desc *d, npu_stream *s, char *why,
-                      size_t n) {
+bool dg_npu_gen_conv_f16(const npu_conv_desc *d, npu_stream *s, char *why,
+                         size_t n) {
   memset(s, 0, sizeof *s);
   npu_conv_plan p;
-  if (!npu_conv_plan_make_f16(d, &p, why, n))
+  if (!dg_npu_conv_plan_make_f16(d, &p, why, n))
     return false;
   gen g = {s, -1};
   cna_f16(&g, d, &p);

@@ -16,60 +16,60 @@
 #define F16_POS_INF 0x7c00u
 #define PPU_PROC_FP16 2u /* DATA_FORMAT precision code of fp16 */
 
-bool npu_pool_plan_make(const npu_pool_desc *d, npu_pool_plan *p, char *why,
-                        size_t n) {
+bool dg_npu_pool_plan_make(const npu_pool_desc *d, npu_pool_plan *p, char *why,
+                           size_t n) {
   memset(p, 0, sizeof *p);
   if (d->method != NPU_POOL_MAX && d->method != NPU_POOL_AVG &&
       d->method != NPU_POOL_MIN)
-    return npu_why(why, n, "pooling method %d unknown", (int)d->method);
+    return dg_npu_why(why, n, "pooling method %d unknown", (int)d->method);
   if (d->k_h < 1 || d->k_w < 1 || d->k_h > NPU_POOL_MAX_KERNEL ||
       d->k_w > NPU_POOL_MAX_KERNEL)
-    return npu_why(why, n,
-                   "kernel %dx%d outside 1..%d (PPU kernel fields are "
-                   "4 bits)",
-                   d->k_h, d->k_w, NPU_POOL_MAX_KERNEL);
+    return dg_npu_why(why, n,
+                      "kernel %dx%d outside 1..%d (PPU kernel fields are "
+                      "4 bits)",
+                      d->k_h, d->k_w, NPU_POOL_MAX_KERNEL);
   if (d->stride_y < 1 || d->stride_x < 1 || d->stride_y > NPU_POOL_MAX_STRIDE ||
       d->stride_x > NPU_POOL_MAX_STRIDE)
-    return npu_why(why, n,
-                   "stride %dx%d outside 1..%d (PPU stride fields are "
-                   "4 bits)",
-                   d->stride_y, d->stride_x, NPU_POOL_MAX_STRIDE);
+    return dg_npu_why(why, n,
+                      "stride %dx%d outside 1..%d (PPU stride fields are "
+                      "4 bits)",
+                      d->stride_y, d->stride_x, NPU_POOL_MAX_STRIDE);
   int pads[4] = {d->pad_top, d->pad_left, d->pad_bottom, d->pad_right};
   for (int i = 0; i < 4; i++)
     if (pads[i] < 0 || pads[i] > NPU_POOL_MAX_PAD)
-      return npu_why(why, n,
-                     "padding %d outside 0..%d (PPU pad fields are 3 "
-                     "bits)",
-                     pads[i], NPU_POOL_MAX_PAD);
+      return dg_npu_why(why, n,
+                        "padding %d outside 0..%d (PPU pad fields are 3 "
+                        "bits)",
+                        pads[i], NPU_POOL_MAX_PAD);
   /* 65536/1 does not fit the fp16 reciprocal: an average over a 1-wide
    * window is not expressible (and is a copy anyway). */
   if (d->method == NPU_POOL_AVG && (d->k_h < 2 || d->k_w < 2))
-    return npu_why(why, n,
-                   "average over a %dx%d window (the fp16 reciprocal "
-                   "65536/1 overflows)",
-                   d->k_h, d->k_w);
+    return dg_npu_why(why, n,
+                      "average over a %dx%d window (the fp16 reciprocal "
+                      "65536/1 overflows)",
+                      d->k_h, d->k_w);
   int dims[5] = {d->c, d->in_h, d->in_w, d->out_h, d->out_w};
   for (int i = 0; i < 5; i++)
     if (dims[i] < 1 || dims[i] > NPU_POOL_MAX_DIM)
-      return npu_why(why, n, "cube dimension %d outside 1..%d", dims[i],
-                     NPU_POOL_MAX_DIM);
+      return dg_npu_why(why, n, "cube dimension %d outside 1..%d", dims[i],
+                        NPU_POOL_MAX_DIM);
   if (d->out_h != npu_pool_out_dim(d->in_h, d->k_h, d->stride_y, d->pad_top,
                                    d->pad_bottom) ||
       d->out_w != npu_pool_out_dim(d->in_w, d->k_w, d->stride_x, d->pad_left,
                                    d->pad_right))
-    return npu_why(why, n,
-                   "output %dx%d is not what the window, stride and "
-                   "pads give",
-                   d->out_h, d->out_w);
+    return dg_npu_why(why, n,
+                      "output %dx%d is not what the window, stride and "
+                      "pads give",
+                      d->out_h, d->out_w);
   if (d->method == NPU_POOL_AVG &&
       (d->pad_value < -2048 || d->pad_value > 2048))
-    return npu_why(why, n, "pad value %d not exact in fp16", d->pad_value);
-  p->input_bytes = npu_feature_bytes(d->c, d->in_h, d->in_w, 2);
-  p->output_bytes = npu_feature_bytes(d->c, d->out_h, d->out_w, 2);
+    return dg_npu_why(why, n, "pad value %d not exact in fp16", d->pad_value);
+  p->input_bytes = dg_npu_feature_bytes(d->c, d->in_h, d->in_w, 2);
+  p->output_bytes = dg_npu_feature_bytes(d->c, d->out_h, d->out_w, 2);
   return true;
 }
 
-uint32_t npu_pool_recip(int k) {
+uint32_t dg_npu_pool_recip(int k) {
   return dg_f32_to_f16(65536.0f / (float)(k < 1 ? 1 : k));
 }
 
@@ -113,10 +113,10 @@ static void emit_ppu(gen *e, const npu_pool_desc *d) {
       F(PPU_POOLING_KERNEL_CFG, KERNEL_STRIDE_HEIGHT), U(d->stride_y - 1));
   put(e, NPU_PPU_RECIP_KERNEL_WIDTH, 1,
       F(PPU_RECIP_KERNEL_WIDTH, RECIP_KERNEL_WIDTH),
-      avg ? npu_pool_recip(d->k_w) : 0u);
+      avg ? dg_npu_pool_recip(d->k_w) : 0u);
   put(e, NPU_PPU_RECIP_KERNEL_HEIGHT, 1,
       F(PPU_RECIP_KERNEL_HEIGHT, RECIP_KERNEL_HEIGHT),
-      avg ? npu_pool_recip(d->k_h) : 0u);
+      avg ? dg_npu_pool_recip(d->k_h) : 0u);
   put(e, NPU_PPU_POOLING_PADDING_CFG, 4, F(PPU_POOLING_PADDING_CFG, PAD_LEFT),
       U(d->pad_left), F(PPU_POOLING_PADDING_CFG, PAD_TOP), U(d->pad_top),
       F(PPU_POOLING_PADDING_CFG, PAD_RIGHT), U(d->pad_right),
@@ -149,10 +149,11 @@ static void emit_rdma(gen *e, const npu_pool_desc *d) {
       PPU_PROC_FP16);
 }
 
-bool npu_gen_pool(const npu_pool_desc *d, npu_stream *s, char *why, size_t n) {
+bool dg_npu_gen_pool(const npu_pool_desc *d, npu_stream *s, char *why,
+                     size_t n) {
   memset(s, 0, sizeof *s);
   npu_pool_plan p;
-  if (!npu_pool_plan_make(d, &p, why, n))
+  if (!dg_npu_pool_plan_make(d, &p, why, n))
     return false;
   gen e = {s, -1};
   /* Ping-pong pointers as for the DPU (0xe), then the blocks. */

@@ -50,17 +50,17 @@ typedef struct npu_pool_plan {
 
 /* False (why set, a reason fit for the plan) when the PPU cannot run d
  * as one task. */
-bool npu_pool_plan_make(const npu_pool_desc *d, npu_pool_plan *p, char *why,
-                        size_t why_size);
+bool dg_npu_pool_plan_make(const npu_pool_desc *d, npu_pool_plan *p, char *why,
+                           size_t why_size);
 
 /* RECIP_KERNEL_WIDTH/HEIGHT for a window extent k: the fp16 bits of
  * 65536 / k (k >= 2; 65536 itself does not fit fp16). */
-uint32_t npu_pool_recip(int k);
+uint32_t dg_npu_pool_recip(int k);
 
 /* Generates the task's list with relocations for NPU_BUF_INPUT and
  * NPU_BUF_OUTPUT. False (why set) when d does not fit the fields. */
-bool npu_gen_pool(const npu_pool_desc *d, npu_stream *s, char *why,
-                  size_t why_size);
+bool dg_npu_gen_pool(const npu_pool_desc *d, npu_stream *s, char *why,
+                     size_t why_size);
 
 /* Output extent of one axis, floor((in + pads - k) / stride) + 1: what the
  * PPU produces for the given pads (the simulator checks the same). */

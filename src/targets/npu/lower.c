@@ -36,9 +36,9 @@ static bool q8_constant(const dg_ir *ir, const dg_node *n, char *why,
   const dg_tensor_info *x = input(ir, n, 0), *w = input(ir, n, 1),
                        *b = input(ir, n, 2), *y = dg_ir_tensor(ir, n->output);
   if (!is_q8(x->desc.dtype) || !is_q8(w->desc.dtype) || !is_q8(y->desc.dtype))
-    return npu_why(why, ws, "not an 8-bit %s", dg_op_name(n->op));
+    return dg_npu_why(why, ws, "not an 8-bit %s", dg_op_name(n->op));
   if (w->kind != DG_TENSOR_CONSTANT || (b && b->kind != DG_TENSOR_CONSTANT))
-    return npu_why(why, ws, "%s", "weights or bias not constant");
+    return dg_npu_why(why, ws, "%s", "weights or bias not constant");
   return true;
 }
 
@@ -48,14 +48,14 @@ static bool conv_shape(const dg_ir *ir, const dg_node *n, npu_conv *c,
                        *wd = &input(ir, n, 1)->desc,
                        *yd = &dg_ir_tensor(ir, n->output)->desc;
   if (xd->rank != 4)
-    return npu_why(why, ws, "%s", "input not rank 4");
+    return dg_npu_why(why, ws, "%s", "input not rank 4");
   if (n->p.dilation[0] != 1 || n->p.dilation[1] != 1)
-    return npu_why(why, ws, "%s", "dilation");
+    return dg_npu_why(why, ws, "%s", "dilation");
   int64_t C = xd->dims[1], O = wd->dims[0];
   if (n->p.groups != 1 && !(n->p.groups == C && O == C))
-    return npu_why(why, ws, "%s", "grouped conv (not depthwise)");
+    return dg_npu_why(why, ws, "%s", "grouped conv (not depthwise)");
   if (n->p.pads[2] > 15 || n->p.pads[3] > 15)
-    return npu_why(why, ws, "%s", "bottom/right padding > 15");
+    return dg_npu_why(why, ws, "%s", "bottom/right padding > 15");
   c->layout = NPU_LAYOUT_NCHW;
   c->N = (int)xd->dims[0], c->C = (int)C;
   c->H = (int)xd->dims[2], c->W = (int)xd->dims[3];
@@ -72,7 +72,7 @@ static bool rows_shape(npu_conv *c, int64_t M, int64_t K, int64_t N, char *why,
                        size_t ws) {
   if (M > INT_MAX / 2 || K > INT_MAX / 2 || N > INT_MAX / 2 ||
       M * K > INT_MAX / 2)
-    return npu_why(why, ws, "%s", "too large for one NPU node");
+    return dg_npu_why(why, ws, "%s", "too large for one NPU node");
   c->layout = NPU_LAYOUT_ROWS;
   c->N = 1, c->C = (int)K, c->H = (int)M, c->W = 1;
   c->O = (int)N, c->OH = (int)M, c->OW = 1;
@@ -98,11 +98,11 @@ static bool matmul_shape(const dg_ir *ir, const dg_node *n, npu_conv *c,
   int64_t od[DG_MAX_RANK];
   if (!dg_matmul_shape_get(&input(ir, n, 0)->desc, &input(ir, n, 1)->desc, &s,
                            &rank, od))
-    return npu_why(why, ws, "%s", "matmul shapes do not match");
+    return dg_npu_why(why, ws, "%s", "matmul shapes do not match");
   for (int i = 0; i < s.batch_rank; i++)
     if (s.batch_dims[i] > 1 && s.b_bstride[i] != 0)
-      return npu_why(why, ws, "%s",
-                     "b is a batch of matrices (one 1x1 conv needs one b)");
+      return dg_npu_why(why, ws, "%s",
+                        "b is a batch of matrices (one 1x1 conv needs one b)");
   c->w_kn = true;
   return rows_shape(c, s.batch * s.M, s.K, s.N, why, ws);
 }
@@ -115,13 +115,14 @@ static bool node_shape(const dg_ir *ir, const dg_node *n, npu_conv *c,
   case DG_OP_QMATMUL:
     break;
   case DG_OP_CONV2D: /* f16 only; f32 is declined with a hint */
-    return npu_f16_node_ok(ir, n, c, why, ws) && conv_shape(ir, n, c, why, ws);
+    return dg_npu_f16_node_ok(ir, n, c, why, ws) &&
+           conv_shape(ir, n, c, why, ws);
   default: {
     const dg_tensor_info *y = dg_ir_tensor(ir, n->output);
     if (y && (y->desc.dtype == DG_DTYPE_F32 || y->desc.dtype == DG_DTYPE_F16))
-      return npu_why(why, ws, "%s op", dg_dtype_name(y->desc.dtype));
+      return dg_npu_why(why, ws, "%s op", dg_dtype_name(y->desc.dtype));
     /* Pooling is lower_pool.c's; npu_target.c asks it first. */
-    return npu_why(why, ws, "%s: no NPU lowering", dg_op_name(n->op));
+    return dg_npu_why(why, ws, "%s: no NPU lowering", dg_op_name(n->op));
   }
   }
   if (!q8_constant(ir, n, why, ws))
@@ -195,7 +196,7 @@ static bool fits(const npu_conv *c, const dg_ir *ir, int o0, int cnt, int rows,
     d.pad_top = 0;
   }
   npu_conv_plan p;
-  return npu_conv_plan_make(&d, plan ? plan : &p, why, ws);
+  return dg_npu_conv_plan_make(&d, plan ? plan : &p, why, ws);
 }
 
 /* Most output rows per slice for blocks of cnt channels; 0 when not even
@@ -263,14 +264,14 @@ static bool choose_cut(const npu_conv *c, const dg_ir *ir, int o0, int L,
   npu_conv_plan p;
   fits(c, ir, o0, 1, 1, &p, r, sizeof r);
   if (p.misfit == NPU_MISFIT_KERNEL)
-    return npu_why(why, ws, "%s; no IC split", r);
+    return dg_npu_why(why, ws, "%s; no IC split", r);
   if (p.misfit == NPU_MISFIT_SIZE)
-    return npu_why(why, ws, "%s; no width split", r);
+    return dg_npu_why(why, ws, "%s; no width split", r);
   if (p.misfit == NPU_MISFIT_BANKS)
-    return npu_why(why, ws,
-                   "1 row x 1 ch: %d+%d CBUF banks > 12; no IC/width split",
-                   p.data_banks, p.weight_banks);
-  return npu_why(why, ws, "%s", r);
+    return dg_npu_why(why, ws,
+                      "1 row x 1 ch: %d+%d CBUF banks > 12; no IC/width split",
+                      p.data_banks, p.weight_banks);
+  return dg_npu_why(why, ws, "%s", r);
 }
 
 /* Offset of the input slice [ih0, ih0 + in_h) of channels [c0, c1): the
@@ -302,10 +303,10 @@ static bool add_task(npu_conv *c, const dg_ir *ir, int o0, int o1, int oh0,
   t->o0 = o0, t->o1 = o1, t->oh0 = oh0, t->oh1 = oh1;
   t->d = task_desc(c, ir, o0, o1, oh0, oh1, &t->ih0);
   if (t->d.in_h < 1)
-    return npu_why(why, ws, "output rows %d..%d read only padding", oh0,
-                   oh1 - 1);
-  if (!npu_gen_conv(&t->d, &t->stream, why, ws) ||
-      !npu_conv_plan_make(&t->d, &t->plan, why, ws))
+    return dg_npu_why(why, ws, "output rows %d..%d read only padding", oh0,
+                      oh1 - 1);
+  if (!dg_npu_gen_conv(&t->d, &t->stream, why, ws) ||
+      !dg_npu_conv_plan_make(&t->d, &t->plan, why, ws))
     return false;
   t->in_off = input_region(c, t);
   if (first_of_block) {
@@ -322,10 +323,10 @@ static bool add_task(npu_conv *c, const dg_ir *ir, int o0, int o1, int oh0,
   t->out_off = (uint32_t)oo;
   if (c->in_bytes > UINT32_MAX || c->wt_bytes > UINT32_MAX ||
       c->out_bytes > UINT32_MAX)
-    return npu_why(why, ws, "%s", "buffers over 4 GiB (32-bit IOVAs)");
+    return dg_npu_why(why, ws, "%s", "buffers over 4 GiB (32-bit IOVAs)");
   const uint32_t off[NPU_BUF_COUNT] = {t->in_off, t->wt_off, t->bias_off,
                                        t->out_off};
-  npu_stream_rebase(&t->stream, off);
+  dg_npu_stream_rebase(&t->stream, off);
   c->task_count++;
   return true;
 }
@@ -337,12 +338,12 @@ static bool add_run(npu_conv *c, const dg_ir *ir, int o0, int L, cut k,
   int slices = ceil_div(c->OH, k.rows), blocks = ceil_div(L, k.cnt);
   long total = (long)blocks * slices + c->task_count;
   if (total > NPU_MAX_TASKS_PER_NODE)
-    return npu_why(why, ws, "needs %ld tasks (%d blocks x %d slices) > %d",
-                   total, blocks, slices, NPU_MAX_TASKS_PER_NODE);
+    return dg_npu_why(why, ws, "needs %ld tasks (%d blocks x %d slices) > %d",
+                      total, blocks, slices, NPU_MAX_TASKS_PER_NODE);
   npu_task *grown = realloc(
       c->tasks, sizeof *grown * (size_t)(c->task_count + blocks * slices));
   if (!grown)
-    return npu_why(why, ws, "%s", "out of host memory");
+    return dg_npu_why(why, ws, "%s", "out of host memory");
   c->tasks = grown;
   int base = c->OH / slices, extra = c->OH % slices;
   for (int b0 = o0; b0 < o0 + L; b0 += k.cnt) {
@@ -378,15 +379,15 @@ static bool make_tasks(npu_conv *c, const dg_ir *ir, char *why, size_t ws) {
   return true;
 }
 
-bool npu_conv_lower(const dg_ir *ir, const dg_node *n, npu_conv *out, char *why,
-                    size_t ws) {
+bool dg_npu_conv_lower(const dg_ir *ir, const dg_node *n, npu_conv *out,
+                       char *why, size_t ws) {
   npu_conv c;
   memset(&c, 0, sizeof c);
   c.node = n;
   if (!node_shape(ir, n, &c, why, ws))
     return false;
   if (c.C < 1 || c.H < 1 || c.W < 1 || c.O < 1 || c.OH < 1 || c.OW < 1)
-    return npu_why(why, ws, "%s", "empty tensor");
+    return dg_npu_why(why, ws, "%s", "empty tensor");
   const dg_tensor_desc *xd = &input(ir, n, 0)->desc,
                        *yd = &dg_ir_tensor(ir, n->output)->desc;
   c.x_u8 = xd->dtype == DG_DTYPE_U8, c.y_u8 = yd->dtype == DG_DTYPE_U8;

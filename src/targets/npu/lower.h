@@ -13,7 +13,7 @@
  *    top of the input gets top padding; bottom padding is implied by the
  *    output height, so only the slice that reaches the bottom has it.
  * Of the (channels per block, rows per slice) pairs that fit, the one with
- * the fewest tasks wins; npu_conv_plan_make (gen.c) decides "fits".
+ * the fewest tasks wins; dg_npu_conv_plan_make (gen.c) decides "fits".
  * Every task is an ordinary one-task conv over its own input and output
  * cubes (no new register semantics), placed at offsets in four buffers
  * shared by the node's tasks (input slices, weights, biases, outputs);
@@ -83,33 +83,34 @@ typedef struct npu_conv {
 /* Fills c (tasks described, streams generated, nothing allocated) or
  * returns false with a short reason for the plan ("f32 op", "dilation",
  * "does not fit the CBUF even ...", ...). c may be NULL (a supports()
- * query); otherwise release it with npu_conv_release. */
-bool npu_conv_lower(const dg_ir *ir, const dg_node *n, npu_conv *c, char *why,
-                    size_t why_size);
+ * query); otherwise release it with dg_npu_conv_release. */
+bool dg_npu_conv_lower(const dg_ir *ir, const dg_node *n, npu_conv *c,
+                       char *why, size_t why_size);
 
 /* Allocates the node's buffers on b, packs weights and biases, patches and
  * checks the command lists. 0, or -1 with err set. */
-int npu_conv_prepare(npu_conv *c, const dg_ir *ir, npu_backend *b, char *err,
-                     size_t n);
+int dg_npu_conv_prepare(npu_conv *c, const dg_ir *ir, npu_backend *b, char *err,
+                        size_t n);
 /* Runs every image of the batch through every task. */
-int npu_conv_run(npu_conv *c, npu_backend *b, const void *x, void *y, char *err,
-                 size_t n);
+int dg_npu_conv_run(npu_conv *c, npu_backend *b, const void *x, void *y,
+                    char *err, size_t n);
 /* b may be NULL when nothing was prepared. */
-void npu_conv_release(npu_conv *c, npu_backend *b);
+void dg_npu_conv_release(npu_conv *c, npu_backend *b);
 
 /* The fp16 specifics (lower_f16.c) of an f16 conv2d node: f16 x, w, y,
  * constant weights (and bias), direct, no dilation. The NPU computes the
  * bias-free conv in fp16 with fp32 sums (as the simulator assumes); the
  * host adds the bias (one more fp16 rounding) and clamps relu/relu6
  * (exact). f32 convs are declined.
- *  - npu_f16_node_ok: the node checks (false with why); marks c as fp16;
- *  - npu_f16_pack_block: the weights of the channel block t begins, into
+ *  - dg_npu_f16_node_ok: the node checks (false with why); marks c as fp16;
+ *  - dg_npu_f16_pack_block: the weights of the channel block t begins, into
  *    c->wt at t->wt_off (mapped by the caller);
- *  - npu_f16_scatter: t's output cube (c->out mapped) to its channels and
+ *  - dg_npu_f16_scatter: t's output cube (c->out mapped) to its channels and
  *    rows of y, one NCHW f16 image, bias added and activation clamped. */
-bool npu_f16_node_ok(const dg_ir *ir, const dg_node *n, npu_conv *c, char *why,
-                     size_t why_size);
-void npu_f16_pack_block(const npu_conv *c, const dg_ir *ir, const npu_task *t);
-void npu_f16_scatter(npu_conv *c, const npu_task *t, uint16_t *y);
+bool dg_npu_f16_node_ok(const dg_ir *ir, const dg_node *n, npu_conv *c,
+                        char *why, size_t why_size);
+void dg_npu_f16_pack_block(const npu_conv *c, const dg_ir *ir,
+                           const npu_task *t);
+void dg_npu_f16_scatter(npu_conv *c, const npu_task *t, uint16_t *y);
 
 #endif

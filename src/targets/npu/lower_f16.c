@@ -19,8 +19,8 @@ static bool decline(char *why, size_t n, const char *what) {
 /* The node-level checks: everything but the CBUF and field ranges (the
  * shape is lower.c's conv_shape). A fallback's plan shows 60 characters of
  * these. */
-bool npu_f16_node_ok(const dg_ir *ir, const dg_node *n, npu_conv *c, char *why,
-                     size_t ws) {
+bool dg_npu_f16_node_ok(const dg_ir *ir, const dg_node *n, npu_conv *c,
+                        char *why, size_t ws) {
   const dg_tensor_info *x = dg_ir_tensor(ir, n->inputs[0]),
                        *w = dg_ir_tensor(ir, n->inputs[1]),
                        *b = n->inputs[2] ? dg_ir_tensor(ir, n->inputs[2]) : 0,
@@ -44,11 +44,12 @@ bool npu_f16_node_ok(const dg_ir *ir, const dg_node *n, npu_conv *c, char *why,
   return true;
 }
 
-void npu_f16_pack_block(const npu_conv *c, const dg_ir *ir, const npu_task *t) {
+void dg_npu_f16_pack_block(const npu_conv *c, const dg_ir *ir,
+                           const npu_task *t) {
   const uint16_t *w = dg_ir_tensor(ir, c->node->inputs[1])->constant->data;
   size_t per = (size_t)c->C * c->kh * c->kw;
-  npu_pack_weights_f16(w + per * (size_t)t->o0, t->d.out_c, c->C, c->kh, c->kw,
-                       c->wt.map + t->wt_off);
+  dg_npu_pack_weights_f16(w + per * (size_t)t->o0, t->d.out_c, c->C, c->kh,
+                          c->kw, c->wt.map + t->wt_off);
 }
 
 /* What the NPU does not do: the bias (a second fp16 rounding: the NPU
@@ -66,10 +67,10 @@ static uint16_t epilogue(const npu_conv *c, int o, uint16_t v) {
   return dg_f32_to_f16(f);
 }
 
-void npu_f16_scatter(npu_conv *c, const npu_task *t, uint16_t *y) {
+void dg_npu_f16_scatter(npu_conv *c, const npu_task *t, uint16_t *y) {
   const npu_conv_desc *d = &t->d;
-  npu_unpack_feature_f16(c->out.map + t->out_off, d->out_c, d->out_h, d->out_w,
-                         c->y_f16);
+  dg_npu_unpack_feature_f16(c->out.map + t->out_off, d->out_c, d->out_h,
+                            d->out_w, c->y_f16);
   for (int ch = 0; ch < d->out_c; ch++)
     for (int r = 0; r < d->out_h; r++) {
       int o = t->o0 + ch, oy = t->oh0 + r;

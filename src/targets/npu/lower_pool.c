@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool npu_is_pool_op(dg_op op) {
+bool dg_npu_is_pool_op(dg_op op) {
   return op == DG_OP_MAX_POOL2D || op == DG_OP_AVG_POOL2D ||
          op == DG_OP_GLOBAL_AVG_POOL;
 }
@@ -24,26 +24,30 @@ static bool node_ok(const dg_ir *ir, const dg_node *n, const char *backend,
   const dg_tensor_info *x = dg_ir_tensor(ir, n->inputs[0]),
                        *y = dg_ir_tensor(ir, n->output);
   if (!is_q8(x->desc.dtype))
-    return npu_why(why, ws, "%s op", dg_dtype_name(x->desc.dtype));
+    return dg_npu_why(why, ws, "%s op", dg_dtype_name(x->desc.dtype));
   if (n->op != DG_OP_MAX_POOL2D)
-    return npu_why(why, ws, "%s: only int8 max pooling is lowered to the PPU",
-                   dg_op_name(n->op));
+    return dg_npu_why(why, ws,
+                      "%s: only int8 max pooling is lowered to the PPU",
+                      dg_op_name(n->op));
   if (x->desc.rank != 4 || y->desc.dtype != x->desc.dtype)
-    return npu_why(why, ws, "%s", "input not rank 4 or output dtype differs");
+    return dg_npu_why(why, ws, "%s",
+                      "input not rank 4 or output dtype differs");
   /* regs.def documents dilation for the CNA (convolution) only, none for
    * the PPU's pooling window: declined rather than guessed. */
   if (n->p.dilation[0] != 1 || n->p.dilation[1] != 1)
-    return npu_why(why, ws, "dilated pooling (%dx%d): the PPU has no dilation",
-                   n->p.dilation[0], n->p.dilation[1]);
+    return dg_npu_why(why, ws,
+                      "dilated pooling (%dx%d): the PPU has no dilation",
+                      n->p.dilation[0], n->p.dilation[1]);
   if (x->desc.quant.channel_scales ||
       y->desc.quant.scale != x->desc.quant.scale ||
       y->desc.quant.zero_point != x->desc.quant.zero_point)
-    return npu_why(why, ws, "%s", "input and output quantisation differ");
+    return dg_npu_why(why, ws, "%s", "input and output quantisation differ");
   if (backend && !strcmp(backend, "rocket"))
     /* The kernel's IRQ handler ignores the PPU's interrupt (docs/npu.md,
      * "rocket"); kept short, the plan's reason text is bounded. */
-    return npu_why(why, ws, "%s",
-                   "PPU-only task: rocket completes on the DPU interrupt only");
+    return dg_npu_why(
+        why, ws, "%s",
+        "PPU-only task: rocket completes on the DPU interrupt only");
   return true;
 }
 
@@ -76,17 +80,17 @@ static bool describe(const dg_ir *ir, const dg_node *n, npu_pool *p, char *why,
   int pr = (p->OW - 1) * d->stride_x + d->k_w - p->W - d->pad_left;
   d->pad_bottom = pb > 0 ? pb : 0;
   d->pad_right = pr > 0 ? pr : 0;
-  return npu_gen_pool(d, &p->stream, why, ws) &&
-         npu_pool_plan_make(d, &p->plan, why, ws);
+  return dg_npu_gen_pool(d, &p->stream, why, ws) &&
+         dg_npu_pool_plan_make(d, &p->plan, why, ws);
 }
 
-bool npu_pool_lower(const dg_ir *ir, const dg_node *n, const char *backend,
-                    npu_pool *out, char *why, size_t ws) {
+bool dg_npu_pool_lower(const dg_ir *ir, const dg_node *n, const char *backend,
+                       npu_pool *out, char *why, size_t ws) {
   if (!node_ok(ir, n, backend, why, ws))
     return false;
   npu_pool *p = malloc(sizeof *p); /* the stream is large for a stack */
   if (!p)
-    return npu_why(why, ws, "%s", "out of host memory");
+    return dg_npu_why(why, ws, "%s", "out of host memory");
   memset(p, 0, sizeof *p);
   bool ok = describe(ir, n, p, why, ws);
   if (ok && out)
@@ -101,13 +105,13 @@ static npu_job pool_job(npu_pool *p, npu_bo *ins[1], npu_bo *outs[1]) {
   return (npu_job){&p->cmd, p->stream.count, ins, 1, outs, 1};
 }
 
-int npu_pool_prepare(npu_pool *p, npu_backend *b, char *err, size_t n) {
+int dg_npu_pool_prepare(npu_pool *p, npu_backend *b, char *err, size_t n) {
   const npu_backend_ops *ops = b->ops;
   size_t cmd_bytes = (size_t)p->stream.count * 8;
   p->x_chw = malloc((size_t)p->C * p->H * p->W * sizeof *p->x_chw);
   p->y_chw = malloc((size_t)p->C * p->OH * p->OW * sizeof *p->y_chw);
   if (!p->x_chw || !p->y_chw)
-    return npu_errf(err, n, "npu: out of host memory");
+    return dg_npu_errf(err, n, "npu: out of host memory");
   if (ops->bo_alloc(b, p->plan.input_bytes, &p->in, err, n) ||
       ops->bo_alloc(b, p->plan.output_bytes, &p->out, err, n) ||
       ops->bo_alloc(b, cmd_bytes, &p->cmd, err, n))
@@ -115,7 +119,7 @@ int npu_pool_prepare(npu_pool *p, npu_backend *b, char *err, size_t n) {
   const uint32_t iova[NPU_BUF_COUNT] = {[NPU_BUF_INPUT] = (uint32_t)p->in.iova,
                                         [NPU_BUF_OUTPUT] =
                                             (uint32_t)p->out.iova};
-  npu_stream_patch(&p->stream, iova);
+  dg_npu_stream_patch(&p->stream, iova);
   if (ops->cpu_begin(b, &p->cmd, err, n))
     return -1;
   memcpy(p->cmd.map, p->stream.words, cmd_bytes);
@@ -123,10 +127,10 @@ int npu_pool_prepare(npu_pool *p, npu_backend *b, char *err, size_t n) {
     return -1;
   npu_bo *ins[1], *outs[1];
   npu_job job = pool_job(p, ins, outs);
-  return npu_job_check(&job, err, n);
+  return dg_npu_job_check(&job, err, n);
 }
 
-int8_t npu_pool_narrow(uint16_t f16) {
+int8_t dg_npu_pool_narrow(uint16_t f16) {
   float v = nearbyintf(dg_f16_to_f32(f16)); /* default mode: half to even */
   return (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
 }
@@ -140,22 +144,22 @@ static int run_image(npu_pool *p, npu_backend *b, const uint8_t *x, uint8_t *y,
     p->x_chw[i] = dg_f32_to_f16((float)(p->u8 ? x[i] - 128 : (int8_t)x[i]));
   if (ops->cpu_begin(b, &p->in, err, n))
     return -1;
-  npu_pack_feature_f16(p->x_chw, p->C, p->H, p->W, 0, p->in.map);
+  dg_npu_pack_feature_f16(p->x_chw, p->C, p->H, p->W, 0, p->in.map);
   npu_bo *ins[1], *outs[1];
   npu_job job = pool_job(p, ins, outs);
-  if (ops->cpu_end(b, &p->in, err, n) || npu_backend_run(b, &job, err, n) ||
+  if (ops->cpu_end(b, &p->in, err, n) || dg_npu_backend_run(b, &job, err, n) ||
       ops->cpu_begin(b, &p->out, err, n))
     return -1;
-  npu_unpack_feature_f16(p->out.map, p->C, p->OH, p->OW, p->y_chw);
+  dg_npu_unpack_feature_f16(p->out.map, p->C, p->OH, p->OW, p->y_chw);
   if (ops->cpu_end(b, &p->out, err, n))
     return -1;
   for (size_t i = 0; i < out_n; i++)
-    y[i] = (uint8_t)(npu_pool_narrow(p->y_chw[i]) + (p->u8 ? 128 : 0));
+    y[i] = (uint8_t)(dg_npu_pool_narrow(p->y_chw[i]) + (p->u8 ? 128 : 0));
   return 0;
 }
 
-int npu_pool_run(npu_pool *p, npu_backend *b, const void *x, void *y, char *err,
-                 size_t n) {
+int dg_npu_pool_run(npu_pool *p, npu_backend *b, const void *x, void *y,
+                    char *err, size_t n) {
   size_t in_img = (size_t)p->C * p->H * p->W;
   size_t out_img = (size_t)p->C * p->OH * p->OW;
   for (int img = 0; img < p->N; img++)
@@ -165,7 +169,7 @@ int npu_pool_run(npu_pool *p, npu_backend *b, const void *x, void *y, char *err,
   return 0;
 }
 
-void npu_pool_release(npu_pool *p, npu_backend *b) {
+void dg_npu_pool_release(npu_pool *p, npu_backend *b) {
   npu_bo *bos[3] = {&p->in, &p->out, &p->cmd};
   for (int k = 0; k < 3; k++)
     if (bos[k]->map)

@@ -31,24 +31,24 @@ typedef struct npu_pool {
 } npu_pool;
 
 /* Whether op is a pooling op (lowered here rather than by lower.c). */
-bool npu_is_pool_op(dg_op op);
+bool dg_npu_is_pool_op(dg_op op);
 
 /* Fills p (described, stream generated, nothing allocated) or returns
  * false with a short reason for the plan. backend: the backend's name
  * ("sim", "rocket", "rknpu"). p may be NULL (a supports() query). */
-bool npu_pool_lower(const dg_ir *ir, const dg_node *n, const char *backend,
-                    npu_pool *p, char *why, size_t why_size);
+bool dg_npu_pool_lower(const dg_ir *ir, const dg_node *n, const char *backend,
+                       npu_pool *p, char *why, size_t why_size);
 
 /* Allocates the buffers on b, patches and checks the list. 0, or -1 with
  * err set. */
-int npu_pool_prepare(npu_pool *p, npu_backend *b, char *err, size_t n);
+int dg_npu_pool_prepare(npu_pool *p, npu_backend *b, char *err, size_t n);
 /* Runs every image of the batch. */
-int npu_pool_run(npu_pool *p, npu_backend *b, const void *x, void *y, char *err,
-                 size_t n);
-void npu_pool_release(npu_pool *p, npu_backend *b);
+int dg_npu_pool_run(npu_pool *p, npu_backend *b, const void *x, void *y,
+                    char *err, size_t n);
+void dg_npu_pool_release(npu_pool *p, npu_backend *b);
 
 /* fp16 result of the PPU -> int8 in the signed domain: round half to
  * even, saturate (exact for max and min, one rounding for an average). */
-int8_t npu_pool_narrow(uint16_t f16);
+int8_t dg_npu_pool_narrow(uint16_t f16);
 
 #endif

@@ -36,7 +36,7 @@ typedef struct npu_segment {
   const dg_ir *ir;
   const int *nodes;
   npu_conv *convs;
-  npu_pool *pools; /* per node: used where npu_is_pool_op (lower_pool.h) */
+  npu_pool *pools; /* per node: used where dg_npu_is_pool_op (lower_pool.h) */
   int count;
   void **own; /* per tensor id: its bytes of arena for tensors internal
                  to the segment (NULL: use host[]) */
@@ -46,11 +46,11 @@ typedef struct npu_segment {
 
 static int npu_supports(dg_device *dev, const dg_ir *ir, const dg_node *n,
                         char *why, size_t why_size) {
-  if (npu_is_pool_op(n->op)) {
+  if (dg_npu_is_pool_op(n->op)) {
     npu_device *d = dev->impl;
-    return npu_pool_lower(ir, n, d->be->ops->name, NULL, why, why_size);
+    return dg_npu_pool_lower(ir, n, d->be->ops->name, NULL, why, why_size);
   }
-  return npu_conv_lower(ir, n, NULL, why, why_size);
+  return dg_npu_conv_lower(ir, n, NULL, why, why_size);
 }
 
 /* One core: 1024 int8 (512 fp16) MACs per cycle at 1 GHz, taken at half
@@ -61,15 +61,15 @@ static double npu_estimate(dg_device *dev, const dg_ir *ir, const dg_node *n) {
   (void)dev;
   double bytes = (double)dg_desc_bytes(&dg_ir_tensor(ir, n->inputs[0])->desc) +
                  (double)dg_desc_bytes(&dg_ir_tensor(ir, n->output)->desc);
-  if (npu_is_pool_op(n->op)) /* one task per image; fp16 packing, 2x bytes */
+  if (dg_npu_is_pool_op(n->op)) /* one task per image; fp16 packing, 2x bytes */
     return 20.0 * (double)dg_ir_tensor(ir, n->inputs[0])->desc.dims[0] +
            2 * bytes / 1e3;
   npu_conv c;
   char why[160];
   int tasks = 1;
-  if (npu_conv_lower(ir, n, &c, why, sizeof why)) {
+  if (dg_npu_conv_lower(ir, n, &c, why, sizeof why)) {
     tasks = c.task_count * c.N;
-    npu_conv_release(&c, NULL);
+    dg_npu_conv_release(&c, NULL);
   }
   double macs = dg_op_def_get(n->op)->flops(ir, n) / 2;
   double macs_per_us = n->op == DG_OP_CONV2D ? 256e3 : 512e3;
@@ -81,8 +81,8 @@ static void npu_release(void *state) {
   if (!s)
     return;
   for (int i = 0; i < s->count; i++) {
-    npu_conv_release(&s->convs[i], s->dev->be);
-    npu_pool_release(&s->pools[i], s->dev->be);
+    dg_npu_conv_release(&s->convs[i], s->dev->be);
+    dg_npu_pool_release(&s->pools[i], s->dev->be);
   }
   free(s->own);
   free(s->arena);
@@ -137,11 +137,11 @@ static dg_status own_buffers(npu_segment *s, const dg_segment *seg) {
 static bool lower_node(npu_segment *s, const dg_node *n, int i, char *err,
                        size_t en) {
   npu_backend *be = s->dev->be;
-  if (npu_is_pool_op(n->op))
-    return npu_pool_lower(s->ir, n, be->ops->name, &s->pools[i], err, en) &&
-           !npu_pool_prepare(&s->pools[i], be, err, en);
-  return npu_conv_lower(s->ir, n, &s->convs[i], err, en) &&
-         !npu_conv_prepare(&s->convs[i], s->ir, be, err, en);
+  if (dg_npu_is_pool_op(n->op))
+    return dg_npu_pool_lower(s->ir, n, be->ops->name, &s->pools[i], err, en) &&
+           !dg_npu_pool_prepare(&s->pools[i], be, err, en);
+  return dg_npu_conv_lower(s->ir, n, &s->convs[i], err, en) &&
+         !dg_npu_conv_prepare(&s->convs[i], s->ir, be, err, en);
 }
 
 static dg_status npu_compile(dg_device *dev, const dg_segment *seg,
@@ -198,9 +198,9 @@ static dg_status npu_run(void *state, void *const *host, double *node_us,
     double t0 = s->timing ? now_us() : 0;
     char err[256] = "";
     int rc =
-        npu_is_pool_op(n->op)
-            ? npu_pool_run(&s->pools[i], s->dev->be, x, y, err, sizeof err)
-            : npu_conv_run(&s->convs[i], s->dev->be, x, y, err, sizeof err);
+        dg_npu_is_pool_op(n->op)
+            ? dg_npu_pool_run(&s->pools[i], s->dev->be, x, y, err, sizeof err)
+            : dg_npu_conv_run(&s->convs[i], s->dev->be, x, y, err, sizeof err);
     if (rc) {
       char shown[DG_NAME_SHORT];
       dg_name_shorten(shown, sizeof shown, n->name);
@@ -219,7 +219,7 @@ static dg_status npu_run(void *state, void *const *host, double *node_us,
 static void npu_destroy(dg_device *dev) {
   npu_device *d = dev->impl;
   if (d)
-    npu_backend_close(d->be);
+    dg_npu_backend_close(d->be);
   free(d);
 }
 
@@ -238,7 +238,7 @@ static dg_status npu_enumerate(const dg_context_options *opts,
   if (spec && !strcmp(spec, "none"))
     return DG_OK;
   char err[256] = "";
-  npu_backend *be = npu_backend_open(spec, err, sizeof err);
+  npu_backend *be = dg_npu_backend_open(spec, err, sizeof err);
   if (!be) {
     char msg[320];
     snprintf(msg, sizeof msg, "npu: no device: %s", err);
@@ -250,7 +250,7 @@ static dg_status npu_enumerate(const dg_context_options *opts,
   dg_device *d = nd ? dg_device_list_add(out, &npu_vtbl) : NULL;
   if (!d) {
     free(nd);
-    npu_backend_close(be);
+    dg_npu_backend_close(be);
     return DG_ERROR_OUT_OF_MEMORY;
   }
   nd->be = be;

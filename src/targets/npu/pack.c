@@ -3,24 +3,25 @@
 
 #include <string.h>
 
-size_t npu_feature_bytes(int c, int h, int w, int elem) {
+size_t dg_npu_feature_bytes(int c, int h, int w, int elem) {
   int c2 = NPU_ATOM / elem;
   return (size_t)((c + c2 - 1) / c2) * (size_t)h * (size_t)w * NPU_ATOM;
 }
 
 /* One loop for both element sizes: index of (ch, y, x) in the cube. */
 static size_t cube_index(int ch, int y, int x, int h, int w, int c2) {
-  return (((size_t)(ch / c2) * (size_t)h + (size_t)y) * (size_t)w +
-          (size_t)x) * (size_t)c2 + (size_t)(ch % c2);
+  return (((size_t)(ch / c2) * (size_t)h + (size_t)y) * (size_t)w + (size_t)x) *
+             (size_t)c2 +
+         (size_t)(ch % c2);
 }
 
-void npu_pack_feature_i8(const int8_t *chw, int c, int h, int w, int8_t pad,
-                         uint8_t *cube) {
-  npu_pack_rows_i8(chw, c, h, w, 0, h, pad, cube);
+void dg_npu_pack_feature_i8(const int8_t *chw, int c, int h, int w, int8_t pad,
+                            uint8_t *cube) {
+  dg_npu_pack_rows_i8(chw, c, h, w, 0, h, pad, cube);
 }
 
-void npu_pack_rows_i8(const int8_t *chw, int c, int plane_h, int w, int y0,
-                      int h, int8_t pad, uint8_t *cube) {
+void dg_npu_pack_rows_i8(const int8_t *chw, int c, int plane_h, int w, int y0,
+                         int h, int8_t pad, uint8_t *cube) {
   int cp = npu_align(c, 16);
   for (int ch = 0; ch < cp; ch++)
     for (int y = 0; y < h; y++) {
@@ -35,8 +36,8 @@ void npu_pack_rows_i8(const int8_t *chw, int c, int plane_h, int w, int y0,
     }
 }
 
-void npu_unpack_feature_i8(const uint8_t *cube, int c, int h, int w,
-                           int8_t *chw) {
+void dg_npu_unpack_feature_i8(const uint8_t *cube, int c, int h, int w,
+                              int8_t *chw) {
   for (int ch = 0; ch < c; ch++)
     for (int y = 0; y < h; y++)
       for (int x = 0; x < w; x++)
@@ -44,13 +45,13 @@ void npu_unpack_feature_i8(const uint8_t *cube, int c, int h, int w,
             (int8_t)cube[cube_index(ch, y, x, h, w, 16)];
 }
 
-void npu_pack_feature_f16(const uint16_t *chw, int c, int h, int w,
-                          uint16_t pad, uint8_t *cube) {
-  npu_pack_rows_f16(chw, c, h, w, 0, h, pad, cube);
+void dg_npu_pack_feature_f16(const uint16_t *chw, int c, int h, int w,
+                             uint16_t pad, uint8_t *cube) {
+  dg_npu_pack_rows_f16(chw, c, h, w, 0, h, pad, cube);
 }
 
-void npu_pack_rows_f16(const uint16_t *chw, int c, int plane_h, int w, int y0,
-                       int h, uint16_t pad, uint8_t *cube) {
+void dg_npu_pack_rows_f16(const uint16_t *chw, int c, int plane_h, int w,
+                          int y0, int h, uint16_t pad, uint8_t *cube) {
   int cp = npu_align(c, 8);
   for (int ch = 0; ch < cp; ch++)
     for (int y = 0; y < h; y++) {
@@ -65,8 +66,8 @@ void npu_pack_rows_f16(const uint16_t *chw, int c, int plane_h, int w, int y0,
     }
 }
 
-void npu_unpack_feature_f16(const uint8_t *cube, int c, int h, int w,
-                            uint16_t *chw) {
+void dg_npu_unpack_feature_f16(const uint8_t *cube, int c, int h, int w,
+                               uint16_t *chw) {
   for (int ch = 0; ch < c; ch++)
     for (int y = 0; y < h; y++)
       for (int x = 0; x < w; x++) {
@@ -76,18 +77,18 @@ void npu_unpack_feature_f16(const uint8_t *cube, int c, int h, int w,
       }
 }
 
-size_t npu_weight_bytes(int o, int c, int kh, int kw, bool dw) {
+size_t dg_npu_weight_bytes(int o, int c, int kh, int kw, bool dw) {
   return (size_t)kh * kw * npu_channels16(c) * npu_kernels(o, dw);
 }
 
-size_t npu_weight_buffer_bytes(int o, int c, int kh, int kw, bool dw) {
-  return (size_t)kh * kw * npu_kernels(o, dw) *
-         npu_align(c < 16 ? 16 : c, 32) * 2;
+size_t dg_npu_weight_buffer_bytes(int o, int c, int kh, int kw, bool dw) {
+  return (size_t)kh * kw * npu_kernels(o, dw) * npu_align(c < 16 ? 16 : c, 32) *
+         2;
 }
 
-void npu_pack_weights_i8(const int8_t *w, int o, int c, int kh, int kw, bool dw,
-                         int8_t w_pad, uint8_t *out) {
-  size_t total = npu_weight_buffer_bytes(o, c, kh, kw, dw), n = 0;
+void dg_npu_pack_weights_i8(const int8_t *w, int o, int c, int kh, int kw,
+                            bool dw, int8_t w_pad, uint8_t *out) {
+  size_t total = dg_npu_weight_buffer_bytes(o, c, kh, kw, dw), n = 0;
   memset(out, 0, total);
   int kernels = npu_kernels(o, dw), c16 = npu_channels16(c);
   int group = dw ? 64 : 32;
@@ -113,9 +114,9 @@ void npu_pack_weights_i8(const int8_t *w, int o, int c, int kh, int kw, bool dw,
   }
 }
 
-bool npu_pack_bias(const int32_t *bias, const int8_t *w, int o, int c, int kh,
-                   int kw, bool dw, int32_t w_zp, int32_t x_zp,
-                   int truncate_bits, int32_t *out) {
+bool dg_npu_pack_bias(const int32_t *bias, const int8_t *w, int o, int c,
+                      int kh, int kw, bool dw, int32_t w_zp, int32_t x_zp,
+                      int truncate_bits, int32_t *out) {
   bool ok = true;
   int per = dw ? 1 : c; /* input channels feeding one output channel */
   for (int k = 0; k < o; k++) {
@@ -131,12 +132,12 @@ bool npu_pack_bias(const int32_t *bias, const int8_t *w, int o, int c, int kh,
   return ok;
 }
 
-size_t npu_weight_bytes_f16(int o, int c, int kh, int kw) {
+size_t dg_npu_weight_bytes_f16(int o, int c, int kh, int kw) {
   return (size_t)kh * kw * npu_channels_f16(c) * o * 2;
 }
 
-void npu_pack_weights_f16(const uint16_t *w, int o, int c, int kh, int kw,
-                          uint8_t *out) {
+void dg_npu_pack_weights_f16(const uint16_t *w, int o, int c, int kh, int kw,
+                             uint8_t *out) {
   int c8 = npu_channels_f16(c);
   size_t n = 0;
   for (int k1 = 0; k1 < o; k1 += 16) {

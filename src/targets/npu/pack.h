@@ -25,64 +25,70 @@
 static inline int npu_align(int x, int a) { return (x + a - 1) / a * a; }
 
 /* Bytes of an NC1HWC2 cube of c channels with elem-byte elements. */
-size_t npu_feature_bytes(int c, int h, int w, int elem);
+size_t dg_npu_feature_bytes(int c, int h, int w, int elem);
 
-void npu_pack_feature_i8(const int8_t *chw, int c, int h, int w, int8_t pad,
-                         uint8_t *cube);
+void dg_npu_pack_feature_i8(const int8_t *chw, int c, int h, int w, int8_t pad,
+                            uint8_t *cube);
 /* Rows [y0, y0 + h) of a CHW image of plane_h rows, packed as a cube of h
  * rows (a height slice of a tiled conv). */
-void npu_pack_rows_i8(const int8_t *chw, int c, int plane_h, int w, int y0,
-                      int h, int8_t pad, uint8_t *cube);
-void npu_unpack_feature_i8(const uint8_t *cube, int c, int h, int w,
-                           int8_t *chw);
-void npu_pack_feature_f16(const uint16_t *chw, int c, int h, int w,
-                          uint16_t pad, uint8_t *cube);
-/* The fp16 npu_pack_rows_i8. */
-void npu_pack_rows_f16(const uint16_t *chw, int c, int plane_h, int w, int y0,
-                       int h, uint16_t pad, uint8_t *cube);
-void npu_unpack_feature_f16(const uint8_t *cube, int c, int h, int w,
-                            uint16_t *chw);
+void dg_npu_pack_rows_i8(const int8_t *chw, int c, int plane_h, int w, int y0,
+                         int h, int8_t pad, uint8_t *cube);
+void dg_npu_unpack_feature_i8(const uint8_t *cube, int c, int h, int w,
+                              int8_t *chw);
+void dg_npu_pack_feature_f16(const uint16_t *chw, int c, int h, int w,
+                             uint16_t pad, uint8_t *cube);
+/* The fp16 dg_npu_pack_rows_i8. */
+void dg_npu_pack_rows_f16(const uint16_t *chw, int c, int plane_h, int w,
+                          int y0, int h, uint16_t pad, uint8_t *cube);
+void dg_npu_unpack_feature_f16(const uint8_t *cube, int c, int h, int w,
+                               uint16_t *chw);
 
 /* Input channels as the CNA sees them: at least 16, a multiple of 16. */
-static inline int npu_channels16(int c) { return npu_align(c < 16 ? 16 : c, 16); }
+static inline int npu_channels16(int c) {
+  return npu_align(c < 16 ? 16 : c, 16);
+}
 /* Kernels in the weight cube: even count; 1 for depthwise. */
-static inline int npu_kernels(int o, bool dw) { return dw ? 1 : npu_align(o, 2); }
+static inline int npu_kernels(int o, bool dw) {
+  return dw ? 1 : npu_align(o, 2);
+}
 
 /* Size of the weight buffer: the packed bytes plus the slack Mesa
  * allocates (twice the 32-aligned size), which its dumps include. */
-size_t npu_weight_buffer_bytes(int o, int c, int kh, int kw, bool dw);
+size_t dg_npu_weight_buffer_bytes(int o, int c, int kh, int kw, bool dw);
 /* Packed bytes (what CNA_WEIGHT_SIZE0 counts). */
-size_t npu_weight_bytes(int o, int c, int kh, int kw, bool dw);
+size_t dg_npu_weight_bytes(int o, int c, int kh, int kw, bool dw);
 
 /* w: OIHW int8 (depthwise: [C][1][KH][KW]); w_pad: the weight zero point
  * in the signed domain, written for padded channels. Fills
- * npu_weight_buffer_bytes() bytes (slack zeroed). */
-void npu_pack_weights_i8(const int8_t *w, int o, int c, int kh, int kw, bool dw,
-                         int8_t w_pad, uint8_t *out);
+ * dg_npu_weight_buffer_bytes() bytes (slack zeroed). */
+void dg_npu_pack_weights_i8(const int8_t *w, int o, int c, int kh, int kw,
+                            bool dw, int8_t w_pad, uint8_t *out);
 
 /* The int32 bias cube: per output channel, the bias minus the input zero
  * point's contribution (x_zp * sum of (w - w_zp) over the kernel), divided
  * by 2^truncate_bits as C division (Mesa), because the CORE truncates the
  * accumulator before the DPU adds it. bias may be NULL (zeros). Returns
  * false if a value does not fit int32. */
-bool npu_pack_bias(const int32_t *bias, const int8_t *w, int o, int c, int kh,
-                   int kw, bool dw, int32_t w_zp, int32_t x_zp,
-                   int truncate_bits, int32_t *out);
+bool dg_npu_pack_bias(const int32_t *bias, const int8_t *w, int o, int c,
+                      int kh, int kw, bool dw, int32_t w_zp, int32_t x_zp,
+                      int truncate_bits, int32_t *out);
 
 /* ---- fp16 (direct conv only) ----
  * Input channels as the CNA sees them: a multiple of 8, the fp16 atom
  * (the vendor stream programs a 1-channel fp16 input as 8). RUS pads to
  * 32 instead; this is the one place to change if a board disagrees. */
-static inline int npu_channels_f16(int c) { return npu_align(c < 8 ? 8 : c, 8); }
+static inline int npu_channels_f16(int c) {
+  return npu_align(c < 8 ? 8 : c, 8);
+}
 
 /* Weight cube (oc group 16, ic group 32; docs/npu.md, "Data layouts"): per
  * group of 16 kernels (the last holds the rest), per group of 32 input
  * channels (the last holds the rest of npu_channels_f16(c)),
  * [kh][kw][kernel][channel], little-endian binary16; padded channels are
  * +0.0. No kernel padding: the vendor stream runs an odd kernel count (1). */
-size_t npu_weight_bytes_f16(int o, int c, int kh, int kw);
-/* w: OIHW binary16 bits. Fills npu_weight_bytes_f16() bytes. */
-void npu_pack_weights_f16(const uint16_t *w, int o, int c, int kh, int kw,
-                          uint8_t *out);
+size_t dg_npu_weight_bytes_f16(int o, int c, int kh, int kw);
+/* w: OIHW binary16 bits. Fills dg_npu_weight_bytes_f16() bytes. */
+void dg_npu_pack_weights_f16(const uint16_t *w, int o, int c, int kh, int kw,
+                             uint8_t *out);
 
 #endif

@@ -62,9 +62,9 @@ typedef struct npu_field_info {
   uint8_t lo, hi;
 } npu_field_info;
 
-extern const npu_block_info npu_blocks[NPU_BLOCK_COUNT];
-extern const npu_reg_info npu_regs[NPU_REG_COUNT];
-extern const npu_field_info npu_fields[NPU_FIELD_COUNT];
+extern const npu_block_info dg_npu_blocks[NPU_BLOCK_COUNT];
+extern const npu_reg_info dg_npu_regs[NPU_REG_COUNT];
+extern const npu_field_info dg_npu_fields[NPU_FIELD_COUNT];
 
 /* Control word targets and the op-enable bits (GLOBAL_OPERATION_ENABLE). */
 #define NPU_TARGET_PRE_OP_EN 0x0041u
@@ -82,24 +82,29 @@ static inline uint64_t npu_word(uint16_t target, uint32_t value,
                                 uint16_t offset) {
   return (uint64_t)target << 48 | (uint64_t)value << 16 | offset;
 }
-static inline uint16_t npu_word_target(uint64_t w) { return (uint16_t)(w >> 48); }
-static inline uint32_t npu_word_value(uint64_t w) { return (uint32_t)(w >> 16); }
+static inline uint16_t npu_word_target(uint64_t w) {
+  return (uint16_t)(w >> 48);
+}
+static inline uint32_t npu_word_value(uint64_t w) {
+  return (uint32_t)(w >> 16);
+}
 static inline uint16_t npu_word_offset(uint64_t w) { return (uint16_t)w; }
 
 /* Bits covered by the register's named fields; the rest are reserved. */
-uint32_t npu_reg_field_mask(npu_reg r);
+uint32_t dg_npu_reg_field_mask(npu_reg r);
 /* The register at offset, or -1 when the offset names none. */
-int npu_reg_find(uint16_t offset);
-/* Field by name within a register ("CNA_CONV_CON1", "CONV_MODE"), -1 if none. */
-int npu_field_find(npu_reg reg, const char *name);
+int dg_npu_reg_find(uint16_t offset);
+/* Field by name within a register ("CNA_CONV_CON1", "CONV_MODE"), -1 if none.
+ */
+int dg_npu_field_find(npu_reg reg, const char *name);
 /* Largest value a field holds. */
 static inline uint32_t npu_field_max(npu_field f) {
-  unsigned w = npu_fields[f].hi - npu_fields[f].lo + 1u;
+  unsigned w = dg_npu_fields[f].hi - dg_npu_fields[f].lo + 1u;
   return w >= 32 ? 0xffffffffu : (1u << w) - 1u;
 }
 /* Reads a field out of a register value. */
 static inline uint32_t npu_field_get(npu_field f, uint32_t reg_value) {
-  return (reg_value >> npu_fields[f].lo) & npu_field_max(f);
+  return (reg_value >> dg_npu_fields[f].lo) & npu_field_max(f);
 }
 
 /* Builds a register value field by field, remembering the first value
@@ -115,9 +120,9 @@ static inline npu_value npu_value_begin(npu_reg reg) {
   npu_value v = {reg, 0, -1};
   return v;
 }
-void npu_value_set(npu_value *v, npu_field f, uint32_t x);
+void dg_npu_value_set(npu_value *v, npu_field f, uint32_t x);
 
 /* The command word writing value v to register r (target = block id | 1). */
-uint64_t npu_reg_word(npu_reg r, uint32_t value);
+uint64_t dg_npu_reg_word(npu_reg r, uint32_t value);
 
 #endif

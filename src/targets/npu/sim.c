@@ -12,7 +12,7 @@
 
 #define R(reg, field) npu_rf(rf, NPU_##reg##__##field)
 
-int npu_sim_fail(char *err, size_t n, const char *fmt, ...) {
+int dg_npu_sim_fail(char *err, size_t n, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(err, n, fmt, ap);
@@ -20,8 +20,8 @@ int npu_sim_fail(char *err, size_t n, const char *fmt, ...) {
   return -1;
 }
 
-npu_sim_buffer *npu_sim_find(const npu_sim_job *job, uint32_t addr,
-                             size_t len) {
+npu_sim_buffer *dg_npu_sim_find(const npu_sim_job *job, uint32_t addr,
+                                size_t len) {
   for (int i = 0; i < job->buffer_count; i++) {
     npu_sim_buffer *b = &job->buffers[i];
     if (addr >= b->iova && addr - b->iova <= b->size &&
@@ -31,17 +31,17 @@ npu_sim_buffer *npu_sim_find(const npu_sim_job *job, uint32_t addr,
   return NULL;
 }
 
-uint8_t *npu_sim_map(const npu_sim_job *job, uint32_t addr, size_t len,
-                     bool output, const char *what, char *err, size_t n) {
-  npu_sim_buffer *b = npu_sim_find(job, addr, len);
+uint8_t *dg_npu_sim_map(const npu_sim_job *job, uint32_t addr, size_t len,
+                        bool output, const char *what, char *err, size_t n) {
+  npu_sim_buffer *b = dg_npu_sim_find(job, addr, len);
   if (!b) {
-    npu_sim_fail(err, n, "%s [0x%x, +%zu) outside every buffer", what, addr,
-                 len);
+    dg_npu_sim_fail(err, n, "%s [0x%x, +%zu) outside every buffer", what, addr,
+                    len);
     return NULL;
   }
   if (output && !b->is_output) {
-    npu_sim_fail(err, n, "%s written into buffer '%s' not listed as output",
-                 what, b->name ? b->name : "?");
+    dg_npu_sim_fail(err, n, "%s written into buffer '%s' not listed as output",
+                    what, b->name ? b->name : "?");
     return NULL;
   }
   return b->data + (addr - b->iova);
@@ -75,8 +75,8 @@ typedef struct conv_cfg {
   uint32_t out_surf; /* bytes between output channel groups */
 } conv_cfg;
 
-int npu_sim_geom_read(const npu_regfile *rf, int atom, npu_sim_geom *k,
-                      char *err, size_t n) {
+int dg_npu_sim_geom_read(const npu_regfile *rf, int atom, npu_sim_geom *k,
+                         char *err, size_t n) {
   k->w = (int)R(CNA_DATA_SIZE0, DATAIN_WIDTH);
   k->h = (int)R(CNA_DATA_SIZE0, DATAIN_HEIGHT);
   k->c = (int)R(CNA_DATA_SIZE1, DATAIN_CHANNEL_REAL) + 1;
@@ -94,42 +94,42 @@ int npu_sim_geom_read(const npu_regfile *rf, int atom, npu_sim_geom *k,
   k->pt = (int)R(CNA_PAD_CON0, PAD_TOP);
   if (k->w < 1 || k->h < 1 || k->cpad < k->c || k->cpad % atom || k->kw < 1 ||
       k->kh < 1 || k->sx < 1 || k->sy < 1 || k->kernels < 1)
-    return npu_sim_fail(err, n, "empty or inconsistent CNA sizes");
+    return dg_npu_sim_fail(err, n, "empty or inconsistent CNA sizes");
   return 0;
 }
 
-int npu_sim_conv_units(const npu_regfile *rf, char *err, size_t n) {
+int dg_npu_sim_conv_units(const npu_regfile *rf, char *err, size_t n) {
   uint32_t need = NPU_EN_CNA | NPU_EN_CORE | NPU_EN_DPU | NPU_EN_DPU_RDMA;
   if ((rf->op_en & need) != need ||
       (rf->op_en & (NPU_EN_PPU | NPU_EN_PPU_RDMA)))
-    return npu_sim_fail(err, n,
-                        "op-enable 0x%x: only CNA+CORE+DPU+DPU_RDMA modelled",
-                        rf->op_en);
+    return dg_npu_sim_fail(
+        err, n, "op-enable 0x%x: only CNA+CORE+DPU+DPU_RDMA modelled",
+        rf->op_en);
   return 0;
 }
 
-int npu_sim_cbuf_check(const npu_regfile *rf, int h, uint32_t per_kernel,
-                       char *err, size_t n) {
+int dg_npu_sim_cbuf_check(const npu_regfile *rf, int h, uint32_t per_kernel,
+                          char *err, size_t n) {
   /* 12 banks of 256 entries of 128 bytes. */
   uint32_t dbanks = R(CNA_CBUF_CON0, DATA_BANK),
            wbanks = R(CNA_CBUF_CON0, WEIGHT_BANK);
   uint32_t entries = R(CNA_CBUF_CON1, DATA_ENTRIES);
   uint32_t wbytes = rf->value[NPU_CNA_WEIGHT_SIZE0];
   if (dbanks + wbanks > 12 || !dbanks || !wbanks)
-    return npu_sim_fail(err, n, "CBUF banks %u data + %u weight (12 exist)",
-                        dbanks, wbanks);
+    return dg_npu_sim_fail(err, n, "CBUF banks %u data + %u weight (12 exist)",
+                           dbanks, wbanks);
   if (entries * (uint32_t)h > dbanks * 256)
-    return npu_sim_fail(err, n,
-                        "input needs %u CBUF entries, %u data banks hold %u",
-                        entries * h, dbanks, dbanks * 256);
+    return dg_npu_sim_fail(err, n,
+                           "input needs %u CBUF entries, %u data banks hold %u",
+                           entries * h, dbanks, dbanks * 256);
   if (wbytes > wbanks * 32768u || per_kernel > 32768u)
-    return npu_sim_fail(err, n, "weights (%u bytes) exceed %u weight banks",
-                        wbytes, wbanks);
+    return dg_npu_sim_fail(err, n, "weights (%u bytes) exceed %u weight banks",
+                           wbytes, wbanks);
   return 0;
 }
 
-int npu_sim_geom_check(const npu_regfile *rf, const npu_sim_geom *k, char *err,
-                       size_t n) {
+int dg_npu_sim_geom_check(const npu_regfile *rf, const npu_sim_geom *k,
+                          char *err, size_t n) {
   if ((int)R(CNA_DATA_SIZE2, DATAOUT_WIDTH) != k->ow ||
       (int)R(CNA_DATA_SIZE3, DATAOUT_ATOMICS) != k->ow * k->oh ||
       (int)R(DPU_DATA_CUBE_WIDTH, WIDTH) + 1 != k->ow ||
@@ -141,49 +141,49 @@ int npu_sim_geom_check(const npu_regfile *rf, const npu_sim_geom *k, char *err,
       (int)R(DPU_RDMA_DATA_CUBE_WIDTH, WIDTH) + 1 != k->ow ||
       (int)R(DPU_RDMA_DATA_CUBE_HEIGHT, HEIGHT) + 1 != k->oh ||
       (int)R(DPU_RDMA_DATA_CUBE_CHANNEL, CHANNEL) + 1 != k->oc)
-    return npu_sim_fail(err, n,
-                        "output sizes differ between CNA, CORE, DPU and RDMA");
+    return dg_npu_sim_fail(
+        err, n, "output sizes differ between CNA, CORE, DPU and RDMA");
   if ((k->ow - 1) * k->sx + k->kw > k->w + k->pl + 15 ||
       (k->oh - 1) * k->sy + k->kh > k->h + k->pt + 15)
-    return npu_sim_fail(err, n, "output larger than the padded input");
+    return dg_npu_sim_fail(err, n, "output larger than the padded input");
   return 0;
 }
 
 /* Static checks of a decoded conv list against the job's buffers. */
 static int validate(const npu_sim_job *job, const npu_regfile *rf, conv_cfg *k,
                     char *err, size_t n) {
-  if (npu_sim_conv_units(rf, err, n))
+  if (dg_npu_sim_conv_units(rf, err, n))
     return -1;
   if (R(CNA_CONV_CON1, IN_PRECISION) || R(CNA_CONV_CON1, PROC_PRECISION) ||
       R(CORE_MISC_CFG, PROC_PRECISION) || rf->value[NPU_DPU_DATA_FORMAT])
-    return npu_sim_fail(err, n, "only int8 in and out is modelled");
+    return dg_npu_sim_fail(err, n, "only int8 in and out is modelled");
   if (R(CNA_CONV_CON1, ARGB_IN) || R(CNA_CONV_CON1, NONALIGN_DMA) ||
       R(CNA_CONV_CON1, DECONV) || rf->value[NPU_CNA_CONV_CON3] >> 6)
-    return npu_sim_fail(err, n,
-                        "ARGB, non-aligned, deconvolution or dilation mode");
+    return dg_npu_sim_fail(err, n,
+                           "ARGB, non-aligned, deconvolution or dilation mode");
   uint32_t mode = R(CNA_CONV_CON1, CONV_MODE);
   if (mode != 0 && mode != 3)
-    return npu_sim_fail(err, n, "CNA conv mode %u not modelled", mode);
+    return dg_npu_sim_fail(err, n, "CNA conv mode %u not modelled", mode);
   k->dw = mode == 3;
   if (k->dw != (bool)R(CORE_MISC_CFG, DW_EN) ||
       (k->dw ? 3u : 0u) != R(DPU_FEATURE_MODE_CFG, CONV_MODE) ||
       (k->dw ? 3u : 0u) != R(DPU_RDMA_FEATURE_MODE_CFG, CONV_MODE))
-    return npu_sim_fail(err, n,
-                        "depthwise mode differs between CNA, CORE and DPU");
+    return dg_npu_sim_fail(err, n,
+                           "depthwise mode differs between CNA, CORE and DPU");
   if (!R(CORE_MISC_CFG, QD_EN) || R(DPU_FEATURE_MODE_CFG, OUTPUT_MODE) != 2)
-    return npu_sim_fail(err, n,
-                        "only quantised output written to memory modelled");
-  if (npu_sim_geom_read(rf, 16, &k->g, err, n))
+    return dg_npu_sim_fail(err, n,
+                           "only quantised output written to memory modelled");
+  if (dg_npu_sim_geom_read(rf, 16, &k->g, err, n))
     return -1;
   if (k->dw ? (k->g.kernels != 1 || k->g.oc_real != k->g.c)
             : k->g.kernels < k->g.oc_real)
-    return npu_sim_fail(err, n,
-                        "weight kernels %d do not cover %d output channels",
-                        k->g.kernels, k->g.oc_real);
-  if (npu_sim_geom_check(rf, &k->g, err, n))
+    return dg_npu_sim_fail(err, n,
+                           "weight kernels %d do not cover %d output channels",
+                           k->g.kernels, k->g.oc_real);
+  if (dg_npu_sim_geom_check(rf, &k->g, err, n))
     return -1;
-  if (npu_sim_cbuf_check(rf, k->g.h,
-                         R(CNA_WEIGHT_SIZE1, WEIGHT_BYTES_PER_KERNEL), err, n))
+  if (dg_npu_sim_cbuf_check(
+          rf, k->g.h, R(CNA_WEIGHT_SIZE1, WEIGHT_BYTES_PER_KERNEL), err, n))
     return -1;
   uint32_t entries = R(CNA_CBUF_CON1, DATA_ENTRIES);
   uint32_t wbytes = rf->value[NPU_CNA_WEIGHT_SIZE0];
@@ -199,7 +199,7 @@ static int validate(const npu_sim_job *job, const npu_regfile *rf, conv_cfg *k,
           (uint32_t)(k->g.kw * k->g.kh * k->g.cpad * k->g.kernels) ||
       R(CNA_WEIGHT_SIZE1, WEIGHT_BYTES_PER_KERNEL) !=
           (uint32_t)(k->g.kw * k->g.kh * k->g.cpad))
-    return npu_sim_fail(
+    return dg_npu_sim_fail(
         err, n, "entries, strides or sizes outside the modelled recipe");
   if (R(DPU_BS_CFG, BS_BYPASS) || R(DPU_BS_CFG, BS_ALU_BYPASS) ||
       R(DPU_BS_CFG, BS_ALU_ALGO) != 2 || !R(DPU_BS_CFG, BS_ALU_SRC) ||
@@ -209,7 +209,7 @@ static int validate(const npu_sim_job *job, const npu_regfile *rf, conv_cfg *k,
       !R(DPU_RDMA_ERDMA_CFG, ERDMA_DISABLE) ||
       !R(DPU_RDMA_FEATURE_MODE_CFG, MRDMA_DISABLE) ||
       R(DPU_RDMA_NRDMA_CFG, NRDMA_DATA_USE))
-    return npu_sim_fail(
+    return dg_npu_sim_fail(
         err, n, "DPU stages other than bias add + OUT_CVT not modelled");
   /* Addresses: 16-byte aligned and inside the job's buffers (only those of
    * enabled readers: a disabled reader's address may be 0, and 0 is also a
@@ -219,16 +219,16 @@ static int validate(const npu_sim_job *job, const npu_regfile *rf, conv_cfg *k,
            a_bs = rf->value[NPU_DPU_RDMA_BS_BASE_ADDR],
            a_out = rf->value[NPU_DPU_DST_BASE_ADDR];
   if ((a_in | a_wt | a_bs | a_out) & 15)
-    return npu_sim_fail(err, n, "a base address is not 16-byte aligned");
+    return dg_npu_sim_fail(err, n, "a base address is not 16-byte aligned");
   size_t in_len = (size_t)(k->g.cpad / 16) * k->g.h * k->g.w * 16;
   k->out_surf = (uint32_t)k->g.ow * k->g.oh * 16;
   size_t out_len = (size_t)((k->g.oc + 15) / 16) * k->out_surf;
   /* BRDMA reads one int32 per real output channel [inference]. */
-  if (!(k->in = npu_sim_map(job, a_in, in_len, false, "input", err, n)) ||
-      !(k->wt = npu_sim_map(job, a_wt, wbytes, false, "weights", err, n)) ||
-      !(k->bias = npu_sim_map(job, a_bs, (size_t)k->g.oc_real * 4, false,
-                              "bias", err, n)) ||
-      !(k->out = npu_sim_map(job, a_out, out_len, true, "output", err, n)))
+  if (!(k->in = dg_npu_sim_map(job, a_in, in_len, false, "input", err, n)) ||
+      !(k->wt = dg_npu_sim_map(job, a_wt, wbytes, false, "weights", err, n)) ||
+      !(k->bias = dg_npu_sim_map(job, a_bs, (size_t)k->g.oc_real * 4, false,
+                                 "bias", err, n)) ||
+      !(k->out = dg_npu_sim_map(job, a_out, out_len, true, "output", err, n)))
     return -1;
   k->pad_value = rf->value[NPU_CNA_PAD_CON1];
   k->ow_op = (int16_t)R(DPU_BS_OW_OP, OW_OP);
@@ -237,7 +237,7 @@ static int validate(const npu_sim_job *job, const npu_regfile *rf, conv_cfg *k,
   k->cvt_scale = R(DPU_OUT_CVT_SCALE, OUT_CVT_SCALE);
   k->cvt_shift = R(DPU_OUT_CVT_SHIFT, OUT_CVT_SHIFT);
   if (k->cvt_shift > 62)
-    return npu_sim_fail(err, n, "OUT_CVT_SHIFT %u too large", k->cvt_shift);
+    return dg_npu_sim_fail(err, n, "OUT_CVT_SHIFT %u too large", k->cvt_shift);
   return 0;
 }
 
@@ -343,15 +343,15 @@ static void execute(const conv_cfg *k, npu_round mode, int8_t *wk) {
 static int decode_run(const npu_sim_job *job, bool run, char *err, size_t n) {
   npu_regfile *rf = malloc(sizeof *rf);
   if (!rf)
-    return npu_sim_fail(err, n, "out of memory");
-  int rc = npu_decode(job->words, job->word_count, rf, err, n);
+    return dg_npu_sim_fail(err, n, "out of memory");
+  int rc = dg_npu_decode(job->words, job->word_count, rf, err, n);
   if (!rc && (rf->op_en & (NPU_EN_PPU | NPU_EN_PPU_RDMA))) {
-    rc = npu_sim_ppu(job, rf, run, err, n); /* a pooling task */
+    rc = dg_npu_sim_ppu(job, rf, run, err, n); /* a pooling task */
     free(rf);
     return rc;
   }
   if (!rc && npu_sim_is_f16(rf)) {
-    rc = npu_sim_f16(job, rf, run, err, n);
+    rc = dg_npu_sim_f16(job, rf, run, err, n);
     free(rf);
     return rc;
   }
@@ -362,7 +362,7 @@ static int decode_run(const npu_sim_job *job, bool run, char *err, size_t n) {
   if (!rc && run) {
     wk = malloc((size_t)k.g.kh * k.g.kw * k.g.cpad);
     if (!wk)
-      rc = npu_sim_fail(err, n, "out of memory");
+      rc = dg_npu_sim_fail(err, n, "out of memory");
     else
       execute(&k, job->round, wk);
   }
@@ -371,20 +371,20 @@ static int decode_run(const npu_sim_job *job, bool run, char *err, size_t n) {
   return rc;
 }
 
-int npu_sim_run(const npu_sim_job *job, char *err, size_t n) {
+int dg_npu_sim_run(const npu_sim_job *job, char *err, size_t n) {
   return decode_run(job, true, err, n);
 }
 
-int npu_sim_check(const npu_sim_job *job, char *err, size_t n) {
+int dg_npu_sim_check(const npu_sim_job *job, char *err, size_t n) {
   return decode_run(job, false, err, n);
 }
 
-npu_pool_avg npu_sim_pool_avg_default(void) {
+npu_pool_avg dg_npu_sim_pool_avg_default(void) {
   const char *s = getenv("DG_NPU_SIM_POOL_AVG");
   return s && !strcmp(s, "exact") ? NPU_POOL_AVG_EXACT : NPU_POOL_AVG_RECIP;
 }
 
-npu_round npu_sim_round_default(void) {
+npu_round dg_npu_sim_round_default(void) {
   const char *s = getenv("DG_NPU_SIM_ROUND");
   if (s && !strcmp(s, "half-away"))
     return NPU_ROUND_HALF_AWAY;

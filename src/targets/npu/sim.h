@@ -75,13 +75,13 @@ typedef struct npu_sim_job {
 } npu_sim_job;
 
 /* 0 on success; -1 with err set when the list or the job is invalid. */
-int npu_sim_run(const npu_sim_job *job, char *err, size_t err_size);
+int dg_npu_sim_run(const npu_sim_job *job, char *err, size_t err_size);
 /* Decode and static validation only (no buffer is touched): what every
  * backend checks before it submits. */
-int npu_sim_check(const npu_sim_job *job, char *err, size_t err_size);
+int dg_npu_sim_check(const npu_sim_job *job, char *err, size_t err_size);
 /* DG_NPU_SIM_ROUND=half-up|half-away|half-even, default half-up. */
-npu_round npu_sim_round_default(void);
+npu_round dg_npu_sim_round_default(void);
 /* DG_NPU_SIM_POOL_AVG=recip|exact, default recip. */
-npu_pool_avg npu_sim_pool_avg_default(void);
+npu_pool_avg dg_npu_sim_pool_avg_default(void);
 
 #endif

@@ -19,7 +19,7 @@ typedef struct f16_cfg {
 } f16_cfg;
 
 static int check_modes(const npu_regfile *rf, char *err, size_t n) {
-  if (npu_sim_conv_units(rf, err, n))
+  if (dg_npu_sim_conv_units(rf, err, n))
     return -1;
   if (R(CNA_CONV_CON1, IN_PRECISION) != 2 ||
       R(CNA_CONV_CON1, PROC_PRECISION) != 2 ||
@@ -27,50 +27,50 @@ static int check_modes(const npu_regfile *rf, char *err, size_t n) {
       R(DPU_DATA_FORMAT, IN_PRECISION) != 2 ||
       R(DPU_DATA_FORMAT, PROC_PRECISION) != 2 ||
       R(DPU_DATA_FORMAT, OUT_PRECISION) != 2)
-    return npu_sim_fail(err, n,
-                        "fp16: CNA, CORE and DPU must all be fp16 (mixed "
-                        "precisions are not modelled)");
+    return dg_npu_sim_fail(err, n,
+                           "fp16: CNA, CORE and DPU must all be fp16 (mixed "
+                           "precisions are not modelled)");
   if (R(CNA_CONV_CON1, ARGB_IN) || R(CNA_CONV_CON1, NONALIGN_DMA) ||
       R(CNA_CONV_CON1, DECONV) || rf->value[NPU_CNA_CONV_CON3] >> 6)
-    return npu_sim_fail(err, n,
-                        "ARGB, non-aligned, deconvolution or dilation mode");
+    return dg_npu_sim_fail(err, n,
+                           "ARGB, non-aligned, deconvolution or dilation mode");
   if (R(CNA_CONV_CON1, CONV_MODE) || R(CORE_MISC_CFG, DW_EN) ||
       R(DPU_FEATURE_MODE_CFG, CONV_MODE) ||
       R(DPU_RDMA_FEATURE_MODE_CFG, CONV_MODE))
-    return npu_sim_fail(err, n, "fp16: only direct convolution is modelled");
+    return dg_npu_sim_fail(err, n, "fp16: only direct convolution is modelled");
   if (R(CORE_MISC_CFG, QD_EN) || R(CORE_CLIP_TRUNCATE, CLIP_TRUNCATE) ||
       R(DPU_FEATURE_MODE_CFG, OUTPUT_MODE) != 2)
-    return npu_sim_fail(err, n,
-                        "fp16: only the raw accumulator (QD_EN 0, no "
-                        "truncation) written to memory is modelled");
+    return dg_npu_sim_fail(err, n,
+                           "fp16: only the raw accumulator (QD_EN 0, no "
+                           "truncation) written to memory is modelled");
   if (!R(DPU_BS_CFG, BS_BYPASS) || !R(DPU_BN_CFG, BN_BYPASS) ||
       !R(DPU_EW_CFG, EW_BYPASS) || R(DPU_RDMA_BRDMA_CFG, BRDMA_DATA_USE) ||
       R(DPU_RDMA_NRDMA_CFG, NRDMA_DATA_USE) ||
       !R(DPU_RDMA_ERDMA_CFG, ERDMA_DISABLE) ||
       !R(DPU_RDMA_FEATURE_MODE_CFG, MRDMA_DISABLE))
-    return npu_sim_fail(err, n,
-                        "fp16: DPU stages (bias, BN, eltwise) not modelled");
+    return dg_npu_sim_fail(err, n,
+                           "fp16: DPU stages (bias, BN, eltwise) not modelled");
   if (!R(DPU_OUT_CVT_SCALE, FP32TOFP16_EN) ||
       R(DPU_OUT_CVT_SCALE, OUT_CVT_SCALE) != 1 ||
       rf->value[NPU_DPU_OUT_CVT_SHIFT] || rf->value[NPU_DPU_OUT_CVT_OFFSET])
-    return npu_sim_fail(err, n,
-                        "fp16: only OUT_CVT fp32 -> fp16 with scale 1, "
-                        "shift 0, offset 0 is modelled");
+    return dg_npu_sim_fail(err, n,
+                           "fp16: only OUT_CVT fp32 -> fp16 with scale 1, "
+                           "shift 0, offset 0 is modelled");
   if (R(DPU_BS_OW_CFG, SIZE_E_0) != 1 || R(DPU_BS_OW_CFG, SIZE_E_1) != 1 ||
       R(DPU_BS_OW_CFG, SIZE_E_2) != 1)
-    return npu_sim_fail(err, n, "fp16: SIZE_E must be 1 for fp16 output");
+    return dg_npu_sim_fail(err, n, "fp16: SIZE_E must be 1 for fp16 output");
   return 0;
 }
 
 static int check_sizes(const npu_regfile *rf, f16_cfg *k, char *err, size_t n) {
-  if (npu_sim_geom_read(rf, 8, &k->g, err, n))
+  if (dg_npu_sim_geom_read(rf, 8, &k->g, err, n))
     return -1;
   if (k->g.oc % 16 || k->g.kernels < k->g.oc_real || k->g.kernels > k->g.oc)
-    return npu_sim_fail(err, n,
-                        "weight kernels %d, output channels %d of %d: not "
-                        "the fp16 recipe",
-                        k->g.kernels, k->g.oc_real, k->g.oc);
-  if (npu_sim_geom_check(rf, &k->g, err, n))
+    return dg_npu_sim_fail(err, n,
+                           "weight kernels %d, output channels %d of %d: not "
+                           "the fp16 recipe",
+                           k->g.kernels, k->g.oc_real, k->g.oc);
+  if (dg_npu_sim_geom_check(rf, &k->g, err, n))
     return -1;
   return 0;
 }
@@ -79,7 +79,7 @@ static int check_sizes(const npu_regfile *rf, f16_cfg *k, char *err, size_t n) {
 static int check_cbuf(const npu_regfile *rf, const f16_cfg *k, char *err,
                       size_t n) {
   uint32_t per_kernel = (uint32_t)(k->g.kw * k->g.kh * k->g.cpad * 2);
-  if (npu_sim_cbuf_check(rf, k->g.h, per_kernel, err, n))
+  if (dg_npu_sim_cbuf_check(rf, k->g.h, per_kernel, err, n))
     return -1;
   uint32_t entries = R(CNA_CBUF_CON1, DATA_ENTRIES);
   uint32_t wbytes = rf->value[NPU_CNA_WEIGHT_SIZE0];
@@ -92,7 +92,7 @@ static int check_cbuf(const npu_regfile *rf, const f16_cfg *k, char *err,
       (int)R(DPU_SURFACE_ADD, SURF_ADD) != k->g.ow * k->g.oh * 2 ||
       wbytes != per_kernel * (uint32_t)k->g.kernels ||
       R(CNA_WEIGHT_SIZE1, WEIGHT_BYTES_PER_KERNEL) != per_kernel)
-    return npu_sim_fail(
+    return dg_npu_sim_fail(
         err, n, "fp16: entries, strides or sizes outside the modelled recipe");
   return 0;
 }
@@ -105,13 +105,13 @@ static int check_buffers(const npu_sim_job *job, const npu_regfile *rf,
            a_out = rf->value[NPU_DPU_DST_BASE_ADDR];
   uint32_t wbytes = rf->value[NPU_CNA_WEIGHT_SIZE0];
   if ((a_in | a_wt | a_out) & 15)
-    return npu_sim_fail(err, n, "a base address is not 16-byte aligned");
+    return dg_npu_sim_fail(err, n, "a base address is not 16-byte aligned");
   size_t in_len = (size_t)(k->g.cpad / 8) * k->g.h * k->g.w * 16;
   k->out_surf = (size_t)k->g.ow * k->g.oh * 16;
   size_t out_len = (size_t)(k->g.oc / 8) * k->out_surf;
-  if (!(k->in = npu_sim_map(job, a_in, in_len, false, "input", err, n)) ||
-      !(k->wt = npu_sim_map(job, a_wt, wbytes, false, "weights", err, n)) ||
-      !(k->out = npu_sim_map(job, a_out, out_len, true, "output", err, n)))
+  if (!(k->in = dg_npu_sim_map(job, a_in, in_len, false, "input", err, n)) ||
+      !(k->wt = dg_npu_sim_map(job, a_wt, wbytes, false, "weights", err, n)) ||
+      !(k->out = dg_npu_sim_map(job, a_out, out_len, true, "output", err, n)))
     return -1;
   /* The pad value: the low half of PAD_VALUE as binary16 [inference]. */
   k->pad = (uint16_t)rf->value[NPU_CNA_PAD_CON1];
@@ -191,8 +191,8 @@ static void execute(const f16_cfg *k, float *wk, float *xf) {
   }
 }
 
-int npu_sim_f16(const npu_sim_job *job, const npu_regfile *rf, bool run,
-                char *err, size_t n) {
+int dg_npu_sim_f16(const npu_sim_job *job, const npu_regfile *rf, bool run,
+                   char *err, size_t n) {
   f16_cfg k = {0};
   if (check_modes(rf, err, n) || check_sizes(rf, &k, err, n) ||
       check_cbuf(rf, &k, err, n) || check_buffers(job, rf, &k, err, n))
@@ -205,5 +205,5 @@ int npu_sim_f16(const npu_sim_job *job, const npu_regfile *rf, bool run,
     execute(&k, wk, xf);
   free(wk);
   free(xf);
-  return wk && xf ? 0 : npu_sim_fail(err, n, "out of memory");
+  return wk && xf ? 0 : dg_npu_sim_fail(err, n, "out of memory");
 }

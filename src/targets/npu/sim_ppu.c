@@ -31,34 +31,35 @@ typedef struct pool_cfg {
 /* Modes other than the standalone fp16 pooling of the recipe. */
 static int check_modes(const npu_regfile *rf, char *err, size_t n) {
   if (rf->op_en != (NPU_EN_PPU | NPU_EN_PPU_RDMA))
-    return npu_sim_fail(err, n,
-                        "op-enable 0x%x: only a standalone PPU|PPU_RDMA "
-                        "pooling task (0x60) is modelled",
-                        rf->op_en);
+    return dg_npu_sim_fail(err, n,
+                           "op-enable 0x%x: only a standalone PPU|PPU_RDMA "
+                           "pooling task (0x60) is modelled",
+                           rf->op_en);
   if (R(PPU_OPERATION_MODE_CFG, FLYING_MODE) != 1 ||
       R(PPU_DATA_FORMAT, DPU_FLYIN))
-    return npu_sim_fail(err, n,
-                        "PPU fed by the DPU: not modelled (FLYING_MODE must "
-                        "be 1, DPU_FLYIN 0)");
+    return dg_npu_sim_fail(err, n,
+                           "PPU fed by the DPU: not modelled (FLYING_MODE must "
+                           "be 1, DPU_FLYIN 0)");
   if (R(PPU_OPERATION_MODE_CFG, INDEX_EN) ||
       R(PPU_OPERATION_MODE_CFG, NOTCH_ADDR) ||
       R(PPU_OPERATION_MODE_CFG, USE_CNT))
-    return npu_sim_fail(err, n,
-                        "PPU index output, notch or use count: not modelled");
+    return dg_npu_sim_fail(
+        err, n, "PPU index output, notch or use count: not modelled");
   if (R(PPU_OPERATION_MODE_CFG, POOLING_METHOD) > 2)
-    return npu_sim_fail(err, n, "PPU pooling method 3 is reserved");
+    return dg_npu_sim_fail(err, n, "PPU pooling method 3 is reserved");
   if (R(PPU_DATA_FORMAT, PROC_PRECISION) != PPU_PROC_FP16 ||
       R(PPU_RDMA_DATA_FORMAT, IN_PRECISION) != PPU_PROC_FP16)
-    return npu_sim_fail(err, n,
-                        "PPU precision %u / PPU_RDMA precision %u: only fp16 "
-                        "(2) is modelled",
-                        R(PPU_DATA_FORMAT, PROC_PRECISION),
-                        R(PPU_RDMA_DATA_FORMAT, IN_PRECISION));
+    return dg_npu_sim_fail(
+        err, n,
+        "PPU precision %u / PPU_RDMA precision %u: only fp16 "
+        "(2) is modelled",
+        R(PPU_DATA_FORMAT, PROC_PRECISION),
+        R(PPU_RDMA_DATA_FORMAT, IN_PRECISION));
   if (R(PPU_MISC_CTRL, NONALIGN) || R(PPU_MISC_CTRL, MC_SURF_OUT) ||
       R(PPU_MISC_CTRL, SURF_LEN))
-    return npu_sim_fail(err, n,
-                        "PPU non-aligned or multi-surface output: not "
-                        "modelled");
+    return dg_npu_sim_fail(err, n,
+                           "PPU non-aligned or multi-surface output: not "
+                           "modelled");
   return 0;
 }
 
@@ -83,23 +84,24 @@ static int read_geometry(const npu_regfile *rf, pool_cfg *k, char *err,
       (int)R(PPU_RDMA_CUBE_IN_WIDTH, CUBE_IN_WIDTH) + 1 != k->w ||
       (int)R(PPU_RDMA_CUBE_IN_HEIGHT, CUBE_IN_HEIGHT) + 1 != k->h ||
       (int)R(PPU_RDMA_CUBE_IN_CHANNEL, CUBE_IN_CHANNEL) + 1 != k->c)
-    return npu_sim_fail(err, n,
-                        "input or channel sizes differ between PPU and "
-                        "PPU_RDMA");
+    return dg_npu_sim_fail(err, n,
+                           "input or channel sizes differ between PPU and "
+                           "PPU_RDMA");
   if (k->ow != (k->w + k->pl + k->pr - k->kw) / k->sx + 1 ||
       k->oh != (k->h + k->pt + k->pb - k->kh) / k->sy + 1 ||
       k->w + k->pl + k->pr < k->kw || k->h + k->pt + k->pb < k->kh)
-    return npu_sim_fail(err, n,
-                        "PPU output %dx%d is not what a %dx%d window, "
-                        "stride %dx%d and pads give over %dx%d",
-                        k->oh, k->ow, k->kh, k->kw, k->sy, k->sx, k->h, k->w);
+    return dg_npu_sim_fail(err, n,
+                           "PPU output %dx%d is not what a %dx%d window, "
+                           "stride %dx%d and pads give over %dx%d",
+                           k->oh, k->ow, k->kh, k->kw, k->sy, k->sx, k->h,
+                           k->w);
   if ((int)R(PPU_RDMA_SRC_LINE_STRIDE, SRC_LINE_STRIDE) != k->w ||
       (int)R(PPU_RDMA_SRC_SURF_STRIDE, SRC_SURF_STRIDE) != k->w * k->h ||
       (int)R(PPU_DST_SURF_STRIDE, DST_SURF_STRIDE) != k->ow * k->oh ||
       R(PPU_DATA_FORMAT, INDEX_ADD) != R(PPU_DST_SURF_STRIDE, DST_SURF_STRIDE))
-    return npu_sim_fail(err, n,
-                        "PPU strides outside the modelled recipe (dense "
-                        "NC1HWC2 cubes)");
+    return dg_npu_sim_fail(err, n,
+                           "PPU strides outside the modelled recipe (dense "
+                           "NC1HWC2 cubes)");
   return 0;
 }
 
@@ -108,11 +110,11 @@ static int read_values(const npu_regfile *rf, pool_cfg *k, char *err,
                        size_t n) {
   uint32_t pad = rf->value[NPU_PPU_PADDING_VALUE_1_CFG];
   if (pad > 0xffff || R(PPU_PADDING_VALUE_2_CFG, PAD_VALUE_1))
-    return npu_sim_fail(err, n, "PPU pad value 0x%x is not an fp16 number",
-                        pad);
+    return dg_npu_sim_fail(err, n, "PPU pad value 0x%x is not an fp16 number",
+                           pad);
   k->pad = dg_f16_to_f32((uint16_t)pad);
   if (isnan(k->pad))
-    return npu_sim_fail(err, n, "PPU pad value is NaN");
+    return dg_npu_sim_fail(err, n, "PPU pad value is NaN");
   if (k->method != 0)
     return 0;
   uint32_t rw = R(PPU_RECIP_KERNEL_WIDTH, RECIP_KERNEL_WIDTH),
@@ -121,17 +123,19 @@ static int read_values(const npu_regfile *rf, pool_cfg *k, char *err,
   k->recip_h = rh <= 0xffff ? dg_f16_to_f32((uint16_t)rh) : NAN;
   if (!(k->recip_w > 0 && k->recip_h > 0 && isfinite(k->recip_w) &&
         isfinite(k->recip_h)))
-    return npu_sim_fail(err, n,
-                        "PPU average reciprocals 0x%x, 0x%x are not positive "
-                        "fp16 numbers",
-                        rw, rh);
+    return dg_npu_sim_fail(
+        err, n,
+        "PPU average reciprocals 0x%x, 0x%x are not positive "
+        "fp16 numbers",
+        rw, rh);
   /* Anything but 65536/k (to fp16 precision) is a generator bug. */
   if (fabsf(k->recip_w * (float)k->kw - 65536.0f) > 65536.0f / 1024 ||
       fabsf(k->recip_h * (float)k->kh - 65536.0f) > 65536.0f / 1024)
-    return npu_sim_fail(err, n,
-                        "PPU average reciprocals %g, %g do not match the "
-                        "%dx%d window",
-                        (double)k->recip_w, (double)k->recip_h, k->kh, k->kw);
+    return dg_npu_sim_fail(err, n,
+                           "PPU average reciprocals %g, %g do not match the "
+                           "%dx%d window",
+                           (double)k->recip_w, (double)k->recip_h, k->kh,
+                           k->kw);
   return 0;
 }
 
@@ -140,11 +144,13 @@ static int bind_buffers(const npu_sim_job *job, const npu_regfile *rf,
   uint32_t a_in = rf->value[NPU_PPU_RDMA_SRC_BASE_ADDR],
            a_out = rf->value[NPU_PPU_DST_BASE_ADDR];
   if ((a_in | a_out) & 15)
-    return npu_sim_fail(err, n, "a PPU base address is not 16-byte aligned");
+    return dg_npu_sim_fail(err, n, "a PPU base address is not 16-byte aligned");
   size_t in_len = (size_t)((k->c + 7) / 8) * k->h * k->w * 16;
   size_t out_len = (size_t)((k->c + 7) / 8) * k->oh * k->ow * 16;
-  if (!(k->in = npu_sim_map(job, a_in, in_len, false, "PPU input", err, n)) ||
-      !(k->out = npu_sim_map(job, a_out, out_len, true, "PPU output", err, n)))
+  if (!(k->in =
+            dg_npu_sim_map(job, a_in, in_len, false, "PPU input", err, n)) ||
+      !(k->out =
+            dg_npu_sim_map(job, a_out, out_len, true, "PPU output", err, n)))
     return -1;
   return 0;
 }
@@ -195,8 +201,8 @@ static void execute(const pool_cfg *k, npu_pool_avg avg) {
       }
 }
 
-int npu_sim_ppu(const npu_sim_job *job, const npu_regfile *rf, bool run,
-                char *err, size_t n) {
+int dg_npu_sim_ppu(const npu_sim_job *job, const npu_regfile *rf, bool run,
+                   char *err, size_t n) {
   pool_cfg k;
   memset(&k, 0, sizeof k);
   if (check_modes(rf, err, n) || read_geometry(rf, &k, err, n) ||

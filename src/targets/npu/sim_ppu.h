@@ -10,7 +10,7 @@
 #include <stdbool.h>
 
 /* 0 on success (run: the output written); -1 with err set. */
-int npu_sim_ppu(const npu_sim_job *job, const npu_regfile *rf, bool run,
-                char *err, size_t err_size);
+int dg_npu_sim_ppu(const npu_sim_job *job, const npu_regfile *rf, bool run,
+                   char *err, size_t err_size);
 
 #endif

@@ -16,7 +16,7 @@
 #define NPU_DRM_IOCTL_BASE 'd'
 #define NPU_DRM_COMMAND_BASE 0x40
 
-struct npu_drm_version {
+struct dg_npu_drm_version {
   int version_major, version_minor, version_patchlevel;
   unsigned long name_len; /* __kernel_size_t */
   char *name;
@@ -29,7 +29,7 @@ struct npu_drm_gem_close {
   uint32_t handle, pad;
 };
 #define NPU_DRM_IOCTL_VERSION                                                  \
-  _IOWR(NPU_DRM_IOCTL_BASE, 0x00, struct npu_drm_version)
+  _IOWR(NPU_DRM_IOCTL_BASE, 0x00, struct dg_npu_drm_version)
 #define NPU_DRM_IOCTL_GEM_CLOSE                                                \
   _IOW(NPU_DRM_IOCTL_BASE, 0x09, struct npu_drm_gem_close)
 
@@ -90,8 +90,11 @@ enum {
   NPU_RKNPU_MEM_ZEROING = 1 << 5,
 };
 enum { NPU_RKNPU_SYNC_TO_DEVICE = 1, NPU_RKNPU_SYNC_FROM_DEVICE = 2 };
-enum { NPU_RKNPU_JOB_PC = 1, NPU_RKNPU_JOB_NONBLOCK = 2,
-       NPU_RKNPU_JOB_PINGPONG = 4 };
+enum {
+  NPU_RKNPU_JOB_PC = 1,
+  NPU_RKNPU_JOB_NONBLOCK = 2,
+  NPU_RKNPU_JOB_PINGPONG = 4
+};
 
 struct npu_rknpu_action {
   uint32_t flags, value;
@@ -145,8 +148,8 @@ struct npu_rknpu_submit {
 #define NPU_RKNPU_IOCTL_MEM_CREATE                                             \
   NPU_RKNPU_IOWR(0x02, struct npu_rknpu_mem_create)
 #define NPU_RKNPU_IOCTL_MEM_CREATE_OLD                                         \
-  _IOC(_IOC_READ | _IOC_WRITE, NPU_DRM_IOCTL_BASE, NPU_DRM_COMMAND_BASE + 0x02, \
-       NPU_RKNPU_MEM_CREATE_OLD_SIZE)
+  _IOC(_IOC_READ | _IOC_WRITE, NPU_DRM_IOCTL_BASE,                             \
+       NPU_DRM_COMMAND_BASE + 0x02, NPU_RKNPU_MEM_CREATE_OLD_SIZE)
 #define NPU_RKNPU_IOCTL_MEM_MAP NPU_RKNPU_IOWR(0x03, struct npu_rknpu_mem_map)
 #define NPU_RKNPU_IOCTL_MEM_DESTROY                                            \
   NPU_RKNPU_IOWR(0x04, struct npu_rknpu_mem_destroy)

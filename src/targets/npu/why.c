@@ -4,7 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-bool npu_why(char *why, size_t n, const char *fmt, ...) {
+bool dg_npu_why(char *why, size_t n, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(why, n, fmt, ap);

@@ -7,8 +7,8 @@
 #include <stddef.h>
 
 /* Writes the reason into why[n] (truncated to fit) and returns false, so
- * that `return npu_why(why, n, "...", ...);` declines in one line. */
-bool npu_why(char *why, size_t n, const char *fmt, ...)
+ * that `return dg_npu_why(why, n, "...", ...);` declines in one line. */
+bool dg_npu_why(char *why, size_t n, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 #endif

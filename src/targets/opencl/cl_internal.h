@@ -50,7 +50,7 @@ typedef struct dg_cl_device {
 } dg_cl_device;
 
 /* The embedded program (generated from kernels/ by embed.py). */
-extern const char dg_opencl_program_source[];
+extern const char dg_cl_program_source[];
 
 /* ---- cl_util.c ---- */
 const char *dg_cl_error_name(cl_int err);

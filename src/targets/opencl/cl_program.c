@@ -44,7 +44,7 @@ static uint64_t fnv_str(uint64_t h, const char *s) {
 static uint64_t program_key(const dg_cl_device *d, bool broken) {
   uint64_t h = 0xcbf29ce484222325ull;
   h = fnv_str(h, dg_version_string());
-  h = fnv_str(h, dg_opencl_program_source);
+  h = fnv_str(h, dg_cl_program_source);
   if (broken)
     h = fnv_str(h, broken_tail);
   h = fnv_str(h, d->build_options);
@@ -62,7 +62,7 @@ static bool cache_file(const dg_cl_device *d, char *buf, size_t size) {
   return n > 0 && (size_t)n < size;
 }
 
-int dg_opencl_cache_path(const dg_device *dev, char *buf, unsigned long size) {
+int dg_cl_cache_path(const dg_device *dev, char *buf, unsigned long size) {
   if (!dev || dev->info.kind != DG_DEVICE_OPENCL)
     return 0;
   return cache_file(dev->impl, buf, size);
@@ -154,7 +154,7 @@ static dg_status build_failed(dg_cl_device *d, cl_program p, cl_int err,
 
 static dg_status from_source(dg_cl_device *d, bool broken, cl_program *out,
                              dg_diagnostic *diag) {
-  const char *srcs[2] = {dg_opencl_program_source, broken_tail};
+  const char *srcs[2] = {dg_cl_program_source, broken_tail};
   cl_int err;
   cl_program p =
       clCreateProgramWithSource(d->context, broken ? 2 : 1, srcs, NULL, &err);

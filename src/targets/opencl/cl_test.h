@@ -23,11 +23,11 @@ typedef struct dg_opencl_stats {
 } dg_opencl_stats;
 
 /* Counters since the process started. */
-void dg_opencl_get_stats(dg_opencl_stats *out);
+void dg_cl_get_stats(dg_opencl_stats *out);
 
 /* The cache file an OpenCL device's program uses (for tests that damage
  * it); returns 0 when there is none or dev is not an OpenCL device. */
 typedef struct dg_device dg_device;
-int dg_opencl_cache_path(const dg_device *dev, char *buf, unsigned long size);
+int dg_cl_cache_path(const dg_device *dev, char *buf, unsigned long size);
 
 #endif

@@ -15,22 +15,22 @@ atomic_int dg_vk_submits;
 atomic_int dg_vk_validation_total;
 static atomic_int validation_on;
 
-int dg_vulkan_validation_messages(void) {
+int dg_vk_validation_messages(void) {
   return atomic_load(&dg_vk_validation_total);
 }
-int dg_vulkan_validation_enabled(void) { return atomic_load(&validation_on); }
-int dg_vulkan_submit_count(void) { return atomic_load(&dg_vk_submits); }
+int dg_vk_validation_enabled(void) { return atomic_load(&validation_on); }
+int dg_vk_submit_count(void) { return atomic_load(&dg_vk_submits); }
 
 static const dg_target_vtbl vk_vtbl;
 
 static vk_device *vk_of(const dg_device *dev) {
   return dev && dev->vt == &vk_vtbl ? dev->impl : NULL;
 }
-long dg_vulkan_cache_loaded_bytes(const dg_device *dev) {
+long dg_vk_cache_loaded_bytes(const dg_device *dev) {
   vk_device *vd = vk_of(dev);
   return vd ? (long)vd->cache_loaded : -1;
 }
-const char *dg_vulkan_cache_path(const dg_device *dev) {
+const char *dg_vk_cache_path(const dg_device *dev) {
   vk_device *vd = vk_of(dev);
   return vd ? vd->cache_path : NULL;
 }
@@ -676,7 +676,7 @@ static const dg_target_vtbl vk_vtbl = {dg_vk_supports, dg_vk_estimate,
 
 const dg_target dg_target_vulkan = {"vulkan", DG_DEVICE_VULKAN, vk_enumerate};
 
-void dg_vulkan_pretend_device_type(dg_device *dev, int type) {
+void dg_vk_pretend_device_type(dg_device *dev, int type) {
   vk_device *vd = vk_of(dev);
   if (!vd)
     return;

@@ -6,8 +6,8 @@
 
 static atomic_int alloc_calls;
 
-void dg_vulkan_reset_alloc_count(void) { atomic_store(&alloc_calls, 0); }
-int dg_vulkan_alloc_count(void) { return atomic_load(&alloc_calls); }
+void dg_vk_reset_alloc_count(void) { atomic_store(&alloc_calls, 0); }
+int dg_vk_alloc_count(void) { return atomic_load(&alloc_calls); }
 
 VkResult dg_vk_allocate(vk_device *vd, VkDeviceSize size, uint32_t type,
                         VkDeviceMemory *out) {
@@ -30,8 +30,7 @@ static int type_like(const vk_device *vd, uint32_t bits, uint32_t want) {
     return (int)want;
   VkMemoryPropertyFlags f = vd->mem.memoryTypes[want].propertyFlags;
   for (uint32_t i = 0; i < vd->mem.memoryTypeCount; i++)
-    if ((bits & (1u << i)) &&
-        (vd->mem.memoryTypes[i].propertyFlags & f) == f)
+    if ((bits & (1u << i)) && (vd->mem.memoryTypes[i].propertyFlags & f) == f)
       return (int)i;
   return -1;
 }
@@ -96,10 +95,10 @@ bool dg_vk_choose_memory(vk_device *vd) {
    * is unified: tensors live there and the host reads and writes them
    * directly (no staging copies). On a discrete GPU the host-visible
    * device-local type is the small BAR window: not for tensors. */
-  bool shared = (vd->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ||
-                 vd->props.deviceType ==
-                     VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU) &&
-                !vd->test_paths;
+  bool shared =
+      (vd->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ||
+       vd->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU) &&
+      !vd->test_paths;
   int t = -1;
   if (shared) {
     t = find_type(vd, local | host | cached, 0);

@@ -10,25 +10,25 @@ typedef struct dg_device dg_device;
 /* Validation-layer warnings and errors reported so far (validation is on
  * when DG_VULKAN_VALIDATION=1 or VK_INSTANCE_LAYERS names
  * VK_LAYER_KHRONOS_validation at context creation). */
-int dg_vulkan_validation_messages(void);
+int dg_vk_validation_messages(void);
 /* Whether the contexts created so far ran with the validation layer. */
-int dg_vulkan_validation_enabled(void);
+int dg_vk_validation_enabled(void);
 /* vkQueueSubmit calls made by segment runs so far. */
-int dg_vulkan_submit_count(void);
+int dg_vk_submit_count(void);
 /* Restarts the count that DG_TEST_VULKAN_FAIL_ALLOC=N refers to. */
-void dg_vulkan_reset_alloc_count(void);
+void dg_vk_reset_alloc_count(void);
 /* vkAllocateMemory calls so far (since the last reset). */
-int dg_vulkan_alloc_count(void);
+int dg_vk_alloc_count(void);
 
 /* For a Vulkan device of a context: bytes of pipeline cache accepted from
  * disk when it was opened (0: none, or the file was corrupt or foreign),
  * and the cache file's path ("" when caching is off). -1 / NULL when dev is
  * not a Vulkan device. */
-long dg_vulkan_cache_loaded_bytes(const dg_device *dev);
-const char *dg_vulkan_cache_path(const dg_device *dev);
+long dg_vk_cache_loaded_bytes(const dg_device *dev);
+const char *dg_vk_cache_path(const dg_device *dev);
 /* Test hook for the cost model: makes the device estimate as if it were
  * of this VkPhysicalDeviceType (1 integrated, 2 discrete, 4 cpu; -1: its
  * own type again). */
-void dg_vulkan_pretend_device_type(dg_device *dev, int type);
+void dg_vk_pretend_device_type(dg_device *dev, int type);
 
 #endif
