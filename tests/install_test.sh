@@ -88,6 +88,20 @@ if [ -x "$prog" ]; then
     fi
   fi
 fi
+# The version's one home is graph.h: the .pc file, the soname and
+# dg_version_string() all say the header's DG_VERSION_*.
+hv=$(sed -n 's/^#define DG_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' include/graph.h | paste -sd .)
+printf '#include <graph.h>\n#include <stdio.h>\nint main(void) { puts(dg_version_string()); return 0; }\n' >"$dest/version.c"
+if [ -n "$ld_path" ] && cc -std=c11 $(pcflags --cflags) "$dest/version.c" -o "$dest/version" $(pcflags --libs) 2>>"$dest/cc.log"; then
+  rv=$(LD_LIBRARY_PATH="$ld_path" "$dest/version")
+  pv=$(pcflags --modversion)
+  so=$(ls "$dest$prefix"/lib*/libdirectgraph.so.* "$dest$prefix"/lib*/*/libdirectgraph.so.* 2>/dev/null | sed -n 's/.*libdirectgraph\.so\.\([0-9]*\.[0-9]*\.[0-9]*\)$/\1/p' | head -n 1)
+  if [ -n "$hv" ] && [ "$rv" = "$hv" ] && [ "$pv" = "$hv" ] && [ "$so" = "$hv" ]; then
+    ok "one version everywhere: graph.h, dg_version_string(), directgraph.pc and the soname say $hv"
+  else
+    fail "versions differ: graph.h '$hv', dg_version_string() '$rv', directgraph.pc '$pv', soname '$so'"
+  fi
+fi
 libs=$(pcflags --libs --static)
 if cc -std=c11 $(pcflags --cflags) examples/conv_offload.c -o "$prog.static" \
   -Wl,-Bstatic -ldirectgraph -Wl,-Bdynamic $(echo "$libs" | sed 's/-ldirectgraph//') -lm \

@@ -8,7 +8,14 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *dg_version_string(void) { return "0.1.0"; }
+#define DG_STRING_OF(x) #x
+#define DG_STRING(x) DG_STRING_OF(x)
+/* From graph.h's macros, the version's one home (meson.build reads them
+ * too). */
+const char *dg_version_string(void) {
+  return DG_STRING(DG_VERSION_MAJOR) "." DG_STRING(
+      DG_VERSION_MINOR) "." DG_STRING(DG_VERSION_PATCH);
+}
 
 const char *dg_status_string(dg_status s) {
   switch (s) {
