@@ -291,7 +291,10 @@ typedef struct dg_device_info {
   char driver[128]; /* driver or implementation and its version */
   unsigned dtypes;  /* bit (1u << dg_dtype) for each dtype it runs */
   uint64_t ops;     /* bit (1ull << dg_op) for each op it can run */
-  int is_simulator; /* 1 for simulated devices (never "best") */
+  /* 1 for simulated devices: never chosen as best; a node runs on one
+   * only where pinned there, or where the compile options name it (in
+   * devices) or its kind (in device_kinds). */
+  int is_simulator;
   /* How its int8 results may deviate from the numerics contract, in
    * LSBs (0: bit-exact). */
   int int8_max_lsb_deviation;

@@ -534,6 +534,51 @@ static void test_destroy_wrong_kind(void) {
         "then each is destroyed by its own destroy");
 }
 
+/* A simulator is never chosen as best: with the fake accelerator marked a
+ * simulator, the convs it would win stay on the CPU unless the compile
+ * options name it (or its kind), and the plan says why. */
+static void test_simulator_not_best(int fake) {
+  float w1[216] = {0}, w2[576] = {0};
+  dg_graph *g = small_net(96, w1, w2);
+  ctx->devices.items[fake].info.is_simulator = 1;
+  int both[2] = {0, fake};
+  const struct {
+    const char *what;
+    dg_compile_options o;
+    int want; /* conv1's device */
+  } cases[] = {
+      {"every device allowed", {0}, 0},
+      {"the device list names it", {.devices = both, .device_count = 2}, fake},
+      {"the kinds name its kind",
+       {.device_kinds = DG_DEVICE_CPU | DG_DEVICE_NPU},
+       fake},
+  };
+  for (int i = 0; i < 3; i++) {
+    dg_session *s = NULL;
+    dg_diagnostic d;
+    dg_status st = dg_graph_compile(g, &cases[i].o, &s, &d);
+    dg_plan_node pn = {0};
+    if (st == DG_OK)
+      dg_plan_get_node(dg_session_plan(s), 0, &pn);
+    CHECK(st == DG_OK && pn.device_index == cases[i].want,
+          "a simulator with %s: conv1 on device %d (want %d; %s)",
+          cases[i].what, pn.device_index, cases[i].want,
+          st ? d.message : pn.reason_text);
+    dg_session_destroy(s);
+  }
+  ctx->devices.items[fake].info.is_simulator = 0;
+  dg_session *s = NULL;
+  dg_status st = dg_graph_compile(g, NULL, &s, NULL);
+  dg_plan_node pn = {0};
+  if (st == DG_OK)
+    dg_plan_get_node(dg_session_plan(s), 0, &pn);
+  CHECK(st == DG_OK && pn.device_index == fake,
+        "the same device, not a simulator, wins conv1 by cost (device %d)",
+        pn.device_index);
+  dg_session_destroy(s);
+  dg_graph_destroy(g);
+}
+
 int main(void) {
   t_seed(7);
   test_logging();
@@ -559,7 +604,9 @@ int main(void) {
   test_nhwc_and_reuse();
   test_verify_detects();
   test_oneshot();
-  test_placement(add_fake_device());
+  int fake = add_fake_device();
+  test_placement(fake);
+  test_simulator_not_best(fake);
   dg_context_destroy(ctx);
   return t_exit();
 }

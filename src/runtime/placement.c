@@ -29,6 +29,20 @@ static bool device_allowed(const dg_session *s, int d) {
   return false;
 }
 
+/* A simulator is never chosen as best (graph.h's dg_device_info): it runs
+ * a node only where it was asked for, by a pin, by the compile options'
+ * device list naming it, or by their kinds naming its kind. */
+static bool simulator_asked(const dg_session *s, int d, int pin) {
+  const dg_device *dev = &s->ctx->devices.items[d];
+  if (!dev->info.is_simulator || pin == d ||
+      (s->opts.device_kinds & dev->info.kind))
+    return true;
+  for (int i = 0; i < s->opts.device_count; i++)
+    if (s->devices_allowed[i] == d)
+      return true;
+  return false;
+}
+
 static uint64_t tensor_bytes(const dg_ir *ir, uint32_t id) {
   return id ? dg_desc_bytes(&dg_ir_tensor(ir, id)->desc) : 0;
 }
@@ -138,6 +152,12 @@ dg_status dg_place(dg_session *s, dg_diagnostic *diag) {
       why[d][0] = 0;
       if (!device_allowed(s, d)) {
         snprintf(why[d], sizeof why[d], "not allowed by the compile options");
+        continue;
+      }
+      if (!simulator_asked(s, d, pin)) {
+        snprintf(why[d], sizeof why[d],
+                 "a simulator: runs only where pinned or named in the "
+                 "compile options");
         continue;
       }
       if (!dev->vt->supports(dev, ir, n, why[d], sizeof why[d]))
