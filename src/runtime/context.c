@@ -1,6 +1,7 @@
 /* Context: options, devices from every built-in target, the cache
  * directory, and logging through the context's callback. */
 #define _POSIX_C_SOURCE 200809L
+#include "core/env.h"
 #include "internal.h"
 #include "oneshot.h"
 
@@ -20,16 +21,16 @@ void dg_log(const dg_context *ctx, dg_log_level level, const char *fmt, ...) {
 }
 
 static char *cache_dir_from_env(void) {
-  const char *e = getenv("DG_CACHE_DIR");
+  const char *e = dg_env(DG_ENV_CACHE_DIR);
   char buf[4096];
   if (e && *e)
     return strdup(e);
-  e = getenv("XDG_CACHE_HOME");
+  e = dg_env(DG_ENV_XDG_CACHE_HOME);
   if (e && *e) {
     snprintf(buf, sizeof buf, "%s/directgraph", e);
     return strdup(buf);
   }
-  e = getenv("HOME");
+  e = dg_env(DG_ENV_HOME);
   if (e && *e) {
     snprintf(buf, sizeof buf, "%s/.cache/directgraph", e);
     return strdup(buf);

@@ -88,7 +88,10 @@ typedef struct dg_device_list {
 dg_device *dg_device_list_add(dg_device_list *list, const dg_target_vtbl *vt);
 
 /* A target's entry point: appends its devices. Failing to find a device is
- * not an error (returns DG_OK with nothing added). */
+ * not an error (returns DG_OK with nothing added). opts are the context's,
+ * resolved: cache_dir is the directory the context chose (DG_CACHE_DIR or
+ * its defaults), NULL when caching is off, so no target reads the
+ * environment for it. */
 typedef struct dg_target {
   const char *name;
   dg_device_kind kind;

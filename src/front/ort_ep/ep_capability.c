@@ -17,6 +17,7 @@
  *
  * DG_ORT_EP_VERBOSE=1 prints each decision to stderr (and Compile the
  * ops each fused node became). */
+#include "core/env.h"
 #include "ep_internal.h"
 
 #include <stdio.h>
@@ -33,8 +34,8 @@ typedef struct cap {
   ep_state *ep;
   const OrtNode **nodes;
   int n;
-  bool *ok;      /* builds alone */
-  int *group;    /* -1: unsupported */
+  bool *ok;       /* builds alone */
+  int *group;     /* -1: unsupported */
   uint64_t *bits; /* reach, bad per node, then bad per group: 3n sets */
   size_t words;
   bool verbose;
@@ -182,13 +183,12 @@ static try_result try_region(cap *c, const OrtNode *const *nodes, int n,
     dg_status st = dg_graph_compile(g, &co, &s, &d);
     dg_session_destroy(s);
     if (st != DG_OK) {
-      bool strict = c->ep->opts.policy == DG_POLICY_STRICT &&
-                    st == DG_ERROR_UNSUPPORTED;
+      bool strict =
+          c->ep->opts.policy == DG_POLICY_STRICT && st == DG_ERROR_UNSUPPORTED;
       r = strict ? TRY_CLAIM_TO_FAIL : TRY_NO;
       if (c->verbose)
         fprintf(stderr, DG_EP_NAME ": %s %d node(s): %s\n",
-                strict ? "strict, claimed to fail:" : "declined", n,
-                d.message);
+                strict ? "strict, claimed to fail:" : "declined", n, d.message);
     }
   }
   dg_graph_destroy(g);
@@ -236,7 +236,7 @@ static OrtStatus *claim_groups(cap *c, OrtEpGraphSupportInfo *info,
 OrtStatus *ep_get_capability(dg_ort_ep *self, const OrtGraph *graph,
                              OrtEpGraphSupportInfo *info) {
   ep_state *ep = (ep_state *)self;
-  const char *v = getenv("DG_ORT_EP_VERBOSE");
+  const char *v = dg_env(DG_ENV_ORT_EP_VERBOSE);
   cap c = {.o = &ep->ort, .ep = ep, .verbose = v && v[0] == '1'};
   c.n = ep_graph_nodes(c.o, graph, &c.nodes);
   if (c.n < 0)

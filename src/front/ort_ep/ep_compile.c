@@ -6,6 +6,7 @@
  * same region builder GetCapability tried: what was claimed builds. The
  * fused node's inputs and outputs give the order of the kernel's tensors
  * (constant initializers are not among them: they became constants). */
+#include "core/env.h"
 #include "ep_internal.h"
 
 #include <pthread.h>
@@ -66,13 +67,16 @@ static void release_state(dg_ort_node_compute_info *self, void *state) {
 static size_t value_bytes(const ep_ort *o, const OrtValue *v, int *elem) {
   OrtTensorTypeAndShapeInfo *tsi = NULL;
   size_t count = 0;
-  if (ep_failed(o, API(o, GetTensorTypeAndShape, ort_type_and_shape_fn)(v, &tsi),
+  if (ep_failed(o,
+                API(o, GetTensorTypeAndShape, ort_type_and_shape_fn)(v, &tsi),
                 NULL, 0))
     return 0;
-  bool ok = !ep_failed(o, API(o, GetTensorElementType, ort_get_int_fn)(tsi, elem),
-                       NULL, 0) &&
-            !ep_failed(o, API(o, GetTensorShapeElementCount, ort_get_size_fn)(
-                              tsi, &count), NULL, 0);
+  bool ok =
+      !ep_failed(o, API(o, GetTensorElementType, ort_get_int_fn)(tsi, elem),
+                 NULL, 0) &&
+      !ep_failed(
+          o, API(o, GetTensorShapeElementCount, ort_get_size_fn)(tsi, &count),
+          NULL, 0);
   API(o, ReleaseTensorTypeAndShapeInfo, ort_release_fn)(tsi);
   return ok ? count * dg_dtype_size(ep_dtype_of(*elem)) : 0;
 }
@@ -88,8 +92,8 @@ static OrtStatus *compute(dg_ort_node_compute_info *self, void *state,
     const OrtValue *v = NULL;
     const void *data = NULL;
     int elem = 0;
-    if ((st = API(o, KernelContext_GetInput, ort_kernel_input_fn)(kctx, (size_t)i,
-                                                                 &v)) ||
+    if ((st = API(o, KernelContext_GetInput,
+                  ort_kernel_input_fn)(kctx, (size_t)i, &v)) ||
         (st = API(o, GetTensorData, ort_get_ptr_fn)(v, &data)))
       break;
     if (value_bytes(o, v, &elem) != k->in[i].bytes)
@@ -97,8 +101,8 @@ static OrtStatus *compute(dg_ort_node_compute_info *self, void *state,
                     DG_EP_NAME ": input '%s' has not the compiled size",
                     k->in[i].name);
     /* directgraph only reads inputs; the binding type is not const. */
-    k->bind[i] = (dg_binding){k->in[i].name, (void *)(uintptr_t)data,
-                              k->in[i].bytes};
+    k->bind[i] =
+        (dg_binding){k->in[i].name, (void *)(uintptr_t)data, k->in[i].bytes};
   }
   for (int i = 0; i < k->nout && !st; i++) {
     OrtValue *v = NULL;
@@ -111,8 +115,8 @@ static OrtStatus *compute(dg_ort_node_compute_info *self, void *state,
   }
   if (!st) {
     dg_diagnostic d;
-    dg_status rs = dg_session_run(k->session, k->bind, k->nin,
-                                  k->bind + k->nin, k->nout, &d);
+    dg_status rs = dg_session_run(k->session, k->bind, k->nin, k->bind + k->nin,
+                                  k->nout, &d);
     if (rs != DG_OK)
       st = ep_error(o, ORT_CODE_EP_FAIL, DG_EP_NAME ": run failed: %s",
                     d.message);
@@ -202,23 +206,28 @@ static OrtStatus *compile_one(ep_state *ep, const OrtGraph *graph,
                   d.message);
     goto done;
   }
-  const char *verbose = getenv("DG_ORT_EP_VERBOSE");
+  const char *verbose = dg_env(DG_ENV_ORT_EP_VERBOSE);
   if (verbose && verbose[0] == '1')
     print_ops(k->session);
   if (dg_session_input_count(k->session) != ni) {
-    st = ep_error(o, ORT_CODE_EP_FAIL, DG_EP_NAME ": %d fused inputs but "
-                  "%d directgraph inputs", ni,
-                  dg_session_input_count(k->session));
+    st = ep_error(o, ORT_CODE_EP_FAIL,
+                  DG_EP_NAME ": %d fused inputs but "
+                             "%d directgraph inputs",
+                  ni, dg_session_input_count(k->session));
     goto done;
   }
   for (int i = 0; i < ni && !st; i++)
     if (!find_io(k->session, true, ep_value_name(o, ins[i]), &k->in[i]))
-      st = ep_error(o, ORT_CODE_EP_FAIL, DG_EP_NAME ": fused input '%s' is "
-                    "no graph input", ep_value_name(o, ins[i]));
+      st = ep_error(o, ORT_CODE_EP_FAIL,
+                    DG_EP_NAME ": fused input '%s' is "
+                               "no graph input",
+                    ep_value_name(o, ins[i]));
   for (int i = 0; i < no && !st; i++)
     if (!find_io(k->session, false, out_names[i], &k->out[i]))
-      st = ep_error(o, ORT_CODE_EP_FAIL, DG_EP_NAME ": fused output '%s' is "
-                    "no graph output", out_names[i]);
+      st = ep_error(o, ORT_CODE_EP_FAIL,
+                    DG_EP_NAME ": fused output '%s' is "
+                               "no graph output",
+                    out_names[i]);
 done:
   free(nodes);
   free(ins);
@@ -256,8 +265,8 @@ OrtStatus *ep_compile(dg_ort_ep *self, const OrtGraph **graphs,
   return NULL;
 }
 
-void ep_release_compute_infos(dg_ort_ep *self,
-                              dg_ort_node_compute_info **infos, size_t count) {
+void ep_release_compute_infos(dg_ort_ep *self, dg_ort_node_compute_info **infos,
+                              size_t count) {
   (void)self;
   for (size_t i = 0; i < count; i++)
     kernel_free((ep_kernel *)infos[i]);

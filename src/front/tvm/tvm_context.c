@@ -4,12 +4,13 @@
  * unloaded: its memoised one-node sessions are what makes repeated calls
  * cheap. A mutex serialises the calls, because the context's one-shot
  * cache and its sessions are not thread-safe. */
+#include "core/env.h"
 #include "tvm_internal.h"
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdlib.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -17,7 +18,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static dg_context *ctx_global;
 static dg_status ctx_status;
 static int device_global = -1;
-static bool ctx_all_devices; /* opened beyond the CPU (DG_TVM_DEVICE) */
+static bool ctx_all_devices;   /* opened beyond the CPU (DG_TVM_DEVICE) */
 static char device_error[160]; /* non-empty: $DG_TVM_DEVICE is unusable */
 
 /* Sessions for relu/softmax/max_pool2d, which have no dg_oneshot_* form. */
@@ -34,7 +35,7 @@ static unary_entry *unary_cache;
  * with torch and NVIDIA's drivers). DG_TVM_DEVICE=N opens every device and
  * pins the calls to device N. */
 static void init(void) {
-  const char *env = getenv("DG_TVM_DEVICE");
+  const char *env = dg_env(DG_ENV_TVM_DEVICE);
   bool automatic = !env || !*env || !strcmp(env, "auto");
   dg_context_options o = {.device_kinds = automatic ? DG_DEVICE_CPU : 0};
   ctx_status = dg_context_create(&o, &ctx_global);
@@ -69,12 +70,14 @@ int dg_tvm_enter(const char *fn, dg_context **ctx, int *device) {
 
 void dg_tvm_leave(void) { pthread_mutex_unlock(&lock); }
 
-static dg_tensor add_node(dg_graph *g, const dg_tvm_unary_key *k,
-                          dg_tensor x) {
+static dg_tensor add_node(dg_graph *g, const dg_tvm_unary_key *k, dg_tensor x) {
   switch (k->op) {
-  case DG_OP_MAX_POOL2D: return dg_graph_max_pool2d(g, "max_pool2d", x, &k->pool);
-  case DG_OP_SOFTMAX: return dg_graph_softmax(g, "softmax", x, k->axis);
-  default: return dg_graph_relu(g, "relu", x);
+  case DG_OP_MAX_POOL2D:
+    return dg_graph_max_pool2d(g, "max_pool2d", x, &k->pool);
+  case DG_OP_SOFTMAX:
+    return dg_graph_softmax(g, "softmax", x, k->axis);
+  default:
+    return dg_graph_relu(g, "relu", x);
   }
 }
 

@@ -2,6 +2,7 @@
  * in every dtype (f16 through f32 arithmetic), and is the device every
  * other one is compared with. */
 #define _GNU_SOURCE
+#include "core/env.h"
 #include "cpu_ops.h"
 
 #include "core/clock.h"
@@ -108,10 +109,10 @@ static dg_status cpu_compile(dg_device *dev, const dg_segment *seg,
     flops += dg_op_def_get(n->op)->flops(seg->ir, n);
   }
   s->pool = flops < SMALL_SEGMENT_FLOPS ? s->dev->inline_pool : s->dev->pool;
-  s->timing = getenv("DG_PROFILE") != NULL;
+  s->timing = dg_env(DG_ENV_PROFILE) != NULL;
   /* DG_TEST_CORRUPT_NODE=name damages that node's output, so that tests
    * can check verify finds it. */
-  const char *corrupt = getenv("DG_TEST_CORRUPT_NODE");
+  const char *corrupt = dg_env(DG_ENV_TEST_CORRUPT_NODE);
   s->corrupt = -1;
   for (int i = 0; i < seg->node_count; i++) {
     const dg_node *n = &seg->ir->nodes[seg->nodes[i]];

@@ -5,6 +5,7 @@
  * path the CPU would fault on.
  */
 #define _POSIX_C_SOURCE 200809L
+#include "core/env.h"
 #include "cpu_kernels.h"
 
 #include <stdatomic.h>
@@ -61,7 +62,7 @@ static int lower_to(int level, const char *name) {
 int dg_cpu_simd_level(void) {
   int level = atomic_load_explicit(&simd_level, memory_order_relaxed);
   if (level < 0) {
-    level = lower_to(detect(), getenv("DG_CPU_SIMD"));
+    level = lower_to(detect(), dg_env(DG_ENV_CPU_SIMD));
     atomic_store_explicit(&simd_level, level, memory_order_relaxed);
   }
   return level;

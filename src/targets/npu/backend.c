@@ -1,5 +1,6 @@
 /* Backend selection (DG_NPU_DEVICE and discovery) and shared helpers. */
 #include "backend.h"
+#include "core/env.h"
 #include "regs.h"
 
 #include <errno.h>
@@ -27,7 +28,7 @@ int dg_npu_ioctl(int fd, unsigned long request, void *arg) {
 }
 
 static int timeout_ms(void) {
-  const char *s = getenv("DG_NPU_TIMEOUT_MS");
+  const char *s = dg_env(DG_ENV_NPU_TIMEOUT_MS);
   long v = s ? strtol(s, NULL, 10) : 0;
   return v > 0 && v < 3600000 ? (int)v : 5000;
 }

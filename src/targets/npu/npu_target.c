@@ -11,6 +11,7 @@
  * accumulation, host-side bias): declared in the device info, shown per
  * node in the plan, used by verify. */
 #define _POSIX_C_SOURCE 200809L /* posix_memalign */
+#include "core/env.h"
 #include "lower.h"
 #include "lower_pool.h"
 
@@ -159,7 +160,7 @@ static dg_status npu_compile(dg_device *dev, const dg_segment *seg,
   s->dev = dev->impl;
   s->ir = seg->ir;
   s->nodes = seg->nodes;
-  s->timing = getenv("DG_PROFILE") != NULL;
+  s->timing = dg_env(DG_ENV_PROFILE) != NULL;
   if (own_buffers(s, seg) != DG_OK) {
     npu_release(s);
     dg_diag_set(diag, DG_ERROR_OUT_OF_MEMORY, -1, NULL, "compile", NULL, NULL,
@@ -234,7 +235,7 @@ static void say(const dg_context_options *opts, dg_log_level level,
 
 static dg_status npu_enumerate(const dg_context_options *opts,
                                dg_device_list *out) {
-  const char *spec = getenv("DG_NPU_DEVICE");
+  const char *spec = dg_env(DG_ENV_NPU_DEVICE);
   if (spec && !strcmp(spec, "none"))
     return DG_OK;
   char err[256] = "";

@@ -1,5 +1,6 @@
 /* The simulator (see sim.h). */
 #include "sim.h"
+#include "core/env.h"
 
 #include "decode.h"
 #include "sim_internal.h"
@@ -380,12 +381,12 @@ int dg_npu_sim_check(const npu_sim_job *job, char *err, size_t n) {
 }
 
 npu_pool_avg dg_npu_sim_pool_avg_default(void) {
-  const char *s = getenv("DG_NPU_SIM_POOL_AVG");
+  const char *s = dg_env(DG_ENV_NPU_SIM_POOL_AVG);
   return s && !strcmp(s, "exact") ? NPU_POOL_AVG_EXACT : NPU_POOL_AVG_RECIP;
 }
 
 npu_round dg_npu_sim_round_default(void) {
-  const char *s = getenv("DG_NPU_SIM_ROUND");
+  const char *s = dg_env(DG_ENV_NPU_SIM_ROUND);
   if (s && !strcmp(s, "half-away"))
     return NPU_ROUND_HALF_AWAY;
   if (s && !strcmp(s, "half-even"))

@@ -6,6 +6,7 @@
  * "Cost models"). */
 #define _POSIX_C_SOURCE 200809L
 #include "cl_internal.h"
+#include "core/env.h"
 
 #include "ops/ops.h"
 
@@ -136,25 +137,12 @@ static const dg_target_vtbl cl_vtbl = {cl_supports,   cl_estimate,
                                        dg_cl_compile, dg_cl_run,
                                        dg_cl_release, cl_destroy};
 
-/* The cache directory as the context resolves it (the target receives
- * the options, whose cache_dir is NULL when the context resolved it from
- * the environment). */
+/* The context's resolved cache directory (target.h: NULL when caching is
+ * off), copied. */
 static char *resolve_cache_dir(const dg_context_options *o) {
-  if (o->disable_cache)
+  if (o->disable_cache || !o->cache_dir || !*o->cache_dir)
     return NULL;
-  if (o->cache_dir)
-    return strdup(o->cache_dir);
-  char buf[4096];
-  const char *e = getenv("DG_CACHE_DIR");
-  if (e && *e)
-    return strdup(e);
-  if ((e = getenv("XDG_CACHE_HOME")) && *e)
-    snprintf(buf, sizeof buf, "%s/directgraph", e);
-  else if ((e = getenv("HOME")) && *e)
-    snprintf(buf, sizeof buf, "%s/.cache/directgraph", e);
-  else
-    return NULL;
-  return strdup(buf);
+  return strdup(o->cache_dir);
 }
 
 static void info_str(cl_device_id dev, cl_device_info what, char *buf,

@@ -4,6 +4,7 @@
  * arguments, bound once at compile time so that a run only enqueues. */
 #define _POSIX_C_SOURCE 200809L
 #include "cl_internal.h"
+#include "core/env.h"
 #include "kernels/geom.h"
 
 #include "ops/ops.h"
@@ -185,7 +186,7 @@ static cl_int q8_setup(prep *p, int64_t channels, int32_t *g, cl_mem *mult,
 /* Kernels for GPU-type devices; DG_TEST_OPENCL_GPU_KERNELS=1 selects them
  * on CPU-type devices too, so that PoCL tests cover them. */
 static bool cpu_kernels(const prep *p) {
-  const char *e = getenv("DG_TEST_OPENCL_GPU_KERNELS");
+  const char *e = dg_env(DG_ENV_TEST_OPENCL_GPU_KERNELS);
   return p->d->is_cpu && !(e && *e && strcmp(e, "0"));
 }
 

@@ -6,6 +6,7 @@
  * does not match, or that the driver rejects, is ignored and rebuilt. */
 #define _POSIX_C_SOURCE 200809L
 #include "cl_internal.h"
+#include "core/env.h"
 
 #include "core/cache_file.h"
 
@@ -24,7 +25,7 @@ static const char broken_tail[] =
     "\nkernel void dg_broken(global int *p) { p[0] = undeclared_name; }\n";
 
 static bool broken_source(void) {
-  const char *e = getenv("DG_TEST_OPENCL_BROKEN_SOURCE");
+  const char *e = dg_env(DG_ENV_TEST_OPENCL_BROKEN_SOURCE);
   return e && *e && strcmp(e, "0");
 }
 

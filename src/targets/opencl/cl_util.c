@@ -2,6 +2,7 @@
  * with the allocation-failure injection tests use (cl_test.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "cl_internal.h"
+#include "core/env.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +29,8 @@ const char *dg_cl_error_name(cl_int err) {
   case x:                                                                      \
     return #x;
     E(CL_SUCCESS)
-    E(CL_DEVICE_NOT_FOUND) E(CL_DEVICE_NOT_AVAILABLE) E(CL_COMPILER_NOT_AVAILABLE) E(
+    E(CL_DEVICE_NOT_FOUND)
+    E(CL_DEVICE_NOT_AVAILABLE) E(CL_COMPILER_NOT_AVAILABLE) E(
         CL_MEM_OBJECT_ALLOCATION_FAILURE) E(CL_OUT_OF_RESOURCES) E(CL_OUT_OF_HOST_MEMORY)
         E(CL_PROFILING_INFO_NOT_AVAILABLE) E(CL_MEM_COPY_OVERLAP) E(
             CL_IMAGE_FORMAT_MISMATCH) E(CL_IMAGE_FORMAT_NOT_SUPPORTED) E(CL_BUILD_PROGRAM_FAILURE)
@@ -98,7 +100,7 @@ static char inject_seen[32];
 static long inject_count;
 
 static bool inject_failure(void) {
-  const char *e = getenv("DG_TEST_OPENCL_FAIL_ALLOC");
+  const char *e = dg_env(DG_ENV_TEST_OPENCL_FAIL_ALLOC);
   bool fail = false;
   pthread_mutex_lock(&inject_lock);
   if (!e || !*e) {

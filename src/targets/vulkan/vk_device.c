@@ -4,6 +4,7 @@
  * features each has, and their destruction. No loader, no driver or no
  * device is not an error: the target then adds nothing. */
 #define _POSIX_C_SOURCE 200809L
+#include "core/env.h"
 #include "vk_coopmat_khr.h"
 #include "vk_internal.h"
 
@@ -62,8 +63,8 @@ on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
 }
 
 static bool validation_wanted(void) {
-  const char *v = getenv("DG_VULKAN_VALIDATION");
-  const char *l = getenv("VK_INSTANCE_LAYERS");
+  const char *v = dg_env(DG_ENV_VULKAN_VALIDATION);
+  const char *l = dg_env(DG_ENV_VK_INSTANCE_LAYERS);
   return (v && !strcmp(v, "1")) ||
          (l && strstr(l, "VK_LAYER_KHRONOS_validation"));
 }
@@ -228,24 +229,12 @@ static void vk_destroy(dg_device *dev) {
   dev->impl = NULL;
 }
 
+/* The context's resolved cache directory (target.h: NULL when caching is
+ * off), copied into buf. */
 static char *cache_dir(const dg_context_options *opts, char *buf, size_t size) {
-  if (opts->disable_cache)
+  if (opts->disable_cache || !opts->cache_dir || !*opts->cache_dir)
     return NULL;
-  if (opts->cache_dir && *opts->cache_dir) {
-    dg_strlcpy(buf, opts->cache_dir, size);
-    return buf;
-  }
-  /* The context passes its resolved directory in opts->cache_dir; the
-   * same rule is repeated here for callers that do not. */
-  const char *e = getenv("DG_CACHE_DIR");
-  if (e && *e)
-    snprintf(buf, size, "%s", e);
-  else if ((e = getenv("XDG_CACHE_HOME")) && *e)
-    snprintf(buf, size, "%s/directgraph", e);
-  else if ((e = getenv("HOME")) && *e)
-    snprintf(buf, size, "%s/.cache/directgraph", e);
-  else
-    return NULL;
+  dg_strlcpy(buf, opts->cache_dir, size);
   return buf;
 }
 
@@ -541,19 +530,19 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
    * (lavapipe) never spins: its work runs on the cores a poll would take. */
   vd->loop_limit = strstr(vd->props.deviceName, "llvmpipe") ? 65535 : 0;
   vd->timeout_ns = (uint64_t)opts->device_timeout_ms * 1000000u;
-  const char *spin = getenv("DG_VK_SPIN_US");
+  const char *spin = dg_env(DG_ENV_VK_SPIN_US);
   vd->spin_ns = vd->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU
                     ? 0
                     : (int64_t)(spin ? strtoul(spin, NULL, 10) : 1000) * 1000;
-  const char *gather = getenv("DG_VK_CONV_GATHER");
+  const char *gather = dg_env(DG_ENV_VK_CONV_GATHER);
   vd->conv_gather = !gather                       ? -1
                     : !strcmp(gather, "implicit") ? 0
                     : !strcmp(gather, "im2col")   ? 1
                     : !strcmp(gather, "blocked")  ? 2
                                                   : -1;
-  const char *splitk = getenv("DG_VK_SPLITK");
+  const char *splitk = dg_env(DG_ENV_VK_SPLITK);
   vd->splitk = splitk && atoi(splitk) > 0 ? atoi(splitk) : -1;
-  const char *paths = getenv("DG_TEST_VULKAN_PATHS");
+  const char *paths = dg_env(DG_ENV_TEST_VULKAN_PATHS);
   vd->test_paths = !paths                    ? 0
                    : !strcmp(paths, "gpu")   ? 1
                    : !strcmp(paths, "tiled") ? 2

@@ -1,5 +1,6 @@
 /* Device memory: the choice of memory types, buffers bound to their own
  * allocation, and the allocation-failure injection used by the tests. */
+#include "core/env.h"
 #include "vk_internal.h"
 
 #include <stdlib.h>
@@ -12,7 +13,7 @@ int dg_vk_alloc_count(void) { return atomic_load(&alloc_calls); }
 VkResult dg_vk_allocate(vk_device *vd, VkDeviceSize size, uint32_t type,
                         VkDeviceMemory *out) {
   int call = atomic_fetch_add(&alloc_calls, 1) + 1;
-  const char *fail = getenv("DG_TEST_VULKAN_FAIL_ALLOC");
+  const char *fail = dg_env(DG_ENV_TEST_VULKAN_FAIL_ALLOC);
   if (fail && *fail && atoi(fail) == call) {
     *out = VK_NULL_HANDLE;
     return VK_ERROR_OUT_OF_DEVICE_MEMORY;

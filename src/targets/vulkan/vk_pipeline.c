@@ -2,6 +2,7 @@
  * descriptor-set layout and one pipeline layout; pipelines are created on
  * first use and kept per device for the context's life, keyed by module
  * and specialisation constants, through the device's VkPipelineCache. */
+#include "core/env.h"
 #include "vk_internal.h"
 
 #include <stdio.h>
@@ -64,7 +65,7 @@ void dg_vk_pipelines_destroy(vk_device *vd) {
  * rebuilding the library. Returns malloc'd words (caller frees) or NULL
  * when there is no override. */
 static uint32_t *spirv_override(const char *name, size_t *words) {
-  const char *dir = getenv("DG_VK_SPIRV_DIR");
+  const char *dir = dg_env(DG_ENV_VK_SPIRV_DIR);
   if (!dir || !*dir)
     return NULL;
   char path[1024];

@@ -4,6 +4,7 @@
  * shared memory, spills, ... whatever it reports) are printed to stderr,
  * one line per pipeline. This is how a kernel's occupancy is read on a
  * driver without a shader profiler. */
+#include "core/env.h"
 #include "vk_internal.h"
 
 #include <stdio.h>
@@ -12,7 +13,7 @@
 
 bool dg_vk_pipeline_stats_wanted(const VkExtensionProperties *ext,
                                  uint32_t ne) {
-  const char *e = getenv("DG_VK_PIPELINE_STATS");
+  const char *e = dg_env(DG_ENV_VK_PIPELINE_STATS);
   if (!e || strcmp(e, "1"))
     return false;
   for (uint32_t i = 0; i < ne; i++)
