@@ -17,7 +17,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPT = os.path.join(HERE, "..", "..", "src", "target", "vulkan",
+SCRIPT = os.path.join(HERE, "..", "..", "src", "targets", "vulkan",
                       "spirv_nv2khr.py")
 NV_OPS = set(range(5357, 5363))
 KHR_TYPE, KHR_LOAD, KHR_STORE, KHR_MULADD = 4456, 4457, 4458, 4459
@@ -183,7 +183,7 @@ def check_glsl_cases(tmp):
 
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
-    vk = os.path.join(build, "src", "target", "vulkan")
+    vk = os.path.join(build, "src", "targets", "vulkan")
     names = ["gemmk_f16", "convk_f16", "gemmk64_f16", "convik_f16",
              "convik64_f16", "convnk_f16", "convnk64_f16", "convnk64d_f16"]
     if not os.path.exists(os.path.join(vk, names[0] + ".spv")):

@@ -20,7 +20,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-VK = os.path.join(HERE, "..", "..", "src", "target", "vulkan")
+VK = os.path.join(HERE, "..", "..", "src", "targets", "vulkan")
 SCRIPT = os.path.join(VK, "vk_variants.py")
 TABLE = os.path.join(VK, "variants.def")
 SHADERS = os.path.join(VK, "shaders")
@@ -113,7 +113,7 @@ def glslc_refuses(glslc, tmp, source, defines, expect, what):
 
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
-    out = os.path.join(build, "src", "target", "vulkan")
+    out = os.path.join(build, "src", "targets", "vulkan")
     r, rows = variants()
     check(r.returncode == 0 and len(rows) > 0 and
           all(len(v) == 4 for v in rows),
