@@ -18,9 +18,8 @@
 #include <string.h>
 
 #if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
 #define DG_X86 1
-#define T512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+#define T512 DG_CPU_T512
 #endif
 
 /* What pack_cols needs: one image's group of channels and the geometry. */
@@ -31,8 +30,8 @@ typedef struct conv_src {
 
 /* Scalar packer for any stride / dilation / SIMD level: element (k, j) of
  * col is x[c][oh*sh - pt + kh*dh][ow*sw - pl + kw*dw], or 0 outside. */
-static void pack_scalar(const conv_src *cs, float *dst, int nr, int k0,
-                        int kc, int j0, int nc) {
+static void pack_scalar(const conv_src *cs, float *dst, int nr, int k0, int kc,
+                        int j0, int nc) {
   const dg_cpu_conv_shape *s = cs->s;
   int taps = s->KH * s->KW;
   for (int jp = 0; jp < nc; jp += nr, dst += (size_t)kc * nr) {
@@ -120,7 +119,8 @@ T512 static void pack_512(const conv_src *cs, float *dst, int k0, int kc,
         const float *a =
             (const float *)((uintptr_t)xp + (uintptr_t)(e[q].off * 4));
         r0 = _mm512_mask_loadu_ps(r0, e[q].m0, a);
-        r1 = _mm512_mask_loadu_ps(r1, e[q].m1, (const float *)((uintptr_t)a + 64));
+        r1 = _mm512_mask_loadu_ps(r1, e[q].m1,
+                                  (const float *)((uintptr_t)a + 64));
       }
       _mm512_storeu_ps(dst + (size_t)k * 32, r0);
       _mm512_storeu_ps(dst + (size_t)k * 32 + 16, r1);
@@ -159,8 +159,8 @@ int dg_cpu_conv_by_images(int N, int threads) {
 size_t dg_cpu_conv_f32_scratch(const dg_cpu_conv_shape *s, int threads) {
   if (threads < 1)
     threads = 1;
-  size_t task = dg_cpu_sgemm_task_floats(s->O / s->G, s->OH * s->OW,
-                                         group_k(s));
+  size_t task =
+      dg_cpu_sgemm_task_floats(s->O / s->G, s->OH * s->OW, group_k(s));
   return sizeof(float) * task * (size_t)threads;
 }
 
@@ -180,12 +180,21 @@ static void conv_one(const conv_job *j, dg_cpu_pool *pool, int n, int g,
   const dg_cpu_conv_shape *s = j->s;
   int CG = s->C / s->G, OG = s->O / s->G, K = group_k(s), P = s->OH * s->OW;
   conv_src cs = {j->x + ((size_t)n * s->C + (size_t)g * CG) * s->H * s->W, s};
-  dg_cpu_sgemm_args a = {
-      .M = OG, .N = P, .K = K, .A = j->w + (size_t)g * OG * K, .lda = K,
-      .C = j->y + ((size_t)n * s->O + (size_t)g * OG) * P, .ldc = P,
-      .bias = j->b ? j->b + (size_t)g * OG : NULL, .bias_per_row = 1,
-      .clamp_lo = j->lo, .clamp_hi = j->hi, .pack_b = pack_cols,
-      .pack_b_ctx = &cs, .scratch = scratch, .scratch_floats = scratch_floats};
+  dg_cpu_sgemm_args a = {.M = OG,
+                         .N = P,
+                         .K = K,
+                         .A = j->w + (size_t)g * OG * K,
+                         .lda = K,
+                         .C = j->y + ((size_t)n * s->O + (size_t)g * OG) * P,
+                         .ldc = P,
+                         .bias = j->b ? j->b + (size_t)g * OG : NULL,
+                         .bias_per_row = 1,
+                         .clamp_lo = j->lo,
+                         .clamp_hi = j->hi,
+                         .pack_b = pack_cols,
+                         .pack_b_ctx = &cs,
+                         .scratch = scratch,
+                         .scratch_floats = scratch_floats};
   dg_cpu_sgemm_packed_run(pool, &a, j->packs ? j->packs[g] : NULL, NULL);
 }
 
@@ -208,8 +217,8 @@ void dg_cpu_conv_f32(dg_cpu_pool *pool, const dg_cpu_conv_shape *s,
                      float *y, float lo, float hi, void *scratch,
                      size_t scratch_bytes) {
   int threads = dg_cpu_pool_threads(pool);
-  size_t task = dg_cpu_sgemm_task_floats(s->O / s->G, s->OH * s->OW,
-                                         group_k(s));
+  size_t task =
+      dg_cpu_sgemm_task_floats(s->O / s->G, s->OH * s->OW, group_k(s));
   conv_job j = {s, x, w, b, packs, y, lo, hi, scratch, task, threads};
   if (dg_cpu_conv_by_images(s->N, threads)) {
     /* Without room for every task's scratch, each GEMM allocates its own

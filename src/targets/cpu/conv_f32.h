@@ -9,11 +9,11 @@
 #include <stddef.h>
 
 typedef struct dg_cpu_conv_shape {
-  int N, C, H, W;        /* input */
-  int O, OH, OW;         /* output */
-  int KH, KW, G;         /* kernel, groups */
-  int sh, sw, dh, dw;    /* stride, dilation */
-  int pt, pl;            /* pads: top, left (the rest follows from OH/OW) */
+  int N, C, H, W;     /* input */
+  int O, OH, OW;      /* output */
+  int KH, KW, G;      /* kernel, groups */
+  int sh, sw, dh, dw; /* stride, dilation */
+  int pt, pl;         /* pads: top, left (the rest follows from OH/OW) */
 } dg_cpu_conv_shape;
 
 /* Whether a convolution of N images on `threads` threads gives each

@@ -11,6 +11,14 @@
 #ifndef DG_CPU_KERNELS_H
 #define DG_CPU_KERNELS_H
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+/* The AVX-512 level the f32 and byte kernels are built for (chosen at run
+ * time by simd.c); qgemm.c adds VNNI to its own. */
+#define DG_CPU_T512                                                            \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+#endif
+
 #include <stddef.h>
 #include <stdint.h>
 

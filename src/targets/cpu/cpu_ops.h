@@ -31,6 +31,46 @@ typedef struct dg_cpu_node {
   int32_t x_zero, y_zero, clamp_lo, clamp_hi;
 } dg_cpu_node;
 
+/* The node's input k and output descriptors. */
+static inline const dg_tensor_desc *in_desc(const dg_cpu_node *cn, int k) {
+  return &dg_ir_tensor(cn->ir, cn->node->inputs[k])->desc;
+}
+static inline const dg_tensor_desc *out_desc(const dg_cpu_node *cn) {
+  return &dg_ir_tensor(cn->ir, cn->node->output)->desc;
+}
+
+/* The kernels and prepares of cpu_ops.c's table, by op family (the file
+ * each is in, named as in src/ops). */
+#define DG_CPU_KERNEL(name)                                                    \
+  void name(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in, void *out,    \
+            void *scratch)
+/* conv.c */
+bool dg_cpu_prep_conv(dg_cpu_node *cn, int threads);
+/* gemm.c; prepare_q8 and prepare_packs serve conv.c too */
+bool dg_cpu_prep_fc(dg_cpu_node *cn, int threads);
+bool dg_cpu_prep_qfc(dg_cpu_node *cn, int threads);
+bool dg_cpu_prep_qmatmul(dg_cpu_node *cn, int threads);
+DG_CPU_KERNEL(dg_cpu_matmul_f32);
+bool dg_cpu_prepare_q8(dg_cpu_node *cn, int64_t channels, bool has_bias);
+bool dg_cpu_prepare_packs(dg_cpu_node *cn, bool q);
+/* A bias fed at run time (not a constant) is read on every run. */
+void dg_cpu_refresh_bias(dg_cpu_node *cn, void *const *in, int64_t channels);
+/* pool.c */
+DG_CPU_KERNEL(dg_cpu_maxpool_k);
+DG_CPU_KERNEL(dg_cpu_avgpool_k);
+DG_CPU_KERNEL(dg_cpu_gap_k);
+/* eltwise.c */
+DG_CPU_KERNEL(dg_cpu_clip_k);
+DG_CPU_KERNEL(dg_cpu_sigmoid_k);
+DG_CPU_KERNEL(dg_cpu_binary_k);
+DG_CPU_KERNEL(dg_cpu_softmax_k);
+/* movement.c */
+DG_CPU_KERNEL(dg_cpu_copy_k);
+DG_CPU_KERNEL(dg_cpu_concat_k);
+/* quant.c */
+DG_CPU_KERNEL(dg_cpu_quantize_k);
+DG_CPU_KERNEL(dg_cpu_dequantize_k);
+
 /* The ops the CPU target runs (bits 1ull << dg_op), from cpu_ops.c's
  * table. */
 uint64_t dg_cpu_ops(void);

@@ -6,6 +6,7 @@
 
 #include "ops/view.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* One element of es (1, 2, 4 or 8) bytes, without a variable-size
@@ -170,4 +171,33 @@ void dg_cpu_gather_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
       int64_t i = idx[k] < 0 ? idx[k] + len : idx[k]; /* checked at build */
       memcpy(y, (const char *)in[0] + (size_t)(o * len + i) * run, run);
     }
+}
+
+/* reshape: the bytes as they are; concat: each input in its place. */
+void dg_cpu_copy_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                   void *out, void *scratch) {
+  (void)pool, (void)scratch;
+  if (out != in[0])
+    memcpy(out, in[0], dg_desc_bytes(out_desc(cn)));
+}
+
+void dg_cpu_concat_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                     void *out, void *scratch) {
+  (void)pool, (void)scratch;
+  const dg_tensor_desc *yd = out_desc(cn);
+  int axis = cn->node->p.axis;
+  size_t es = dg_dtype_size(yd->dtype);
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < axis; i++)
+    outer *= yd->dims[i];
+  for (int i = axis + 1; i < yd->rank; i++)
+    inner *= yd->dims[i];
+  int64_t off = 0, row = yd->dims[axis] * inner;
+  for (int t = 0; t < cn->node->input_count; t++) {
+    int64_t len = in_desc(cn, t)->dims[axis] * inner;
+    for (int64_t o = 0; o < outer; o++)
+      memcpy((char *)out + (size_t)(o * row + off) * es,
+             (const char *)in[t] + (size_t)(o * len) * es, (size_t)len * es);
+    off += len;
+  }
 }

@@ -318,17 +318,33 @@ qk512_direct_body(const int MR, const int NV, const qtile *t) {
 T512 static void qkern_vnni_direct(const qtile *t) {
   if (t->nr > 16) {
     switch (t->mr) {
-    case 1: qk512_direct_body(1, 2, t); break;
-    case 2: qk512_direct_body(2, 2, t); break;
-    case 3: qk512_direct_body(3, 2, t); break;
-    default: qk512_direct_body(4, 2, t); break;
+    case 1:
+      qk512_direct_body(1, 2, t);
+      break;
+    case 2:
+      qk512_direct_body(2, 2, t);
+      break;
+    case 3:
+      qk512_direct_body(3, 2, t);
+      break;
+    default:
+      qk512_direct_body(4, 2, t);
+      break;
     }
   } else {
     switch (t->mr) {
-    case 1: qk512_direct_body(1, 1, t); break;
-    case 2: qk512_direct_body(2, 1, t); break;
-    case 3: qk512_direct_body(3, 1, t); break;
-    default: qk512_direct_body(4, 1, t); break;
+    case 1:
+      qk512_direct_body(1, 1, t);
+      break;
+    case 2:
+      qk512_direct_body(2, 1, t);
+      break;
+    case 3:
+      qk512_direct_body(3, 1, t);
+      break;
+    default:
+      qk512_direct_body(4, 1, t);
+      break;
     }
   }
 }
@@ -799,8 +815,11 @@ static dg_cpu_qgemm_packed *qpacked_new(const qplan *p, int is_b, int rows,
   dg_cpu_qgemm_packed *pk = malloc(sizeof *pk);
   if (!pk)
     return NULL;
-  *pk = (dg_cpu_qgemm_packed){.is_b = is_b, .path = p->path, .rows = rows,
-                              .K = K, .unit = is_b ? p->nr : p->mr,
+  *pk = (dg_cpu_qgemm_packed){.is_b = is_b,
+                              .path = p->path,
+                              .rows = rows,
+                              .K = K,
+                              .unit = is_b ? p->nr : p->mr,
                               .ng = p->ng};
   pk->data = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
   pk->sums = malloc(sizeof(int32_t) * (size_t)rows);
@@ -816,8 +835,12 @@ dg_cpu_qgemm_packed *dg_cpu_qgemm_pack_a(int M, int K, const void *A, int lda,
                                          int a_zero_per_row) {
   if (M <= 0 || K <= 0 || !A || !za)
     return NULL;
-  dg_cpu_qgemm_args g = {.M = M, .K = K, .A = A, .lda = lda,
-                         .a_signed = a_signed, .za = za,
+  dg_cpu_qgemm_args g = {.M = M,
+                         .K = K,
+                         .A = A,
+                         .lda = lda,
+                         .a_signed = a_signed,
+                         .za = za,
                          .a_zero_per_row = a_zero_per_row};
   qplan p = {.g = &g};
   pick_path(&p, a_signed, 0);
@@ -844,15 +867,19 @@ dg_cpu_qgemm_packed *dg_cpu_qgemm_pack_b(int N, int K, const void *B, int ldb,
                                          int b_zero_per_col) {
   if (N <= 0 || K <= 0 || !B || !zb)
     return NULL;
-  dg_cpu_qgemm_args g = {.N = N, .K = K, .B = B, .ldb = ldb,
-                         .b_signed = b_signed, .trans_b = trans_b, .zb = zb,
+  dg_cpu_qgemm_args g = {.N = N,
+                         .K = K,
+                         .B = B,
+                         .ldb = ldb,
+                         .b_signed = b_signed,
+                         .trans_b = trans_b,
+                         .zb = zb,
                          .b_zero_per_col = b_zero_per_col};
   qplan p = {.g = &g};
   pick_path(&p, 0, b_signed);
   p.ng = (K + p.kg - 1) / p.kg;
   size_t panels = ((size_t)N + p.nr - 1) / p.nr;
-  dg_cpu_qgemm_packed *pk =
-      qpacked_new(&p, 1, N, K, panels * panel_bytes(&p));
+  dg_cpu_qgemm_packed *pk = qpacked_new(&p, 1, N, K, panels * panel_bytes(&p));
   if (!pk)
     return NULL;
   pack_b_cols(&p, pk->data, 0, N, pk->sums);
@@ -899,8 +926,7 @@ void dg_cpu_qgemm_packed_run(dg_cpu_pool *pool, const dg_cpu_qgemm_args *g,
     p.pb = pb;
   /* Few rows (a batch of 1-4 through fully connected): packing A would
    * cost about as much as the multiply, so the kernel reads it in place. */
-  p.a_direct = !p.pa && p.path == PATH_VNNI && g->M <= 4 && K > 0 &&
-               K % 4 == 0;
+  p.a_direct = !p.pa && p.path == PATH_VNNI && g->M <= 4 && K > 0 && K % 4 == 0;
   size_t col_bytes = (size_t)p.ng * 4; /* packed bytes per col */
   /* B block of about 1 MiB: stays in L2 while every row block sweeps it. */
   size_t nc = col_bytes ? ((size_t)1 << 20) / col_bytes : 4096;
@@ -928,9 +954,8 @@ void dg_cpu_qgemm_packed_run(dg_cpu_pool *pool, const dg_cpu_qgemm_args *g,
   }
   ntasks = p.tm * p.tn;
 
-  p.a_bytes = p.pa || p.a_direct
-                  ? 0
-                  : ((size_t)p.mr * col_bytes + 63) & ~(size_t)63;
+  p.a_bytes =
+      p.pa || p.a_direct ? 0 : ((size_t)p.mr * col_bytes + 63) & ~(size_t)63;
   p.b_bytes = p.pb ? 0 : (nc * col_bytes + 63) & ~(size_t)63;
   p.per_task =
       p.a_bytes + p.b_bytes + ((3 * nc * sizeof(int32_t) + 63) & ~(size_t)63);

@@ -407,9 +407,9 @@ typedef struct plan {
   int direct_b; /* read B in place instead of packing */
   int clamp;
   const dg_cpu_sgemm_packed *pa, *pb; /* prepacked, or NULL */
-  float *scratch;  /* per task: A panel then B block */
-  size_t per_task; /* floats */
-  size_t a_floats; /* A panel part of per_task */
+  float *scratch;                     /* per task: A panel then B block */
+  size_t per_task;                    /* floats */
+  size_t a_floats;                    /* A panel part of per_task */
 } plan;
 
 /* A prepacked operand. A: ceil(M / mr) balanced row blocks, block of rows
@@ -427,8 +427,8 @@ struct dg_cpu_sgemm_packed {
 
 /* Packs columns jc..jc+nc, k in pc..pc+kc, of op(B) into NR-wide panels
  * [kc][NR], zero-padded to NR. */
-static void pack_b_raw(const float *B, int ldb, int trans_b, int NR,
-                       float *dst, int pc, int kc, int jc, int nc) {
+static void pack_b_raw(const float *B, int ldb, int trans_b, int NR, float *dst,
+                       int pc, int kc, int jc, int nc) {
   for (int j0 = 0; j0 < nc; j0 += NR, dst += (size_t)kc * NR) {
     int w = nc - j0 < NR ? nc - j0 : NR;
     if (!trans_b) {
@@ -591,7 +591,7 @@ static void run_task(void *arg, int task, int ntasks) {
  * allocation. */
 static void run_naive(const plan *p) {
   const dg_cpu_sgemm_args *g = p->g;
-  if (g->pack_b) { /* B exists only through pack_b: one row at a time */
+  if (g->pack_b) {  /* B exists only through pack_b: one row at a time */
     float brow[64]; /* nr <= 32 */
     for (int j0 = 0; j0 < g->N; j0 += p->nr) {
       int w = g->N - j0 < p->nr ? g->N - j0 : p->nr;
@@ -682,8 +682,8 @@ dg_cpu_sgemm_packed *dg_cpu_sgemm_pack_a(int M, int K, const float *A,
   return pk;
 }
 
-dg_cpu_sgemm_packed *dg_cpu_sgemm_pack_b(int N, int K, const float *B,
-                                         int ldb, int trans_b) {
+dg_cpu_sgemm_packed *dg_cpu_sgemm_pack_b(int N, int K, const float *B, int ldb,
+                                         int trans_b) {
   if (N <= 0 || K <= 0 || !B)
     return NULL;
   plan p;
@@ -724,16 +724,14 @@ void dg_cpu_sgemm_packed_run(dg_cpu_pool *pool, const dg_cpu_sgemm_args *g,
                              const dg_cpu_sgemm_packed *pb) {
   if (g->M <= 0 || g->N <= 0)
     return;
-  plan p = {.g = g,
-            .clamp = g->clamp_lo > -INFINITY || g->clamp_hi < INFINITY};
+  plan p = {.g = g, .clamp = g->clamp_lo > -INFINITY || g->clamp_hi < INFINITY};
   dot_fn dot;
   pick_kernel(&p, &dot);
   /* A packing is usable only if it matches this call and this level. */
-  if (pa && !pa->is_b && pa->rows == g->M && pa->K == g->K &&
-      pa->unit == p.mr)
+  if (pa && !pa->is_b && pa->rows == g->M && pa->K == g->K && pa->unit == p.mr)
     p.pa = pa;
-  if (pb && pb->is_b && pb->rows == g->N && pb->K == g->K &&
-      pb->unit == p.nr && !g->pack_b)
+  if (pb && pb->is_b && pb->rows == g->N && pb->K == g->K && pb->unit == p.nr &&
+      !g->pack_b)
     p.pb = pb;
   /* Transposing B into panels costs as much as the multiply itself when
    * A has only a few rows; dot products read it once, in place. A

@@ -10,13 +10,6 @@
 #include <math.h>
 #include <string.h>
 
-static const dg_tensor_desc *in_desc(const dg_cpu_node *cn, int k) {
-  return &dg_ir_tensor(cn->ir, cn->node->inputs[k])->desc;
-}
-static const dg_tensor_desc *out_desc(const dg_cpu_node *cn) {
-  return &dg_ir_tensor(cn->ir, cn->node->output)->desc;
-}
-
 /* ---- resize ---- */
 
 /* One output index of an axis: dg_resize_tap's indices and weight. */

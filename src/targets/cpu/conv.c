@@ -1,0 +1,407 @@
+/* CPU convolutions (ops/conv.c's conv2d and qconv2d): im2col + packed
+ * GEMM, or the GEMM directly for 1x1; a direct depthwise kernel in f32
+ * and int8; int8 through the quantised GEMM. */
+#include "conv_f32.h"
+#include "cpu_ops.h"
+
+#include "core/half.h"
+#include "ops/epilogue.h"
+#include "ops/ops.h"
+#include "ops/requant.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* No FMA contraction: meson passes -ffp-contract=off. */
+
+typedef dg_conv_geom conv_dims;
+
+static conv_dims conv_get(const dg_cpu_node *cn) {
+  return dg_conv_geom_of(cn->ir, cn->node);
+}
+
+static bool conv_is_pointwise(const conv_dims *d) {
+  return d->KH == 1 && d->KW == 1 && d->sh == 1 && d->sw == 1 && !d->pt &&
+         !d->pl && d->OH == d->H && d->OW == d->W;
+}
+
+/* Output columns [lo, hi) of a row whose input column ow*stride - pad +
+ * k*dil lies inside [0, W). */
+static void valid_cols(int64_t OW, int64_t W, int stride, int pad, int64_t off,
+                       int64_t *lo, int64_t *hi) {
+  int64_t first = off - pad; /* input column of output 0 */
+  *lo = first >= 0 ? 0 : (-first + stride - 1) / stride;
+  *hi = W - first <= 0 ? 0 : (W - first + stride - 1) / stride;
+  if (*hi > OW)
+    *hi = OW;
+  if (*lo > *hi)
+    *lo = *hi;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+#define T512 DG_CPU_T512
+/* Short rows (LeNet's are 10-28 elements) cost more in memcpy's call and
+ * dispatch than in the copy: masked vector moves instead. */
+T512 static void copy_u8_512(uint8_t *dst, const uint8_t *src, int64_t n) {
+  for (; n > 0; n -= 64, dst += 64, src += 64) {
+    __mmask64 m = n >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << n) - 1;
+    _mm512_mask_storeu_epi8(dst, m, _mm512_maskz_loadu_epi8(m, src));
+  }
+}
+#endif
+
+static void copy_u8(uint8_t *dst, const uint8_t *src, int64_t n, bool wide) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (wide) {
+    copy_u8_512(dst, src, n);
+    return;
+  }
+#endif
+  (void)wide;
+  memcpy(dst, src, (size_t)n);
+}
+
+/* Rows [k0, k1) of the uint8/int8 im2col matrix of one group of one
+ * image, col[K, P], the padding filled with pad (the input's zero
+ * point). A row range so that threads can share one image. */
+static void im2col_8(const conv_dims *d, const uint8_t *x, uint8_t *col,
+                     uint8_t pad, int64_t k0, int64_t k1) {
+  bool wide = dg_cpu_simd_level() >= DG_CPU_SIMD_AVX512;
+  int64_t taps = d->KH * d->KW;
+  for (int64_t k = k0; k < k1; k++) {
+    int64_t c = k / taps, kh = k % taps / d->KW, kw = k % d->KW;
+    uint8_t *dst = col + k * d->P;
+    const uint8_t *src = x + c * d->H * d->W;
+    int64_t lo, hi;
+    valid_cols(d->OW, d->W, d->sw, d->pl, kw * d->dw, &lo, &hi);
+    for (int64_t oh = 0; oh < d->OH; oh++) {
+      int64_t ih = oh * d->sh - d->pt + kh * d->dh;
+      uint8_t *row = dst + oh * d->OW;
+      if (ih < 0 || ih >= d->H) {
+        memset(row, pad, (size_t)d->OW);
+        continue;
+      }
+      const uint8_t *in = src + ih * d->W - d->pl + kw * d->dw;
+      for (int64_t ow = 0; ow < lo; ow++)
+        row[ow] = pad;
+      if (d->sw == 1)
+        copy_u8(row + lo, in + lo, hi - lo, wide);
+      else
+        for (int64_t ow = lo; ow < hi; ow++)
+          row[ow] = in[ow * d->sw];
+      for (int64_t ow = hi; ow < d->OW; ow++)
+        row[ow] = pad;
+    }
+  }
+}
+
+typedef struct dw_job {
+  const conv_dims *d;
+  const float *x, *w, *b;
+  float *y;
+  float lo, hi;
+} dw_job;
+
+/* Depthwise: one task per (image, channel). */
+static void dw_task(void *arg, int i, int n) {
+  (void)n;
+  const dw_job *j = arg;
+  const conv_dims *d = j->d;
+  int64_t c = i % d->C;
+  const float *x = j->x + (size_t)i * d->H * d->W;
+  const float *w = j->w + c * d->KH * d->KW;
+  float *y = j->y + (size_t)i * d->P;
+  float bias = j->b ? j->b[c] : 0.0f;
+  for (int64_t oh = 0; oh < d->OH; oh++)
+    for (int64_t ow = 0; ow < d->OW; ow++) {
+      float s = 0;
+      for (int64_t kh = 0; kh < d->KH; kh++) {
+        int64_t ih = oh * d->sh - d->pt + kh * d->dh;
+        if (ih < 0 || ih >= d->H)
+          continue;
+        for (int64_t kw = 0; kw < d->KW; kw++) {
+          int64_t iw = ow * d->sw - d->pl + kw * d->dw;
+          if (iw >= 0 && iw < d->W)
+            s += x[ih * d->W + iw] * w[kh * d->KW + kw];
+        }
+      }
+      s += bias;
+      y[oh * d->OW + ow] = s < j->lo ? j->lo : (s > j->hi ? j->hi : s);
+    }
+}
+
+static dg_cpu_conv_shape conv_shape(const conv_dims *d) {
+  return (dg_cpu_conv_shape){(int)d->N,  (int)d->C,  (int)d->H,  (int)d->W,
+                             (int)d->O,  (int)d->OH, (int)d->OW, (int)d->KH,
+                             (int)d->KW, (int)d->G,  d->sh,      d->sw,
+                             d->dh,      d->dw,      d->pt,      d->pl};
+}
+
+static void conv_f32(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                     void *out, void *scratch) {
+  conv_dims d = conv_get(cn);
+  const float *x = in[0], *w = in[1], *b = in[2];
+  float *y = out;
+  float lo, hi;
+  dg_activation_range(cn->node->p.activation, &lo, &hi);
+  if (d.CG == 1 && d.OG == 1) {
+    dw_job j = {&d, x, w, b, y, lo, hi};
+    dg_cpu_pool_run(pool, dw_task, &j, (int)(d.N * d.C));
+    return;
+  }
+  if (!conv_is_pointwise(&d)) { /* implicit GEMM, no im2col matrix */
+    dg_cpu_conv_shape s = conv_shape(&d);
+    dg_cpu_conv_f32(pool, &s, x, w, cn->spack, b, y, lo, hi, scratch,
+                    cn->scratch_bytes);
+    return;
+  }
+  for (int64_t n = 0; n < d.N; n++)
+    for (int64_t g = 0; g < d.G; g++) {
+      const float *xg = x + (n * d.C + g * d.CG) * d.H * d.W;
+      dg_cpu_sgemm_args a = {.M = (int)d.OG,
+                             .N = (int)d.P,
+                             .K = (int)d.K,
+                             .A = w + g * d.OG * d.K,
+                             .lda = (int)d.K,
+                             .B = xg,
+                             .ldb = (int)d.P,
+                             .C = y + (n * d.O + g * d.OG) * d.P,
+                             .ldc = (int)d.P,
+                             .bias = b ? b + g * d.OG : NULL,
+                             .bias_per_row = 1,
+                             .clamp_lo = lo,
+                             .clamp_hi = hi};
+      dg_cpu_sgemm_packed_run(pool, &a, cn->spack ? cn->spack[g] : NULL, NULL);
+    }
+}
+
+/* A bias fed at run time (not a constant) is read on every run. */
+void dg_cpu_refresh_bias(dg_cpu_node *cn, void *const *in, int64_t channels) {
+  if (cn->bias_is_input && in[2])
+    memcpy(cn->bias, in[2], sizeof(int32_t) * (size_t)channels);
+}
+
+typedef struct q8_job {
+  dg_cpu_node *cn;
+  const conv_dims *d;
+  void *const *in;
+  void *out;
+  uint8_t *scratch;  /* one im2col matrix per task */
+  const uint8_t *xg; /* im2col_task: the group being expanded */
+  int ntasks;
+} q8_job;
+
+/* One image and group through the quantised GEMM; col is its im2col
+ * matrix (unused for pointwise convolutions, which read x in place). */
+static void q8_gemm(const q8_job *j, dg_cpu_pool *pool, int64_t n, int64_t g,
+                    const uint8_t *col) {
+  dg_cpu_node *cn = j->cn;
+  const conv_dims *d = j->d;
+  const dg_tensor_desc *xd = in_desc(cn, 0), *wd = in_desc(cn, 1),
+                       *yd = out_desc(cn);
+  const int8_t *xg =
+      (const int8_t *)j->in[0] + (n * d->C + g * d->CG) * d->H * d->W;
+  dg_cpu_qgemm_args a = {.M = (int)d->OG,
+                         .N = (int)d->P,
+                         .K = (int)d->K,
+                         .A = (const int8_t *)j->in[1] + g * d->OG * d->K,
+                         .lda = (int)d->K,
+                         .a_signed = wd->dtype == DG_DTYPE_I8,
+                         .za = cn->w_zero + g * d->OG,
+                         .a_zero_per_row = 1,
+                         .B = conv_is_pointwise(d) ? (const void *)xg : col,
+                         .ldb = (int)d->P,
+                         .b_signed = xd->dtype == DG_DTYPE_I8,
+                         .zb = &cn->x_zero,
+                         .C = (int8_t *)j->out + (n * d->O + g * d->OG) * d->P,
+                         .ldc = (int)d->P,
+                         .c_signed = yd->dtype == DG_DTYPE_I8,
+                         .c_zero = cn->y_zero,
+                         .chan_per_row = 1,
+                         .per_channel = 1,
+                         .bias = cn->bias + g * d->OG,
+                         .mult = cn->mult + g * d->OG,
+                         .clamp_lo = cn->clamp_lo,
+                         .clamp_hi = cn->clamp_hi};
+  dg_cpu_qgemm_packed_run(pool, &a, cn->qpack ? cn->qpack[g] : NULL, NULL);
+}
+
+/* Task i of n expands rows [K*i/n, K*(i+1)/n) of one group's im2col. */
+static void im2col_task(void *arg, int i, int n) {
+  const q8_job *j = arg;
+  im2col_8(j->d, j->xg, j->scratch, (uint8_t)j->cn->x_zero, j->d->K * i / n,
+           j->d->K * (i + 1) / n);
+}
+
+/* Task i of ntasks: a contiguous range of images with its own im2col
+ * buffer, each GEMM on this thread alone. */
+static void q8_images_task(void *arg, int i, int n) {
+  (void)n;
+  const q8_job *j = arg;
+  const conv_dims *d = j->d;
+  uint8_t *col = j->scratch + (size_t)(d->K * d->P) * (size_t)i;
+  for (int64_t img = d->N * i / j->ntasks; img < d->N * (i + 1) / j->ntasks;
+       img++)
+    for (int64_t g = 0; g < d->G; g++) {
+      const uint8_t *xg =
+          (const uint8_t *)j->in[0] + (img * d->C + g * d->CG) * d->H * d->W;
+      if (!conv_is_pointwise(d))
+        im2col_8(d, xg, col, (uint8_t)j->cn->x_zero, 0, d->K);
+      q8_gemm(j, NULL, img, g, col);
+    }
+}
+
+/* im2col bytes the int8 convolution needs on a pool of `threads`. */
+static size_t q8_scratch(const conv_dims *d, int threads) {
+  if (conv_is_pointwise(d))
+    return 0;
+  size_t one = (size_t)(d->K * d->P);
+  return dg_cpu_conv_by_images((int)d->N, threads) ? one * (size_t)threads
+                                                   : one;
+}
+
+static void conv_q8(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                    void *out, void *scratch) {
+  conv_dims d = conv_get(cn);
+  dg_cpu_refresh_bias(cn, in, d.O);
+  int threads = dg_cpu_pool_threads(pool);
+  q8_job j = {cn, &d, in, out, scratch, NULL, threads};
+  if (dg_cpu_conv_by_images((int)d.N, threads) &&
+      cn->scratch_bytes >= q8_scratch(&d, threads)) {
+    dg_cpu_pool_run(pool, q8_images_task, &j, threads);
+    return;
+  }
+  /* One image at a time: the expansion split by rows when it is big
+   * enough to pay for the hand-off, then the GEMM split by the GEMM. */
+  int parts = d.K * d.P >= 65536 ? threads : 1;
+  for (int64_t n = 0; n < d.N; n++)
+    for (int64_t g = 0; g < d.G; g++) {
+      j.xg = (const uint8_t *)in[0] + (n * d.C + g * d.CG) * d.H * d.W;
+      if (!conv_is_pointwise(&d))
+        dg_cpu_pool_run(pool, im2col_task, &j, parts);
+      q8_gemm(&j, pool, n, g, scratch);
+    }
+}
+
+/* Depthwise int8 (groups = C = O): each output plane is its input
+ * plane's window sums, made directly, row by row, into an int32 row:
+ * no im2col and no GEMM per group, which cost MobileNet's depthwise
+ * layers most of their time. Each tap adds its column range where the
+ * input is inside the plane (valid_cols); padding adds nothing, as a
+ * padded x equals zx. The sums are exact integers, so the order does
+ * not matter and the result is the GEMM path's, bit for bit. */
+typedef struct dw_q8_job {
+  dg_cpu_node *cn;
+  const conv_dims *d;
+  const uint8_t *x, *w;
+  uint8_t *y;
+  int32_t *rows; /* one OW row of sums per task */
+  int ntasks;
+} dw_q8_job;
+
+static inline int32_t q8_at(const uint8_t *p, int64_t i, bool s) {
+  return s ? (int32_t)(int8_t)p[i] : (int32_t)p[i];
+}
+
+static void dw_q8_task(void *arg, int t, int n) {
+  const dw_q8_job *j = arg;
+  const conv_dims *d = j->d;
+  const dg_cpu_node *cn = j->cn;
+  bool xs = in_desc(cn, 0)->dtype == DG_DTYPE_I8,
+       ws = in_desc(cn, 1)->dtype == DG_DTYPE_I8;
+  int64_t planes = d->N * d->C, p0 = planes * t / n, p1 = planes * (t + 1) / n;
+  /* restrict: a uint8_t pointer may alias anything, which would keep
+   * GCC from vectorising the row sums */
+  int32_t *restrict acc = j->rows + (int64_t)t * d->OW;
+  int32_t zx = cn->x_zero;
+  /* Each tap column's output range is the same on every row: found once
+   * (its divisions cost more than the short rows' sums otherwise). */
+  enum { MAX_KW = 64 };
+  int64_t lo_of[MAX_KW], hi_of[MAX_KW];
+  for (int64_t kw = 0; kw < d->KW && kw < MAX_KW; kw++)
+    valid_cols(d->OW, d->W, d->sw, d->pl, kw * d->dw, &lo_of[kw], &hi_of[kw]);
+  for (int64_t pc = p0; pc < p1; pc++) {
+    int64_t c = pc % d->C;
+    const uint8_t *xp = j->x + pc * d->H * d->W, *wp = j->w + c * d->KH * d->KW;
+    uint8_t *yp = j->y + pc * d->OH * d->OW;
+    for (int64_t oh = 0; oh < d->OH; oh++) {
+      for (int64_t ow = 0; ow < d->OW; ow++)
+        acc[ow] = cn->bias[c];
+      for (int64_t kh = 0; kh < d->KH; kh++) {
+        int64_t ih = oh * d->sh - d->pt + kh * d->dh;
+        if (ih < 0 || ih >= d->H)
+          continue;
+        const uint8_t *row = xp + ih * d->W;
+        for (int64_t kw = 0; kw < d->KW; kw++) {
+          int32_t wv = q8_at(wp, kh * d->KW + kw, ws) - cn->w_zero[c];
+          int64_t lo, hi, off = kw * d->dw - d->pl;
+          if (kw < MAX_KW)
+            lo = lo_of[kw], hi = hi_of[kw];
+          else
+            valid_cols(d->OW, d->W, d->sw, d->pl, kw * d->dw, &lo, &hi);
+          /* stride 1 (most depthwise layers) reads contiguously, which
+           * GCC vectorises */
+          const uint8_t *restrict src = row + off;
+          if (d->sw == 1 && xs)
+            for (int64_t ow = lo; ow < hi; ow++)
+              acc[ow] += ((int32_t)(int8_t)src[ow] - zx) * wv;
+          else if (d->sw == 1)
+            for (int64_t ow = lo; ow < hi; ow++)
+              acc[ow] += ((int32_t)src[ow] - zx) * wv;
+          else if (xs)
+            for (int64_t ow = lo; ow < hi; ow++)
+              acc[ow] += ((int32_t)(int8_t)src[ow * d->sw] - zx) * wv;
+          else
+            for (int64_t ow = lo; ow < hi; ow++)
+              acc[ow] += ((int32_t)src[ow * d->sw] - zx) * wv;
+        }
+      }
+      for (int64_t ow = 0; ow < d->OW; ow++)
+        yp[oh * d->OW + ow] =
+            (uint8_t)(dg_requant(acc[ow], cn->mult[c], cn->y_zero, cn->clamp_lo,
+                                 cn->clamp_hi) &
+                      0xff);
+    }
+  }
+}
+
+static size_t dw_q8_scratch(const conv_dims *d, int threads) {
+  return sizeof(int32_t) * (size_t)d->OW * (size_t)(threads > 1 ? threads : 1);
+}
+
+static void conv_q8_dw(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                       void *out, void *scratch) {
+  conv_dims d = conv_get(cn);
+  dg_cpu_refresh_bias(cn, in, d.O);
+  /* as many tasks as the scratch has rows for, and planes to share */
+  int64_t cap = (int64_t)(cn->scratch_bytes / (sizeof(int32_t) * d.OW));
+  int64_t tasks = dg_cpu_pool_threads(pool);
+  if (tasks > cap)
+    tasks = cap;
+  if (tasks > d.N * d.C)
+    tasks = d.N * d.C;
+  dw_q8_job j = {cn, &d, in[0], in[1], out, scratch, (int)tasks};
+  if (tasks > 0)
+    dg_cpu_pool_run(pool, dw_q8_task, &j, (int)tasks);
+}
+
+/* Per op: the kernel and what it prepares once (packed weights, int8
+ * multipliers, scratch). */
+bool dg_cpu_prep_conv(dg_cpu_node *cn, int threads) {
+  conv_dims d = conv_get(cn);
+  bool q = cn->node->op == DG_OP_QCONV2D;
+  bool dw = d.CG == 1 && d.OG == 1;
+  cn->run = q ? (dw ? conv_q8_dw : conv_q8) : conv_f32;
+  if (q)
+    cn->scratch_bytes =
+        dw ? dw_q8_scratch(&d, threads) : q8_scratch(&d, threads);
+  else if (!conv_is_pointwise(&d) && !(d.CG == 1 && d.OG == 1)) {
+    dg_cpu_conv_shape s = conv_shape(&d);
+    cn->scratch_bytes = dg_cpu_conv_f32_scratch(&s, threads);
+  }
+  if (q && !dg_cpu_prepare_q8(cn, d.O, true))
+    return false;
+  return dg_cpu_prepare_packs(cn, q);
+}

@@ -1,0 +1,73 @@
+/* CPU element-wise ops and softmax (ops/eltwise.c): clip and relu, sigmoid,
+ * the float binary functions, softmax. */
+#include "cpu_ops.h"
+#include "cpu_reduce.h"
+
+#include "core/half.h"
+#include "ops/epilogue.h"
+#include "ops/ops.h"
+#include "ops/requant.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* No FMA contraction: meson passes -ffp-contract=off. */
+
+void dg_cpu_clip_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                   void *out, void *scratch) {
+  (void)pool, (void)scratch;
+  float lo = cn->node->op == DG_OP_RELU ? 0.0f : cn->node->p.clip_lo;
+  float hi = cn->node->op == DG_OP_RELU ? INFINITY : cn->node->p.clip_hi;
+  const float *x = in[0];
+  float *y = out;
+  for (int64_t i = 0, e = dg_desc_elements(out_desc(cn)); i < e; i++) {
+    float v = x[i] < lo ? lo : x[i];
+    y[i] = v > hi ? hi : v;
+  }
+}
+
+void dg_cpu_sigmoid_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                      void *out, void *scratch) {
+  (void)pool, (void)scratch;
+  dg_cpu_sigmoid(in[0], out, dg_desc_elements(out_desc(cn)));
+}
+
+/* add (DG_OP_ADD) and binary: one kernel, fn ADD for add. */
+void dg_cpu_binary_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                     void *out, void *scratch) {
+  (void)pool, (void)scratch;
+  const dg_tensor_desc *ad = in_desc(cn, 0), *bd = in_desc(cn, 1),
+                       *yd = out_desc(cn);
+  int64_t sa[DG_MAX_RANK], sb[DG_MAX_RANK];
+  dg_broadcast_strides(ad->rank, ad->dims, yd->rank, yd->dims, sa);
+  dg_broadcast_strides(bd->rank, bd->dims, yd->rank, yd->dims, sb);
+  int fn = cn->node->op == DG_OP_ADD ? DG_BINARY_ADD : cn->node->p.fn;
+  dg_cpu_binary(fn, yd->rank, yd->dims, in[0], sa, in[1], sb, out);
+}
+
+void dg_cpu_softmax_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                      void *out, void *scratch) {
+  (void)pool, (void)scratch;
+  const dg_tensor_desc *d = out_desc(cn);
+  int axis = cn->node->p.axis;
+  int64_t outer = 1, len = d->dims[axis], inner = 1;
+  for (int i = 0; i < axis; i++)
+    outer *= d->dims[i];
+  for (int i = axis + 1; i < d->rank; i++)
+    inner *= d->dims[i];
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t j = 0; j < inner; j++) {
+      const float *x = (const float *)in[0] + o * len * inner + j;
+      float *y = (float *)out + o * len * inner + j;
+      float mx = -INFINITY;
+      for (int64_t k = 0; k < len; k++)
+        mx = x[k * inner] > mx ? x[k * inner] : mx;
+      for (int64_t k = 0; k < len; k++)
+        y[k * inner] = expf(x[k * inner] - mx);
+      float inv = (float)(1.0 / dg_cpu_sum_f32(y, len, inner));
+      for (int64_t k = 0; k < len; k++)
+        y[k * inner] *= inv;
+    }
+}
