@@ -13,11 +13,13 @@ bool dg_q8_epilogue_init(dg_q8_epilogue *e, const dg_ir *ir, const dg_node *n,
                        *wd = &dg_ir_tensor(ir, n->inputs[1])->desc,
                        *yd = &dg_ir_tensor(ir, n->output)->desc;
   memset(e, 0, sizeof *e);
-  e->mult = malloc(sizeof(float) * (size_t)(channels > 0 ? channels : 1));
-  e->w_zero = malloc(sizeof(int32_t) * (size_t)(channels > 0 ? channels : 1));
-  if (!e->mult || !e->w_zero) {
-    dg_q8_epilogue_free(e);
-    return false;
+  if (channels > 0) {
+    e->mult = malloc(sizeof(float) * (size_t)channels);
+    e->w_zero = malloc(sizeof(int32_t) * (size_t)channels);
+    if (!e->mult || !e->w_zero) {
+      dg_q8_epilogue_free(e);
+      return false;
+    }
   }
   e->channels = channels;
   bool pc = wd->quant.channel_count != 0;

@@ -68,7 +68,8 @@ typedef struct dg_q8_epilogue {
 } dg_q8_epilogue;
 
 /* Fills e for node n with `channels` output channels; false when out of
- * memory (e is then empty). Free with dg_q8_epilogue_free. */
+ * memory (e is then empty). channels 0 fills the per-node fields only,
+ * allocates nothing and cannot fail. Free with dg_q8_epilogue_free. */
 bool dg_q8_epilogue_init(dg_q8_epilogue *e, const dg_ir *ir, const dg_node *n,
                          int64_t channels);
 void dg_q8_epilogue_free(dg_q8_epilogue *e);

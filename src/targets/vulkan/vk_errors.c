@@ -7,20 +7,27 @@
 
 const char *dg_vk_result_name(VkResult r) {
   switch (r) {
-#define N(x) case x: return #x;
-    N(VK_SUCCESS) N(VK_NOT_READY) N(VK_TIMEOUT) N(VK_EVENT_SET)
-    N(VK_EVENT_RESET) N(VK_INCOMPLETE) N(VK_ERROR_OUT_OF_HOST_MEMORY)
-    N(VK_ERROR_OUT_OF_DEVICE_MEMORY) N(VK_ERROR_INITIALIZATION_FAILED)
-    N(VK_ERROR_DEVICE_LOST) N(VK_ERROR_MEMORY_MAP_FAILED)
-    N(VK_ERROR_LAYER_NOT_PRESENT) N(VK_ERROR_EXTENSION_NOT_PRESENT)
-    N(VK_ERROR_FEATURE_NOT_PRESENT) N(VK_ERROR_INCOMPATIBLE_DRIVER)
-    N(VK_ERROR_TOO_MANY_OBJECTS) N(VK_ERROR_FORMAT_NOT_SUPPORTED)
-    N(VK_ERROR_FRAGMENTED_POOL) N(VK_ERROR_UNKNOWN)
-    N(VK_ERROR_OUT_OF_POOL_MEMORY) N(VK_ERROR_INVALID_EXTERNAL_HANDLE)
-    N(VK_ERROR_FRAGMENTATION) N(VK_ERROR_INVALID_OPAQUE_CAPTURE_ADDRESS)
-    N(VK_PIPELINE_COMPILE_REQUIRED) N(VK_ERROR_INVALID_SHADER_NV)
+#define N(x)                                                                   \
+  case x:                                                                      \
+    return #x;
+    N(VK_SUCCESS)
+    N(VK_NOT_READY) N(VK_TIMEOUT) N(VK_EVENT_SET) N(VK_EVENT_RESET) N(
+        VK_INCOMPLETE) N(VK_ERROR_OUT_OF_HOST_MEMORY)
+        N(VK_ERROR_OUT_OF_DEVICE_MEMORY) N(VK_ERROR_INITIALIZATION_FAILED) N(
+            VK_ERROR_DEVICE_LOST) N(VK_ERROR_MEMORY_MAP_FAILED)
+            N(VK_ERROR_LAYER_NOT_PRESENT) N(VK_ERROR_EXTENSION_NOT_PRESENT) N(
+                VK_ERROR_FEATURE_NOT_PRESENT) N(VK_ERROR_INCOMPATIBLE_DRIVER)
+                N(VK_ERROR_TOO_MANY_OBJECTS) N(VK_ERROR_FORMAT_NOT_SUPPORTED)
+                    N(VK_ERROR_FRAGMENTED_POOL) N(VK_ERROR_UNKNOWN)
+                        N(VK_ERROR_OUT_OF_POOL_MEMORY)
+                            N(VK_ERROR_INVALID_EXTERNAL_HANDLE)
+                                N(VK_ERROR_FRAGMENTATION)
+                                    N(VK_ERROR_INVALID_OPAQUE_CAPTURE_ADDRESS)
+                                        N(VK_PIPELINE_COMPILE_REQUIRED)
+                                            N(VK_ERROR_INVALID_SHADER_NV)
 #undef N
-  default: return "VkResult(unknown)";
+                                                default
+        : return "VkResult(unknown)";
   }
 }
 
@@ -38,8 +45,7 @@ dg_status dg_vk_fail(vk_device *vd, dg_diagnostic *diag, const dg_ir *ir,
   const dg_node *n = ir && node_index >= 0 ? &ir->nodes[node_index] : NULL;
   const char *why = r == VK_ERROR_OUT_OF_DEVICE_MEMORY
                         ? " (out of device memory)"
-                    : r == VK_ERROR_OUT_OF_HOST_MEMORY
-                        ? " (out of host memory)"
+                    : r == VK_ERROR_OUT_OF_HOST_MEMORY ? " (out of host memory)"
                     : r == VK_ERROR_DEVICE_LOST ? " (the device was lost)"
                                                 : "";
   char shown[DG_NAME_SHORT];

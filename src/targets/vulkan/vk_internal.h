@@ -477,4 +477,47 @@ void dg_vk_release(void *state);
 extern atomic_int dg_vk_submits;
 extern atomic_int dg_vk_validation_total;
 
+/* Shared by the op families' setups (vk_ops.c, vk_paths.c, vk_conv.c,
+ * vk_gemm.c, vk_pool.c, vk_eltwise.c, vk_quant.c, vk_copies.c). */
+const dg_tensor_desc *dg_vk_tdesc(const dg_ir *ir, uint32_t id);
+bool dg_vk_q_params(vk_work *w, const dg_ir *ir, const dg_node *n,
+                    int64_t channels);
+void dg_vk_q_push(vk_pc_q8 *q, const dg_ir *ir, const dg_node *n);
+bool dg_vk_use_dot(const vk_device *vd);
+bool dg_vk_direct_conv(const vk_device *vd, int64_t OG, int64_t P);
+bool dg_vk_direct_gemm(const vk_device *vd, int64_t M, int64_t N);
+bool dg_vk_use_big_f32(const vk_device *vd, int64_t M, int64_t N, int64_t K,
+                       int64_t z);
+bool dg_vk_use_coop_f16(const vk_device *vd, int64_t M, int64_t N, int64_t K,
+                        int64_t z);
+void dg_vk_big_work(const vk_device *vd, vk_work *w, vk_shader sh,
+                    vk_shader sh64, uint32_t flags, int64_t M, int64_t N,
+                    int64_t z);
+VkDeviceSize dg_vk_scratch_limit(const vk_device *vd);
+void dg_vk_splitk_work(const vk_device *vd, vk_work *w, bool conv, int64_t M,
+                       int64_t N, int64_t K, int64_t z);
+bool dg_vk_im2col_work(const vk_device *vd, vk_work *w, int64_t M, int64_t N,
+                       int64_t K, int64_t G);
+int dg_vk_cblock_work(const vk_device *vd, vk_work *w, int64_t N, int64_t H,
+                      int64_t W, int64_t G, int64_t CG, int64_t OG, int64_t khw,
+                      int64_t NP, const uint16_t *wconst);
+bool dg_vk_setup_conv(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                      const dg_node *n);
+bool dg_vk_setup_fc(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                    const dg_node *n);
+bool dg_vk_setup_matmul(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                        const dg_node *n);
+bool dg_vk_setup_pool(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                      const dg_node *n);
+bool dg_vk_setup_gap(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                     const dg_node *n);
+bool dg_vk_setup_softmax(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                         const dg_node *n);
+bool dg_vk_setup_eltwise(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                         const dg_node *n);
+bool dg_vk_setup_quant(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                       const dg_node *n);
+bool dg_vk_setup_copies(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                        const dg_node *n);
+
 #endif

@@ -1,0 +1,79 @@
+/* The int8 GEMM's microkernel contract (qgemm.c drives, qgemm_x86.c
+ * holds the AVX2 and AVX512-VNNI kernels): one tile call with everything
+ * its epilogue needs, and the scalar requantisation every kernel must
+ * reproduce bit for bit. */
+#ifndef DG_CPU_QGEMM_TILE_H
+#define DG_CPU_QGEMM_TILE_H
+
+#include "cpu_kernels.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#define DG_X86 1
+#endif
+
+/* Bounds applied before float->int conversion so the conversion is
+ * defined; anything beyond saturates to the same output anyway. */
+#define F_LIM 1073741824.0f
+
+/* One microkernel call plus everything its epilogue needs. */
+typedef struct qtile {
+  int mr, nr, ng; /* rows, valid columns, K groups */
+  const void *a, *b;
+  uint8_t *c;
+  size_t ldc;
+  const uint8_t *arow;             /* direct A: row 0, or NULL (packed) */
+  size_t ald;                      /* direct A: bytes between rows */
+  uint32_t aflip;                  /* direct A: xor applied to 4 bytes */
+  const int32_t *radd, *rra, *rza; /* per row of the tile */
+  const float *rmult;              /* per row, or NULL */
+  const int32_t *cadd, *czb, *ccb; /* per column of the tile */
+  const float *cmult;              /* per column, or NULL */
+  int cross_b, cross_a;            /* subtract czb*rra / ccb*rza */
+  float mult;
+  int32_t czero, qmin, qmax, lo, hi;
+} qtile;
+
+typedef void (*qkernel_fn)(const qtile *t);
+
+#define V_ROWS_MAX 14 /* the largest MR of any kernel */
+
+/* The scalar definition every path must reproduce. */
+static inline int32_t requant_value(const qtile *t, int32_t acc, float m) {
+  float f = (float)acc * m;
+  f = nearbyintf(f);
+  f = f < -F_LIM ? -F_LIM : (f > F_LIM ? F_LIM : f);
+  int32_t v = (int32_t)f + t->czero;
+  v = v < t->qmin ? t->qmin : (v > t->qmax ? t->qmax : v);
+  v = v < t->lo ? t->lo : v;
+  return v > t->hi ? t->hi : v;
+}
+
+static inline int32_t requant(const qtile *t, int i, int j, uint32_t s) {
+  s += (uint32_t)t->radd[i] + (uint32_t)t->cadd[j];
+  float m = t->rmult ? t->rmult[i] : (t->cmult ? t->cmult[j] : t->mult);
+  return requant_value(t, (int32_t)s, m);
+}
+
+#ifdef DG_X86
+/* qgemm_x86.c: the AVX2 kernel's tile (rows x columns) and the VNNI
+ * one's, and the kernels and packing helpers the driver calls. */
+#define A2_MR 6
+#define A2_NR 16
+#define V_MR 14
+#define V_NR 32
+void dg_cpu_qkern_vnni(const qtile *t);
+void dg_cpu_vnni_pack_b16(const uint8_t *src, size_t ldb, int K, int w,
+                          uint8_t flip, uint8_t *dst, int32_t *colsum);
+void dg_cpu_qkern_vnni_direct(const qtile *t);
+void dg_cpu_qkern_avx2(const qtile *t);
+int32_t dg_cpu_vnni_row_sum(const uint8_t *p, int K, uint8_t flip,
+                            int as_signed);
+void dg_cpu_vnni_pack_rows(const uint8_t *src, size_t ld, int rows, int K,
+                           int ng, uint8_t flip, int32_t *dst, int stride);
+#endif
+
+#endif

@@ -1,0 +1,390 @@
+/* The int8 GEMM's x86 microkernels (qgemm_tile.h's contract): AVX2 on
+ * int16 pairs (6 x 16) and AVX512-VNNI on u8 x s8 quads (up to 14 x 32),
+ * with the VNNI packing helpers; qgemm.c picks one at run time. */
+#define _POSIX_C_SOURCE 200809L
+#include "qgemm_tile.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef __clang__
+#pragma STDC FP_CONTRACT OFF
+#endif
+
+#ifdef DG_X86
+/* ---- AVX2 kernel on int16 pairs: 6 x 16 ---- */
+
+#define T256 __attribute__((target("avx2,fma")))
+
+T256 static __m256i q_mask8(int n) {
+  n = n < 0 ? 0 : (n > 8 ? 8 : n);
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n),
+                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+T256 static inline int32_t load_i32(const void *p) {
+  int32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+
+/* Requantises 8 sums of row i, columns j..j+7, and stores `n` bytes. */
+T256 static void epi_avx2(const qtile *t, int i, int j, __m256i s, int n) {
+  n = n > 8 ? 8 : n;
+  __m256i mk = q_mask8(n);
+  s = _mm256_add_epi32(s, _mm256_set1_epi32(t->radd[i]));
+  s = _mm256_add_epi32(s, _mm256_maskload_epi32(t->cadd + j, mk));
+  __m256 m = _mm256_set1_ps(t->mult);
+  if (t->rmult)
+    m = _mm256_set1_ps(t->rmult[i]);
+  else if (t->cmult)
+    m = _mm256_maskload_ps(t->cmult + j, mk);
+  __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(s), m);
+  f = _mm256_min_ps(_mm256_max_ps(f, _mm256_set1_ps(-F_LIM)),
+                    _mm256_set1_ps(F_LIM));
+  __m256i v =
+      _mm256_add_epi32(_mm256_cvtps_epi32(f), _mm256_set1_epi32(t->czero));
+  v = _mm256_max_epi32(v, _mm256_set1_epi32(t->qmin));
+  v = _mm256_min_epi32(v, _mm256_set1_epi32(t->qmax));
+  v = _mm256_max_epi32(v, _mm256_set1_epi32(t->lo));
+  v = _mm256_min_epi32(v, _mm256_set1_epi32(t->hi));
+  int32_t out[8];
+  _mm256_storeu_si256((__m256i *)out, v);
+  uint8_t *c = t->c + i * t->ldc + j;
+  for (int x = 0; x < n; x++)
+    c[x] = (uint8_t)out[x];
+}
+
+static inline __attribute__((always_inline)) T256 void
+qk256_body(const int MR, const qtile *t) {
+  __m256i c0[A2_MR], c1[A2_MR];
+#pragma GCC unroll 6
+  for (int i = 0; i < MR; i++)
+    c0[i] = c1[i] = _mm256_setzero_si256();
+  const int16_t *a = t->a, *b = t->b;
+  for (int g = 0; g < t->ng; g++, a += 2 * MR, b += 2 * A2_NR) {
+    __m256i b0 = _mm256_loadu_si256((const __m256i *)b);
+    __m256i b1 = _mm256_loadu_si256((const __m256i *)(b + 16));
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; i++) {
+      __m256i av = _mm256_set1_epi32(load_i32(a + 2 * i));
+      c0[i] = _mm256_add_epi32(c0[i], _mm256_madd_epi16(av, b0));
+      c1[i] = _mm256_add_epi32(c1[i], _mm256_madd_epi16(av, b1));
+    }
+  }
+  for (int i = 0; i < MR; i++) {
+    epi_avx2(t, i, 0, c0[i], t->nr);
+    if (t->nr > 8)
+      epi_avx2(t, i, 8, c1[i], t->nr - 8);
+  }
+}
+
+T256 void dg_cpu_qkern_avx2(const qtile *t) {
+  switch (t->mr) {
+  case 1:
+    qk256_body(1, t);
+    break;
+  case 2:
+    qk256_body(2, t);
+    break;
+  case 3:
+    qk256_body(3, t);
+    break;
+  case 4:
+    qk256_body(4, t);
+    break;
+  case 5:
+    qk256_body(5, t);
+    break;
+  default:
+    qk256_body(6, t);
+    break;
+  }
+}
+
+/* ---- AVX512-VNNI kernel on u8 x s8 quads: up to 14 x 32 ---- */
+
+#define T512                                                                   \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
+
+T512 static inline __mmask16 mask16(int n) {
+  return n >= 16 ? 0xffff : (n <= 0 ? 0 : (__mmask16)((1u << n) - 1));
+}
+
+/* Requantises 16 sums of row i, columns j..j+15 (n valid) and stores. */
+static inline __attribute__((always_inline)) T512 void
+epi_512(const qtile *t, int i, int j, __m512i s, int n) {
+  __mmask16 mk = mask16(n);
+  s = _mm512_add_epi32(s, _mm512_set1_epi32(t->radd[i]));
+  s = _mm512_add_epi32(s, _mm512_maskz_loadu_epi32(mk, t->cadd + j));
+  if (t->cross_b)
+    s = _mm512_sub_epi32(
+        s, _mm512_mullo_epi32(_mm512_maskz_loadu_epi32(mk, t->czb + j),
+                              _mm512_set1_epi32(t->rra[i])));
+  if (t->cross_a)
+    s = _mm512_sub_epi32(
+        s, _mm512_mullo_epi32(_mm512_maskz_loadu_epi32(mk, t->ccb + j),
+                              _mm512_set1_epi32(t->rza[i])));
+  __m512 m;
+  if (t->rmult)
+    m = _mm512_set1_ps(t->rmult[i]);
+  else if (t->cmult)
+    m = _mm512_maskz_loadu_ps(mk, t->cmult + j);
+  else
+    m = _mm512_set1_ps(t->mult);
+  __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(s), m);
+  f = _mm512_min_ps(_mm512_max_ps(f, _mm512_set1_ps(-F_LIM)),
+                    _mm512_set1_ps(F_LIM));
+  /* Uses MXCSR rounding, round-half-even by default, like nearbyintf. */
+  __m512i v =
+      _mm512_add_epi32(_mm512_cvtps_epi32(f), _mm512_set1_epi32(t->czero));
+  v = _mm512_max_epi32(v, _mm512_set1_epi32(t->qmin));
+  v = _mm512_min_epi32(v, _mm512_set1_epi32(t->qmax));
+  v = _mm512_max_epi32(v, _mm512_set1_epi32(t->lo));
+  v = _mm512_min_epi32(v, _mm512_set1_epi32(t->hi));
+  _mm512_mask_cvtepi32_storeu_epi8(t->c + i * t->ldc + j, mk, v);
+}
+
+__attribute__((noinline)) T512 static void
+epi_rows_512(const qtile *t, int mr, int nv, int32_t (*sums)[32]) {
+  for (int i = 0; i < mr; i++) {
+    epi_512(t, i, 0, _mm512_load_si512(sums[i]), t->nr);
+    if (nv == 2)
+      epi_512(t, i, 16, _mm512_load_si512(sums[i] + 16), t->nr - 16);
+  }
+}
+
+static inline __attribute__((always_inline)) T512 void
+qk512_body(const int MR, const int NV, const qtile *t) {
+  __m512i c0[V_MR], c1[V_MR];
+#pragma GCC unroll 14
+  for (int i = 0; i < MR; i++)
+    c0[i] = c1[i] = _mm512_setzero_si512();
+  const int32_t *a = t->a;
+  const uint8_t *b = t->b;
+  for (int g = 0; g < t->ng; g++, a += MR, b += 4 * V_NR) {
+    __m512i b0 = _mm512_loadu_si512(b), b1 = b0;
+    if (NV == 2)
+      b1 = _mm512_loadu_si512(b + 64);
+#pragma GCC unroll 14
+    for (int i = 0; i < MR; i++) {
+      __m512i av = _mm512_set1_epi32(a[i]);
+      c0[i] = _mm512_dpbusd_epi32(c0[i], b0, av);
+      if (NV == 2)
+        c1[i] = _mm512_dpbusd_epi32(c1[i], b1, av);
+    }
+  }
+  /* Parking the sums keeps the epilogue's registers from competing with
+   * the accumulators (GCC otherwise spills inside the main loop). */
+  _Alignas(64) int32_t sums[V_MR][32];
+#pragma GCC unroll 14
+  for (int i = 0; i < MR; i++) {
+    _mm512_store_si512(sums[i], c0[i]);
+    if (NV == 2)
+      _mm512_store_si512(sums[i] + 16, c1[i]);
+  }
+  epi_rows_512(t, MR, NV, sums);
+}
+
+/* Few rows read in place (no packing of activations): the same sums as
+ * qk512_body, with A's four bytes per group loaded from each row and
+ * flipped on the fly. Needs K % 4 == 0 so no group reads past a row. */
+static inline __attribute__((always_inline)) T512 void
+qk512_direct_body(const int MR, const int NV, const qtile *t) {
+  __m512i c0[4], c1[4];
+#pragma GCC unroll 4
+  for (int i = 0; i < MR; i++)
+    c0[i] = c1[i] = _mm512_setzero_si512();
+  const uint8_t *a = t->arow, *b = t->b;
+  size_t ald = t->ald;
+  for (int g = 0; g < t->ng; g++, a += 4, b += 4 * V_NR) {
+    __m512i b0 = _mm512_loadu_si512(b), b1 = b0;
+    if (NV == 2)
+      b1 = _mm512_loadu_si512(b + 64);
+#pragma GCC unroll 4
+    for (int i = 0; i < MR; i++) {
+      __m512i av = _mm512_set1_epi32((int)(load_i32(a + i * ald) ^ t->aflip));
+      c0[i] = _mm512_dpbusd_epi32(c0[i], b0, av);
+      if (NV == 2)
+        c1[i] = _mm512_dpbusd_epi32(c1[i], b1, av);
+    }
+  }
+  _Alignas(64) int32_t sums[4][32];
+#pragma GCC unroll 4
+  for (int i = 0; i < MR; i++) {
+    _mm512_store_si512(sums[i], c0[i]);
+    if (NV == 2)
+      _mm512_store_si512(sums[i] + 16, c1[i]);
+  }
+  epi_rows_512(t, MR, NV, sums);
+}
+
+T512 void dg_cpu_qkern_vnni_direct(const qtile *t) {
+  if (t->nr > 16) {
+    switch (t->mr) {
+    case 1:
+      qk512_direct_body(1, 2, t);
+      break;
+    case 2:
+      qk512_direct_body(2, 2, t);
+      break;
+    case 3:
+      qk512_direct_body(3, 2, t);
+      break;
+    default:
+      qk512_direct_body(4, 2, t);
+      break;
+    }
+  } else {
+    switch (t->mr) {
+    case 1:
+      qk512_direct_body(1, 1, t);
+      break;
+    case 2:
+      qk512_direct_body(2, 1, t);
+      break;
+    case 3:
+      qk512_direct_body(3, 1, t);
+      break;
+    default:
+      qk512_direct_body(4, 1, t);
+      break;
+    }
+  }
+}
+
+#define QK512_CASES(NV)                                                        \
+  switch (t->mr) {                                                             \
+  case 1:                                                                      \
+    qk512_body(1, NV, t);                                                      \
+    break;                                                                     \
+  case 2:                                                                      \
+    qk512_body(2, NV, t);                                                      \
+    break;                                                                     \
+  case 3:                                                                      \
+    qk512_body(3, NV, t);                                                      \
+    break;                                                                     \
+  case 4:                                                                      \
+    qk512_body(4, NV, t);                                                      \
+    break;                                                                     \
+  case 5:                                                                      \
+    qk512_body(5, NV, t);                                                      \
+    break;                                                                     \
+  case 6:                                                                      \
+    qk512_body(6, NV, t);                                                      \
+    break;                                                                     \
+  case 7:                                                                      \
+    qk512_body(7, NV, t);                                                      \
+    break;                                                                     \
+  case 8:                                                                      \
+    qk512_body(8, NV, t);                                                      \
+    break;                                                                     \
+  case 9:                                                                      \
+    qk512_body(9, NV, t);                                                      \
+    break;                                                                     \
+  case 10:                                                                     \
+    qk512_body(10, NV, t);                                                     \
+    break;                                                                     \
+  case 11:                                                                     \
+    qk512_body(11, NV, t);                                                     \
+    break;                                                                     \
+  case 12:                                                                     \
+    qk512_body(12, NV, t);                                                     \
+    break;                                                                     \
+  case 13:                                                                     \
+    qk512_body(13, NV, t);                                                     \
+    break;                                                                     \
+  default:                                                                     \
+    qk512_body(14, NV, t);                                                     \
+    break;                                                                     \
+  }
+
+T512 void dg_cpu_qkern_vnni(const qtile *t) {
+  if (t->nr > 16) {
+    QK512_CASES(2)
+  } else {
+    QK512_CASES(1)
+  }
+}
+
+/* Packs B[k, jc + 0..w) (row-major, w <= 16) for VNNI: 16 columns x 4 k
+ * per 64-byte row of the panel, flipped to u8; adds column sums. */
+T512 void dg_cpu_vnni_pack_b16(const uint8_t *src, size_t ldb, int K, int w,
+                               uint8_t flip, uint8_t *dst, int32_t *colsum) {
+  w = w > 16 ? 16 : w;
+  __mmask16 mk = mask16(w);
+  __m128i fx = _mm_set1_epi8((char)flip), z = _mm_setzero_si128();
+  __m128i ones = _mm_set1_epi8(1);
+  __m128i s0 = z, s1 = z, s2 = z, s3 = z;
+  for (int k = 0; k < K; k += 4, dst += 4 * V_NR) {
+    __m128i r[4];
+    for (int q = 0; q < 4; q++)
+      r[q] =
+          k + q < K
+              ? _mm_maskz_mov_epi8(
+                    mk, _mm_xor_si128(
+                            _mm_maskz_loadu_epi8(mk, src + (k + q) * ldb), fx))
+              : z;
+    __m128i t0 = _mm_unpacklo_epi8(r[0], r[1]),
+            t1 = _mm_unpackhi_epi8(r[0], r[1]);
+    __m128i t2 = _mm_unpacklo_epi8(r[2], r[3]),
+            t3 = _mm_unpackhi_epi8(r[2], r[3]);
+    __m128i u0 = _mm_unpacklo_epi16(t0, t2), u1 = _mm_unpackhi_epi16(t0, t2);
+    __m128i u2 = _mm_unpacklo_epi16(t1, t3), u3 = _mm_unpackhi_epi16(t1, t3);
+    _mm_storeu_si128((__m128i *)dst, u0);
+    _mm_storeu_si128((__m128i *)(dst + 16), u1);
+    _mm_storeu_si128((__m128i *)(dst + 32), u2);
+    _mm_storeu_si128((__m128i *)(dst + 48), u3);
+    s0 = _mm_dpbusd_epi32(s0, u0, ones);
+    s1 = _mm_dpbusd_epi32(s1, u1, ones);
+    s2 = _mm_dpbusd_epi32(s2, u2, ones);
+    s3 = _mm_dpbusd_epi32(s3, u3, ones);
+  }
+  int32_t tmp[16];
+  _mm_storeu_si128((__m128i *)tmp, s0);
+  _mm_storeu_si128((__m128i *)(tmp + 4), s1);
+  _mm_storeu_si128((__m128i *)(tmp + 8), s2);
+  _mm_storeu_si128((__m128i *)(tmp + 12), s3);
+  for (int j = 0; j < w; j++)
+    colsum[j] = tmp[j];
+}
+
+/* Sum of the K bytes at p after xor with `flip`, read as s8 or u8. */
+T512 int32_t dg_cpu_vnni_row_sum(const uint8_t *p, int K, uint8_t flip,
+                                 int as_signed) {
+  /* psadbw sums unsigned bytes; a signed byte is its xor-0x80 minus 128. */
+  __m512i fx = _mm512_set1_epi8((char)(flip ^ (as_signed ? 0x80 : 0)));
+  __m512i acc = _mm512_setzero_si512();
+  for (int k = 0; k < K; k += 64) {
+    __mmask64 mk = K - k >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << (K - k)) - 1;
+    __m512i x = _mm512_maskz_mov_epi8(
+        mk, _mm512_xor_si512(_mm512_maskz_loadu_epi8(mk, p + k), fx));
+    acc = _mm512_add_epi64(acc, _mm512_sad_epu8(x, _mm512_setzero_si512()));
+  }
+  int64_t s = _mm512_reduce_add_epi64(acc);
+  return (int32_t)(s - (as_signed ? 128 * (int64_t)K : 0));
+}
+
+/* Row i of src (K bytes, contiguous in k) becomes dst[g * stride + i] for
+ * each group g of 4 k, flipped, zero-padded after K. */
+void dg_cpu_vnni_pack_rows(const uint8_t *src, size_t ld, int rows, int K,
+                           int ng, uint8_t flip, int32_t *dst, int stride) {
+  uint32_t f4 = flip * 0x01010101u;
+  for (int i = 0; i < rows; i++) {
+    const uint8_t *row = src + (size_t)i * ld;
+    int g = 0;
+    for (; 4 * g + 4 <= K; g++) {
+      uint32_t w;
+      memcpy(&w, row + 4 * g, 4);
+      w ^= f4;
+      memcpy(dst + (size_t)g * stride + i, &w, 4);
+    }
+    for (; g < ng; g++) {
+      uint8_t q[4] = {0};
+      for (int b = 0; b < 4 && 4 * g + b < K; b++)
+        q[b] = row[4 * g + b] ^ flip;
+      memcpy(dst + (size_t)g * stride + i, q, 4);
+    }
+  }
+}
+#endif /* DG_X86 */

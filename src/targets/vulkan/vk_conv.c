@@ -1,0 +1,85 @@
+/* Vulkan convolutions (ops/conv.c's conv2d and qconv2d). */
+#include "vk_internal.h"
+
+#include "ops/epilogue.h"
+#include "ops/ops.h"
+#include "ops/requant.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool dg_vk_setup_conv(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                      const dg_node *n) {
+  const dg_tensor_desc *xd = dg_vk_tdesc(ir, n->inputs[0]),
+                       *wd = dg_vk_tdesc(ir, n->inputs[1]),
+                       *yd = dg_vk_tdesc(ir, n->output);
+  const dg_node_params *p = &n->p;
+  bool q = n->op == DG_OP_QCONV2D, f16 = xd->dtype == DG_DTYPE_F16;
+  int64_t N = xd->dims[0], C = xd->dims[1], O = wd->dims[0], G = p->groups;
+  int64_t CG = C / G, OG = O / G, OH = yd->dims[2], OW = yd->dims[3];
+  vk_pc_conv *pc = &w->push.conv;
+  *pc = (vk_pc_conv){.N = N,
+                     .C = C,
+                     .H = xd->dims[2],
+                     .W = xd->dims[3],
+                     .O = O,
+                     .OH = OH,
+                     .OW = OW,
+                     .KH = wd->dims[2],
+                     .KW = wd->dims[3],
+                     .G = G,
+                     .CG = CG,
+                     .OG = OG,
+                     .sh = p->stride[0],
+                     .sw = p->stride[1],
+                     .dh = p->dilation[0],
+                     .dw = p->dilation[1],
+                     .pt = p->pads[0],
+                     .pl = p->pads[1],
+                     .has_bias = n->input_count > 2 && n->inputs[2]};
+  dg_activation_range(p->activation, &pc->lo, &pc->hi);
+  w->bind[0] = n->inputs[0];
+  w->bind[1] = n->inputs[1];
+  w->bind[2] = n->input_count > 2 ? n->inputs[2] : 0;
+  w->bind[3] = n->output;
+  int64_t KG = CG * wd->dims[2] * wd->dims[3], NP = N * OH * OW;
+  bool coop = !q && f16 && dg_vk_use_coop_f16(vd, OG, NP, KG, G);
+  bool big = !q && !f16 && dg_vk_use_big_f32(vd, OG, NP, KG, G);
+  if (coop || big) {
+    /* Batch folded into the GEMM's n; z = group. Specialisation constant
+     * 0: A (the weight rows) loads as vectors (K a multiple of the vector
+     * width). */
+    dg_vk_big_work(vd, w, coop ? SH_CONVC_F16 : SH_CONVB_F32, SH_CONVC64_F16,
+                   KG % (coop ? 8 : 4) == 0, OG, NP, G);
+    if (coop && vd->coop_khr_f16) {
+      const dg_tensor_info *wt = &ir->tensors[n->inputs[1] - 1];
+      const uint16_t *wconst =
+          wt->kind == DG_TENSOR_CONSTANT && wd->dtype == DG_DTYPE_F16
+              ? wt->constant->data
+              : NULL;
+      int cb = dg_vk_cblock_work(vd, w, N, xd->dims[2], xd->dims[3], G, CG, OG,
+                                 wd->dims[2] * wd->dims[3], NP, wconst);
+      if (cb < 0)
+        return false;
+      if (!cb && !dg_vk_im2col_work(vd, w, OG, NP, KG, G))
+        dg_vk_splitk_work(vd, w, true, OG, NP, KG, G);
+    }
+  } else if (dg_vk_direct_conv(vd, OG, OH * OW)) {
+    w->shader = q ? SH_CONVD_Q8 : f16 ? SH_CONVD_F16 : SH_CONVD_F32;
+    dg_vk_grid_1d(w->groups, N * O * OH * OW, 64);
+  } else {
+    w->shader = q     ? (dg_vk_use_dot(vd) ? SH_CONVDOT_Q8 : SH_CONV_Q8)
+                : f16 ? SH_CONV_F16
+                      : SH_CONV_F32;
+    w->groups[0] = (uint32_t)((OH * OW + 63) / 64);
+    w->groups[1] = (uint32_t)((OG + 63) / 64);
+    w->groups[2] = (uint32_t)(N * G);
+  }
+  if (q) {
+    dg_vk_q_push(&pc->q8, ir, n);
+    return dg_vk_q_params(w, ir, n, O);
+  }
+  return true;
+}
