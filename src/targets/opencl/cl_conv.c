@@ -1,4 +1,4 @@
-/* OpenCL convolutions (ops/dg_cl_conv.c's conv2d and qconv2d). */
+/* OpenCL convolutions (ops/conv.c's conv2d and qconv2d). */
 #include "cl_prep.h"
 #include "core/env.h"
 
@@ -82,7 +82,7 @@ cl_int dg_cl_conv(prep *p) {
     ktab[4 * k + 2] = kw * g[G_DW];
     ktab[4 * k + 3] = 0;
   }
-  /* Conv rows: A = weights, B = input gathered (order as the dg_cl_kernel). */
+  /* Conv rows: A = weights, B = input gathered (order as the kernel). */
   cl_int err = dg_cl_gemm(p, g, offs, G, q, O, dg_cl_in_mem(p, 1),
                           dg_cl_in_mem(p, 0), dg_cl_in_mem(p, 2), ktab);
   free(ktab);

@@ -1,4 +1,4 @@
-/* OpenCL softmax and the element-wise ops of ops/dg_cl_eltwise.c. */
+/* OpenCL softmax and the element-wise ops of ops/eltwise.c. */
 #include "cl_prep.h"
 #include "core/env.h"
 

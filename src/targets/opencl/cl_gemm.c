@@ -1,4 +1,4 @@
-/* OpenCL fully connected layers and matmuls (ops/dg_cl_gemm.c) and the tiled
+/* OpenCL fully connected layers and matmuls (ops/gemm.c) and the tiled
  * GEMM, f32, f16 and int8, that the convolutions run on too. */
 #include "cl_prep.h"
 #include "core/env.h"
@@ -50,7 +50,7 @@ bool dg_cl_cpu_kernels(const prep *p) {
   return p->d->is_cpu && !(e && *e && strcmp(e, "0"));
 }
 
-/* The large-tile f32 GEMM (dg_cl_gemm.cl): of the tiles the device allows
+/* The large-tile f32 GEMM (gemm.cl): of the tiles the device allows
  * (dg_cl_device.big_tiles), in order of preference, the first whose grid
  * still fills the compute units; 0 when none does (the 64 x 64 gemm_f32,
  * whose 256 work-items per tile suit small grids better, then runs).
@@ -76,7 +76,7 @@ static int big_tile(const prep *p, int64_t M, int64_t N, int64_t z) {
 }
 
 /* The GEMM node: geometry g (M, N, K, strides... filled by the caller),
- * batch offsets offs[3 * z]; ktab: the dg_cl_conv-mode per-k input offsets (4
+ * batch offsets offs[3 * z]; ktab: the conv-mode per-k input offsets (4
  * ints per k, f32 only). */
 cl_int dg_cl_gemm(prep *p, int32_t *g, const int32_t *offs, int64_t z, bool q,
                   int64_t channels, cl_mem A, cl_mem B, cl_mem bias,

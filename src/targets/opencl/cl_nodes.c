@@ -1,4 +1,4 @@
-/* Per node: which dg_cl_kernel runs it, its geometry block (kernels/geom.h),
+/* Per node: which kernel runs it, its geometry block (kernels/geom.h),
  * its small host-computed arrays (GEMM batch offsets, requantisation
  * multipliers and zero points from the same helpers as the CPU), and its
  * arguments, bound once at compile time so that a run only enqueues. */
@@ -70,12 +70,12 @@ cl_int dg_cl_aux(prep *p, const void *data, size_t bytes, cl_mem *out) {
   return CL_SUCCESS;
 }
 
-/* Creates the dg_cl_kernel and binds args (cl_mem each). */
-/* How fast each dg_cl_kernel runs against the device's gflops figure (the 64 x
- * 64 tiles of dg_cl_gemm.cl), on a GPU-type device, for the cost model, with
+/* Creates the kernel and binds args (cl_mem each). */
+/* How fast each kernel runs against the device's gflops figure (the 64 x
+ * 64 tiles of gemm.cl), on a GPU-type device, for the cost model, with
  * f32 and with f16 tensors. Measured on the H200 (docs/performance.md,
  * "Cost models"): the big tiles ran SGEMM 4096^3 at 32 TFLOP/s against
- * 11 of the figure, and a 3x3 64@56 batch-8 dg_cl_conv 155 us in f32 and 197
+ * 11 of the figure, and a 3x3 64@56 batch-8 conv 155 us in f32 and 197
  * us in f16. The rest are assumed, on the pessimistic side; kernels not
  * listed run at the figure. */
 static const struct {
@@ -223,7 +223,7 @@ static cl_int movement(prep *p) {
   return dg_cl_kernel(p, name, 3, args);
 }
 
-/* The ops this target runs, each with what prepares its dg_cl_kernel (or copy)
+/* The ops this target runs, each with what prepares its kernel (or copy)
  * and what the device must have: supports() declines an op without a
  * line (the plan shows why) and the device's info.ops lists exactly the
  * lines it qualifies for. */

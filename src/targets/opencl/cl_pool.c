@@ -1,4 +1,4 @@
-/* OpenCL pooling (ops/dg_cl_pool.c): windows and global average. */
+/* OpenCL pooling (ops/pool.c): windows and global average. */
 #include "cl_prep.h"
 #include "core/env.h"
 
@@ -42,7 +42,7 @@ cl_int dg_cl_pool(prep *p) {
   if (err != CL_SUCCESS)
     return err;
   cl_mem args[3] = {dg_cl_in_mem(p, 0), dg_cl_out_mem(p), gm};
-  if (global) { /* a work-group per channel (dg_cl_pool.cl) */
+  if (global) { /* a work-group per channel (pool.cl) */
     dg_cl_grid1(p->cn, (int64_t)g[P_NC] * 64);
     return dg_cl_kernel(p, "gap", 3, args);
   }

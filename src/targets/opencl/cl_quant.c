@@ -1,4 +1,4 @@
-/* OpenCL quantize and dequantize (ops/dg_cl_quant.c). */
+/* OpenCL quantize and dequantize (ops/quant.c). */
 #include "cl_prep.h"
 #include "core/env.h"
 
