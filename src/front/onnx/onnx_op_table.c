@@ -1,8 +1,10 @@
-/* The op table: one row per ONNX op (name, opsets, attributes accepted,
- * handler), and the handlers of the float ops. Each handler maps the
- * node's attributes onto one builder call and refuses, naming the
- * attribute, what the builder cannot express. The quantisation ops'
- * handlers are in onnx_qdq.c. A new op costs a row and a handler. */
+/* The op table: one row per ONNX op (name, versions, attributes
+ * accepted, handler), and the handlers of the simplest float ops (gemm,
+ * matmul, element-wise and shape ops). Each handler maps the node's
+ * attributes onto one builder call and refuses, naming the attribute,
+ * what the builder cannot express. Conv and pooling are in
+ * onnx_ops_conv.c, the quantisation ops in onnx_qdq.c, the other
+ * families in onnx_ops_<family>.c. A new op costs a row and a handler. */
 #include "onnx_tr.h"
 
 #include <math.h>
@@ -11,120 +13,6 @@
 #include <string.h>
 
 /* ---- conv and pooling ---- */
-
-static bool window_params(tr *t, int rank, dg_padding *mode, int32_t *pads,
-                          int32_t *strides, int32_t *dil) {
-  int64_t v[8];
-  char s[32];
-  *mode = DG_PADDING_EXPLICIT;
-  /* An empty auto_pad means NOTSET, as ONNX's reference and ORT read it. */
-  if (t->n->attr_string(t->n, "auto_pad", s, sizeof s)) {
-    if (!strcmp(s, "SAME_UPPER"))
-      *mode = DG_PADDING_SAME_UPPER;
-    else if (!strcmp(s, "SAME_LOWER"))
-      *mode = DG_PADDING_SAME_LOWER;
-    else if (!strcmp(s, "VALID"))
-      *mode = DG_PADDING_VALID;
-    else if (strcmp(s, "NOTSET") && s[0]) {
-      tr_fail(t, DG_ERROR_UNSUPPORTED, "auto_pad",
-              "auto_pad '%s' is not supported", s);
-      return false;
-    }
-  }
-  if (rank != 4 && rank != 3) {
-    tr_fail(t, DG_ERROR_UNSUPPORTED, "kernel_shape",
-            "only 1-D and 2-D windows (rank-3 and rank-4 tensors) are "
-            "supported, got rank %d",
-            rank);
-    return false;
-  }
-  /* A 1-D window is a 2-D one of height 1 (the caller reshapes [N,C,L]
-   * to [N,C,1,L]): its one stride, dilation and pad pair go to width. */
-  int sp = rank - 2; /* spatial axes */
-  /* ONNX orders pads (begin h, begin w, end h, end w) like ours. */
-  int n = tr_attr_ints(t, "pads", v, 8);
-  if (n >= 0 && n != 2 * sp) {
-    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "pads", "expected %d pads", 2 * sp);
-    return false;
-  }
-  for (int i = 0; n == 2 * sp && i < n; i++)
-    if (v[i] < 0) {
-      tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "pads", "pads[%d] = %lld < 0", i,
-              (long long)v[i]);
-      return false;
-    }
-  for (int i = 0; i < 4; i++)
-    pads[i] = n != 2 * sp ? 0
-              : sp == 2   ? (int32_t)v[i]
-              : i % 2     ? (int32_t)v[i / 2]
-                          : 0;
-  n = tr_attr_ints(t, "strides", v, 8);
-  if (n >= 0 && n != sp) {
-    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "strides", "expected %d strides", sp);
-    return false;
-  }
-  strides[0] = n == 2 ? (int32_t)v[0] : 1;
-  strides[1] = n == sp ? (int32_t)v[sp - 1] : 1;
-  if (strides[0] < 1 || strides[1] < 1) { /* the builder reads 0 as 1 */
-    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "strides", "strides [%d, %d] < 1",
-            strides[0], strides[1]);
-    return false;
-  }
-  n = tr_attr_ints(t, "dilations", v, 8);
-  if (n >= 0 && n != sp) {
-    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "dilations", "expected %d dilations",
-            sp);
-    return false;
-  }
-  if (n == 1)
-    v[1] = v[0], v[0] = 1;
-  if (n >= 1 && (v[0] < 1 || v[1] < 1)) { /* the builder reads 0 as 1 */
-    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "dilations",
-            "dilations [%lld, %lld] < 1", (long long)v[0], (long long)v[1]);
-    return false;
-  }
-  dil[0] = n >= 1 ? (int32_t)v[0] : 1;
-  dil[1] = n >= 1 ? (int32_t)v[1] : 1;
-  return true;
-}
-
-bool tr_conv_params(tr *t, dg_tensor x, dg_conv2d_params *p) {
-  dg_tensor_desc d;
-  if (!tr_desc(t, x, &d))
-    return false;
-  memset(p, 0, sizeof *p);
-  if (!window_params(t, d.rank, &p->padding, p->pads, p->stride, p->dilation))
-    return false;
-  p->groups = (int32_t)tr_attr_int(t, "group", 1);
-  if (p->groups < 1) { /* the builder reads 0 as 1 */
-    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "group", "group %d < 1", p->groups);
-    return false;
-  }
-  return true;
-}
-
-/* kernel_shape is optional for convs (the weights have it); where given
- * it must agree with them. */
-bool tr_conv_kernel_shape(tr *t, dg_tensor w) {
-  int64_t k[4];
-  dg_tensor_desc d;
-  int n = tr_attr_ints(t, "kernel_shape", k, 4);
-  if (n < 0 || !tr_desc(t, w, &d))
-    return t->st == DG_OK;
-  if (n == 1) { /* 1-D: the weights are [O, C/g, 1, k] by now */
-    k[1] = k[0];
-    k[0] = 1;
-    n = 2;
-  }
-  if (n != 2 || d.rank != 4 || k[0] != d.dims[2] || k[1] != d.dims[3]) {
-    tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "kernel_shape",
-            "kernel_shape (%d values) contradicts the weights' [%lld, %lld]", n,
-            (long long)(d.rank == 4 ? d.dims[2] : -1),
-            (long long)(d.rank == 4 ? d.dims[3] : -1));
-    return false;
-  }
-  return true;
-}
 
 /* x [N,C,L] as [N,C,1,L] for a 1-D window (constant data as a new
  * constant, so that targets still see constant weights); x itself when
@@ -150,81 +38,6 @@ dg_tensor tr_as_1d(tr *t, dg_tensor y, int rank) {
     return y;
   int64_t dims[3] = {d.dims[0], d.dims[1], d.dims[3]};
   return dg_graph_reshape(t->g, NULL, y, 3, dims);
-}
-
-static void op_conv(tr *t) {
-  dg_tensor x = tr_input(t, 0, NULL, false);
-  dg_conv2d_params p;
-  dg_tensor_desc xd;
-  if (!x.id || !tr_need_float(t, x, "X") || !tr_conv_params(t, x, &p) ||
-      !tr_desc(t, x, &xd))
-    return;
-  dg_tensor w = tr_input(t, 1, NULL, false);
-  dg_tensor b = tr_input(t, 2, NULL, true);
-  if (xd.rank == 3) {
-    x = tr_as_2d(t, 0, x);
-    w = tr_as_2d(t, 1, w);
-  }
-  if (!tr_conv_kernel_shape(t, w))
-    return;
-  tr_output(
-      t, 0,
-      tr_as_1d(t, dg_graph_conv2d(t->g, t->n->name, x, w, b, &p), xd.rank));
-}
-
-bool tr_pool_params(tr *t, const dg_tensor_desc *d, dg_pool2d_params *p) {
-  memset(p, 0, sizeof *p);
-  int64_t k[4];
-  int nk = tr_attr_ints(t, "kernel_shape", k, 4);
-  if (nk != d->rank - 2 || (nk != 1 && nk != 2)) {
-    tr_fail(t, DG_ERROR_UNSUPPORTED, "kernel_shape",
-            "only 1-D and 2-D pooling is supported (kernel_shape of %d "
-            "values for rank %d)",
-            nk, d->rank);
-    return false;
-  }
-  p->kernel[0] = nk == 2 ? (int32_t)k[0] : 1;
-  p->kernel[1] = (int32_t)k[nk - 1];
-  if (!window_params(t, d->rank, &p->padding, p->pads, p->stride, p->dilation))
-    return false;
-  p->ceil_mode = (int32_t)tr_attr_int(t, "ceil_mode", 0);
-  return true;
-}
-
-static void pool(tr *t, bool is_max) {
-  if (t->n->n_outputs > 1 && t->n->outputs[1][0]) {
-    tr_fail(t, DG_ERROR_UNSUPPORTED, "Indices",
-            "the Indices output is not supported");
-    return;
-  }
-  if (tr_attr_int(t, "storage_order", 0) != 0) {
-    tr_fail(t, DG_ERROR_UNSUPPORTED, "storage_order",
-            "column-major storage_order is not supported");
-    return;
-  }
-  dg_tensor x = tr_input(t, 0, NULL, false);
-  dg_tensor_desc d;
-  dg_pool2d_params p;
-  /* The max of raw integers is theirs; their average is not. */
-  if (!tr_desc(t, x, &d) || (!is_max && !tr_need_float(t, x, "X")) ||
-      !tr_pool_params(t, &d, &p))
-    return;
-  p.count_include_pad = (int32_t)tr_attr_int(t, "count_include_pad", 0);
-  x = tr_as_2d(t, 0, x);
-  tr_output(t, 0,
-            tr_as_1d(t,
-                     is_max ? dg_graph_max_pool2d(t->g, t->n->name, x, &p)
-                            : dg_graph_avg_pool2d(t->g, t->n->name, x, &p),
-                     d.rank));
-}
-
-static void op_max_pool(tr *t) { pool(t, true); }
-static void op_avg_pool(tr *t) { pool(t, false); }
-
-static void op_global_avg_pool(tr *t) {
-  dg_tensor x = tr_input(t, 0, NULL, false);
-  if (tr_need_float(t, x, "X"))
-    tr_output(t, 0, dg_graph_global_avg_pool(t->g, t->n->name, x));
 }
 
 /* ---- gemm, matmul ---- */
@@ -638,7 +451,7 @@ static const tr_op table[] = {
     {"Asinh", "9 22", 9, 22, NULL, tr_op_unary},
     {"Atan", "7 22", 7, 22, NULL, tr_op_unary},
     {"Atanh", "9 22", 9, 22, NULL, tr_op_unary},
-    {"AveragePool", "1 7 10 11 19 22", 1, 22, avg_pool_attrs, op_avg_pool},
+    {"AveragePool", "1 7 10 11 19 22", 1, 22, avg_pool_attrs, tr_op_avg_pool},
     {"BatchNormalization", "1 6 7 9 14 15", 1, 15, batch_norm_attrs,
      tr_op_batch_norm},
     {"Cast", "1 6 9 13 19 21", 6, 21, cast_attrs, tr_op_cast},
@@ -648,7 +461,7 @@ static const tr_op table[] = {
     {"Clip", "1 6 11 12 13", 1, 13, clip_attrs, op_clip},
     {"Concat", "1 4 11 13", 1, 13, axis_attr, op_concat},
     {"Constant", "1 9 11 12 13 19 21", 1, 21, constant_attrs, op_constant},
-    {"Conv", "1 11 22", 1, 22, conv_attrs, op_conv},
+    {"Conv", "1 11 22", 1, 22, conv_attrs, tr_op_conv},
     {"ConvTranspose", "1 11 22", 1, 22, conv_transpose_attrs,
      tr_op_conv_transpose},
     {"Cos", "7 22", 7, 22, NULL, tr_op_unary},
@@ -671,7 +484,7 @@ static const tr_op table[] = {
     {"GatherElements", "11 13", 11, 13, axis_attr, tr_op_gather_elements},
     {"Gelu", "20", 20, 20, gelu_attrs, tr_op_unary},
     {"Gemm", "1 6 7 9 11 13", 1, 13, gemm_attrs, op_gemm},
-    {"GlobalAveragePool", "1 22", 1, 22, NULL, op_global_avg_pool},
+    {"GlobalAveragePool", "1 22", 1, 22, NULL, tr_op_global_avg_pool},
     {"GlobalMaxPool", "1 22", 1, 22, NULL, tr_op_global_max_pool},
     {"GlobalLpPool", "1 2 22", 1, 22, p_attr, tr_op_global_lp_pool},
     {"HardSigmoid", "1 6 22", 1, 22, alpha_beta_attrs, tr_op_unary},
@@ -689,7 +502,7 @@ static const tr_op table[] = {
     {"LpNormalization", "1 22", 1, 22, lp_norm_attrs, tr_op_lp_norm},
     {"MatMul", "1 9 13", 1, 13, NULL, op_matmul},
     {"Max", "1 6 8 12 13", 1, 13, NULL, tr_op_max},
-    {"MaxPool", "1 8 10 11 12 22", 1, 22, max_pool_attrs, op_max_pool},
+    {"MaxPool", "1 8 10 11 12 22", 1, 22, max_pool_attrs, tr_op_max_pool},
     {"Mean", "1 6 8 13", 1, 13, NULL, tr_op_mean},
     {"MeanVarianceNormalization", "9 13", 9, 13, axes_attr, tr_op_mvn},
     {"Min", "1 6 8 12 13", 1, 13, NULL, tr_op_min},

@@ -275,4 +275,10 @@ void tr_op_einsum(tr *t);
  * [axis, rank), when used. */
 void tr_layer_norm_stats(tr *t, dg_tensor x, int64_t axis, float eps);
 
+/* The handlers of Conv and the pooling ops (onnx_ops_conv.c). */
+void tr_op_conv(tr *t);
+void tr_op_max_pool(tr *t);
+void tr_op_avg_pool(tr *t);
+void tr_op_global_avg_pool(tr *t);
+
 #endif
