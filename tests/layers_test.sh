@@ -1,5 +1,6 @@
 #!/bin/sh
-# The include check (tools/check-layers.py) on this tree, then on copies of
+# The include check (tools/check-layers.py) and the 800-line limit on
+# this tree, then the include check on copies of
 # src/ with one planted include each that breaks a rule: each must fail,
 # naming the file, so that the check is known to see what it guards.
 # Usage: tests/layers_test.sh [SOURCE_ROOT]
@@ -9,6 +10,14 @@ py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 status=0
 "$py" "$top/tools/check-layers.py" "$top" || status=1
+# Small files with one job each: none under src/ over 800 lines.
+long=$(find "$top/src" -name '*.c' -o -name '*.h' | xargs wc -l | awk '$2 != "total" && $1 > 800 { print $2 " (" $1 ")" }' | sed "s|$top/||")
+if [ -z "$long" ]; then
+  echo "ok - no C file under src/ is over 800 lines"
+else
+  echo "FAIL - C files under src/ over 800 lines: $long"
+  status=1
+fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/dg-layers.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 plant() { # what, file (under src/), the include line, words the FAIL holds

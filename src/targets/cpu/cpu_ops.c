@@ -2,7 +2,8 @@
  * prepare that picks it; supports() declines an op without a line (the
  * plan shows why). The kernels live in the files named after their op
  * family, as in src/ops: conv.c, gemm.c, pool.c, eltwise.c, quant.c,
- * movement.c, unary.c, binary.c, compare.c, reduce.c, int8.c, spatial.c. */
+ * movement.c, unary.c, binary.c, compare.c, reduce.c, int8.c, resize.c,
+ * batch_norm.c, conv_transpose.c, cast.c. */
 #include "cpu_ops.h"
 #include "cpu_reduce.h"
 #include "movement.h"

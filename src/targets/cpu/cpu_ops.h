@@ -84,8 +84,8 @@ void dg_cpu_node_release(dg_cpu_node *cn);
 /* The kernel of DG_OP_UNARY (unary.c). */
 void dg_cpu_unary_node(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
                        void *out, void *scratch);
-/* The spatial family's prepares (spatial.c): each picks its kernel and
- * sizes its scratch. */
+/* The prepares of resize.c, batch_norm.c, conv_transpose.c and cast.c:
+ * each picks its kernel and sizes its scratch. */
 bool dg_cpu_prep_resize(dg_cpu_node *cn, int threads);
 bool dg_cpu_prep_batch_norm(dg_cpu_node *cn, int threads);
 bool dg_cpu_prep_conv_transpose(dg_cpu_node *cn, int threads);
