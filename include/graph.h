@@ -239,7 +239,8 @@ DG_API void dg_context_destroy(dg_context *ctx);
  * the context. */
 DG_API const char *dg_context_cache_dir(const dg_context *ctx);
 
-/* Op identifiers, also used as bits of dg_device_info.ops. */
+/* Op identifiers (values are ABI; dg_device_supports asks whether a
+ * device runs one). */
 typedef enum dg_op {
   DG_OP_INVALID = 0,
   DG_OP_CONV2D,
@@ -249,9 +250,9 @@ typedef enum dg_op {
   DG_OP_FULLY_CONNECTED,
   DG_OP_MATMUL,
   DG_OP_SOFTMAX,
-  DG_OP_RELU,
-  DG_OP_CLIP,
-  DG_OP_ADD,
+  DG_OP_RELU, /* reserved: relu is DG_OP_UNARY's DG_UNARY_RELU */
+  DG_OP_CLIP, /* reserved: DG_UNARY_CLIP */
+  DG_OP_ADD,  /* reserved: DG_OP_BINARY's DG_BINARY_ADD */
   DG_OP_RESHAPE,
   DG_OP_CONCAT,
   DG_OP_QUANTIZE,
@@ -259,7 +260,7 @@ typedef enum dg_op {
   DG_OP_QCONV2D,
   DG_OP_QFULLY_CONNECTED,
   DG_OP_QMATMUL,
-  DG_OP_SIGMOID,
+  DG_OP_SIGMOID, /* reserved: DG_UNARY_SIGMOID */
   DG_OP_BINARY,
   DG_OP_TRANSPOSE,
   DG_OP_SLICE,
@@ -283,6 +284,12 @@ typedef enum dg_op {
   DG_OP_COUNT_
 } dg_op;
 DG_API const char *dg_op_name(dg_op op); /* "conv2d", ..., "?" */
+/* Whether device (an index of ctx, as dg_context_device_info takes) has a
+ * kernel for op: 1 or 0. 0 too for a reserved op (DG_OP_RELU and the
+ * others merged into unary and binary), an op outside the enum, a device
+ * out of range or a context that is not live. A node of a supported op
+ * may still be declined for its shapes or dtypes; the plan says why. */
+DG_API int dg_device_supports(const dg_context *ctx, int device, dg_op op);
 
 typedef struct dg_device_info {
   int index; /* position in the context's device list */
@@ -290,7 +297,9 @@ typedef struct dg_device_info {
   char name[128];   /* e.g. "AMD EPYC 9B45 (avx512, 2 threads)" */
   char driver[128]; /* driver or implementation and its version */
   unsigned dtypes;  /* bit (1u << dg_dtype) for each dtype it runs */
-  uint64_t ops;     /* bit (1ull << dg_op) for each op it can run */
+  /* Legacy: bit (1ull << dg_op) for each op below 64 it can run; ask
+   * dg_device_supports, which has no such bound. */
+  uint64_t ops;
   /* 1 for simulated devices: never chosen as best; a node runs on one
    * only where pinned there, or where the compile options name it (in
    * devices) or its kind (in device_kinds). */
@@ -509,8 +518,10 @@ DG_API dg_tensor dg_graph_qmatmul(dg_graph *graph, const char *name,
 /* Softmax along axis (negative counts from the end). */
 DG_API dg_tensor dg_graph_softmax(dg_graph *graph, const char *name,
                                   dg_tensor x, int32_t axis);
+/* max(x, 0) and 1 / (1 + exp(-x)), elementwise (f32, f16): the unary
+ * functions DG_UNARY_RELU and DG_UNARY_SIGMOID (the nodes are
+ * DG_OP_UNARY's). */
 DG_API dg_tensor dg_graph_relu(dg_graph *graph, const char *name, dg_tensor x);
-/* y = 1 / (1 + exp(-x)), elementwise (f32, f16). */
 DG_API dg_tensor dg_graph_sigmoid(dg_graph *graph, const char *name,
                                   dg_tensor x);
 
@@ -602,23 +613,28 @@ typedef enum dg_unary_fn {
   DG_UNARY_CEIL,
   DG_UNARY_ROUND, /* half to even */
   DG_UNARY_SIGN,
-  DG_UNARY_SIGMOID, /* 1 / (1 + exp(-x)) (also DG_OP_SIGMOID) */
-  DG_UNARY_RELU,    /* max(x, 0) (also DG_OP_RELU) */
+  DG_UNARY_SIGMOID, /* 1 / (1 + exp(-x)) (dg_graph_sigmoid) */
+  DG_UNARY_RELU,    /* max(x, 0) (dg_graph_relu) */
+  DG_UNARY_CLIP,    /* min(max(x, alpha), beta) (dg_graph_clip): alpha <=
+                       beta, either may be infinite; NaN stays NaN */
   DG_UNARY_COUNT_
 } dg_unary_fn;
 DG_API const char *dg_unary_fn_name(dg_unary_fn fn); /* "tanh", ...; "?" */
 /* y = fn(x), elementwise, f32 or f16 (computed in float, stored in x's
  * dtype). alpha and beta are the function's parameters where the table
- * above says so (finite), and must be 0 otherwise. Errors: fn not a
- * function ("fn"), a parameter it does not take or not finite ("alpha",
- * "beta"), x not a float tensor of the graph ("x"). */
+ * above says so (finite, but clip's range), and must be 0 otherwise.
+ * Errors: fn not a function ("fn"), a parameter it does not take or not
+ * finite ("alpha", "beta"), clip's alpha > beta or NaN ("lo"), x not a
+ * float tensor of the graph ("x"). */
 DG_API dg_tensor dg_graph_unary(dg_graph *graph, const char *name,
                                 dg_unary_fn fn, dg_tensor x, float alpha,
                                 float beta);
-/* y = min(max(x, lo), hi); relu6 is clip(0, 6). lo <= hi. */
+/* y = min(max(x, lo), hi); relu6 is clip(0, 6). lo <= hi. The same node
+ * as dg_graph_unary(DG_UNARY_CLIP, x, lo, hi). */
 DG_API dg_tensor dg_graph_clip(dg_graph *graph, const char *name, dg_tensor x,
                                float lo, float hi);
-/* Elementwise a + b with numpy broadcasting. */
+/* Elementwise a + b with numpy broadcasting: dg_graph_binary with
+ * DG_BINARY_ADD. */
 DG_API dg_tensor dg_graph_add(dg_graph *graph, const char *name, dg_tensor a,
                               dg_tensor b);
 /* The functions of dg_graph_binary (values are ABI: append before
@@ -643,8 +659,7 @@ DG_API const char *dg_binary_fn_name(dg_binary_fn fn); /* "sub", ...; "?" */
  * same dtype. Errors: an fn outside (INVALID, COUNT_) is
  * DG_ERROR_INVALID_ARGUMENT (field "fn"), shapes that do not broadcast
  * DG_ERROR_INVALID_SHAPE (field "b", naming both shapes), another dtype
- * DG_ERROR_INVALID_DTYPE. dg_graph_add(g, n, a, b) is the same as fn ADD
- * but keeps its own op, DG_OP_ADD. */
+ * DG_ERROR_INVALID_DTYPE. dg_graph_add(g, n, a, b) is fn ADD. */
 DG_API dg_tensor dg_graph_binary(dg_graph *graph, const char *name,
                                  dg_binary_fn fn, dg_tensor a, dg_tensor b);
 /* The functions of dg_graph_compare and its one-input siblings (values

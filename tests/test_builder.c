@@ -258,9 +258,9 @@ static void test_long_names(void) {
   dg_graph_add(g, an, x, DG_TENSOR_NONE);
   e = dg_graph_error(g);
   char where[96];
-  snprintf(where, sizeof where, "node 1 '%s' (add)", e ? e->node_name : "");
+  snprintf(where, sizeof where, "node 1 '%s' (binary)", e ? e->node_name : "");
   CHECK(e && e->node_index == 1 && shortened_from(e->node_name, an) &&
-            !strcmp(e->op, "add") && strstr(e->message, where) &&
+            !strcmp(e->op, "binary") && strstr(e->message, where) &&
             strstr(e->message, "tensor is missing"),
         "a long-named node's diagnostic gives index, shortened name, op and "
         "reason: %s",
@@ -427,9 +427,8 @@ int main(void) {
             DG_ERROR_INVALID_SHAPE, "w.dims[1]");
   conv_case("negative groups", (dg_conv2d_params){.groups = -1},
             DG_ERROR_INVALID_ARGUMENT, "params.groups");
-  conv_case("kernel larger than input",
-            (dg_conv2d_params){.dilation = {5, 1}}, DG_ERROR_INVALID_SHAPE,
-            "x.dims[2]");
+  conv_case("kernel larger than input", (dg_conv2d_params){.dilation = {5, 1}},
+            DG_ERROR_INVALID_SHAPE, "x.dims[2]");
   {
     dg_tensor x, w;
     dg_graph *g = conv_graph(&x, &w);
@@ -458,8 +457,8 @@ int main(void) {
     dg_graph_destroy(g);
 
     g = dg_graph_create(ctx, "t");
-    dg_tensor_desc xi = {.dtype = DG_DTYPE_I32, .rank = 4,
-                         .dims = {1, 4, 8, 8}};
+    dg_tensor_desc xi = {
+        .dtype = DG_DTYPE_I32, .rank = 4, .dims = {1, 4, 8, 8}};
     x = dg_graph_input(g, "x", &xi);
     w = dg_graph_constant(g, "w", &wd, zeros, 0);
     dg_graph_conv2d(g, "c", x, w, DG_TENSOR_NONE, &p);
@@ -514,8 +513,7 @@ int main(void) {
 
     g = dg_graph_create(ctx, "t");
     dg_graph_constant(g, "w", &d, zeros, 8);
-    expect(g, "unknown constant flag", DG_ERROR_INVALID_ARGUMENT, "flags",
-           -1);
+    expect(g, "unknown constant flag", DG_ERROR_INVALID_ARGUMENT, "flags", -1);
     dg_graph_destroy(g);
 
     g = dg_graph_create(ctx, "t");
@@ -531,8 +529,8 @@ int main(void) {
   }
   { /* quantisation parameters */
     dg_graph *g = dg_graph_create(ctx, "t");
-    dg_tensor_desc q = {.dtype = DG_DTYPE_I8, .rank = 1, .dims = {4},
-                        .quant = {.scale = 0}};
+    dg_tensor_desc q = {
+        .dtype = DG_DTYPE_I8, .rank = 1, .dims = {4}, .quant = {.scale = 0}};
     dg_graph_input(g, "x", &q);
     expect(g, "zero scale", DG_ERROR_INVALID_ARGUMENT, "desc.quant.scale", -1);
     dg_graph_destroy(g);
@@ -546,8 +544,8 @@ int main(void) {
 
     g = dg_graph_create(ctx, "t");
     float sc[3] = {1, 1, 1};
-    q.quant = (dg_quant_params){.axis = 0, .channel_count = 3,
-                                .channel_scales = sc};
+    q.quant =
+        (dg_quant_params){.axis = 0, .channel_count = 3, .channel_scales = sc};
     dg_graph_constant(g, "w", &q, zeros, 0);
     expect(g, "channel count != dim", DG_ERROR_INVALID_SHAPE,
            "desc.quant.channel_count", -1);
@@ -555,9 +553,13 @@ int main(void) {
   }
   { /* quantised conv: per-channel x, bad y */
     dg_graph *g = dg_graph_create(ctx, "t");
-    dg_tensor_desc xd = {.dtype = DG_DTYPE_U8, .rank = 4, .dims = {1, 2, 5, 5},
+    dg_tensor_desc xd = {.dtype = DG_DTYPE_U8,
+                         .rank = 4,
+                         .dims = {1, 2, 5, 5},
                          .quant = {.scale = 0.1f, .zero_point = 128}};
-    dg_tensor_desc wd = {.dtype = DG_DTYPE_I8, .rank = 4, .dims = {3, 2, 3, 3},
+    dg_tensor_desc wd = {.dtype = DG_DTYPE_I8,
+                         .rank = 4,
+                         .dims = {3, 2, 3, 3},
                          .quant = {.scale = 0.05f}};
     dg_tensor x = dg_graph_input(g, "x", &xd);
     dg_tensor w = dg_graph_constant(g, "w", &wd, zeros, 0);
@@ -589,8 +591,8 @@ int main(void) {
     dg_tensor x = dg_graph_input(g, "x", &xd);
     dg_pool2d_params pp = {0};
     dg_graph_max_pool2d(g, "p", x, &pp);
-    expect(g, "pool without kernel", DG_ERROR_INVALID_ARGUMENT,
-           "params.kernel", 0);
+    expect(g, "pool without kernel", DG_ERROR_INVALID_ARGUMENT, "params.kernel",
+           0);
     dg_graph_destroy(g);
 
     g = dg_graph_create(ctx, "t");
@@ -638,8 +640,7 @@ int main(void) {
     g = dg_graph_create(ctx, "t");
     a = dg_graph_input(g, "a", &ad);
     dg_graph_softmax(g, "sm", a, 2);
-    expect(g, "softmax axis 2 of rank 2", DG_ERROR_INVALID_ARGUMENT, "axis",
-           0);
+    expect(g, "softmax axis 2 of rank 2", DG_ERROR_INVALID_ARGUMENT, "axis", 0);
     dg_graph_destroy(g);
 
     g = dg_graph_create(ctx, "t");

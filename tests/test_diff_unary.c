@@ -38,6 +38,10 @@ static void params_of(const dg_unary_def *u, int c, float *alpha, float *beta) {
     *alpha = t_uniform(0.1f, 2.0f);
   if (c % 2 && u->params >= 2)
     *beta = t_uniform(0.1f, 1.5f);
+  if (c % 2 && u->params == 3) { /* a range: alpha <= beta */
+    *alpha = t_uniform(-2.0f, 0.0f);
+    *beta = t_uniform(0.1f, 2.0f);
+  }
 }
 
 static void random_cases(dg_unary_fn fn, dg_dtype t) {

@@ -929,7 +929,7 @@ static void per_channel_q(void) {
   dg_graph_output(c.g, "y", dg_graph_dequantize(c.g, NULL, r), DG_LAYOUT_NCHW);
   case_run(&c, "not folded: Add -> per-channel QuantizeLinear",
            (const dg_op[]){DG_OP_QUANTIZE, DG_OP_DEQUANTIZE, DG_OP_QUANTIZE,
-                           DG_OP_DEQUANTIZE, DG_OP_ADD, DG_OP_QUANTIZE,
+                           DG_OP_DEQUANTIZE, DG_OP_BINARY, DG_OP_QUANTIZE,
                            DG_OP_DEQUANTIZE, END});
 }
 
@@ -959,7 +959,7 @@ static void per_channel_dq(void) {
                         &xq));
   case_output_f(&c, "y", "t", dg_graph_sigmoid(c.g, NULL, x), qy);
   case_run(&c, "not folded: per-channel DequantizeLinear -> Sigmoid",
-           (const dg_op[]){DG_OP_QUANTIZE, DG_OP_DEQUANTIZE, DG_OP_SIGMOID,
+           (const dg_op[]){DG_OP_QUANTIZE, DG_OP_DEQUANTIZE, DG_OP_UNARY,
                            DG_OP_QUANTIZE, DG_OP_DEQUANTIZE, END});
 }
 
@@ -973,7 +973,7 @@ static void int32_q(void) {
   node_end(&c.m);
   case_output_f(&c, "y", "t", dg_graph_sigmoid(c.g, NULL, x), qy);
   case_run(&c, "not folded: Sigmoid -> int32 QuantizeLinear",
-           (const dg_op[]){DG_OP_QUANTIZE, DG_OP_DEQUANTIZE, DG_OP_SIGMOID,
+           (const dg_op[]){DG_OP_QUANTIZE, DG_OP_DEQUANTIZE, DG_OP_UNARY,
                            DG_OP_QUANTIZE, DG_OP_DEQUANTIZE, END});
 }
 
@@ -994,7 +994,7 @@ static void two_readers(void) {
   dg_graph_output(c.g, "y2", dg_graph_relu(c.g, NULL, t), DG_LAYOUT_NCHW);
   case_run(&c, "not folded: Tanh read by its Q and a Relu",
            (const dg_op[]){DG_OP_QUANTIZE, DG_OP_DEQUANTIZE, DG_OP_UNARY,
-                           DG_OP_QUANTIZE, DG_OP_DEQUANTIZE, DG_OP_RELU, END});
+                           DG_OP_QUANTIZE, DG_OP_DEQUANTIZE, DG_OP_UNARY, END});
 }
 
 /* Add's output is a graph output as well as its QuantizeLinear's input. */
@@ -1013,7 +1013,7 @@ static void graph_output_too(void) {
   dg_graph_output(c.g, "t", t, DG_LAYOUT_NCHW);
   case_run(&c, "not folded: Add whose output is a graph output too",
            (const dg_op[]){DG_OP_QUANTIZE, DG_OP_DEQUANTIZE, DG_OP_QUANTIZE,
-                           DG_OP_DEQUANTIZE, DG_OP_ADD, DG_OP_QUANTIZE,
+                           DG_OP_DEQUANTIZE, DG_OP_BINARY, DG_OP_QUANTIZE,
                            DG_OP_DEQUANTIZE, END});
 }
 

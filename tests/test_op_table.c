@@ -24,7 +24,9 @@ static void names_and_entries(void) {
   for (int op = 1; op < DG_OP_COUNT_; op++) {
     const dg_op_def *d = dg_op_def_get((dg_op)op);
     const char *n = dg_op_name((dg_op)op);
-    bad += !d || !d->reference || !d->flops || !n || !*n || strcmp(n, d->name);
+    bad += !d || !n || !*n || strcmp(n, d->name) ||
+           (!d->reserved && (!d->reference || !d->flops)) ||
+           (d->reserved && (d->reference || d->flops));
     for (const char *c = n; c && *c; c++)
       bad += !(islower((unsigned char)*c) || isdigit((unsigned char)*c) ||
                *c == '_');
@@ -32,8 +34,8 @@ static void names_and_entries(void) {
       dup += !strcmp(n, dg_op_name((dg_op)o));
   }
   CHECK(!bad && !dup,
-        "ops.def: %d ops, each with a name, reference kernel and cost "
-        "(%d bad, %d names repeated)",
+        "ops.def: %d ops, each with a name, and a reference kernel and cost "
+        "but the reserved ones (%d bad, %d names repeated)",
         DG_OP_COUNT_ - 1, bad, dup);
   CHECK(!strcmp(dg_op_name(DG_OP_INVALID), "?") &&
             !strcmp(dg_op_name(DG_OP_COUNT_), "?") &&
@@ -218,9 +220,10 @@ static void params_as_declared(void) {
       stray++;
     }
   }
-  uint64_t all = 0;
+  uint64_t all = 0; /* every op but the reserved, which no builder emits */
   for (int op = 1; op < DG_OP_COUNT_; op++)
-    all |= 1ull << op;
+    if (!dg_op_def_get((dg_op)op)->reserved)
+      all |= 1ull << op;
   CHECK(seen == all && !stray,
         "every op's node carries only the parameters ops.def lists (ops "
         "covered 0x%llx of 0x%llx, %d nodes beyond)",
@@ -400,15 +403,30 @@ static void devices_declare(void) {
   for (int dev = 0; dev < dg_context_device_count(ctx); dev++) {
     dg_device_info info;
     dg_context_device_info(ctx, dev, &info);
-    uint64_t known = 0;
-    for (int op = 1; op < DG_OP_COUNT_; op++)
-      known |= 1ull << op;
-    CHECK(!(info.ops & ~known) && info.ops,
-          "device %d (%s): info.ops 0x%llx names only ops of the table", dev,
-          dg_device_kind_name(info.kind), (unsigned long long)info.ops);
+    uint64_t known = 0, asked = 0;
+    int reserved_said = 0;
+    for (int op = 1; op < DG_OP_COUNT_; op++) {
+      bool reserved = dg_op_def_get((dg_op)op)->reserved;
+      if (!reserved)
+        known |= 1ull << op;
+      int says = dg_device_supports(ctx, dev, (dg_op)op);
+      reserved_said += reserved && says;
+      asked |= (uint64_t)(says != 0) << op;
+    }
+    CHECK(!(info.ops & ~known) && info.ops && asked == info.ops &&
+              !reserved_said && !dg_device_supports(ctx, dev, DG_OP_COUNT_) &&
+              !dg_device_supports(ctx, dev, DG_OP_INVALID) &&
+              !dg_device_supports(ctx, dg_context_device_count(ctx),
+                                  DG_OP_CONV2D) &&
+              !dg_device_supports(NULL, dev, DG_OP_CONV2D),
+          "device %d (%s): dg_device_supports names only ops of the table, "
+          "no reserved one, as info.ops's 0x%llx does, and 0 for a bad op, "
+          "device or context",
+          dev, dg_device_kind_name(info.kind), (unsigned long long)info.ops);
     int declined = 0, wrong = 0, absent = 0;
     for (int op = 1; op < DG_OP_COUNT_; op++) {
-      if (info.ops & 1ull << op)
+      if (dg_device_supports(ctx, dev, (dg_op)op) ||
+          dg_op_def_get((dg_op)op)->reserved)
         continue;
       absent++;
       dg_graph *g = one_node((dg_op)op, dev);

@@ -245,4 +245,13 @@ static const struct known_value {
     {DG_UNARY_RELU, 0.25, 0, 0, 0.25},
     {DG_UNARY_RELU, 1.2, 0, 0, 1.2},
     {DG_UNARY_RELU, 3.0, 0, 0, 3},
+    {DG_UNARY_CLIP, -2.5, -1, 1, -1},
+    {DG_UNARY_CLIP, -0.7, -1, 1, -0.7},
+    {DG_UNARY_CLIP, 0.25, -1, 1, 0.25},
+    {DG_UNARY_CLIP, 1.2, -1, 1, 1},
+    {DG_UNARY_CLIP, 3.0, 0, 6, 3},
+    {DG_UNARY_CLIP, 7.0, 0, 6, 6},
+    {DG_UNARY_CLIP, -3.0, 0, INFINITY, 0},
+    {DG_UNARY_CLIP, 1e30, 0, INFINITY, 1e30},
+    {DG_UNARY_CLIP, -1e30, -INFINITY, 2, -1e30},
 };

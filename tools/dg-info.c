@@ -59,7 +59,7 @@ int main(int argc, char **argv) {
         snprintf(dtypes + strlen(dtypes), sizeof dtypes - strlen(dtypes),
                  "%s%s", *dtypes ? " " : "", dg_dtype_name((dg_dtype)t));
     for (int op = 1; op < DG_OP_COUNT_; op++)
-      if (d.ops & (1ull << op))
+      if (dg_device_supports(ctx, i, (dg_op)op))
         snprintf(ops + strlen(ops), sizeof ops - strlen(ops), "%s%s",
                  *ops ? " " : "", dg_op_name((dg_op)op));
     if (json) {

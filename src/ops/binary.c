@@ -1,6 +1,6 @@
 /* Elementwise binary functions with numpy broadcasting: dg_graph_binary
- * (DG_OP_BINARY, the function in p.fn, from binary.def) and dg_graph_add
- * (DG_OP_ADD, kept for the ABI: the same as fn ADD). */
+ * (DG_OP_BINARY, the function in p.fn, from binary.def), and dg_graph_add,
+ * its old call for fn ADD (DG_OP_ADD is reserved: ops.def). */
 #include "build.h"
 #include "ops.h"
 
@@ -19,13 +19,12 @@ const char *dg_binary_fn_name(dg_binary_fn fn) {
   }
 }
 
-static dg_tensor build(dg_graph *g, dg_op op, const char *name, int32_t fn,
-                       dg_tensor a, dg_tensor bt) {
+dg_tensor dg_graph_binary(dg_graph *g, const char *name, dg_binary_fn fn,
+                          dg_tensor a, dg_tensor bt) {
   dg_build b;
-  if (!dg_build_begin(&b, g, op, name))
+  if (!dg_build_begin(&b, g, DG_OP_BINARY, name))
     return DG_TENSOR_NONE;
-  if (op == DG_OP_BINARY &&
-      (fn <= DG_BINARY_INVALID || fn >= DG_BINARY_COUNT_)) {
+  if (fn <= DG_BINARY_INVALID || fn >= DG_BINARY_COUNT_) {
     char exp[32], got[32];
     snprintf(exp, sizeof exp, "in [1, %d]", DG_BINARY_COUNT_ - 1);
     snprintf(got, sizeof got, "%d", fn);
@@ -42,19 +41,14 @@ static dg_tensor build(dg_graph *g, dg_op op, const char *name, int32_t fn,
   dg_tensor_desc out = {.dtype = ai->desc.dtype};
   if (!dg_build_broadcast(&b, ai, bi, "b", &out))
     return DG_TENSOR_NONE;
-  dg_node_params p = {.fn = op == DG_OP_BINARY ? fn : 0};
+  dg_node_params p = {.fn = (int32_t)fn};
   uint32_t ins[2] = {a.id, bt.id};
   return dg_build_finish(&b, ins, 2, &out, &p);
 }
 
 dg_tensor dg_graph_add(dg_graph *g, const char *name, dg_tensor a,
                        dg_tensor b) {
-  return build(g, DG_OP_ADD, name, DG_BINARY_ADD, a, b);
-}
-
-dg_tensor dg_graph_binary(dg_graph *g, const char *name, dg_binary_fn fn,
-                          dg_tensor a, dg_tensor b) {
-  return build(g, DG_OP_BINARY, name, (int32_t)fn, a, b);
+  return dg_graph_binary(g, name, DG_BINARY_ADD, a, b);
 }
 
 /* ---- reference ---- */
@@ -97,11 +91,6 @@ static void reference(const dg_ir *ir, const dg_node *n, int32_t fn,
   }
 }
 
-void dg_ref_add(const dg_ir *ir, const dg_node *n, const double *const *in,
-                double *out) {
-  reference(ir, n, DG_BINARY_ADD, in, out);
-}
-
 void dg_ref_binary(const dg_ir *ir, const dg_node *n, const double *const *in,
                    double *out) {
   reference(ir, n, n->p.fn, in, out);
@@ -109,9 +98,6 @@ void dg_ref_binary(const dg_ir *ir, const dg_node *n, const double *const *in,
 
 static double out_elems(const dg_ir *ir, const dg_node *n) {
   return (double)dg_desc_elements(&dg_ir_tensor(ir, n->output)->desc);
-}
-double dg_flops_add(const dg_ir *ir, const dg_node *n) {
-  return out_elems(ir, n);
 }
 /* pow counts as a log, a multiply and an exp; the rest as one op (the
  * remainders as a divide and a multiply-subtract, near enough). */

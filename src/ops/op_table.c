@@ -8,24 +8,28 @@
  * a line out of order or missing fails the build, not a run. */
 enum {
 #define DG_OP(e, name, reads) OP_LINE_##e,
+#define DG_OP_RESERVED(e, name) OP_LINE_##e,
 #include "ops.def"
 #undef DG_OP
+#undef DG_OP_RESERVED
   OP_LINES
 };
 #define DG_OP(e, name, reads)                                                  \
   _Static_assert((int)DG_OP_##e == (int)OP_LINE_##e + 1,                       \
                  "ops.def: " #e " is not on the line of its dg_op value");
+#define DG_OP_RESERVED(e, name) DG_OP(e, name, 0)
 #include "ops.def"
 #undef DG_OP
-/* dg_device_info.ops has a bit per op. */
-_Static_assert(DG_OP_COUNT_ <= 64, "dg_device_info.ops holds 64 ops");
+#undef DG_OP_RESERVED
 _Static_assert(OP_LINES + 1 == DG_OP_COUNT_,
                "ops.def does not have one line per dg_op");
 
 static const dg_op_def table[DG_OP_COUNT_] = {
-#define DG_OP(e, x, r) [DG_OP_##e] = {#x, dg_ref_##x, dg_flops_##x, (r)},
+#define DG_OP(e, x, r) [DG_OP_##e] = {#x, dg_ref_##x, dg_flops_##x, (r), false},
+#define DG_OP_RESERVED(e, x) [DG_OP_##e] = {#x, NULL, NULL, 0, true},
 #include "ops.def"
 #undef DG_OP
+#undef DG_OP_RESERVED
 };
 
 const dg_op_def *dg_op_def_get(dg_op op) {

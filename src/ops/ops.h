@@ -23,6 +23,7 @@ typedef struct dg_op_def {
   /* Arithmetic work of the node, in flops (or int ops). */
   double (*flops)(const dg_ir *ir, const dg_node *node);
   unsigned reads; /* DG_P_* fields of dg_node_params the op reads */
+  bool reserved;  /* an old ABI value no builder emits (ops.def) */
 } dg_op_def;
 
 const dg_op_def *dg_op_def_get(dg_op op); /* NULL for an invalid op */
@@ -33,8 +34,10 @@ const dg_op_def *dg_op_def_get(dg_op op); /* NULL for an invalid op */
   void dg_ref_##x(const dg_ir *ir, const dg_node *node,                        \
                   const double *const *in, double *out);                       \
   double dg_flops_##x(const dg_ir *ir, const dg_node *node);
+#define DG_OP_RESERVED(e, x)
 #include "ops.def"
 #undef DG_OP
+#undef DG_OP_RESERVED
 
 /* Shared by ops and targets. */
 
@@ -43,7 +46,7 @@ const dg_op_def *dg_op_def_get(dg_op op); /* NULL for an invalid op */
  * of them and the range tests draw inputs from. */
 typedef struct dg_unary_def {
   const char *name;
-  int params;
+  int params; /* 0; 1: alpha; 2: alpha and beta; 3: the range [alpha, beta] */
   double alpha0, beta0;
   double lo, hi;
 } dg_unary_def;

@@ -62,6 +62,15 @@ bool dg_unary_check(dg_build *b, dg_unary_fn fn, float alpha, float beta) {
                   "not a dg_unary_fn");
     return false;
   }
+  if (d->params == 3) { /* a range: infinite ends allowed, not NaN */
+    if (alpha <= beta)
+      return true;
+    char got[64];
+    snprintf(got, sizeof got, "lo=%g hi=%g", alpha, beta);
+    dg_build_fail(b, DG_ERROR_INVALID_ARGUMENT, "lo", "lo <= hi, not NaN", got,
+                  "empty %s range", d->name);
+    return false;
+  }
   if (!check_param(b, "alpha", alpha, d->params >= 1, d->name) ||
       !check_param(b, "beta", beta, d->params >= 2, d->name))
     return false;

@@ -91,7 +91,13 @@ dg_status dg_context_create(const dg_context_options *options,
       dg_log(ctx, DG_LOG_WARNING, "%s target: %s; its devices are skipped",
              t->name, dg_status_string(st));
     for (int d = before; d < ctx->devices.count; d++) {
-      ctx->devices.items[d].info.index = d;
+      dg_device *dev = &ctx->devices.items[d];
+      dev->info.index = d;
+      /* The legacy mask: the target's table, for the ops below 64. */
+      dev->info.ops = 0;
+      for (int op = 1; op < DG_OP_COUNT_ && op < 64; op++)
+        if (dev->vt->runs_op(dev, (dg_op)op))
+          dev->info.ops |= 1ull << op;
       dg_log(ctx, DG_LOG_INFO, "device %d: %s (%s)", d,
              ctx->devices.items[d].info.name,
              ctx->devices.items[d].info.driver);
@@ -145,4 +151,12 @@ dg_status dg_context_device_info(const dg_context *ctx, int index,
     return DG_ERROR_NOT_FOUND;
   *out = ctx->devices.items[index].info;
   return DG_OK;
+}
+
+int dg_device_supports(const dg_context *ctx, int device, dg_op op) {
+  if (!(ctx = dg_context_alive(ctx)) || device < 0 ||
+      device >= ctx->devices.count || op <= DG_OP_INVALID || op >= DG_OP_COUNT_)
+    return 0;
+  dg_device *dev = &ctx->devices.items[device];
+  return dev->vt->runs_op(dev, op) ? 1 : 0;
 }

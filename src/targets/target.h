@@ -46,6 +46,11 @@ dg_status dg_segment_boundary(const dg_segment *seg, dg_segment_io *io);
 void dg_segment_io_free(dg_segment_io *io);
 
 typedef struct dg_target_vtbl {
+  /* Non-zero when the target has a kernel (or lowering) for op on this
+   * device, from its op table: what dg_device_supports answers, and the
+   * legacy bits of dg_device_info.ops. A node of such an op may still be
+   * declined by supports() for its shapes or dtypes. */
+  int (*runs_op)(dg_device *dev, dg_op op);
   /* Non-zero when the device can run node; otherwise writes why (a short
    * phrase like "f16 not supported") into why. */
   int (*supports)(dg_device *dev, const dg_ir *ir, const dg_node *node,

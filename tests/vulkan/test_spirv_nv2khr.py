@@ -214,7 +214,7 @@ def main():
         check(r.returncode == 1 and "used as A and as B" in r.stderr,
               "a matrix used as both A and B is refused: %s" %
               r.stderr.strip())
-        r = translate(os.path.join(vk, "eltwise_f32.spv"), out)
+        r = translate(os.path.join(vk, "unary_f32.spv"), out)
         check(r.returncode == 1 and "no SPV_NV_cooperative_matrix" in r.stderr,
               "a module without NV matrices is refused: %s" % r.stderr.strip())
         with open(os.path.join(vk, "gemmk_f16_nv.spv"), "rb") as f:

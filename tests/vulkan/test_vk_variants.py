@@ -161,7 +161,7 @@ def main():
                           "tile differs", "a tile that is not the kernel's")
             glslc_refuses(glslc, tmp, "gemm_big.comp", [],
                           "without its tile", "a tiled kernel without a tile")
-            glslc_refuses(glslc, tmp, "eltwise.comp",
+            glslc_refuses(glslc, tmp, "unary.comp",
                           ["-DTILE_M=64", "-DTILE_N=64"],
                           "without BM x BN", "a tile for an untiled kernel")
         os.symlink(SHADERS, os.path.join(tmp, "shaders"))

@@ -56,8 +56,8 @@ static const struct {
     {"Tan", DG_UNARY_TAN, NULL, NULL},
     {"Tanh", DG_UNARY_TANH, NULL, NULL},
     {"ThresholdedRelu", DG_UNARY_THRESHOLDED_RELU, "alpha", NULL},
-    /* Their rows run DG_OP_SIGMOID and DG_OP_RELU; the int8 folds
-     * (onnx_qdq_ops.c) read their functions here. */
+    /* Their rows call dg_graph_sigmoid and dg_graph_relu (the same unary
+     * nodes); the int8 folds (onnx_qdq_ops.c) read their functions here. */
     {"Sigmoid", DG_UNARY_SIGMOID, NULL, NULL},
     {"Relu", DG_UNARY_RELU, NULL, NULL},
 };

@@ -68,7 +68,7 @@ int __tvm_ffi_directgraph_relu(void *handle, const dg_ffi_any *args,
     return -1;
   int rc = get_xy(fn, args, DG_TVM_FLOATS, &x, &y, &key);
   if (!rc) {
-    key.op = DG_OP_RELU;
+    key.op = DG_OP_UNARY; /* relu: add_node's default */
     rc = run_unary(fn, &key, &x, &y, result);
   }
   dg_tvm_tensor_release(&x);

@@ -31,10 +31,6 @@ static const struct cpu_op_entry {
     {DG_OP_AVG_POOL2D, dg_cpu_avgpool_k, NULL},
     {DG_OP_GLOBAL_AVG_POOL, dg_cpu_gap_k, NULL},
     {DG_OP_SOFTMAX, dg_cpu_softmax_k, NULL},
-    {DG_OP_RELU, dg_cpu_clip_k, NULL},
-    {DG_OP_CLIP, dg_cpu_clip_k, NULL},
-    {DG_OP_SIGMOID, dg_cpu_sigmoid_k, NULL},
-    {DG_OP_ADD, dg_cpu_binary_k, NULL},
     {DG_OP_BINARY, dg_cpu_binary_k, NULL},
     {DG_OP_UNARY, dg_cpu_unary_node, NULL},
     {DG_OP_RESHAPE, dg_cpu_copy_k, NULL},
@@ -68,12 +64,7 @@ static const struct cpu_op_entry *op_entry(dg_op op) {
   return NULL;
 }
 
-uint64_t dg_cpu_ops(void) {
-  uint64_t ops = 0;
-  for (size_t i = 0; i < sizeof cpu_op_table / sizeof *cpu_op_table; i++)
-    ops |= 1ull << cpu_op_table[i].op;
-  return ops;
-}
+bool dg_cpu_runs_op(dg_op op) { return op_entry(op) != NULL; }
 
 bool dg_cpu_node_prepare(dg_cpu_node *cn, const dg_ir *ir, const dg_node *n,
                          int threads) {

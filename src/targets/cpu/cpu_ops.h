@@ -60,8 +60,6 @@ DG_CPU_KERNEL(dg_cpu_maxpool_k);
 DG_CPU_KERNEL(dg_cpu_avgpool_k);
 DG_CPU_KERNEL(dg_cpu_gap_k);
 /* eltwise.c */
-DG_CPU_KERNEL(dg_cpu_clip_k);
-DG_CPU_KERNEL(dg_cpu_sigmoid_k);
 DG_CPU_KERNEL(dg_cpu_binary_k);
 DG_CPU_KERNEL(dg_cpu_softmax_k);
 /* movement.c */
@@ -71,9 +69,8 @@ DG_CPU_KERNEL(dg_cpu_concat_k);
 DG_CPU_KERNEL(dg_cpu_quantize_k);
 DG_CPU_KERNEL(dg_cpu_dequantize_k);
 
-/* The ops the CPU target runs (bits 1ull << dg_op), from cpu_ops.c's
- * table. */
-uint64_t dg_cpu_ops(void);
+/* Whether the CPU target runs op: a line of cpu_ops.c's table. */
+bool dg_cpu_runs_op(dg_op op);
 
 /* Chooses the kernel and prepares cn for a pool of `threads` threads
  * (scratch is sized for it); false on OOM or an op without a kernel. */

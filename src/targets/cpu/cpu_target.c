@@ -47,7 +47,7 @@ static int cpu_supports(dg_device *dev, const dg_ir *ir, const dg_node *n,
     snprintf(why, why_size, "unknown op");
     return 0;
   }
-  if (!(dg_cpu_ops() & 1ull << n->op)) {
+  if (!dg_cpu_runs_op(n->op)) {
     snprintf(why, why_size, "no CPU kernel for %s", dg_op_name(n->op));
     return 0;
   }
@@ -217,8 +217,14 @@ static void cpu_destroy(dg_device *dev) {
   free(cd);
 }
 
-static const dg_target_vtbl cpu_vtbl = {
-    cpu_supports, cpu_estimate, cpu_compile, cpu_run, cpu_release, cpu_destroy};
+static int cpu_runs_op(dg_device *dev, dg_op op) {
+  (void)dev;
+  return dg_cpu_runs_op(op);
+}
+
+static const dg_target_vtbl cpu_vtbl = {cpu_runs_op, cpu_supports, cpu_estimate,
+                                        cpu_compile, cpu_run,      cpu_release,
+                                        cpu_destroy};
 
 static void cpu_model_name(char *buf, size_t size) {
   dg_strlcpy(buf, "cpu", size);
@@ -281,7 +287,6 @@ static dg_status cpu_enumerate(const dg_context_options *opts,
            threads == 1 ? "" : "s");
   for (int t = DG_DTYPE_F32; t < DG_DTYPE_COUNT_; t++)
     d->info.dtypes |= 1u << t;
-  d->info.ops = dg_cpu_ops();
   return DG_OK;
 }
 

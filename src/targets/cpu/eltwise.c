@@ -1,5 +1,5 @@
-/* CPU element-wise ops and softmax (ops/eltwise.c): clip and relu, sigmoid,
- * the float binary functions, softmax. */
+/* CPU softmax (ops/eltwise.c) and the float binary functions
+ * (ops/binary.c). */
 #include "cpu_ops.h"
 #include "cpu_reduce.h"
 
@@ -15,26 +15,7 @@
 
 /* No FMA contraction: meson passes -ffp-contract=off. */
 
-void dg_cpu_clip_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
-                   void *out, void *scratch) {
-  (void)pool, (void)scratch;
-  float lo = cn->node->op == DG_OP_RELU ? 0.0f : cn->node->p.clip_lo;
-  float hi = cn->node->op == DG_OP_RELU ? INFINITY : cn->node->p.clip_hi;
-  const float *x = in[0];
-  float *y = out;
-  for (int64_t i = 0, e = dg_desc_elements(out_desc(cn)); i < e; i++) {
-    float v = x[i] < lo ? lo : x[i];
-    y[i] = v > hi ? hi : v;
-  }
-}
-
-void dg_cpu_sigmoid_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
-                      void *out, void *scratch) {
-  (void)pool, (void)scratch;
-  dg_cpu_sigmoid(in[0], out, dg_desc_elements(out_desc(cn)));
-}
-
-/* add (DG_OP_ADD) and binary: one kernel, fn ADD for add. */
+/* The float binary functions (binary.def), broadcasting. */
 void dg_cpu_binary_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
                      void *out, void *scratch) {
   (void)pool, (void)scratch;
@@ -43,7 +24,7 @@ void dg_cpu_binary_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
   int64_t sa[DG_MAX_RANK], sb[DG_MAX_RANK];
   dg_broadcast_strides(ad->rank, ad->dims, yd->rank, yd->dims, sa);
   dg_broadcast_strides(bd->rank, bd->dims, yd->rank, yd->dims, sb);
-  int fn = cn->node->op == DG_OP_ADD ? DG_BINARY_ADD : cn->node->p.fn;
+  int fn = cn->node->p.fn;
   dg_cpu_binary(fn, yd->rank, yd->dims, in[0], sa, in[1], sb, out);
 }
 

@@ -174,7 +174,11 @@ static const unary_loop avx512_loops[DG_UNARY_COUNT_] = {
 void dg_cpu_unary(int fn, const float *x, float *y, int64_t n, float a,
                   float b) {
   if (fn <= DG_UNARY_INVALID || fn >= DG_UNARY_COUNT_)
-    return; /* the builder lets none through */
+    return;                     /* the builder lets none through */
+  if (fn == DG_UNARY_SIGMOID) { /* sigmoid.c's kernel: one per function */
+    dg_cpu_sigmoid(x, y, n);
+    return;
+  }
   unary_loop run = base_loops[fn];
 #if defined(__x86_64__)
   int level = dg_cpu_simd_level();

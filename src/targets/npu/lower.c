@@ -107,6 +107,17 @@ static bool matmul_shape(const dg_ir *ir, const dg_node *n, npu_conv *c,
   return rows_shape(c, s.batch * s.M, s.K, s.N, why, ws);
 }
 
+/* The ops the conv lowering takes, each onto its 1x1 or k x k conv. */
+static const dg_op conv_ops[] = {DG_OP_QCONV2D, DG_OP_QFULLY_CONNECTED,
+                                 DG_OP_QMATMUL, DG_OP_CONV2D};
+
+bool dg_npu_conv_op(dg_op op) {
+  for (size_t i = 0; i < sizeof conv_ops / sizeof *conv_ops; i++)
+    if (conv_ops[i] == op)
+      return true;
+  return false;
+}
+
 static bool node_shape(const dg_ir *ir, const dg_node *n, npu_conv *c,
                        char *why, size_t ws) {
   switch (n->op) {

@@ -80,6 +80,10 @@ typedef struct npu_conv {
 /* Most tasks one node may take before the NPU declines it. */
 #define NPU_MAX_TASKS_PER_NODE 4096
 
+/* Whether op is one the conv lowering takes (qconv2d, qfully_connected,
+ * qmatmul, f16 conv2d): the NPU's capability, from lower.c's table. */
+bool dg_npu_conv_op(dg_op op);
+
 /* Fills c (tasks described, streams generated, nothing allocated) or
  * returns false with a short reason for the plan ("f32 op", "dilation",
  * "does not fit the CBUF even ...", ...). c may be NULL (a supports()

@@ -224,8 +224,16 @@ static void npu_destroy(dg_device *dev) {
   free(d);
 }
 
-static const dg_target_vtbl npu_vtbl = {
-    npu_supports, npu_estimate, npu_compile, npu_run, npu_release, npu_destroy};
+/* The ops a lowering takes: the conv lowering's (lower.c) and the
+ * pooling one's (lower_pool.c), from their own tables. */
+static int npu_runs_op(dg_device *dev, dg_op op) {
+  (void)dev;
+  return dg_npu_conv_op(op) || dg_npu_is_pool_op(op);
+}
+
+static const dg_target_vtbl npu_vtbl = {npu_runs_op, npu_supports, npu_estimate,
+                                        npu_compile, npu_run,      npu_release,
+                                        npu_destroy};
 
 static void say(const dg_context_options *opts, dg_log_level level,
                 const char *msg) {
@@ -263,9 +271,6 @@ static dg_status npu_enumerate(const dg_context_options *opts,
            be->is_simulator ? " simulator" : "", be->ops->name);
   snprintf(d->info.driver, sizeof d->info.driver, "%s", be->driver);
   d->info.dtypes = 1u << DG_DTYPE_I8 | 1u << DG_DTYPE_U8 | 1u << DG_DTYPE_F16;
-  d->info.ops = 1ull << DG_OP_QCONV2D | 1ull << DG_OP_QFULLY_CONNECTED |
-                1ull << DG_OP_QMATMUL | 1ull << DG_OP_CONV2D |
-                1ull << DG_OP_MAX_POOL2D;
   d->info.is_simulator = be->is_simulator;
   d->info.int8_max_lsb_deviation = 1;
   /* fp16: the fp32 -> fp16 rounding of OUT_CVT and the accumulation

@@ -133,9 +133,18 @@ dg_status dg_cl_run(void *state, void *const *host, double *node_us,
                     dg_diagnostic *diag);
 void dg_cl_release(void *state);
 
-static const dg_target_vtbl cl_vtbl = {cl_supports,   cl_estimate,
-                                       dg_cl_compile, dg_cl_run,
-                                       dg_cl_release, cl_destroy};
+/* The ops cl_nodes.c's table has a line for, those needing a correctly
+ * rounded division only where the device divides so. */
+static int cl_runs_op(dg_device *dev, dg_op op) {
+  const dg_cl_device *d = dev->impl;
+  unsigned needs = dg_cl_op_needs(op);
+  return !(needs & DG_CL_NO_KERNEL) &&
+         (!(needs & DG_CL_NEEDS_CORRECT_DIV) || d->correct_div);
+}
+
+static const dg_target_vtbl cl_vtbl = {
+    cl_runs_op, cl_supports,   cl_estimate, dg_cl_compile,
+    dg_cl_run,  dg_cl_release, cl_destroy};
 
 /* The context's resolved cache directory (target.h: NULL when caching is
  * off), copied. */
@@ -276,12 +285,6 @@ static dg_status add_device(cl_platform_id plat, cl_device_id dev,
   dg_strlcpy(in->driver, drv, sizeof in->driver);
   for (int t = DG_DTYPE_F32; t < DG_DTYPE_COUNT_; t++)
     in->dtypes |= 1u << t;
-  for (int op = 1; op < DG_OP_COUNT_; op++) {
-    unsigned needs = dg_cl_op_needs((dg_op)op);
-    if (!(needs & DG_CL_NO_KERNEL) &&
-        (!(needs & DG_CL_NEEDS_CORRECT_DIV) || d->correct_div))
-      in->ops |= 1ull << op;
-  }
   in->is_simulator = 0;
   in->int8_max_lsb_deviation = 0;
   return DG_OK;

@@ -1,4 +1,5 @@
-/* OpenCL softmax and the element-wise ops of ops/eltwise.c. */
+/* OpenCL element-wise nodes: the unary functions (unary.cl), the binary
+ * ones (binary.cl), softmax and log-softmax (eltwise.cl). */
 #include "cl_prep.h"
 #include "core/env.h"
 
@@ -16,24 +17,16 @@ cl_int dg_cl_eltwise(prep *p) {
   int32_t g[DG_CL_GEOM_INTS] = {0};
   g[E_COUNT] = (int32_t)dg_desc_elements(y);
   g[E_HIO] = y->dtype == DG_DTYPE_F16;
-  const char *name = "clip_f32";
+  const char *name = NULL;
   int64_t items = g[E_COUNT];
   cl_mem args[4] = {dg_cl_in_mem(p, 0), dg_cl_out_mem(p), NULL, NULL};
   int nargs = 3;
-  if (p->n->op == DG_OP_RELU) {
-    g[E_LO] = dg_cl_fbits(0.0f);
-    g[E_HI] = dg_cl_fbits(INFINITY);
-  } else if (p->n->op == DG_OP_CLIP) {
-    g[E_LO] = dg_cl_fbits(p->n->p.clip_lo);
-    g[E_HI] = dg_cl_fbits(p->n->p.clip_hi);
-  } else if (p->n->op == DG_OP_SIGMOID) {
-    name = "sigmoid_f32";
-  } else if (p->n->op == DG_OP_UNARY) { /* unary.cl */
+  if (p->n->op == DG_OP_UNARY) { /* unary.cl */
     name = "unary_f32";
     g[E_FN] = p->n->p.fn;
     g[E_LO] = dg_cl_fbits(p->n->p.alpha);
     g[E_HI] = dg_cl_fbits(p->n->p.beta);
-  } else if (p->n->op == DG_OP_ADD || p->n->op == DG_OP_BINARY) {
+  } else if (p->n->op == DG_OP_BINARY) {
     const dg_tensor_desc *a = dg_cl_in_desc(p, 0), *b = dg_cl_in_desc(p, 1);
     int64_t sa[DG_MAX_RANK], sb[DG_MAX_RANK];
     dg_broadcast_strides(a->rank, a->dims, y->rank, y->dims, sa);
@@ -44,7 +37,7 @@ cl_int dg_cl_eltwise(prep *p) {
       g[E_SA + i] = (int32_t)sa[i];
       g[E_SB + i] = (int32_t)sb[i];
     }
-    g[E_FN] = p->n->op == DG_OP_ADD ? DG_BINARY_ADD : p->n->p.fn;
+    g[E_FN] = p->n->p.fn;
     name = "binary_f32";
     args[1] = dg_cl_in_mem(p, 1);
     args[2] = dg_cl_out_mem(p);

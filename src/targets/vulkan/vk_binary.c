@@ -19,7 +19,7 @@ bool dg_vk_setup_binary(const vk_device *vd, vk_work *w, const dg_ir *ir,
    * elements. */
   vk_pc_binary *pc = &w->push.binary;
   pc->total = (int)total;
-  pc->fn = n->op == DG_OP_ADD ? DG_BINARY_ADD : n->p.fn;
+  pc->fn = n->p.fn;
   pc->rank = yd->rank;
   for (int d = 0; d < 6; d++) {
     pc->dims[d] = d < yd->rank ? (int)yd->dims[d] : 1;

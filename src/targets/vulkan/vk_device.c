@@ -614,7 +614,6 @@ static void fill_info(dg_device *d, vk_device *vd) {
         1u << DG_DTYPE_I8 | 1u << DG_DTYPE_U8 | 1u << DG_DTYPE_BOOL;
   if (vd->int64)
     d->info.dtypes |= 1u << DG_DTYPE_I64;
-  d->info.ops = dg_vk_ops(vd);
   d->info.int8_max_lsb_deviation = 0; /* bit-exact */
   d->info.is_simulator = 0;
 }
@@ -659,9 +658,13 @@ static dg_status vk_enumerate(const dg_context_options *opts,
   return st;
 }
 
-static const dg_target_vtbl vk_vtbl = {dg_vk_supports, dg_vk_estimate,
-                                       dg_vk_compile,  dg_vk_run,
-                                       dg_vk_release,  vk_destroy};
+static int vk_runs_op(dg_device *dev, dg_op op) {
+  return dg_vk_runs_op(dev->impl, op);
+}
+
+static const dg_target_vtbl vk_vtbl = {
+    vk_runs_op, dg_vk_supports, dg_vk_estimate, dg_vk_compile,
+    dg_vk_run,  dg_vk_release,  vk_destroy};
 
 const dg_target dg_target_vulkan = {"vulkan", DG_DEVICE_VULKAN, vk_enumerate};
 

@@ -1,4 +1,4 @@
-/* Vulkan softmax and the element-wise ops of ops/eltwise.c. */
+/* Vulkan softmax and log-softmax (ops/eltwise.c, ops/reduce.c). */
 #include "vk_internal.h"
 
 #include "ops/epilogue.h"
@@ -28,27 +28,5 @@ bool dg_vk_setup_softmax(const vk_device *vd, vk_work *w, const dg_ir *ir,
   w->bind[0] = n->inputs[0];
   w->bind[3] = n->output;
   dg_vk_grid_1d(w->groups, outer * inner, 64);
-  return true;
-}
-
-bool dg_vk_setup_eltwise(const vk_device *vd, vk_work *w, const dg_ir *ir,
-                         const dg_node *n) {
-  (void)vd;
-  const dg_tensor_desc *yd = dg_vk_tdesc(ir, n->output);
-  int64_t total = dg_desc_elements(yd);
-  vk_pc_eltwise *pc = &w->push.eltwise;
-  pc->total = total;
-  w->bind[0] = n->inputs[0];
-  w->bind[3] = n->output;
-  if (n->op == DG_OP_SIGMOID) {
-    pc->mode = 2;
-  } else {
-    bool relu = n->op == DG_OP_RELU;
-    pc->mode = 0;
-    pc->lo = relu ? 0.0f : n->p.clip_lo;
-    pc->hi = relu ? INFINITY : n->p.clip_hi;
-  }
-  w->shader = yd->dtype == DG_DTYPE_F16 ? SH_ELTWISE_F16 : SH_ELTWISE_F32;
-  dg_vk_grid_1d(w->groups, total, 256);
   return true;
 }

@@ -77,9 +77,6 @@ typedef struct vk_pc_reduce {
 typedef struct vk_pc_layer_norm {
   VK_PC_LAYER_NORM
 } vk_pc_layer_norm;
-typedef struct vk_pc_eltwise {
-  VK_PC_ELTWISE
-} vk_pc_eltwise;
 typedef struct vk_pc_binary {
   VK_PC_BINARY
 } vk_pc_binary;
@@ -127,7 +124,6 @@ typedef union vk_push {
   vk_pc_softmax softmax;
   vk_pc_reduce reduce;
   vk_pc_layer_norm layer_norm;
-  vk_pc_eltwise eltwise;
   vk_pc_binary binary;
   vk_pc_unary unary;
   vk_pc_compare compare;
@@ -381,7 +377,7 @@ typedef struct vk_work {
   bool estimate; /* for the cost model: choices made, blobs not filled */
 } vk_work;
 /* The ops the device runs (bits 1ull << dg_op), from vk_ops.c's table. */
-uint64_t dg_vk_ops(const vk_device *vd);
+bool dg_vk_runs_op(const vk_device *vd, dg_op op);
 /* Prepares node's work; false on host out-of-memory. With estimate set,
  * makes every choice compile makes (modules, grids, passes, sizes) but
  * leaves parameter blobs unfilled (params NULL, params_bytes set): what
@@ -512,8 +508,6 @@ bool dg_vk_setup_pool(const vk_device *vd, vk_work *w, const dg_ir *ir,
 bool dg_vk_setup_gap(const vk_device *vd, vk_work *w, const dg_ir *ir,
                      const dg_node *n);
 bool dg_vk_setup_softmax(const vk_device *vd, vk_work *w, const dg_ir *ir,
-                         const dg_node *n);
-bool dg_vk_setup_eltwise(const vk_device *vd, vk_work *w, const dg_ir *ir,
                          const dg_node *n);
 bool dg_vk_setup_quant(const vk_device *vd, vk_work *w, const dg_ir *ir,
                        const dg_node *n);

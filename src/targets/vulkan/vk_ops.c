@@ -77,7 +77,6 @@ static uint64_t loop_trips(const dg_ir *ir, const dg_node *n) {
   case DG_OP_SOFTMAX:
   case DG_OP_LOG_SOFTMAX:
     return t + 3 * (uint64_t)x->dims[n->p.axis];
-  case DG_OP_ADD:
   case DG_OP_BINARY:  /* binary.comp: a pass over the output's dims */
   case DG_OP_QBINARY: /* qbinary.comp: the same pass */
     return t + DG_MAX_RANK;
@@ -234,10 +233,6 @@ static const struct vk_op_entry {
     {DG_OP_AVG_POOL2D, dg_vk_setup_pool, 0},
     {DG_OP_GLOBAL_AVG_POOL, dg_vk_setup_gap, 0},
     {DG_OP_SOFTMAX, dg_vk_setup_softmax, 0},
-    {DG_OP_RELU, dg_vk_setup_eltwise, 0},
-    {DG_OP_CLIP, dg_vk_setup_eltwise, 0},
-    {DG_OP_SIGMOID, dg_vk_setup_eltwise, 0},
-    {DG_OP_ADD, dg_vk_setup_binary, 0},
     {DG_OP_BINARY, dg_vk_setup_binary, 0},
     {DG_OP_UNARY, dg_vk_setup_unary, 0},
     {DG_OP_RESHAPE, dg_vk_setup_copies, 0},
@@ -275,12 +270,9 @@ static bool qualifies(const vk_device *vd, const struct vk_op_entry *e) {
   return !(e->needs & VK_NEEDS_INT8) || vd->int8;
 }
 
-uint64_t dg_vk_ops(const vk_device *vd) {
-  uint64_t ops = 0;
-  for (size_t i = 0; i < sizeof vk_op_table / sizeof *vk_op_table; i++)
-    if (qualifies(vd, &vk_op_table[i]))
-      ops |= 1ull << vk_op_table[i].op;
-  return ops;
+bool dg_vk_runs_op(const vk_device *vd, dg_op op) {
+  const struct vk_op_entry *e = op_entry(op);
+  return e && qualifies(vd, e);
 }
 
 bool dg_vk_work_prepare(vk_device *vd, const dg_ir *ir, const dg_node *n,

@@ -1,33 +1,7 @@
-/* Memory-bound float ops, one element (or one softmax row) per
- * work-item: clip (relu is clip to [0, inf)), sigmoid, and softmax along
- * any axis (rows of len elements, inner apart), or log_softmax (E_LOGSM).
- * add is binary.cl's. */
+/* Softmax along any axis, one row (len elements, inner apart) per
+ * work-item, or log_softmax (E_LOGSM). relu, clip and sigmoid are
+ * unary.cl's functions, add binary.cl's. */
 #pragma OPENCL FP_CONTRACT ON
-
-kernel __attribute__((reqd_work_group_size(WG1, 1, 1))) void
-clip_f32(const global void *x, global void *y, constant int *g) {
-  const int i = get_global_id(0);
-  if (i >= g[E_COUNT])
-    return;
-  const int hio = g[E_HIO];
-  float v = ld_f(x, i, hio);
-  float lo = as_float(g[E_LO]), hi = as_float(g[E_HI]);
-  v = v < lo ? lo : v; /* as the CPU: NaN passes through */
-  v = v > hi ? hi : v;
-  st_f(y, i, v, hio);
-}
-
-/* From e = exp(-|x|), so that nothing overflows. */
-kernel __attribute__((reqd_work_group_size(WG1, 1, 1))) void
-sigmoid_f32(const global void *x, global void *y, constant int *g) {
-  const int i = get_global_id(0);
-  if (i >= g[E_COUNT])
-    return;
-  const int hio = g[E_HIO];
-  float v = ld_f(x, i, hio);
-  float e = exp(-fabs(v));
-  st_f(y, i, (v >= 0.0f ? 1.0f : e) / (1.0f + e), hio);
-}
 
 kernel __attribute__((reqd_work_group_size(WG1, 1, 1))) void
 softmax_f32(const global void *x, global void *y, constant int *g) {

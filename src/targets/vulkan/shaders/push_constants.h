@@ -94,12 +94,6 @@
   int ss[6];                                                                   \
   int sb[6];
 
-/* eltwise.comp: total outputs; mode 0 clip to [lo, hi], 2 sigmoid (mode 1
- * was add, now binary.comp's). */
-#define VK_PC_ELTWISE                                                          \
-  int total, mode;                                                             \
-  float lo, hi;
-
 /* binary.comp: total outputs, fn the dg_binary_fn (add is fn 1), rank
  * dims of the output, element strides sa and sb of the broadcast inputs
  * (0 on broadcast axes). */
