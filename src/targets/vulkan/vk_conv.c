@@ -13,31 +13,31 @@
 bool dg_vk_setup_conv(const vk_device *vd, vk_work *w, const dg_ir *ir,
                       const dg_node *n) {
   const dg_tensor_desc *xd = dg_vk_tdesc(ir, n->inputs[0]),
-                       *wd = dg_vk_tdesc(ir, n->inputs[1]),
-                       *yd = dg_vk_tdesc(ir, n->output);
+                       *wd = dg_vk_tdesc(ir, n->inputs[1]);
   const dg_node_params *p = &n->p;
   bool q = n->op == DG_OP_QCONV2D, f16 = xd->dtype == DG_DTYPE_F16;
-  int64_t N = xd->dims[0], C = xd->dims[1], O = wd->dims[0], G = p->groups;
-  int64_t CG = C / G, OG = O / G, OH = yd->dims[2], OW = yd->dims[3];
+  dg_conv_geom cg = dg_conv_geom_of(ir, n);
+  int64_t N = cg.N, O = cg.O, G = cg.G, CG = cg.CG, OG = cg.OG, OH = cg.OH,
+          OW = cg.OW;
   vk_pc_conv *pc = &w->push.conv;
   *pc = (vk_pc_conv){.N = N,
-                     .C = C,
-                     .H = xd->dims[2],
-                     .W = xd->dims[3],
-                     .O = O,
+                     .C = cg.C,
+                     .H = cg.H,
+                     .W = cg.W,
+                     .O = cg.O,
                      .OH = OH,
                      .OW = OW,
-                     .KH = wd->dims[2],
-                     .KW = wd->dims[3],
+                     .KH = cg.KH,
+                     .KW = cg.KW,
                      .G = G,
                      .CG = CG,
                      .OG = OG,
-                     .sh = p->stride[0],
-                     .sw = p->stride[1],
-                     .dh = p->dilation[0],
-                     .dw = p->dilation[1],
-                     .pt = p->pads[0],
-                     .pl = p->pads[1],
+                     .sh = cg.sh,
+                     .sw = cg.sw,
+                     .dh = cg.dh,
+                     .dw = cg.dw,
+                     .pt = cg.pt,
+                     .pl = cg.pl,
                      .has_bias = n->input_count > 2 && n->inputs[2]};
   dg_activation_range(p->activation, &pc->lo, &pc->hi);
   w->bind[0] = n->inputs[0];
