@@ -1,9 +1,6 @@
-/* The CPU target's op table: for each op the kernel to run, or the
- * prepare that picks it; supports() declines an op without a line (the
- * plan shows why). The kernels live in the files named after their op
- * family, as in src/ops: conv.c, gemm.c, pool.c, eltwise.c, quant.c,
- * movement.c, unary.c, binary.c, compare.c, reduce.c, int8.c, resize.c,
- * batch_norm.c, conv_transpose.c, cast.c. */
+/* The CPU target's hub: the op table built from cpu_ops.def, and each
+ * node's preparation and release. The kernels live in the files named
+ * after their op family, as in src/ops. */
 #include "cpu_ops.h"
 #include "cpu_reduce.h"
 #include "movement.h"
@@ -13,55 +10,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The ops this target runs: a kernel to run, or a prepare that picks it.
- * supports() declines an op without a line (the plan shows why), and the
- * device's info.ops lists exactly these. */
+/* The ops this target runs (cpu_ops.def), indexed by op. */
 static const struct cpu_op_entry {
-  dg_op op;
   dg_cpu_kernel_fn run; /* when there is nothing to prepare */
   bool (*prepare)(dg_cpu_node *cn, int threads);
-} cpu_op_table[] = {
-    {DG_OP_CONV2D, NULL, dg_cpu_prep_conv},
-    {DG_OP_QCONV2D, NULL, dg_cpu_prep_conv},
-    {DG_OP_FULLY_CONNECTED, NULL, dg_cpu_prep_fc},
-    {DG_OP_QFULLY_CONNECTED, NULL, dg_cpu_prep_qfc},
-    {DG_OP_MATMUL, dg_cpu_matmul_f32, NULL},
-    {DG_OP_QMATMUL, NULL, dg_cpu_prep_qmatmul},
-    {DG_OP_MAX_POOL2D, dg_cpu_maxpool_k, NULL},
-    {DG_OP_AVG_POOL2D, dg_cpu_avgpool_k, NULL},
-    {DG_OP_GLOBAL_AVG_POOL, dg_cpu_gap_k, NULL},
-    {DG_OP_SOFTMAX, dg_cpu_softmax_k, NULL},
-    {DG_OP_BINARY, dg_cpu_binary_k, NULL},
-    {DG_OP_UNARY, dg_cpu_unary_node, NULL},
-    {DG_OP_RESHAPE, dg_cpu_copy_k, NULL},
-    {DG_OP_CONCAT, dg_cpu_concat_k, NULL},
-    {DG_OP_QUANTIZE, dg_cpu_quantize_k, NULL},
-    {DG_OP_DEQUANTIZE, dg_cpu_dequantize_k, NULL},
-    {DG_OP_TRANSPOSE, dg_cpu_view_k, NULL},
-    {DG_OP_SLICE, dg_cpu_view_k, NULL},
-    {DG_OP_PAD, dg_cpu_view_k, NULL},
-    {DG_OP_EXPAND, dg_cpu_view_k, NULL},
-    {DG_OP_GATHER, dg_cpu_gather_k, NULL},
-    {DG_OP_REDUCE, dg_cpu_reduce_k, NULL},
-    {DG_OP_LOG_SOFTMAX, dg_cpu_log_softmax_k, NULL},
-    {DG_OP_LAYER_NORM, dg_cpu_layer_norm_k, NULL},
-    {DG_OP_RESIZE, NULL, dg_cpu_prep_resize},
-    {DG_OP_BATCH_NORM, NULL, dg_cpu_prep_batch_norm},
-    {DG_OP_CONV_TRANSPOSE2D, NULL, dg_cpu_prep_conv_transpose},
-    {DG_OP_CAST, NULL, dg_cpu_prep_cast},
-    {DG_OP_COMPARE, dg_cpu_compare_k, NULL},
-    {DG_OP_WHERE, dg_cpu_where_k, NULL},
-    {DG_OP_ARG_REDUCE, dg_cpu_arg_reduce_k, NULL},
-    {DG_OP_QBINARY, dg_cpu_qbinary_k, NULL},
-    {DG_OP_LOOKUP, dg_cpu_lookup_k, NULL},
-    {DG_OP_QAVG_POOL2D, dg_cpu_qavg_pool_k, NULL},
+} cpu_op_table[DG_OP_COUNT_] = {
+#define DG_CPU_RUN(op, kernel) [DG_OP_##op] = {kernel, NULL},
+#define DG_CPU_PREP(op, prepare) [DG_OP_##op] = {NULL, prepare},
+#include "cpu_ops.def"
+#undef DG_CPU_RUN
+#undef DG_CPU_PREP
 };
 
 static const struct cpu_op_entry *op_entry(dg_op op) {
-  for (size_t i = 0; i < sizeof cpu_op_table / sizeof *cpu_op_table; i++)
-    if (cpu_op_table[i].op == op)
-      return &cpu_op_table[i];
-  return NULL;
+  const struct cpu_op_entry *e =
+      op > DG_OP_INVALID && op < DG_OP_COUNT_ ? &cpu_op_table[op] : NULL;
+  return e && (e->run || e->prepare) ? e : NULL;
 }
 
 bool dg_cpu_runs_op(dg_op op) { return op_entry(op) != NULL; }

@@ -39,37 +39,23 @@ static inline const dg_tensor_desc *out_desc(const dg_cpu_node *cn) {
   return &dg_ir_tensor(cn->ir, cn->node->output)->desc;
 }
 
-/* The kernels and prepares of cpu_ops.c's table, by op family (the file
- * each is in, named as in src/ops). */
+/* Every kernel and prepare cpu_ops.def names, declared from its lines. */
 #define DG_CPU_KERNEL(name)                                                    \
   void name(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in, void *out,    \
             void *scratch)
-/* conv.c */
-bool dg_cpu_prep_conv(dg_cpu_node *cn, int threads);
-/* gemm.c; prepare_q8 and prepare_packs serve conv.c too */
-bool dg_cpu_prep_fc(dg_cpu_node *cn, int threads);
-bool dg_cpu_prep_qfc(dg_cpu_node *cn, int threads);
-bool dg_cpu_prep_qmatmul(dg_cpu_node *cn, int threads);
-DG_CPU_KERNEL(dg_cpu_matmul_f32);
+#define DG_CPU_RUN(op, kernel) DG_CPU_KERNEL(kernel);
+#define DG_CPU_PREP(op, prepare) bool prepare(dg_cpu_node *cn, int threads);
+#include "cpu_ops.def"
+#undef DG_CPU_RUN
+#undef DG_CPU_PREP
+
+/* gemm.c's preparation, which conv.c shares. */
 bool dg_cpu_prepare_q8(dg_cpu_node *cn, int64_t channels, bool has_bias);
 bool dg_cpu_prepare_packs(dg_cpu_node *cn, bool q);
 /* A bias fed at run time (not a constant) is read on every run. */
 void dg_cpu_refresh_bias(dg_cpu_node *cn, void *const *in, int64_t channels);
-/* pool.c */
-DG_CPU_KERNEL(dg_cpu_maxpool_k);
-DG_CPU_KERNEL(dg_cpu_avgpool_k);
-DG_CPU_KERNEL(dg_cpu_gap_k);
-/* eltwise.c */
-DG_CPU_KERNEL(dg_cpu_binary_k);
-DG_CPU_KERNEL(dg_cpu_softmax_k);
-/* movement.c */
-DG_CPU_KERNEL(dg_cpu_copy_k);
-DG_CPU_KERNEL(dg_cpu_concat_k);
-/* quant.c */
-DG_CPU_KERNEL(dg_cpu_quantize_k);
-DG_CPU_KERNEL(dg_cpu_dequantize_k);
 
-/* Whether the CPU target runs op: a line of cpu_ops.c's table. */
+/* Whether the CPU target runs op: a line of cpu_ops.def. */
 bool dg_cpu_runs_op(dg_op op);
 
 /* Chooses the kernel and prepares cn for a pool of `threads` threads
@@ -78,15 +64,6 @@ bool dg_cpu_node_prepare(dg_cpu_node *cn, const dg_ir *ir, const dg_node *n,
                          int threads);
 void dg_cpu_node_release(dg_cpu_node *cn);
 
-/* The kernel of DG_OP_UNARY (unary.c). */
-void dg_cpu_unary_node(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
-                       void *out, void *scratch);
-/* The prepares of resize.c, batch_norm.c, conv_transpose.c and cast.c:
- * each picks its kernel and sizes its scratch. */
-bool dg_cpu_prep_resize(dg_cpu_node *cn, int threads);
-bool dg_cpu_prep_batch_norm(dg_cpu_node *cn, int threads);
-bool dg_cpu_prep_conv_transpose(dg_cpu_node *cn, int threads);
-bool dg_cpu_prep_cast(dg_cpu_node *cn, int threads);
 /* The broadcast walk of elementwise kernels (compare.c): the output's
  * axes with extent-1 axes dropped and axes merged where every input stays
  * contiguous, and each input's element strides along them. */
@@ -102,20 +79,5 @@ void dg_cpu_walk_init(dg_cpu_walk *w, const dg_cpu_node *cn);
 typedef void (*dg_cpu_walk_fn)(void *ctx, const int64_t *off,
                                const int64_t *stride, int64_t n, int64_t out);
 void dg_cpu_walk_run(const dg_cpu_walk *w, dg_cpu_walk_fn run, void *ctx);
-/* int8.c: qbinary, lookup and qavg_pool2d on int8 as stored. */
-void dg_cpu_qbinary_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
-                      void *out, void *scratch);
-void dg_cpu_lookup_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
-                     void *out, void *scratch);
-void dg_cpu_qavg_pool_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
-                        void *out, void *scratch);
-/* compare.c: the bool-valued ops and arg_reduce, on every dtype as stored
- * (their nodes skip the f16 staging). */
-void dg_cpu_compare_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
-                      void *out, void *scratch);
-void dg_cpu_where_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
-                    void *out, void *scratch);
-void dg_cpu_arg_reduce_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
-                         void *out, void *scratch);
 
 #endif

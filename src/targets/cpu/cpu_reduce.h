@@ -5,11 +5,5 @@
 
 #include "cpu_ops.h"
 
-void dg_cpu_reduce_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
-                     void *out, void *scratch);
-void dg_cpu_log_softmax_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
-                          void *out, void *scratch);
-void dg_cpu_layer_norm_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
-                         void *out, void *scratch);
 
 #endif

@@ -13,9 +13,5 @@ static inline bool dg_cpu_moves_bytes(dg_op op) {
          op == DG_OP_EXPAND || op == DG_OP_GATHER;
 }
 
-void dg_cpu_view_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
-                   void *out, void *scratch);
-void dg_cpu_gather_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
-                     void *out, void *scratch);
 
 #endif

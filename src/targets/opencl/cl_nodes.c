@@ -131,7 +131,7 @@ void dg_cl_act_bounds(dg_activation a, int32_t *g) {
 
 /* reduce and layer_norm (cl_reduce.c chooses; reduce.cl). Without a bias,
  * layer_norm's bias argument is scale's buffer, never read. */
-static cl_int reduce(prep *p) {
+cl_int dg_cl_reduce(prep *p) {
   int32_t g[DG_CL_GEOM_INTS] = {0};
   int64_t items = 0;
   const char *name = dg_cl_reduce_geom(p->ir, p->n, g, &items);
@@ -152,7 +152,7 @@ static cl_int reduce(prep *p) {
 
 /* A spatial-family node (cl_spatial.c says what it runs): its inputs,
  * output, geometry block and table, bound in that order. */
-static cl_int spatial(prep *p) {
+cl_int dg_cl_spatial_node(prep *p) {
   int32_t g[DG_CL_GEOM_INTS] = {0};
   dg_cl_spatial sp;
   if (!dg_cl_spatial_setup(p->ir, p->n, g, &sp, p->estimate)) {
@@ -176,7 +176,7 @@ static cl_int spatial(prep *p) {
 
 /* compare, where, arg_reduce (cl_compare.c chooses): the node's inputs
  * (a one-input compare reads its a twice), the output, the geometry. */
-static cl_int compare(prep *p) {
+cl_int dg_cl_compare(prep *p) {
   int32_t g[DG_CL_GEOM_INTS] = {0};
   int64_t items = 0;
   const char *name = dg_cl_compare_setup(p->ir, p->n, g, &items);
@@ -195,17 +195,17 @@ static cl_int compare(prep *p) {
 }
 
 /* Reshape and concat are buffer copies the segment enqueues itself. */
-static cl_int copy_cmd(prep *p) {
+cl_int dg_cl_copy(prep *p) {
   p->cn->cmd = CL_CMD_COPY;
   return CL_SUCCESS;
 }
-static cl_int concat_cmd(prep *p) {
+cl_int dg_cl_concat(prep *p) {
   p->cn->cmd = CL_CMD_CONCAT;
   return CL_SUCCESS;
 }
 
 /* transpose, slice, pad, expand (views) and gather: cl_movement.c. */
-static cl_int movement(prep *p) {
+cl_int dg_cl_movement(prep *p) {
   int32_t g[DG_CL_GEOM_INTS] = {0};
   char name[32];
   dg_cl_movement_geom(p->ir, p->n, g, name, sizeof name);
@@ -223,56 +223,20 @@ static cl_int movement(prep *p) {
   return dg_cl_kernel(p, name, 3, args);
 }
 
-/* The ops this target runs, each with what prepares its kernel (or copy)
- * and what the device must have: supports() declines an op without a
- * line (the plan shows why) and the device's info.ops lists exactly the
- * lines it qualifies for. */
+/* The ops this target runs (cl_ops.def), indexed by op. */
 static const struct cl_op_entry {
-  dg_op op;
   cl_int (*prepare)(prep *p);
   unsigned needs;
-} cl_op_table[] = {
-    {DG_OP_CONV2D, dg_cl_conv, 0},
-    {DG_OP_QCONV2D, dg_cl_conv, 0},
-    {DG_OP_FULLY_CONNECTED, dg_cl_fc, 0},
-    {DG_OP_QFULLY_CONNECTED, dg_cl_fc, 0},
-    {DG_OP_MATMUL, dg_cl_matmul, 0},
-    {DG_OP_QMATMUL, dg_cl_matmul, 0},
-    {DG_OP_MAX_POOL2D, dg_cl_pool, 0},
-    {DG_OP_AVG_POOL2D, dg_cl_pool, 0},
-    {DG_OP_GLOBAL_AVG_POOL, dg_cl_pool, 0},
-    {DG_OP_UNARY, dg_cl_eltwise, 0},
-    {DG_OP_BINARY, dg_cl_eltwise, 0},
-    {DG_OP_SOFTMAX, dg_cl_eltwise, 0},
-    {DG_OP_QUANTIZE, dg_cl_quant, DG_CL_NEEDS_CORRECT_DIV},
-    {DG_OP_DEQUANTIZE, dg_cl_quant, 0},
-    {DG_OP_RESHAPE, copy_cmd, 0},
-    {DG_OP_CONCAT, concat_cmd, 0},
-    {DG_OP_TRANSPOSE, movement, 0},
-    {DG_OP_SLICE, movement, 0},
-    {DG_OP_PAD, movement, 0},
-    {DG_OP_EXPAND, movement, 0},
-    {DG_OP_GATHER, movement, 0},
-    {DG_OP_REDUCE, reduce, 0},
-    {DG_OP_LOG_SOFTMAX, dg_cl_eltwise, 0},
-    {DG_OP_LAYER_NORM, reduce, 0},
-    {DG_OP_RESIZE, spatial, 0},
-    {DG_OP_BATCH_NORM, spatial, 0},
-    {DG_OP_CONV_TRANSPOSE2D, spatial, 0},
-    {DG_OP_CAST, spatial, 0},
-    {DG_OP_COMPARE, compare, 0},
-    {DG_OP_WHERE, compare, 0},
-    {DG_OP_ARG_REDUCE, compare, 0},
-    {DG_OP_QBINARY, spatial, 0},
-    {DG_OP_LOOKUP, spatial, 0},
-    {DG_OP_QAVG_POOL2D, spatial, 0},
+} cl_op_table[DG_OP_COUNT_] = {
+#define DG_CL_OP(op, prepare, needs) [DG_OP_##op] = {prepare, needs},
+#include "cl_ops.def"
+#undef DG_CL_OP
 };
 
 static const struct cl_op_entry *op_entry(dg_op op) {
-  for (size_t i = 0; i < sizeof cl_op_table / sizeof *cl_op_table; i++)
-    if (cl_op_table[i].op == op)
-      return &cl_op_table[i];
-  return NULL;
+  const struct cl_op_entry *e =
+      op > DG_OP_INVALID && op < DG_OP_COUNT_ ? &cl_op_table[op] : NULL;
+  return e && e->prepare ? e : NULL;
 }
 
 unsigned dg_cl_op_needs(dg_op op) {

@@ -36,11 +36,11 @@ bool dg_cl_cpu_kernels(const prep *p);
 cl_int dg_cl_gemm(prep *p, int32_t *g, const int32_t *offs, int64_t z, bool q,
                   int64_t channels, cl_mem A, cl_mem B, cl_mem bias,
                   const int32_t *ktab);
-cl_int dg_cl_conv(prep *p);
-cl_int dg_cl_fc(prep *p);
-cl_int dg_cl_matmul(prep *p);
-cl_int dg_cl_pool(prep *p);
-cl_int dg_cl_eltwise(prep *p);
-cl_int dg_cl_quant(prep *p);
+
+/* Every prepare cl_ops.def names, declared from its lines: each picks the
+ * node's kernel and binds its arguments (or, estimating, only chooses). */
+#define DG_CL_OP(op, prepare, needs) cl_int prepare(prep *p);
+#include "cl_ops.def"
+#undef DG_CL_OP
 
 #endif

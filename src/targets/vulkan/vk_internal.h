@@ -385,26 +385,11 @@ bool dg_vk_runs_op(const vk_device *vd, dg_op op);
 bool dg_vk_work_prepare(vk_device *vd, const dg_ir *ir, const dg_node *n,
                         vk_work *w, bool estimate);
 void dg_vk_work_release(vk_work *w);
-/* The setup of add and binary nodes (vk_binary.c), as vk_ops.c's table
- * calls it. */
-bool dg_vk_setup_binary(const vk_device *vd, vk_work *w, const dg_ir *ir,
-                        const dg_node *n);
-/* The data movement setups (vk_movement.c): transpose, slice, pad and
- * expand as views, gather. */
-bool dg_vk_setup_view(const vk_device *vd, vk_work *w, const dg_ir *ir,
-                      const dg_node *n);
-bool dg_vk_setup_gather(const vk_device *vd, vk_work *w, const dg_ir *ir,
-                        const dg_node *n);
 
 /* ---- reduce and layer_norm (vk_reduce.c) ---- */
 
-/* The setups of vk_ops.c's table for reduce and layer_norm, and their
- * bounds for vk_ops.c's loop_trips (the loop iterations of one
- * invocation). log_softmax runs softmax.comp (vk_ops.c). */
-bool dg_vk_setup_reduce(const vk_device *vd, vk_work *w, const dg_ir *ir,
-                        const dg_node *n);
-bool dg_vk_setup_layer_norm(const vk_device *vd, vk_work *w, const dg_ir *ir,
-                            const dg_node *n);
+/* The bounds of reduce and layer_norm for vk_ops.c's loop_trips (the
+ * loop iterations of one invocation); their setups are vk_ops.def's. */
 uint64_t dg_vk_reduce_trips(const dg_ir *ir, const dg_node *n);
 /* A 1-D job of total invocations in workgroups of local, as a grid of at
  * most 65535 groups along x (vk_ops.c). */
@@ -412,34 +397,9 @@ void dg_vk_grid_1d(uint32_t grid[3], int64_t total, int local);
 /* pool.comp's push constants for pool node n (vk_ops.c), which
  * qavg_pool.comp's start with: its geometry and flags. */
 vk_pc_pool dg_vk_pool_push(const dg_ir *ir, const dg_node *n);
-/* The setup of DG_OP_UNARY (vk_unary.c), a line of vk_ops.c's table. */
-bool dg_vk_setup_unary(const vk_device *vd, vk_work *w, const dg_ir *ir,
-                       const dg_node *n);
-/* The setup of compare, where and arg_reduce nodes (vk_compare.c). */
-bool dg_vk_setup_compare(const vk_device *vd, vk_work *w, const dg_ir *ir,
-                         const dg_node *n);
-
-/* The spatial family's setups (vk_spatial.c), as vk_ops.c's table names
- * them: each fills w for node n; false on host out-of-memory. */
-bool dg_vk_setup_resize(const vk_device *vd, vk_work *w, const dg_ir *ir,
-                        const dg_node *n);
-bool dg_vk_setup_batch_norm(const vk_device *vd, vk_work *w, const dg_ir *ir,
-                            const dg_node *n);
-bool dg_vk_setup_conv_transpose(const vk_device *vd, vk_work *w,
-                                const dg_ir *ir, const dg_node *n);
-bool dg_vk_setup_cast(const vk_device *vd, vk_work *w, const dg_ir *ir,
-                      const dg_node *n);
 
 /* ---- int8 beyond convolution (vk_int8.c) ---- */
 
-/* The setups of qbinary, lookup and qavg_pool2d, as vk_ops.c's table
- * names them. */
-bool dg_vk_setup_qbinary(const vk_device *vd, vk_work *w, const dg_ir *ir,
-                         const dg_node *n);
-bool dg_vk_setup_lookup(const vk_device *vd, vk_work *w, const dg_ir *ir,
-                        const dg_node *n);
-bool dg_vk_setup_qavg_pool(const vk_device *vd, vk_work *w, const dg_ir *ir,
-                           const dg_node *n);
 /* Whether supports() must decline qavg_pool2d node n, with the reason in
  * why: its divisors span more multipliers than the table takes. */
 bool dg_vk_qavg_pool_declines(const dg_ir *ir, const dg_node *n, char *why,
@@ -473,6 +433,18 @@ void dg_vk_release(void *state);
 extern atomic_int dg_vk_submits;
 extern atomic_int dg_vk_validation_total;
 
+/* Every setup vk_ops.def names, declared from its lines: each fills w
+ * (shader, bindings, push constants, groups) for node n, or says no
+ * (false). needs: what the device must have. */
+typedef bool (*vk_setup_fn)(const vk_device *vd, vk_work *w, const dg_ir *ir,
+                            const dg_node *n);
+enum { VK_NEEDS_INT8 = 1 };
+#define DG_VK_OP(op, setup, needs)                                             \
+  bool setup(const vk_device *vd, vk_work *w, const dg_ir *ir,                 \
+             const dg_node *n);
+#include "vk_ops.def"
+#undef DG_VK_OP
+
 /* Shared by the op families' setups (vk_ops.c, vk_paths.c, vk_conv.c,
  * vk_gemm.c, vk_pool.c, vk_eltwise.c, vk_quant.c, vk_copies.c). */
 const dg_tensor_desc *dg_vk_tdesc(const dg_ir *ir, uint32_t id);
@@ -497,21 +469,5 @@ bool dg_vk_im2col_work(const vk_device *vd, vk_work *w, int64_t M, int64_t N,
 int dg_vk_cblock_work(const vk_device *vd, vk_work *w, int64_t N, int64_t H,
                       int64_t W, int64_t G, int64_t CG, int64_t OG, int64_t khw,
                       int64_t NP, const uint16_t *wconst);
-bool dg_vk_setup_conv(const vk_device *vd, vk_work *w, const dg_ir *ir,
-                      const dg_node *n);
-bool dg_vk_setup_fc(const vk_device *vd, vk_work *w, const dg_ir *ir,
-                    const dg_node *n);
-bool dg_vk_setup_matmul(const vk_device *vd, vk_work *w, const dg_ir *ir,
-                        const dg_node *n);
-bool dg_vk_setup_pool(const vk_device *vd, vk_work *w, const dg_ir *ir,
-                      const dg_node *n);
-bool dg_vk_setup_gap(const vk_device *vd, vk_work *w, const dg_ir *ir,
-                     const dg_node *n);
-bool dg_vk_setup_softmax(const vk_device *vd, vk_work *w, const dg_ir *ir,
-                         const dg_node *n);
-bool dg_vk_setup_quant(const vk_device *vd, vk_work *w, const dg_ir *ir,
-                       const dg_node *n);
-bool dg_vk_setup_copies(const vk_device *vd, vk_work *w, const dg_ir *ir,
-                        const dg_node *n);
 
 #endif

@@ -211,59 +211,20 @@ VkDeviceSize dg_vk_scratch_limit(const vk_device *vd) {
   return range < ((VkDeviceSize)256 << 20) ? range : (VkDeviceSize)256 << 20;
 }
 
-/* The ops this target runs: for each, the setup that records its work
- * and what the device must have. supports() declines an op without a line
- * here (the plan shows why), and the device's info.ops lists exactly the
- * lines the device qualifies for. */
-typedef bool (*vk_setup_fn)(const vk_device *vd, vk_work *w, const dg_ir *ir,
-                            const dg_node *n);
-enum { VK_NEEDS_INT8 = 1 };
+/* The ops this target runs (vk_ops.def), indexed by op. */
 static const struct vk_op_entry {
-  dg_op op;
   vk_setup_fn setup;
   unsigned needs;
-} vk_op_table[] = {
-    {DG_OP_CONV2D, dg_vk_setup_conv, 0},
-    {DG_OP_QCONV2D, dg_vk_setup_conv, VK_NEEDS_INT8},
-    {DG_OP_FULLY_CONNECTED, dg_vk_setup_fc, 0},
-    {DG_OP_QFULLY_CONNECTED, dg_vk_setup_fc, VK_NEEDS_INT8},
-    {DG_OP_MATMUL, dg_vk_setup_matmul, 0},
-    {DG_OP_QMATMUL, dg_vk_setup_matmul, VK_NEEDS_INT8},
-    {DG_OP_MAX_POOL2D, dg_vk_setup_pool, 0},
-    {DG_OP_AVG_POOL2D, dg_vk_setup_pool, 0},
-    {DG_OP_GLOBAL_AVG_POOL, dg_vk_setup_gap, 0},
-    {DG_OP_SOFTMAX, dg_vk_setup_softmax, 0},
-    {DG_OP_BINARY, dg_vk_setup_binary, 0},
-    {DG_OP_UNARY, dg_vk_setup_unary, 0},
-    {DG_OP_RESHAPE, dg_vk_setup_copies, 0},
-    {DG_OP_CONCAT, dg_vk_setup_copies, 0},
-    {DG_OP_QUANTIZE, dg_vk_setup_quant, 0},
-    {DG_OP_DEQUANTIZE, dg_vk_setup_quant, 0},
-    {DG_OP_TRANSPOSE, dg_vk_setup_view, 0},
-    {DG_OP_SLICE, dg_vk_setup_view, 0},
-    {DG_OP_PAD, dg_vk_setup_view, 0},
-    {DG_OP_EXPAND, dg_vk_setup_view, 0},
-    {DG_OP_GATHER, dg_vk_setup_gather, 0},
-    {DG_OP_REDUCE, dg_vk_setup_reduce, 0},
-    {DG_OP_LOG_SOFTMAX, dg_vk_setup_softmax, 0},
-    {DG_OP_LAYER_NORM, dg_vk_setup_layer_norm, 0},
-    {DG_OP_RESIZE, dg_vk_setup_resize, 0},
-    {DG_OP_BATCH_NORM, dg_vk_setup_batch_norm, 0},
-    {DG_OP_CONV_TRANSPOSE2D, dg_vk_setup_conv_transpose, 0},
-    {DG_OP_CAST, dg_vk_setup_cast, 0},
-    {DG_OP_COMPARE, dg_vk_setup_compare, VK_NEEDS_INT8},
-    {DG_OP_WHERE, dg_vk_setup_compare, VK_NEEDS_INT8},
-    {DG_OP_ARG_REDUCE, dg_vk_setup_compare, 0},
-    {DG_OP_QBINARY, dg_vk_setup_qbinary, VK_NEEDS_INT8},
-    {DG_OP_LOOKUP, dg_vk_setup_lookup, VK_NEEDS_INT8},
-    {DG_OP_QAVG_POOL2D, dg_vk_setup_qavg_pool, VK_NEEDS_INT8},
+} vk_op_table[DG_OP_COUNT_] = {
+#define DG_VK_OP(op, setup, needs) [DG_OP_##op] = {setup, needs},
+#include "vk_ops.def"
+#undef DG_VK_OP
 };
 
 static const struct vk_op_entry *op_entry(dg_op op) {
-  for (size_t i = 0; i < sizeof vk_op_table / sizeof *vk_op_table; i++)
-    if (vk_op_table[i].op == op)
-      return &vk_op_table[i];
-  return NULL;
+  const struct vk_op_entry *e =
+      op > DG_OP_INVALID && op < DG_OP_COUNT_ ? &vk_op_table[op] : NULL;
+  return e && e->setup ? e : NULL;
 }
 
 static bool qualifies(const vk_device *vd, const struct vk_op_entry *e) {
