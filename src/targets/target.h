@@ -1,6 +1,8 @@
-/* The interface every device implements. The graph code talks to devices
- * only through this table, so a new target (Vulkan, OpenCL, NPU) plugs in
- * by adding a dg_target and listing it in target_registry.c.
+/* The target contract: the interface every device implements, and all a
+ * target includes of the library besides ops/ and core/ (the include
+ * check, tools/check-layers.py, keeps it so). The runtime talks to devices
+ * only through this table, so a new target plugs in as its folder, its
+ * line in kinds.def and its meson option (docs/architecture.md).
  *
  * Lifecycle: enumerate() appends devices to the context at
  * dg_context_create; supports()/estimate_us() are asked for every node at
