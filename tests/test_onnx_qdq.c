@@ -502,10 +502,16 @@ static void concat(const char *what, int axis, int ref_axis, const int64_t *b,
 
 /* MaxPool 3x3 stride 2 pads 1 -> Q: max_pool2d on the int8 input, then a
  * requantize lookup when qy is not qa. */
-static void max_pool(const char *what, qp qa, qp qy) {
+/* declared: the model also gives MaxPool's output its float type and
+ * shape (value_info), as exporters do: the fold's int8 tensor stands for
+ * it all the same. */
+static void max_pool(const char *what, qp qa, qp qy, bool declared) {
   qcase c;
   case_begin(&c);
   dg_tensor x = case_input(&c, "x", 4, X4, qa);
+  if (declared)
+    value_info(&c.m.graph, 13, "t", ONNX_FLOAT, 4,
+               (const int64_t[]){2, 3, 3, 3});
   op_begin(&c, "MaxPool", (const char *const[]){"xd", NULL}, "t");
   attr_ints(&c.m, "kernel_shape", (const int64_t[]){3, 3}, 2);
   attr_ints(&c.m, "strides", (const int64_t[]){2, 2}, 2);
@@ -833,9 +839,12 @@ static void folds(void) {
   concat("Concat axis -1", -1, 3, (const int64_t[]){2, 3, 5, 4}, cb, ca,
          (qp){DG_DTYPE_I8, 0.029f, 4}, 2);
 
-  max_pool("MaxPool, same parameters", ca, ca);
-  max_pool("MaxPool, Q scale differs", ca, (qp){DG_DTYPE_U8, 0.045f, 128});
-  max_pool("MaxPool, Q zero point differs", ca, (qp){DG_DTYPE_U8, 0.041f, 120});
+  max_pool("MaxPool, same parameters", ca, ca, false);
+  max_pool("MaxPool, its float output declared", ca, ca, true);
+  max_pool("MaxPool, Q scale differs", ca, (qp){DG_DTYPE_U8, 0.045f, 128},
+           false);
+  max_pool("MaxPool, Q zero point differs", ca, (qp){DG_DTYPE_U8, 0.041f, 120},
+           false);
   max_pool_1d();
   movement();
   movement_more();

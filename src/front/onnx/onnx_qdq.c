@@ -23,9 +23,10 @@ bool tr_read_quant(tr *t, int si, int zi, int64_t axis, dg_quant_params *q,
                    tr_quant *buf, dg_dtype *zero_type) {
   dg_onnx_value sc, zc;
   bool has_z = zi >= 0 && tr_has_input(t, zi);
-  /* Early: PyTorch's own QDQ export places a QuantizeLinear's scale and
-   * zero point Constants after the Conv that a fold starts at. */
-  if (!tr_const_early(t, si, &sc) || (has_z && !tr_const_early(t, zi, &zc))) {
+  /* Constant nodes are values before the walk (pass_constants): PyTorch's
+   * own QDQ export places a QuantizeLinear's scale and zero point after
+   * the Conv a fold starts at. */
+  if (!tr_const(t, si, &sc) || (has_z && !tr_const(t, zi, &zc))) {
     tr_fail(t, DG_ERROR_UNSUPPORTED, "scale",
             "scales and zero points must be constant initializers");
     return false;
@@ -118,22 +119,18 @@ void tr_op_quantize(tr *t) {
     tr_output(t, 0, dg_graph_quantize(t->g, t->n->name, x, zt, &q));
 }
 
+/* The walk reaches a DequantizeLinear only when the marking pass left it
+ * (onnx_translate.c's pass_mark_dq): without its inputs, said here. */
 void tr_op_dequantize(tr *t) {
   if (t->n->n_inputs < 2 || !tr_has_input(t, 0)) {
     tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "input",
             "DequantizeLinear needs x and x_scale");
     return;
   }
-  if (t->emitting_dq != t->cur) { /* met in order: wait for a reader */
-    tr_value *v = tr_value_find(t, t->n->outputs[0]);
-    if (!v) {
-      tr_fail(t, DG_ERROR_INVALID_ARGUMENT, "output", "missing output 0");
-      return;
-    }
-    v->dq_node = t->cur;
-    t->done[t->cur] = true;
-    return;
-  }
+  tr_dq_emit(t);
+}
+
+void tr_dq_emit(tr *t) {
   dg_quant_params q;
   int64_t axis = tr_attr_int(t, "axis", 1);
   if (axis < 0) {
@@ -241,7 +238,7 @@ static dg_activation activation_of(tr *t, int k) {
     dg_onnx_value c;
     int n = 0;
     if (tr_has_input(t, i))
-      ok = tr_const_early(t, i, &c) && c.rank <= 1 &&
+      ok = tr_const(t, i, &c) && c.rank <= 1 &&
            tr_const_floats(t, i, &b[i - 1], 1, &n) && n == 1;
   }
   tr_at(t, self);

@@ -8,9 +8,10 @@
  *   a unary function (Sigmoid, HardSwish, HardSigmoid, Relu, Tanh, ...)
  *                              qunary: a lookup table
  *   Concat                     qconcat
- *   MaxPool and data movement  the op itself on the int8 input, then a
- *                              requantize when the QuantizeLinear's
- *                              parameters are not the input's
+ *   MaxPool and data movement  the op itself on the int8 input (the node
+ *                              rewritten to read it), then a requantize
+ *                              when the QuantizeLinear's parameters are
+ *                              not the input's
  *
  * docs/numerics.md defines their results. A chain with a per-channel
  * activation, another output type, or a node that would fail its row's
@@ -126,14 +127,26 @@ static dg_tensor build(tr *t, enum fold_kind k, const int *dq,
     return dg_graph_qconcat(t->g, n->name, in, nin, (int32_t)axis, yt, yq);
   }
   case K_PASS: {
-    /* The op's own handler, reading the int8 tensors behind its pending
-     * DequantizeLinears. */
+    /* The op's own handler on the node rewritten to read the int8 tensor
+     * behind its pending DequantizeLinear (x, built above with its
+     * parameters) in place of the float value; its output is marked as
+     * int8 where the model declares float. */
     const tr_op *row = tr_op_find(n->op_type);
-    t->int8_pass = true;
-    row->run(t);
-    t->int8_pass = false;
     tr_value *v = tr_value_find(t, n->outputs[0]);
-    if (t->st != DG_OK || !v || !v->t.id)
+    const char *ins[MAX_FOLD_INPUTS];
+    if (!v || n->n_inputs > MAX_FOLD_INPUTS) {
+      *decline = true;
+      return DG_TENSOR_NONE;
+    }
+    for (int i = 0; i < n->n_inputs; i++)
+      ins[i] = i ? n->inputs[i] : t->nodes[dq[0]].inputs[0];
+    dg_onnx_node rewritten = *n;
+    rewritten.inputs = ins;
+    v->int8_fold = true;
+    t->n = &rewritten;
+    row->run(t);
+    t->n = n;
+    if (t->st != DG_OK || !v->t.id)
       return DG_TENSOR_NONE;
     y = v->t;
     if (dg_graph_tensor_desc(t->g, y, &d) != DG_OK)

@@ -12,10 +12,13 @@
 /* One named value and what it has become. name is the source's string. */
 typedef struct tr_value {
   const char *name;
-  dg_tensor t;    /* materialised tensor, or id 0 */
-  int producer;   /* node of the list writing it, or -1 */
-  int readers;    /* node inputs of the list reading it */
-  int dq_node;    /* pending DequantizeLinear producing it, or -1 */
+  dg_tensor t;  /* materialised tensor, or id 0 */
+  int producer; /* node of the list writing it, or -1 */
+  int readers;  /* node inputs of the list reading it */
+  int dq_node;  /* pending DequantizeLinear producing it, or -1 */
+  /* An int8 fold's data movement writes it (onnx_qdq_ops.c): int8 where
+   * the model declares float, its QuantizeLinear's output taking it. */
+  bool int8_fold;
   bool has_const; /* a Constant node's output: cv holds it */
   dg_onnx_value cv;
 } tr_value;
@@ -31,7 +34,7 @@ typedef struct tr_quant {
  * it has none of). */
 dg_dtype tr_dtype(int elem);
 
-#define TR_MAX_DQ_DEPTH 64 /* emit_dq's recursion (onnx_translate.c) */
+#define TR_MAX_DQ_DEPTH 64 /* DequantizeLinears reading each other */
 
 typedef struct tr {
   dg_graph *g;
@@ -43,13 +46,8 @@ typedef struct tr {
   dg_name_map names;     /* name -> index into vals */
   int cur;               /* the node being translated, -1 for none */
   const dg_onnx_node *n; /* nodes[cur], or NULL */
-  int emitting_dq;       /* the DequantizeLinear being emitted, or -1 */
   int dq_depth;          /* pending DequantizeLinears being emitted */
-  /* While an int8 fold runs a data movement handler: tr_input gives a
-   * pending DequantizeLinear's int8 input instead of emitting it, and
-   * tr_output takes an int8 tensor for a float output. */
-  bool int8_pass;
-  tr_quant *q; /* 3 */
+  tr_quant *q;           /* 3 */
   dg_onnx_failure *why;
   dg_status st;
   void **owned; /* buffers of folded values (onnx_fold.c), freed at the end */
@@ -93,10 +91,6 @@ tr_value *tr_value_find(tr *t, const char *name);
 bool tr_has_input(const tr *t, int i);
 /* Input i's constant data (initializer or Constant output), or false. */
 bool tr_const(tr *t, int i, dg_onnx_value *v);
-/* tr_const, after translating now the Constant node producing input i
- * when it is not translated yet (exporters put a Clip's bounds after
- * the Conv an int8 fold starts at). */
-bool tr_const_early(tr *t, int i, dg_onnx_value *c);
 /* Input i's type as the front end declares it (rank -1 if unknown). */
 void tr_input_type(tr *t, int i, dg_onnx_value *v);
 /* Input i as a tensor: built earlier, or now (a graph input or constant,
@@ -194,6 +188,10 @@ void tr_at(tr *t, int k);
 bool tr_try_fold_int8(tr *t);
 void tr_op_quantize(tr *t);
 void tr_op_dequantize(tr *t);
+/* The current node, a DequantizeLinear, built as a float dequantize (of
+ * its input labelled with its parameters): where a pending one is read
+ * outside an int8 fold (onnx_translate.c's emit_dq). */
+void tr_dq_emit(tr *t);
 void tr_op_qlinear_conv(tr *t);
 void tr_op_qlinear_matmul(tr *t);
 /* onnx_ops_pool.c: LpPool and GlobalLpPool, composed of abs, pow,

@@ -1,10 +1,16 @@
-/* The translator's driver: reads the source's nodes once, lays out the
- * value table (who produces and who reads each name), translates the nodes
- * in order through the op table, and marks the outputs. Inputs and
- * constants become tensors lazily, on first use, because an integer
+/* The translator's driver: passes over the source's node list, each once,
+ * none re-entering another (docs/onnx.md, "How a model gets in"):
+ *   1. read the nodes and lay out the value table (who produces and who
+ *      reads each name: build_table);
+ *   2. every Constant node becomes its value (pass_constants);
+ *   3. every DequantizeLinear is marked pending (pass_mark_dq);
+ *   4. one walk emits the nodes in order through the op table, a Q/DQ
+ *      chain at its head (onnx_qdq.c, onnx_qdq_ops.c), then marks the
+ *      outputs.
+ * Inputs and constants become tensors on first use, because an integer
  * value's quantisation is only known from the node that reads it; a
- * DequantizeLinear waits the same way, so that Q/DQ folding can swallow it
- * (onnx_qdq.c). */
+ * pending DequantizeLinear likewise becomes a float dequantize only where
+ * a node outside an int8 fold reads it (emit_dq). */
 #include "onnx_tr.h"
 
 #include "core/names.h"
@@ -133,8 +139,6 @@ bool tr_has_input(const tr *t, int i) {
 }
 
 /* What the front end says of a value no node produces (or a Constant). */
-static void translate_node(tr *t);
-
 static void source_value(tr *t, const tr_value *v, dg_onnx_value *out) {
   memset(out, 0, sizeof *out);
   out->rank = -1;
@@ -156,24 +160,6 @@ bool tr_const(tr *t, int i, dg_onnx_value *c) {
     return false;
   }
   return c->kind == DG_ONNX_VALUE_CONST;
-}
-
-bool tr_const_early(tr *t, int i, dg_onnx_value *c) {
-  tr_value *v = tr_has_input(t, i) ? tr_value_find(t, t->n->inputs[i]) : NULL;
-  if (v && !v->has_const && v->producer >= 0 && !t->done[v->producer] &&
-      tr_is_op(&t->nodes[v->producer], "Constant") &&
-      tr_row_ok(&t->nodes[v->producer])) {
-    int saved = t->cur;
-    t->cur = v->producer;
-    t->n = &t->nodes[t->cur];
-    translate_node(t);
-    t->done[t->cur] = true;
-    t->cur = saved;
-    t->n = &t->nodes[saved];
-    if (t->st != DG_OK)
-      return false;
-  }
-  return tr_const(t, i, c);
 }
 
 void tr_input_type(tr *t, int i, dg_onnx_value *c) {
@@ -283,12 +269,13 @@ static bool same_quant(const dg_quant_params *a, const dg_quant_params *b) {
   return a->axis == b->axis;
 }
 
-/* Emits the pending DequantizeLinear dq as a float value. The value
- * forgets its producer first, so that a cycle back to it is an error, not
- * an endless recursion. */
+/* Emits the pending DequantizeLinear behind v as a float value, where a
+ * node outside an int8 fold (or an output) reads it: the one place a
+ * DequantizeLinear is built, called, never the walk. The value forgets
+ * its DequantizeLinear first, so that a cycle back to it is an error, not
+ * an endless recursion (a DequantizeLinear reading another's output is
+ * the only nesting: bounded by TR_MAX_DQ_DEPTH). */
 static void emit_dq(tr *t, tr_value *v) {
-  /* Each pending DequantizeLinear reading another recurses once: a chain
-   * of 20k overflowed the stack. Real models nest one. */
   if (t->dq_depth >= TR_MAX_DQ_DEPTH) {
     tr_fail(t, DG_ERROR_UNSUPPORTED, v->name,
             "DequantizeLinear nodes feed each other more than %d deep",
@@ -296,36 +283,13 @@ static void emit_dq(tr *t, tr_value *v) {
     return;
   }
   t->dq_depth++;
-  int dq = v->dq_node, saved = t->cur, saved_emit = t->emitting_dq;
+  int dq = v->dq_node, saved = t->cur;
   v->dq_node = -1;
-  t->cur = t->emitting_dq = dq;
-  t->n = &t->nodes[dq];
-  translate_node(t);
-  t->emitting_dq = saved_emit;
+  tr_at(t, dq);
+  tr_dq_emit(t);
   t->cur = saved;
   t->n = saved >= 0 ? &t->nodes[saved] : NULL;
   t->dq_depth--;
-}
-
-/* A pending DequantizeLinear's int8 input, labelled with its
- * (per-tensor) parameters, for an int8 fold's data movement handler;
- * the DequantizeLinear stays pending for its other readers. */
-static dg_tensor dq_source(tr *t, tr_value *v) {
-  int saved = t->cur;
-  dg_quant_params q;
-  t->cur = v->dq_node;
-  t->n = &t->nodes[t->cur];
-  dg_tensor x = DG_TENSOR_NONE;
-  if (tr_read_quant(t, 1, 2, 0, &q, &t->q[2], NULL)) {
-    if (q.channel_count)
-      tr_fail(t, DG_ERROR_UNSUPPORTED, "x_scale",
-              "a per-channel DequantizeLinear cannot feed an int8 op");
-    else
-      x = tr_input(t, 0, &q, false);
-  }
-  t->cur = saved;
-  t->n = saved >= 0 ? &t->nodes[saved] : NULL;
-  return x;
 }
 
 dg_tensor tr_input(tr *t, int i, const dg_quant_params *quant, bool optional) {
@@ -338,8 +302,6 @@ dg_tensor tr_input(tr *t, int i, const dg_quant_params *quant, bool optional) {
     return DG_TENSOR_NONE;
   }
   tr_value *v = tr_value_find(t, t->n->inputs[i]);
-  if (v && !v->t.id && v->dq_node >= 0 && t->int8_pass)
-    return dq_source(t, v);
   if (v && !v->t.id && v->dq_node >= 0)
     emit_dq(t, v);
   if (t->st != DG_OK || !v)
@@ -409,7 +371,7 @@ void tr_output(tr *t, int i, dg_tensor x) {
   t->src->value(t->src->self, v->name, &c);
   /* An int8 fold's data movement gives int8 where the model says float
    * (onnx_qdq_ops.c: its QuantizeLinear's output takes it). */
-  bool pass = t->int8_pass && is_int8_dtype(d.dtype);
+  bool pass = v->int8_fold && is_int8_dtype(d.dtype);
   if (c.kind == DG_ONNX_VALUE_TYPED && c.elem && !pass &&
       tr_dtype(c.elem) != d.dtype) {
     tr_fail(t, DG_ERROR_UNSUPPORTED, v->name,
@@ -710,9 +672,53 @@ static void mark_outputs(tr *t) {
   }
 }
 
+/* ---- the passes ---- */
+
+/* Pass 2: every Constant node becomes its value before the walk, so that
+ * any node reads any constant as such wherever the exporter placed it
+ * (PyTorch puts a Clip's bounds, and a QuantizeLinear's scale, after the
+ * Conv a fold starts at). A Constant the op table refuses is left for the
+ * walk, which reports it in its place. */
+static void pass_constants(tr *t) {
+  for (int k = 0; k < t->src->node_count && t->st == DG_OK; k++) {
+    if (t->done[k] || !tr_is_op(&t->nodes[k], "Constant") ||
+        !tr_row_ok(&t->nodes[k]))
+      continue;
+    tr_at(t, k);
+    translate_node(t);
+    t->done[k] = true;
+    if (t->st != DG_OK)
+      list_others(t, k);
+  }
+  t->cur = -1;
+  t->n = NULL;
+}
+
+/* Pass 3: every DequantizeLinear the op table takes is pending: its output
+ * is not built where it stands, but by an int8 fold that reads its int8
+ * input (onnx_qdq.c, onnx_qdq_ops.c), or as a float dequantize where
+ * another node or an output reads it (emit_dq). One the table refuses, or
+ * without its inputs, is left for the walk, which reports it. */
+static void pass_mark_dq(tr *t) {
+  for (int k = 0; k < t->src->node_count && t->st == DG_OK; k++) {
+    const dg_onnx_node *n = &t->nodes[k];
+    char why[256];
+    if (t->done[k] || !tr_is_op(n, "DequantizeLinear"))
+      continue;
+    static_check(n, why, sizeof why);
+    tr_value *v = n->n_outputs >= 1 && named(n->outputs[0])
+                      ? tr_value_find(t, n->outputs[0])
+                      : NULL;
+    if (why[0] || n->n_inputs < 2 || !named(n->inputs[0]) || !v)
+      continue;
+    v->dq_node = k;
+    t->done[k] = true;
+  }
+}
+
 dg_status dg_onnx_translate(dg_graph *g, const dg_onnx_source *src,
                             dg_onnx_failure *why) {
-  tr t = {.g = g, .src = src, .cur = -1, .emitting_dq = -1, .why = why};
+  tr t = {.g = g, .src = src, .cur = -1, .why = why};
   int count = src->node_count > 0 ? src->node_count : 0;
   if (why)
     memset(why, 0, sizeof *why);
@@ -726,6 +732,10 @@ dg_status dg_onnx_translate(dg_graph *g, const dg_onnx_source *src,
       tr_fail(&t, DG_ERROR_INVALID_ARGUMENT, NULL, "node %d is unreadable", k);
   if (t.st == DG_OK)
     build_table(&t);
+  if (t.st == DG_OK)
+    pass_constants(&t);
+  if (t.st == DG_OK)
+    pass_mark_dq(&t);
   for (int k = 0; k < count && t.st == DG_OK; k++) {
     if (t.done[k])
       continue;
