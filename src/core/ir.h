@@ -121,8 +121,11 @@ typedef struct dg_ir {
 } dg_ir;
 
 static inline dg_tensor_info *dg_ir_tensor(const dg_ir *ir, uint32_t id) {
-  return (id >= 1 && (int)id <= ir->tensor_count) ? &ir->tensors[id - 1]
-                                                  : NULL;
+  return (id >= 1 && (int)id <= ir->tensor_count) ? &ir->tensors[id - 1] : NULL;
+}
+/* Tensor id's descriptor (id valid). */
+static inline const dg_tensor_desc *dg_ir_desc(const dg_ir *ir, uint32_t id) {
+  return &dg_ir_tensor(ir, id)->desc;
 }
 
 /* Element count and byte size of a descriptor (no overflow: checked when

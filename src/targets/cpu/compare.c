@@ -15,20 +15,16 @@
 #include <math.h>
 #include <string.h>
 
-static const dg_tensor_desc *tdesc(const dg_cpu_node *cn, uint32_t id) {
-  return &dg_ir_tensor(cn->ir, id)->desc;
-}
-
 /* ---- the broadcast walk ---- */
 
 /* The output's axes with extent-1 axes dropped and contiguous ones
  * merged, and each input's element strides along them. */
 void dg_cpu_walk_init(dg_cpu_walk *w, const dg_cpu_node *cn) {
-  const dg_tensor_desc *yd = tdesc(cn, cn->node->output);
+  const dg_tensor_desc *yd = dg_ir_desc(cn->ir, cn->node->output);
   int64_t s[DG_CPU_WALK_MAX_IN][DG_MAX_RANK];
   w->count = cn->node->input_count;
   for (int k = 0; k < w->count; k++) {
-    const dg_tensor_desc *d = tdesc(cn, cn->node->inputs[k]);
+    const dg_tensor_desc *d = dg_ir_desc(cn->ir, cn->node->inputs[k]);
     dg_broadcast_strides(d->rank, d->dims, yd->rank, yd->dims, s[k]);
   }
   w->rank = 0;
@@ -183,8 +179,8 @@ void dg_cpu_compare_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
   (void)pool, (void)scratch;
   dg_cpu_walk w;
   dg_cpu_walk_init(&w, cn);
-  cmp_ctx c = {cn->node->p.fn, tdesc(cn, cn->node->inputs[0])->dtype, in[0],
-               cn->node->input_count > 1 ? in[1] : NULL, out};
+  cmp_ctx c = {cn->node->p.fn, dg_ir_desc(cn->ir, cn->node->inputs[0])->dtype,
+               in[0], cn->node->input_count > 1 ? in[1] : NULL, out};
   dg_cpu_walk_run(&w, cmp_run, &c);
 }
 
@@ -226,7 +222,7 @@ void dg_cpu_where_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
   dg_cpu_walk w;
   dg_cpu_walk_init(&w, cn);
   where_ctx c = {in[0], in[1], in[2], out,
-                 dg_dtype_size(tdesc(cn, cn->node->output)->dtype)};
+                 dg_dtype_size(dg_ir_desc(cn->ir, cn->node->output)->dtype)};
   dg_cpu_walk_run(&w, where_run, &c);
 }
 
@@ -254,7 +250,7 @@ void dg_cpu_arg_reduce_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *ins,
                          void *out, void *scratch) {
   (void)pool, (void)scratch;
   const dg_node *n = cn->node;
-  const dg_tensor_desc *xd = tdesc(cn, n->inputs[0]);
+  const dg_tensor_desc *xd = dg_ir_desc(cn->ir, n->inputs[0]);
   const void *in = ins[0];
   int64_t *y = out;
   int64_t outer = 1, inner = 1, len = xd->dims[n->p.axis];

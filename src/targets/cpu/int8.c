@@ -9,10 +9,6 @@
 
 /* No FMA contraction: meson passes -ffp-contract=off. */
 
-static const dg_tensor_desc *tdesc(const dg_cpu_node *cn, uint32_t id) {
-  return &dg_ir_tensor(cn->ir, id)->desc;
-}
-
 /* One byte of an i8 or u8 tensor as its integer. */
 static inline int32_t load_q8(const uint8_t *p, int64_t i, bool s) {
   return s ? (int32_t)(int8_t)p[i] : (int32_t)p[i];
@@ -46,9 +42,9 @@ void dg_cpu_qbinary_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
                       void *out, void *scratch) {
   (void)pool, (void)scratch;
   const dg_node *n = cn->node;
-  const dg_tensor_desc *ad = tdesc(cn, n->inputs[0]),
-                       *bd = tdesc(cn, n->inputs[1]),
-                       *yd = tdesc(cn, n->output);
+  const dg_tensor_desc *ad = dg_ir_desc(cn->ir, n->inputs[0]),
+                       *bd = dg_ir_desc(cn->ir, n->inputs[1]),
+                       *yd = dg_ir_desc(cn->ir, n->output);
   int64_t lo, hi;
   dg_dtype_int_range(yd->dtype, &lo, &hi);
   qbin_ctx c = {in[0],
@@ -75,7 +71,7 @@ void dg_cpu_qbinary_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
 void dg_cpu_lookup_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
                      void *out, void *scratch) {
   (void)pool, (void)scratch;
-  const dg_tensor_desc *xd = tdesc(cn, cn->node->inputs[0]);
+  const dg_tensor_desc *xd = dg_ir_desc(cn->ir, cn->node->inputs[0]);
   const uint8_t *x = in[0], *t = in[1];
   uint8_t *y = out, flip = xd->dtype == DG_DTYPE_I8 ? 0x80 : 0;
   for (int64_t i = 0, e = dg_desc_elements(xd); i < e; i++)
@@ -89,8 +85,8 @@ void dg_cpu_qavg_pool_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
   (void)pool, (void)scratch;
   const dg_node *n = cn->node;
   const dg_node_params *p = &n->p;
-  const dg_tensor_desc *xd = tdesc(cn, n->inputs[0]),
-                       *yd = tdesc(cn, n->output);
+  const dg_tensor_desc *xd = dg_ir_desc(cn->ir, n->inputs[0]),
+                       *yd = dg_ir_desc(cn->ir, n->output);
   int64_t NC = xd->dims[0] * xd->dims[1], H = xd->dims[2], W = xd->dims[3];
   int64_t OH = yd->dims[2], OW = yd->dims[3], lo, hi;
   dg_dtype_int_range(yd->dtype, &lo, &hi);

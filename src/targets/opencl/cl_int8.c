@@ -24,10 +24,6 @@
  * summing a whole global pool leaves a GPU idle (as pool.cl's gap says). */
 #define QPOOL_GROUP_TAPS 256
 
-static const dg_tensor_desc *tdesc(const dg_ir *ir, uint32_t id) {
-  return &dg_ir_tensor(ir, id)->desc;
-}
-
 static int32_t fbits(float f) {
   int32_t i;
   memcpy(&i, &f, 4);
@@ -49,9 +45,9 @@ static void q8_out(const dg_tensor_desc *yd, int32_t *g) {
 
 static void qbinary(const dg_ir *ir, const dg_node *n, int32_t *g,
                     dg_cl_spatial *sp) {
-  const dg_tensor_desc *ad = tdesc(ir, n->inputs[0]),
-                       *bd = tdesc(ir, n->inputs[1]),
-                       *yd = tdesc(ir, n->output);
+  const dg_tensor_desc *ad = dg_ir_desc(ir, n->inputs[0]),
+                       *bd = dg_ir_desc(ir, n->inputs[1]),
+                       *yd = dg_ir_desc(ir, n->output);
   int64_t sa[DG_MAX_RANK], sb[DG_MAX_RANK];
   dg_broadcast_strides(ad->rank, ad->dims, yd->rank, yd->dims, sa);
   dg_broadcast_strides(bd->rank, bd->dims, yd->rank, yd->dims, sb);
@@ -80,16 +76,16 @@ static void qbinary(const dg_ir *ir, const dg_node *n, int32_t *g,
 
 static void lookup(const dg_ir *ir, const dg_node *n, int32_t *g,
                    dg_cl_spatial *sp) {
-  g[E_COUNT] = (int32_t)dg_desc_elements(tdesc(ir, n->output));
-  g[Q_ASGN] = tdesc(ir, n->inputs[0])->dtype == DG_DTYPE_I8;
+  g[E_COUNT] = (int32_t)dg_desc_elements(dg_ir_desc(ir, n->output));
+  g[Q_ASGN] = dg_ir_desc(ir, n->inputs[0])->dtype == DG_DTYPE_I8;
   sp->kernel = "lookup_q8";
   sp->items = g[E_COUNT];
 }
 
 static bool qavg_pool(const dg_ir *ir, const dg_node *n, int32_t *g,
                       dg_cl_spatial *sp, bool estimate) {
-  const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]),
-                       *yd = tdesc(ir, n->output);
+  const dg_tensor_desc *xd = dg_ir_desc(ir, n->inputs[0]),
+                       *yd = dg_ir_desc(ir, n->output);
   const dg_node_params *p = &n->p;
   g[E_COUNT] = (int32_t)dg_desc_elements(yd);
   g[P_NC] = (int32_t)(xd->dims[0] * xd->dims[1]);

@@ -163,4 +163,7 @@ bool dg_cl_qpool_grouped(const dg_node *n);
  * int8 kernels' limits (a qavg_pool2d window too large for its table). */
 bool dg_cl_int8_declines(const dg_node *n, char *why, size_t why_size);
 
+/* The kernels' code of dtype t (kernels/geom.h's DT_*), cl_nodes.c. */
+int dg_cl_dt_code(dg_dtype t);
+
 #endif

@@ -38,6 +38,10 @@ int dg_cl_dt_code(dg_dtype t) {
     return DT_U8;
   case DG_DTYPE_I32:
     return DT_I32;
+  case DG_DTYPE_I64:
+    return DT_I64;
+  case DG_DTYPE_BOOL:
+    return DT_BOOL;
   default:
     return DT_F32;
   }

@@ -13,14 +13,10 @@
  * work-item: dg_reduce_serial (src/ops/ops.h). */
 enum { WG = 64 };
 
-static const dg_tensor_desc *tdesc(const dg_ir *ir, uint32_t id) {
-  return &dg_ir_tensor(ir, id)->desc;
-}
-
 static const char *reduce_geom(const dg_ir *ir, const dg_node *n, int32_t *g,
                                int64_t *items) {
   dg_reduce_shape s;
-  dg_reduce_shape_get(tdesc(ir, n->inputs[0]), n->p.axes_mask, &s);
+  dg_reduce_shape_get(dg_ir_desc(ir, n->inputs[0]), n->p.axes_mask, &s);
   g[E_COUNT] = (int32_t)s.outputs;
   g[R_COUNT] = (int32_t)s.count;
   g[R_PERITEM] = dg_reduce_serial(&s);
@@ -50,8 +46,8 @@ static const char *norm_geom(const dg_ir *ir, const dg_node *n, int32_t *g,
   bool bias = n->inputs[2] != 0;
   g[N_ROWS] = (int32_t)s.rows;
   g[N_LEN] = (int32_t)s.len;
-  g[N_SFULL] = dg_desc_elements(tdesc(ir, n->inputs[1])) == s.len;
-  g[N_BFULL] = bias && dg_desc_elements(tdesc(ir, n->inputs[2])) == s.len;
+  g[N_SFULL] = dg_desc_elements(dg_ir_desc(ir, n->inputs[1])) == s.len;
+  g[N_BFULL] = bias && dg_desc_elements(dg_ir_desc(ir, n->inputs[2])) == s.len;
   g[N_BIAS] = bias;
   memcpy(&g[N_EPS], &n->p.epsilon, 4);
   for (int i = 0; i < 6; i++) {
@@ -66,7 +62,7 @@ static const char *norm_geom(const dg_ir *ir, const dg_node *n, int32_t *g,
 
 const char *dg_cl_reduce_geom(const dg_ir *ir, const dg_node *n, int32_t *g,
                               int64_t *items) {
-  g[E_HIO] = tdesc(ir, n->output)->dtype == DG_DTYPE_F16;
+  g[E_HIO] = dg_ir_desc(ir, n->output)->dtype == DG_DTYPE_F16;
   return n->op == DG_OP_LAYER_NORM ? norm_geom(ir, n, g, items)
                                    : reduce_geom(ir, n, g, items);
 }

@@ -11,33 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const dg_tensor_desc *tdesc(const dg_ir *ir, uint32_t id) {
-  return &dg_ir_tensor(ir, id)->desc;
-}
-
-static int dt_code(dg_dtype t) {
-  switch (t) {
-  case DG_DTYPE_F16:
-    return DT_F16;
-  case DG_DTYPE_I8:
-    return DT_I8;
-  case DG_DTYPE_U8:
-    return DT_U8;
-  case DG_DTYPE_I32:
-    return DT_I32;
-  case DG_DTYPE_I64:
-    return DT_I64;
-  case DG_DTYPE_BOOL:
-    return DT_BOOL;
-  default:
-    return DT_F32;
-  }
-}
-
 static bool resize(const dg_ir *ir, const dg_node *n, int32_t *g,
                    dg_cl_spatial *sp, bool estimate) {
-  const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]),
-                       *yd = tdesc(ir, n->output);
+  const dg_tensor_desc *xd = dg_ir_desc(ir, n->inputs[0]),
+                       *yd = dg_ir_desc(ir, n->output);
   int64_t OH = yd->dims[2], OW = yd->dims[3];
   g[E_COUNT] = (int32_t)dg_desc_elements(yd);
   g[R_H] = (int32_t)xd->dims[2];
@@ -45,7 +22,7 @@ static bool resize(const dg_ir *ir, const dg_node *n, int32_t *g,
   g[R_OH] = (int32_t)OH;
   g[R_OW] = (int32_t)OW;
   g[R_LINEAR] = n->p.resize_mode == DG_RESIZE_LINEAR;
-  g[R_DT] = dt_code(xd->dtype);
+  g[R_DT] = dg_cl_dt_code(xd->dtype);
   sp->kernel = "resize";
   sp->items = g[E_COUNT];
   sp->table_bytes = sizeof(int32_t) * 3 * (size_t)(OH + OW);
@@ -60,7 +37,7 @@ static bool resize(const dg_ir *ir, const dg_node *n, int32_t *g,
 
 static bool batch_norm(const dg_ir *ir, const dg_node *n, int32_t *g,
                        dg_cl_spatial *sp) {
-  const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]);
+  const dg_tensor_desc *xd = dg_ir_desc(ir, n->inputs[0]);
   int64_t inner = 1;
   for (int i = 2; i < xd->rank; i++)
     inner *= xd->dims[i];
@@ -77,9 +54,9 @@ static bool batch_norm(const dg_ir *ir, const dg_node *n, int32_t *g,
 
 static bool conv_transpose(const dg_ir *ir, const dg_node *n, int32_t *g,
                            dg_cl_spatial *sp) {
-  const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]),
-                       *wd = tdesc(ir, n->inputs[1]),
-                       *yd = tdesc(ir, n->output);
+  const dg_tensor_desc *xd = dg_ir_desc(ir, n->inputs[0]),
+                       *wd = dg_ir_desc(ir, n->inputs[1]),
+                       *yd = dg_ir_desc(ir, n->output);
   const dg_node_params *p = &n->p;
   float lo = p->activation == DG_ACTIVATION_NONE ? -INFINITY : 0.0f;
   float hi = p->activation == DG_ACTIVATION_RELU6 ? 6.0f : INFINITY;
@@ -111,11 +88,11 @@ static bool conv_transpose(const dg_ir *ir, const dg_node *n, int32_t *g,
 
 static bool cast(const dg_ir *ir, const dg_node *n, int32_t *g,
                  dg_cl_spatial *sp) {
-  const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]),
-                       *yd = tdesc(ir, n->output);
+  const dg_tensor_desc *xd = dg_ir_desc(ir, n->inputs[0]),
+                       *yd = dg_ir_desc(ir, n->output);
   g[E_COUNT] = (int32_t)dg_desc_elements(yd);
-  g[C_FROM] = dt_code(xd->dtype);
-  g[C_TO] = dt_code(yd->dtype);
+  g[C_FROM] = dg_cl_dt_code(xd->dtype);
+  g[C_TO] = dg_cl_dt_code(yd->dtype);
   sp->kernel = "cast";
   sp->items = g[E_COUNT];
   return true;

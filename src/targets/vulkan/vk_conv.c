@@ -12,8 +12,8 @@
 
 bool dg_vk_setup_conv(const vk_device *vd, vk_work *w, const dg_ir *ir,
                       const dg_node *n) {
-  const dg_tensor_desc *xd = dg_vk_tdesc(ir, n->inputs[0]),
-                       *wd = dg_vk_tdesc(ir, n->inputs[1]);
+  const dg_tensor_desc *xd = dg_ir_desc(ir, n->inputs[0]),
+                       *wd = dg_ir_desc(ir, n->inputs[1]);
   const dg_node_params *p = &n->p;
   bool q = n->op == DG_OP_QCONV2D, f16 = xd->dtype == DG_DTYPE_F16;
   dg_conv_geom cg = dg_conv_geom_of(ir, n);

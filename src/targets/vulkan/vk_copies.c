@@ -15,7 +15,7 @@ bool dg_vk_setup_copies(const vk_device *vd, vk_work *w, const dg_ir *ir,
                         const dg_node *n) {
   (void)vd;
   w->is_copy = true;
-  const dg_tensor_desc *yd = dg_vk_tdesc(ir, n->output);
+  const dg_tensor_desc *yd = dg_ir_desc(ir, n->output);
   if (n->op == DG_OP_RESHAPE) {
     w->copies = malloc(sizeof *w->copies);
     if (!w->copies)
@@ -36,7 +36,7 @@ bool dg_vk_setup_copies(const vk_device *vd, vk_work *w, const dg_ir *ir,
     return false;
   int64_t off = 0, row = yd->dims[axis] * inner;
   for (int t = 0; t < n->input_count; t++) {
-    int64_t len = dg_vk_tdesc(ir, n->inputs[t])->dims[axis] * inner;
+    int64_t len = dg_ir_desc(ir, n->inputs[t])->dims[axis] * inner;
     for (int64_t o = 0; o < outer; o++)
       w->copies[w->copy_count++] =
           (vk_copy){n->inputs[t], n->output, (VkDeviceSize)(o * len) * es,

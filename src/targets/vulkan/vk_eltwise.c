@@ -13,7 +13,7 @@
 bool dg_vk_setup_softmax(const vk_device *vd, vk_work *w, const dg_ir *ir,
                          const dg_node *n) {
   (void)vd;
-  const dg_tensor_desc *d = dg_vk_tdesc(ir, n->output);
+  const dg_tensor_desc *d = dg_ir_desc(ir, n->output);
   int axis = n->p.axis;
   int64_t outer = 1, inner = 1;
   for (int i = 0; i < axis; i++)

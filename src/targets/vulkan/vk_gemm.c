@@ -77,9 +77,9 @@ static void gemm_kernel(const vk_device *vd, vk_work *w, bool q, bool f16,
 
 bool dg_vk_setup_fc(const vk_device *vd, vk_work *w, const dg_ir *ir,
                     const dg_node *n) {
-  const dg_tensor_desc *xd = dg_vk_tdesc(ir, n->inputs[0]),
-                       *wd = dg_vk_tdesc(ir, n->inputs[1]),
-                       *yd = dg_vk_tdesc(ir, n->output);
+  const dg_tensor_desc *xd = dg_ir_desc(ir, n->inputs[0]),
+                       *wd = dg_ir_desc(ir, n->inputs[1]),
+                       *yd = dg_ir_desc(ir, n->output);
   bool q = n->op == DG_OP_QFULLY_CONNECTED;
   int64_t M = yd->dims[0], N = wd->dims[0], K = wd->dims[1];
   bool bias = n->input_count > 2 && n->inputs[2];
@@ -99,8 +99,8 @@ bool dg_vk_setup_fc(const vk_device *vd, vk_work *w, const dg_ir *ir,
 
 bool dg_vk_setup_matmul(const vk_device *vd, vk_work *w, const dg_ir *ir,
                         const dg_node *n) {
-  const dg_tensor_desc *ad = dg_vk_tdesc(ir, n->inputs[0]),
-                       *bd = dg_vk_tdesc(ir, n->inputs[1]);
+  const dg_tensor_desc *ad = dg_ir_desc(ir, n->inputs[0]),
+                       *bd = dg_ir_desc(ir, n->inputs[1]);
   bool q = n->op == DG_OP_QMATMUL;
   dg_matmul_shape s;
   int r;

@@ -14,18 +14,14 @@
 
 /* No FMA contraction: meson passes -ffp-contract=off. */
 
-static const dg_tensor_desc *tdesc(const dg_ir *ir, uint32_t id) {
-  return &dg_ir_tensor(ir, id)->desc;
-}
-
 /* ---- qbinary: binary.comp's broadcast, the contract's requantisation */
 
 bool dg_vk_setup_qbinary(const vk_device *vd, vk_work *w, const dg_ir *ir,
                          const dg_node *n) {
   (void)vd;
-  const dg_tensor_desc *ad = tdesc(ir, n->inputs[0]),
-                       *bd = tdesc(ir, n->inputs[1]),
-                       *yd = tdesc(ir, n->output);
+  const dg_tensor_desc *ad = dg_ir_desc(ir, n->inputs[0]),
+                       *bd = dg_ir_desc(ir, n->inputs[1]),
+                       *yd = dg_ir_desc(ir, n->output);
   int64_t sa[DG_MAX_RANK] = {0}, sb[DG_MAX_RANK] = {0}, lo, hi;
   dg_broadcast_strides(ad->rank, ad->dims, yd->rank, yd->dims, sa);
   dg_broadcast_strides(bd->rank, bd->dims, yd->rank, yd->dims, sb);
@@ -63,7 +59,7 @@ bool dg_vk_setup_qbinary(const vk_device *vd, vk_work *w, const dg_ir *ir,
 bool dg_vk_setup_lookup(const vk_device *vd, vk_work *w, const dg_ir *ir,
                         const dg_node *n) {
   (void)vd;
-  const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]);
+  const dg_tensor_desc *xd = dg_ir_desc(ir, n->inputs[0]);
   int64_t total = dg_desc_elements(xd);
   w->push.lookup = (vk_pc_lookup){.total = (int)total,
                                   .flip = xd->dtype == DG_DTYPE_I8 ? 0x80 : 0};
@@ -105,8 +101,8 @@ static void axis_counts(int64_t out, int64_t in, int64_t k, int64_t s,
 
 static void qpool_divisors(const dg_ir *ir, const dg_node *n, int64_t *n0,
                            int64_t *n1) {
-  const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]),
-                       *yd = tdesc(ir, n->output);
+  const dg_tensor_desc *xd = dg_ir_desc(ir, n->inputs[0]),
+                       *yd = dg_ir_desc(ir, n->output);
   const dg_node_params *p = &n->p;
   int64_t lo[2], hi[2];
   for (int i = 0; i < 2; i++)
@@ -136,8 +132,8 @@ bool dg_vk_qavg_pool_declines(const dg_ir *ir, const dg_node *n, char *why,
 bool dg_vk_setup_qavg_pool(const vk_device *vd, vk_work *w, const dg_ir *ir,
                            const dg_node *n) {
   (void)vd;
-  const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]),
-                       *yd = tdesc(ir, n->output);
+  const dg_tensor_desc *xd = dg_ir_desc(ir, n->inputs[0]),
+                       *yd = dg_ir_desc(ir, n->output);
   int64_t lo, hi, n0, n1;
   dg_dtype_int_range(yd->dtype, &lo, &hi);
   qpool_divisors(ir, n, &n0, &n1);

@@ -447,7 +447,6 @@ enum { VK_NEEDS_INT8 = 1 };
 
 /* Shared by the op families' setups (vk_ops.c, vk_paths.c, vk_conv.c,
  * vk_gemm.c, vk_pool.c, vk_eltwise.c, vk_quant.c, vk_copies.c). */
-const dg_tensor_desc *dg_vk_tdesc(const dg_ir *ir, uint32_t id);
 bool dg_vk_q_params(vk_work *w, const dg_ir *ir, const dg_node *n,
                     int64_t channels);
 void dg_vk_q_push(vk_pc_q8 *q, const dg_ir *ir, const dg_node *n);

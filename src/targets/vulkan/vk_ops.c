@@ -18,10 +18,6 @@
 struct vk_op_entry;
 static const struct vk_op_entry *op_entry(dg_op op);
 
-const dg_tensor_desc *dg_vk_tdesc(const dg_ir *ir, uint32_t id) {
-  return &dg_ir_tensor(ir, id)->desc;
-}
-
 static bool moves_bytes(dg_op op) {
   return op == DG_OP_RESHAPE || op == DG_OP_CONCAT;
 }
@@ -29,13 +25,13 @@ static bool moves_bytes(dg_op op) {
 /* Workgroups along z (batch, image x group) are capped by the device. */
 static int64_t z_groups(const dg_ir *ir, const dg_node *n) {
   if (n->op == DG_OP_CONV2D || n->op == DG_OP_QCONV2D)
-    return dg_vk_tdesc(ir, n->inputs[0])->dims[0] * n->p.groups;
+    return dg_ir_desc(ir, n->inputs[0])->dims[0] * n->p.groups;
   if (n->op == DG_OP_MATMUL || n->op == DG_OP_QMATMUL) {
     dg_matmul_shape s;
     int r;
     int64_t od[DG_MAX_RANK];
-    dg_matmul_shape_get(dg_vk_tdesc(ir, n->inputs[0]),
-                        dg_vk_tdesc(ir, n->inputs[1]), &s, &r, od);
+    dg_matmul_shape_get(dg_ir_desc(ir, n->inputs[0]),
+                        dg_ir_desc(ir, n->inputs[1]), &s, &r, od);
     return s.batch_rank > 4 ? INT64_MAX : s.batch;
   }
   return 1;
@@ -48,18 +44,18 @@ static int64_t z_groups(const dg_ir *ir, const dg_node *n) {
  * kernel. Measured on lavapipe: a matmul with K = 70000 summed 65533
  * terms. */
 static uint64_t loop_trips(const dg_ir *ir, const dg_node *n) {
-  const dg_tensor_desc *x = dg_vk_tdesc(ir, n->inputs[0]);
+  const dg_tensor_desc *x = dg_ir_desc(ir, n->inputs[0]);
   uint64_t t = 64;
   switch (n->op) {
   case DG_OP_CONV2D:
   case DG_OP_QCONV2D: {
-    const dg_tensor_desc *w = dg_vk_tdesc(ir, n->inputs[1]);
+    const dg_tensor_desc *w = dg_ir_desc(ir, n->inputs[1]);
     uint64_t cg = (uint64_t)w->dims[1], kh = (uint64_t)w->dims[2],
              kw = (uint64_t)w->dims[3];
     return t + cg * (1 + kh + kh * kw);
   }
   case DG_OP_CONV_TRANSPOSE2D: { /* w [C_in, OG, KH, KW]: CG channels */
-    const dg_tensor_desc *w = dg_vk_tdesc(ir, n->inputs[1]);
+    const dg_tensor_desc *w = dg_ir_desc(ir, n->inputs[1]);
     uint64_t cg = (uint64_t)(w->dims[0] / n->p.groups),
              kh = (uint64_t)w->dims[2], kw = (uint64_t)w->dims[3];
     return t + cg * (1 + kh + kh * kw);
@@ -117,7 +113,7 @@ int dg_vk_supports(dg_device *dev, const dg_ir *ir, const dg_node *n, char *why,
     uint32_t id = k < 0 ? n->output : n->inputs[k];
     if (!id)
       continue;
-    const dg_tensor_desc *d = dg_vk_tdesc(ir, id);
+    const dg_tensor_desc *d = dg_ir_desc(ir, id);
     if (!moves_bytes(n->op) && d->dtype == DG_DTYPE_F16 && !vd->f16) {
       snprintf(why, why_size,
                "f16 needs shaderFloat16 and 16-bit storage buffers");

@@ -11,8 +11,8 @@
 #include <string.h>
 
 vk_pc_pool dg_vk_pool_push(const dg_ir *ir, const dg_node *n) {
-  const dg_tensor_desc *xd = dg_vk_tdesc(ir, n->inputs[0]),
-                       *yd = dg_vk_tdesc(ir, n->output);
+  const dg_tensor_desc *xd = dg_ir_desc(ir, n->inputs[0]),
+                       *yd = dg_ir_desc(ir, n->output);
   const dg_node_params *p = &n->p;
   return (vk_pc_pool){.NC = xd->dims[0] * xd->dims[1],
                       .H = xd->dims[2],
@@ -37,8 +37,8 @@ vk_pc_pool dg_vk_pool_push(const dg_ir *ir, const dg_node *n) {
 bool dg_vk_setup_pool(const vk_device *vd, vk_work *w, const dg_ir *ir,
                       const dg_node *n) {
   (void)vd;
-  const dg_tensor_desc *xd = dg_vk_tdesc(ir, n->inputs[0]),
-                       *yd = dg_vk_tdesc(ir, n->output);
+  const dg_tensor_desc *xd = dg_ir_desc(ir, n->inputs[0]),
+                       *yd = dg_ir_desc(ir, n->output);
   w->push.pool = dg_vk_pool_push(ir, n);
   w->shader = xd->dtype == DG_DTYPE_F32   ? SH_POOL_F32
               : xd->dtype == DG_DTYPE_F16 ? SH_POOL_F16
@@ -52,7 +52,7 @@ bool dg_vk_setup_pool(const vk_device *vd, vk_work *w, const dg_ir *ir,
 bool dg_vk_setup_gap(const vk_device *vd, vk_work *w, const dg_ir *ir,
                      const dg_node *n) {
   (void)vd;
-  const dg_tensor_desc *xd = dg_vk_tdesc(ir, n->inputs[0]);
+  const dg_tensor_desc *xd = dg_ir_desc(ir, n->inputs[0]);
   bool f16 = xd->dtype == DG_DTYPE_F16;
   int64_t NC = xd->dims[0] * xd->dims[1], HW = xd->dims[2] * xd->dims[3];
   /* Chunks of 4096 (64 per invocation), more where a row of workgroups

@@ -43,8 +43,8 @@ bool dg_vk_setup_quant(const vk_device *vd, vk_work *w, const dg_ir *ir,
                        const dg_node *n) {
   (void)vd;
   bool quantize = n->op == DG_OP_QUANTIZE;
-  const dg_tensor_desc *xd = dg_vk_tdesc(ir, n->inputs[0]),
-                       *yd = dg_vk_tdesc(ir, n->output);
+  const dg_tensor_desc *xd = dg_ir_desc(ir, n->inputs[0]),
+                       *yd = dg_ir_desc(ir, n->output);
   const dg_tensor_desc *qd = quantize ? yd : xd; /* carries the quant */
   int64_t inner, chans;
   if (!quant_blob(w, qd, &inner, &chans))

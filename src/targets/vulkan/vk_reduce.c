@@ -5,10 +5,6 @@
 
 #include "ops/ops.h"
 
-static const dg_tensor_desc *tdesc(const dg_ir *ir, uint32_t id) {
-  return &dg_ir_tensor(ir, id)->desc;
-}
-
 /* reduce.comp's and layer_norm.comp's workgroup size. Which reductions
  * run one output per invocation: dg_reduce_serial (src/ops/ops.h). */
 enum { WG = 256 };
@@ -41,7 +37,7 @@ uint64_t dg_vk_reduce_trips(const dg_ir *ir, const dg_node *n) {
     return 3 * (uint64_t)((s.len + WG - 1) / WG) + 2 * 8; /* + two trees */
   }
   dg_reduce_shape s;
-  dg_reduce_shape_get(tdesc(ir, n->inputs[0]), n->p.axes_mask, &s);
+  dg_reduce_shape_get(dg_ir_desc(ir, n->inputs[0]), n->p.axes_mask, &s);
   uint64_t passes = shifted(n->p.fn) ? 2 : 1;
   if (dg_reduce_serial(&s))
     return passes * (uint64_t)s.count;
@@ -52,7 +48,7 @@ bool dg_vk_setup_reduce(const vk_device *vd, vk_work *w, const dg_ir *ir,
                         const dg_node *n) {
   (void)vd;
   dg_reduce_shape s;
-  dg_reduce_shape_get(tdesc(ir, n->inputs[0]), n->p.axes_mask, &s);
+  dg_reduce_shape_get(dg_ir_desc(ir, n->inputs[0]), n->p.axes_mask, &s);
   vk_pc_reduce *pc = &w->push.reduce;
   *pc = (vk_pc_reduce){.fn = n->p.fn,
                        .outputs = (int)s.outputs,
@@ -66,8 +62,8 @@ bool dg_vk_setup_reduce(const vk_device *vd, vk_work *w, const dg_ir *ir,
     pc->rdim[i] = r >= 0 ? (int)s.rdim[r] : 1;
     pc->rstr[i] = r >= 0 ? (int)s.rstr[r] : 0;
   }
-  w->shader = tdesc(ir, n->output)->dtype == DG_DTYPE_F16 ? SH_REDUCE_F16
-                                                          : SH_REDUCE_F32;
+  w->shader = dg_ir_desc(ir, n->output)->dtype == DG_DTYPE_F16 ? SH_REDUCE_F16
+                                                               : SH_REDUCE_F32;
   w->bind[0] = n->inputs[0];
   w->bind[3] = n->output;
   grid(w->groups, pc->per_inv ? (s.outputs + WG - 1) / WG : s.outputs);
@@ -84,8 +80,8 @@ bool dg_vk_setup_layer_norm(const vk_device *vd, vk_work *w, const dg_ir *ir,
   *pc = (vk_pc_layer_norm){
       .rows = (int)s.rows,
       .len = (int)s.len,
-      .sfull = dg_desc_elements(tdesc(ir, n->inputs[1])) == s.len,
-      .bfull = bias && dg_desc_elements(tdesc(ir, n->inputs[2])) == s.len,
+      .sfull = dg_desc_elements(dg_ir_desc(ir, n->inputs[1])) == s.len,
+      .bfull = bias && dg_desc_elements(dg_ir_desc(ir, n->inputs[2])) == s.len,
       .has_bias = bias,
       .epsilon = n->p.epsilon};
   for (int i = 0; i < 6; i++) {
@@ -94,8 +90,9 @@ bool dg_vk_setup_layer_norm(const vk_device *vd, vk_work *w, const dg_ir *ir,
     pc->ss[i] = k >= 0 ? (int)s.ss[k] : 0;
     pc->sb[i] = k >= 0 ? (int)s.sb[k] : 0;
   }
-  w->shader = tdesc(ir, n->output)->dtype == DG_DTYPE_F16 ? SH_LAYER_NORM_F16
-                                                          : SH_LAYER_NORM_F32;
+  w->shader = dg_ir_desc(ir, n->output)->dtype == DG_DTYPE_F16
+                  ? SH_LAYER_NORM_F16
+                  : SH_LAYER_NORM_F32;
   w->bind[0] = n->inputs[0];
   w->bind[1] = n->inputs[1];
   w->bind[2] = bias ? n->inputs[2] : 0;

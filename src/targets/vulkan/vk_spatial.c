@@ -9,27 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const dg_tensor_desc *tdesc(const dg_ir *ir, uint32_t id) {
-  return &dg_ir_tensor(ir, id)->desc;
-}
-
-/* total invocations in workgroups of local: a 2-D grid of at most 65535
- * groups along x (linear_id() rebuilds the index). */
-static void grid_1d(uint32_t grid[3], int64_t total, int local) {
-  int64_t groups = (total + local - 1) / local;
-  int64_t gx = groups < 65535 ? groups : 65535;
-  grid[0] = (uint32_t)(gx ? gx : 1);
-  grid[1] = (uint32_t)((groups + gx - 1) / (gx ? gx : 1));
-  grid[2] = 1;
-}
-
 /* The taps of resize.comp (its header says the layout), in the node's
  * parameter blob. */
 bool dg_vk_setup_resize(const vk_device *vd, vk_work *w, const dg_ir *ir,
                         const dg_node *n) {
   (void)vd;
-  const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]),
-                       *yd = tdesc(ir, n->output);
+  const dg_tensor_desc *xd = dg_ir_desc(ir, n->inputs[0]),
+                       *yd = dg_ir_desc(ir, n->output);
   int64_t OH = yd->dims[2], OW = yd->dims[3];
   w->push.resize =
       (vk_pc_resize){.NC = xd->dims[0] * xd->dims[1],
@@ -45,7 +31,7 @@ bool dg_vk_setup_resize(const vk_device *vd, vk_work *w, const dg_ir *ir,
   w->bind[3] = n->output;
   w->bind[4] = VK_BIND_PARAMS;
   w->params_bytes = sizeof(uint32_t) * 3 * (size_t)(OH + OW);
-  grid_1d(w->groups, dg_desc_elements(yd), 256);
+  dg_vk_grid_1d(w->groups, dg_desc_elements(yd), 256);
   if (w->estimate)
     return true;
   uint32_t *t = dg_resize_tap_table(&n->p, xd, yd);
@@ -60,7 +46,7 @@ bool dg_vk_setup_resize(const vk_device *vd, vk_work *w, const dg_ir *ir,
 bool dg_vk_setup_batch_norm(const vk_device *vd, vk_work *w, const dg_ir *ir,
                             const dg_node *n) {
   (void)vd;
-  const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]);
+  const dg_tensor_desc *xd = dg_ir_desc(ir, n->inputs[0]);
   bool f16 = xd->dtype == DG_DTYPE_F16;
   int64_t C = xd->dims[1], inner = 1, total = dg_desc_elements(xd);
   for (int i = 2; i < xd->rank; i++)
@@ -73,12 +59,12 @@ bool dg_vk_setup_batch_norm(const vk_device *vd, vk_work *w, const dg_ir *ir,
   for (int k = 0; k < 4; k++)
     w->pre.bind[k] = n->inputs[k + 1];
   w->pre.bind[4] = VK_BIND_SCRATCH;
-  grid_1d(w->pre.groups, C, 256);
+  dg_vk_grid_1d(w->pre.groups, C, 256);
   w->shader = f16 ? SH_BNORM_F16 : SH_BNORM_F32;
   w->bind[0] = n->inputs[0];
   w->bind[3] = n->output;
   w->bind[4] = VK_BIND_SCRATCH;
-  grid_1d(w->groups, total, 256);
+  dg_vk_grid_1d(w->groups, total, 256);
   return true;
 }
 
@@ -87,9 +73,9 @@ bool dg_vk_setup_batch_norm(const vk_device *vd, vk_work *w, const dg_ir *ir,
 bool dg_vk_setup_conv_transpose(const vk_device *vd, vk_work *w,
                                 const dg_ir *ir, const dg_node *n) {
   (void)vd;
-  const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]),
-                       *wd = tdesc(ir, n->inputs[1]),
-                       *yd = tdesc(ir, n->output);
+  const dg_tensor_desc *xd = dg_ir_desc(ir, n->inputs[0]),
+                       *wd = dg_ir_desc(ir, n->inputs[1]),
+                       *yd = dg_ir_desc(ir, n->output);
   const dg_node_params *p = &n->p;
   vk_pc_conv *pc = &w->push.conv;
   *pc = (vk_pc_conv){.N = xd->dims[0],
@@ -118,7 +104,7 @@ bool dg_vk_setup_conv_transpose(const vk_device *vd, vk_work *w,
   w->bind[1] = n->inputs[1];
   w->bind[2] = n->inputs[2];
   w->bind[3] = n->output;
-  grid_1d(w->groups, dg_desc_elements(yd), 64);
+  dg_vk_grid_1d(w->groups, dg_desc_elements(yd), 64);
   return true;
 }
 
@@ -127,8 +113,8 @@ bool dg_vk_setup_conv_transpose(const vk_device *vd, vk_work *w,
 bool dg_vk_setup_cast(const vk_device *vd, vk_work *w, const dg_ir *ir,
                       const dg_node *n) {
   (void)vd;
-  const dg_tensor_desc *xd = tdesc(ir, n->inputs[0]),
-                       *yd = tdesc(ir, n->output);
+  const dg_tensor_desc *xd = dg_ir_desc(ir, n->inputs[0]),
+                       *yd = dg_ir_desc(ir, n->output);
   if (xd->dtype == yd->dtype) {
     w->is_copy = true;
     if (!(w->copies = malloc(sizeof *w->copies)))
@@ -154,6 +140,6 @@ bool dg_vk_setup_cast(const vk_device *vd, vk_work *w, const dg_ir *ir,
   w->push.cast = (vk_pc_cast){.total = dg_desc_elements(yd)};
   w->bind[0] = n->inputs[0];
   w->bind[3] = n->output;
-  grid_1d(w->groups, dg_desc_elements(yd), 256);
+  dg_vk_grid_1d(w->groups, dg_desc_elements(yd), 256);
   return true;
 }
