@@ -17,9 +17,18 @@ size_t dg_desc_bytes(const dg_tensor_desc *d) {
 
 void dg_dtype_int_range(dg_dtype t, int64_t *lo, int64_t *hi) {
   switch (t) {
-  case DG_DTYPE_I8: *lo = -128; *hi = 127; break;
-  case DG_DTYPE_U8: *lo = 0; *hi = 255; break;
-  default: *lo = INT32_MIN; *hi = INT32_MAX; break;
+  case DG_DTYPE_I8:
+    *lo = -128;
+    *hi = 127;
+    break;
+  case DG_DTYPE_U8:
+    *lo = 0;
+    *hi = 255;
+    break;
+  default:
+    *lo = INT32_MIN;
+    *hi = INT32_MAX;
+    break;
   }
 }
 
@@ -132,9 +141,9 @@ bool dg_ir_clone(const dg_ir *src, dg_ir *dst) {
   for (int i = 0; i < src->node_count; i++) {
     dst->nodes[i] = src->nodes[i];
     dst->nodes[i].name = dg_name_dup(src->nodes[i].name);
-    dst->nodes[i].inputs = dup_mem(src->nodes[i].inputs,
-                                   (size_t)src->nodes[i].input_count *
-                                       sizeof(uint32_t));
+    dst->nodes[i].inputs =
+        dup_mem(src->nodes[i].inputs,
+                (size_t)src->nodes[i].input_count * sizeof(uint32_t));
     dst->node_count = i + 1;
     if (!dst->nodes[i].name || !dst->nodes[i].inputs) {
       dg_ir_free(dst);
@@ -142,4 +151,12 @@ bool dg_ir_clone(const dg_ir *src, dg_ir *dst) {
     }
   }
   return true;
+}
+
+double dg_node_io_bytes(const dg_ir *ir, const dg_node *n) {
+  double bytes = (double)dg_desc_bytes(&dg_ir_tensor(ir, n->output)->desc);
+  for (int k = 0; k < n->input_count; k++)
+    if (n->inputs[k])
+      bytes += (double)dg_desc_bytes(&dg_ir_tensor(ir, n->inputs[k])->desc);
+  return bytes;
 }

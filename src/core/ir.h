@@ -128,9 +128,23 @@ static inline const dg_tensor_desc *dg_ir_desc(const dg_ir *ir, uint32_t id) {
   return &dg_ir_tensor(ir, id)->desc;
 }
 
+/* d seen as [outer, dims[axis], inner]: the products of the dims before
+ * and after axis (softmax, concat and the axis reductions walk so). */
+static inline void dg_desc_split(const dg_tensor_desc *d, int axis,
+                                 int64_t *outer, int64_t *inner) {
+  *outer = *inner = 1;
+  for (int i = 0; i < axis; i++)
+    *outer *= d->dims[i];
+  for (int i = axis + 1; i < d->rank; i++)
+    *inner *= d->dims[i];
+}
+
 /* Element count and byte size of a descriptor (no overflow: checked when
  * the tensor was made). */
 int64_t dg_desc_elements(const dg_tensor_desc *d);
+/* Bytes node n reads and writes: its inputs' and its output's (the memory
+ * traffic every target's cost model starts from). */
+double dg_node_io_bytes(const dg_ir *ir, const dg_node *n);
 size_t dg_desc_bytes(const dg_tensor_desc *d);
 
 /* An owned copy of a name (NULL gives ""), or NULL when out of memory.

@@ -60,11 +60,8 @@ static int64_t elems(const dg_ir *ir, uint32_t id) {
 void dg_ref_softmax(const dg_ir *ir, const dg_node *n, const double *const *in,
                     double *out) {
   const dg_tensor_desc *d = &dg_ir_tensor(ir, n->output)->desc;
-  int64_t outer = 1, len = d->dims[n->p.axis], inner = 1;
-  for (int i = 0; i < n->p.axis; i++)
-    outer *= d->dims[i];
-  for (int i = n->p.axis + 1; i < d->rank; i++)
-    inner *= d->dims[i];
+  int64_t outer, len = d->dims[n->p.axis], inner;
+  dg_desc_split(d, n->p.axis, &outer, &inner);
   for (int64_t o = 0; o < outer; o++)
     for (int64_t j = 0; j < inner; j++) {
       const double *x = in[0] + o * len * inner + j;

@@ -177,11 +177,8 @@ void dg_ref_reshape(const dg_ir *ir, const dg_node *n, const double *const *in,
 void dg_ref_concat(const dg_ir *ir, const dg_node *n, const double *const *in,
                    double *out) {
   const dg_tensor_desc *yd = &dg_ir_tensor(ir, n->output)->desc;
-  int64_t outer = 1, inner = 1;
-  for (int i = 0; i < n->p.axis; i++)
-    outer *= yd->dims[i];
-  for (int i = n->p.axis + 1; i < yd->rank; i++)
-    inner *= yd->dims[i];
+  int64_t outer, inner;
+  dg_desc_split(yd, n->p.axis, &outer, &inner);
   int64_t off = 0, row = yd->dims[n->p.axis] * inner;
   for (int t = 0; t < n->input_count; t++) {
     int64_t len = dg_ir_tensor(ir, n->inputs[t])->desc.dims[n->p.axis] * inner;

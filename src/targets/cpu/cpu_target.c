@@ -57,10 +57,7 @@ static int cpu_supports(dg_device *dev, const dg_ir *ir, const dg_node *n,
 static double cpu_estimate(dg_device *dev, const dg_ir *ir, const dg_node *n) {
   cpu_device *cd = dev->impl;
   double flops = dg_op_def_get(n->op)->flops(ir, n);
-  double bytes = (double)dg_desc_bytes(&dg_ir_tensor(ir, n->output)->desc);
-  for (int k = 0; k < n->input_count; k++)
-    if (n->inputs[k])
-      bytes += (double)dg_desc_bytes(&dg_ir_tensor(ir, n->inputs[k])->desc);
+  double bytes = dg_node_io_bytes(ir, n);
   /* 0.2 us of per-node overhead; ~20 GB/s of memory traffic. */
   return 0.2 + flops / (cd->gflops * 1e3) + bytes / 20e3;
 }

@@ -33,11 +33,8 @@ void dg_cpu_softmax_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
   (void)pool, (void)scratch;
   const dg_tensor_desc *d = out_desc(cn);
   int axis = cn->node->p.axis;
-  int64_t outer = 1, len = d->dims[axis], inner = 1;
-  for (int i = 0; i < axis; i++)
-    outer *= d->dims[i];
-  for (int i = axis + 1; i < d->rank; i++)
-    inner *= d->dims[i];
+  int64_t outer, len = d->dims[axis], inner;
+  dg_desc_split(d, axis, &outer, &inner);
   for (int64_t o = 0; o < outer; o++)
     for (int64_t j = 0; j < inner; j++) {
       const float *x = (const float *)in[0] + o * len * inner + j;

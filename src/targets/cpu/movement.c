@@ -187,11 +187,8 @@ void dg_cpu_concat_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
   const dg_tensor_desc *yd = out_desc(cn);
   int axis = cn->node->p.axis;
   size_t es = dg_dtype_size(yd->dtype);
-  int64_t outer = 1, inner = 1;
-  for (int i = 0; i < axis; i++)
-    outer *= yd->dims[i];
-  for (int i = axis + 1; i < yd->rank; i++)
-    inner *= yd->dims[i];
+  int64_t outer, inner;
+  dg_desc_split(yd, axis, &outer, &inner);
   int64_t off = 0, row = yd->dims[axis] * inner;
   for (int t = 0; t < cn->node->input_count; t++) {
     int64_t len = in_desc(cn, t)->dims[axis] * inner;

@@ -106,11 +106,8 @@ static void softmax_rows(const dg_cpu_node *cn, int64_t *outer, int64_t *len,
                          int64_t *inner) {
   const dg_tensor_desc *d = desc(cn, cn->node->output);
   int axis = cn->node->p.axis;
-  *outer = 1, *len = d->dims[axis], *inner = 1;
-  for (int i = 0; i < axis; i++)
-    *outer *= d->dims[i];
-  for (int i = axis + 1; i < d->rank; i++)
-    *inner *= d->dims[i];
+  *len = d->dims[axis];
+  dg_desc_split(d, axis, outer, inner);
 }
 
 static void log_softmax_range(const job *jb, int64_t lo, int64_t hi) {

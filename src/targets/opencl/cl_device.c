@@ -72,10 +72,7 @@ static int cl_supports(dg_device *dev, const dg_ir *ir, const dg_node *n,
 static double cl_estimate(dg_device *dev, const dg_ir *ir, const dg_node *n) {
   dg_cl_device *d = dev->impl;
   double flops = dg_op_def_get(n->op)->flops(ir, n);
-  double bytes = (double)dg_desc_bytes(&dg_ir_tensor(ir, n->output)->desc);
-  for (int k = 0; k < n->input_count; k++)
-    if (n->inputs[k])
-      bytes += (double)dg_desc_bytes(&dg_ir_tensor(ir, n->inputs[k])->desc);
+  double bytes = dg_node_io_bytes(ir, n);
   if (d->is_cpu) /* never cheaper than the native CPU kernels */
     return 30.0 + 2.0 * flops / (d->gflops * 1e3) + bytes / 5e3;
   /* ~6 us per back-to-back kernel; device memory at 400 GB/s (a 6.4 MB

@@ -44,11 +44,8 @@ cl_int dg_cl_eltwise(prep *p) {
     nargs = 4;
   } else { /* softmax */
     int axis = p->n->p.axis;
-    int64_t outer = 1, inner = 1;
-    for (int i = 0; i < axis; i++)
-      outer *= y->dims[i];
-    for (int i = axis + 1; i < y->rank; i++)
-      inner *= y->dims[i];
+    int64_t outer, inner;
+    dg_desc_split(y, axis, &outer, &inner);
     g[E_OUTER] = (int32_t)outer;
     g[E_LEN] = (int32_t)y->dims[axis];
     g[E_INNER] = (int32_t)inner;

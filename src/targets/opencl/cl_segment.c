@@ -196,11 +196,10 @@ static cl_int enqueue(cl_segment *s, dg_cl_node *cn, cl_event *first,
   *call = "clEnqueueCopyBufferRect";
   const dg_tensor_desc *yd = &dg_ir_tensor(s->ir, n->output)->desc;
   int axis = n->p.axis;
-  size_t es = dg_dtype_size(yd->dtype), outer = 1, inner = 1;
-  for (int i = 0; i < axis; i++)
-    outer *= (size_t)yd->dims[i];
-  for (int i = axis + 1; i < yd->rank; i++)
-    inner *= (size_t)yd->dims[i];
+  size_t es = dg_dtype_size(yd->dtype);
+  int64_t outer64, inner64;
+  dg_desc_split(yd, axis, &outer64, &inner64);
+  size_t outer = (size_t)outer64, inner = (size_t)inner64;
   size_t row = (size_t)yd->dims[axis] * inner * es, off = 0;
   for (int t = 0; t < n->input_count; t++) {
     size_t len =

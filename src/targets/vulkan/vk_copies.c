@@ -26,11 +26,8 @@ bool dg_vk_setup_copies(const vk_device *vd, vk_work *w, const dg_ir *ir,
   }
   int axis = n->p.axis;
   size_t es = dg_dtype_size(yd->dtype);
-  int64_t outer = 1, inner = 1;
-  for (int i = 0; i < axis; i++)
-    outer *= yd->dims[i];
-  for (int i = axis + 1; i < yd->rank; i++)
-    inner *= yd->dims[i];
+  int64_t outer, inner;
+  dg_desc_split(yd, axis, &outer, &inner);
   w->copies = malloc(sizeof *w->copies * (size_t)(outer * n->input_count));
   if (!w->copies)
     return false;

@@ -75,10 +75,7 @@ double dg_vk_estimate(dg_device *dev, const dg_ir *ir, const dg_node *n) {
   cost_figures f = figures(vd);
   const dg_op_def *def = dg_op_def_get(n->op);
   double flops = def ? def->flops(ir, n) : 0;
-  double bytes = (double)dg_desc_bytes(&dg_ir_tensor(ir, n->output)->desc);
-  for (int k = 0; k < n->input_count; k++)
-    if (n->inputs[k])
-      bytes += (double)dg_desc_bytes(&dg_ir_tensor(ir, n->inputs[k])->desc);
+  double bytes = dg_node_io_bytes(ir, n);
   double rate = f.flops_per_us, dispatches = 1;
   vk_work w;
   if (dg_vk_work_prepare(vd, ir, n, &w, true)) {

@@ -15,11 +15,8 @@ bool dg_vk_setup_softmax(const vk_device *vd, vk_work *w, const dg_ir *ir,
   (void)vd;
   const dg_tensor_desc *d = dg_ir_desc(ir, n->output);
   int axis = n->p.axis;
-  int64_t outer = 1, inner = 1;
-  for (int i = 0; i < axis; i++)
-    outer *= d->dims[i];
-  for (int i = axis + 1; i < d->rank; i++)
-    inner *= d->dims[i];
+  int64_t outer, inner;
+  dg_desc_split(d, axis, &outer, &inner);
   w->push.softmax = (vk_pc_softmax){.outer = outer,
                                     .len = d->dims[axis],
                                     .inner = inner,
