@@ -466,12 +466,9 @@ void dg_ref_gather(const dg_ir *ir, const dg_node *n, const double *const *in,
   const dg_tensor_desc *x = &dg_ir_tensor(ir, n->inputs[0])->desc;
   const dg_tensor_desc *id = &dg_ir_tensor(ir, n->inputs[1])->desc;
   int axis = n->p.axis;
-  int64_t outer = 1, inner = 1, len = x->dims[axis];
+  int64_t outer, inner, len = x->dims[axis];
   int64_t count = dg_desc_elements(id);
-  for (int d = 0; d < axis; d++)
-    outer *= x->dims[d];
-  for (int d = axis + 1; d < x->rank; d++)
-    inner *= x->dims[d];
+  dg_desc_split(x, axis, &outer, &inner);
   for (int64_t o = 0; o < outer; o++)
     for (int64_t k = 0; k < count; k++) {
       int64_t i = (int64_t)in[1][k];

@@ -158,12 +158,9 @@ void dg_cpu_gather_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
   const int32_t *idx = in[1];
   int axis = n->p.axis;
   size_t es = dg_dtype_size(x->dtype);
-  int64_t outer = 1, inner = 1, len = x->dims[axis];
+  int64_t outer, inner, len = x->dims[axis];
   int64_t count = dg_desc_elements(id);
-  for (int d = 0; d < axis; d++)
-    outer *= x->dims[d];
-  for (int d = axis + 1; d < x->rank; d++)
-    inner *= x->dims[d];
+  dg_desc_split(x, axis, &outer, &inner);
   size_t run = (size_t)inner * es;
   char *y = out;
   for (int64_t o = 0; o < outer; o++)

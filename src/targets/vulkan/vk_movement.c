@@ -61,11 +61,8 @@ bool dg_vk_setup_gather(const vk_device *vd, vk_work *w, const dg_ir *ir,
   const dg_tensor_desc *x = &dg_ir_tensor(ir, n->inputs[0])->desc;
   const dg_tensor_desc *id = &dg_ir_tensor(ir, n->inputs[1])->desc;
   int axis = n->p.axis;
-  int64_t outer = 1, inner = 1, count = dg_desc_elements(id);
-  for (int d = 0; d < axis; d++)
-    outer *= x->dims[d];
-  for (int d = axis + 1; d < x->rank; d++)
-    inner *= x->dims[d];
+  int64_t outer, inner, count = dg_desc_elements(id);
+  dg_desc_split(x, axis, &outer, &inner);
   vk_pc_view *pc = &w->push.view;
   pc->rank_mode = 4 << 8;
   pc->dims[0] = (int)inner;
