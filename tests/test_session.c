@@ -107,20 +107,30 @@ static void test_bad_options(void) {
   dg_graph_destroy(g);
 }
 
+/* A CPU-only context c of its own, and small_net(8) built in it: the
+ * objects the destroy tests destroy. false (said) when no context. */
+static bool own_small_net(dg_context **c, dg_graph **g, float *w1, float *w2) {
+  dg_context_options co = {.device_kinds = DG_DEVICE_CPU};
+  *c = NULL;
+  if (dg_context_create(&co, c) != DG_OK) {
+    CHECK(0, "context");
+    return false;
+  }
+  dg_context *keep = ctx;
+  ctx = *c; /* small_net builds in ctx */
+  *g = small_net(8, w1, w2);
+  ctx = keep;
+  return true;
+}
+
 /* Issue 18's probes: use after destroy and the context destroyed before
  * its sessions. Each touched freed memory (ASan: heap-use-after-free). */
 static void test_after_destroy(void) {
   float w1[216] = {0}, w2[576] = {0}, x[3 * 64] = {0}, y[8];
-  dg_context_options co = {.device_kinds = DG_DEVICE_CPU};
-  dg_context *c = NULL;
-  if (dg_context_create(&co, &c) != DG_OK) {
-    CHECK(0, "context");
+  dg_context *c;
+  dg_graph *g;
+  if (!own_small_net(&c, &g, w1, w2))
     return;
-  }
-  dg_context *keep = ctx;
-  ctx = c; /* small_net builds in ctx */
-  dg_graph *g = small_net(8, w1, w2);
-  ctx = keep;
   dg_session *s = NULL, *s2 = NULL;
   dg_diagnostic d;
   dg_status st = dg_graph_compile(g, NULL, &s, &d);
@@ -493,16 +503,10 @@ static void test_logging(void) {
  * SEGV in free_tensor) and the others freed the wrong layout. */
 static void test_destroy_wrong_kind(void) {
   float w1[216] = {0}, w2[576] = {0}, x[3 * 64] = {0}, y[8];
-  dg_context_options co = {.device_kinds = DG_DEVICE_CPU};
-  dg_context *c = NULL;
-  if (dg_context_create(&co, &c) != DG_OK) {
-    CHECK(0, "context");
+  dg_context *c;
+  dg_graph *g;
+  if (!own_small_net(&c, &g, w1, w2))
     return;
-  }
-  dg_context *keep = ctx;
-  ctx = c;
-  dg_graph *g = small_net(8, w1, w2);
-  ctx = keep;
   dg_session *s = NULL;
   dg_diagnostic d;
   dg_status st = dg_graph_compile(g, NULL, &s, &d);

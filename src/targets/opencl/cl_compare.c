@@ -5,21 +5,6 @@
 
 #include "ops/ops.h"
 
-static int dt_of(dg_dtype t) {
-  switch (t) {
-  case DG_DTYPE_F16:
-    return DT_F16;
-  case DG_DTYPE_I32:
-    return DT_I32;
-  case DG_DTYPE_I64:
-    return DT_I64;
-  case DG_DTYPE_BOOL:
-    return DT_BOOL;
-  default:
-    return DT_F32;
-  }
-}
-
 const char *dg_cl_compare_setup(const dg_ir *ir, const dg_node *n, int32_t *g,
                                 int64_t *items) {
   const dg_tensor_desc *y = &dg_ir_tensor(ir, n->output)->desc;
@@ -37,7 +22,7 @@ const char *dg_cl_compare_setup(const dg_ir *ir, const dg_node *n, int32_t *g,
     g[E_INNER] = (int32_t)inner;
     g[E_FN] = n->p.fn;
     g[E_LAST] = n->p.select_last_index;
-    g[E_CDT] = dt_of(x->dtype);
+    g[E_CDT] = dg_cl_dt_code(x->dtype);
     *items = outer * inner;
     return "arg_reduce_k";
   }
@@ -59,6 +44,6 @@ const char *dg_cl_compare_setup(const dg_ir *ir, const dg_node *n, int32_t *g,
     return "where_k";
   }
   g[E_FN] = n->p.fn;
-  g[E_CDT] = dt_of(x->dtype);
+  g[E_CDT] = dg_cl_dt_code(x->dtype);
   return "compare_k"; /* a one-input fn reads a for b, with b's strides 0 */
 }
