@@ -3,8 +3,8 @@
 # README): the test programs on NVIDIA Vulkan (validation layer on) and
 # OpenCL, LeNet on every device on the whole test set, dg-bench's GPU suite
 # with PyTorch's cuBLAS/cuDNN measured in the same run, the plugin EP from
-# Python onnxruntime, and real torch DLPack tensors through the TVM-FFI
-# entry points. Usage: tests/gpu/run_on_gpu.sh BUILD_DIR [--quick]
+# Python onnxruntime, real torch DLPack tensors through the TVM-FFI entry
+# points, and today's PyTorch exports against ORT (tests/gpu/torch_exports.py). Usage: tests/gpu/run_on_gpu.sh BUILD_DIR [--quick]
 set -u
 b=${1:-build}
 quick=${2:-}
@@ -47,3 +47,5 @@ echo "== ORT plugin EP from Python"
 python3 tests/ort/test_python_ep.py "$b/src/front/ort_ep/libdirectgraph_ort_ep.so" examples/lenet-weights
 echo "== torch DLPack through TVM-FFI"
 python3 tests/tvm/torch_dlpack.py "$b/libdirectgraph.so"
+echo "== today's PyTorch exports: DenseNet-121 (both exporters, opsets 17 and 20), torch.ao QDQ ResNet-18 and MobileNetV2, on every device"
+python3 tests/gpu/torch_exports.py "$b" 0 1 2
