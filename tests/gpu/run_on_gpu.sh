@@ -4,7 +4,9 @@
 # OpenCL, LeNet on every device on the whole test set, dg-bench's GPU suite
 # with PyTorch's cuBLAS/cuDNN measured in the same run, the plugin EP from
 # Python onnxruntime, real torch DLPack tensors through the TVM-FFI entry
-# points, and today's PyTorch exports against ORT (tests/gpu/torch_exports.py). Usage: tests/gpu/run_on_gpu.sh BUILD_DIR [--quick]
+# points, and today's PyTorch exports against ORT
+# (tests/gpu/torch_exports.py). Usage: tests/gpu/run_on_gpu.sh BUILD_DIR
+# [--quick]
 set -u
 b=${1:-build}
 quick=${2:-}
