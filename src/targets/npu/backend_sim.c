@@ -14,6 +14,11 @@ typedef struct sim_priv {
   uint64_t next_iova;
   uint32_t next_handle;
   char job_err[256]; /* error of the last submit, reported by wait */
+  /* The rounding and average-pooling models, from the environment when
+   * the device was opened (DG_NPU_SIM_ROUND, DG_NPU_SIM_POOL_AVG): read
+   * once, not per job. */
+  npu_round round;
+  npu_pool_avg pool_avg;
 } sim_priv;
 
 static int sim_alloc(npu_backend *b, size_t size, npu_bo *bo, char *err,
@@ -88,12 +93,9 @@ static int sim_submit(npu_backend *b, const npu_job *job, char *err, size_t n) {
   npu_sim_buffer *bufs = sim_buffers(job);
   if (!bufs)
     return dg_npu_errf(err, n, "sim: out of host memory");
-  npu_sim_job sj = {(const uint64_t *)job->cmd->map,
-                    job->word_count,
-                    bufs,
-                    job->in_count + job->out_count,
-                    dg_npu_sim_round_default(),
-                    dg_npu_sim_pool_avg_default()};
+  npu_sim_job sj = {
+      (const uint64_t *)job->cmd->map, job->word_count, bufs,
+      job->in_count + job->out_count,  p->round,        p->pool_avg};
   p->job_err[0] = 0;
   if (dg_npu_sim_run(&sj, p->job_err, sizeof p->job_err) && !p->job_err[0])
     p->job_err[0] = '?';
@@ -130,6 +132,8 @@ npu_backend *dg_npu_sim_backend_open(char *err, size_t n) {
     dg_npu_errf(err, n, "sim: out of host memory");
     return NULL;
   }
+  p->round = dg_npu_sim_round_default();
+  p->pool_avg = dg_npu_sim_pool_avg_default();
   b->ops = &sim_ops;
   b->priv = p;
   b->fd = -1;
