@@ -16,6 +16,8 @@ bool dg_npu_is_pool_op(dg_op op) {
          op == DG_OP_GLOBAL_AVG_POOL;
 }
 
+bool dg_npu_pool_has_kernel(dg_op op) { return op == DG_OP_MAX_POOL2D; }
+
 static bool is_q8(dg_dtype t) { return t == DG_DTYPE_I8 || t == DG_DTYPE_U8; }
 
 /* Node-level reasons, before the PPU's field limits. */

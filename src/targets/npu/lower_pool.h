@@ -30,8 +30,11 @@ typedef struct npu_pool {
   uint16_t *x_chw, *y_chw; /* host staging: one image, fp16 */
 } npu_pool;
 
-/* Whether op is a pooling op (lowered here rather than by lower.c). */
+/* Whether op is a pooling op (examined here rather than by lower.c). */
 bool dg_npu_is_pool_op(dg_op op);
+/* Whether the PPU lowering has a kernel for op at all: max pooling only;
+ * average pools are examined and declined with their reason. */
+bool dg_npu_pool_has_kernel(dg_op op);
 
 /* Fills p (described, stream generated, nothing allocated) or returns
  * false with a short reason for the plan. backend: the backend's name

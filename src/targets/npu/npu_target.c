@@ -228,7 +228,7 @@ static void npu_destroy(dg_device *dev) {
  * pooling one's (lower_pool.c), from their own tables. */
 static int npu_runs_op(dg_device *dev, dg_op op) {
   (void)dev;
-  return dg_npu_conv_op(op) || dg_npu_is_pool_op(op);
+  return dg_npu_conv_op(op) || dg_npu_pool_has_kernel(op);
 }
 
 static const dg_target_vtbl npu_vtbl = {npu_runs_op, npu_supports, npu_estimate,
