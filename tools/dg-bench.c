@@ -6,6 +6,8 @@
  *   dg-bench --gpu [--quick] [--device N] [--json FILE] [--weights DIR]
  *            [--only BENCH,...] [--gpu-peak F32,F16]
  *   dg-bench --scale [--quick] [--device N] [--json FILE]
+ *   dg-bench --models [DIR] [--quick] [--threads N] [--batch N] [--ort PATH]
+ *            [--only MODEL,...] [--json FILE]
  *
  * Every option, with its default: usage() below, or dg-bench --help.
  * Cases, on every device of the context (or only device N):
@@ -20,7 +22,8 @@
  *     batch-64 time per image.
  * With --gpu, the GPU suite instead (gpu_suite() below), on every non-CPU
  * device. With --scale, build, import and compile time per node of 1k to
- * 100k-node graphs on every device (bench_scale.h).
+ * 100k-node graphs on every device (bench_scale.h). With --models, whole
+ * models against ONNX Runtime's CPU EP (bench_models.h).
  * Every directgraph result is spot-checked against a double-precision
  * reference before it is timed. Times are medians of repeated runs after
  * warm-up (CLOCK_MONOTONIC), the lowest of 3 rounds' medians (1 with
@@ -33,6 +36,7 @@
  * pick its own kernels (dg-bench warns when they are set). */
 #define _POSIX_C_SOURCE 200809L
 #include "bench_gpu.h"
+#include "bench_models.h"
 #include "bench_peers.h"
 #include "bench_scale.h"
 #include "common/cli.h"
@@ -303,6 +307,8 @@ typedef struct opts {
   int quick;
   int gpu;    /* the GPU suite on non-CPU devices instead of the CPU suite */
   int scale;  /* the scale bench instead (bench_scale.h) */
+  int models; /* the whole-model suite instead (bench_models.h) */
+  bench_models_opts m;
   int device; /* -1: all */
   const char *json;
   const char *weights;
@@ -614,6 +620,8 @@ static void usage(FILE *f) {
       "[--weights DIR]\n"
       "                [--only BENCH,...] [--gpu-peak F32,F16]\n"
       "       dg-bench --scale [--quick] [--device N] [--json FILE]\n"
+      "       dg-bench --models [DIR] [--quick] [--threads N] [--batch N]\n"
+      "                [--ort PATH] [--only MODEL,...] [--json FILE]\n"
       "\n"
       "Benchmarks directgraph's kernels against the peers installed (oneDNN,\n"
       "OpenBLAS; CLBlast with --gpu), measured in the same run: a table, one\n"
@@ -632,13 +640,27 @@ static void usage(FILE *f) {
       "  --scale             build, import and compile time per node of\n"
       "                      relu chains of 1k, 10k and 100k nodes (--quick:\n"
       "                      1k and 10k) on every device\n"
+      "  --models [DIR]      whole models instead, ours on the CPU against\n"
+      "                      ONNX Runtime's CPU EP in the same process,\n"
+      "                      alternating: DIR/<name>/model.onnx as\n"
+      "                      tests/zoo/make_bench_zoo.py DIR writes them\n"
+      "                      (default DIR: $HOME/.cache/directgraph-ci/\n"
+      "                      bench-zoo); about 4 minutes for its 19 models\n"
+      "                      on 2 cores, 1 minute with --quick\n"
+      "  --threads N         with --models: threads on both sides (default:\n"
+      "                      one per online core)\n"
+      "  --batch N           with --models: the batch size (default 1)\n"
+      "  --ort PATH          with --models: libonnxruntime.so (default:\n"
+      "                      $DG_ORT_LIB, else tests/ort/fetch-ort.sh's\n"
+      "                      cache)\n"
       "  --device N          only device N, an index as dg-info lists them\n"
       "                      (default: every device)\n"
       "  --json FILE         also write the JSON lines to FILE\n"
       "  --weights DIR       LeNet's weights (default: the source tree's\n"
       "                      examples/lenet-weights)\n"
       "  --only BENCH,...    with --gpu: run only these of\n"
-      "                      sgemm,hgemm,conv,lenet,node (default: all)\n"
+      "                      sgemm,hgemm,conv,lenet,node (default: all);\n"
+      "                      with --models: only these models\n"
       "  --gpu-peak F32,F16  with --gpu: the device's fp32 and fp16 peaks in\n"
       "                      TFLOP/s, e.g. 67,989 for an H200, for the rows'\n"
       "                      %peak (default: none, %peak left empty)\n"
@@ -822,8 +844,9 @@ static int gpu_suite(const opts *o, dev *devs, int ndev, FILE *jf) {
 
 int main(int argc, char **argv) {
   static const char P[] = "dg-bench";
-  opts o = {.device = -1};
-  const char *device = NULL, *gpu_only = NULL;
+  opts o = {.device = -1, .m = {.batch = 1, .rounds = 3, .seconds = 1.0}};
+  const char *device = NULL, *gpu_only = NULL, *models_only = NULL;
+  static char zoo[1024];
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (cli_is_help(a)) {
@@ -835,6 +858,28 @@ int main(int argc, char **argv) {
       o.gpu = 1;
     } else if (!strcmp(a, "--scale")) {
       o.scale = 1;
+    } else if (!strcmp(a, "--models")) {
+      o.models = 1;
+      if (i + 1 < argc && argv[i + 1][0] != '-')
+        o.m.dir = argv[++i];
+    } else if (!strcmp(a, "--threads") || !strcmp(a, "--batch")) {
+      const char *v = cli_value(P, argc, argv, &i, "N >= 1");
+      char *end = NULL;
+      long k = v ? strtol(v, &end, 10) : 0;
+      if (!v || !end || *end || k < 1 || k > 4096) {
+        if (v)
+          fprintf(stderr,
+                  "dg-bench: %s wants a count from 1 to 4096 (got "
+                  "'%s')\n",
+                  a, v);
+        return CLI_USAGE;
+      }
+      *(a[2] == 't' ? &o.m.threads : &o.m.batch) = (int)k;
+      models_only = a;
+    } else if (!strcmp(a, "--ort")) {
+      if (!(o.m.ort = cli_value(P, argc, argv, &i, "PATH")))
+        return CLI_USAGE;
+      models_only = a;
     } else if (!strcmp(a, "--device")) {
       /* Checked against the context's devices once it exists. */
       if (!(device = cli_value(P, argc, argv, &i, "a device index")))
@@ -846,10 +891,9 @@ int main(int argc, char **argv) {
       if (!(o.weights = cli_value(P, argc, argv, &i, "DIR")))
         return CLI_USAGE;
     } else if (!strcmp(a, "--only")) {
-      if (cli_list(P, a, cli_value(P, argc, argv, &i, "BENCH,..."), gpu_benches,
-                   NGPU_BENCHES, &o.only))
+      /* Checked once the suite is known: GPU benches or model names. */
+      if (!(o.m.only = cli_value(P, argc, argv, &i, "BENCH,... or MODEL,...")))
         return CLI_USAGE;
-      gpu_only = a;
     } else if (!strcmp(a, "--gpu-peak")) {
       const char *v = cli_value(P, argc, argv, &i, "F32,F16 in TFLOP/s");
       if (!v)
@@ -872,9 +916,52 @@ int main(int argc, char **argv) {
       return cli_unknown(P, a);
     }
   }
-  if (o.scale && o.gpu) {
-    fprintf(stderr, "dg-bench: --scale and --gpu are two suites: pick one\n");
+  if (o.scale + o.gpu + o.models > 1) {
+    fprintf(stderr, "dg-bench: --scale, --gpu and --models are separate "
+                    "suites: pick one\n");
     return CLI_USAGE;
+  }
+  if (models_only && !o.models) {
+    fprintf(stderr, "dg-bench: %s applies to --models only\n", models_only);
+    return CLI_USAGE;
+  }
+  if (o.models) {
+    if (device) {
+      fprintf(stderr, "dg-bench: --models runs the CPU device alone; "
+                      "--device does not apply\n");
+      return CLI_USAGE;
+    }
+    if (!o.m.dir) {
+      const char *home = getenv("HOME");
+      snprintf(zoo, sizeof zoo, "%s/.cache/directgraph-ci/bench-zoo",
+               home ? home : "/tmp");
+      o.m.dir = zoo;
+    }
+    if (o.quick) {
+      o.m.rounds = 2;
+      o.m.seconds = 0.2;
+    }
+    FILE *jf = NULL;
+    if (o.json && !(jf = fopen(o.json, "w"))) {
+      fprintf(stderr, "dg-bench: cannot write %s\n", o.json);
+      return 2;
+    }
+    printf("dg-bench --models: directgraph %s\n", dg_version_string());
+#ifdef DG_HAVE_MODELS
+    int rc = bench_models(&o.m, jf);
+#else
+    fprintf(stderr, "dg-bench: --models needs ONNX import, and this build "
+                    "has none (-Donnx=disabled or no protobuf-c)\n");
+    int rc = 2;
+#endif
+    if (jf)
+      fclose(jf);
+    return rc;
+  }
+  if (o.m.only) {
+    if (cli_list(P, "--only", o.m.only, gpu_benches, NGPU_BENCHES, &o.only))
+      return CLI_USAGE;
+    gpu_only = "--only";
   }
   /* The CPU suite would ignore them. */
   if (gpu_only && !o.gpu) {

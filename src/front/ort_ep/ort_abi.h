@@ -66,6 +66,7 @@ enum dg_ort_api_slot {
   ORT_SLOT_Run = 9,
   ORT_SLOT_CreateSessionOptions = 10,
   ORT_SLOT_SetSessionGraphOptimizationLevel = 23, /* test host only */
+  ORT_SLOT_SetIntraOpNumThreads = 24,             /* dg-bench --models */
   ORT_SLOT_CreateTensorWithDataAsOrtValue = 49,
   ORT_SLOT_GetTensorMutableData = 51,
   ORT_SLOT_CastTypeInfoToTensorInfo = 55,
@@ -227,6 +228,7 @@ typedef OrtStatus *(*ort_run_fn)(OrtSession *, const void *run_options,
                                  OrtValue **out);
 typedef OrtStatus *(*ort_create_session_options_fn)(OrtSessionOptions **);
 typedef OrtStatus *(*ort_set_opt_level_fn)(OrtSessionOptions *, int level);
+typedef OrtStatus *(*ort_set_threads_fn)(OrtSessionOptions *, int threads);
 typedef OrtStatus *(*ort_create_tensor_fn)(const OrtMemoryInfo *, void *data,
                                            size_t bytes, const int64_t *dims,
                                            size_t n, int elem_type,
