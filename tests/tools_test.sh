@@ -122,8 +122,12 @@ out=$($ew "$b/tools/dg-bench" --gpu-peak 67,x 2>&1)
 [ $? -eq 2 ] && echo "$out" | grep -q "got '67,x'"
 check $? "dg-bench refuses a malformed --gpu-peak and quotes it"
 g=$b/tools/dg-bench
-helps "$g" --quick --gpu --scale --device --json --weights --only --gpu-peak --help
-refuses "refuses --scale with --gpu" "--scale and --gpu are two suites" "$g" --scale --gpu
+helps "$g" --quick --gpu --scale --models --threads --batch --ort --device --json --weights --only --gpu-peak --help
+refuses "refuses --scale with --gpu" "--scale, --gpu and --models are separate suites" "$g" --scale --gpu
+refuses "refuses --models with --gpu" "separate suites" "$g" --models --gpu
+refuses "refuses --threads without --models" "--threads applies to --models only" "$g" --threads 2
+refuses "refuses --batch 0" "--batch wants a count from 1 to 4096" "$g" --models --batch 0
+refuses "refuses --models with --device" "--device does not apply" "$g" --models --device 0
 # The scale bench on the CPU: a row per size, per-node figures, exit 0.
 out=$($ew "$g" --scale --quick --device 0 2>&1)
 rc=$?

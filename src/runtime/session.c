@@ -4,7 +4,7 @@
 #include "session.h"
 
 #include "core/memplan.h"
-#include "fold_bn.h"
+#include "passes.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -216,7 +216,7 @@ dg_status dg_session_compile(dg_context *ctx, const dg_ir *ir,
   dg_status st = DG_ERROR_OUT_OF_MEMORY;
   /* Rewrites on the session's own copy, before anything is sized by its
    * node count. */
-  if (!dg_ir_clone(ir, &s->ir) || !dg_fold_batch_norm(&s->ir))
+  if (!dg_ir_clone(ir, &s->ir) || !dg_passes_run(&s->ir))
     goto fail;
   int N = s->ir.node_count;
   s->placement = calloc((size_t)N + 1, sizeof(int));
