@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "conv_f32.h"
 #include "cpu_kernels.h"
+#include "depthwise.h"
 
 #include <math.h>
 #include <stdatomic.h>
@@ -252,12 +253,12 @@ static void sgemm_case(dg_cpu_pool *pool, const char *tag, int M, int N, int K,
         if (same_path || n >= N || mode == 1)
           pok &= want == got || (want != want && got != got);
         else
-          pok &= fabsf(want - got) <= 1e-5f * (1.0f + fabsf(want)) *
-                                           sqrtf((float)K + 1);
+          pok &= fabsf(want - got) <=
+                 1e-5f * (1.0f + fabsf(want)) * sqrtf((float)K + 1);
       }
   }
-  snprintf(what, sizeof what, "sgemm packed %s M=%d N=%d K=%d tb=%d", tag, M,
-           N, K, trans_b);
+  snprintf(what, sizeof what, "sgemm packed %s M=%d N=%d K=%d tb=%d", tag, M, N,
+           K, trans_b);
   group_case(pok, what);
   dg_cpu_sgemm_packed_free(pa);
   dg_cpu_sgemm_packed_free(pb);
@@ -408,8 +409,8 @@ static void qgemm_case(dg_cpu_pool *pool, const char *tag, int M, int N, int K,
     printf("  at m=%d n=%d want %d got %d\n", bad_m, bad_n, want, got);
   group_case(ok, what);
   /* Prepacked A, B and both must give the same bytes (bit-exact). */
-  dg_cpu_qgemm_packed *pa = dg_cpu_qgemm_pack_a(M, K, A, q.lda, q.a_signed, za,
-                                                q.a_zero_per_row);
+  dg_cpu_qgemm_packed *pa =
+      dg_cpu_qgemm_pack_a(M, K, A, q.lda, q.a_signed, za, q.a_zero_per_row);
   dg_cpu_qgemm_packed *pb = dg_cpu_qgemm_pack_b(
       N, K, B, q.ldb, q.b_signed, q.trans_b, zb, q.b_zero_per_col);
   uint8_t *C2 = malloc((size_t)M * q.ldc);
@@ -432,13 +433,11 @@ static void qgemm_case(dg_cpu_pool *pool, const char *tag, int M, int N, int K,
 }
 
 static void test_qgemm(dg_cpu_pool *pool, const char *tag) {
-  static const int fixed[][3] = {{1, 1, 1},        {1, 1, 0},      {2, 3, 3},
-                                 {6, 784, 25},     {14, 32, 4},    {15, 33, 5},
-                                 {13, 17, 1023},   {1, 120, 400},  {29, 49, 64},
-                                 {20, 1100, 1001}, {128, 96, 1152},
-                                 {1, 84, 120},     {2, 10, 84},
-                                 {3, 120, 400},    {4, 33, 64},
-                                 {4, 70, 18}};
+  static const int fixed[][3] = {
+      {1, 1, 1},    {1, 1, 0},        {2, 3, 3},       {6, 784, 25},
+      {14, 32, 4},  {15, 33, 5},      {13, 17, 1023},  {1, 120, 400},
+      {29, 49, 64}, {20, 1100, 1001}, {128, 96, 1152}, {1, 84, 120},
+      {2, 10, 84},  {3, 120, 400},    {4, 33, 64},     {4, 70, 18}};
   for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
     for (int f = 0; f < 3; f++)
       qgemm_case(pool, tag, fixed[i][0], fixed[i][1], fixed[i][2],
@@ -473,22 +472,42 @@ static void test_pack_level_mismatch(void) {
       int32_t za = 3, zb = -2, bias = 100;
       float mult = 0.01f;
       dg_cpu_qgemm_packed *qpa = dg_cpu_qgemm_pack_a(M, K, qa, K, 1, &za, 0);
-      dg_cpu_qgemm_packed *qpb =
-          dg_cpu_qgemm_pack_b(N, K, qb, K, 1, 1, &zb, 0);
+      dg_cpu_qgemm_packed *qpb = dg_cpu_qgemm_pack_b(N, K, qb, K, 1, 1, &zb, 0);
       dg_cpu_simd_force(levels[to]);
-      dg_cpu_sgemm_args a = {.M = M, .N = N, .K = K, .A = A, .lda = K,
-                             .B = B, .ldb = K, .trans_b = 1, .C = C,
-                             .ldc = N, .clamp_lo = -INFINITY,
+      dg_cpu_sgemm_args a = {.M = M,
+                             .N = N,
+                             .K = K,
+                             .A = A,
+                             .lda = K,
+                             .B = B,
+                             .ldb = K,
+                             .trans_b = 1,
+                             .C = C,
+                             .ldc = N,
+                             .clamp_lo = -INFINITY,
                              .clamp_hi = INFINITY};
       dg_cpu_sgemm(NULL, &a);
       a.C = C2;
       dg_cpu_sgemm_packed_run(NULL, &a, pa, pb);
       ok &= !memcmp(C, C2, sizeof C);
-      dg_cpu_qgemm_args q = {.M = M, .N = N, .K = K, .A = qa, .lda = K,
-                             .a_signed = 1, .za = &za, .B = qb, .ldb = K,
-                             .b_signed = 1, .trans_b = 1, .zb = &zb, .C = qc,
-                             .ldc = N, .c_signed = 1, .bias = &bias,
-                             .mult = &mult, .clamp_lo = -128,
+      dg_cpu_qgemm_args q = {.M = M,
+                             .N = N,
+                             .K = K,
+                             .A = qa,
+                             .lda = K,
+                             .a_signed = 1,
+                             .za = &za,
+                             .B = qb,
+                             .ldb = K,
+                             .b_signed = 1,
+                             .trans_b = 1,
+                             .zb = &zb,
+                             .C = qc,
+                             .ldc = N,
+                             .c_signed = 1,
+                             .bias = &bias,
+                             .mult = &mult,
+                             .clamp_lo = -128,
                              .clamp_hi = 127};
       dg_cpu_qgemm(NULL, &q);
       q.C = qc2;
@@ -506,8 +525,8 @@ static void test_pack_level_mismatch(void) {
   report(ok, "packed operands made at another SIMD level are ignored");
   dg_cpu_sgemm_packed_free(NULL);
   dg_cpu_qgemm_packed_free(NULL);
-  report(!dg_cpu_sgemm_pack_a(0, 3, NULL, 3) && !dg_cpu_qgemm_pack_b(
-             3, 0, "", 1, 0, 0, (const int32_t[]){0}, 0),
+  report(!dg_cpu_sgemm_pack_a(0, 3, NULL, 3) &&
+             !dg_cpu_qgemm_pack_b(3, 0, "", 1, 0, 0, (const int32_t[]){0}, 0),
          "packing empty operands gives NULL; freeing NULL is a no-op");
 }
 
@@ -524,7 +543,8 @@ static void conv_case(dg_cpu_pool *pool, const char *tag, int idx,
   float *x = malloc(4 * xn), *w = malloc(4 * wn), *y = malloc(4 * yn);
   float *b = malloc(4 * (size_t)s.O);
   dg_cpu_sgemm_packed **packs = calloc((size_t)s.G, sizeof *packs);
-  size_t sb = scratch_mode ? dg_cpu_conv_f32_scratch(&s, dg_cpu_pool_threads(pool)) : 0;
+  size_t sb =
+      scratch_mode ? dg_cpu_conv_f32_scratch(&s, dg_cpu_pool_threads(pool)) : 0;
   void *scratch = sb ? aligned_alloc(64, (sb + 63) & ~(size_t)63) : NULL;
   for (size_t i = 0; i < xn; i++)
     x[i] = rfloat();
@@ -551,8 +571,9 @@ static void conv_case(dg_cpu_pool *pool, const char *tag, int idx,
                 int iw = ow * s.sw - s.pl + kw * s.dw;
                 if (ih < 0 || ih >= s.H || iw < 0 || iw >= s.W)
                   continue;
-                acc += (double)x[(((size_t)n * s.C + g * CG + c) * s.H + ih) *
-                                     s.W + iw] *
+                acc += (double)
+                           x[(((size_t)n * s.C + g * CG + c) * s.H + ih) * s.W +
+                             iw] *
                        w[(((size_t)o * CG + c) * s.KH + kh) * s.KW + kw];
               }
           if (acc < lo)
@@ -566,8 +587,8 @@ static void conv_case(dg_cpu_pool *pool, const char *tag, int idx,
   snprintf(what, sizeof what,
            "%s conv_f32 case %d: N%d C%d O%d G%d %dx%d k%dx%d s%d,%d d%d,%d "
            "p%d,%d,%d,%d scratch %d: error %.3g of %.3g",
-           tag, idx, s.N, s.C, s.O, s.G, s.H, s.W, s.KH, s.KW, s.sh, s.sw,
-           s.dh, s.dw, s.pt, s.pl, pb, pr, scratch_mode, worst, mag);
+           tag, idx, s.N, s.C, s.O, s.G, s.H, s.W, s.KH, s.KW, s.sh, s.sw, s.dh,
+           s.dw, s.pt, s.pl, pb, pr, scratch_mode, worst, mag);
   group_case(worst <= 1e-4 * mag, what);
   for (int g = 0; g < s.G; g++)
     dg_cpu_sgemm_packed_free(packs[g]);
@@ -598,18 +619,33 @@ static void test_conv_f32(dg_cpu_pool *pool, const char *tag) {
   int idx = 0;
   for (size_t f = 0; f < sizeof fixed / sizeof fixed[0]; f++, idx++) {
     const int *v = fixed[f];
-    dg_cpu_conv_shape s = {.N = v[0], .C = v[1], .O = v[2], .G = v[3],
-                           .H = v[4], .W = v[5], .KH = v[6], .KW = v[7],
-                           .sh = v[8], .sw = v[8], .dh = v[9], .dw = v[9],
-                           .pt = v[10], .pl = v[11]};
+    dg_cpu_conv_shape s = {.N = v[0],
+                           .C = v[1],
+                           .O = v[2],
+                           .G = v[3],
+                           .H = v[4],
+                           .W = v[5],
+                           .KH = v[6],
+                           .KW = v[7],
+                           .sh = v[8],
+                           .sw = v[8],
+                           .dh = v[9],
+                           .dw = v[9],
+                           .pt = v[10],
+                           .pl = v[11]};
     conv_case(pool, tag, idx, s, v[10], v[11], 1);
   }
   for (int r = 0; r < 24; r++, idx++) {
-    dg_cpu_conv_shape s = {.N = rint_in(1, 5), .G = rint_in(1, 2),
-                           .KH = rint_in(1, 4), .KW = rint_in(1, 4),
-                           .sh = rint_in(1, 2), .sw = rint_in(1, 2),
-                           .dh = rint_in(1, 2), .dw = rint_in(1, 2),
-                           .pt = rint_in(0, 2), .pl = rint_in(0, 2)};
+    dg_cpu_conv_shape s = {.N = rint_in(1, 5),
+                           .G = rint_in(1, 2),
+                           .KH = rint_in(1, 4),
+                           .KW = rint_in(1, 4),
+                           .sh = rint_in(1, 2),
+                           .sw = rint_in(1, 2),
+                           .dh = rint_in(1, 2),
+                           .dw = rint_in(1, 2),
+                           .pt = rint_in(0, 2),
+                           .pl = rint_in(0, 2)};
     s.C = s.G * rint_in(1, 6);
     s.O = s.G * rint_in(1, 20);
     int pb = rint_in(0, 2), pr = rint_in(0, 2);
@@ -666,6 +702,78 @@ static void test_sigmoid(const char *tag) {
   free(x), free(y);
 }
 
+/* ---- depthwise ---- */
+
+/* dg_cpu_depthwise_plane at the current SIMD level against the same sum
+ * in the same order (taps in (kh, kw) order, then the bias): bit-exact,
+ * for strides 1 to 3 (2 takes the even/odd split), dilation, pads that
+ * put taps before and after the row, odd widths, and the widest rows
+ * the kernel takes. */
+static void test_depthwise(const char *tag) {
+  static const int g[][9] = {
+      /* H, W, KH, KW, sh, sw, dil, pt, pl */
+      {9, 9, 3, 3, 1, 1, 1, 1, 1},    {9, 113, 3, 3, 2, 2, 1, 1, 1},
+      {7, 30, 5, 5, 2, 2, 1, 2, 2},   {8, 17, 3, 3, 1, 3, 2, 2, 2},
+      {6, 12, 3, 3, 2, 2, 2, 0, 3},   {5, 2048, 3, 3, 1, 1, 1, 1, 1},
+      {5, 4095, 3, 3, 2, 2, 1, 1, 1}, {4, 11, 1, 7, 1, 2, 1, 0, 3},
+  };
+  int bad = 0, cases = 0;
+  for (size_t c = 0; c < sizeof g / sizeof g[0]; c++) {
+    dg_conv_geom d = {.N = 1,
+                      .C = 1,
+                      .H = g[c][0],
+                      .W = g[c][1],
+                      .KH = g[c][2],
+                      .KW = g[c][3],
+                      .sh = g[c][4],
+                      .sw = g[c][5],
+                      .dh = g[c][6],
+                      .dw = g[c][6],
+                      .pt = g[c][7],
+                      .pl = g[c][8],
+                      .G = 1,
+                      .CG = 1,
+                      .OG = 1,
+                      .O = 1};
+    d.OH = (d.H + 2 * d.pt - (d.KH - 1) * d.dh - 1) / d.sh + 1;
+    d.OW = (d.W + 2 * d.pl - (d.KW - 1) * d.dw - 1) / d.sw + 1;
+    if (!dg_cpu_depthwise_fits(&d)) {
+      bad++;
+      continue;
+    }
+    size_t nx = (size_t)(d.H * d.W), ny = (size_t)(d.OH * d.OW);
+    float *x = malloc(sizeof(float) * nx), *y = malloc(sizeof(float) * ny);
+    float w[64], bias = rfloat();
+    for (size_t i = 0; i < nx; i++)
+      x[i] = 2 * rfloat();
+    for (int i = 0; i < 64; i++)
+      w[i] = rfloat();
+    dg_cpu_depthwise_plane(&d, x, w, bias, y, 0.0f, 6.0f);
+    for (int64_t oh = 0; oh < d.OH; oh++)
+      for (int64_t ow = 0; ow < d.OW; ow++) {
+        float s = 0;
+        for (int64_t kh = 0; kh < d.KH; kh++)
+          for (int64_t kw = 0; kw < d.KW; kw++) {
+            int64_t ih = oh * d.sh - d.pt + kh * d.dh;
+            int64_t iw = ow * d.sw - d.pl + kw * d.dw;
+            if (ih >= 0 && ih < d.H && iw >= 0 && iw < d.W)
+              s += x[ih * d.W + iw] * w[kh * d.KW + kw];
+          }
+        s += bias;
+        s = s < 0 ? 0 : (s > 6 ? 6 : s);
+        bad += memcmp(&s, &y[oh * d.OW + ow], sizeof s) != 0;
+      }
+    cases++;
+    free(x), free(y);
+  }
+  char what[160];
+  snprintf(what, sizeof what,
+           "%s: depthwise planes bit-exact with the reference order (%d "
+           "geometries, %d wrong values)",
+           tag, cases, bad);
+  report(!bad, what);
+}
+
 int main(void) {
   rng_state = 12345;
   test_pool(0);
@@ -685,6 +793,7 @@ int main(void) {
     char stag[32];
     snprintf(stag, sizeof stag, "simd=%s", levels[l]);
     test_sigmoid(stag);
+    test_depthwise(stag);
     for (int th = 0; th <= 2; th++) {
       dg_cpu_pool *pool = th ? dg_cpu_pool_create(th) : NULL;
       char tag[64];

@@ -3,6 +3,7 @@
  * and int8; int8 through the quantised GEMM. */
 #include "conv_f32.h"
 #include "cpu_ops.h"
+#include "depthwise.h"
 
 #include "core/half.h"
 #include "ops/epilogue.h"
@@ -114,6 +115,10 @@ static void dw_task(void *arg, int i, int n) {
   const float *w = j->w + c * d->KH * d->KW;
   float *y = j->y + (size_t)i * d->P;
   float bias = j->b ? j->b[c] : 0.0f;
+  if (dg_cpu_depthwise_fits(d)) {
+    dg_cpu_depthwise_plane(d, x, w, bias, y, j->lo, j->hi);
+    return;
+  }
   for (int64_t oh = 0; oh < d->OH; oh++)
     for (int64_t ow = 0; ow < d->OW; ow++) {
       float s = 0;
