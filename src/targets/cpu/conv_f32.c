@@ -28,31 +28,60 @@ typedef struct conv_src {
   const dg_cpu_conv_shape *s;
 } conv_src;
 
-/* Scalar packer for any stride / dilation / SIMD level: element (k, j) of
- * col is x[c][oh*sh - pt + kh*dh][ow*sw - pl + kw*dw], or 0 outside. */
-static void pack_scalar(const conv_src *cs, float *dst, int nr, int k0, int kc,
-                        int j0, int nc) {
+/* Packer for any stride / dilation / SIMD level: element (k, j) of col
+ * is x[c][oh*sh - pt + kh*dh][ow*sw - pl + kw*dw], or 0 outside. A panel
+ * row of nr output pixels is a few runs, one per output row it touches;
+ * per run the input row and the columns inside the image are worked out
+ * once, so each run is zeros, a copy (a memcpy at stride 1) and zeros. */
+enum { MAX_RUNS = 66 }; /* nr <= 64: at most nr runs, plus the edges */
+static void pack_runs(const conv_src *cs, float *dst, int nr, int k0, int kc,
+                      int j0, int nc) {
   const dg_cpu_conv_shape *s = cs->s;
   int taps = s->KH * s->KW;
+  int rd[MAX_RUNS], rl[MAX_RUNS], roh[MAX_RUNS], row0[MAX_RUNS];
   for (int jp = 0; jp < nc; jp += nr, dst += (size_t)kc * nr) {
-    int w = nc - jp < nr ? nc - jp : nr;
+    int w = nc - jp < nr ? nc - jp : nr, nrun = 0;
+    for (int d = 0, p = j0 + jp; d < w; nrun++) {
+      roh[nrun] = p / s->OW;
+      row0[nrun] = p % s->OW;
+      rl[nrun] = s->OW - row0[nrun] < w - d ? s->OW - row0[nrun] : w - d;
+      rd[nrun] = d;
+      d += rl[nrun];
+      p += rl[nrun];
+    }
+    int c = k0 / taps, t = k0 % taps;
     for (int k = 0; k < kc; k++) {
-      int c = (k0 + k) / taps, t = (k0 + k) % taps;
       int kh = t / s->KW, kw = t % s->KW;
       const float *plane = cs->x + (size_t)c * s->H * s->W;
       float *row = dst + (size_t)k * nr;
-      int p = j0 + jp, oh = p / s->OW, ow = p % s->OW;
-      for (int j = 0; j < w; j++) {
-        int ih = oh * s->sh - s->pt + kh * s->dh;
-        int iw = ow * s->sw - s->pl + kw * s->dw;
-        row[j] = ih >= 0 && ih < s->H && iw >= 0 && iw < s->W
-                     ? plane[(size_t)ih * s->W + iw]
-                     : 0.0f;
-        if (++ow == s->OW)
-          ow = 0, oh++;
+      for (int q = 0; q < nrun; q++) {
+        float *o = row + rd[q];
+        int len = rl[q], ih = roh[q] * s->sh - s->pt + kh * s->dh;
+        if (ih < 0 || ih >= s->H) {
+          memset(o, 0, sizeof(float) * (size_t)len);
+          continue;
+        }
+        /* Lane i reads column iw0 + i * sw: inside for i in [lo, hi). */
+        int iw0 = row0[q] * s->sw - s->pl + kw * s->dw;
+        int lo = iw0 >= 0 ? 0 : (-iw0 + s->sw - 1) / s->sw;
+        int hi = iw0 >= s->W ? 0 : (s->W - iw0 + s->sw - 1) / s->sw;
+        hi = hi < len ? hi : len;
+        lo = lo < hi ? lo : hi;
+        const float *xr = plane + (size_t)ih * s->W;
+        for (int i = 0; i < lo; i++)
+          o[i] = 0.0f;
+        if (s->sw == 1)
+          memcpy(o + lo, xr + iw0 + lo, sizeof(float) * (size_t)(hi - lo));
+        else
+          for (int i = lo; i < hi; i++)
+            o[i] = xr[iw0 + i * s->sw];
+        for (int i = hi; i < len; i++)
+          o[i] = 0.0f;
       }
       for (int j = w; j < nr; j++)
         row[j] = 0.0f;
+      if (++t == taps)
+        t = 0, c++;
     }
   }
 }
@@ -145,7 +174,7 @@ static void pack_cols(const void *ctx, float *dst, int nr, int k0, int kc,
     return;
   }
 #endif
-  pack_scalar(cs, dst, nr, k0, kc, j0, nc);
+  pack_runs(cs, dst, nr, k0, kc, j0, nc);
 }
 
 static int group_k(const dg_cpu_conv_shape *s) {
