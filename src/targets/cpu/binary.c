@@ -12,6 +12,7 @@
 #include "graph.h" /* dg_binary_fn, DG_MAX_RANK */
 
 #include <math.h>
+#include <stdbool.h>
 
 /* The helpers binary.def's formulas call, in float. powf and fmodf have
  * the special cases the table asks for (an integral exponent gives a
@@ -111,6 +112,17 @@ static run_fn run_of(int fn) {
 void dg_cpu_binary(int fn, int rank, const int64_t *dims, const float *a,
                    const int64_t *sa, const float *b, const int64_t *sb,
                    float *y) {
+  /* x^2 (layer norms as exporters decompose them) is a * a: the float
+   * product is correctly rounded, as pow in double rounded once is, and
+   * powf costs twenty times more. */
+  bool scalar_b = true;
+  for (int k = 0; k < rank; k++)
+    scalar_b = scalar_b && (sb[k] == 0 || dims[k] == 1);
+  if (fn == DG_BINARY_POW && scalar_b && b[0] == 2.0f) {
+    fn = DG_BINARY_MUL;
+    b = a;
+    sb = sa;
+  }
   run_fn run = run_of(fn);
   if (!run)
     return;

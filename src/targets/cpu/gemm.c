@@ -80,6 +80,19 @@ static void matmul_any(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
                        *yd = out_desc(cn);
   dg_matmul_shape_get(ad, bd, &s, &r, od);
   size_t es = q ? 1 : 4;
+  /* One b for every batch, and a's matrices consecutive (x [..., M, K]
+   * times a weight [K, N], as exporters write linear layers): one GEMM
+   * of batch * M rows instead of batch GEMMs that each pack b again. */
+  bool fold = s.batch > 1;
+  for (int64_t i = 0; fold && i < s.batch; i++) {
+    int64_t ia, ib;
+    dg_matmul_batch_index(&s, i, &ia, &ib);
+    fold = ia == i && ib == 0;
+  }
+  if (fold) {
+    s.M *= s.batch;
+    s.batch = 1;
+  }
   for (int64_t i = 0; i < s.batch; i++) {
     int64_t ia, ib;
     dg_matmul_batch_index(&s, i, &ia, &ib);
