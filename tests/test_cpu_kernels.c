@@ -7,6 +7,7 @@
 #include "conv_f32.h"
 #include "cpu_kernels.h"
 #include "depthwise.h"
+#include "ops/requant.h"
 
 #include <math.h>
 #include <stdatomic.h>
@@ -749,6 +750,38 @@ static void test_depthwise(const char *tag) {
     for (int i = 0; i < 64; i++)
       w[i] = rfloat();
     dg_cpu_depthwise_plane(&d, x, w, bias, y, 0.0f, 6.0f);
+    /* int8 on the same geometry: u8 and i8 input, against the sums and
+     * requant.h's dg_requant, bit for bit */
+    uint8_t *xq = malloc(nx), *yq = malloc(ny);
+    int32_t *scratch = malloc(dg_cpu_depthwise_q8_scratch(&d));
+    int32_t wq[64];
+    for (size_t i = 0; i < nx; i++)
+      xq[i] = (uint8_t)rnd();
+    for (int i = 0; i < 64; i++)
+      wq[i] = rint_in(-255, 255);
+    for (int xs = 0; xs < 2; xs++) {
+      int32_t zx = xs ? rint_in(-20, 20) : rint_in(100, 150), zy = 7;
+      int32_t qb = rint_in(-5000, 5000);
+      float m = 0.0005f + 0.0001f * (float)rint_in(0, 50);
+      dg_cpu_depthwise_q8_plane(&d, xq, xs, zx, wq, qb, m, zy, 3, 250, yq,
+                                scratch);
+      for (int64_t oh = 0; oh < d.OH; oh++)
+        for (int64_t ow = 0; ow < d.OW; ow++) {
+          int32_t acc = qb;
+          for (int64_t kh = 0; kh < d.KH; kh++)
+            for (int64_t kw = 0; kw < d.KW; kw++) {
+              int64_t ih = oh * d.sh - d.pt + kh * d.dh;
+              int64_t iw = ow * d.sw - d.pl + kw * d.dw;
+              if (ih >= 0 && ih < d.H && iw >= 0 && iw < d.W) {
+                uint8_t v = xq[ih * d.W + iw];
+                acc += ((xs ? (int32_t)(int8_t)v : (int32_t)v) - zx) *
+                       wq[kh * d.KW + kw];
+              }
+            }
+          bad += yq[oh * d.OW + ow] != (uint8_t)dg_requant(acc, m, zy, 3, 250);
+        }
+    }
+    free(xq), free(yq), free(scratch);
     for (int64_t oh = 0; oh < d.OH; oh++)
       for (int64_t ow = 0; ow < d.OW; ow++) {
         float s = 0;
@@ -768,8 +801,8 @@ static void test_depthwise(const char *tag) {
   }
   char what[160];
   snprintf(what, sizeof what,
-           "%s: depthwise planes bit-exact with the reference order (%d "
-           "geometries, %d wrong values)",
+           "%s: depthwise planes, f32 and int8 (u8, i8), bit-exact with the "
+           "reference (%d geometries, %d wrong values)",
            tag, cases, bad);
   report(!bad, what);
 }

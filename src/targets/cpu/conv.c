@@ -291,24 +291,20 @@ static void conv_q8(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
 }
 
 /* Depthwise int8 (groups = C = O): each output plane is its input
- * plane's window sums, made directly, row by row, into an int32 row:
- * no im2col and no GEMM per group, which cost MobileNet's depthwise
- * layers most of their time. Each tap adds its column range where the
- * input is inside the plane (valid_cols); padding adds nothing, as a
- * padded x equals zx. The sums are exact integers, so the order does
- * not matter and the result is the GEMM path's, bit for bit. */
+ * plane's window sums, made directly (depthwise_q8.c): no im2col and no
+ * GEMM per group, which cost MobileNet's depthwise layers most of their
+ * time. The sums are exact integers, so the result is the GEMM path's,
+ * bit for bit. One task per thread, each with its own scratch, takes a
+ * share of the planes. */
 typedef struct dw_q8_job {
   dg_cpu_node *cn;
   const conv_dims *d;
   const uint8_t *x, *w;
   uint8_t *y;
-  int32_t *rows; /* one OW row of sums per task */
+  char *scratch; /* per task: dg_cpu_depthwise_q8_scratch bytes */
+  size_t per_task;
   int ntasks;
 } dw_q8_job;
-
-static inline int32_t q8_at(const uint8_t *p, int64_t i, bool s) {
-  return s ? (int32_t)(int8_t)p[i] : (int32_t)p[i];
-}
 
 static void dw_q8_task(void *arg, int t, int n) {
   const dw_q8_job *j = arg;
@@ -317,63 +313,28 @@ static void dw_q8_task(void *arg, int t, int n) {
   bool xs = in_desc(cn, 0)->dtype == DG_DTYPE_I8,
        ws = in_desc(cn, 1)->dtype == DG_DTYPE_I8;
   int64_t planes = d->N * d->C, p0 = planes * t / n, p1 = planes * (t + 1) / n;
-  /* restrict: a uint8_t pointer may alias anything, which would keep
-   * GCC from vectorising the row sums */
-  int32_t *restrict acc = j->rows + (int64_t)t * d->OW;
-  int32_t zx = cn->x_zero;
-  /* Each tap column's output range is the same on every row: found once
-   * (its divisions cost more than the short rows' sums otherwise). */
-  enum { MAX_KW = 64 };
-  int64_t lo_of[MAX_KW], hi_of[MAX_KW];
-  for (int64_t kw = 0; kw < d->KW && kw < MAX_KW; kw++)
-    valid_cols(d->OW, d->W, d->sw, d->pl, kw * d->dw, &lo_of[kw], &hi_of[kw]);
+  int32_t *buf = (int32_t *)(j->scratch + (size_t)t * j->per_task);
+  int64_t taps = d->KH * d->KW;
+  int32_t *wv = (int32_t *)(j->scratch + (size_t)(t + 1) * j->per_task) - taps;
   for (int64_t pc = p0; pc < p1; pc++) {
     int64_t c = pc % d->C;
-    const uint8_t *xp = j->x + pc * d->H * d->W, *wp = j->w + c * d->KH * d->KW;
-    uint8_t *yp = j->y + pc * d->OH * d->OW;
-    for (int64_t oh = 0; oh < d->OH; oh++) {
-      for (int64_t ow = 0; ow < d->OW; ow++)
-        acc[ow] = cn->bias[c];
-      for (int64_t kh = 0; kh < d->KH; kh++) {
-        int64_t ih = oh * d->sh - d->pt + kh * d->dh;
-        if (ih < 0 || ih >= d->H)
-          continue;
-        const uint8_t *row = xp + ih * d->W;
-        for (int64_t kw = 0; kw < d->KW; kw++) {
-          int32_t wv = q8_at(wp, kh * d->KW + kw, ws) - cn->w_zero[c];
-          int64_t lo, hi, off = kw * d->dw - d->pl;
-          if (kw < MAX_KW)
-            lo = lo_of[kw], hi = hi_of[kw];
-          else
-            valid_cols(d->OW, d->W, d->sw, d->pl, kw * d->dw, &lo, &hi);
-          /* stride 1 (most depthwise layers) reads contiguously, which
-           * GCC vectorises */
-          const uint8_t *restrict src = row + off;
-          if (d->sw == 1 && xs)
-            for (int64_t ow = lo; ow < hi; ow++)
-              acc[ow] += ((int32_t)(int8_t)src[ow] - zx) * wv;
-          else if (d->sw == 1)
-            for (int64_t ow = lo; ow < hi; ow++)
-              acc[ow] += ((int32_t)src[ow] - zx) * wv;
-          else if (xs)
-            for (int64_t ow = lo; ow < hi; ow++)
-              acc[ow] += ((int32_t)(int8_t)src[ow * d->sw] - zx) * wv;
-          else
-            for (int64_t ow = lo; ow < hi; ow++)
-              acc[ow] += ((int32_t)src[ow * d->sw] - zx) * wv;
-        }
-      }
-      for (int64_t ow = 0; ow < d->OW; ow++)
-        yp[oh * d->OW + ow] =
-            (uint8_t)(dg_requant(acc[ow], cn->mult[c], cn->y_zero, cn->clamp_lo,
-                                 cn->clamp_hi) &
-                      0xff);
-    }
+    const uint8_t *wp = j->w + c * taps;
+    for (int64_t k = 0; k < taps; k++)
+      wv[k] = (ws ? (int32_t)(int8_t)wp[k] : (int32_t)wp[k]) - cn->w_zero[c];
+    dg_cpu_depthwise_q8_plane(d, j->x + pc * d->H * d->W, xs, cn->x_zero, wv,
+                              cn->bias[c], cn->mult[c], cn->y_zero,
+                              cn->clamp_lo, cn->clamp_hi,
+                              j->y + pc * d->OH * d->OW, buf);
   }
 }
 
+/* 64-byte aligned shares, one per thread. */
+static size_t dw_q8_share(const conv_dims *d) {
+  return (dg_cpu_depthwise_q8_scratch(d) + 63) & ~(size_t)63;
+}
+
 static size_t dw_q8_scratch(const conv_dims *d, int threads) {
-  return sizeof(int32_t) * (size_t)d->OW * (size_t)(threads > 1 ? threads : 1);
+  return dw_q8_share(d) * (size_t)(threads > 1 ? threads : 1);
 }
 
 static void conv_q8_dw(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
@@ -381,13 +342,14 @@ static void conv_q8_dw(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
   conv_dims d = conv_get(cn);
   dg_cpu_refresh_bias(cn, in, d.O);
   /* as many tasks as the scratch has rows for, and planes to share */
-  int64_t cap = (int64_t)(cn->scratch_bytes / (sizeof(int32_t) * d.OW));
+  int64_t cap = (int64_t)(cn->scratch_bytes / dw_q8_share(&d));
   int64_t tasks = dg_cpu_pool_threads(pool);
   if (tasks > cap)
     tasks = cap;
   if (tasks > d.N * d.C)
     tasks = d.N * d.C;
-  dw_q8_job j = {cn, &d, in[0], in[1], out, scratch, (int)tasks};
+  dw_q8_job j = {cn,  &d,      in[0],           in[1],
+                 out, scratch, dw_q8_share(&d), (int)tasks};
   if (tasks > 0)
     dg_cpu_pool_run(pool, dw_q8_task, &j, (int)tasks);
 }

@@ -6,6 +6,8 @@
 #include "ops/epilogue.h" /* dg_conv_geom */
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 /* Whether the fast kernel takes d (an output row fits its accumulator). */
 bool dg_cpu_depthwise_fits(const dg_conv_geom *d);
@@ -14,5 +16,16 @@ bool dg_cpu_depthwise_fits(const dg_conv_geom *d);
 void dg_cpu_depthwise_plane(const dg_conv_geom *d, const float *x,
                             const float *w, float bias, float *y, float lo,
                             float hi);
+
+/* int8: x and y one plane each (bytes; x i8 when x_signed, else u8), wv
+ * the KH * KW taps minus the weight zero point, then the sums requantised
+ * by m to y's zero point zy and clamp [lo, hi], exactly as requant.h
+ * does. scratch: dg_cpu_depthwise_q8_scratch(d) bytes (int32 aligned),
+ * of which the last KH * KW ints may hold wv itself. */
+size_t dg_cpu_depthwise_q8_scratch(const dg_conv_geom *d);
+void dg_cpu_depthwise_q8_plane(const dg_conv_geom *d, const uint8_t *x,
+                               bool x_signed, int32_t zx, const int32_t *wv,
+                               int32_t bias, float m, int32_t zy, int32_t lo,
+                               int32_t hi, uint8_t *y, int32_t *scratch);
 
 #endif
