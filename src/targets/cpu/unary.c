@@ -8,7 +8,7 @@
  * sigmoid and swish, leaky and thresholded relu, softsign, shrink, floor,
  * ceil and round (from rintf), sign, and those of exp, expm1 and tanh,
  * which are computed here (exp_v and the rest, below: tanh, exp, gelu_tanh,
- * silu, elu, selu, celu). The others call libm's float functions per
+ * silu, elu, selu, celu), and erf's (erf, gelu). The others call libm's float functions per
  * element (within an ulp or two; sqrtf stays a call for errno's sake),
  * spread over the pool's threads. f16 nodes arrive here as f32 copies
  * (cpu_ops.h). */
@@ -30,7 +30,7 @@
 #define CEIL ceil_v
 #define RINT rintf /* the default rounding mode: half to even */
 #define TANH tanh_v
-#define ERF erff
+#define ERF erf_v
 #define EXPM1 expm1_v
 #define LOG1P log1pf
 #define SIN sinf
@@ -106,6 +106,40 @@ static inline float tanh_v(float x) {
   float m = expm1_v(2.0f * a);
   float t = m / (m + 2.0f);
   return x < 0 ? -t : (x > 0 ? t : x); /* keeps -0 and NaN */
+}
+
+/* erf as the Vulkan target's dg_erf computes it (shaders/unary_math.glsl:
+ * the same interpolants, within 9e-8 of erf), with both branches
+ * evaluated and one selected, so that the loop vectorises: |x| < 1: x *
+ * p(x^2), p of degree 6 in s = 2x^2 - 1; 1 <= |x| < 4: 1 - exp(-x^2)
+ * q(|x|), q of degree 10 in s = (|x| - 2.5) / 1.5; beyond, 1. The sign
+ * is put back, keeping -0; NaN stays NaN. */
+static inline float erf_v(float x) {
+  float a = x < 0 ? -x : x;
+  float s = 2.0f * (a * a) - 1.0f;
+  float p = 1.230605477e-06f;
+  p = p * s - 1.766906803e-05f;
+  p = p * s + 2.175135417e-04f;
+  p = p * s - 2.285419545e-03f;
+  p = p * s + 1.985249714e-02f;
+  p = p * s - 1.405360973e-01f;
+  p = p * s + 9.654687387e-01f;
+  float b = a < 4.0f ? a : 4.0f; /* keeps exp_v's argument in range */
+  float u = b * (1.0f / 1.5f) - (2.5f / 1.5f);
+  float q = 9.294974298e-05f;
+  q = q * u - 2.451864515e-04f;
+  q = q * u + 3.764772748e-04f;
+  q = q * u - 9.162726026e-04f;
+  q = q * u + 2.418384229e-03f;
+  q = q * u - 5.611233637e-03f;
+  q = q * u + 1.248669964e-02f;
+  q = q * u - 2.699793742e-02f;
+  q = q * u + 5.611062799e-02f;
+  q = q * u - 1.115213905e-01f;
+  q = q * u + 2.108063641e-01f;
+  float far = 1.0f - exp_v(-(b * b)) * q;
+  float r = a < 1.0f ? a * p : (a < 4.0f ? far : 1.0f);
+  return x < 0 ? -r : (x > 0 ? r : x); /* keeps -0 and NaN */
 }
 
 /* floor and ceil from rintf, which GCC vectorises (roundps), where it
