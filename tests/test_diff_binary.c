@@ -206,9 +206,9 @@ static void squares(void) {
   dg_tensor_desc one = {.dtype = DG_DTYPE_F32, .rank = 1, .dims = {1}};
   static const float two = 2.0f;
   dg_graph *g = dg_graph_create(ctx, "square");
-  dg_tensor y_t = dg_graph_binary(g, "pow", DG_BINARY_POW,
-                                  dg_graph_input(g, "a", &d),
-                                  dg_graph_constant(g, "two", &one, &two, 0));
+  dg_tensor y_t =
+      dg_graph_binary(g, "pow", DG_BINARY_POW, dg_graph_input(g, "a", &d),
+                      dg_graph_constant(g, "two", &one, &two, 0));
   dg_graph_output(g, "y", y_t, DG_LAYOUT_NCHW);
   for (int dev = 0; dev < dg_context_device_count(ctx); dev++) {
     dg_device_info info;
@@ -234,6 +234,72 @@ static void squares(void) {
     dg_session_destroy(s);
   }
   dg_graph_destroy(g);
+}
+
+/* Outputs large enough for the CPU to split them over its threads (by
+ * rows, and one long run by pieces): a + b with broadcasting, against
+ * the float sum, which is the double sum rounded once. */
+static void large(void) {
+  static const int64_t shapes[][2][3] = {
+      {{4, 1, 30000}, {1, 1, 30000}},   /* rows */
+      {{1, 1, 100000}, {1, 1, 100000}}, /* one run */
+      {{2, 3, 20000}, {1, 3, 1}},       /* b per row */
+  };
+  enum { MAX = 120000 };
+  static float a[MAX], b[MAX], y[MAX];
+  for (int i = 0; i < MAX; i++)
+    a[i] = t_uniform(-5, 5), b[i] = t_uniform(-5, 5);
+  for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
+    dg_tensor_desc da = {.dtype = DG_DTYPE_F32, .rank = 3},
+                   db = {.dtype = DG_DTYPE_F32, .rank = 3};
+    memcpy(da.dims, shapes[c][0], sizeof shapes[c][0]);
+    memcpy(db.dims, shapes[c][1], sizeof shapes[c][1]);
+    int64_t yd[3], n = 1;
+    for (int k = 0; k < 3; k++)
+      n *= yd[k] = da.dims[k] > db.dims[k] ? da.dims[k] : db.dims[k];
+    dg_graph *g = dg_graph_create(ctx, "large");
+    dg_graph_output(g, "y",
+                    dg_graph_add(g, "add", dg_graph_input(g, "a", &da),
+                                 dg_graph_input(g, "b", &db)),
+                    DG_LAYOUT_NCHW);
+    for (int dev = 0; dev < dg_context_device_count(ctx); dev++) {
+      dg_device_info info;
+      dg_context_device_info(ctx, dev, &info);
+      if (info.kind != DG_DEVICE_CPU)
+        continue;
+      dg_compile_options o = {.devices = &dev, .device_count = 1};
+      dg_session *s = NULL;
+      dg_diagnostic diag;
+      dg_binding in[2] = {{"a", a, dg_desc_bytes(&da)},
+                          {"b", b, dg_desc_bytes(&db)}};
+      dg_status rc = dg_graph_compile(g, &o, &s, &diag);
+      if (rc == DG_OK)
+        rc = dg_session_run(s, in, 2,
+                            &(dg_binding){"y", y, sizeof(float) * (size_t)n}, 1,
+                            &diag);
+      int64_t bad = 0;
+      for (int64_t i = 0; rc == DG_OK && i < n; i++) {
+        int64_t i2 = i % yd[2], i1 = (i / yd[2]) % yd[1],
+                i0 = i / yd[2] / yd[1];
+        int64_t ia = ((i0 % da.dims[0]) * da.dims[1] + i1 % da.dims[1]) *
+                         da.dims[2] +
+                     i2 % da.dims[2],
+                ib = ((i0 % db.dims[0]) * db.dims[1] + i1 % db.dims[1]) *
+                         db.dims[2] +
+                     i2 % db.dims[2];
+        bad += y[i] != a[ia] + b[ib];
+      }
+      CHECK(rc == DG_OK && !bad,
+            "add of %lld outputs ([%lld,%lld,%lld] + [%lld,%lld,%lld]) on "
+            "device %d (%s), split over threads: %lld wrong%s",
+            (long long)n, (long long)da.dims[0], (long long)da.dims[1],
+            (long long)da.dims[2], (long long)db.dims[0], (long long)db.dims[1],
+            (long long)db.dims[2], dev, info.name, (long long)bad,
+            rc ? diag.message : "");
+      dg_session_destroy(s);
+    }
+    dg_graph_destroy(g);
+  }
 }
 
 /* max and min with a NaN on either side: NaN on the CPU (binary.def's
@@ -358,6 +424,7 @@ int main(int argc, char **argv) {
   }
   nan_values();
   squares();
+  large();
   bad_inputs();
   dg_context_destroy(ctx);
   return t_exit();

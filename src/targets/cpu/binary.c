@@ -109,9 +109,59 @@ static run_fn run_of(int fn) {
   }
 }
 
-void dg_cpu_binary(int fn, int rank, const int64_t *dims, const float *a,
-                   const int64_t *sa, const float *b, const int64_t *sb,
-                   float *y) {
+/* The merged walk: d[0..r) extents, ta/tb strides; the innermost axis
+ * runs as one loop, the outer ones by an odometer. */
+typedef struct bin_walk {
+  run_fn run;
+  int r;
+  int64_t d[DG_MAX_RANK], ta[DG_MAX_RANK], tb[DG_MAX_RANK];
+  int64_t n, outer; /* innermost extent; product of the outer ones */
+  const float *a, *b;
+  float *y;
+  int tasks;
+} bin_walk;
+
+/* Outer rows [o0, o1) of the walk. */
+static void walk_rows(const bin_walk *w, int64_t o0, int64_t o1) {
+  int r = w->r;
+  int64_t n = w->n, idx[DG_MAX_RANK] = {0}, ia = 0, ib = 0, rest = o0;
+  for (int k = r - 2; k >= 0; k--) { /* the odometer at row o0 */
+    idx[k] = rest % w->d[k];
+    rest /= w->d[k];
+    ia += idx[k] * w->ta[k];
+    ib += idx[k] * w->tb[k];
+  }
+  float *y = w->y + o0 * n;
+  for (int64_t o = o0; o < o1; o++, y += n) {
+    w->run(w->a + ia, w->ta[r - 1], w->b + ib, w->tb[r - 1], y, n);
+    for (int k = r - 2; k >= 0; k--) {
+      ia += w->ta[k];
+      ib += w->tb[k];
+      if (++idx[k] < w->d[k])
+        break;
+      ia -= w->ta[k] * w->d[k];
+      ib -= w->tb[k] * w->d[k];
+      idx[k] = 0;
+    }
+  }
+}
+
+/* Task t of n: a share of the rows, or of the one run when there is a
+ * single row. */
+static void walk_task(void *arg, int t, int n) {
+  const bin_walk *w = arg;
+  if (w->outer > 1) {
+    walk_rows(w, w->outer * t / n, w->outer * (t + 1) / n);
+    return;
+  }
+  int64_t i0 = w->n * t / n, i1 = w->n * (t + 1) / n, r = w->r;
+  w->run(w->a + i0 * w->ta[r - 1], w->ta[r - 1], w->b + i0 * w->tb[r - 1],
+         w->tb[r - 1], w->y + i0, i1 - i0);
+}
+
+void dg_cpu_binary(dg_cpu_pool *pool, int fn, int rank, const int64_t *dims,
+                   const float *a, const int64_t *sa, const float *b,
+                   const int64_t *sb, float *y) {
   /* x^2 (layer norms as exporters decompose them) is a * a: the float
    * product is correctly rounded, as pow in double rounded once is, and
    * powf costs twenty times more. */
@@ -123,43 +173,38 @@ void dg_cpu_binary(int fn, int rank, const int64_t *dims, const float *a,
     b = a;
     sb = sa;
   }
-  run_fn run = run_of(fn);
-  if (!run)
+  bin_walk w = {.run = run_of(fn), .a = a, .b = b, .y = y};
+  if (!w.run)
     return;
   /* Merged axes, outermost first; axis k+1 folds into k when both strides
    * of k are those of k+1 times its extent. */
-  int64_t d[DG_MAX_RANK], ta[DG_MAX_RANK], tb[DG_MAX_RANK];
   int r = 0;
   for (int k = 0; k < rank; k++) {
     if (dims[k] == 1)
       continue;
-    if (r && ta[r - 1] == sa[k] * dims[k] && tb[r - 1] == sb[k] * dims[k]) {
-      d[r - 1] *= dims[k];
-      ta[r - 1] = sa[k];
-      tb[r - 1] = sb[k];
+    if (r && w.ta[r - 1] == sa[k] * dims[k] && w.tb[r - 1] == sb[k] * dims[k]) {
+      w.d[r - 1] *= dims[k];
+      w.ta[r - 1] = sa[k];
+      w.tb[r - 1] = sb[k];
       continue;
     }
-    d[r] = dims[k], ta[r] = sa[k], tb[r] = sb[k];
+    w.d[r] = dims[k], w.ta[r] = sa[k], w.tb[r] = sb[k];
     r++;
   }
   if (!r) { /* every extent 1: one element */
-    run(a, 0, b, 0, y, 1);
+    w.run(a, 0, b, 0, y, 1);
     return;
   }
-  int64_t n = d[r - 1], outer = 1, idx[DG_MAX_RANK] = {0};
+  w.r = r;
+  w.n = w.d[r - 1];
+  w.outer = 1;
   for (int k = 0; k < r - 1; k++)
-    outer *= d[k];
-  int64_t ia = 0, ib = 0;
-  for (int64_t o = 0; o < outer; o++, y += n) {
-    run(a + ia, ta[r - 1], b + ib, tb[r - 1], y, n);
-    for (int k = r - 2; k >= 0; k--) { /* odometer over the outer axes */
-      ia += ta[k];
-      ib += tb[k];
-      if (++idx[k] < d[k])
-        break;
-      ia -= ta[k] * d[k];
-      ib -= tb[k] * d[k];
-      idx[k] = 0;
-    }
-  }
+    w.outer *= w.d[k];
+  /* A wake-up costs microseconds: below 64k outputs one thread does it. */
+  int64_t total = w.n * w.outer, tasks = dg_cpu_pool_threads(pool);
+  if (total < 65536)
+    tasks = 1;
+  if (w.outer > 1 && tasks > w.outer)
+    tasks = w.outer;
+  dg_cpu_pool_run(pool, walk_task, &w, (int)tasks);
 }

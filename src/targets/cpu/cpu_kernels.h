@@ -62,11 +62,12 @@ void dg_cpu_simd_force(const char *name);
 
 /* y = fn(a, b) for a dg_binary_fn (src/ops/binary.def) over an output of
  * rank dims, stored densely, with a at element strides sa and b at sb (0
- * on broadcast axes, as dg_broadcast_strides gives them). binary.c says
+ * on broadcast axes, as dg_broadcast_strides gives them), on pool's
+ * threads when the output is large (pool may be NULL). binary.c says
  * how. */
-void dg_cpu_binary(int fn, int rank, const int64_t *dims, const float *a,
-                   const int64_t *sa, const float *b, const int64_t *sb,
-                   float *y);
+void dg_cpu_binary(dg_cpu_pool *pool, int fn, int rank, const int64_t *dims,
+                   const float *a, const int64_t *sa, const float *b,
+                   const int64_t *sb, float *y);
 
 /* y[i] = 1 / (1 + exp(-x[i])) for i < n, within 1e-6 of the exact value
  * (x and y may be the same array). sigmoid.c says how. */

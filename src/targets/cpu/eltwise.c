@@ -18,12 +18,12 @@
 /* The float binary functions (binary.def), broadcasting. */
 void dg_cpu_binary_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
                      void *out, void *scratch) {
-  (void)pool, (void)scratch;
+  (void)scratch;
   const dg_tensor_desc *ad = in_desc(cn, 0), *bd = in_desc(cn, 1),
                        *yd = out_desc(cn);
   int64_t sa[DG_MAX_RANK], sb[DG_MAX_RANK];
   dg_broadcast_strides(ad->rank, ad->dims, yd->rank, yd->dims, sa);
   dg_broadcast_strides(bd->rank, bd->dims, yd->rank, yd->dims, sb);
   int fn = cn->node->p.fn;
-  dg_cpu_binary(fn, yd->rank, yd->dims, in[0], sa, in[1], sb, out);
+  dg_cpu_binary(pool, fn, yd->rank, yd->dims, in[0], sa, in[1], sb, out);
 }
