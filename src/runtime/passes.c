@@ -4,6 +4,7 @@
 #include "core/env.h"
 #include "fold_bn.h"
 #include "fuse_act.h"
+#include "fuse_silu.h"
 #include "simplify.h"
 
 #include <string.h>
@@ -18,7 +19,7 @@ bool dg_passes_run(dg_ir *ir) {
   dg_simplify(&rw);
   dg_rewrite_end(&rw);
   /* Each fusion sees the graph the previous one left. */
-  bool (*const fusions[])(dg_rewrite *) = {dg_fold_batch_norm,
+  bool (*const fusions[])(dg_rewrite *) = {dg_fold_batch_norm, dg_fuse_silu,
                                            dg_fuse_activations};
   for (size_t k = 0; k < sizeof fusions / sizeof fusions[0]; k++) {
     if (!dg_rewrite_begin(&rw, ir))
