@@ -140,8 +140,60 @@ MAXPOOL_2X2(maxpool_2x2_i8, int8_t)
 MAXPOOL_2X2(maxpool_2x2_u8, uint8_t)
 #undef MAXPOOL_2X2
 
-static void pool_generic(dg_cpu_node *cn, void *const *in, void *out,
-                         bool is_max) {
+/* Max pooling with padding, undilated (ResNet's 3x3/2 pad 1): per output
+ * row, the max over the window's rows inside the input, one vectorised
+ * pass over the row, then per output the max over the columns inside.
+ * Taps outside the input count for nothing, and a NaN never wins (v > m
+ * is false), both as in the generic loop, so the result is the same;
+ * planes are dealt to the pool's threads. */
+enum { ROW_MAX = 4096 };
+typedef struct maxpool_job {
+  const dg_cpu_node *cn;
+  const void *x;
+  void *y;
+  int64_t planes;
+} maxpool_job;
+
+#define MAXPOOL_ROWS(name, T, ACC, INIT)                                       \
+  static void name(void *arg, int t, int n) {                                  \
+    const maxpool_job *j = arg;                                                \
+    const dg_tensor_desc *xd = in_desc(j->cn, 0), *yd = out_desc(j->cn);       \
+    const dg_node_params *p = &j->cn->node->p;                                 \
+    int64_t H = xd->dims[2], W = xd->dims[3], OH = yd->dims[2],                \
+            OW = yd->dims[3];                                                  \
+    ACC row[ROW_MAX];                                                          \
+    for (int64_t c = j->planes * t / n; c < j->planes * (t + 1) / n; c++) {    \
+      const T *x = (const T *)j->x + c * H * W;                                \
+      T *y = (T *)j->y + c * OH * OW;                                          \
+      for (int64_t oh = 0; oh < OH; oh++, y += OW) {                           \
+        int64_t h0 = oh * p->stride[0] - p->pads[0], is, ie;                   \
+        pool_taps(h0, p->kernel[0], 1, H, &is, &ie);                           \
+        for (int64_t iw = 0; iw < W; iw++)                                     \
+          row[iw] = INIT;                                                      \
+        for (int64_t i = is; i < ie; i++) {                                    \
+          const T *r = x + (h0 + i) * W;                                       \
+          for (int64_t iw = 0; iw < W; iw++)                                   \
+            row[iw] = (ACC)r[iw] > row[iw] ? (ACC)r[iw] : row[iw];             \
+        }                                                                      \
+        for (int64_t ow = 0; ow < OW; ow++) {                                  \
+          int64_t w0 = ow * p->stride[1] - p->pads[1], js, je;                 \
+          pool_taps(w0, p->kernel[1], 1, W, &js, &je);                         \
+          ACC m = INIT;                                                        \
+          if (is < ie)                                                         \
+            for (int64_t k = js; k < je; k++)                                  \
+              m = row[w0 + k] > m ? row[w0 + k] : m;                           \
+          y[ow] = (T)m;                                                        \
+        }                                                                      \
+      }                                                                        \
+    }                                                                          \
+  }
+MAXPOOL_ROWS(maxpool_rows_f32, float, float, -INFINITY)
+MAXPOOL_ROWS(maxpool_rows_i8, int8_t, int32_t, INT32_MIN)
+MAXPOOL_ROWS(maxpool_rows_u8, uint8_t, int32_t, INT32_MIN)
+#undef MAXPOOL_ROWS
+
+static void pool_generic(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+                         void *out, bool is_max) {
   const dg_node_params *p = &cn->node->p;
   if (is_max && pool_windows_inside(cn) && p->kernel[0] == 2 &&
       p->kernel[1] == 2 && p->stride[0] == 2 && p->stride[1] == 2) {
@@ -156,6 +208,22 @@ static void pool_generic(dg_cpu_node *cn, void *const *in, void *out,
       maxpool_2x2_f32(cn, in[0], out);
       return;
     }
+  }
+  const dg_tensor_desc *xd = in_desc(cn, 0);
+  if (is_max && !pool_windows_inside(cn) && p->dilation[0] == 1 &&
+      p->dilation[1] == 1 && xd->dims[3] <= ROW_MAX) {
+    maxpool_job j = {cn, in[0], out, xd->dims[0] * xd->dims[1]};
+    int64_t work = dg_desc_elements(xd), tasks = dg_cpu_pool_threads(pool);
+    if (work < 65536)
+      tasks = 1; /* a wake-up would cost more */
+    if (tasks > j.planes)
+      tasks = j.planes;
+    void (*fn)(void *, int, int) = xd->dtype == DG_DTYPE_I8 ? maxpool_rows_i8
+                                   : xd->dtype == DG_DTYPE_U8
+                                       ? maxpool_rows_u8
+                                       : maxpool_rows_f32;
+    dg_cpu_pool_run(pool, fn, &j, (int)(tasks > 0 ? tasks : 1));
+    return;
   }
   if (is_max && pool_windows_inside(cn)) {
     switch (in_desc(cn, 0)->dtype) {
@@ -185,13 +253,13 @@ static void pool_generic(dg_cpu_node *cn, void *const *in, void *out,
 
 void dg_cpu_maxpool_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
                       void *out, void *scratch) {
-  (void)pool, (void)scratch;
-  pool_generic(cn, in, out, true);
+  (void)scratch;
+  pool_generic(cn, pool, in, out, true);
 }
 void dg_cpu_avgpool_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
                       void *out, void *scratch) {
-  (void)pool, (void)scratch;
-  pool_generic(cn, in, out, false);
+  (void)scratch;
+  pool_generic(cn, pool, in, out, false);
 }
 
 void dg_cpu_gap_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
