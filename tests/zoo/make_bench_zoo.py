@@ -61,11 +61,14 @@ def export(name, spec, seed):
     make_zoo.randomise_bn(model, torch, np.random.default_rng(seed))
     x = make_zoo.image(seed, shape)
     buf = io.BytesIO()
-    torch.onnx.export(model, torch.from_numpy(x), buf, opset_version=opset,
-                      input_names=["input"], output_names=["output"],
-                      dynamic_axes={"input": {0: "batch"},
-                                    "output": {0: "batch"}},
-                      do_constant_folding=True)
+    kw = dict(opset_version=opset, input_names=["input"],
+              output_names=["output"],
+              dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}},
+              do_constant_folding=True)
+    try:  # the TorchScript exporter, Debian's (torch < 2.5 has no dynamo)
+        torch.onnx.export(model, torch.from_numpy(x), buf, dynamo=False, **kw)
+    except TypeError:
+        torch.onnx.export(model, torch.from_numpy(x), buf, **kw)
     return onnx.load_from_string(buf.getvalue()), x
 
 
