@@ -11,16 +11,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 bench=$1
-cache=${DG_ORT_CACHE:-${HOME:-/tmp}/.cache/directgraph-ci/ort}
-lib=${DG_ORT_LIB:-$cache/1.30.0/libonnxruntime.so.1}
-if [ ! -s "$lib" ]; then
-  echo "skipped: ONNX Runtime 1.30.0 not found at $lib; run tests/ort/fetch-ort.sh first (it needs the npm registry)"
-  exit 0
-fi
-if ! /usr/bin/python3 -c 'import onnx' 2>/dev/null; then
-  echo "skipped: Debian's python3-onnx is not installed (apt-get install python3-onnx)"
-  exit 0
-fi
+. "$here/need_ort.sh"
 dir=$(mktemp -d "${TMPDIR:-/tmp}/dg-bench-models.XXXXXX")
 trap 'rm -rf "$dir"' EXIT INT TERM
 mkdir -p "$dir/gen"

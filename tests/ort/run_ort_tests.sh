@@ -20,16 +20,7 @@ else
 fi
 # ORT resolves a relative EP path against its own folder: make it absolute.
 case $ep in /*) ;; *) ep="$(pwd)/$ep" ;; esac
-cache=${DG_ORT_CACHE:-${HOME:-/tmp}/.cache/directgraph-ci/ort}
-lib=${DG_ORT_LIB:-$cache/1.30.0/libonnxruntime.so.1}
-if [ ! -s "$lib" ]; then
-  echo "skipped: ONNX Runtime 1.30.0 not found at $lib; run tests/ort/fetch-ort.sh first (it needs the npm registry)"
-  exit 0
-fi
-if ! /usr/bin/python3 -c 'import onnx' 2>/dev/null; then
-  echo "skipped: Debian's python3-onnx is not installed (apt-get install python3-onnx)"
-  exit 0
-fi
+. "$here/need_ort.sh"
 models=$(mktemp -d "${TMPDIR:-/tmp}/dg-ort-models.XXXXXX")
 trap 'rm -rf "$models"' EXIT INT TERM
 if ! /usr/bin/python3 "$here/gen_models.py" "$models" "$src/examples/lenet-weights" >"$models/gen.log" 2>&1; then

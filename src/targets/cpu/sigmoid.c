@@ -7,15 +7,14 @@
  *
  * sigmoid(x) = 1 / (1 + e^-x) is computed from e = e^-|x| in (0, 1], as
  * 1 / (1 + e) for x >= 0 and e / (1 + e) below, so nothing overflows; e
- * is vexp.h's (below -87 it is 0, so the result is exactly 0 or 1, off by
- * less than 2e-38). */
+ * is vexp.h's dg_cpu_exp (denormal near -100, 0 below -104). */
 #include "cpu_kernels.h"
 #include "vexp.h"
 
 #include <string.h>
 
 static inline float sigmoid1(float x) {
-  float e = dg_cpu_exp_le0(x < 0 ? x : -x); /* e^-|x| */
+  float e = dg_cpu_exp(x < 0 ? x : -x); /* e^-|x| */
   float y = (x >= 0 ? 1.0f : e) / (1.0f + e);
   return x == x ? y : x;
 }

