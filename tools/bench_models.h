@@ -5,8 +5,9 @@
  * the library the EP tests fetch) opens the same file with the same
  * thread count, both run the same seeded input, their outputs are
  * compared, and then they are timed in alternating blocks so that a
- * change in the machine's load reaches both. The table gives the median
- * of the block medians for each, their spread, and ours / ORT's speed,
+ * change in the machine's load reaches both. The table gives the best
+ * block median for each, the spread of the block medians, and ours /
+ * ORT's speed,
  * with the geomean over f32 and int8 models; one JSON line per model.
  * Not a timed test: nothing is asserted about the figures. */
 #ifndef DG_BENCH_MODELS_H
