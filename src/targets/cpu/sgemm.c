@@ -17,6 +17,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cpu_kernels.h"
 #include "gemm_split.h"
+#include "sgemm_tile.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -33,21 +34,8 @@
 #ifndef NC
 #define NC 1024
 #endif
-
-/* One microkernel call: C[mr, nr] (+)= Apanel[mr, kc] * B[kc, nr]. */
-typedef struct ktile {
-  int mr, nr, kc;
-  const float *a; /* packed, a[k * mr + i] */
-  const float *b; /* row k at b + k * bs; only nr columns are readable */
-  size_t bs;
-  float *c;
-  size_t ldc;
-  int load_c;            /* accumulate onto C (not the first K slice) */
-  const float *bias_row; /* mr entries, or NULL */
-  const float *bias_col; /* nr entries, or NULL */
-  int clamp;
-  float lo, hi;
-} ktile;
+/* A column block: the whole panels of nr that fit in NC. */
+static inline int nc_block(int nr) { return NC / nr * nr; }
 
 typedef void (*kernel_fn)(const ktile *t);
 
@@ -526,8 +514,11 @@ static void run_task(void *arg, int task, int ntasks) {
   /* No scratch when both operands come prepacked or in place. */
   float *apan = p->scratch ? p->scratch + p->per_task * (size_t)task : NULL;
   float *bblk = apan ? apan + p->a_floats : NULL;
-  for (int jc = n0; jc < n1; jc += NC) {
-    int nc = n1 - jc < NC ? n1 - jc : NC;
+  /* Column blocks of whole panels (NC need not be a multiple of nr:
+   * NEON's is 12), so that a prepacked B's panels start at each block. */
+  const int ncb = nc_block(p->nr);
+  for (int jc = n0; jc < n1; jc += ncb) {
+    int nc = n1 - jc < ncb ? n1 - jc : ncb;
     int pc = 0;
     do {
       int kc = g->K - pc < KC ? g->K - pc : KC;
@@ -625,6 +616,13 @@ static void run_naive(const plan *p) {
     }
 }
 
+/* Floats of one packed B block: kc rows of at most nc_block columns
+ * (nb is N rounded up to whole panels). */
+static size_t b_block_floats(int kc, int nb, int nr) {
+  int cols = nb < nc_block(nr) ? nb : nc_block(nr);
+  return (size_t)kc * (size_t)cols;
+}
+
 /* The kernel the current SIMD level uses, and its shape. */
 static void pick_kernel(plan *p, dot_fn *dot) {
   p->kern = kern_portable;
@@ -643,6 +641,12 @@ static void pick_kernel(plan *p, dot_fn *dot) {
     p->mr = A2_MR;
     p->nr = A2_NR;
     *dot = dot_rows_avx2;
+  }
+#elif defined(__aarch64__)
+  if (level >= DG_CPU_SIMD_NEON) {
+    p->kern = dg_cpu_sgemm_kern_neon;
+    p->mr = DG_CPU_NEON_MR;
+    p->nr = DG_CPU_NEON_NR;
   }
 #else
   (void)level;
@@ -712,7 +716,7 @@ size_t dg_cpu_sgemm_task_floats(int M, int N, int K) {
   int kc = K < KC ? (K > 0 ? K : 1) : KC;
   int nb = (N + p.nr - 1) / p.nr * p.nr;
   return (((size_t)p.mr * kc + 15) & ~(size_t)15) +
-         (size_t)kc * (nb < NC ? nb : NC);
+         b_block_floats(kc, nb, p.nr);
 }
 
 void dg_cpu_sgemm(dg_cpu_pool *pool, const dg_cpu_sgemm_args *g) {
@@ -773,8 +777,8 @@ void dg_cpu_sgemm_packed_run(dg_cpu_pool *pool, const dg_cpu_sgemm_args *g,
     int kc = g->K < KC ? (g->K > 0 ? g->K : 1) : KC;
     int nb = (g->N + p.nr - 1) / p.nr * p.nr;
     p.a_floats = ((size_t)p.mr * kc + 15) & ~(size_t)15;
-    p.per_task = p.a_floats +
-                 (p.direct_b || p.pb ? 0 : (size_t)kc * (nb < NC ? nb : NC));
+    p.per_task =
+        p.a_floats + (p.direct_b || p.pb ? 0 : b_block_floats(kc, nb, p.nr));
     size_t bytes = sizeof(float) * p.per_task * (size_t)ntasks;
     if (g->scratch && g->scratch_floats >= p.per_task * (size_t)ntasks)
       p.scratch = g->scratch;
