@@ -556,8 +556,12 @@ static void conv_case(dg_cpu_pool *pool, const char *tag, int idx,
   for (int g = 0; g < s.G && idx % 2; g++)
     packs[g] = dg_cpu_sgemm_pack_a(OG, K, w + (size_t)g * OG * K, K);
   float lo = idx % 3 == 0 ? 0.0f : -INFINITY, hi = INFINITY;
+  /* a fused residual add on every fifth case, before the clamp */
+  float *r = idx % 5 == 2 ? malloc(4 * yn) : NULL;
+  for (size_t i = 0; r && i < yn; i++)
+    r[i] = rfloat();
   dg_cpu_conv_f32(pool, &s, x, w, idx % 2 ? packs : NULL,
-                  idx % 4 == 1 ? NULL : b, y, lo, hi, scratch, sb);
+                  idx % 4 == 1 ? NULL : b, r, y, lo, hi, scratch, sb);
   double worst = 0, mag = 1e-30;
   for (int n = 0; n < s.N; n++)
     for (int o = 0; o < s.O; o++)
@@ -577,9 +581,12 @@ static void conv_case(dg_cpu_pool *pool, const char *tag, int idx,
                              iw] *
                        w[(((size_t)o * CG + c) * s.KH + kh) * s.KW + kw];
               }
+          size_t at = (((size_t)n * s.O + o) * s.OH + oh) * s.OW + ow;
+          if (r)
+            acc += r[at];
           if (acc < lo)
             acc = lo;
-          double got = y[(((size_t)n * s.O + o) * s.OH + oh) * s.OW + ow];
+          double got = y[at];
           double e = fabs(got - acc);
           worst = e > worst || e != e ? e : worst;
           mag = fabs(acc) > mag ? fabs(acc) : mag;
@@ -587,14 +594,16 @@ static void conv_case(dg_cpu_pool *pool, const char *tag, int idx,
   char what[256];
   snprintf(what, sizeof what,
            "%s conv_f32 case %d: N%d C%d O%d G%d %dx%d k%dx%d s%d,%d d%d,%d "
-           "p%d,%d,%d,%d scratch %d: error %.3g of %.3g",
+           "p%d,%d,%d,%d scratch %d%s: error %.3g of %.3g",
            tag, idx, s.N, s.C, s.O, s.G, s.H, s.W, s.KH, s.KW, s.sh, s.sw, s.dh,
-           s.dw, s.pt, s.pl, pb, pr, scratch_mode, worst, mag);
+           s.dw, s.pt, s.pl, pb, pr, scratch_mode, r ? " residual" : "", worst,
+           mag);
   group_case(worst <= 1e-4 * mag, what);
   for (int g = 0; g < s.G; g++)
     dg_cpu_sgemm_packed_free(packs[g]);
   free(packs);
   free(scratch);
+  free(r);
   free(x);
   free(w);
   free(y);
@@ -749,7 +758,7 @@ static void test_depthwise(const char *tag) {
       x[i] = 2 * rfloat();
     for (int i = 0; i < 64; i++)
       w[i] = rfloat();
-    dg_cpu_depthwise_plane(&d, x, w, bias, y, 0.0f, 6.0f);
+    dg_cpu_depthwise_plane(&d, x, w, bias, NULL, y, 0.0f, 6.0f);
     /* int8 on the same geometry: u8 and i8 input, against the sums and
      * requant.h's dg_requant, bit for bit */
     uint8_t *xq = malloc(nx), *yq = malloc(ny);

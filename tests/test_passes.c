@@ -42,6 +42,8 @@ enum {
   RESHAPE_OUT,
   SILU,
   SILU_READ_TWICE,
+  RESIDUAL,
+  RESIDUAL_LATE,
   NCASES
 };
 
@@ -62,7 +64,7 @@ static dg_graph *build(int c, int dev) {
     y = dg_graph_fully_connected(g, "fc", f, constant(g, "fw", 2, fw),
                                  DG_TENSOR_NONE, DG_ACTIVATION_NONE);
   } else if (c != IDENTITIES && c != RESHAPE_OUT && c != SILU &&
-             c != SILU_READ_TWICE) {
+             c != SILU_READ_TWICE && c != RESIDUAL_LATE) {
     y = dg_graph_conv2d(g, "conv", x, constant(g, "w", 4, wd),
                         constant(g, "b", 1, bd), &p);
   }
@@ -114,6 +116,20 @@ static dg_graph *build(int c, int dev) {
     y = dg_graph_binary(g, "mul", DG_BINARY_MUL, x,
                         dg_graph_sigmoid(g, "sig", x));
     break;
+  case RESIDUAL: { /* conv + a constant of its shape, then relu */
+    int64_t yd[4] = {1, 5, 6, 6};
+    y = dg_graph_relu(g, "relu",
+                      dg_graph_add(g, "add", y, constant(g, "r", 4, yd)));
+    break;
+  }
+  case RESIDUAL_LATE: { /* a + b, b's conv after a's: b's takes a */
+    dg_tensor a = dg_graph_conv2d(g, "conv_a", x, constant(g, "wa", 4, wd),
+                                  DG_TENSOR_NONE, &p);
+    dg_tensor b = dg_graph_conv2d(g, "conv_b", x, constant(g, "wb", 4, wd),
+                                  constant(g, "bb", 1, bd), &p);
+    y = dg_graph_add(g, "add", a, b);
+    break;
+  }
   case SILU_READ_TWICE: {
     dg_tensor sg = dg_graph_sigmoid(g, "sig", x);
     y = dg_graph_add(g, "add", dg_graph_binary(g, "mul", DG_BINARY_MUL, sg, x),
@@ -149,6 +165,14 @@ static const char *const want[NCASES] = {
     [RESHAPE_OUT] = "relu | same_shape",
     [SILU] = "sig+mul",
     [SILU_READ_TWICE] = "sig | mul | add",
+    [RESIDUAL] = "conv+add+relu",
+    [RESIDUAL_LATE] = "conv_a | conv_b+add",
+};
+/* Where a device has no epilogue for the fusion (the residual add: the
+ * GPU targets), the plan without it. */
+static const char *const want_elsewhere[NCASES] = {
+    [RESIDUAL] = "conv | add | relu",
+    [RESIDUAL_LATE] = "conv_a | conv_b | add",
 };
 static const char *const what[NCASES] = {
     [CONV_RELU] = "a relu fuses into its conv",
@@ -164,6 +188,9 @@ static const char *const what[NCASES] = {
     [RESHAPE_OUT] = "an identity reshape that is a graph output stays",
     [SILU] = "x * sigmoid(x) becomes one silu node",
     [SILU_READ_TWICE] = "a sigmoid read twice stays a node",
+    [RESIDUAL] = "a residual add fuses into the conv (then its relu), where "
+                 "the device has the epilogue",
+    [RESIDUAL_LATE] = "a residual add fuses into the later of two convs",
 };
 
 /* Compiles graph g on device dev (strict) and runs it; 0 on failure. */
@@ -238,7 +265,10 @@ int main(void) {
       }
       /* the folded weights and silu's own formula round differently */
       int exact = c != CONV_BN_RELU && c != SILU;
-      CHECK(!strcmp(plan, want[c]) && (exact ? !differ : worst <= 1e-6 * peak),
+      const char *w = info.kind != DG_DEVICE_CPU && want_elsewhere[c]
+                          ? want_elsewhere[c]
+                          : want[c];
+      CHECK(!strcmp(plan, w) && (exact ? !differ : worst <= 1e-6 * peak),
             "%s on %s: plan \"%s\" (unfused \"%s\"), %s (max diff %.2g)",
             what[c], info.name, plan, plan0,
             exact ? (differ ? "outputs differ" : "bit-exact")
@@ -247,6 +277,27 @@ int main(void) {
       dg_graph_destroy(g);
     }
   }
+  /* All devices allowed: the residual fuses only when no device that
+   * runs the conv lacks the epilogue (here: no Vulkan or OpenCL device). */
+  int gpus = 0;
+  for (int dev = 0; dev < ndev; dev++) {
+    dg_device_info info;
+    dg_context_device_info(ctx, dev, &info);
+    gpus += (info.kind == DG_DEVICE_VULKAN || info.kind == DG_DEVICE_OPENCL) &&
+            dg_device_supports(ctx, dev, DG_OP_CONV2D);
+  }
+  dg_graph *g = build(RESIDUAL, -1);
+  dg_session *s = NULL;
+  char plan[1024] = "";
+  if (dg_graph_compile(g, NULL, &s, NULL) == DG_OK)
+    names(dg_session_plan(s), plan, sizeof plan);
+  const char *w = gpus ? "conv | add | relu" : "conv+add+relu";
+  CHECK(!strcmp(plan, w),
+        "every device allowed (%d GPU device(s) without the epilogue): plan "
+        "\"%s\", want \"%s\"",
+        gpus, plan, w);
+  dg_session_destroy(s);
+  dg_graph_destroy(g);
   dg_context_destroy(ctx);
   return t_exit();
 }

@@ -246,10 +246,14 @@ void dg_ref_conv2d(const dg_ir *ir, const dg_node *n, const double *const *in,
       for (int64_t oh = 0; oh < g.OH; oh++)
         for (int64_t ow = 0; ow < g.OW; ow++) {
           double v = conv_dot(&g, n, in[0], in[1], b, o, oh, ow, 0, 0);
+          int64_t at = ((b * g.O + o) * g.OH + oh) * g.OW + ow;
           if (in[2])
             v += in[2][o];
-          out[((b * g.O + o) * g.OH + oh) * g.OW + ow] =
-              activate(v, n->p.activation);
+          /* a residual add fused by the compile-time passes (never built:
+           * runtime/fuse_residual.h), before the activation */
+          if (n->input_count > 3 && in[3])
+            v += in[3][at];
+          out[at] = activate(v, n->p.activation);
         }
 }
 

@@ -18,6 +18,15 @@ static inline void dg_activation_range(dg_activation a, float *lo, float *hi) {
   *hi = a == DG_ACTIVATION_RELU6 ? 6.0f : INFINITY;
 }
 
+/* The tensor a conv2d adds to its result before the activation, or 0: a
+ * residual add the compile-time passes fused into the conv (input 3;
+ * runtime/fuse_residual.h). The builder never makes one; a target that
+ * has no such epilogue declines the node, and then the pass does not
+ * fuse. */
+static inline uint32_t dg_conv_residual(const dg_node *n) {
+  return n->op == DG_OP_CONV2D && n->input_count > 3 ? n->inputs[3] : 0;
+}
+
 /* A 2-D convolution's geometry (conv2d, qconv2d): x [N, C, H, W], w [O,
  * CG, KH, KW] in G groups of CG input and OG output channels, y [N, O,
  * OH, OW]; K = CG * KH * KW is a group's GEMM depth, P = OH * OW. */

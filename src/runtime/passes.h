@@ -5,7 +5,9 @@
  *      transpose pairs, reshape chains, unread nodes;
  *   2. batch norm into the conv before it (fold_bn.h);
  *   3. x * sigmoid(x) as one silu node (fuse_silu.h);
- *   4. relu / relu6 into the conv, fully connected or transposed conv
+ *   4. a residual add into the conv that makes one operand, where every
+ *      device that could run the conv has that epilogue (fuse_residual.h);
+ *   5. relu / relu6 into the conv, fully connected or transposed conv
  *      before it (fuse_act.h).
  * A fused node is named after the nodes it came from, joined by "+", so
  * the plan shows each fusion and its ONNX nodes. DG_PASSES=none turns
@@ -15,7 +17,18 @@
 
 #include "core/ir.h"
 
-/* false on out-of-memory (ir still consistent). */
-bool dg_passes_run(dg_ir *ir);
+/* What the device-dependent fusions ask of the session: whether every
+ * device placement would consider for node `before` that runs it also
+ * runs `after`, its fused form (so that fusing moves no node off a
+ * device). */
+typedef struct dg_pass_devices {
+  bool (*keeps)(void *ctx, const dg_ir *ir, const dg_node *before,
+                const dg_node *after);
+  void *ctx;
+} dg_pass_devices;
+
+/* false on out-of-memory (ir still consistent). devs NULL: only the
+ * fusions every target takes. */
+bool dg_passes_run(dg_ir *ir, const dg_pass_devices *devs);
 
 #endif

@@ -43,6 +43,10 @@ static bool simulator_asked(const dg_session *s, int d, int pin) {
   return false;
 }
 
+bool dg_place_considers(const dg_session *s, int d, int pin) {
+  return device_allowed(s, d) && simulator_asked(s, d, pin);
+}
+
 static uint64_t tensor_bytes(const dg_ir *ir, uint32_t id) {
   return id ? dg_desc_bytes(&dg_ir_tensor(ir, id)->desc) : 0;
 }

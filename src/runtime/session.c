@@ -199,6 +199,22 @@ void dg_session_destroy(dg_session *s) {
   dg_context_unref(ctx);
 }
 
+/* dg_pass_devices' question for this session: no device placement would
+ * weigh loses the node by its fusion. */
+static bool keeps_devices(void *ctx, const dg_ir *ir, const dg_node *before,
+                          const dg_node *after) {
+  const dg_session *s = ctx;
+  char why[160];
+  for (int d = 0; d < s->ctx->devices.count; d++) {
+    dg_device *dev = &s->ctx->devices.items[d];
+    if (dg_place_considers(s, d, before->pinned_device) &&
+        dev->vt->supports(dev, ir, before, why, sizeof why) &&
+        !dev->vt->supports(dev, ir, after, why, sizeof why))
+      return false;
+  }
+  return true;
+}
+
 dg_status dg_session_compile(dg_context *ctx, const dg_ir *ir,
                              const dg_compile_options *opts, bool keep_all,
                              dg_session **out, dg_diagnostic *diag) {
@@ -214,9 +230,17 @@ dg_status dg_session_compile(dg_context *ctx, const dg_ir *ir,
     s->opts = *opts;
   s->opts.devices = NULL;
   dg_status st = DG_ERROR_OUT_OF_MEMORY;
+  if (opts && opts->device_count > 0) {
+    s->devices_allowed = malloc(sizeof(int) * (size_t)opts->device_count);
+    if (!s->devices_allowed)
+      goto fail;
+    memcpy(s->devices_allowed, opts->devices,
+           sizeof(int) * (size_t)opts->device_count);
+  }
   /* Rewrites on the session's own copy, before anything is sized by its
-   * node count. */
-  if (!dg_ir_clone(ir, &s->ir) || !dg_passes_run(&s->ir))
+   * node count; the device-dependent ones ask the allowed devices. */
+  dg_pass_devices devs = {keeps_devices, s};
+  if (!dg_ir_clone(ir, &s->ir) || !dg_passes_run(&s->ir, &devs))
     goto fail;
   int N = s->ir.node_count;
   s->placement = calloc((size_t)N + 1, sizeof(int));
@@ -226,13 +250,6 @@ dg_status dg_session_compile(dg_context *ctx, const dg_ir *ir,
   s->plan.ir = &s->ir;
   if (!s->placement || !s->node_us || !s->plan.nodes)
     goto fail;
-  if (opts && opts->device_count > 0) {
-    s->devices_allowed = malloc(sizeof(int) * (size_t)opts->device_count);
-    if (!s->devices_allowed)
-      goto fail;
-    memcpy(s->devices_allowed, opts->devices,
-           sizeof(int) * (size_t)opts->device_count);
-  }
   st = dg_place(s, diag);
   if (st != DG_OK)
     goto fail_diag;

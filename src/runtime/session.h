@@ -62,6 +62,10 @@ dg_status dg_session_compile(dg_context *ctx, const dg_ir *ir,
 /* Global placement (placement.c). Fills s->placement and the plan's
  * device and reason fields. */
 dg_status dg_place(dg_session *s, dg_diagnostic *diag);
+/* Whether placement weighs device d for a node pinned to pin (-1: none):
+ * the compile options allow it, and it is no simulator nobody asked
+ * for. */
+bool dg_place_considers(const dg_session *s, int d, int pin);
 
 /* Binds inputs (converting layouts) and runs every segment. */
 dg_status dg_session_execute(dg_session *s, const dg_binding *inputs,

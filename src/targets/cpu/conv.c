@@ -100,7 +100,7 @@ static void im2col_8(const conv_dims *d, const uint8_t *x, uint8_t *col,
 
 typedef struct dw_job {
   const conv_dims *d;
-  const float *x, *w, *b;
+  const float *x, *w, *b, *r;
   float *y;
   float lo, hi;
 } dw_job;
@@ -114,9 +114,10 @@ static void dw_task(void *arg, int i, int n) {
   const float *x = j->x + (size_t)i * d->H * d->W;
   const float *w = j->w + c * d->KH * d->KW;
   float *y = j->y + (size_t)i * d->P;
+  const float *r = j->r ? j->r + (size_t)i * d->P : NULL;
   float bias = j->b ? j->b[c] : 0.0f;
   if (dg_cpu_depthwise_fits(d)) {
-    dg_cpu_depthwise_plane(d, x, w, bias, y, j->lo, j->hi);
+    dg_cpu_depthwise_plane(d, x, w, bias, r, y, j->lo, j->hi);
     return;
   }
   for (int64_t oh = 0; oh < d->OH; oh++)
@@ -133,6 +134,8 @@ static void dw_task(void *arg, int i, int n) {
         }
       }
       s += bias;
+      if (r)
+        s += r[oh * d->OW + ow];
       y[oh * d->OW + ow] = s < j->lo ? j->lo : (s > j->hi ? j->hi : s);
     }
 }
@@ -148,17 +151,19 @@ static void conv_f32(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
                      void *out, void *scratch) {
   conv_dims d = conv_get(cn);
   const float *x = in[0], *w = in[1], *b = in[2];
+  /* a residual add fused into the conv (runtime/fuse_residual.h) */
+  const float *r = cn->node->input_count > 3 ? in[3] : NULL;
   float *y = out;
   float lo, hi;
   dg_activation_range(cn->node->p.activation, &lo, &hi);
   if (d.CG == 1 && d.OG == 1) {
-    dw_job j = {&d, x, w, b, y, lo, hi};
+    dw_job j = {&d, x, w, b, r, y, lo, hi};
     dg_cpu_pool_run(pool, dw_task, &j, (int)(d.N * d.C));
     return;
   }
   if (!conv_is_pointwise(&d)) { /* implicit GEMM, no im2col matrix */
     dg_cpu_conv_shape s = conv_shape(&d);
-    dg_cpu_conv_f32(pool, &s, x, w, cn->spack, b, y, lo, hi, scratch,
+    dg_cpu_conv_f32(pool, &s, x, w, cn->spack, b, r, y, lo, hi, scratch,
                     cn->scratch_bytes);
     return;
   }
@@ -176,6 +181,9 @@ static void conv_f32(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
                              .ldc = (int)d.P,
                              .bias = b ? b + g * d.OG : NULL,
                              .bias_per_row = 1,
+                             .residual =
+                                 r ? r + (n * d.O + g * d.OG) * d.P : NULL,
+                             .ldr = (int)d.P,
                              .clamp_lo = lo,
                              .clamp_hi = hi};
       dg_cpu_sgemm_packed_run(pool, &a, cn->spack ? cn->spack[g] : NULL, NULL);

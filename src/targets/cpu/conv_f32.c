@@ -195,7 +195,7 @@ size_t dg_cpu_conv_f32_scratch(const dg_cpu_conv_shape *s, int threads) {
 
 typedef struct conv_job {
   const dg_cpu_conv_shape *s;
-  const float *x, *w, *b;
+  const float *x, *w, *b, *r;
   dg_cpu_sgemm_packed *const *packs;
   float *y, lo, hi;
   float *scratch;
@@ -209,21 +209,24 @@ static void conv_one(const conv_job *j, dg_cpu_pool *pool, int n, int g,
   const dg_cpu_conv_shape *s = j->s;
   int CG = s->C / s->G, OG = s->O / s->G, K = group_k(s), P = s->OH * s->OW;
   conv_src cs = {j->x + ((size_t)n * s->C + (size_t)g * CG) * s->H * s->W, s};
-  dg_cpu_sgemm_args a = {.M = OG,
-                         .N = P,
-                         .K = K,
-                         .A = j->w + (size_t)g * OG * K,
-                         .lda = K,
-                         .C = j->y + ((size_t)n * s->O + (size_t)g * OG) * P,
-                         .ldc = P,
-                         .bias = j->b ? j->b + (size_t)g * OG : NULL,
-                         .bias_per_row = 1,
-                         .clamp_lo = j->lo,
-                         .clamp_hi = j->hi,
-                         .pack_b = pack_cols,
-                         .pack_b_ctx = &cs,
-                         .scratch = scratch,
-                         .scratch_floats = scratch_floats};
+  dg_cpu_sgemm_args a = {
+      .M = OG,
+      .N = P,
+      .K = K,
+      .A = j->w + (size_t)g * OG * K,
+      .lda = K,
+      .C = j->y + ((size_t)n * s->O + (size_t)g * OG) * P,
+      .ldc = P,
+      .bias = j->b ? j->b + (size_t)g * OG : NULL,
+      .bias_per_row = 1,
+      .residual = j->r ? j->r + ((size_t)n * s->O + (size_t)g * OG) * P : NULL,
+      .ldr = P,
+      .clamp_lo = j->lo,
+      .clamp_hi = j->hi,
+      .pack_b = pack_cols,
+      .pack_b_ctx = &cs,
+      .scratch = scratch,
+      .scratch_floats = scratch_floats};
   dg_cpu_sgemm_packed_run(pool, &a, j->packs ? j->packs[g] : NULL, NULL);
 }
 
@@ -243,12 +246,12 @@ static void images_task(void *arg, int i, int n) {
 void dg_cpu_conv_f32(dg_cpu_pool *pool, const dg_cpu_conv_shape *s,
                      const float *x, const float *w,
                      dg_cpu_sgemm_packed *const *packs, const float *b,
-                     float *y, float lo, float hi, void *scratch,
-                     size_t scratch_bytes) {
+                     const float *r, float *y, float lo, float hi,
+                     void *scratch, size_t scratch_bytes) {
   int threads = dg_cpu_pool_threads(pool);
   size_t task =
       dg_cpu_sgemm_task_floats(s->O / s->G, s->OH * s->OW, group_k(s));
-  conv_job j = {s, x, w, b, packs, y, lo, hi, scratch, task, threads};
+  conv_job j = {s, x, w, b, r, packs, y, lo, hi, scratch, task, threads};
   if (dg_cpu_conv_by_images(s->N, threads)) {
     /* Without room for every task's scratch, each GEMM allocates its own
      * (or, failing that, runs its allocation-free loop). */

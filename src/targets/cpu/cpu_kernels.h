@@ -98,6 +98,10 @@ typedef struct dg_cpu_sgemm_args {
   int ldc;
   const float *bias;
   int bias_per_row;
+  /* Optional: C = A op(B) + bias + residual, then the clamp; residual is
+   * M x N, rows ldr apart (a residual add fused into a conv). */
+  const float *residual;
+  int ldr;
   float clamp_lo, clamp_hi;
   /* Optional implicit B (convolution without an im2col matrix): when set,
    * B, ldb and trans_b are ignored and the GEMM asks pack_b for each block

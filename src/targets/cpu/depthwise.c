@@ -30,7 +30,8 @@ static inline void cols(int64_t OW, int64_t W, int sw, int64_t off, int64_t *lo,
  * for even off, odd[ow + (off - 1) / 2] for odd off. */
 static inline __attribute__((always_inline)) void
 plane(const dg_conv_geom *d, const float *restrict x, const float *restrict w,
-      float bias, float *restrict y, float lo, float hi, int sw) {
+      float bias, const float *restrict res, float *restrict y, float lo,
+      float hi, int sw) {
   float acc[ROW_MAX], ev[ROW_MAX + 1], od[ROW_MAX + 1];
   const int64_t OW = d->OW;
   const bool split = sw == 2 && d->W <= 2 * ROW_MAX;
@@ -63,8 +64,14 @@ plane(const dg_conv_geom *d, const float *restrict x, const float *restrict w,
       }
     }
     float *yr = y + oh * OW;
+    if (res)
+      for (int64_t ow = 0; ow < OW; ow++)
+        acc[ow] = (acc[ow] + bias) + res[oh * OW + ow];
+    else
+      for (int64_t ow = 0; ow < OW; ow++)
+        acc[ow] = acc[ow] + bias;
     for (int64_t ow = 0; ow < OW; ow++) {
-      float s = acc[ow] + bias;
+      float s = acc[ow];
       yr[ow] = s < lo ? lo : (s > hi ? hi : s);
     }
   }
@@ -72,13 +79,14 @@ plane(const dg_conv_geom *d, const float *restrict x, const float *restrict w,
 
 #define PLANES(name, attr)                                                     \
   static attr void name(const dg_conv_geom *d, const float *x, const float *w, \
-                        float bias, float *y, float lo, float hi) {            \
+                        float bias, const float *r, float *y, float lo,        \
+                        float hi) {                                            \
     if (d->sw == 1)                                                            \
-      plane(d, x, w, bias, y, lo, hi, 1);                                      \
+      plane(d, x, w, bias, r, y, lo, hi, 1);                                   \
     else if (d->sw == 2)                                                       \
-      plane(d, x, w, bias, y, lo, hi, 2);                                      \
+      plane(d, x, w, bias, r, y, lo, hi, 2);                                   \
     else                                                                       \
-      plane(d, x, w, bias, y, lo, hi, d->sw);                                  \
+      plane(d, x, w, bias, r, y, lo, hi, d->sw);                               \
   }
 
 PLANES(plane_base, )
@@ -90,18 +98,18 @@ PLANES(plane_avx512, DG_CPU_T512)
 bool dg_cpu_depthwise_fits(const dg_conv_geom *d) { return d->OW <= ROW_MAX; }
 
 void dg_cpu_depthwise_plane(const dg_conv_geom *d, const float *x,
-                            const float *w, float bias, float *y, float lo,
-                            float hi) {
+                            const float *w, float bias, const float *r,
+                            float *y, float lo, float hi) {
 #if defined(__x86_64__)
   int level = dg_cpu_simd_level();
   if (level >= DG_CPU_SIMD_AVX512) {
-    plane_avx512(d, x, w, bias, y, lo, hi);
+    plane_avx512(d, x, w, bias, r, y, lo, hi);
     return;
   }
   if (level >= DG_CPU_SIMD_AVX2) {
-    plane_avx2(d, x, w, bias, y, lo, hi);
+    plane_avx2(d, x, w, bias, r, y, lo, hi);
     return;
   }
 #endif
-  plane_base(d, x, w, bias, y, lo, hi);
+  plane_base(d, x, w, bias, r, y, lo, hi);
 }

@@ -12,10 +12,11 @@
 /* Whether the fast kernel takes d (an output row fits its accumulator). */
 bool dg_cpu_depthwise_fits(const dg_conv_geom *d);
 /* One (image, channel) plane: x [H, W], w [KH, KW], y [OH, OW] =
- * clamp(conv + bias, lo, hi), the sum in the reference's order. */
+ * clamp(conv + bias + r, lo, hi), the sum in the reference's order; r (a
+ * fused residual plane, [OH, OW]) may be NULL. */
 void dg_cpu_depthwise_plane(const dg_conv_geom *d, const float *x,
-                            const float *w, float bias, float *y, float lo,
-                            float hi);
+                            const float *w, float bias, const float *r,
+                            float *y, float lo, float hi);
 
 /* int8: x and y one plane each (bytes; x i8 when x_signed, else u8), wv
  * the KH * KW taps minus the weight zero point, then the sums requantised

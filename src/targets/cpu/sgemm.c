@@ -39,67 +39,6 @@ static inline int nc_block(int nr) { return NC / nr * nr; }
 
 typedef void (*kernel_fn)(const ktile *t);
 
-/* ---- portable kernel: 4 x 16, plain C the compiler can vectorise ---- */
-
-#define P_MR 4
-#define P_NR 16
-
-static void kern_portable(const ktile *t) {
-  float acc[P_MR][P_NR];
-  int mr = t->mr, nr = t->nr;
-  for (int i = 0; i < P_MR; i++)
-    for (int j = 0; j < P_NR; j++) {
-      float v = 0.0f;
-      if (i < mr && j < nr) {
-        if (t->load_c)
-          v = t->c[i * t->ldc + j];
-        else if (t->bias_row)
-          v = t->bias_row[i];
-        else if (t->bias_col)
-          v = t->bias_col[j];
-      }
-      acc[i][j] = v;
-    }
-  const float *a = t->a;
-  for (int k = 0; k < t->kc; k++, a += mr) {
-    const float *b = t->b + k * t->bs;
-    if (nr == P_NR) {
-      for (int i = 0; i < mr; i++)
-        for (int j = 0; j < P_NR; j++)
-          acc[i][j] += a[i] * b[j];
-    } else {
-      for (int i = 0; i < mr; i++)
-        for (int j = 0; j < nr; j++)
-          acc[i][j] += a[i] * b[j];
-    }
-  }
-  for (int i = 0; i < mr; i++)
-    for (int j = 0; j < nr; j++) {
-      float v = acc[i][j];
-      if (t->clamp)
-        v = v < t->lo ? t->lo : (v > t->hi ? t->hi : v);
-      t->c[i * t->ldc + j] = v;
-    }
-}
-
-static void dot_rows_portable(int rows, int K, const float *a, size_t lda,
-                              const float *bcols, size_t ldb, int ncols,
-                              float *outs) {
-  for (int x = 0; x < rows * ncols; x++) {
-    int m = x / ncols, col = x % ncols;
-    const float *b = bcols + col * ldb;
-    float s[8] = {0};
-    int k = 0;
-    for (; k + 8 <= K; k += 8)
-      for (int j = 0; j < 8; j++)
-        s[j] += a[m * lda + k + j] * b[k + j];
-    for (; k < K; k++)
-      s[0] += a[m * lda + k] * b[k];
-    outs[m * 4 + col] =
-        ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]));
-  }
-}
-
 #ifdef DG_X86
 /* ---- AVX-512: up to 14 x 32 (28 accumulators + 2 B vectors) ---- */
 
@@ -162,6 +101,12 @@ k512_body(const int MR, const int NV, const ktile *t) {
 #pragma GCC unroll 14
   for (int i = 0; i < MR; i++) {
     __m512 v0 = c0[i], v1 = c1[i];
+    if (t->res) {
+      v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, t->res + i * t->ldr));
+      if (NV == 2)
+        v1 = _mm512_add_ps(v1,
+                           _mm512_maskz_loadu_ps(m1, t->res + i * t->ldr + 16));
+    }
     if (t->clamp) {
       /* (bound, v) order keeps NaN results NaN. */
       v0 = _mm512_min_ps(hi, _mm512_max_ps(lo, v0));
@@ -319,6 +264,10 @@ k256_body(const int MR, const ktile *t) {
 #pragma GCC unroll 6
   for (int i = 0; i < MR; i++) {
     __m256 v0 = c0[i], v1 = c1[i];
+    if (t->res) {
+      v0 = _mm256_add_ps(v0, _mm256_maskload_ps(t->res + i * t->ldr, m0));
+      v1 = _mm256_add_ps(v1, _mm256_maskload_ps(t->res + i * t->ldr + 8, m1));
+    }
     if (t->clamp) {
       v0 = _mm256_min_ps(hi, _mm256_max_ps(lo, v0));
       v1 = _mm256_min_ps(hi, _mm256_max_ps(lo, v1));
@@ -471,6 +420,8 @@ static void finish(const plan *p, float *c, int m, int n) {
   float v = *c;
   if (g->bias)
     v += g->bias_per_row ? g->bias[m] : g->bias[n];
+  if (g->residual)
+    v += g->residual[(size_t)m * g->ldr + n];
   if (p->clamp)
     v = v < g->clamp_lo ? g->clamp_lo : (v > g->clamp_hi ? g->clamp_hi : v);
   *c = v;
@@ -570,6 +521,10 @@ static void run_task(void *arg, int task, int ntasks) {
           t.c = g->C + (size_t)r * g->ldc + jc + jr;
           t.bias_col =
               !pc && g->bias && !g->bias_per_row ? g->bias + jc + jr : NULL;
+          t.res = last && g->residual
+                      ? g->residual + (size_t)r * g->ldr + jc + jr
+                      : NULL;
+          t.ldr = (size_t)g->ldr;
           p->kern(&t);
         }
       }
@@ -625,10 +580,10 @@ static size_t b_block_floats(int kc, int nb, int nr) {
 
 /* The kernel the current SIMD level uses, and its shape. */
 static void pick_kernel(plan *p, dot_fn *dot) {
-  p->kern = kern_portable;
-  p->mr = P_MR;
-  p->nr = P_NR;
-  *dot = dot_rows_portable;
+  p->kern = dg_cpu_sgemm_kern_portable;
+  p->mr = DG_CPU_PORTABLE_MR;
+  p->nr = DG_CPU_PORTABLE_NR;
+  *dot = dg_cpu_sgemm_dot_portable;
   int level = dg_cpu_simd_level();
 #ifdef DG_X86
   if (level >= DG_CPU_SIMD_AVX512) {

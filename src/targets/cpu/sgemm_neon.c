@@ -56,6 +56,12 @@ static inline __attribute__((always_inline)) void kn_body(const int MR,
   for (int i = 0; i < MR && i < t->mr; i++) {
     for (int v = 0; v < 3; v++) {
       float32x4_t x = c[i][v];
+      if (t->res) {
+        float r[4] = {0, 0, 0, 0};
+        for (int j = 4 * v; j < 4 * v + 4 && j < t->nr; j++)
+          r[j - 4 * v] = t->res[i * t->ldr + j];
+        x = vaddq_f32(x, vld1q_f32(r));
+      }
       if (t->clamp) /* bound first: a NaN result stays NaN */
         x = vminq_f32(hi, vmaxq_f32(lo, x));
       vst1q_f32(row + 4 * v, x);

@@ -16,9 +16,22 @@ typedef struct ktile {
   int load_c;            /* accumulate onto C (not the first K slice) */
   const float *bias_row; /* mr entries, or NULL */
   const float *bias_col; /* nr entries, or NULL */
+  /* Last K slice only: added to the sums before the clamp (a residual
+   * connection fused into the producing conv), rows ldr apart; or NULL. */
+  const float *res;
+  size_t ldr;
   int clamp;
   float lo, hi;
 } ktile;
+
+/* Portable C, up to 4 x 16 (sgemm_portable.c), and its dot products:
+ * out[m * 4 + j] = dot(A row m, B row j) for m < rows, j < ncols <= 4. */
+#define DG_CPU_PORTABLE_MR 4
+#define DG_CPU_PORTABLE_NR 16
+void dg_cpu_sgemm_kern_portable(const ktile *t);
+void dg_cpu_sgemm_dot_portable(int rows, int K, const float *a, size_t lda,
+                               const float *bcols, size_t ldb, int ncols,
+                               float *outs);
 
 #if defined(__aarch64__)
 /* NEON, up to 8 x 12 (sgemm_neon.c). */

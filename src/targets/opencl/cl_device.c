@@ -8,6 +8,7 @@
 #include "cl_internal.h"
 #include "core/env.h"
 
+#include "ops/epilogue.h" /* dg_conv_residual */
 #include "ops/ops.h"
 
 #include <limits.h>
@@ -37,6 +38,12 @@ static int cl_supports(dg_device *dev, const dg_ir *ir, const dg_node *n,
   unsigned needs = dg_cl_op_needs(n->op);
   if (needs & DG_CL_NO_KERNEL) {
     snprintf(why, why_size, "no OpenCL kernel for %s", dg_op_name(n->op));
+    return 0;
+  }
+  if (dg_conv_residual(n)) {
+    snprintf(why, why_size,
+             "conv2d with a fused residual add: no OpenCL "
+             "epilogue for it");
     return 0;
   }
   /* Kernels index with 32-bit ints. */

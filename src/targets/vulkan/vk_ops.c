@@ -6,6 +6,7 @@
 
 #include "ops/view.h"
 
+#include "ops/epilogue.h" /* dg_conv_residual */
 #include "ops/ops.h"
 #include "ops/requant.h"
 
@@ -106,6 +107,12 @@ int dg_vk_supports(dg_device *dev, const dg_ir *ir, const dg_node *n, char *why,
   const struct vk_op_entry *e = op_entry(n->op);
   if (!e) {
     snprintf(why, why_size, "no Vulkan kernel for %s", dg_op_name(n->op));
+    return 0;
+  }
+  if (dg_conv_residual(n)) {
+    snprintf(why, why_size,
+             "conv2d with a fused residual add: no Vulkan "
+             "epilogue for it");
     return 0;
   }
   uint64_t range = vd->props.limits.maxStorageBufferRange;
