@@ -106,9 +106,7 @@ typedef struct dw_job {
 } dw_job;
 
 /* Depthwise: one task per (image, channel). */
-static void dw_task(void *arg, int i, int n) {
-  (void)n;
-  const dw_job *j = arg;
+static void dw_plane(const dw_job *j, int64_t i) {
   const conv_dims *d = j->d;
   int64_t c = i % d->C;
   const float *x = j->x + (size_t)i * d->H * d->W;
@@ -140,6 +138,15 @@ static void dw_task(void *arg, int i, int n) {
     }
 }
 
+/* Task t of n: a share of the (image, channel) planes (one pool item per
+ * plane cost more than MobileNet's 7x7 planes themselves). */
+static void dw_task(void *arg, int t, int n) {
+  const dw_job *j = arg;
+  int64_t planes = j->d->N * j->d->C;
+  for (int64_t i = planes * t / n; i < planes * (t + 1) / n; i++)
+    dw_plane(j, i);
+}
+
 static dg_cpu_conv_shape conv_shape(const conv_dims *d) {
   return (dg_cpu_conv_shape){(int)d->N,  (int)d->C,  (int)d->H,  (int)d->W,
                              (int)d->O,  (int)d->OH, (int)d->OW, (int)d->KH,
@@ -158,7 +165,9 @@ static void conv_f32(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
   dg_activation_range(cn->node->p.activation, &lo, &hi);
   if (d.CG == 1 && d.OG == 1) {
     dw_job j = {&d, x, w, b, r, y, lo, hi};
-    dg_cpu_pool_run(pool, dw_task, &j, (int)(d.N * d.C));
+    int64_t tasks = dg_cpu_pool_threads(pool);
+    dg_cpu_pool_run(pool, dw_task, &j,
+                    (int)(tasks < d.N * d.C ? tasks : d.N * d.C));
     return;
   }
   if (!conv_is_pointwise(&d)) { /* implicit GEMM, no im2col matrix */

@@ -35,6 +35,12 @@ plane(const dg_conv_geom *d, const float *restrict x, const float *restrict w,
   float acc[ROW_MAX], ev[ROW_MAX + 1], od[ROW_MAX + 1];
   const int64_t OW = d->OW;
   const bool split = sw == 2 && d->W <= 2 * ROW_MAX;
+  /* Each tap column's output range is the same on every row: found once
+   * (its divisions cost more than small planes' rows otherwise). */
+  enum { MAX_KW = 16 };
+  int64_t col_a[MAX_KW], col_b[MAX_KW];
+  for (int64_t kw = 0; kw < d->KW && kw < MAX_KW; kw++)
+    cols(OW, d->W, sw, kw * d->dw - d->pl, &col_a[kw], &col_b[kw]);
   for (int64_t oh = 0; oh < d->OH; oh++) {
     memset(acc, 0, sizeof(float) * (size_t)OW);
     for (int64_t kh = 0; kh < d->KH; kh++) {
@@ -51,7 +57,10 @@ plane(const dg_conv_geom *d, const float *restrict x, const float *restrict w,
       for (int64_t kw = 0; kw < d->KW; kw++) {
         const float wv = w[kh * d->KW + kw];
         int64_t off = kw * d->dw - d->pl, a, b;
-        cols(OW, d->W, sw, off, &a, &b);
+        if (kw < MAX_KW)
+          a = col_a[kw], b = col_b[kw];
+        else
+          cols(OW, d->W, sw, off, &a, &b);
         if (split) {
           const float *xs = off & 1 ? od + (off - 1) / 2 : ev + off / 2;
           for (int64_t ow = a; ow < b; ow++)
