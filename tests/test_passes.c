@@ -44,6 +44,7 @@ enum {
   SILU_READ_TWICE,
   RESIDUAL,
   RESIDUAL_LATE,
+  MATMUL_BIAS,
   NCASES
 };
 
@@ -64,7 +65,7 @@ static dg_graph *build(int c, int dev) {
     y = dg_graph_fully_connected(g, "fc", f, constant(g, "fw", 2, fw),
                                  DG_TENSOR_NONE, DG_ACTIVATION_NONE);
   } else if (c != IDENTITIES && c != RESHAPE_OUT && c != SILU &&
-             c != SILU_READ_TWICE && c != RESIDUAL_LATE) {
+             c != SILU_READ_TWICE && c != RESIDUAL_LATE && c != MATMUL_BIAS) {
     y = dg_graph_conv2d(g, "conv", x, constant(g, "w", 4, wd),
                         constant(g, "b", 1, bd), &p);
   }
@@ -122,6 +123,13 @@ static dg_graph *build(int c, int dev) {
                       dg_graph_add(g, "add", y, constant(g, "r", 4, yd)));
     break;
   }
+  case MATMUL_BIAS: { /* x [1,4,6,6] times [6,5], plus a bias [5] */
+    int64_t md[2] = {6, 5}, nd[1] = {5};
+    y = dg_graph_add(g, "add",
+                     dg_graph_matmul(g, "mm", x, constant(g, "mw", 2, md)),
+                     constant(g, "mb", 1, nd));
+    break;
+  }
   case RESIDUAL_LATE: { /* a + b, b's conv after a's: b's takes a */
     dg_tensor a = dg_graph_conv2d(g, "conv_a", x, constant(g, "wa", 4, wd),
                                   DG_TENSOR_NONE, &p);
@@ -167,12 +175,14 @@ static const char *const want[NCASES] = {
     [SILU_READ_TWICE] = "sig | mul | add",
     [RESIDUAL] = "conv+add+relu",
     [RESIDUAL_LATE] = "conv_a | conv_b+add",
+    [MATMUL_BIAS] = "mm+add",
 };
 /* Where a device has no epilogue for the fusion (the residual add: the
  * GPU targets), the plan without it. */
 static const char *const want_elsewhere[NCASES] = {
     [RESIDUAL] = "conv | add | relu",
     [RESIDUAL_LATE] = "conv_a | conv_b | add",
+    [MATMUL_BIAS] = "mm | add",
 };
 static const char *const what[NCASES] = {
     [CONV_RELU] = "a relu fuses into its conv",
@@ -191,6 +201,8 @@ static const char *const what[NCASES] = {
     [RESIDUAL] = "a residual add fuses into the conv (then its relu), where "
                  "the device has the epilogue",
     [RESIDUAL_LATE] = "a residual add fuses into the later of two convs",
+    [MATMUL_BIAS] = "a constant bias add fuses into its matmul, where the "
+                    "device has the epilogue",
 };
 
 /* Compiles graph g on device dev (strict) and runs it; 0 on failure. */
@@ -263,8 +275,9 @@ int main(void) {
         peak = fmax(peak, fabs((double)y0[i]));
         differ += memcmp(&y[i], &y0[i], 4) != 0 || memcmp(&z[i], &z0[i], 4);
       }
-      /* the folded weights and silu's own formula round differently */
-      int exact = c != CONV_BN_RELU && c != SILU;
+      /* the folded weights, silu's own formula and a bias added first
+       * round differently */
+      int exact = c != CONV_BN_RELU && c != SILU && c != MATMUL_BIAS;
       const char *w = info.kind != DG_DEVICE_CPU && want_elsewhere[c]
                           ? want_elsewhere[c]
                           : want[c];

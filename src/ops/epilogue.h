@@ -27,6 +27,14 @@ static inline uint32_t dg_conv_residual(const dg_node *n) {
   return n->op == DG_OP_CONV2D && n->input_count > 3 ? n->inputs[3] : 0;
 }
 
+/* The bias [N] a matmul adds along its output's last axis, or 0: an add
+ * of a constant the compile-time passes fused into the matmul (input 2;
+ * runtime/fuse_bias.h). Like dg_conv_residual, never built, and declined
+ * by targets without the epilogue. */
+static inline uint32_t dg_matmul_bias(const dg_node *n) {
+  return n->op == DG_OP_MATMUL && n->input_count > 2 ? n->inputs[2] : 0;
+}
+
 /* A 2-D convolution's geometry (conv2d, qconv2d): x [N, C, H, W], w [O,
  * CG, KH, KW] in G groups of CG input and OG output channels, y [N, O,
  * OH, OW]; K = CG * KH * KW is a group's GEMM depth, P = OH * OW. */

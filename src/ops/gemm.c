@@ -265,6 +265,14 @@ static void mm_loop(const dg_ir *ir, const dg_node *n, const double *a,
 void dg_ref_matmul(const dg_ir *ir, const dg_node *n, const double *const *in,
                    double *out) {
   mm_loop(ir, n, in[0], in[1], out, false);
+  /* a bias add fused by the compile-time passes (never built:
+   * runtime/fuse_bias.h), along the last axis */
+  if (n->input_count > 2 && in[2]) {
+    const dg_tensor_desc *yd = &dg_ir_tensor(ir, n->output)->desc;
+    int64_t N = yd->dims[yd->rank - 1], total = dg_desc_elements(yd);
+    for (int64_t i = 0; i < total; i++)
+      out[i] += in[2][i % N];
+  }
 }
 
 void dg_ref_qmatmul(const dg_ir *ir, const dg_node *n, const double *const *in,

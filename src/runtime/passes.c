@@ -4,6 +4,7 @@
 #include "core/env.h"
 #include "fold_bn.h"
 #include "fuse_act.h"
+#include "fuse_bias.h"
 #include "fuse_residual.h"
 #include "fuse_silu.h"
 #include "simplify.h"
@@ -23,8 +24,9 @@ static bool simplify(dg_rewrite *rw) {
 }
 
 static const pass passes[] = {
-    {simplify, NULL},         {dg_fold_batch_norm, NULL},  {dg_fuse_silu, NULL},
-    {NULL, dg_fuse_residual}, {dg_fuse_activations, NULL},
+    {simplify, NULL},     {dg_fold_batch_norm, NULL},
+    {dg_fuse_silu, NULL}, {NULL, dg_fuse_residual},
+    {NULL, dg_fuse_bias}, {dg_fuse_activations, NULL},
 };
 
 bool dg_passes_run(dg_ir *ir, const dg_pass_devices *devs) {

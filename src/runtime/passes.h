@@ -7,7 +7,9 @@
  *   3. x * sigmoid(x) as one silu node (fuse_silu.h);
  *   4. a residual add into the conv that makes one operand, where every
  *      device that could run the conv has that epilogue (fuse_residual.h);
- *   5. relu / relu6 into the conv, fully connected or transposed conv
+ *   5. a constant bias add into the matmul before it, likewise
+ *      (fuse_bias.h);
+ *   6. relu / relu6 into the conv, fully connected or transposed conv
  *      before it (fuse_act.h).
  * A fused node is named after the nodes it came from, joined by "+", so
  * the plan shows each fusion and its ONNX nodes. DG_PASSES=none turns

@@ -100,6 +100,8 @@ static void matmul_any(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
     const char *B = (const char *)in[1] + (size_t)(ib * s.K * s.N) * es;
     char *C = (char *)out + (size_t)(i * s.M * s.N) * es;
     if (!q) {
+      /* a bias along the last axis fused by the passes (fuse_bias.h) */
+      const float *bias = cn->node->input_count > 2 ? in[2] : NULL;
       dg_cpu_sgemm_args a = {.M = (int)s.M,
                              .N = (int)s.N,
                              .K = (int)s.K,
@@ -109,6 +111,8 @@ static void matmul_any(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
                              .ldb = (int)s.N,
                              .C = (float *)C,
                              .ldc = (int)s.N,
+                             .bias = bias,
+                             .bias_per_row = 0,
                              .clamp_lo = -INFINITY,
                              .clamp_hi = INFINITY};
       dg_cpu_sgemm(pool, &a);

@@ -46,6 +46,11 @@ static int cl_supports(dg_device *dev, const dg_ir *ir, const dg_node *n,
              "epilogue for it");
     return 0;
   }
+  if (dg_matmul_bias(n)) {
+    snprintf(why, why_size,
+             "matmul with a fused bias add: no OpenCL epilogue for it");
+    return 0;
+  }
   /* Kernels index with 32-bit ints. */
   uint32_t ids[1 + 64];
   int count = 0;

@@ -115,6 +115,11 @@ int dg_vk_supports(dg_device *dev, const dg_ir *ir, const dg_node *n, char *why,
              "epilogue for it");
     return 0;
   }
+  if (dg_matmul_bias(n)) {
+    snprintf(why, why_size,
+             "matmul with a fused bias add: no Vulkan epilogue for it");
+    return 0;
+  }
   uint64_t range = vd->props.limits.maxStorageBufferRange;
   for (int k = -1; k < n->input_count; k++) {
     uint32_t id = k < 0 ? n->output : n->inputs[k];

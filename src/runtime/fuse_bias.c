@@ -1,0 +1,71 @@
+/* matmul + constant bias -> matmul with a bias input (fuse_bias.h says
+ * when). */
+#include "fuse_bias.h"
+
+#include "ops/epilogue.h" /* dg_matmul_bias */
+
+#include <stdlib.h>
+
+/* b holds N values along y's last axis: every other dim of b is 1. */
+static bool is_row_bias(const dg_tensor_desc *b, const dg_tensor_desc *y) {
+  if (b->dtype != y->dtype || b->rank < 1 || b->rank > y->rank ||
+      b->dims[b->rank - 1] != y->dims[y->rank - 1])
+    return false;
+  for (int d = 0; d < b->rank - 1; d++)
+    if (b->dims[d] != 1)
+      return false;
+  return true;
+}
+
+static bool same_shape(const dg_tensor_desc *a, const dg_tensor_desc *b) {
+  if (a->dtype != b->dtype || a->rank != b->rank)
+    return false;
+  for (int d = 0; d < a->rank; d++)
+    if (a->dims[d] != b->dims[d])
+      return false;
+  return true;
+}
+
+bool dg_fuse_bias(dg_rewrite *rw, const dg_pass_devices *devs) {
+  dg_ir *ir = rw->ir;
+  for (int i = 0; i < ir->node_count; i++) {
+    const dg_node *add = &ir->nodes[i];
+    if (add->op != DG_OP_BINARY || add->p.fn != DG_BINARY_ADD ||
+        add->input_count != 2)
+      continue;
+    const dg_tensor_desc *yd = dg_ir_desc(ir, add->output);
+    if (yd->dtype != DG_DTYPE_F32 && yd->dtype != DG_DTYPE_F16)
+      continue;
+    for (int side = 0; side < 2; side++) {
+      uint32_t y = add->inputs[side], b = add->inputs[1 - side];
+      int m = dg_rewrite_producer(rw, y);
+      if (m < 0 || !dg_rewrite_is_constant(ir, b))
+        continue;
+      dg_node *mm = &ir->nodes[m];
+      if (mm->op != DG_OP_MATMUL || mm->input_count != 2 ||
+          mm->pinned_device != add->pinned_device || rw->readers[y] != 1 ||
+          rw->outputs[y] || !same_shape(dg_ir_desc(ir, y), yd) ||
+          !is_row_bias(dg_ir_desc(ir, b), yd))
+        continue;
+      uint32_t in3[3] = {mm->inputs[0], mm->inputs[1], b};
+      dg_node after = *mm;
+      after.inputs = in3;
+      after.input_count = 3;
+      if (!devs || !devs->keeps(devs->ctx, ir, mm, &after))
+        continue;
+      uint32_t *grown = realloc(mm->inputs, sizeof in3);
+      if (!grown)
+        return false;
+      mm->inputs = grown;
+      if (!dg_rewrite_absorb(rw, m, i))
+        return false;
+      mm = &ir->nodes[m];
+      mm->inputs[2] = b;
+      mm->input_count = 3;
+      if (b <= rw->tensors)
+        rw->readers[b]++;
+      break;
+    }
+  }
+  return true;
+}
