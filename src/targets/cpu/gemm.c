@@ -115,7 +115,8 @@ static void matmul_any(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
                              .bias_per_row = 0,
                              .clamp_lo = -INFINITY,
                              .clamp_hi = INFINITY};
-      dg_cpu_sgemm(pool, &a);
+      /* B packed once at prepare where it is one constant matrix */
+      dg_cpu_sgemm_packed_run(pool, &a, NULL, cn->spack ? cn->spack[0] : NULL);
       continue;
     }
     bool pc = bd->quant.channel_count != 0;
@@ -143,7 +144,7 @@ static void matmul_any(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
   }
 }
 
-void dg_cpu_matmul_f32(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
+static void matmul_f32(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
                        void *out, void *scratch) {
   (void)scratch;
   matmul_any(cn, pool, in, out, false);
@@ -249,6 +250,26 @@ bool dg_cpu_prep_qfc(dg_cpu_node *cn, int threads) {
   return dg_cpu_prepare_q8(cn, in_desc(cn, 1)->dims[0], true) &&
          dg_cpu_prepare_packs(cn, true);
 }
+/* A constant b shared by every batch (a weight [K, N], as exporters
+ * write linear layers) is packed once here, not on every run. */
+bool dg_cpu_prep_matmul(dg_cpu_node *cn, int threads) {
+  (void)threads;
+  cn->run = matmul_f32;
+  const void *b = const_weights(cn);
+  dg_matmul_shape s;
+  int r;
+  int64_t od[DG_MAX_RANK];
+  if (!b || !dg_matmul_shape_get(in_desc(cn, 0), in_desc(cn, 1), &s, &r, od) ||
+      in_desc(cn, 1)->rank > 2 || s.N <= 0 || s.K <= 0)
+    return true;
+  cn->spack = calloc(1, sizeof *cn->spack);
+  if (!cn->spack)
+    return false;
+  cn->pack_count = 1;
+  cn->spack[0] = dg_cpu_sgemm_pack_b((int)s.N, (int)s.K, b, (int)s.N, 0);
+  return cn->spack[0] != NULL;
+}
+
 bool dg_cpu_prep_qmatmul(dg_cpu_node *cn, int threads) {
   (void)threads;
   const dg_tensor_desc *bd = in_desc(cn, 1);
