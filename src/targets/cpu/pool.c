@@ -78,36 +78,6 @@ POOL(pool_i8, int8_t, int64_t, INT32_MIN)
 POOL(pool_u8, uint8_t, int64_t, INT32_MIN)
 #undef POOL
 
-/* The common case: max pooling, no padding, every window inside the
- * input (LeNet's 2x2/2). Rows of the window are combined pairwise, which
- * the compiler vectorises for kw == stride == 2. */
-#define MAXPOOL_VALID(name, T)                                                 \
-  static void name(const dg_cpu_node *cn, const T *x, T *y) {                  \
-    const dg_tensor_desc *xd = in_desc(cn, 0), *yd = out_desc(cn);             \
-    const dg_node_params *p = &cn->node->p;                                    \
-    int64_t NC = xd->dims[0] * xd->dims[1], H = xd->dims[2], W = xd->dims[3];  \
-    int64_t OH = yd->dims[2], OW = yd->dims[3];                                \
-    int kh = p->kernel[0], kw = p->kernel[1], sh = p->stride[0],               \
-        sw = p->stride[1];                                                     \
-    for (int64_t c = 0; c < NC; c++, x += H * W)                               \
-      for (int64_t oh = 0; oh < OH; oh++, y += OW) {                           \
-        const T *r = x + oh * sh * W;                                          \
-        for (int64_t ow = 0; ow < OW; ow++) {                                  \
-          T m = r[ow * sw];                                                    \
-          for (int i = 0; i < kh; i++)                                         \
-            for (int j = 0; j < kw; j++) {                                     \
-              T v = r[i * W + ow * sw + j];                                    \
-              m = v > m ? v : m;                                               \
-            }                                                                  \
-          y[ow] = m;                                                           \
-        }                                                                      \
-      }                                                                        \
-  }
-MAXPOOL_VALID(maxpool_valid_f32, float)
-MAXPOOL_VALID(maxpool_valid_i8, int8_t)
-MAXPOOL_VALID(maxpool_valid_u8, uint8_t)
-#undef MAXPOOL_VALID
-
 /* The fast paths below assume undilated windows (dilated ones take the
  * generic loop). */
 static bool pool_windows_inside(const dg_cpu_node *cn) {
@@ -147,16 +117,16 @@ MAXPOOL_2X2(maxpool_2x2_u8, uint8_t)
  * is false), both as in the generic loop, so the result is the same;
  * planes are dealt to the pool's threads. */
 enum { ROW_MAX = 4096 };
-typedef struct maxpool_job {
+typedef struct rows_job {
   const dg_cpu_node *cn;
   const void *x;
   void *y;
   int64_t planes;
-} maxpool_job;
+} rows_job;
 
 #define MAXPOOL_ROWS(name, T, ACC, INIT)                                       \
   static void name(void *arg, int t, int n) {                                  \
-    const maxpool_job *j = arg;                                                \
+    const rows_job *j = arg;                                                   \
     const dg_tensor_desc *xd = in_desc(j->cn, 0), *yd = out_desc(j->cn);       \
     const dg_node_params *p = &j->cn->node->p;                                 \
     int64_t H = xd->dims[2], W = xd->dims[3], OH = yd->dims[2],                \
@@ -192,6 +162,45 @@ MAXPOOL_ROWS(maxpool_rows_i8, int8_t, int32_t, INT32_MIN)
 MAXPOOL_ROWS(maxpool_rows_u8, uint8_t, int32_t, INT32_MIN)
 #undef MAXPOOL_ROWS
 
+/* f32 average pooling likewise (Inception's 3x3/1 pad 1): the window's
+ * rows summed per column in double, then its columns, divided as the
+ * generic loop does (its taps inside, or with count_include_pad the taps
+ * inside the padded input). The double sums differ from the generic
+ * loop's order only far below float precision. */
+static void avgpool_rows_f32(void *arg, int t, int n) {
+  const rows_job *j = arg;
+  const dg_tensor_desc *xd = in_desc(j->cn, 0), *yd = out_desc(j->cn);
+  const dg_node_params *p = &j->cn->node->p;
+  int64_t H = xd->dims[2], W = xd->dims[3], OH = yd->dims[2], OW = yd->dims[3];
+  double row[ROW_MAX];
+  for (int64_t c = j->planes * t / n; c < j->planes * (t + 1) / n; c++) {
+    const float *x = (const float *)j->x + c * H * W;
+    float *y = (float *)j->y + c * OH * OW;
+    for (int64_t oh = 0; oh < OH; oh++, y += OW) {
+      int64_t h0 = oh * p->stride[0] - p->pads[0], is, ie, ip, unused;
+      pool_taps(h0, p->kernel[0], 1, H, &is, &ie);
+      pool_taps(h0, p->kernel[0], 1, H + p->pads[2], &unused, &ip);
+      for (int64_t iw = 0; iw < W; iw++)
+        row[iw] = 0;
+      for (int64_t i = is; i < ie; i++) {
+        const float *r = x + (h0 + i) * W;
+        for (int64_t iw = 0; iw < W; iw++)
+          row[iw] += r[iw];
+      }
+      for (int64_t ow = 0; ow < OW; ow++) {
+        int64_t w0 = ow * p->stride[1] - p->pads[1], js, je, jp;
+        pool_taps(w0, p->kernel[1], 1, W, &js, &je);
+        pool_taps(w0, p->kernel[1], 1, W + p->pads[3], &unused, &jp);
+        double acc = 0;
+        for (int64_t k = js; k < je; k++)
+          acc += row[w0 + k];
+        int64_t cnt = p->count_include_pad ? ip * jp : (ie - is) * (je - js);
+        y[ow] = (float)(acc / (double)(cnt ? cnt : 1));
+      }
+    }
+  }
+}
+
 static void pool_generic(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
                          void *out, bool is_max) {
   const dg_node_params *p = &cn->node->p;
@@ -210,33 +219,22 @@ static void pool_generic(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
     }
   }
   const dg_tensor_desc *xd = in_desc(cn, 0);
-  if (is_max && !pool_windows_inside(cn) && p->dilation[0] == 1 &&
-      p->dilation[1] == 1 && xd->dims[3] <= ROW_MAX) {
-    maxpool_job j = {cn, in[0], out, xd->dims[0] * xd->dims[1]};
+  bool rows = p->dilation[0] == 1 && p->dilation[1] == 1 &&
+              xd->dims[3] <= ROW_MAX && (is_max || xd->dtype == DG_DTYPE_F32);
+  if (rows) {
+    rows_job j = {cn, in[0], out, xd->dims[0] * xd->dims[1]};
     int64_t work = dg_desc_elements(xd), tasks = dg_cpu_pool_threads(pool);
     if (work < 65536)
       tasks = 1; /* a wake-up would cost more */
     if (tasks > j.planes)
       tasks = j.planes;
-    void (*fn)(void *, int, int) = xd->dtype == DG_DTYPE_I8 ? maxpool_rows_i8
+    void (*fn)(void *, int, int) = !is_max                    ? avgpool_rows_f32
+                                   : xd->dtype == DG_DTYPE_I8 ? maxpool_rows_i8
                                    : xd->dtype == DG_DTYPE_U8
                                        ? maxpool_rows_u8
                                        : maxpool_rows_f32;
     dg_cpu_pool_run(pool, fn, &j, (int)(tasks > 0 ? tasks : 1));
     return;
-  }
-  if (is_max && pool_windows_inside(cn)) {
-    switch (in_desc(cn, 0)->dtype) {
-    case DG_DTYPE_I8:
-      maxpool_valid_i8(cn, in[0], out);
-      return;
-    case DG_DTYPE_U8:
-      maxpool_valid_u8(cn, in[0], out);
-      return;
-    default:
-      maxpool_valid_f32(cn, in[0], out);
-      return;
-    }
   }
   switch (in_desc(cn, 0)->dtype) {
   case DG_DTYPE_I8:
