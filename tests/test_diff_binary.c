@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L
 /* dg_graph_binary (and dg_graph_add, the same kernel) on every device
  * against the float64 reference: every function in f32 and f16, random
  * shapes of rank 1-4 with broadcasting on either side, same-shape pairs
@@ -237,9 +238,11 @@ static void squares(void) {
 }
 
 /* Outputs large enough for the CPU to split them over its threads (by
- * rows, and one long run by pieces): a + b with broadcasting, against
- * the float sum, which is the double sum rounded once. */
+ * rows, and one long run by pieces; DG_TEST_CPU_THREADED so that a
+ * one-node graph gets the threaded pool): a + b with broadcasting,
+ * against the float sum, which is the double sum rounded once. */
 static void large(void) {
+  setenv("DG_TEST_CPU_THREADED", "1", 1);
   static const int64_t shapes[][2][3] = {
       {{4, 1, 30000}, {1, 1, 30000}},   /* rows */
       {{1, 1, 100000}, {1, 1, 100000}}, /* one run */
@@ -300,6 +303,7 @@ static void large(void) {
     }
     dg_graph_destroy(g);
   }
+  unsetenv("DG_TEST_CPU_THREADED");
 }
 
 /* max and min with a NaN on either side: NaN on the CPU (binary.def's

@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L
 /* The int8 ops beyond convolution (docs/numerics.md, "int8 elementwise,
  * lookup and pooling"): qbinary, lookup (qunary, requantize and user
  * tables), qavg_pool2d (and qglobal_avg_pool) and qconcat, on random
@@ -369,6 +370,23 @@ static void qbinary_cases(dg_binary_fn fn) {
              tn(a.yt), mode);
     q8_case(&st, label, 2, d, NULL, make_qbinary, &a, NULL);
   }
+  /* Same shape and large enough (120000 values) that the CPU splits the
+   * run over its threads (DG_TEST_CPU_THREADED: a one-node graph would
+   * run on one). */
+  int64_t big[4] = {1, 3, 200, 200};
+  qb_arg a = {.fn = fn, .yt = DG_DTYPE_U8};
+  float sa, sb, sy;
+  qb_quants(fn, 0, &sa, &sb, &sy);
+  a.yq = (dg_quant_params){.scale = sy, .zero_point = 128};
+  dg_tensor_desc d[2] = {qdesc(DG_DTYPE_U8, 4, big, sa, 120),
+                         qdesc(DG_DTYPE_I8, 4, big, sb, -3)};
+  char label[160];
+  snprintf(label, sizeof label,
+           "qbinary %s of 120000 values (split over the CPU's threads)",
+           dg_binary_fn_name(fn));
+  setenv("DG_TEST_CPU_THREADED", "1", 1);
+  q8_case(&st, label, 2, d, NULL, make_qbinary, &a, NULL);
+  unsetenv("DG_TEST_CPU_THREADED");
   char what[64];
   snprintf(what, sizeof what, "qbinary %s", dg_binary_fn_name(fn));
   q8_report(what, &st);

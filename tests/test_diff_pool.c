@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L
 /* Dilated pooling: random max_pool2d / avg_pool2d cases with dilations
  * 1..3 on every device against the float64 reference (the NPU declines
  * the dilated ones, saying why), a few outputs worked out by hand (so that
@@ -60,6 +61,31 @@ static void random_cases(bool is_max, dg_dtype t) {
   snprintf(name, sizeof name, "dilated %s %s",
            is_max ? "max_pool2d" : "avg_pool2d", dg_dtype_name(t));
   report(name, &st);
+}
+
+/* Pools big enough (2 x 24 planes of 40 x 40) that the CPU deals their
+ * planes to its threads (DG_TEST_CPU_THREADED: a one-node graph would
+ * get one), with padding, ceil mode and both counts, against the
+ * reference on every device. */
+static void threaded_cases(void) {
+  setenv("DG_TEST_CPU_THREADED", "1", 1);
+  op_stats st = {0};
+  for (int c = 0; c < 8; c++) {
+    pool_arg a = {.is_max = c % 2 == 0};
+    int64_t xd[4] = {2, 24, 40, 40};
+    a.p.kernel[0] = a.p.kernel[1] = 3;
+    a.p.stride[0] = a.p.stride[1] = 1 + c / 4;
+    a.p.pads[0] = a.p.pads[1] = a.p.pads[2] = a.p.pads[3] = (c / 2) % 2;
+    a.p.ceil_mode = c / 4;
+    a.p.count_include_pad = (c / 2) % 2;
+    dg_tensor_desc d = desc_of(DG_DTYPE_F32, 4, xd);
+    char label[96];
+    snprintf(label, sizeof label, "%s f32 threaded case %d",
+             a.is_max ? "max_pool2d" : "avg_pool2d", c);
+    run_case(&st, label, 1, &d, make_pool, &a);
+  }
+  report("pooling 2x24x40x40, planes over the CPU's threads", &st);
+  unsetenv("DG_TEST_CPU_THREADED");
 }
 
 /* x = 0, 1, 2, ... of shape [1,1,H,W] pooled on every device; y must be
@@ -251,6 +277,7 @@ int main(int argc, char **argv) {
   for (int i = 0; i < 2; i++)
     random_cases(false, types[i]);
   hand_cases();
+  threaded_cases();
   npu_declines_dilated();
   bad_inputs();
   dg_context_destroy(ctx);

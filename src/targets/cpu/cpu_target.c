@@ -105,7 +105,10 @@ static dg_status cpu_compile(dg_device *dev, const dg_segment *seg,
     const dg_node *n = &seg->ir->nodes[seg->nodes[i]];
     flops += dg_op_def_get(n->op)->flops(seg->ir, n);
   }
-  s->pool = flops < SMALL_SEGMENT_FLOPS ? s->dev->inline_pool : s->dev->pool;
+  const char *threaded = dg_env(DG_ENV_TEST_CPU_THREADED);
+  s->pool = flops < SMALL_SEGMENT_FLOPS && !(threaded && threaded[0] == '1')
+                ? s->dev->inline_pool
+                : s->dev->pool;
   s->timing = dg_env(DG_ENV_PROFILE) != NULL;
   /* DG_TEST_CORRUPT_NODE=name damages that node's output, so that tests
    * can check verify finds it. */

@@ -86,9 +86,24 @@ static void qbin_run(void *ctx, const int64_t *off, const int64_t *st,
   }
 }
 
+/* One walk of a single run (same-shape operands, the residual adds of
+ * QDQ ResNets), in pieces over the pool's threads. */
+typedef struct qbin_split {
+  const qbin_ctx *c;
+  const dg_cpu_walk *w;
+} qbin_split;
+
+static void qbin_piece(void *arg, int t, int n) {
+  const qbin_split *q = arg;
+  int64_t len = q->w->dims[0], i0 = len * t / n, i1 = len * (t + 1) / n;
+  int64_t off[2] = {i0 * q->w->s[0][0], i0 * q->w->s[1][0]},
+          st[2] = {q->w->s[0][0], q->w->s[1][0]};
+  qbin_run((void *)q->c, off, st, i1 - i0, i0);
+}
+
 void dg_cpu_qbinary_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
                       void *out, void *scratch) {
-  (void)pool, (void)scratch;
+  (void)scratch;
   const dg_node *n = cn->node;
   const dg_tensor_desc *ad = dg_ir_desc(cn->ir, n->inputs[0]),
                        *bd = dg_ir_desc(cn->ir, n->inputs[1]),
@@ -111,6 +126,14 @@ void dg_cpu_qbinary_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
   dg_qbinary_factors(cn->ir, n, &c.fa, &c.fb);
   dg_cpu_walk w;
   dg_cpu_walk_init(&w, cn);
+  /* A wake-up costs microseconds: one run of 64k bytes or more only is
+   * split. */
+  int threads = dg_cpu_pool_threads(pool);
+  if (w.rank == 1 && w.dims[0] >= 65536 && threads > 1) {
+    qbin_split q = {&c, &w};
+    dg_cpu_pool_run(pool, qbin_piece, &q, threads);
+    return;
+  }
   dg_cpu_walk_run(&w, qbin_run, &c);
 }
 
