@@ -4,8 +4,6 @@
 
 #include "ops/epilogue.h" /* dg_matmul_bias */
 
-#include <stdlib.h>
-
 /* b holds N values along y's last axis: every other dim of b is 1. */
 static bool is_row_bias(const dg_tensor_desc *b, const dg_tensor_desc *y) {
   if (b->dtype != y->dtype || b->rank < 1 || b->rank > y->rank ||
@@ -13,15 +11,6 @@ static bool is_row_bias(const dg_tensor_desc *b, const dg_tensor_desc *y) {
     return false;
   for (int d = 0; d < b->rank - 1; d++)
     if (b->dims[d] != 1)
-      return false;
-  return true;
-}
-
-static bool same_shape(const dg_tensor_desc *a, const dg_tensor_desc *b) {
-  if (a->dtype != b->dtype || a->rank != b->rank)
-    return false;
-  for (int d = 0; d < a->rank; d++)
-    if (a->dims[d] != b->dims[d])
       return false;
   return true;
 }
@@ -44,27 +33,14 @@ bool dg_fuse_bias(dg_rewrite *rw, const dg_pass_devices *devs) {
       dg_node *mm = &ir->nodes[m];
       if (mm->op != DG_OP_MATMUL || mm->input_count != 2 ||
           mm->pinned_device != add->pinned_device || rw->readers[y] != 1 ||
-          rw->outputs[y] || !same_shape(dg_ir_desc(ir, y), yd) ||
+          rw->outputs[y] || !dg_rewrite_same_shape(dg_ir_desc(ir, y), yd) ||
           !is_row_bias(dg_ir_desc(ir, b), yd))
         continue;
-      uint32_t in3[3] = {mm->inputs[0], mm->inputs[1], b};
-      dg_node after = *mm;
-      after.inputs = in3;
-      after.input_count = 3;
-      if (!devs || !devs->keeps(devs->ctx, ir, mm, &after))
-        continue;
-      uint32_t *grown = realloc(mm->inputs, sizeof in3);
-      if (!grown)
+      int got = dg_rewrite_absorb_add(rw, m, i, b, devs);
+      if (got < 0)
         return false;
-      mm->inputs = grown;
-      if (!dg_rewrite_absorb(rw, m, i))
-        return false;
-      mm = &ir->nodes[m];
-      mm->inputs[2] = b;
-      mm->input_count = 3;
-      if (b <= rw->tensors)
-        rw->readers[b]++;
-      break;
+      if (got > 0)
+        break;
     }
   }
   return true;

@@ -1,6 +1,8 @@
 /* The compile-time passes' rewrite kit (rewrite.h). */
 #include "rewrite.h"
 
+#include "passes.h" /* dg_pass_devices */
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +106,44 @@ bool dg_rewrite_absorb(dg_rewrite *rw, int ni, int di) {
   drop_reads(rw, d);
   rw->dead[di] = true;
   return true;
+}
+
+bool dg_rewrite_same_shape(const dg_tensor_desc *a, const dg_tensor_desc *b) {
+  if (a->dtype != b->dtype || a->rank != b->rank)
+    return false;
+  for (int d = 0; d < a->rank; d++)
+    if (a->dims[d] != b->dims[d])
+      return false;
+  return true;
+}
+
+int dg_rewrite_absorb_add(dg_rewrite *rw, int ni, int di, uint32_t extra,
+                          const dg_pass_devices *ask) {
+  dg_node *n = &rw->ir->nodes[ni];
+  enum { MAX_IN = 8 };
+  uint32_t in[MAX_IN];
+  int count = n->input_count + 1;
+  if (!ask || count > MAX_IN)
+    return 0;
+  memcpy(in, n->inputs, sizeof(uint32_t) * (size_t)n->input_count);
+  in[count - 1] = extra;
+  dg_node after = *n;
+  after.inputs = in;
+  after.input_count = count;
+  if (!ask->keeps(ask->ctx, rw->ir, n, &after))
+    return 0;
+  uint32_t *grown = realloc(n->inputs, sizeof(uint32_t) * (size_t)count);
+  if (!grown)
+    return -1;
+  n->inputs = grown;
+  if (!dg_rewrite_absorb(rw, ni, di)) /* n still reads its old inputs */
+    return -1;
+  n = &rw->ir->nodes[ni];
+  n->inputs[count - 1] = extra;
+  n->input_count = count;
+  if (extra <= rw->tensors)
+    rw->readers[extra]++; /* the add's read of extra, now n's */
+  return 1;
 }
 
 void dg_rewrite_bypass(dg_rewrite *rw, int di, uint32_t src) {

@@ -43,6 +43,19 @@ int dg_rewrite_producer(const dg_rewrite *rw, uint32_t id);
  * (nothing changed). */
 bool dg_rewrite_absorb(dg_rewrite *rw, int ni, int di);
 
+struct dg_pass_devices; /* passes.h */
+
+/* Whether a and b have the same dtype and dims. */
+bool dg_rewrite_same_shape(const dg_tensor_desc *a, const dg_tensor_desc *b);
+
+/* Node ni takes one more input, tensor extra (as its input_count-th), and
+ * the output of node di, an add reading ni's output and extra
+ * (dg_rewrite_absorb) — where ask says every device keeps the node
+ * (passes.h's dg_pass_devices; NULL: never). 1 fused, 0 not (nothing
+ * changed), -1 out of memory. */
+int dg_rewrite_absorb_add(dg_rewrite *rw, int ni, int di, uint32_t extra,
+                          const struct dg_pass_devices *ask);
+
 /* Node di is dead and its readers read tensor src instead. */
 void dg_rewrite_bypass(dg_rewrite *rw, int di, uint32_t src);
 
