@@ -25,55 +25,63 @@ typedef struct qbin_ctx {
   float fa, fb;
 } qbin_ctx;
 
-/* A run where both operands advance by one: requant.h's steps with the
- * rounding done by the 1.5 * 2^23 trick (exact round-half-even below 2^22,
- * and anything larger saturates on the same side), which vectorises; the
- * same bits as dg_requant and dg_requant_sum. Compiled per SIMD level. */
-#define QBIN_CONTIG_BODY                                                       \
-  const float shift = 12582912.0f;                                             \
-  const float flo = (float)(c->lo - c->zy), fhi = (float)(c->hi - c->zy);      \
-  for (int64_t i = 0; i < n; i++) {                                            \
-    int32_t da = (c->as ? (int32_t)(int8_t)a[i] : (int32_t)a[i]) - c->za;      \
-    int32_t db = (c->bs ? (int32_t)(int8_t)b[i] : (int32_t)b[i]) - c->zb;      \
-    float v = c->mul ? (float)(da * db) * c->fa                                \
-                     : (float)da * c->fa + (float)db * c->fb;                  \
-    float r = (v + shift) - shift;                                             \
-    r = r < flo ? flo : (r > fhi ? fhi : r);                                   \
-    y[i] = (uint8_t)(((int32_t)r + c->zy) & 0xff);                             \
+/* A run where a advances by one and b by bstep (1, or 0: b one value, as
+ * a squeeze-excite scale is): requant.h's steps with the rounding done by
+ * the 1.5 * 2^23 trick (exact round-half-even below 2^22, and anything
+ * larger saturates on the same side), which vectorises; the same bits as
+ * dg_requant and dg_requant_sum. Compiled per SIMD level, bstep a
+ * constant in each. */
+static inline __attribute__((always_inline)) void
+qbin_body(const qbin_ctx *c, const uint8_t *a, const uint8_t *b, uint8_t *y,
+          int64_t n, int64_t bstep) {
+  const float shift = 12582912.0f;
+  const float flo = (float)(c->lo - c->zy), fhi = (float)(c->hi - c->zy);
+  for (int64_t i = 0; i < n; i++) {
+    int32_t da = (c->as ? (int32_t)(int8_t)a[i] : (int32_t)a[i]) - c->za;
+    uint8_t bb = b[i * bstep];
+    int32_t db = (c->bs ? (int32_t)(int8_t)bb : (int32_t)bb) - c->zb;
+    float v = c->mul ? (float)(da * db) * c->fa
+                     : (float)da * c->fa + (float)db * c->fb;
+    float r = (v + shift) - shift;
+    r = r < flo ? flo : (r > fhi ? fhi : r);
+    y[i] = (uint8_t)(((int32_t)r + c->zy) & 0xff);
   }
+}
 
-static void qbin_contig_base(const qbin_ctx *c, const uint8_t *a,
-                             const uint8_t *b, uint8_t *y, int64_t n) {
-  QBIN_CONTIG_BODY
-}
+typedef void (*qbin_fn)(const qbin_ctx *c, const uint8_t *a, const uint8_t *b,
+                        uint8_t *y, int64_t n);
+#define QBIN_LEVEL(name, attr)                                                 \
+  static attr void name##_1(const qbin_ctx *c, const uint8_t *a,               \
+                            const uint8_t *b, uint8_t *y, int64_t n) {         \
+    qbin_body(c, a, b, y, n, 1);                                               \
+  }                                                                            \
+  static attr void name##_0(const qbin_ctx *c, const uint8_t *a,               \
+                            const uint8_t *b, uint8_t *y, int64_t n) {         \
+    qbin_body(c, a, b, y, n, 0);                                               \
+  }
+QBIN_LEVEL(qbin_base, )
 #if defined(__x86_64__)
-__attribute__((target("avx2"))) static void
-qbin_contig_avx2(const qbin_ctx *c, const uint8_t *a, const uint8_t *b,
-                 uint8_t *y, int64_t n){QBIN_CONTIG_BODY} DG_CPU_T512
-    static void qbin_contig_avx512(const qbin_ctx *c, const uint8_t *a,
-                                   const uint8_t *b, uint8_t *y, int64_t n) {
-  QBIN_CONTIG_BODY
-}
+QBIN_LEVEL(qbin_avx2, __attribute__((target("avx2"))))
+QBIN_LEVEL(qbin_avx512, DG_CPU_T512)
 #endif
+
+/* The run kernel at the SIMD level in use, for b's step (1 or 0). */
+static qbin_fn qbin_pick(int64_t bstep) {
+#if defined(__x86_64__)
+  int level = dg_cpu_simd_level();
+  if (level >= DG_CPU_SIMD_AVX512)
+    return bstep ? qbin_avx512_1 : qbin_avx512_0;
+  if (level >= DG_CPU_SIMD_AVX2)
+    return bstep ? qbin_avx2_1 : qbin_avx2_0;
+#endif
+  return bstep ? qbin_base_1 : qbin_base_0;
+}
 
 static void qbin_run(void *ctx, const int64_t *off, const int64_t *st,
                      int64_t n, int64_t out) {
   const qbin_ctx *c = ctx;
-  if (st[0] == 1 && st[1] == 1) {
-    const uint8_t *a = c->a + off[0], *b = c->b + off[1];
-    uint8_t *y = c->y + out;
-#if defined(__x86_64__)
-    int level = dg_cpu_simd_level();
-    if (level >= DG_CPU_SIMD_AVX512) {
-      qbin_contig_avx512(c, a, b, y, n);
-      return;
-    }
-    if (level >= DG_CPU_SIMD_AVX2) {
-      qbin_contig_avx2(c, a, b, y, n);
-      return;
-    }
-#endif
-    qbin_contig_base(c, a, b, y, n);
+  if (st[0] == 1 && (st[1] == 1 || st[1] == 0)) {
+    qbin_pick(st[1])(c, c->a + off[0], c->b + off[1], c->y + out, n);
     return;
   }
   for (int64_t i = 0; i < n; i++) {
