@@ -25,20 +25,20 @@ typedef struct qbin_ctx {
   float fa, fb;
 } qbin_ctx;
 
-/* A run where a advances by one and b by bstep (1, or 0: b one value, as
- * a squeeze-excite scale is): requant.h's steps with the rounding done by
- * the 1.5 * 2^23 trick (exact round-half-even below 2^22, and anything
- * larger saturates on the same side), which vectorises; the same bits as
- * dg_requant and dg_requant_sum. Compiled per SIMD level, bstep a
+/* A run where a advances by astep and b by bstep (1 both, or one of them
+ * 0: one value for the run, as a squeeze-excite scale is): requant.h's steps
+ * with the rounding done by the 1.5 * 2^23 trick (exact round-half-even below
+ * 2^22, and anything larger saturates on the same side), which vectorises; the
+ * same bits as dg_requant and dg_requant_sum. Compiled per SIMD level, bstep a
  * constant in each. */
 static inline __attribute__((always_inline)) void
 qbin_body(const qbin_ctx *c, const uint8_t *a, const uint8_t *b, uint8_t *y,
-          int64_t n, int64_t bstep) {
+          int64_t n, int64_t astep, int64_t bstep) {
   const float shift = 12582912.0f;
   const float flo = (float)(c->lo - c->zy), fhi = (float)(c->hi - c->zy);
   for (int64_t i = 0; i < n; i++) {
-    int32_t da = (c->as ? (int32_t)(int8_t)a[i] : (int32_t)a[i]) - c->za;
-    uint8_t bb = b[i * bstep];
+    uint8_t ab = a[i * astep], bb = b[i * bstep];
+    int32_t da = (c->as ? (int32_t)(int8_t)ab : (int32_t)ab) - c->za;
     int32_t db = (c->bs ? (int32_t)(int8_t)bb : (int32_t)bb) - c->zb;
     float v = c->mul ? (float)(da * db) * c->fa
                      : (float)da * c->fa + (float)db * c->fb;
@@ -51,13 +51,17 @@ qbin_body(const qbin_ctx *c, const uint8_t *a, const uint8_t *b, uint8_t *y,
 typedef void (*qbin_fn)(const qbin_ctx *c, const uint8_t *a, const uint8_t *b,
                         uint8_t *y, int64_t n);
 #define QBIN_LEVEL(name, attr)                                                 \
-  static attr void name##_1(const qbin_ctx *c, const uint8_t *a,               \
-                            const uint8_t *b, uint8_t *y, int64_t n) {         \
-    qbin_body(c, a, b, y, n, 1);                                               \
+  static attr void name##_11(const qbin_ctx *c, const uint8_t *a,              \
+                             const uint8_t *b, uint8_t *y, int64_t n) {        \
+    qbin_body(c, a, b, y, n, 1, 1);                                            \
   }                                                                            \
-  static attr void name##_0(const qbin_ctx *c, const uint8_t *a,               \
-                            const uint8_t *b, uint8_t *y, int64_t n) {         \
-    qbin_body(c, a, b, y, n, 0);                                               \
+  static attr void name##_10(const qbin_ctx *c, const uint8_t *a,              \
+                             const uint8_t *b, uint8_t *y, int64_t n) {        \
+    qbin_body(c, a, b, y, n, 1, 0);                                            \
+  }                                                                            \
+  static attr void name##_01(const qbin_ctx *c, const uint8_t *a,              \
+                             const uint8_t *b, uint8_t *y, int64_t n) {        \
+    qbin_body(c, a, b, y, n, 0, 1);                                            \
   }
 QBIN_LEVEL(qbin_base, )
 #if defined(__x86_64__)
@@ -65,23 +69,27 @@ QBIN_LEVEL(qbin_avx2, __attribute__((target("avx2"))))
 QBIN_LEVEL(qbin_avx512, DG_CPU_T512)
 #endif
 
-/* The run kernel at the SIMD level in use, for b's step (1 or 0). */
-static qbin_fn qbin_pick(int64_t bstep) {
+/* The run kernel at the SIMD level in use for the steps (1, 1), (1, 0)
+ * or (0, 1). */
+#define QBIN_PICK(name) (!astep ? name##_01 : bstep ? name##_11 : name##_10)
+static qbin_fn qbin_pick(int64_t astep, int64_t bstep) {
 #if defined(__x86_64__)
   int level = dg_cpu_simd_level();
   if (level >= DG_CPU_SIMD_AVX512)
-    return bstep ? qbin_avx512_1 : qbin_avx512_0;
+    return QBIN_PICK(qbin_avx512);
   if (level >= DG_CPU_SIMD_AVX2)
-    return bstep ? qbin_avx2_1 : qbin_avx2_0;
+    return QBIN_PICK(qbin_avx2);
 #endif
-  return bstep ? qbin_base_1 : qbin_base_0;
+  return QBIN_PICK(qbin_base);
 }
+#undef QBIN_PICK
 
 static void qbin_run(void *ctx, const int64_t *off, const int64_t *st,
                      int64_t n, int64_t out) {
   const qbin_ctx *c = ctx;
-  if (st[0] == 1 && (st[1] == 1 || st[1] == 0)) {
-    qbin_pick(st[1])(c, c->a + off[0], c->b + off[1], c->y + out, n);
+  if ((st[0] == 1 && (st[1] == 1 || st[1] == 0)) ||
+      (st[0] == 0 && st[1] == 1)) {
+    qbin_pick(st[0], st[1])(c, c->a + off[0], c->b + off[1], c->y + out, n);
     return;
   }
   for (int64_t i = 0; i < n; i++) {
