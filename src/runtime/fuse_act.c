@@ -28,13 +28,10 @@ bool dg_fuse_activations(dg_rewrite *rw) {
   for (int i = 0; i < ir->node_count; i++) {
     const dg_node *u = &ir->nodes[i];
     dg_activation a = as_activation(u);
-    int p =
-        a != DG_ACTIVATION_NONE ? dg_rewrite_producer(rw, u->inputs[0]) : -1;
-    if (p < 0)
-      continue;
-    const dg_node *n = &ir->nodes[p];
-    if (!takes_activation(ir, n) || n->pinned_device != u->pinned_device ||
-        rw->readers[n->output] != 1 || rw->outputs[n->output])
+    int p = a != DG_ACTIVATION_NONE
+                ? dg_rewrite_sole_producer(rw, u->inputs[0], i)
+                : -1;
+    if (p < 0 || !takes_activation(ir, &ir->nodes[p]))
       continue;
     if (!dg_rewrite_absorb(rw, p, i))
       return false;

@@ -19,21 +19,17 @@ bool dg_fuse_bias(dg_rewrite *rw, const dg_pass_devices *devs) {
   dg_ir *ir = rw->ir;
   for (int i = 0; i < ir->node_count; i++) {
     const dg_node *add = &ir->nodes[i];
-    if (add->op != DG_OP_BINARY || add->p.fn != DG_BINARY_ADD ||
-        add->input_count != 2)
+    if (!dg_rewrite_float_binary(ir, add, DG_BINARY_ADD))
       continue;
     const dg_tensor_desc *yd = dg_ir_desc(ir, add->output);
-    if (yd->dtype != DG_DTYPE_F32 && yd->dtype != DG_DTYPE_F16)
-      continue;
     for (int side = 0; side < 2; side++) {
       uint32_t y = add->inputs[side], b = add->inputs[1 - side];
-      int m = dg_rewrite_producer(rw, y);
+      int m = dg_rewrite_sole_producer(rw, y, i);
       if (m < 0 || !dg_rewrite_is_constant(ir, b))
         continue;
       dg_node *mm = &ir->nodes[m];
       if (mm->op != DG_OP_MATMUL || mm->input_count != 2 ||
-          mm->pinned_device != add->pinned_device || rw->readers[y] != 1 ||
-          rw->outputs[y] || !dg_rewrite_same_shape(dg_ir_desc(ir, y), yd) ||
+          !dg_rewrite_same_shape(dg_ir_desc(ir, y), yd) ||
           !is_row_bias(dg_ir_desc(ir, b), yd))
         continue;
       int got = dg_rewrite_absorb_add(rw, m, i, b, devs);

@@ -17,14 +17,14 @@ static bool try_fuse(dg_rewrite *rw, const dg_pass_devices *devs, int i,
   dg_ir *ir = rw->ir;
   const dg_node *add = &ir->nodes[i];
   uint32_t y = add->inputs[side], r = add->inputs[1 - side];
-  int c = dg_rewrite_producer(rw, y);
-  if (c < 0 || y == r)
+  /* (An add of a tensor to itself reads it twice: no sole producer.) */
+  int c = dg_rewrite_sole_producer(rw, y, i);
+  if (c < 0)
     return false;
   dg_node *conv = &ir->nodes[c];
   if (conv->op != DG_OP_CONV2D || conv->input_count != 3 ||
       dg_conv_residual(conv) || conv->p.activation != DG_ACTIVATION_NONE ||
-      conv->pinned_device != add->pinned_device || rw->readers[y] != 1 ||
-      rw->outputs[y] || !ready_before(rw, r, c))
+      !ready_before(rw, r, c))
     return false;
   int got = dg_rewrite_absorb_add(rw, c, i, r, devs);
   *oom = got < 0;
@@ -35,12 +35,10 @@ bool dg_fuse_residual(dg_rewrite *rw, const dg_pass_devices *devs) {
   dg_ir *ir = rw->ir;
   for (int i = 0; i < ir->node_count; i++) {
     const dg_node *add = &ir->nodes[i];
-    if (add->op != DG_OP_BINARY || add->p.fn != DG_BINARY_ADD ||
-        add->input_count != 2)
+    if (!dg_rewrite_float_binary(ir, add, DG_BINARY_ADD))
       continue;
     const dg_tensor_desc *yd = dg_ir_desc(ir, add->output);
-    if ((yd->dtype != DG_DTYPE_F32 && yd->dtype != DG_DTYPE_F16) ||
-        !dg_rewrite_same_shape(yd, dg_ir_desc(ir, add->inputs[0])) ||
+    if (!dg_rewrite_same_shape(yd, dg_ir_desc(ir, add->inputs[0])) ||
         !dg_rewrite_same_shape(yd, dg_ir_desc(ir, add->inputs[1])))
       continue;
     bool oom = false;

@@ -89,6 +89,21 @@ int dg_rewrite_producer(const dg_rewrite *rw, uint32_t id) {
   return t->producer;
 }
 
+int dg_rewrite_sole_producer(const dg_rewrite *rw, uint32_t id, int r) {
+  int p = dg_rewrite_producer(rw, id);
+  if (p < 0 || id > rw->tensors || rw->readers[id] != 1 || rw->outputs[id] ||
+      rw->ir->nodes[p].pinned_device != rw->ir->nodes[r].pinned_device)
+    return -1;
+  return p;
+}
+
+bool dg_rewrite_float_binary(const dg_ir *ir, const dg_node *n, int fn) {
+  if (n->op != DG_OP_BINARY || n->p.fn != fn || n->input_count != 2)
+    return false;
+  dg_dtype t = dg_ir_desc(ir, n->output)->dtype;
+  return t == DG_DTYPE_F32 || t == DG_DTYPE_F16;
+}
+
 bool dg_rewrite_absorb(dg_rewrite *rw, int ni, int di) {
   dg_ir *ir = rw->ir;
   dg_node *n = &ir->nodes[ni], *d = &ir->nodes[di];

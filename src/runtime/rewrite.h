@@ -36,6 +36,15 @@ static inline bool dg_rewrite_is_constant(const dg_ir *ir, uint32_t id) {
  * producer). */
 int dg_rewrite_producer(const dg_rewrite *rw, uint32_t id);
 
+/* The node producing tensor id, where node r is the only reader of id,
+ * id is no graph output and both nodes have the same pin (what fusing a
+ * producer into its reader needs); else -1. */
+int dg_rewrite_sole_producer(const dg_rewrite *rw, uint32_t id, int r);
+
+/* Whether n is a two-input binary node of function fn with an f32 or f16
+ * output. */
+bool dg_rewrite_float_binary(const dg_ir *ir, const dg_node *n, int fn);
+
 /* Node ni takes over the output of node di (ni's output read by di alone;
  * di then dead, and its inputs' reader counts drop: a caller that moves
  * one of them to ni counts it again). The fused node's name becomes
