@@ -30,6 +30,20 @@ static inline int32_t dg_requant_out(float v, int32_t zy, int32_t lo,
   return (int32_t)(y < lo ? lo : (y > hi ? hi : y));
 }
 
+/* dg_requant_out for a byte output, in a form loops vectorise: v rounded
+ * half to even by the 1.5 * 2^23 trick (exact below 2^22 in magnitude;
+ * anything larger lies beyond the clamp on the same side), clamped in
+ * float to [flo, fhi] = [lo - zy, hi - zy] (the caller's, hoisted), then
+ * zy added. The same byte as dg_requant_out(nearbyintf(v), zy, lo, hi)
+ * for lo, hi in [-128, 255]; the low byte of an i8 result as stored. */
+static inline uint8_t dg_requant_out_q8(float v, int32_t zy, float flo,
+                                        float fhi) {
+  const float shift = 12582912.0f; /* 1.5 * 2^23 */
+  float r = (v + shift) - shift;
+  r = r < flo ? flo : (r > fhi ? fhi : r);
+  return (uint8_t)(((int32_t)r + zy) & 0xff);
+}
+
 static inline int32_t dg_requant(int32_t acc, float m, int32_t zy, int32_t lo,
                                  int32_t hi) {
   return dg_requant_out(nearbyintf((float)acc * m), zy, lo, hi);

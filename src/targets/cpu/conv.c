@@ -28,17 +28,11 @@ static bool conv_is_pointwise(const conv_dims *d) {
          !d->pl && d->OH == d->H && d->OW == d->W;
 }
 
-/* Output columns [lo, hi) of a row whose input column ow*stride - pad +
- * k*dil lies inside [0, W). */
+/* Output columns [lo, hi) whose input column ow*stride - pad + off lies
+ * inside [0, W). */
 static void valid_cols(int64_t OW, int64_t W, int stride, int pad, int64_t off,
                        int64_t *lo, int64_t *hi) {
-  int64_t first = off - pad; /* input column of output 0 */
-  *lo = first >= 0 ? 0 : (-first + stride - 1) / stride;
-  *hi = W - first <= 0 ? 0 : (W - first + stride - 1) / stride;
-  if (*hi > OW)
-    *hi = OW;
-  if (*lo > *hi)
-    *lo = *hi;
+  dg_cpu_out_cols(OW, W, stride, off - pad, lo, hi);
 }
 
 #if defined(__x86_64__) || defined(__i386__)

@@ -13,17 +13,6 @@
 
 enum { ROW_MAX = 2048 }; /* the accumulator row, on the stack */
 
-/* Output columns [lo, hi) whose input column ow * sw + off is in [0, W). */
-static inline void cols(int64_t OW, int64_t W, int sw, int64_t off, int64_t *lo,
-                        int64_t *hi) {
-  *lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
-  *hi = W - off <= 0 ? 0 : (W - off + sw - 1) / sw;
-  if (*hi > OW)
-    *hi = OW;
-  if (*lo > *hi)
-    *lo = *hi;
-}
-
 /* One plane; sw is a constant where inlined (1, 2). Stride 2 reads the
  * row split into its even and odd columns, so that every tap is a
  * unit-stride run again: input column 2 ow + off is even[ow + off / 2]
@@ -40,7 +29,7 @@ plane(const dg_conv_geom *d, const float *restrict x, const float *restrict w,
   enum { MAX_KW = 16 };
   int64_t col_a[MAX_KW], col_b[MAX_KW];
   for (int64_t kw = 0; kw < d->KW && kw < MAX_KW; kw++)
-    cols(OW, d->W, sw, kw * d->dw - d->pl, &col_a[kw], &col_b[kw]);
+    dg_cpu_out_cols(OW, d->W, sw, kw * d->dw - d->pl, &col_a[kw], &col_b[kw]);
   for (int64_t oh = 0; oh < d->OH; oh++) {
     memset(acc, 0, sizeof(float) * (size_t)OW);
     for (int64_t kh = 0; kh < d->KH; kh++) {
@@ -60,7 +49,7 @@ plane(const dg_conv_geom *d, const float *restrict x, const float *restrict w,
         if (kw < MAX_KW)
           a = col_a[kw], b = col_b[kw];
         else
-          cols(OW, d->W, sw, off, &a, &b);
+          dg_cpu_out_cols(OW, d->W, sw, off, &a, &b);
         if (split) {
           const float *xs = off & 1 ? od + (off - 1) / 2 : ev + off / 2;
           for (int64_t ow = a; ow < b; ow++)

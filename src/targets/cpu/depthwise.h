@@ -9,6 +9,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Output columns [lo, hi) of a row of OW whose input column ow * stride +
+ * first lies in [0, W) (first: the input column of output 0, pads and
+ * the tap's offset included). Every row-wise conv kernel's tap range. */
+static inline void dg_cpu_out_cols(int64_t OW, int64_t W, int stride,
+                                   int64_t first, int64_t *lo, int64_t *hi) {
+  *lo = first >= 0 ? 0 : (-first + stride - 1) / stride;
+  *hi = W - first <= 0 ? 0 : (W - first + stride - 1) / stride;
+  if (*hi > OW)
+    *hi = OW;
+  if (*lo > *hi)
+    *lo = *hi;
+}
+
 /* Whether the fast kernel takes d (an output row fits its accumulator). */
 bool dg_cpu_depthwise_fits(const dg_conv_geom *d);
 /* One (image, channel) plane: x [H, W], w [KH, KW], y [OH, OW] =

@@ -4,12 +4,12 @@
  * int32 multiply-adds into a row of sums, which the compiler vectorises
  * at each SIMD level. The sums are exact integers, so the result is the
  * reference's bit for bit whatever the order; the requantisation is
- * requant.h's steps with the rounding done by the 1.5 * 2^23 trick
- * (exact round-half-even below 2^22; anything larger saturates on the
- * same side), again the same bits. */
+ * requant.h's dg_requant_out_q8, again the same bits. */
 #include "depthwise.h"
 
 #include "cpu_kernels.h"
+
+#include "ops/requant.h" /* dg_requant_out_q8 */
 
 #include <string.h>
 
@@ -17,16 +17,6 @@ size_t dg_cpu_depthwise_q8_scratch(const dg_conv_geom *d) {
   /* the widened plane (+1 column per row for the odd half), a row of
    * sums, and the caller's taps */
   return sizeof(int32_t) * (size_t)(d->H * (d->W + 1) + d->OW + d->KH * d->KW);
-}
-
-static inline void q8_cols(int64_t OW, int64_t W, int sw, int64_t off,
-                           int64_t *lo, int64_t *hi) {
-  *lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
-  *hi = W - off <= 0 ? 0 : (W - off + sw - 1) / sw;
-  if (*hi > OW)
-    *hi = OW;
-  if (*lo > *hi)
-    *lo = *hi;
 }
 
 static inline __attribute__((always_inline)) void
@@ -54,7 +44,6 @@ q8_plane(const dg_conv_geom *d, const uint8_t *restrict x, bool xs, int32_t zx,
         dst[i] = (int32_t)src[i] - zx;
     }
   }
-  const float shift = 12582912.0f; /* 1.5 * 2^23 */
   const float flo = (float)(lo - zy), fhi = (float)(hi - zy);
   for (int64_t oh = 0; oh < d->OH; oh++) {
     for (int64_t ow = 0; ow < OW; ow++)
@@ -67,7 +56,7 @@ q8_plane(const dg_conv_geom *d, const uint8_t *restrict x, bool xs, int32_t zx,
       for (int64_t kw = 0; kw < d->KW; kw++) {
         const int32_t w = wv[kh * d->KW + kw];
         int64_t off = kw * d->dw - d->pl, a, b;
-        q8_cols(OW, W, sw, off, &a, &b);
+        dg_cpu_out_cols(OW, W, sw, off, &a, &b);
         const int32_t *s;
         if (sw == 2) /* column 2 ow + off */
           s = off & 1 ? row + ne + (off - 1) / 2 : row + off / 2;
@@ -82,12 +71,8 @@ q8_plane(const dg_conv_geom *d, const uint8_t *restrict x, bool xs, int32_t zx,
       }
     }
     uint8_t *yr = y + oh * OW;
-    for (int64_t ow = 0; ow < OW; ow++) {
-      float v = (float)acc[ow] * m;
-      float r = (v + shift) - shift;
-      r = r < flo ? flo : (r > fhi ? fhi : r);
-      yr[ow] = (uint8_t)(((int32_t)r + zy) & 0xff);
-    }
+    for (int64_t ow = 0; ow < OW; ow++)
+      yr[ow] = dg_requant_out_q8((float)acc[ow] * m, zy, flo, fhi);
   }
 }
 

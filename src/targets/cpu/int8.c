@@ -26,15 +26,13 @@ typedef struct qbin_ctx {
 } qbin_ctx;
 
 /* A run where a advances by astep and b by bstep (1 both, or one of them
- * 0: one value for the run, as a squeeze-excite scale is): requant.h's steps
- * with the rounding done by the 1.5 * 2^23 trick (exact round-half-even below
- * 2^22, and anything larger saturates on the same side), which vectorises; the
- * same bits as dg_requant and dg_requant_sum. Compiled per SIMD level, bstep a
- * constant in each. */
+ * 0: one value for the run, as a squeeze-excite scale is): requant.h's
+ * steps, rounded by dg_requant_out_q8, which vectorises; the same bits as
+ * dg_requant and dg_requant_sum. Compiled per SIMD level, the steps
+ * constants in each. */
 static inline __attribute__((always_inline)) void
 qbin_body(const qbin_ctx *c, const uint8_t *a, const uint8_t *b, uint8_t *y,
           int64_t n, int64_t astep, int64_t bstep) {
-  const float shift = 12582912.0f;
   const float flo = (float)(c->lo - c->zy), fhi = (float)(c->hi - c->zy);
   for (int64_t i = 0; i < n; i++) {
     uint8_t ab = a[i * astep], bb = b[i * bstep];
@@ -42,9 +40,7 @@ qbin_body(const qbin_ctx *c, const uint8_t *a, const uint8_t *b, uint8_t *y,
     int32_t db = (c->bs ? (int32_t)(int8_t)bb : (int32_t)bb) - c->zb;
     float v = c->mul ? (float)(da * db) * c->fa
                      : (float)da * c->fa + (float)db * c->fb;
-    float r = (v + shift) - shift;
-    r = r < flo ? flo : (r > fhi ? fhi : r);
-    y[i] = (uint8_t)(((int32_t)r + c->zy) & 0xff);
+    y[i] = dg_requant_out_q8(v, c->zy, flo, fhi);
   }
 }
 
