@@ -200,11 +200,8 @@ void dg_cpu_binary(dg_cpu_pool *pool, int fn, int rank, const int64_t *dims,
   w.outer = 1;
   for (int k = 0; k < r - 1; k++)
     w.outer *= w.d[k];
-  /* A wake-up costs microseconds: below 64k outputs one thread does it. */
-  int64_t total = w.n * w.outer, tasks = dg_cpu_pool_threads(pool);
-  if (total < 65536)
-    tasks = 1;
-  if (w.outer > 1 && tasks > w.outer)
-    tasks = w.outer;
-  dg_cpu_pool_run(pool, walk_task, &w, (int)tasks);
+  /* By rows, or one run by pieces; below 64k outputs on one thread. */
+  dg_cpu_pool_run(
+      pool, walk_task, &w,
+      dg_cpu_pool_tasks(pool, w.n * w.outer, 65536, w.outer > 1 ? w.outer : 0));
 }

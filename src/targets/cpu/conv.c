@@ -159,9 +159,8 @@ static void conv_f32(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
   dg_activation_range(cn->node->p.activation, &lo, &hi);
   if (d.CG == 1 && d.OG == 1) {
     dw_job j = {&d, x, w, b, r, y, lo, hi};
-    int64_t tasks = dg_cpu_pool_threads(pool);
     dg_cpu_pool_run(pool, dw_task, &j,
-                    (int)(tasks < d.N * d.C ? tasks : d.N * d.C));
+                    dg_cpu_pool_tasks(pool, 0, 0, d.N * d.C));
     return;
   }
   if (!conv_is_pointwise(&d)) { /* implicit GEMM, no im2col matrix */

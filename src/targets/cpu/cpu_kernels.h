@@ -34,6 +34,12 @@ void dg_cpu_pool_destroy(dg_cpu_pool *pool);  /* NULL is a no-op */
 int dg_cpu_pool_threads(const dg_cpu_pool *pool);
 void dg_cpu_pool_run(dg_cpu_pool *pool, void (*fn)(void *arg, int i, int n),
                      void *arg, int n);
+/* How many tasks to deal work of `work` elements in `items` independent
+ * pieces (0: divisible at will) to: 1 below min_work, where waking the
+ * workers costs more than the work; else the pool's threads, at most
+ * items. Never below 1. */
+int dg_cpu_pool_tasks(const dg_cpu_pool *pool, int64_t work, int64_t min_work,
+                      int64_t items);
 /* Internal to the kernels: checks out a 64-byte aligned buffer of at
  * least `bytes` for one call, returned with dg_cpu_pool_scratch_put. The
  * pool keeps a few for reuse; no two callers ever hold the same buffer,

@@ -138,12 +138,11 @@ void dg_cpu_qbinary_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
   dg_qbinary_factors(cn->ir, n, &c.fa, &c.fb);
   dg_cpu_walk w;
   dg_cpu_walk_init(&w, cn);
-  /* A wake-up costs microseconds: one run of 64k bytes or more only is
-   * split. */
-  int threads = dg_cpu_pool_threads(pool);
-  if (w.rank == 1 && w.dims[0] >= 65536 && threads > 1) {
+  /* One run of 64k bytes or more is split over the threads. */
+  int tasks = w.rank == 1 ? dg_cpu_pool_tasks(pool, w.dims[0], 65536, 0) : 1;
+  if (tasks > 1) {
     qbin_split q = {&c, &w};
-    dg_cpu_pool_run(pool, qbin_piece, &q, threads);
+    dg_cpu_pool_run(pool, qbin_piece, &q, tasks);
     return;
   }
   dg_cpu_walk_run(&w, qbin_run, &c);

@@ -223,17 +223,13 @@ static void pool_generic(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
               xd->dims[3] <= ROW_MAX && (is_max || xd->dtype == DG_DTYPE_F32);
   if (rows) {
     rows_job j = {cn, in[0], out, xd->dims[0] * xd->dims[1]};
-    int64_t work = dg_desc_elements(xd), tasks = dg_cpu_pool_threads(pool);
-    if (work < 65536)
-      tasks = 1; /* a wake-up would cost more */
-    if (tasks > j.planes)
-      tasks = j.planes;
+    int tasks = dg_cpu_pool_tasks(pool, dg_desc_elements(xd), 65536, j.planes);
     void (*fn)(void *, int, int) = !is_max                    ? avgpool_rows_f32
                                    : xd->dtype == DG_DTYPE_I8 ? maxpool_rows_i8
                                    : xd->dtype == DG_DTYPE_U8
                                        ? maxpool_rows_u8
                                        : maxpool_rows_f32;
-    dg_cpu_pool_run(pool, fn, &j, (int)(tasks > 0 ? tasks : 1));
+    dg_cpu_pool_run(pool, fn, &j, tasks);
     return;
   }
   switch (in_desc(cn, 0)->dtype) {

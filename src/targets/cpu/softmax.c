@@ -58,11 +58,8 @@ void dg_cpu_softmax_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
             : level >= DG_CPU_SIMD_AVX2 ? row_avx2
                                         : row_base;
 #endif
-    /* A wake-up costs a few microseconds: rows of less work run here. */
-    int64_t tasks = outer * len >= 16384 ? dg_cpu_pool_threads(pool) : 1;
-    if (tasks > outer)
-      tasks = outer;
-    dg_cpu_pool_run(pool, rows_task, &j, (int)(tasks > 0 ? tasks : 1));
+    dg_cpu_pool_run(pool, rows_task, &j,
+                    dg_cpu_pool_tasks(pool, outer * len, 16384, outer));
     return;
   }
   for (int64_t o = 0; o < outer; o++)

@@ -205,6 +205,14 @@ void dg_cpu_pool_destroy(dg_cpu_pool *p) {
 
 int dg_cpu_pool_threads(const dg_cpu_pool *p) { return p ? p->threads : 1; }
 
+int dg_cpu_pool_tasks(const dg_cpu_pool *pool, int64_t work, int64_t min_work,
+                      int64_t items) {
+  int64_t t = work < min_work ? 1 : dg_cpu_pool_threads(pool);
+  if (items > 0 && t > items)
+    t = items;
+  return t > 1 ? (int)t : 1;
+}
+
 void *dg_cpu_pool_scratch_get(dg_cpu_pool *p, size_t bytes) {
   size_t sz = (bytes + 63) & ~(size_t)63;
   if (!sz)
