@@ -943,6 +943,12 @@ typedef struct dg_compile_options {
   /* Allow-list of device indices (NULL/0 = all); copied. */
   const int *devices;
   int device_count;
+  /* Non-zero: time every node of every run, read back as the plan's
+   * measured_us (dg-run --plan, Python's profile=True). Costs a clock
+   * read per node on the CPU and the NPU, a timestamp per node on Vulkan
+   * and profiling events on OpenCL; 0 (the default) measures nothing,
+   * unless $DG_PROFILE is set. */
+  int profile;
 } dg_compile_options;
 
 typedef struct dg_session dg_session;

@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "session.h"
 
+#include "core/env.h"
 #include "core/memplan.h"
 #include "passes.h"
 
@@ -161,7 +162,8 @@ static dg_status make_segments(dg_session *s, dg_diagnostic *diag,
       return DG_ERROR_OUT_OF_MEMORY;
     for (int k = i; k < j; k++)
       seg->nodes[k - i] = k;
-    dg_segment desc = {ir, seg->nodes, seg->node_count, s->keep_all};
+    dg_segment desc = {ir, seg->nodes, seg->node_count, s->keep_all,
+                       s->opts.profile || dg_env(DG_ENV_PROFILE)};
     dg_status st = seg->dev->vt->compile(seg->dev, &desc, &seg->state, diag);
     if (st != DG_OK) {
       *target_failed = true; /* the target wrote the diagnostic */

@@ -28,6 +28,7 @@ typedef struct dg_segment {
   const int *nodes;
   int node_count;
   bool keep_all; /* verify: every node output must reach host[] */
+  bool profile;  /* time each node (dg_compile_options.profile) */
 } dg_segment;
 
 /* The tensors crossing a segment's boundary (ids, each listed once):

@@ -109,7 +109,7 @@ static dg_status cpu_compile(dg_device *dev, const dg_segment *seg,
   s->pool = flops < SMALL_SEGMENT_FLOPS && !(threaded && threaded[0] == '1')
                 ? s->dev->inline_pool
                 : s->dev->pool;
-  s->timing = dg_env(DG_ENV_PROFILE) != NULL;
+  s->timing = seg->profile;
   /* DG_TEST_CORRUPT_NODE=name damages that node's output, so that tests
    * can check verify finds it. */
   const char *corrupt = dg_env(DG_ENV_TEST_CORRUPT_NODE);

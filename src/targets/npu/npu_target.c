@@ -160,7 +160,7 @@ static dg_status npu_compile(dg_device *dev, const dg_segment *seg,
   s->dev = dev->impl;
   s->ir = seg->ir;
   s->nodes = seg->nodes;
-  s->timing = dg_env(DG_ENV_PROFILE) != NULL;
+  s->timing = seg->profile;
   if (own_buffers(s, seg) != DG_OK) {
     npu_release(s);
     dg_diag_set(diag, DG_ERROR_OUT_OF_MEMORY, -1, NULL, "compile", NULL, NULL,

@@ -1,0 +1,144 @@
+"""Contexts and their devices."""
+
+import threading
+from dataclasses import dataclass, field
+
+from . import errors
+from ._ffi import enum_values, ffi, lib, text
+from ._types import DTYPES
+
+KINDS = enum_values("dg_device_kind", "DG_DEVICE_")  # {"cpu": 1, ...}
+LOG_LEVELS = enum_values("dg_log_level", "DG_LOG_")
+OPS = enum_values("dg_op", "DG_OP_")
+
+
+def kind_mask(kinds, what="kinds"):
+    """A dg_device_kind mask from names ("cpu", "vulkan", ...); 0 for None."""
+    if kinds is None:
+        return 0
+    if isinstance(kinds, str):
+        kinds = [kinds]
+    mask = 0
+    for k in kinds:
+        if k not in KINDS:
+            raise ValueError("%s: %r is not a device kind (%s)" %
+                             (what, k, ", ".join(KINDS)))
+        mask |= KINDS[k]
+    return mask
+
+
+@dataclass(frozen=True)
+class Device:
+    """One device of a context, as dg_context_device_info (and dg-info)
+    describe it."""
+
+    index: int
+    kind: str  # "cpu", "vulkan", "opencl", "npu"
+    name: str
+    driver: str
+    dtypes: tuple  # ("f32", "f16", ...)
+    is_simulator: bool
+    int8_max_lsb_deviation: int
+    f16_max_ulp_deviation: int
+    context: object = field(repr=False, compare=False)
+
+    def supports(self, op):
+        """Whether the device has a kernel for op ("conv2d", ...)."""
+        if op not in OPS:
+            raise ValueError("op: %r is not an op (%s)" %
+                             (op, ", ".join(sorted(OPS))))
+        return bool(lib.dg_device_supports(self.context._ptr, self.index,
+                                           OPS[op]))
+
+
+class Context:
+    """The devices of the machine and the caches shared by graphs and
+    sessions (dg_context).
+
+    ``kinds`` limits the devices opened ("cpu", "vulkan", "opencl", "npu";
+    None: all present); ``threads`` the CPU's worker threads (0: one per
+    core); ``log`` is called as log(level, message) with level one of
+    "error", "warning", "info", "debug", at and above ``log_level``.
+    A context may be used from several threads at once (graph.h's Threads
+    paragraph); it lives as long as any graph or session made from it.
+    """
+
+    def __init__(self, kinds=None, *, threads=0, cache_dir=None,
+                 disable_cache=False, device_timeout_ms=0, log=None,
+                 log_level="warning"):
+        o = ffi.new("dg_context_options *")
+        o.device_kinds = kind_mask(kinds)
+        o.cpu_threads = int(threads)
+        o.disable_cache = int(bool(disable_cache))
+        o.device_timeout_ms = int(device_timeout_ms)
+        keep = []
+        if cache_dir is not None:
+            keep.append(ffi.new("char[]", str(cache_dir).encode()))
+            o.cache_dir = keep[-1]
+        self._log = None
+        if log is not None:
+            if log_level not in LOG_LEVELS:
+                raise ValueError("log_level: %r is not one of %s" %
+                                 (log_level, ", ".join(LOG_LEVELS)))
+            names = {v: k for k, v in LOG_LEVELS.items()}
+
+            @ffi.callback("void(void *, dg_log_level, const char *)")
+            def trampoline(user, level, msg):
+                try:
+                    log(names.get(level, str(level)), text(msg))
+                except Exception:  # never unwind into C
+                    pass
+
+            self._log = trampoline  # the callback lives as long as we do
+            o.log = trampoline
+            o.log_level = LOG_LEVELS[log_level]
+        out = ffi.new("dg_context **")
+        errors.check(lib.dg_context_create(o, out), ffi.NULL,
+                     "Context")
+        self._ptr = ffi.gc(out[0], lib.dg_context_destroy)
+
+    @property
+    def devices(self):
+        """The devices opened, CPU first, as Device records."""
+        out = []
+        info = ffi.new("dg_device_info *")
+        for i in range(lib.dg_context_device_count(self._ptr)):
+            errors.check(lib.dg_context_device_info(self._ptr, i, info),
+                         ffi.NULL, "Context.devices")
+            out.append(Device(
+                info.index, text(lib.dg_device_kind_name(info.kind)),
+                text(info.name), text(info.driver),
+                tuple(n for n, v in sorted(DTYPES.items(), key=lambda kv: kv[1])
+                      if info.dtypes >> v & 1),
+                bool(info.is_simulator), info.int8_max_lsb_deviation,
+                info.f16_max_ulp_deviation, self))
+        return out
+
+    @property
+    def cache_dir(self):
+        """The kernel cache folder in use, or None when caching is off."""
+        p = lib.dg_context_cache_dir(self._ptr)
+        return None if p == ffi.NULL else text(p)
+
+    def graph(self, name=None):
+        from .graph import Graph
+
+        return Graph(name, context=self)
+
+    def __repr__(self):
+        return "Context(%s)" % ", ".join(
+            "%s:%d" % (d.kind, d.index) for d in self.devices)
+
+
+_default = None
+_default_lock = threading.Lock()
+
+
+def default_context():
+    """The context used where none is given: every device present,
+    created on first use and shared by the whole program."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = Context()
+        return _default

@@ -1,0 +1,335 @@
+"""Sessions: a compiled graph that runs, in the shape ONNX Runtime's
+InferenceSession has (``run(output_names, feeds)``, ``get_inputs()``)."""
+
+import ctypes
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import errors
+from ._ffi import enum_values, ffi, lib, text
+from ._types import (DTYPES, Quant, describe, dtype_name, enum,
+                     numpy_dtype, shape_of)
+from .context import KINDS, default_context, kind_mask
+from .plan import Plan
+
+POLICIES = enum_values("dg_policy", "DG_POLICY_")
+_LAYOUT_NAMES = {v: k for k, v in enum_values("dg_layout",
+                                              "DG_LAYOUT_").items()}
+
+
+@dataclass(frozen=True)
+class IOInfo:
+    """A graph input or output: name, shape (NCHW), dtype, layout, quant.
+    ``type`` and ``shape`` read as ONNX Runtime's NodeArg does."""
+
+    name: str
+    shape: tuple
+    dtype: str
+    layout: str
+    quant: object
+
+    @property
+    def type(self):
+        return "tensor(%s)" % self.dtype
+
+    @classmethod
+    def get(cls, fn, ptr, index):
+        info = ffi.new("dg_io_info *")
+        errors.check(fn(ptr, index, info), ffi.NULL, "io info")
+        return cls(text(info.name), shape_of(info.desc),
+                   dtype_name(info.desc.dtype),
+                   _LAYOUT_NAMES.get(info.layout, "?"),
+                   Quant.from_c(info.desc.quant))
+
+    def io_shape(self):
+        """The shape the caller's array has: NHWC when bound as NHWC."""
+        s = self.shape
+        if self.layout == "nhwc" and len(s) == 4:
+            return (s[0], s[2], s[3], s[1])
+        return s
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    """dg_session_verify's answer: ok, and the first failing (or worst)
+    node with its errors against the tolerance."""
+
+    ok: bool
+    nodes_checked: int
+    node_index: int
+    node: str
+    op: str
+    max_abs_error: float
+    max_rel_error: float
+    max_lsb_error: int
+    tolerance: float
+
+
+def load_onnx(model, *, context=None, symbolic=None, freeze=None,
+              external_data_dir=None):
+    """A Graph from an ONNX model: a path or the file's bytes.
+
+    ``symbolic`` gives every symbolic dimension (a dynamic batch) that
+    value; ``freeze`` maps graph input names to arrays fixed at import.
+    """
+    from .graph import Graph
+    from ._types import desc
+
+    ctx = context or default_context()
+    o = ffi.new("dg_onnx_options *")
+    keep = []
+    if symbolic is not None:
+        o.symbolic_dim_value = int(symbolic)
+    if freeze:
+        consts = ffi.new("dg_onnx_constant[]", len(freeze))
+        for i, (name, value) in enumerate(freeze.items()):
+            a = np.ascontiguousarray(value)
+            nm = ffi.new("char[]", name.encode())
+            d = desc(a.shape, a.dtype, None, keep)
+            keep += [a, nm, d]
+            consts[i].name, consts[i].desc = nm, d
+            consts[i].data = ffi.from_buffer(a)
+        o.constants, o.constant_count = consts, len(freeze)
+        keep.append(consts)
+    if external_data_dir is not None:
+        keep.append(ffi.new("char[]", os.fsencode(external_data_dir)))
+        o.external_data_dir = keep[-1]
+    out = ffi.new("dg_graph **")
+    diag = ffi.new("dg_diagnostic *")
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        buf = ffi.from_buffer(model)
+        st = lib.dg_onnx_load_memory(ctx._ptr, buf, len(buf), o, out, diag)
+    else:
+        st = lib.dg_onnx_load(ctx._ptr, os.fsencode(model), o, out, diag)
+    if st != lib.DG_OK:
+        e = errors.from_diagnostic(st, diag, "load_onnx")
+        # The library's hint names the C option; say the Python one.
+        e.args = (e.message,) = (e.message.replace(
+            "set dg_onnx_options.symbolic_dim_value",
+            "give it a value with symbolic=N (load_onnx, Session)"),)
+        raise e
+    return Graph(context=ctx, _ptr=out[0])
+
+
+def _devices(ctx, devices):
+    """Device indices from Device objects, indices or kind names."""
+    if devices is None:
+        return [], 0
+    if isinstance(devices, (str, int)) or hasattr(devices, "index"):
+        devices = [devices]
+    indices, kinds = [], 0
+    for d in devices:
+        if isinstance(d, str):
+            kinds |= kind_mask(d, "devices")
+        else:
+            indices.append(int(getattr(d, "index", d)))
+    if indices and kinds:
+        by_kind = {dev.index for dev in ctx.devices
+                   if KINDS[dev.kind] & kinds}
+        indices += sorted(by_kind - set(indices))
+        kinds = 0
+    return indices, kinds
+
+
+def from_dlpack(obj):
+    """A numpy array sharing obj's memory (a torch tensor, a cupy or numpy
+    array...: anything with __dlpack__ on the host). Device memory is
+    refused: sessions read and write host memory."""
+    dev = obj.__dlpack_device__() if hasattr(obj, "__dlpack_device__") \
+        else (1, 0)
+    if dev[0] not in (1, 3):  # kDLCPU, kDLCUDAHost
+        raise errors.UnsupportedError(
+            "from_dlpack: the tensor lives on DLPack device type %d: "
+            "directgraph's Python runs take host memory (copy it there "
+            "first, e.g. tensor.cpu())" % dev[0])
+    return np.from_dlpack(obj)
+
+
+class Session:
+    """A compiled graph (dg_session).
+
+    ``Session(model, devices=None, policy="auto", kinds=None,
+    profile=False, context=None, symbolic=None, freeze=None)``: model is a
+    Graph, an ONNX file's path or its bytes. devices allows only these
+    (Device objects, indices or kind names such as "vulkan"); policy
+    "strict" makes pins binding; profile times every node of every run
+    (``plan``'s measured_us). One session runs one call at a time; make
+    one session per thread to run in parallel (the GIL is released while
+    the library runs).
+    """
+
+    def __init__(self, model, devices=None, *, policy="auto", kinds=None,
+                 profile=False, context=None, symbolic=None, freeze=None):
+        from .graph import Graph
+
+        if isinstance(model, Graph):
+            graph = model
+        else:
+            graph = load_onnx(model, context=context, symbolic=symbolic,
+                              freeze=freeze)
+        self.context = graph.context
+        self._lent = list(graph._lent)  # lent constants outlive the graph
+        o = ffi.new("dg_compile_options *")
+        o.policy = enum("dg_policy", "DG_POLICY_", policy, "policy")
+        indices, mask = _devices(self.context, devices)
+        o.device_kinds = mask | kind_mask(kinds)
+        keep = []
+        if indices:
+            keep.append(ffi.new("int[]", indices))
+            o.devices, o.device_count = keep[-1], len(indices)
+        o.profile = int(bool(profile))
+        out = ffi.new("dg_session **")
+        diag = ffi.new("dg_diagnostic *")
+        errors.check(lib.dg_graph_compile(graph._ptr, o, out, diag), diag,
+                     "Session")
+        self._ptr = ffi.gc(out[0], lib.dg_session_destroy)
+        self.inputs = [IOInfo.get(lib.dg_session_input_info, self._ptr, i)
+                       for i in range(lib.dg_session_input_count(self._ptr))]
+        self.outputs = [IOInfo.get(lib.dg_session_output_info, self._ptr, i)
+                        for i in range(lib.dg_session_output_count(self._ptr))]
+
+    def get_inputs(self):
+        return list(self.inputs)
+
+    def get_outputs(self):
+        return list(self.outputs)
+
+    @property
+    def plan(self):
+        """Where every node runs and why, as a list of PlanNode records
+        (print it for the table; .dot(), .svg() for pictures)."""
+        return Plan.of(lib.dg_session_plan(self._ptr))
+
+    def _bind(self, feeds, keep, fn="Session.run"):
+        if not isinstance(feeds, dict):
+            raise TypeError("%s: feeds is a dict {input name: array}, not "
+                            "%s" % (fn, type(feeds).__name__))
+        known = {i.name: i for i in self.inputs}
+        arr = ffi.new("dg_binding[]", max(len(feeds), 1))
+        for k, (name, value) in enumerate(feeds.items()):
+            info = known.get(name)
+            if info is None:
+                raise errors.NotFoundError(
+                    "%s: no input named '%s'; the inputs are %s" %
+                    (fn, name, ", ".join(repr(n) for n in known)),
+                    lib.DG_ERROR_NOT_FOUND, field="input", function=fn)
+            a = self._host_array(value, info, fn)
+            nm = ffi.new("char[]", name.encode())
+            keep += [a, nm]
+            arr[k].name, arr[k].data = nm, ffi.from_buffer(a)
+            arr[k].size = a.nbytes
+        return arr, len(feeds)
+
+    @staticmethod
+    def _host_array(value, info, fn="Session.run"):
+        """value as a C-contiguous array of info's dtype and shape: the
+        caller's own memory when it already is one (no copy)."""
+        if hasattr(value, "__dlpack__") and not isinstance(value, np.ndarray):
+            value = from_dlpack(value)
+        want = numpy_dtype(DTYPES[info.dtype])
+        a = np.asarray(value)
+        if a.dtype != want:
+            raise errors.InvalidDtypeError(
+                "%s: '%s' is %s, expected %s" %
+                (fn, info.name, a.dtype, describe(info.io_shape(), info.dtype)),
+                lib.DG_ERROR_INVALID_DTYPE, field="input",
+                expected=info.dtype, actual=str(a.dtype), function=fn)
+        if a.shape != info.io_shape():
+            raise errors.InvalidShapeError(
+                "%s: '%s' has shape %s, expected %s" %
+                (fn, info.name, list(a.shape),
+                 describe(info.io_shape(), info.dtype)),
+                lib.DG_ERROR_INVALID_SHAPE, field="input",
+                expected=str(list(info.io_shape())), actual=str(list(a.shape)),
+                function=fn)
+        return np.ascontiguousarray(a)
+
+    @classmethod
+    def _out_array(cls, dst, info):
+        """dst itself (or its DLPack view) when it can be written in place."""
+        view = dst if isinstance(dst, np.ndarray) else from_dlpack(dst)
+        a = cls._host_array(view, info, "Session.run out")  # dtype, shape
+        if a is not view or (isinstance(dst, np.ndarray) and
+                             not a.flags.writeable):
+            raise ValueError("out['%s']: not a writeable C-contiguous array; "
+                             "it cannot be written in place" % info.name)
+        if not a.flags.writeable:
+            # numpy marks every DLPack import read-only (DLPack had no
+            # such flag); the caller handing it as out= means to write.
+            # An alias of the same bytes, writeable; dst stays referenced
+            # by the caller for the call.
+            buf = (ctypes.c_char * a.nbytes).from_address(a.ctypes.data)
+            a = np.frombuffer(buf, a.dtype).reshape(a.shape)
+        return a
+
+    def run(self, output_names=None, feeds=None, *, out=None):
+        """Runs once: feeds maps every input's name to an array (numpy,
+        or a host tensor with __dlpack__, e.g. torch, read in place);
+        returns the outputs named (None: all) as numpy arrays, in that
+        order. ``out`` maps output names to arrays to write into instead
+        (C-contiguous, of the output's dtype and shape: no copy)."""
+        if feeds is None:
+            feeds = {}
+        names = [o.name for o in self.outputs] if output_names is None \
+            else list(output_names)
+        by_name = {o.name: o for o in self.outputs}
+        keep = []
+        ins, nin = self._bind(feeds, keep)
+        outs = ffi.new("dg_binding[]", max(len(names), 1))
+        results = []
+        for k, name in enumerate(names):
+            info = by_name.get(name)
+            if info is None:
+                raise errors.NotFoundError(
+                    "Session.run: no output named '%s'; the outputs are %s" %
+                    (name, ", ".join(repr(n) for n in by_name)),
+                    lib.DG_ERROR_NOT_FOUND, field="output",
+                    function="Session.run")
+            dst = (out or {}).get(name)
+            if dst is None:
+                a = np.empty(info.io_shape(), numpy_dtype(DTYPES[info.dtype]))
+            else:
+                a = self._out_array(dst, info)
+            nm = ffi.new("char[]", name.encode())
+            keep += [a, nm]
+            outs[k].name, outs[k].data = nm, ffi.from_buffer(a)
+            outs[k].size = a.nbytes
+            results.append(a)
+        diag = ffi.new("dg_diagnostic *")
+        errors.check(lib.dg_session_run(self._ptr, ins, nin, outs, len(names),
+                                        diag), diag, "Session.run")
+        return results
+
+    def verify(self, feeds, *, check=False):
+        """Runs beside the reference kernels and compares every node:
+        a VerifyReport (ok False names the first node out of tolerance);
+        with check=True a mismatch raises MismatchError instead."""
+        keep = []
+        ins, nin = self._bind(feeds, keep, "Session.verify")
+        rep = ffi.new("dg_verify_report *")
+        st = lib.dg_session_verify(self._ptr, ins, nin, rep)
+        if st not in (lib.DG_OK, lib.DG_ERROR_MISMATCH):
+            errors.check(st, ffi.NULL, "Session.verify")
+        r = VerifyReport(bool(rep.ok), rep.nodes_checked, rep.node_index,
+                         text(rep.node_name), text(lib.dg_op_name(rep.op)),
+                         rep.max_abs_error, rep.max_rel_error,
+                         rep.max_lsb_error, rep.tolerance)
+        if check and not r.ok:
+            raise errors.MismatchError(
+                "Session.verify: node %d '%s' (%s) is off by %g (relative "
+                "%g, %d LSB), tolerance %g" % (
+                    r.node_index, r.node, r.op, r.max_abs_error,
+                    r.max_rel_error, r.max_lsb_error, r.tolerance),
+                lib.DG_ERROR_MISMATCH, r.node_index, r.node, r.op,
+                function="Session.verify")
+        return r
+
+    def close(self):
+        """Frees the session now (else when it is garbage)."""
+        if self._ptr is not None:
+            lib.dg_session_destroy(ffi.gc(self._ptr, None))
+            self._ptr = None
+
+
