@@ -111,4 +111,32 @@ else
   fail "conv_offload against the installed static library:"
   sed 's/^/# /' "$dest/cc.log" | head -n 20
 fi
+# The Python package: installed into Python's site folder under the
+# prefix, it imports with only that folder on its path and loads the
+# installed library (its path recorded relative to the package, so the
+# DESTDIR copy finds the DESTDIR library).
+pkg=$(find "$root" -path '*/directgraph/__init__.py' | head -n 1)
+if [ -z "$pkg" ]; then
+  if meson introspect "$b" --buildoptions | grep -q '"name": "python", "value": "disabled"'; then
+    echo "skipped: the Python package is disabled (-Dpython=disabled)"
+  else
+    fail "the Python package was not installed under $prefix"
+  fi
+elif ! /usr/bin/python3 -c 'import cffi, numpy' 2>/dev/null; then
+  echo "skipped: python3-cffi or python3-numpy missing (the installed Python package)"
+else
+  site=$(dirname "$(dirname "$pkg")")
+  if got=$(cd / && PYTHONPATH="$site" /usr/bin/python3 -c 'import directgraph as dg, numpy as np
+g = dg.Graph(); x = g.input("x", (2, 2)); g.output("y", g.relu(x))
+y, = dg.Session(g).run(None, {"x": -np.eye(2, dtype=np.float32)})
+print(dg.library_path, dg.__version__, float(y.sum()))' 2>&1); then
+    set -- $got
+    case $1 in
+    "$dest"/*) ok "import directgraph from ${site#"$dest"} loads ${1#"$dest"} (version $2), runs a graph" ;;
+    *) fail "the installed Python package loaded $1, not the installed library" ;;
+    esac
+  else
+    fail "import directgraph from the installed ${site#"$dest"}: $got"
+  fi
+fi
 exit $status

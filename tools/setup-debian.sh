@@ -51,6 +51,9 @@ if [ "$mode" != demo ]; then
   # The model zoo (tests/zoo): torchvision models exported by Debian's torch.
   pkgs="$pkgs python3-torch python3-torchvision"
   command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm"
+  # The Python package: cffi for the C ABI, numpy for arrays, Graphviz
+  # for the plan as a picture.
+  pkgs="$pkgs python3-cffi graphviz"
   # TVM-FFI: Debian's DLPack header, to cross-check our own declarations.
   pkgs="$pkgs libdlpack-dev"
   # The zoo's QDQ models with ONNX Runtime on an emulated AVX2-only CPU.
