@@ -101,8 +101,41 @@ PY
   check $? "dg-run on a corrupt file reports it"
   r=$b/tools/dg-run
   m=tests/fuzz/corpus/conv.onnx
-  helps "$r" MODEL.onnx --input --random --device --kinds --strict --plan --dot --output \
-    --verify --repeat --symbolic --freeze --help
+  helps "$r" MODEL.onnx --input --random --device --kinds --strict --plan --profile --dot --output \
+    --verify --repeat --symbolic --freeze --help Examples: Environment:
+  # --plan measures every node (its run_us column), --dot draws a legend
+  # and what was fused; inputs are checked against the model's by name,
+  # dtype and shape; --output DIR must exist.
+  od=$(mktemp -d "${TMPDIR:-/tmp}/dg-run-plan.XXXXXX")
+  out=$($ew "$r" $m --random --repeat 2 --plan --dot "$od/plan.dot" 2>&1)
+  printf '%s\n' "$out" | awk '$1 ~ /^[0-9]+$/ && $7 + 0 > 0 { n++ } END { exit !(n > 0) }'
+  check $? "dg-run --plan prints measured per-node times (run_us > 0)"
+  grep -q 'cluster_legend' "$od/plan.dot" && grep -q 'legend_cpu' "$od/plan.dot"
+  check $? "dg-run --dot writes a legend of the device colours"
+  /usr/bin/python3 -c 'import numpy as np, sys; np.save(sys.argv[1], np.zeros((1, 1), np.float32))' "$od/small.npy"
+  name=$(/usr/bin/python3 -c 'import onnx, sys; print(onnx.load(sys.argv[1]).graph.input[0].name)' $m 2>/dev/null || echo x)
+  refuses "refuses an --input naming no input" "--input nope: the model has no input of this name; its inputs: $name" "$r" $m --input "nope=$od/small.npy"
+  refuses "refuses an --input of the wrong shape, naming both" "--input $name: the file holds f32 [1, 1]; the model's input is f32 [" "$r" $m --input "$name=$od/small.npy"
+  refuses "refuses an --output folder that does not exist" "--output $od/none: no such folder" "$r" $m --random --repeat 1 --output "$od/none"
+  if /usr/bin/python3 -c 'import onnx' 2>/dev/null; then
+    /usr/bin/python3 - "$od/dyn.onnx" <<'PY'
+import sys
+from onnx import TensorProto, helper, save
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])
+y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4])
+g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "dyn", [x], [y])
+save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), sys.argv[1])
+PY
+    out=$($ew "$r" "$od/dyn.onnx" --random 2>&1)
+    [ $? -ne 0 ] && printf '%s\n' "$out" | grep -q "symbolic dimension 0 ('batch'); give it a value with --symbolic N" &&
+      ! printf '%s\n' "$out" | grep -q dg_onnx_options
+    check $? "dg-run on a dynamic batch names --symbolic N, not the C field"
+    $ew "$r" "$od/dyn.onnx" --random --symbolic 3 2>&1 | grep -q "^output y: f32 \[3x4\]"
+    check $? "dg-run --symbolic 3 runs it with batch 3"
+  else
+    echo "skipped: python3-onnx is not installed (dg-run on a dynamic batch)"
+  fi
+  rm -rf "$od"
   refuses "refuses a non-numeric --device" "--device got 'abc'; valid: 0 (cpu: " "$r" $m --random --device abc
   refuses "refuses an out-of-range --device" "--device got '99'; valid: 0 (cpu: " "$r" $m --random --device 0 --device 99
   refuses "refuses an unknown kind" "--kinds got 'gpu'; valid: a comma-separated list of cpu,vulkan,opencl,npu" "$r" $m --random --kinds gpu

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #define MAX_IO 64
@@ -160,17 +161,27 @@ static void print_values(const dg_io_info *info, const void *data) {
          dims);
   for (size_t i = 0; i < n && i < 16; i++) {
     switch (info->desc.dtype) {
-    case DG_DTYPE_F32: printf(" %.6g", ((const float *)data)[i]); break;
-    case DG_DTYPE_I8: printf(" %d", ((const int8_t *)data)[i]); break;
-    case DG_DTYPE_U8: printf(" %d", ((const uint8_t *)data)[i]); break;
-    case DG_DTYPE_I32: printf(" %d", ((const int32_t *)data)[i]); break;
+    case DG_DTYPE_F32:
+      printf(" %.6g", ((const float *)data)[i]);
+      break;
+    case DG_DTYPE_I8:
+      printf(" %d", ((const int8_t *)data)[i]);
+      break;
+    case DG_DTYPE_U8:
+      printf(" %d", ((const uint8_t *)data)[i]);
+      break;
+    case DG_DTYPE_I32:
+      printf(" %d", ((const int32_t *)data)[i]);
+      break;
     case DG_DTYPE_I64:
       printf(" %lld", (long long)((const int64_t *)data)[i]);
       break;
     case DG_DTYPE_BOOL:
       printf(" %s", ((const uint8_t *)data)[i] ? "true" : "false");
       break;
-    default: printf(" ?"); break;
+    default:
+      printf(" ?");
+      break;
     }
   }
   printf("%s\n", n > 16 ? " ..." : "");
@@ -181,8 +192,8 @@ static void usage(FILE *f) {
   fputs(
       "usage: dg-run MODEL.onnx [--input NAME=FILE]... [--random] "
       "[--device N]...\n"
-      "              [--kinds KIND,...] [--strict] [--plan] [--dot FILE] "
-      "[--verify]\n"
+      "              [--kinds KIND,...] [--strict] [--plan] [--profile]\n"
+      "              [--dot FILE] [--verify]\n"
       "              [--repeat N] [--symbolic N] [--freeze NAME=FILE]...\n"
       "              [--output NAME=FILE.npy | --output DIR]...\n"
       "\n"
@@ -205,7 +216,10 @@ static void usage(FILE *f) {
       "  --strict            strict policy: with one --device, every node is\n"
       "                      pinned there and compiling fails rather than\n"
       "                      fall back (default: auto, placed by cost)\n"
-      "  --plan              print the plan with measured per-node times\n"
+      "  --plan              print the plan, with every node's time measured\n"
+      "                      on its device over the runs (implies --profile)\n"
+      "  --profile           measure per-node times (the plan's run_us, the\n"
+      "                      DOT file's labels) at a clock read per node\n"
       "  --dot FILE          write the plan to FILE as Graphviz\n"
       "  --verify            compare the session node by node with the\n"
       "                      reference kernels\n"
@@ -222,9 +236,71 @@ static void usage(FILE *f) {
       "                      name becomes '_')\n"
       "  -h, --help          print this help and exit\n"
       "\n"
+      "Examples:\n"
+      "  dg-run resnet18.onnx --random --plan\n"
+      "  dg-run model.onnx --input x=x.npy --output out/ --kinds vulkan\n"
+      "  dg-run detr.onnx --symbolic 1 --random --verify\n"
+      "\n"
+      "Environment: DG_PROFILE (as --profile), DG_CACHE_DIR (the kernel\n"
+      "cache), DG_PASSES=none (no fusion); docs/environment.md lists all.\n"
+      "\n"
       "Exit status: 0 done, 1 a failure, 2 a bad argument, 3 --verify found\n"
       "a mismatch.\n",
       f);
+}
+
+/* "f32 [1, 3, 224, 224]" */
+static void describe(const dg_tensor_desc *d, char *out, size_t n) {
+  int k = snprintf(out, n, "%s [", dg_dtype_name(d->dtype));
+  for (int i = 0; i < d->rank && k > 0 && (size_t)k < n; i++)
+    k += snprintf(out + k, n - (size_t)k, "%s%lld", i ? ", " : "",
+                  (long long)d->dims[i]);
+  if (k > 0 && (size_t)k < n)
+    snprintf(out + k, n - (size_t)k, "]");
+}
+
+/* Every --input names an input of the model and holds its dtype and
+ * shape; says which does not, with what the model wants. */
+static int check_inputs(const dg_session *s, const loaded *ins, int nin) {
+  int n = dg_session_input_count(s);
+  for (int j = 0; j < nin; j++) {
+    dg_io_info info = {0};
+    int found = 0;
+    for (int i = 0; i < n && !found; i++)
+      found = dg_session_input_info(s, i, &info) == DG_OK &&
+              !strcmp(info.name, ins[j].name);
+    if (!found) {
+      fprintf(stderr,
+              "dg-run: --input %s: the model has no input of this "
+              "name; its inputs:",
+              ins[j].name);
+      for (int i = 0; i < n; i++)
+        if (dg_session_input_info(s, i, &info) == DG_OK)
+          fprintf(stderr, "%s %s", i ? "," : "", info.name);
+      fputc('\n', stderr);
+      return -1;
+    }
+    int same = info.desc.dtype == ins[j].desc.dtype &&
+               info.desc.rank == ins[j].desc.rank;
+    for (int r = 0; same && r < info.desc.rank; r++)
+      same = info.desc.dims[r] == ins[j].desc.dims[r];
+    if (!same) {
+      char want[160], got[160];
+      describe(&info.desc, want, sizeof want);
+      describe(&ins[j].desc, got, sizeof got);
+      fprintf(stderr,
+              "dg-run: --input %s: the file holds %s; the model's "
+              "input is %s\n",
+              ins[j].name, got, want);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static int is_folder(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 static void free_loaded(loaded *l, int n) {
@@ -245,7 +321,7 @@ int main(int argc, char **argv) {
   int nsave = 0;
   loaded ins[MAX_IO] = {0}, frozen[MAX_IO] = {0};
   int nin = 0, nfrozen = 0, devices[16], ndev = 0, strict = 0, plan = 0,
-      verify = 0, repeat = 10, random = 0;
+      verify = 0, repeat = 10, random = 0, profile = 0;
   unsigned kinds = 0;
   long long symbolic = 0;
   char err[512];
@@ -314,7 +390,9 @@ int main(int argc, char **argv) {
     } else if (!strcmp(a, "--strict")) {
       strict = 1;
     } else if (!strcmp(a, "--plan")) {
-      plan = 1;
+      plan = profile = 1;
+    } else if (!strcmp(a, "--profile")) {
+      profile = 1;
     } else if (!strcmp(a, "--verify")) {
       verify = 1;
     } else if (!strcmp(a, "--random")) {
@@ -345,9 +423,9 @@ int main(int argc, char **argv) {
     }
   dg_onnx_constant k[MAX_IO];
   for (int i = 0; i < nfrozen; i++)
-    k[i] = (dg_onnx_constant){frozen[i].name, &frozen[i].desc,
-                              frozen[i].data};
-  dg_onnx_options oo = {.symbolic_dim_value = symbolic, .constants = k,
+    k[i] = (dg_onnx_constant){frozen[i].name, &frozen[i].desc, frozen[i].data};
+  dg_onnx_options oo = {.symbolic_dim_value = symbolic,
+                        .constants = k,
                         .constant_count = nfrozen};
   dg_graph *g;
   dg_diagnostic d;
@@ -355,14 +433,21 @@ int main(int argc, char **argv) {
   dg_binding bin[MAX_IO], bout[MAX_IO];
   int nout = 0;
   if (dg_onnx_load(ctx, model, &oo, &g, &d) != DG_OK) {
-    fprintf(stderr, "dg-run: %s\n", d.message);
+    /* The library's hint names the C option; say ours. */
+    static const char hint[] = "set dg_onnx_options.symbolic_dim_value";
+    char *at = strstr(d.message, hint);
+    if (at)
+      fprintf(stderr, "dg-run: %.*sgive it a value with --symbolic N%s\n",
+              (int)(at - d.message), d.message, at + strlen(hint));
+    else
+      fprintf(stderr, "dg-run: %s\n", d.message);
     goto done;
   }
-  dg_compile_options co = {.policy = strict ? DG_POLICY_STRICT
-                                            : DG_POLICY_AUTO,
+  dg_compile_options co = {.policy = strict ? DG_POLICY_STRICT : DG_POLICY_AUTO,
                            .device_kinds = kinds,
                            .devices = ndev ? devices : NULL,
-                           .device_count = ndev};
+                           .device_count = ndev,
+                           .profile = profile};
   if (ndev == 1 && strict)
     dg_graph_set_device(g, devices[0]); /* nothing pinned: no-op */
   if (dg_graph_compile(g, &co, &s, &d) != DG_OK) {
@@ -372,6 +457,10 @@ int main(int argc, char **argv) {
   }
   dg_graph_destroy(g);
   int ngraph_in = dg_session_input_count(s);
+  if (check_inputs(s, ins, nin)) {
+    rc = CLI_USAGE;
+    goto done;
+  }
   for (int i = 0; i < ngraph_in; i++) {
     dg_io_info info;
     dg_session_input_info(s, i, &info);
@@ -402,8 +491,10 @@ int main(int argc, char **argv) {
           ((unsigned char *)l->data)[e] &= 1;
     }
     if (!l) {
-      fprintf(stderr, "dg-run: input '%s' not given (--input %s=FILE or "
-              "--random)\n", info.name, info.name);
+      fprintf(stderr,
+              "dg-run: input '%s' not given (--input %s=FILE or "
+              "--random)\n",
+              info.name, info.name);
       goto done;
     }
     bin[i] = (dg_binding){info.name, l->data, l->bytes};
@@ -435,6 +526,14 @@ int main(int argc, char **argv) {
   }
   for (int k = 0; k < nsave; k++) {
     const char *eq = strchr(save_args[k], '=');
+    if (!eq && !is_folder(save_args[k])) {
+      fprintf(stderr,
+              "%s: --output %s: no such folder (create it, or give "
+              "NAME=FILE.npy)\n",
+              P, save_args[k]);
+      rc = CLI_USAGE;
+      goto done;
+    }
     size_t nl = eq ? (size_t)(eq - save_args[k]) : 0;
     int saved = 0;
     for (int i = 0; i < nout; i++) {
@@ -470,8 +569,7 @@ int main(int argc, char **argv) {
     }
   }
   if (t) {
-    printf("run: %.1f us (median of %d)\n", timing_median(t, repeat),
-           repeat);
+    printf("run: %.1f us (median of %d)\n", timing_median(t, repeat), repeat);
     free(t);
   }
   if (plan)
@@ -492,12 +590,13 @@ int main(int argc, char **argv) {
     dg_status vs = dg_session_verify(s, bin, ngraph_in, &vr);
     if (vs == DG_OK)
       printf("verify: ok, %d nodes within tolerance (worst rel err %.3g at "
-             "%s)\n", vr.nodes_checked, vr.max_rel_error, vr.node_name);
+             "%s)\n",
+             vr.nodes_checked, vr.max_rel_error, vr.node_name);
     else {
       printf("verify: MISMATCH at node %d '%s' (%s): max abs %.3g, rel %.3g, "
-             "%lld LSB (tolerance %g)\n", vr.node_index, vr.node_name,
-             dg_op_name(vr.op), vr.max_abs_error, vr.max_rel_error,
-             (long long)vr.max_lsb_error, vr.tolerance);
+             "%lld LSB (tolerance %g)\n",
+             vr.node_index, vr.node_name, dg_op_name(vr.op), vr.max_abs_error,
+             vr.max_rel_error, (long long)vr.max_lsb_error, vr.tolerance);
       rc = 3;
     }
   }

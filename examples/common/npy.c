@@ -2,6 +2,7 @@
  * 'descr', 'fortran_order' and 'shape', then the raw data. */
 #include "npy.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,8 @@ int npy_load(const char *path, npy_array *out, char *err, size_t err_size) {
   unsigned char pre[10];
   if (fread(pre, 1, 10, f) != 10 || memcmp(pre, "\x93NUMPY", 6)) {
     fclose(f);
-    return fail(err, err_size, path, "not a .npy file (bad magic or truncated)");
+    return fail(err, err_size, path,
+                "not a .npy file (bad magic or truncated)");
   }
   size_t hlen = pre[8] | (size_t)pre[9] << 8;
   if (pre[6] >= 2) { /* 4-byte header length */
@@ -54,8 +56,9 @@ int npy_load(const char *path, npy_array *out, char *err, size_t err_size) {
       out->dtype = types[i].t;
   const char *fo = strstr(h, "'fortran_order':");
   const char *sh = strstr(h, "'shape':");
-  if (!out->dtype || !fo || strncmp(fo + 16 + strspn(fo + 16, " "), "False", 5)
-      || !sh || !(sh = strchr(sh, '('))) {
+  if (!out->dtype || !fo ||
+      strncmp(fo + 16 + strspn(fo + 16, " "), "False", 5) || !sh ||
+      !(sh = strchr(sh, '('))) {
     free(h);
     fclose(f);
     return fail(err, err_size, path,
@@ -69,7 +72,8 @@ int npy_load(const char *path, npy_array *out, char *err, size_t err_size) {
       sh++;
       continue;
     }
-    if (out->rank == DG_MAX_RANK || v < 0 || (v && n > ((size_t)1 << 40) / (size_t)v)) {
+    if (out->rank == DG_MAX_RANK || v < 0 ||
+        (v && n > ((size_t)1 << 40) / (size_t)v)) {
       free(h);
       fclose(f);
       return fail(err, err_size, path, "shape too large");
@@ -150,10 +154,14 @@ int npy_save(const char *path, dg_dtype dtype, int rank, const int64_t *dims,
   int ok = f && fwrite(pre, 1, 10, f) == 10 &&
            fwrite(hdr, 1, (size_t)len, f) == (size_t)len &&
            fwrite(data, 1, bytes, f) == bytes;
-  if (f && fclose(f))
+  int why = errno; /* fopen's or fwrite's, before fclose may change it */
+  if (f && fclose(f) && ok) {
     ok = 0;
+    why = errno;
+  }
   if (!ok) {
-    snprintf(err, err_size, "cannot write %s", path);
+    snprintf(err, err_size, "cannot write %s: %s", path,
+             why ? strerror(why) : "write failed");
     return -1;
   }
   return 0;

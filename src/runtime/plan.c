@@ -2,6 +2,8 @@
  * table or as Graphviz DOT. */
 #include "session.h"
 
+#include "ops/epilogue.h"
+
 #include <string.h>
 
 int dg_plan_node_count(const dg_plan *p) { return p ? p->node_count : 0; }
@@ -17,10 +19,14 @@ dg_status dg_plan_get_node(const dg_plan *p, int i, dg_plan_node *out) {
 
 static const char *reason_word(dg_placement_reason r) {
   switch (r) {
-  case DG_REASON_ONLY_DEVICE: return "only";
-  case DG_REASON_CHEAPEST: return "cheapest";
-  case DG_REASON_PINNED: return "pinned";
-  case DG_REASON_FALLBACK: return "FALLBACK";
+  case DG_REASON_ONLY_DEVICE:
+    return "only";
+  case DG_REASON_CHEAPEST:
+    return "cheapest";
+  case DG_REASON_PINNED:
+    return "pinned";
+  case DG_REASON_FALLBACK:
+    return "FALLBACK";
   }
   return "?";
 }
@@ -29,13 +35,12 @@ static const char *reason_word(dg_placement_reason r) {
  * " (int8 +-1 LSB)", " (f16 +-1 ulp)". */
 static void deviation_note(const dg_plan *p, const dg_plan_node *n, char *out,
                            size_t size) {
-  dg_dtype t = dg_ir_tensor(p->ir, p->ir->nodes[n->node_index].output)
-                   ->desc.dtype;
+  dg_dtype t =
+      dg_ir_tensor(p->ir, p->ir->nodes[n->node_index].output)->desc.dtype;
   out[0] = 0;
   if (t == DG_DTYPE_F16 && n->f16_max_ulp_deviation)
     snprintf(out, size, " (f16 +-%d ulp)", n->f16_max_ulp_deviation);
-  else if (t != DG_DTYPE_F16 && t != DG_DTYPE_F32 &&
-           n->int8_max_lsb_deviation)
+  else if (t != DG_DTYPE_F16 && t != DG_DTYPE_F32 && n->int8_max_lsb_deviation)
     snprintf(out, size, " (int8 +-%d LSB)", n->int8_max_lsb_deviation);
 }
 
@@ -44,16 +49,93 @@ static const char *whole_name(const dg_plan *p, const dg_plan_node *n) {
   return p->ir ? p->ir->nodes[n->node_index].name : n->node_name;
 }
 
-/* What the op column shows: the op's name, and for a family op with a
- * function kind (unary) the function too, "unary:tanh". */
+/* What the op column shows: the op's name, for a family op with a
+ * function kind (unary) the function too, "unary:tanh", and what the
+ * compile-time passes fused into it, "conv2d+add+relu", "matmul+bias". */
 static const char *op_label(const dg_plan *p, const dg_plan_node *n, char *buf,
                             size_t size) {
-  if (n->op == DG_OP_UNARY && p->ir) {
-    snprintf(buf, size, "%s:%s", dg_op_name(n->op),
-             dg_unary_fn_name((dg_unary_fn)p->ir->nodes[n->node_index].p.fn));
-    return buf;
+  if (!p->ir)
+    return dg_op_name(n->op);
+  const dg_node *d = &p->ir->nodes[n->node_index];
+  int k = snprintf(buf, size, "%s", dg_op_name(n->op));
+  if (n->op == DG_OP_UNARY)
+    k += snprintf(buf + k, size - (size_t)k, ":%s",
+                  dg_unary_fn_name((dg_unary_fn)d->p.fn));
+  if (dg_conv_residual(d))
+    k += snprintf(buf + k, size - (size_t)k, "+add");
+  if (dg_matmul_bias(d))
+    k += snprintf(buf + k, size - (size_t)k, "+bias");
+  bool has_act = n->op == DG_OP_CONV2D || n->op == DG_OP_QCONV2D ||
+                 n->op == DG_OP_FULLY_CONNECTED ||
+                 n->op == DG_OP_QFULLY_CONNECTED ||
+                 n->op == DG_OP_CONV_TRANSPOSE2D;
+  if (has_act && d->p.activation != DG_ACTIVATION_NONE)
+    snprintf(buf + k, size - (size_t)k, "+%s",
+             d->p.activation == DG_ACTIVATION_RELU ? "relu" : "relu6");
+  return buf;
+}
+
+/* "12.3 KB": a byte count for an edge label. */
+static void bytes_text(uint64_t b, char *out, size_t size) {
+  if (b < 10000)
+    snprintf(out, size, "%llu B", (unsigned long long)b);
+  else if (b < 10000000)
+    snprintf(out, size, "%.1f KB", (double)b / 1e3);
+  else
+    snprintf(out, size, "%.1f MB", (double)b / 1e6);
+}
+
+/* The DOT picture: a box per node (name, op with what was fused into it,
+ * device, estimated and measured time) filled with its device kind's
+ * colour, the edges between nodes, labelled with the bytes moved where
+ * they cross devices, and a legend of the colours used. */
+static void write_dot(const dg_plan *p, FILE *out) {
+  fprintf(out, "digraph plan {\n  node [shape=box, style=filled];\n");
+  unsigned kinds = 0;
+  for (int i = 0; i < p->node_count; i++) {
+    const dg_plan_node *n = &p->nodes[i];
+    kinds |= (unsigned)n->device_kind;
+    /* A label holds any length: the whole name, quotes and backslashes
+     * replaced so that it stays one DOT string. */
+    fprintf(out, "  n%d [label=\"", i);
+    for (const char *c = whole_name(p, n); *c; c++)
+      fputc(*c == '"' || *c == '\\' ? '_' : *c, out);
+    char op[96];
+    fprintf(out, "\\n%s\\n%s:%d est %.1fus", op_label(p, n, op, sizeof op),
+            dg_device_kind_name(n->device_kind), n->device_index,
+            n->estimated_us);
+    if (n->measured_us > 0)
+      fprintf(out, " run %.1fus", n->measured_us);
+    fprintf(out, "\", fillcolor=%s%s];\n",
+            dg_device_kind_colour(n->device_kind),
+            n->reason == DG_REASON_FALLBACK ? ", color=red, penwidth=2" : "");
   }
-  return dg_op_name(n->op);
+  for (int i = 0; p->ir && i < p->node_count; i++) {
+    const dg_node *n = &p->ir->nodes[i];
+    for (int k = 0; k < n->input_count; k++) {
+      const dg_tensor_info *t = dg_ir_tensor(p->ir, n->inputs[k]);
+      if (!t || t->kind != DG_TENSOR_VALUE)
+        continue;
+      if (p->nodes[t->producer].device_index != p->nodes[i].device_index) {
+        char b[32];
+        bytes_text(dg_desc_bytes(&t->desc), b, sizeof b);
+        fprintf(out, "  n%d -> n%d [label=\"%s\", color=red];\n", t->producer,
+                i, b);
+      } else {
+        fprintf(out, "  n%d -> n%d;\n", t->producer, i);
+      }
+    }
+  }
+  fprintf(out, "  subgraph cluster_legend {\n    label=\"legend\";\n");
+  for (unsigned k = 1; k <= kinds; k <<= 1)
+    if (kinds & k)
+      fprintf(out, "    legend_%s [label=\"%s\", fillcolor=%s];\n",
+              dg_device_kind_name((dg_device_kind)k),
+              dg_device_kind_name((dg_device_kind)k),
+              dg_device_kind_colour((dg_device_kind)k));
+  fprintf(out, "    legend_edges [shape=note, style=solid, label=\"red edge: "
+               "moved between devices (bytes)\\nred box: fallback\"];\n"
+               "  }\n}\n");
 }
 
 dg_status dg_plan_write(const dg_plan *p, dg_plan_format format, FILE *out) {
@@ -68,7 +150,7 @@ dg_status dg_plan_write(const dg_plan *p, dg_plan_format format, FILE *out) {
         width = len > 4096 ? 4096 : (int)len;
     }
     int op_width = 16;
-    char op[64];
+    char op[96];
     for (int i = 0; i < p->node_count; i++) {
       size_t len = strlen(op_label(p, &p->nodes[i], op, sizeof op));
       if (len > (size_t)op_width)
@@ -96,29 +178,7 @@ dg_status dg_plan_write(const dg_plan *p, dg_plan_format format, FILE *out) {
   }
   if (format != DG_PLAN_FORMAT_DOT)
     return DG_ERROR_INVALID_ARGUMENT;
-  fprintf(out, "digraph plan {\n  node [shape=box, style=filled];\n");
-  for (int i = 0; i < p->node_count; i++) {
-    const dg_plan_node *n = &p->nodes[i];
-    /* A label holds any length: the whole name, quotes and backslashes
-     * replaced so that it stays one DOT string. */
-    fprintf(out, "  n%d [label=\"", i);
-    for (const char *c = whole_name(p, n); *c; c++)
-      fputc(*c == '"' || *c == '\\' ? '_' : *c, out);
-    char op[64];
-    fprintf(out, "\\n%s\\n%s:%d %.1fus\", fillcolor=%s];\n",
-            op_label(p, n, op, sizeof op), dg_device_kind_name(n->device_kind),
-            n->device_index, n->estimated_us,
-            dg_device_kind_colour(n->device_kind));
-  }
-  for (int i = 0; p->ir && i < p->node_count; i++) {
-    const dg_node *n = &p->ir->nodes[i];
-    for (int k = 0; k < n->input_count; k++) {
-      const dg_tensor_info *t = dg_ir_tensor(p->ir, n->inputs[k]);
-      if (t && t->kind == DG_TENSOR_VALUE)
-        fprintf(out, "  n%d -> n%d;\n", t->producer, i);
-    }
-  }
-  fprintf(out, "}\n");
+  write_dot(p, out);
   return ferror(out) ? DG_ERROR_IO : DG_OK;
 }
 

@@ -392,9 +392,11 @@ dg_status dg_session_execute(dg_session *s, const dg_binding *inputs,
       return bad_binding(diag, DG_ERROR_INVALID_ARGUMENT, b->name, "input",
                          "data is NULL");
     if (u->size != dg_desc_bytes(d)) {
-      char msg[96];
-      snprintf(msg, sizeof msg, "size %zu bytes, expected %zu", u->size,
-               dg_desc_bytes(d));
+      char msg[192], dims[96];
+      dg_format_dims(dims, sizeof dims, d->rank, d->dims);
+      snprintf(msg, sizeof msg, "size %zu bytes, expected %zu (%s %s%s)",
+               u->size, dg_desc_bytes(d), dg_dtype_name(d->dtype), dims,
+               b->layout == DG_LAYOUT_NHWC ? ", NCHW dims, bound as NHWC" : "");
       return bad_binding(diag, DG_ERROR_INVALID_ARGUMENT, b->name, "input",
                          msg);
     }
@@ -480,10 +482,12 @@ static dg_status run_claimed(dg_session *s, const dg_binding *inputs,
                          "no output of this name");
     size_t want = dg_desc_bytes(&dg_ir_tensor(ir, b->tensor)->desc);
     if (!outputs[k].data || outputs[k].size != want) {
-      char msg[96];
-      snprintf(msg, sizeof msg, "%s (size %zu bytes, expected %zu)",
+      const dg_tensor_desc *d = &dg_ir_tensor(ir, b->tensor)->desc;
+      char msg[192], dims[96];
+      dg_format_dims(dims, sizeof dims, d->rank, d->dims);
+      snprintf(msg, sizeof msg, "%s (size %zu bytes, expected %zu: %s %s)",
                outputs[k].data ? "wrong size" : "data is NULL", outputs[k].size,
-               want);
+               want, dg_dtype_name(d->dtype), dims);
       return bad_binding(diag, DG_ERROR_INVALID_ARGUMENT, outputs[k].name,
                          "output", msg);
     }
