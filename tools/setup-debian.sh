@@ -40,20 +40,22 @@ pkgs="gcc libc6-dev meson ninja-build pkg-config zlib1g-dev dataset-fashion-mnis
 # (loader and glslc for the shaders), OpenCL (ICD loader), the NPU's rknpu
 # backend (libdrm). The drivers themselves come with the machine's GPU.
 pkgs="$pkgs libvulkan-dev glslc ocl-icd-opencl-dev opencl-headers libdrm-dev"
+# The README's next steps after the demo: dg-run (ONNX import: protobuf-c
+# and ONNX's own onnx.proto) and the Python package (cffi, numpy).
+pkgs="$pkgs libprotobuf-c-dev protobuf-c-compiler libonnx-dev python3-cffi python3-numpy"
 if [ "$mode" != demo ]; then
   # Vulkan and OpenCL on the CPU (Mesa's lavapipe, PoCL), so that their
   # tests run on a machine without a GPU, and the Khronos validation layer.
   pkgs="$pkgs mesa-vulkan-drivers vulkan-validationlayers pocl-opencl-icd"
-  # ONNX import (protobuf-c and ONNX's own onnx.proto) and ONNX's node tests.
-  pkgs="$pkgs libprotobuf-c-dev protobuf-c-compiler libonnx-dev libonnx-testdata"
+  # ONNX's node tests.
+  pkgs="$pkgs libonnx-testdata"
   # The ONNX Runtime plugin-EP test: models from python3-onnx, ORT from npm.
-  pkgs="$pkgs python3-onnx python3-numpy"
+  pkgs="$pkgs python3-onnx"
   # The model zoo (tests/zoo): torchvision models exported by Debian's torch.
   pkgs="$pkgs python3-torch python3-torchvision"
   command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm"
-  # The Python package: cffi for the C ABI, numpy for arrays, Graphviz
-  # for the plan as a picture.
-  pkgs="$pkgs python3-cffi graphviz"
+  # The Python package's plan as a picture.
+  pkgs="$pkgs graphviz"
   # TVM-FFI: Debian's DLPack header, to cross-check our own declarations.
   pkgs="$pkgs libdlpack-dev"
   # The zoo's QDQ models with ONNX Runtime on an emulated AVX2-only CPU.
