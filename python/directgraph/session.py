@@ -11,7 +11,7 @@ from . import errors
 from ._ffi import enum_values, ffi, lib, text
 from ._types import (DTYPES, Quant, describe, dtype_name, enum,
                      numpy_dtype, shape_of)
-from .context import KINDS, default_context, kind_mask
+from .context import KINDS, Device, default_context, kind_mask
 from .plan import Plan
 
 POLICIES = enum_values("dg_policy", "DG_POLICY_")
@@ -117,14 +117,19 @@ def _devices(ctx, devices):
     """Device indices from Device objects, indices or kind names."""
     if devices is None:
         return [], 0
-    if isinstance(devices, (str, int)) or hasattr(devices, "index"):
+    if isinstance(devices, (str, int, Device)):
         devices = [devices]
     indices, kinds = [], 0
     for d in devices:
         if isinstance(d, str):
             kinds |= kind_mask(d, "devices")
+        elif isinstance(d, Device):
+            indices.append(d.index)
+        elif isinstance(d, int) and not isinstance(d, bool):
+            indices.append(d)
         else:
-            indices.append(int(getattr(d, "index", d)))
+            raise TypeError("devices: %r is not a Device, a device index or "
+                            "a kind name" % (d,))
     if indices and kinds:
         by_kind = {dev.index for dev in ctx.devices
                    if KINDS[dev.kind] & kinds}

@@ -796,5 +796,34 @@ def lenet_accuracy():
             fail("LeNet from Python %s" % key, last + out.stderr[-500:])
 
 
+@case
+def resnet18_notebook():
+    try:
+        import onnx  # noqa: F401
+        import torchvision  # noqa: F401
+    except ImportError:
+        print("skipped: python3-torchvision or python3-onnx is not "
+              "installed (examples/python/resnet18.py)")
+        return
+    with tempfile.TemporaryDirectory() as d:
+        out = subprocess.run(
+            [sys.executable, os.path.join(SRC, "examples", "python",
+                                          "resnet18.py"), "--size", "64",
+             "--devices", "cpu", "--svg", os.path.join(d, "plan.svg")],
+            capture_output=True, text=True,
+            env=dict(os.environ, PYTHONPATH=os.path.join(BUILD, "python")))
+        lines = out.stdout.splitlines()
+        need = ["verify onnx: ok", "verify builder: ok"]
+        good = all(any(ln.startswith(n) for ln in lines) for n in need) and \
+            sum("top-1 equal" in ln for ln in lines) == 2 and \
+            os.path.getsize(os.path.join(d, "plan.svg")) > 1000
+        if good:
+            ok("examples/python/resnet18.py: ONNX and builder graphs verify "
+               "and match torch through DLPack")
+        else:
+            fail("examples/python/resnet18.py", (out.stdout + out.stderr)[
+                -800:])
+
+
 print("%d failed" % failed, file=sys.stderr)
 sys.exit(1 if failed else 0)
