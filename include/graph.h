@@ -235,6 +235,14 @@ DG_API dg_status dg_context_create(const dg_context_options *options,
  * or 0 / NULL from the queries (a destroyed object's address that malloc
  * has reused for a new one of the same kind is not detected). */
 DG_API void dg_context_destroy(dg_context *ctx);
+/* Why the context has no device of this kind, or NULL when it has one
+ * (and for a kind outside dg_device_kind): "not built into this library
+ * (meson's summary says why)", "left out by dg_context_options.
+ * device_kinds", or the target's own reason, e.g. "no Vulkan driver
+ * (vkCreateInstance: -9, VK_ERROR_INCOMPATIBLE_DRIVER)". Owned by the
+ * context. dg-info prints it for every kind without a device. */
+DG_API const char *dg_context_device_absence(const dg_context *ctx,
+                                             dg_device_kind kind);
 /* The cache directory in use, or NULL when caching is disabled. Owned by
  * the context. */
 DG_API const char *dg_context_cache_dir(const dg_context *ctx);

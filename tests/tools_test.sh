@@ -51,6 +51,13 @@ echo "$out" | grep -q "kind:    cpu"
 check $? "dg-info lists the CPU device"
 $ew "$b/tools/dg-info" --json | grep -q '"kind": "cpu"'
 check $? "dg-info --json lists the CPU device"
+# With no driver to find, each kind says why it has no device: the
+# driver's reason where the target was built, "not built" where not.
+out=$(VK_ICD_FILENAMES=/nonexistent OCL_ICD_VENDORS=/nonexistent DG_NPU_DEVICE=none $ew "$b/tools/dg-info" 2>&1)
+echo "$out" | grep -Eq '^no vulkan device: (no Vulkan driver \(vkCreateInstance: -9|not built into this library)' &&
+  echo "$out" | grep -Eq '^no opencl device: (no OpenCL platform \(clGetPlatformIDs: -1001|not built into this library)' &&
+  echo "$out" | grep -Eq '^no npu device: (DG_NPU_DEVICE=none|not built into this library)'
+check $? "dg-info says why each kind has no device (no driver, not built)"
 helps "$b/tools/dg-info" --json --help
 refuses "refuses an unknown option" "unknown option '--jsn'" "$b/tools/dg-info" --jsn
 refuses "refuses an operand" "unexpected argument '0'" "$b/tools/dg-info" 0
@@ -210,4 +217,15 @@ refuses "refuses an out-of-range --device" "--device got '9'; valid: 0 (cpu: " "
 refuses "refuses a non-numeric --device" "--device got '1x'; valid: 0 (cpu: " "$c" --device 1x
 refuses "refuses a --device without a value" "--device needs a value" "$c" --device
 refuses "refuses an unknown option" "unknown option '--all'" "$c" --all
+# docs/tools.md names every option each tool's --help names.
+for p in "$b/tools/dg-info" "$b/tools/dg-run" "$b/tools/dg-bench" "$b/examples/lenet" \
+  "$b/tools/npu-report" "$b/tools/npu-hw-check"; do
+  [ -x "$p" ] || continue
+  _missing=
+  for _o in $($ew "$p" --help 2>/dev/null | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u); do
+    [ "$_o" = --help ] || grep -qF -- "\`$_o" docs/tools.md || _missing="$_missing $_o"
+  done
+  [ -z "$_missing" ]
+  check $? "docs/tools.md names every option of $(basename "$p")${_missing:+ (missing:$_missing)}"
+done
 exit $status

@@ -16,11 +16,12 @@ static void usage(FILE *f) {
   fputs("usage: dg-info [--json]\n"
         "\n"
         "Lists the devices directgraph finds (index, name, kind, driver, the\n"
-        "dtypes and ops each runs, how its int8 results may deviate) and the\n"
-        "kernel cache directory.\n"
+        "dtypes and ops each runs, how its int8 results may deviate), the\n"
+        "kernel cache directory, and for each device kind with no device why\n"
+        "not (not built, left out, or the driver's reason).\n"
         "\n"
-        "  --json      one JSON object per device instead, no cache line\n"
-        "              (default: the text listing)\n"
+        "  --json      one JSON object per device, then one per kind without\n"
+        "              a device, no cache line (default: the text listing)\n"
         "  -h, --help  print this help and exit\n"
         "\n"
         "Exit status: 0 done, 1 no context, 2 a bad argument.\n",
@@ -76,6 +77,18 @@ int main(int argc, char **argv) {
            d.is_simulator ? " (simulator)" : "", d.driver, dtypes, ops,
            d.int8_max_lsb_deviation ? "may differ by +-1 LSB"
                                     : "bit-exact with the numerics contract");
+  }
+  /* Every kind without a device, and why: the answer to "why is only
+   * the CPU listed" (docs/troubleshooting.md). */
+  for (unsigned k = 1; k <= DG_DEVICE_NPU; k <<= 1) {
+    const char *why = dg_context_device_absence(ctx, (dg_device_kind)k);
+    if (!why)
+      continue;
+    if (json)
+      printf("{\"kind\": \"%s\", \"absent\": \"%s\"}\n",
+             dg_device_kind_name((dg_device_kind)k), why);
+    else
+      printf("no %s device: %s\n", dg_device_kind_name((dg_device_kind)k), why);
   }
   dg_context_destroy(ctx);
   return 0;

@@ -115,6 +115,17 @@ class Context:
         return out
 
     @property
+    def absent(self):
+        """{kind: why} for each device kind the context has no device of:
+        not built, left out by ``kinds``, or the driver's reason."""
+        out = {}
+        for kind, value in KINDS.items():
+            why = lib.dg_context_device_absence(self._ptr, value)
+            if why != ffi.NULL:
+                out[kind] = text(why)
+        return out
+
+    @property
     def cache_dir(self):
         """The kernel cache folder in use, or None when caching is off."""
         p = lib.dg_context_cache_dir(self._ptr)

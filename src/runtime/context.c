@@ -9,6 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The index of a single-bit device kind: 0 for the CPU, ... */
+static int kind_slot(unsigned kind) {
+  int k = 0;
+  while (kind > 1 && k < 7) {
+    kind >>= 1;
+    k++;
+  }
+  return k;
+}
+
 void dg_log(const dg_context *ctx, dg_log_level level, const char *fmt, ...) {
   if (!ctx || !ctx->opts.log || level > ctx->opts.log_level)
     return;
@@ -78,11 +88,25 @@ dg_status dg_context_create(const dg_context_options *options,
    * when caching is off. */
   ctx->opts.cache_dir = ctx->cache_dir;
   const dg_target *t;
+  for (int k = 0; k < 8; k++) /* kinds.def's, each a bit */
+    if (dg_device_kinds_all() & (1u << k))
+      snprintf(ctx->absence[k], sizeof ctx->absence[k],
+               "not built into this library (meson's summary says why)");
   for (int i = 0; (t = dg_target_get(i)); i++) {
-    if (!(o.device_kinds & t->kind))
+    char *why = ctx->absence[kind_slot(t->kind)];
+    if (!(o.device_kinds & t->kind)) {
+      snprintf(why, sizeof ctx->absence[0],
+               "left out by dg_context_options.device_kinds");
       continue;
+    }
     int before = ctx->devices.count;
-    dg_status st = t->enumerate(&ctx->opts, &ctx->devices);
+    why[0] = 0;
+    dg_status st =
+        t->enumerate(&ctx->opts, &ctx->devices, why, sizeof ctx->absence[0]);
+    if (ctx->devices.count > before)
+      why[0] = 0;
+    else if (!why[0])
+      snprintf(why, sizeof ctx->absence[0], "built, but no device found");
     if (st == DG_ERROR_OUT_OF_MEMORY || (t->kind == DG_DEVICE_CPU && st)) {
       dg_context_unref(ctx);
       return st;
@@ -133,6 +157,15 @@ void dg_context_destroy(dg_context *ctx) {
     return;
   dg_oneshot_clear(ctx);
   dg_context_unref(ctx);
+}
+
+const char *dg_context_device_absence(const dg_context *ctx,
+                                      dg_device_kind kind) {
+  if (!(ctx = dg_context_alive(ctx)) || !(dg_device_kinds_all() & kind) ||
+      (kind & (kind - 1)))
+    return NULL;
+  const char *why = ctx->absence[kind_slot(kind)];
+  return why[0] ? why : NULL;
 }
 
 const char *dg_context_cache_dir(const dg_context *ctx) {

@@ -26,6 +26,9 @@ struct dg_context {
   dg_context_options opts;
   char *cache_dir; /* NULL when disabled */
   dg_device_list devices;
+  /* Why there is no device of kind 1 << k (dg_context_device_absence);
+   * empty where there is one. */
+  char absence[8][192];
   dg_oneshot_entry *oneshots; /* memoised one-node sessions */
   /* One dg_oneshot_* call at a time per context: the memo list and each
    * memoised session are shared by every caller of the context. */

@@ -103,7 +103,11 @@ dg_device *dg_device_list_add(dg_device_list *list, const dg_target_vtbl *vt);
 typedef struct dg_target {
   const char *name;
   dg_device_kind kind;
-  dg_status (*enumerate)(const dg_context_options *opts, dg_device_list *out);
+  /* Appends the devices found to out; when it appends none, writes why
+   * into why (what dg_context_device_absence answers), e.g. "no Vulkan
+   * driver (vkCreateInstance: -9)". */
+  dg_status (*enumerate)(const dg_context_options *opts, dg_device_list *out,
+                         char *why, size_t why_size);
 } dg_target;
 
 /* The i-th target built into this library, or NULL past the last. */

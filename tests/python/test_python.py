@@ -108,6 +108,17 @@ def abi_layouts():
 
 
 @case
+def devices_and_absence():
+    devs, absent = CTX.devices, CTX.absent
+    why = absent.get("vulkan", "")
+    if devs and devs[0].kind == "cpu" and "left out" in why and \
+            "cpu" not in absent and devs[0].supports("conv2d"):
+        ok("Context(['cpu']): the CPU, and why no Vulkan: %s" % why)
+    else:
+        fail("devices and absence", "%r %r" % (devs, absent))
+
+
+@case
 def enums_are_graph_h():
     # Each enum value's name as the library itself spells it.
     checks = [(dg.context.OPS, dg._lib.dg_op_name),

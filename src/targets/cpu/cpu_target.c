@@ -244,8 +244,8 @@ static void cpu_model_name(char *buf, size_t size) {
   fclose(f);
 }
 
-static dg_status cpu_enumerate(const dg_context_options *opts,
-                               dg_device_list *out) {
+static dg_status cpu_enumerate_devices(const dg_context_options *opts,
+                                       dg_device_list *out) {
   int threads = opts->cpu_threads;
   if (threads <= 0) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -288,6 +288,13 @@ static dg_status cpu_enumerate(const dg_context_options *opts,
   for (int t = DG_DTYPE_F32; t < DG_DTYPE_COUNT_; t++)
     d->info.dtypes |= 1u << t;
   return DG_OK;
+}
+
+static dg_status cpu_enumerate(const dg_context_options *opts,
+                               dg_device_list *out, char *why,
+                               size_t why_size) {
+  (void)why, (void)why_size; /* the CPU is always there */
+  return cpu_enumerate_devices(opts, out);
 }
 
 const dg_target dg_target_cpu = {"cpu", DG_DEVICE_CPU, cpu_enumerate};

@@ -242,15 +242,19 @@ static void say(const dg_context_options *opts, dg_log_level level,
 }
 
 static dg_status npu_enumerate(const dg_context_options *opts,
-                               dg_device_list *out) {
+                               dg_device_list *out, char *why,
+                               size_t why_size) {
   const char *spec = dg_env(DG_ENV_NPU_DEVICE);
-  if (spec && !strcmp(spec, "none"))
+  if (spec && !strcmp(spec, "none")) {
+    snprintf(why, why_size, "DG_NPU_DEVICE=none");
     return DG_OK;
+  }
   char err[256] = "";
   npu_backend *be = dg_npu_backend_open(spec, err, sizeof err);
   if (!be) {
     char msg[320];
     snprintf(msg, sizeof msg, "npu: no device: %s", err);
+    snprintf(why, why_size, "%s", err);
     /* Asked for by name: worth a warning; found by nobody: just info. */
     say(opts, spec && spec[0] ? DG_LOG_WARNING : DG_LOG_INFO, msg);
     return DG_OK;

@@ -299,15 +299,22 @@ static dg_status add_device(cl_platform_id plat, cl_device_id dev,
   return DG_OK;
 }
 
-static dg_status enumerate(const dg_context_options *opts,
-                           dg_device_list *out) {
+static dg_status enumerate(const dg_context_options *opts, dg_device_list *out,
+                           char *why, size_t why_size) {
   cl_uint np = 0;
-  if (clGetPlatformIDs(0, NULL, &np) != CL_SUCCESS || !np)
-    return DG_OK; /* no ICD, no platform: no devices */
+  cl_int err = clGetPlatformIDs(0, NULL, &np);
+  if (err != CL_SUCCESS || !np) {
+    /* -1001, CL_PLATFORM_NOT_FOUND_KHR: the ICD loader found no ICD. */
+    snprintf(why, why_size,
+             "no OpenCL platform (clGetPlatformIDs: %d%s): no ICD installed",
+             err, err == -1001 ? ", CL_PLATFORM_NOT_FOUND_KHR" : "");
+    return DG_OK;
+  }
   cl_platform_id *plats = calloc(np, sizeof *plats);
   if (!plats)
     return DG_ERROR_OUT_OF_MEMORY;
   dg_status st = DG_OK;
+  int before = out->count;
   if (clGetPlatformIDs(np, plats, NULL) != CL_SUCCESS)
     np = 0;
   for (cl_uint p = 0; p < np && st == DG_OK; p++) {
@@ -329,6 +336,8 @@ static dg_status enumerate(const dg_context_options *opts,
     free(devs);
   }
   free(plats);
+  if (st == DG_OK && out->count == before)
+    snprintf(why, why_size, "%u OpenCL platform(s), no device in them", np);
   return st;
 }
 

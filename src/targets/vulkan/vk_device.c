@@ -97,16 +97,20 @@ static void instance_release(vk_instance *vi) {
 }
 
 static vk_instance *instance_create(const dg_context_options *opts,
-                                    uint32_t *api) {
+                                    uint32_t *api, char *why, size_t why_size) {
   uint32_t version = VK_API_VERSION_1_0;
   if (vkEnumerateInstanceVersion(&version) != VK_SUCCESS ||
-      version < VK_API_VERSION_1_1)
+      version < VK_API_VERSION_1_1) {
+    snprintf(why, why_size, "the Vulkan loader is older than 1.1");
     return NULL;
+  }
   /* Ask for what we use at most; devices may report less. */
   *api = version < VK_API_VERSION_1_3 ? version : VK_API_VERSION_1_3;
   vk_instance *vi = calloc(1, sizeof *vi);
-  if (!vi)
+  if (!vi) {
+    snprintf(why, why_size, "out of host memory");
     return NULL;
+  }
   vi->refs = 1;
   vi->log = opts->log;
   vi->log_user = opts->log_user;
@@ -135,8 +139,14 @@ static vk_instance *instance_create(const dg_context_options *opts,
                              .ppEnabledLayerNames = &layer,
                              .enabledExtensionCount = validate ? 1 : 0,
                              .ppEnabledExtensionNames = &ext};
-  if (vkCreateInstance(&ci, NULL, &vi->instance) != VK_SUCCESS) {
+  VkResult r = vkCreateInstance(&ci, NULL, &vi->instance);
+  if (r != VK_SUCCESS) {
     free(vi);
+    /* -9, VK_ERROR_INCOMPATIBLE_DRIVER: the loader found no driver. */
+    snprintf(why, why_size, "no Vulkan driver (vkCreateInstance: %d%s)", (int)r,
+             r == VK_ERROR_INCOMPATIBLE_DRIVER
+                 ? ", VK_ERROR_INCOMPATIBLE_DRIVER"
+                 : "");
     return NULL; /* no driver: no Vulkan devices */
   }
   if (validate) {
@@ -619,11 +629,13 @@ static void fill_info(dg_device *d, vk_device *vd) {
 }
 
 static dg_status vk_enumerate(const dg_context_options *opts,
-                              dg_device_list *out) {
+                              dg_device_list *out, char *why, size_t why_size) {
   uint32_t api;
-  vk_instance *vi = instance_create(opts, &api);
+  vk_instance *vi = instance_create(opts, &api, why, why_size);
   if (!vi)
     return DG_OK;
+  int before = out->count;
+  snprintf(why, why_size, "the Vulkan driver lists no physical device");
   uint32_t n = 0;
   VkPhysicalDevice *phys = NULL;
   dg_status st = DG_OK;
@@ -631,13 +643,15 @@ static dg_status vk_enumerate(const dg_context_options *opts,
       (phys = calloc(n, sizeof *phys)) &&
       vkEnumeratePhysicalDevices(vi->instance, &n, phys) >= 0) {
     for (uint32_t i = 0; i < n; i++) {
-      char why[160] = "";
-      vk_device *vd = device_open(vi, phys[i], api, opts, why, sizeof why);
+      char why_dev[160] = "";
+      vk_device *vd =
+          device_open(vi, phys[i], api, opts, why_dev, sizeof why_dev);
       if (!vd) {
+        snprintf(why, why_size, "physical device %u skipped: %s", i, why_dev);
         if (opts->log && opts->log_level >= DG_LOG_INFO) {
           char msg[256];
           snprintf(msg, sizeof msg, "vulkan: physical device %u skipped: %s", i,
-                   why);
+                   why_dev);
           opts->log(opts->log_user, DG_LOG_INFO, msg);
         }
         continue;
@@ -655,6 +669,8 @@ static dg_status vk_enumerate(const dg_context_options *opts,
   }
   free(phys);
   instance_release(vi); /* devices hold their own references */
+  if (out->count > before)
+    why[0] = 0;
   return st;
 }
 
