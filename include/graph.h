@@ -952,10 +952,10 @@ typedef struct dg_compile_options {
   const int *devices;
   int device_count;
   /* Non-zero: time every node of every run, read back as the plan's
-   * measured_us (dg-run --plan, Python's profile=True). Costs a clock
-   * read per node on the CPU and the NPU, a timestamp per node on Vulkan
-   * and profiling events on OpenCL; 0 (the default) measures nothing,
-   * unless $DG_PROFILE is set. */
+   * measured_us (dg-run --plan, Python's profile=True), at a clock read
+   * per node. The CPU and the NPU measure; Vulkan and OpenCL nodes keep
+   * measured_us 0 (not measured: their segments run as one submission).
+   * 0, the default, measures nothing unless $DG_PROFILE is set. */
   int profile;
 } dg_compile_options;
 

@@ -5,7 +5,7 @@ tensor passed in and out through DLPack. torchvision's ResNet-18 with
 random weights (no download), exported by Debian's torch.
 
     PYTHONPATH=build/python python3 examples/python/resnet18.py
-        [--size 224] [--devices KIND,...] [--svg FILE]
+        [--size 224] [--devices KIND,...] [--svg FILE] [--dot FILE]
 
 Each step prints what it did; the last lines compare both graphs with
 torch's own output.
@@ -26,6 +26,7 @@ ap.add_argument("--size", type=int, default=224, help="input H = W")
 ap.add_argument("--devices", default=None,
                 help="device kinds to allow, e.g. cpu or vulkan,cpu")
 ap.add_argument("--svg", default=None, help="write the plan's picture here")
+ap.add_argument("--dot", default=None, help="write the plan's DOT text here")
 args = ap.parse_args()
 devices = args.devices.split(",") if args.devices else None
 
@@ -78,6 +79,9 @@ g.output("logits", g.fully_connected(t, sd["fc.weight"], sd["fc.bias"],
                                      name="fc"))
 s_built = g.compile(devices, profile=True)
 print(s_built.plan)
+if args.dot:
+    with open(args.dot, "w") as f:
+        f.write(s_built.plan.dot())
 if args.svg:
     with open(args.svg, "w") as f:
         f.write(s_built.plan.svg())

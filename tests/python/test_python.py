@@ -88,6 +88,14 @@ def lsb(name, got, want, limit=1):
         ok("%s (within %d LSB)" % (name, limit))
 
 
+def child(code, **env):
+    """stdout of code run by a child Python with the package and env:
+    for the test hooks the library reads from its environment once."""
+    env = dict(os.environ, PYTHONPATH=os.path.join(BUILD, "python"), **env)
+    return subprocess.run([sys.executable, "-c", code], env=env,
+                          capture_output=True, text=True)
+
+
 # ---- the ABI ----
 
 @case
@@ -575,10 +583,7 @@ def verify_and_mismatch():
             "r = s.verify(feeds); print(r.ok, r.node)\n"
             "try:\n    s.verify(feeds, check=True)\n"
             "except dg.MismatchError as e:\n    print('raised', e.node)\n")
-    env = dict(os.environ, DG_TEST_CORRUPT_NODE="conv",
-               PYTHONPATH=os.path.join(BUILD, "python"))
-    out = subprocess.run([sys.executable, "-c", code], env=env,
-                         capture_output=True, text=True).stdout.split()
+    out = child(code, DG_TEST_CORRUPT_NODE="conv").stdout.split()
     if out == ["False", "conv", "raised", "conv"]:
         ok("verify finds a corrupt node; check=True raises MismatchError")
     else:
@@ -655,10 +660,7 @@ def error_paths():
             "try:\n    dg.Session(g, devices='opencl', policy='strict')\n"
             "except dg.DeviceError as e:\n    print('DeviceError')\n"
             "except dg.Error as e:\n    print(type(e).__name__, e)\n")
-    env = dict(os.environ, DG_TEST_OPENCL_BROKEN_SOURCE="1",
-               PYTHONPATH=os.path.join(BUILD, "python"))
-    out = subprocess.run([sys.executable, "-c", code], env=env,
-                         capture_output=True, text=True)
+    out = child(code, DG_TEST_OPENCL_BROKEN_SOURCE="1")
     if out.stdout.strip() == "no-opencl":
         print("skipped: no OpenCL device here (a device failing raises "
               "DeviceError)")
