@@ -951,11 +951,12 @@ typedef struct dg_compile_options {
   /* Allow-list of device indices (NULL/0 = all); copied. */
   const int *devices;
   int device_count;
-  /* Non-zero: time every node of every run, read back as the plan's
-   * measured_us (dg-run --plan, Python's profile=True), at a clock read
-   * per node. The CPU and the NPU measure; Vulkan and OpenCL nodes keep
-   * measured_us 0 (not measured: their segments run as one submission).
-   * 0, the default, measures nothing unless $DG_PROFILE is set. */
+  /* Non-zero: the CPU and the NPU time every node of every run (a clock
+   * read per node), read back as the plan's measured_us (dg-run --plan,
+   * Python's profile=True); 0, the default, leaves them unmeasured unless
+   * $DG_PROFILE is set. Vulkan (timestamp queries, where the device has
+   * them) and OpenCL (profiling events) measure every node always: on
+   * the device, at no cost to the run. */
   int profile;
 } dg_compile_options;
 

@@ -538,6 +538,21 @@ def plan_records_and_pictures():
         ok("profile=True measures every node")
     else:
         fail("profile=True", "%r" % [n.measured_us for n in plan])
+    for dev in dg.devices():
+        if dev.kind in ("vulkan", "opencl"):
+            gd = dg.Graph()  # the default context's, every device
+            xd = gd.input("x", (1, 3, 8, 8))
+            gd.output("y", gd.relu(gd.conv2d(xd, rand(4, 3, 3, 3), None,
+                                             padding=1)))
+            sg = dg.Session(gd, devices=[dev])
+            sg.run(None, {"x": rand(1, 3, 8, 8)})
+            times = [n.measured_us for n in sg.plan]
+            if all(t > 0 for t in times) and all(
+                    n.device_kind == dev.kind for n in sg.plan):
+                ok("%s measures every node on the device (%s)" % (
+                    dev.kind, ", ".join("%.0f us" % t for t in times)))
+            else:
+                fail("%s measures every node" % dev.kind, "%r" % times)
     s2 = dg.Session(g)
     s2.run(None, {"x": rand(1, 3, 8, 8)})
     if all(n.measured_us == 0 for n in s2.plan):
