@@ -80,10 +80,14 @@ if [ "$built" -eq 1 ]; then
     /etc/OpenCL/vendors/*.icd; do
     [ -e "$f" ] && basename "$f"
   done | words)
-  kinds=$(DG_NPU_DEVICE=sim "$b/tools/dg-info" --json 2>&1 |
+  info=$(DG_NPU_DEVICE=sim "$b/tools/dg-info" --json 2>&1)
+  kinds=$(printf '%s\n' "$info" | grep '"index"' |
     sed -n 's/.*"kind": "\([a-z]*\)".*/\1/p' | words)
   [ "$kinds" = cpu ]
   check cpu-only:dg-info "dg-info lists the CPU alone with DG_NPU_DEVICE=sim (kinds: ${kinds:-none}; drivers installed: ${icds:-none})"
+  absent=$(printf '%s\n' "$info" | grep -c '"absent": "not built into this library')
+  [ "$absent" -eq 3 ]
+  check cpu-only:dg-info-absent "dg-info says Vulkan, OpenCL and the NPU are not built into this library ($absent of 3)"
 
   # The shared library: the libraries it needs and the functions it
   # imports. pthread_create must be among those (the CPU's thread pool),
