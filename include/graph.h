@@ -132,7 +132,7 @@ extern "C" {
 #endif
 
 #define DG_VERSION_MAJOR 0
-#define DG_VERSION_MINOR 1
+#define DG_VERSION_MINOR 2
 #define DG_VERSION_PATCH 0
 DG_API const char *dg_version_string(void);
 
@@ -319,6 +319,11 @@ typedef struct dg_device_info {
    * in fp16 ULPs of the tensor's largest reference magnitude, i.e. a
    * relative 2^-10 each (0: within the contract). */
   int f16_max_ulp_deviation;
+  /* 1 for a GPU API's driver that computes on the host's own CPU (Mesa's
+   * lavapipe, PoCL's CPU device): placement never chooses it unless the
+   * compile options name it or a node is pinned there, and dg-bench
+   * leaves it out unless asked (appended in 0.2.0). */
+  int cpu_hosted;
 } dg_device_info;
 
 DG_API int dg_context_device_count(const dg_context *ctx);
@@ -957,7 +962,7 @@ typedef struct dg_compile_options {
    * $DG_PROFILE is set. Vulkan (timestamp queries, where the device has
    * them) and OpenCL (profiling events) measure every node always: on
    * the device, at no cost to the run. */
-  int profile;
+  int profile; /* appended in 0.2.0 */
 } dg_compile_options;
 
 typedef struct dg_session dg_session;

@@ -162,13 +162,24 @@ out=$($ew "$b/tools/dg-bench" --gpu-peak 67,x 2>&1)
 [ $? -eq 2 ] && echo "$out" | grep -q "got '67,x'"
 check $? "dg-bench refuses a malformed --gpu-peak and quotes it"
 g=$b/tools/dg-bench
-helps "$g" --quick --gpu --scale --models --threads --batch --ort --device --json --weights --only --gpu-peak --help
+helps "$g" --full --quick --all-devices --gpu --scale --models --threads --batch --ort --device --json --weights --only --gpu-peak --help Examples: Environment:
 refuses "refuses --scale with --gpu" "--scale, --gpu and --models are separate suites" "$g" --scale --gpu
 refuses "refuses --models with --gpu" "separate suites" "$g" --models --gpu
 refuses "refuses --threads without --models" "--threads applies to --models only" "$g" --threads 2
 refuses "refuses --batch 0" "--batch wants a count from 1 to 4096" "$g" --models --batch 0
 refuses "refuses --models with --device" "--device does not apply" "$g" --models --device 0
 # The scale bench on the CPU: a row per size, per-node figures, exit 0.
+# Real devices only by default: every CPU-hosted driver and simulator is
+# named as left out; the expected duration is printed; piped, stderr
+# carries no progress line.
+dgi=$($ew "$b/tools/dg-info" --json 2>/dev/null)
+hosted=$(printf '%s\n' "$dgi" | grep -c '"cpu_hosted": 1')
+$ew "$g" --gpu --only node >"${TMPDIR:-/tmp}/dg-bench-out.$$" 2>"${TMPDIR:-/tmp}/dg-bench-err.$$"
+left=$(grep -c 'left out, it computes on the host CPU (--all-devices or --device [0-9]* to include it)' "${TMPDIR:-/tmp}/dg-bench-out.$$")
+grep -q '^expected: about [0-9]* s for [0-9]* device(s)' "${TMPDIR:-/tmp}/dg-bench-out.$$" &&
+  [ "$left" -eq "$hosted" ] && ! grep -q "$(printf '\r')" "${TMPDIR:-/tmp}/dg-bench-err.$$"
+check $? "dg-bench leaves out the $hosted CPU-hosted device(s), prints the expected duration, no progress when piped ($left left out)"
+rm -f "${TMPDIR:-/tmp}/dg-bench-out.$$" "${TMPDIR:-/tmp}/dg-bench-err.$$"
 out=$($ew "$g" --scale --quick --device 0 2>&1)
 rc=$?
 rows=$(printf '%s\n' "$out" | grep -c '^{"bench":"scale","device":"0:cpu","nodes":[0-9]*,"build_us_per_node":[0-9.]*,"import_us_per_node":-*[0-9.]*,"compile_us_per_node":[0-9.]*}$')

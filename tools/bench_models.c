@@ -1,5 +1,6 @@
 /* dg-bench --models (bench_models.h says what is measured and how). */
 #include "bench_models.h"
+#include "bench_progress.h"
 
 #include "common/timing.h"
 #include "graph.h"
@@ -301,6 +302,11 @@ int bench_models(const bench_models_opts *o, FILE *jf) {
          n, o->dir, o->batch, threads, o->rounds, o->seconds, info.name);
   printf("load average %.2f on %ld CPUs before the run\n", load0,
          sysconf(_SC_NPROCESSORS_ONLN));
+  /* Per model: its blocks, both sides, and about 1.5 s of import,
+   * compile and warm-up runs on the 2-core machine. */
+  double expected = n * (2.0 * o->rounds * o->seconds + 1.5);
+  printf("expected: about %.0f s (%d models)\n", expected, n);
+  bench_progress_start(expected);
   printf("%-24s %5s %11s %17s %11s %17s %8s %9s\n", "model", "dtype", "ours_ms",
          "(spread)", "ort_ms", "(spread)", "speed", "max_diff");
   double lg[2] = {0, 0};
@@ -335,8 +341,10 @@ int bench_models(const bench_models_opts *o, FILE *jf) {
     for (int r = 0; !err && r < rounds; r++)
       for (int side = 0; side < 2 && !err; side++)
         us[side][r] = block_us(&m, side, o->seconds, &err);
+    bench_progress_clear();
     if (err) {
       printf("%-24s FAIL - %s\n", m.name, err);
+      bench_progress_row();
       failed = 1;
       model_close(&m);
       continue;
@@ -362,6 +370,7 @@ int bench_models(const bench_models_opts *o, FILE *jf) {
     printf("%-24s %5s %11.2f %17s %11.2f %17s %7.2fx %9.2g\n", m.name,
            m.int8 ? "int8" : "f32", med[0] / 1e3, sp[0], med[1] / 1e3, sp[1],
            speed, rel);
+    bench_progress_row();
     if (jf)
       fprintf(jf,
               "{\"suite\":\"models\",\"model\":\"%s\",\"dtype\":\"%s\","

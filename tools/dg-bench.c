@@ -38,6 +38,7 @@
 #include "bench_gpu.h"
 #include "bench_models.h"
 #include "bench_peers.h"
+#include "bench_progress.h"
 #include "bench_scale.h"
 #include "common/cli.h"
 #include "common/lenet_model.h"
@@ -121,10 +122,12 @@ static void print_row(const row *r) {
   fmt_num(pus, sizeof pus, r->peer_us,
           r->peer_us >= 0 && r->peer_us < 100 ? 2 : 1);
   fmt_num(ra, sizeof ra, r->ratio, 3);
+  bench_progress_clear();
   printf("%-10s %-6s %-21s %10s %8s %6s %-33s %10s %7s %s\n", r->bench,
          r->device, r->shape, us, gf, pk, r->peer[0] ? r->peer : "-", pus, ra,
          r->check[0] ? r->check : "-");
   fflush(stdout);
+  bench_progress_row();
 }
 
 static void json_num(FILE *f, const char *key, double v) {
@@ -304,7 +307,8 @@ static double measure_peak(peak_kind kind, int threads, int trials) {
  * -------------------------------------------------------------- */
 
 typedef struct opts {
-  int quick;
+  int quick;       /* the default; --full clears it */
+  int all_devices; /* also CPU-hosted GPU drivers and simulators */
   int gpu;    /* the GPU suite on non-CPU devices instead of the CPU suite */
   int scale;  /* the scale bench instead (bench_scale.h) */
   int models; /* the whole-model suite instead (bench_models.h) */
@@ -612,49 +616,68 @@ done:
 /* ---- main
  * -------------------------------------------------------------------------- */
 
+/* Seconds a suite takes per device (see the "expected" line in main). */
+enum {
+  CPU_QUICK_S = 60,
+  CPU_FULL_S = 180,
+  CPU_SUITE_GPU_QUICK_S = 20,
+  CPU_SUITE_GPU_FULL_S = 60,
+  GPU_QUICK_S = 60,
+  GPU_FULL_S = 240
+};
+
 /* The help: the one place that lists the options. */
 static void usage(FILE *f) {
   fputs(
-      "usage: dg-bench [--quick] [--device N] [--json FILE] [--weights DIR]\n"
-      "       dg-bench --gpu [--quick] [--device N] [--json FILE] "
-      "[--weights DIR]\n"
-      "                [--only BENCH,...] [--gpu-peak F32,F16]\n"
-      "       dg-bench --scale [--quick] [--device N] [--json FILE]\n"
-      "       dg-bench --models [DIR] [--quick] [--threads N] [--batch N]\n"
+      "usage: dg-bench [--full] [--device N | --all-devices] [--json FILE]\n"
+      "                [--weights DIR]\n"
+      "       dg-bench --gpu [--full] [--device N | --all-devices] "
+      "[--json FILE]\n"
+      "                [--weights DIR] [--only BENCH,...] "
+      "[--gpu-peak F32,F16]\n"
+      "       dg-bench --scale [--full] [--device N] [--json FILE]\n"
+      "       dg-bench --models [DIR] [--full] [--threads N] [--batch N]\n"
       "                [--ort PATH] [--only MODEL,...] [--json FILE]\n"
       "\n"
       "Benchmarks directgraph's kernels against the peers installed (oneDNN,\n"
       "OpenBLAS; CLBlast with --gpu), measured in the same run: a table, one\n"
       "JSON line per row, then one line per performance target. The CPU\n"
-      "suite (default), on every device: machine peak, f32 and int8 3x3\n"
-      "conv on the ResNet-50 layers, SGEMM, LeNet. Every result is checked\n"
-      "before it is timed.\n"
+      "suite (default), on every real device: machine peak, f32 and int8\n"
+      "3x3 conv on the ResNet-50 layers, SGEMM, LeNet. Every result is\n"
+      "checked before it is timed. The expected duration is printed first;\n"
+      "on a terminal a progress line follows the rows (none when piped).\n"
       "\n"
-      "  --quick             per case 1 round of >= 5 runs and >= 0.1 s\n"
-      "                      (default: 3 rounds of >= 20 runs and >= 0.3 s),\n"
-      "                      3 peak trials (default 7); with --gpu also 1/4\n"
-      "                      of the GEMM sizes and batch 4 convs (default 32)\n"
+      "  --full              per case 3 rounds of >= 20 runs and >= 0.3 s,\n"
+      "                      7 peak trials; with --gpu the whole GEMM sizes\n"
+      "                      and batch 32 convs; with --models 3 rounds of\n"
+      "                      >= 1 s (default: quick, 1 round of >= 5 runs\n"
+      "                      and >= 0.1 s, 3 trials, 1/4 sizes, batch 4;\n"
+      "                      --models 2 rounds of >= 0.2 s)\n"
+      "  --quick             the default, said explicitly\n"
+      "  --all-devices       also the devices that only emulate one (a GPU\n"
+      "                      driver on the host CPU: lavapipe, PoCL; the\n"
+      "                      NPU simulator) (default: real devices only)\n"
       "  --gpu               the GPU suite instead, on every non-CPU device:\n"
       "                      SGEMM, HGEMM, f32 and f16 conv, per-node\n"
       "                      overhead, LeNet batch-1 latency\n"
       "  --scale             build, import and compile time per node of\n"
-      "                      relu chains of 1k, 10k and 100k nodes (--quick:\n"
-      "                      1k and 10k) on every device\n"
+      "                      relu chains of 1k and 10k nodes (--full: also\n"
+      "                      100k) on every device\n"
       "  --models [DIR]      whole models instead, ours on the CPU against\n"
       "                      ONNX Runtime's CPU EP in the same process,\n"
       "                      alternating: DIR/<name>/model.onnx as\n"
       "                      tests/zoo/make_bench_zoo.py DIR writes them\n"
       "                      (default DIR: $HOME/.cache/directgraph-ci/\n"
-      "                      bench-zoo); about 4 minutes for its 19 models\n"
-      "                      on 2 cores, 1 minute with --quick\n"
+      "                      bench-zoo); about 1 minute for its 19 models\n"
+      "                      on 2 cores, 4 minutes with --full\n"
       "  --threads N         with --models: threads on both sides (default:\n"
       "                      one per online core)\n"
       "  --batch N           with --models: the batch size (default 1)\n"
       "  --ort PATH          with --models: libonnxruntime.so (default:\n"
       "                      $DG_ORT_LIB, else tests/ort/fetch-ort.sh's\n"
       "                      cache)\n"
-      "  --device N          only device N, an index as dg-info lists them\n"
-      "                      (default: every device)\n"
+      "  --device N          only device N, an index as dg-info lists them,\n"
+      "                      real or not (default: every real device)\n"
       "  --json FILE         also write the JSON lines to FILE\n"
       "  --weights DIR       LeNet's weights (default: the source tree's\n"
       "                      examples/lenet-weights)\n"
@@ -666,7 +689,14 @@ static void usage(FILE *f) {
       "                      %peak (default: none, %peak left empty)\n"
       "  -h, --help          print this help and exit\n"
       "\n"
-      "OpenBLAS reads OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE; run as\n"
+      "Examples:\n"
+      "  dg-bench                      the CPU suite, quick (about a minute)\n"
+      "  dg-bench --gpu --only sgemm   SGEMM on every real GPU\n"
+      "  dg-bench --models --full      whole models against ONNX Runtime\n"
+      "\n"
+      "Environment: DG_ORT_LIB (ONNX Runtime for --models), DG_CPU_SIMD\n"
+      "(a lower CPU SIMD level). OpenBLAS reads OPENBLAS_CORETYPE and\n"
+      "OPENBLAS_L2_SIZE; run as\n"
       "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE dg-bench to let it pick\n"
       "its own kernels.\n"
       "Exit status: 0 done, 1 a result check failed, 2 a bad argument.\n",
@@ -844,7 +874,9 @@ static int gpu_suite(const opts *o, dev *devs, int ndev, FILE *jf) {
 
 int main(int argc, char **argv) {
   static const char P[] = "dg-bench";
-  opts o = {.device = -1, .m = {.batch = 1, .rounds = 3, .seconds = 1.0}};
+  opts o = {.quick = 1,
+            .device = -1,
+            .m = {.batch = 1, .rounds = 3, .seconds = 1.0}};
   const char *device = NULL, *gpu_only = NULL, *models_only = NULL;
   static char zoo[1024];
   for (int i = 1; i < argc; i++) {
@@ -854,6 +886,10 @@ int main(int argc, char **argv) {
       return 0;
     } else if (!strcmp(a, "--quick")) {
       o.quick = 1;
+    } else if (!strcmp(a, "--full")) {
+      o.quick = 0;
+    } else if (!strcmp(a, "--all-devices")) {
+      o.all_devices = 1;
     } else if (!strcmp(a, "--gpu")) {
       o.gpu = 1;
     } else if (!strcmp(a, "--scale")) {
@@ -1059,6 +1095,17 @@ int main(int argc, char **argv) {
     dev *d = &devs[ndev++];
     d->index = i;
     dg_context_device_info(ctx, i, &d->info);
+    if (o.device < 0 && !o.all_devices &&
+        (d->info.cpu_hosted || d->info.is_simulator)) {
+      printf("device %d:%s: %s: left out, it %s (--all-devices or --device "
+             "%d to include it)\n",
+             i, dg_device_kind_name(d->info.kind), d->info.name,
+             d->info.is_simulator ? "is a simulator"
+                                  : "computes on the host CPU",
+             i);
+      ndev--;
+      continue;
+    }
     snprintf(d->label, sizeof d->label, "%d:%s", i,
              dg_device_kind_name(d->info.kind));
     d->threads = device_threads(&d->info);
@@ -1066,6 +1113,20 @@ int main(int argc, char **argv) {
     printf("device %s: %s (%s)\n", d->label, d->info.name, d->info.driver);
   }
 
+  /* The run's expected length, from whole runs timed on the 2-core CI
+   * machine (CPU suite) and the H200 (GPU suite), per device, quick and
+   * full: a guide printed first, not a promise. */
+  double expected = 0;
+  for (int i = 0; i < ndev; i++)
+    expected += o.gpu ? (devs[i].info.kind == DG_DEVICE_CPU ? 0
+                         : o.quick                         ? GPU_QUICK_S
+                                                           : GPU_FULL_S)
+                : devs[i].info.kind == DG_DEVICE_CPU
+                    ? (o.quick ? CPU_QUICK_S : CPU_FULL_S)
+                    : (o.quick ? CPU_SUITE_GPU_QUICK_S : CPU_SUITE_GPU_FULL_S);
+  printf("expected: about %.0f s for %d device(s)%s\n", expected, ndev,
+         o.quick ? " (--full: about 3x longer)" : "");
+  bench_progress_start(expected);
   print_header();
 
   /* ---- peak, before anything else warms up a thread pool ---- */

@@ -66,15 +66,20 @@ int main(int argc, char **argv) {
     if (json) {
       printf("{\"index\": %d, \"kind\": \"%s\", \"name\": \"%s\", "
              "\"driver\": \"%s\", \"dtypes\": \"%s\", \"ops\": \"%s\", "
-             "\"simulator\": %d, \"int8_max_lsb_deviation\": %d}\n",
+             "\"simulator\": %d, \"cpu_hosted\": %d, "
+             "\"int8_max_lsb_deviation\": %d}\n",
              i, dg_device_kind_name(d.kind), d.name, d.driver, dtypes, ops,
-             d.is_simulator, d.int8_max_lsb_deviation);
+             d.is_simulator, d.cpu_hosted, d.int8_max_lsb_deviation);
       continue;
     }
     printf("device %d: %s\n  kind:    %s%s\n  driver:  %s\n  dtypes:  %s\n"
            "  ops:     %s\n  int8:    %s\n\n",
            i, d.name, dg_device_kind_name(d.kind),
-           d.is_simulator ? " (simulator)" : "", d.driver, dtypes, ops,
+           d.is_simulator ? " (simulator)"
+           : d.cpu_hosted ? " (computes on the host CPU: placement picks it "
+                            "only when asked)"
+                          : "",
+           d.driver, dtypes, ops,
            d.int8_max_lsb_deviation ? "may differ by +-1 LSB"
                                     : "bit-exact with the numerics contract");
   }

@@ -40,6 +40,7 @@ class Device:
     is_simulator: bool
     int8_max_lsb_deviation: int
     f16_max_ulp_deviation: int
+    cpu_hosted: bool  # a GPU API's driver on the host CPU (lavapipe, PoCL)
     context: object = field(repr=False, compare=False)
 
     def supports(self, op):
@@ -111,7 +112,7 @@ class Context:
                 tuple(n for n, v in sorted(DTYPES.items(), key=lambda kv: kv[1])
                       if info.dtypes >> v & 1),
                 bool(info.is_simulator), info.int8_max_lsb_deviation,
-                info.f16_max_ulp_deviation, self))
+                info.f16_max_ulp_deviation, bool(info.cpu_hosted), self))
         return out
 
     @property

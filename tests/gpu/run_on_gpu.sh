@@ -41,7 +41,8 @@ echo "== lenet --check"
 echo "== dg-bench --gpu"
 # DG_GPU_PEAK=F32,F16 (TFLOP/s; 67,989 for an H200 SXM) adds each row's
 # fraction of the peak.
-"$b/tools/dg-bench" --gpu $quick --weights examples/lenet-weights \
+# dg-bench's own default is quick; without --quick here, its --full.
+"$b/tools/dg-bench" --gpu ${quick:---full} --weights examples/lenet-weights \
   ${DG_GPU_PEAK:+--gpu-peak "$DG_GPU_PEAK"}
 echo "== torch peers"
 python3 tools/gpu_peers.py $quick

@@ -19,6 +19,7 @@ int main(void) {
   FIELD(dg_device_info, driver);
   FIELD(dg_device_info, ops);
   FIELD(dg_device_info, f16_max_ulp_deviation);
+  FIELD(dg_device_info, cpu_hosted);
   SIZE(dg_quant_params);
   FIELD(dg_quant_params, channel_scales);
   SIZE(dg_tensor_desc);

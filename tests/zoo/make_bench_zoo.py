@@ -14,6 +14,7 @@ Usage: make_bench_zoo.py OUT [NAME...]   (all models when no NAME)"""
 import io
 import os
 import sys
+import time
 
 import numpy as np
 import onnx
@@ -23,6 +24,7 @@ sys.path.insert(0, HERE)
 import make_zoo  # noqa: E402  (the test zoo's models and helpers)
 import qdq  # noqa: E402
 
+TOTAL = 0  # models main() writes, for the progress line
 QDQ_OF = {"resnet18": "qdq_resnet18", "mobilenet_v2": "qdq_mobilenet_v2",
           "mobilenet_v3_large": "qdq_mobilenet_v3_large"}
 
@@ -72,11 +74,16 @@ def export(name, spec, seed):
     return onnx.load_from_string(buf.getvalue()), x
 
 
-def save(out, name, m):
+def save(out, name, m, done=[0], t0=time.time()):
     d = os.path.join(out, name)
     os.makedirs(d, exist_ok=True)
     onnx.save(m, os.path.join(d, "model.onnx"))
-    print(name, flush=True)
+    done[0] += 1
+    # Progress on a terminal (the export takes minutes); piped, quiet.
+    if sys.stderr.isatty():
+        sys.stderr.write("\r\033[K%d of %d models written (%s), %.0f s" % (
+            done[0], TOTAL, name, time.time() - t0))
+        sys.stderr.flush()
 
 
 def main():
@@ -84,6 +91,8 @@ def main():
         sys.exit(__doc__)
     out = sys.argv[1]
     wanted = set(sys.argv[2:])
+    global TOTAL
+    TOTAL = len(specs()) + len(QDQ_OF)
     for i, (name, spec) in enumerate(sorted(specs().items())):
         q = QDQ_OF.get(name)
         if wanted and name not in wanted and q not in wanted:
@@ -94,6 +103,8 @@ def main():
         if q and (not wanted or q in wanted):
             cal = [make_zoo.image(400 + k, x.shape) for k in range(2)]
             save(out, q, qdq.quantize(m, {"input": x}, cal))
+    if sys.stderr.isatty():
+        sys.stderr.write("\n")
 
 
 if __name__ == "__main__":

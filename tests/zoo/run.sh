@@ -38,7 +38,20 @@ zoo="$cache/$key"
 if [ ! -f "$zoo/complete" ]; then
   rm -rf "$zoo"
   mkdir -p "$zoo"
-  if ! /usr/bin/python3 "$here/make_zoo.py" "$zoo" >"$zoo/make.log" 2>&1; then
+  /usr/bin/python3 "$here/make_zoo.py" "$zoo" >"$zoo/make.log" 2>&1 &
+  pid=$!
+  # On a terminal, a progress line from the log's "wrote" lines (the
+  # build takes minutes); piped, nothing.
+  if [ -t 2 ]; then
+    start=$(date +%s)
+    while kill -0 "$pid" 2>/dev/null; do
+      printf '\rbuilding the zoo: %d models written, %d s (about 5 minutes on 2 cores)' \
+        "$(grep -c '^wrote ' "$zoo/make.log")" $(($(date +%s) - start)) >&2
+      sleep 2
+    done
+    printf '\r\033[K' >&2
+  fi
+  if ! wait "$pid"; then
     echo "FAIL - building the zoo (tests/zoo/make_zoo.py):"
     tail -n 20 "$zoo/make.log" | sed 's/^/# /'
     rm -rf "$zoo"

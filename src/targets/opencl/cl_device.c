@@ -295,6 +295,7 @@ static dg_status add_device(cl_platform_id plat, cl_device_id dev,
   for (int t = DG_DTYPE_F32; t < DG_DTYPE_COUNT_; t++)
     in->dtypes |= 1u << t;
   in->is_simulator = 0;
+  in->cpu_hosted = d->is_cpu;
   in->int8_max_lsb_deviation = 0;
   return DG_OK;
 }

@@ -626,6 +626,8 @@ static void fill_info(dg_device *d, vk_device *vd) {
     d->info.dtypes |= 1u << DG_DTYPE_I64;
   d->info.int8_max_lsb_deviation = 0; /* bit-exact */
   d->info.is_simulator = 0;
+  d->info.cpu_hosted =
+      vd->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
 }
 
 static dg_status vk_enumerate(const dg_context_options *opts,
