@@ -36,7 +36,7 @@ STUB
 cat >"$t/bin/ninja" <<'STUB'
 #!/bin/sh
 case "$*" in
-*"-t targets"*) printf 'examples/lenet: c_LINKER\ntools/dg-run: c_LINKER\ntools/dg-info: c_LINKER\npython/directgraph/_cdef.py: CUSTOM_COMMAND\ntests/test_npu: c_LINKER\n' ;;
+*"-t targets"*) printf 'examples/lenet: c_LINKER\ntools/dg-run: c_LINKER\ntools/dg-info: c_LINKER\npython/directgraph/_abi.py: CUSTOM_COMMAND\ntests/test_npu: c_LINKER\n' ;;
 *) echo "ninja $*" >>"$DEMO_LOG" ;;
 esac
 STUB
@@ -52,7 +52,7 @@ grep -q '^meson setup --wipe build --buildtype=release$' "$t/log"
 check $? "demo.sh configures again a build/ without build.ninja (--wipe)"
 grep -q 'vulkan: yes' "$t/out"
 check $? "demo.sh shows meson's summary of what is built"
-grep -q '^ninja -C build examples/lenet tools/dg-info tools/dg-run python/directgraph/_cdef.py$' "$t/log"
+grep -q '^ninja -C build examples/lenet tools/dg-info tools/dg-run python/directgraph/_abi.py$' "$t/log"
 check $? "demo.sh builds the demo, the tools and the Python package only"
 grep -q '^lenet --weights examples/lenet-weights --limit 10$' "$t/log" &&
   grep -q 'next: .*dg-run' "$t/out"

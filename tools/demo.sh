@@ -2,7 +2,7 @@
 # Sets up, builds and runs the LeNet demo on Fashion-MNIST on the best device
 # present. Installs only what the demo and the README's next steps need
 # (tools/setup-debian.sh --demo: the compiler, meson, the GPU and NPU
-# targets' headers, ONNX import for dg-run, cffi and numpy for Python),
+# targets' headers, ONNX import for dg-run, numpy for Python),
 # builds only the demo, the tools and the Python package, not the tests.
 # Usage: tools/demo.sh [lenet options, e.g. --int8 or --device 1; --help]
 set -eu
@@ -31,7 +31,7 @@ if [ ! -f build/build.ninja ]; then
   sed -n '/^directgraph /,$p' "$log" | sed '/^Found ninja/,$d' >&2
 fi
 targets="examples/lenet tools/dg-info"
-for t in tools/dg-run python/directgraph/_cdef.py; do
+for t in tools/dg-run python/directgraph/_abi.py; do
   ninja -C build -t targets all 2>/dev/null | grep -q "^$t:" && targets="$targets $t"
 done
 echo "building $targets (ninja -C build)..." >&2

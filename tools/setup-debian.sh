@@ -41,8 +41,8 @@ pkgs="gcc libc6-dev meson ninja-build pkg-config zlib1g-dev dataset-fashion-mnis
 # backend (libdrm). The drivers themselves come with the machine's GPU.
 pkgs="$pkgs libvulkan-dev glslc ocl-icd-opencl-dev opencl-headers libdrm-dev"
 # The README's next steps after the demo: dg-run (ONNX import: protobuf-c
-# and ONNX's own onnx.proto) and the Python package (cffi, numpy).
-pkgs="$pkgs libprotobuf-c-dev protobuf-c-compiler libonnx-dev python3-cffi python3-numpy"
+# and ONNX's own onnx.proto) and the Python package (numpy).
+pkgs="$pkgs libprotobuf-c-dev protobuf-c-compiler libonnx-dev python3-numpy"
 if [ "$mode" != demo ]; then
   # Vulkan and OpenCL on the CPU (Mesa's lavapipe, PoCL), so that their
   # tests run on a machine without a GPU, and the Khronos validation layer.

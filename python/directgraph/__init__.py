@@ -1,8 +1,9 @@
 """directgraph from Python: build a graph layer by layer, or load an ONNX
 model, and run it on the best device of the machine.
 
-A pure-Python face over libdirectgraph's C ABI (cffi, in ABI mode: no
-compiled extension), whose declarations are graph.h's own::
+A pure-Python face over libdirectgraph's C ABI (Python's own ctypes: no
+compiled extension, nothing to install but numpy), whose declarations are
+graph.h's own::
 
     import numpy as np
     import directgraph as dg
@@ -26,7 +27,7 @@ export DLPack (``torch.from_dlpack(out)``). Errors raise subclasses of
 is the tutorial.
 """
 
-from ._ffi import ffi as _ffi, lib as _lib, library_path
+from ._ffi import abi as _abi, lib as _lib, library_path
 from ._types import DTYPES, Quant
 from .context import KINDS, Context, Device, default_context
 from .errors import (DeviceError, Error, FileError, GraphFailedError,
@@ -37,7 +38,7 @@ from .graph import Graph, Tensor
 from .plan import Plan, PlanNode
 from .session import IOInfo, Session, VerifyReport, from_dlpack, load_onnx
 
-__version__ = _ffi.string(_lib.dg_version_string()).decode()
+__version__ = _lib.dg_version_string().decode()
 
 __all__ = [
     "Context", "Device", "DTYPES", "DeviceError", "Error", "FileError",

@@ -1,8 +1,10 @@
 """dtypes, layouts, quantisation and descriptors between numpy and C."""
 
+import ctypes
+
 import numpy as np
 
-from ._ffi import enum_values, ffi, lib, text
+from ._ffi import abi, c_array, enum_values, lib, text
 
 # graph.h's dtype names ("f32", ...) and numpy's dtype for each.
 _NUMPY = {"f32": np.float32, "f16": np.float16, "i8": np.int8,
@@ -82,7 +84,7 @@ class Quant:
     def from_c(cls, q):
         if q.channel_count:
             zs = None
-            if q.channel_zero_points != ffi.NULL:
+            if q.channel_zero_points:
                 zs = [q.channel_zero_points[i] for i in range(q.channel_count)]
             return cls(scales=[q.channel_scales[i]
                                for i in range(q.channel_count)],
@@ -97,15 +99,17 @@ class Quant:
         q.scale, q.zero_point, q.axis = self.scale, self.zero_point, self.axis
         if self.scales is not None:
             q.channel_count = len(self.scales)
-            scales = ffi.new("float[]", self.scales)
-            q.channel_scales = scales
+            scales = c_array(ctypes.c_float, self.scales)
+            q.channel_scales = ctypes.cast(scales,
+                                           ctypes.POINTER(ctypes.c_float))
             keep.append(scales)
             if self.zero_points is not None:
                 if len(self.zero_points) != len(self.scales):
                     raise ValueError("quant: %d zero points for %d scales" %
                                      (len(self.zero_points), len(self.scales)))
-                zs = ffi.new("int32_t[]", self.zero_points)
-                q.channel_zero_points = zs
+                zs = c_array(ctypes.c_int32, self.zero_points)
+                q.channel_zero_points = ctypes.cast(
+                    zs, ctypes.POINTER(ctypes.c_int32))
                 keep.append(zs)
 
     def __eq__(self, other):
@@ -119,23 +123,23 @@ class Quant:
 
 
 def quant_ptr(value, keep):
-    """A dg_quant_params * for value (None: NULL)."""
+    """A pointer to dg_quant_params for value (None: NULL)."""
     q = Quant.of(value)
     if q is None:
-        return ffi.NULL
-    p = ffi.new("dg_quant_params *")
+        return None
+    p = abi.dg_quant_params()
     q.fill(p, keep)
     keep.append(p)
-    return p
+    return ctypes.byref(p)
 
 
 def desc(shape, dtype, quant=None, keep=None):
-    """A new dg_tensor_desc *; keep receives what it points to."""
+    """A new dg_tensor_desc; keep receives what it points to."""
     shape = tuple(int(d) for d in shape)
-    if len(shape) > lib.DG_MAX_RANK:
+    if len(shape) > abi.DG_MAX_RANK:
         raise ValueError("shape %s: rank %d is above DG_MAX_RANK (%d)" %
-                         (shape, len(shape), lib.DG_MAX_RANK))
-    d = ffi.new("dg_tensor_desc *")
+                         (shape, len(shape), abi.DG_MAX_RANK))
+    d = abi.dg_tensor_desc()
     d.dtype, d.rank = dtype_of(dtype), len(shape)
     for i, n in enumerate(shape):
         d.dims[i] = n

@@ -1,10 +1,12 @@
 """Contexts and their devices."""
 
+import ctypes
 import threading
+import weakref
 from dataclasses import dataclass, field
 
 from . import errors
-from ._ffi import enum_values, ffi, lib, text
+from ._ffi import abi, enum_values, lib, text
 from ._types import DTYPES
 
 KINDS = enum_values("dg_device_kind", "DG_DEVICE_")  # {"cpu": 1, ...}
@@ -67,15 +69,13 @@ class Context:
     def __init__(self, kinds=None, *, threads=0, cache_dir=None,
                  disable_cache=False, device_timeout_ms=0, log=None,
                  log_level="warning"):
-        o = ffi.new("dg_context_options *")
+        o = abi.dg_context_options()
         o.device_kinds = kind_mask(kinds)
         o.cpu_threads = int(threads)
         o.disable_cache = int(bool(disable_cache))
         o.device_timeout_ms = int(device_timeout_ms)
-        keep = []
         if cache_dir is not None:
-            keep.append(ffi.new("char[]", str(cache_dir).encode()))
-            o.cache_dir = keep[-1]
+            o.cache_dir = str(cache_dir).encode()  # read during the call
         self._log = None
         if log is not None:
             if log_level not in LOG_LEVELS:
@@ -83,29 +83,33 @@ class Context:
                                  (log_level, ", ".join(LOG_LEVELS)))
             names = {v: k for k, v in LOG_LEVELS.items()}
 
-            @ffi.callback("void(void *, dg_log_level, const char *)")
             def trampoline(user, level, msg):
                 try:
                     log(names.get(level, str(level)), text(msg))
                 except Exception:  # never unwind into C
                     pass
 
-            self._log = trampoline  # the callback lives as long as we do
-            o.log = trampoline
+            # The callback lives as long as the context does.
+            self._log = abi.dg_log_fn(trampoline)
+            o.log = self._log
             o.log_level = LOG_LEVELS[log_level]
-        out = ffi.new("dg_context **")
-        errors.check(lib.dg_context_create(o, out), ffi.NULL,
-                     "Context")
-        self._ptr = ffi.gc(out[0], lib.dg_context_destroy)
+        out = ctypes.c_void_p()
+        errors.check(lib.dg_context_create(ctypes.byref(o), ctypes.byref(out)),
+                     None, "Context")
+        self._ptr = out.value
+        # Graphs and sessions hold the context (graph.h: it is freed after
+        # the last of them), so this runs when all are gone.
+        weakref.finalize(self, lib.dg_context_destroy, self._ptr)
 
     @property
     def devices(self):
         """The devices opened, CPU first, as Device records."""
         out = []
-        info = ffi.new("dg_device_info *")
+        info = abi.dg_device_info()
         for i in range(lib.dg_context_device_count(self._ptr)):
-            errors.check(lib.dg_context_device_info(self._ptr, i, info),
-                         ffi.NULL, "Context.devices")
+            errors.check(lib.dg_context_device_info(self._ptr, i,
+                                                    ctypes.byref(info)),
+                         None, "Context.devices")
             out.append(Device(
                 info.index, text(lib.dg_device_kind_name(info.kind)),
                 text(info.name), text(info.driver),
@@ -122,7 +126,7 @@ class Context:
         out = {}
         for kind, value in KINDS.items():
             why = lib.dg_context_device_absence(self._ptr, value)
-            if why != ffi.NULL:
+            if why is not None:
                 out[kind] = text(why)
         return out
 
@@ -130,7 +134,7 @@ class Context:
     def cache_dir(self):
         """The kernel cache folder in use, or None when caching is off."""
         p = lib.dg_context_cache_dir(self._ptr)
-        return None if p == ffi.NULL else text(p)
+        return None if p is None else text(p)
 
     def graph(self, name=None):
         from .graph import Graph

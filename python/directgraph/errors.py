@@ -7,7 +7,7 @@ arguments and shapes, TypeError for dtypes, MemoryError, OSError,
 LookupError, OverflowError), so generic handlers keep working.
 """
 
-from ._ffi import ffi, lib, text
+from ._ffi import abi, enum_name, lib, text
 
 
 class Error(Exception):
@@ -29,11 +29,10 @@ class Error(Exception):
     def __init__(self, message, code=None, node_index=-1, node="", op="",
                  field="", expected="", actual="", function=""):
         super().__init__(message)
-        self.function = function
         self.message = message
+        self.function = function
         self.code = code
-        self.status = ffi.typeof("dg_status").elements.get(code, "") \
-            if code else ""
+        self.status = enum_name("dg_status", code) if code else ""
         self.node_index, self.node, self.op = node_index, node, op
         self.field, self.expected, self.actual = field, expected, actual
 
@@ -83,17 +82,17 @@ class SizeOverflowError(Error, OverflowError):
 
 
 _BY_STATUS = {
-    lib.DG_ERROR_INVALID_ARGUMENT: InvalidArgumentError,
-    lib.DG_ERROR_INVALID_SHAPE: InvalidShapeError,
-    lib.DG_ERROR_INVALID_DTYPE: InvalidDtypeError,
-    lib.DG_ERROR_UNSUPPORTED: UnsupportedError,
-    lib.DG_ERROR_OUT_OF_MEMORY: OutOfMemoryError,
-    lib.DG_ERROR_DEVICE: DeviceError,
-    lib.DG_ERROR_IO: FileError,
-    lib.DG_ERROR_GRAPH_FAILED: GraphFailedError,
-    lib.DG_ERROR_NOT_FOUND: NotFoundError,
-    lib.DG_ERROR_MISMATCH: MismatchError,
-    lib.DG_ERROR_OVERFLOW: SizeOverflowError,
+    abi.DG_ERROR_INVALID_ARGUMENT: InvalidArgumentError,
+    abi.DG_ERROR_INVALID_SHAPE: InvalidShapeError,
+    abi.DG_ERROR_INVALID_DTYPE: InvalidDtypeError,
+    abi.DG_ERROR_UNSUPPORTED: UnsupportedError,
+    abi.DG_ERROR_OUT_OF_MEMORY: OutOfMemoryError,
+    abi.DG_ERROR_DEVICE: DeviceError,
+    abi.DG_ERROR_IO: FileError,
+    abi.DG_ERROR_GRAPH_FAILED: GraphFailedError,
+    abi.DG_ERROR_NOT_FOUND: NotFoundError,
+    abi.DG_ERROR_MISMATCH: MismatchError,
+    abi.DG_ERROR_OVERFLOW: SizeOverflowError,
 }
 
 
@@ -102,9 +101,9 @@ def error_class(code):
 
 
 def from_diagnostic(code, diag, function):
-    """The exception for status code and the dg_diagnostic * diag (which
-    may be NULL or unfilled), its message led by the function called."""
-    if diag != ffi.NULL and diag.status == code and diag.message[0] != b"\0":
+    """The exception for status code and diag (a dg_diagnostic, or None
+    or unfilled), its message led by the function called."""
+    if diag is not None and diag.status == code and diag.message[:1] != b"":
         msg = text(diag.message)
         if not msg.startswith(function):
             msg = "%s: %s" % (function, msg)
@@ -119,5 +118,5 @@ def from_diagnostic(code, diag, function):
 
 def check(code, diag, function):
     """Raises unless code is DG_OK."""
-    if code != lib.DG_OK:
+    if code != abi.DG_OK:
         raise from_diagnostic(code, diag, function)

@@ -8,12 +8,14 @@ library's diagnostic calls for (directgraph.errors); the graph keeps its
 first error (graph.h: errors are sticky), so build a new graph after one.
 """
 
+import ctypes
 import numbers
+import weakref
 
 import numpy as np
 
 from . import errors
-from ._ffi import enum_values, ffi, lib, text
+from ._ffi import abi, address, c_array, enum_values, lib
 from ._types import (LAYOUTS, Quant, desc, describe, dtype_name, dtype_of,
                      enum, numpy_dtype, quant_ptr, shape_of)
 from .context import default_context
@@ -26,7 +28,12 @@ COMPARE = enum_values("dg_compare_fn", "DG_COMPARE_")
 
 
 def _name(name):
-    return ffi.NULL if name is None else str(name).encode()
+    return None if name is None else str(name).encode()
+
+
+def _diag(ptr):
+    """A dg_diagnostic from a const dg_diagnostic * (None for NULL)."""
+    return ptr.contents if ptr else None
 
 
 def _pair(v, what):
@@ -72,9 +79,9 @@ class Tensor:
         self.graph, self._h = graph, handle
 
     def _desc(self):
-        d = ffi.new("dg_tensor_desc *")
+        d = abi.dg_tensor_desc()
         errors.check(lib.dg_graph_tensor_desc(self.graph._ptr, self._h, d),
-                     ffi.NULL, "Tensor.shape")
+                     None, "Tensor.shape")
         return d
 
     @property
@@ -87,8 +94,7 @@ class Tensor:
 
     @property
     def quant(self):
-        d = self._desc()  # d owns the memory d.quant points into
-        return Quant.from_c(d.quant)
+        return Quant.from_c(self._desc().quant)
 
     def __repr__(self):
         d = self._desc()
@@ -138,9 +144,10 @@ class Graph:
         self.context = context or default_context()
         if _ptr is None:
             _ptr = lib.dg_graph_create(self.context._ptr, _name(name))
-            if _ptr == ffi.NULL:
-                raise errors.OutOfMemoryError("dg_graph_create: out of memory")
-        self._ptr = ffi.gc(_ptr, lib.dg_graph_destroy)
+            if not _ptr:
+                raise errors.OutOfMemoryError("Graph: out of memory")
+        self._ptr = _ptr
+        weakref.finalize(self, lib.dg_graph_destroy, _ptr)
         self._lent = []  # arrays lent with constant(lend=True)
         self._failed = None  # the first error's message, once raised
 
@@ -151,12 +158,12 @@ class Graph:
             raise errors.GraphFailedError(
                 "Graph.%s: the graph already holds an error (%s); build a "
                 "new graph" % (fn[len("dg_graph_"):], self._failed),
-                lib.DG_ERROR_GRAPH_FAILED, function="Graph." +
+                abi.DG_ERROR_GRAPH_FAILED, function="Graph." +
                 fn[len("dg_graph_"):])
         if handle.id == 0:
-            err = lib.dg_graph_error(self._ptr)
+            err = _diag(lib.dg_graph_error(self._ptr))
             code = lib.dg_graph_status(self._ptr)
-            e = errors.from_diagnostic(code or lib.DG_ERROR_INVALID_ARGUMENT,
+            e = errors.from_diagnostic(code or abi.DG_ERROR_INVALID_ARGUMENT,
                                        err, "Graph." + fn[len("dg_graph_"):])
             self._failed = e.message
             raise e
@@ -166,7 +173,7 @@ class Graph:
         """A dg_tensor for a Tensor, an array-like (a new constant) or a
         number (a constant of like's dtype); NONE for None."""
         if v is None:
-            return ffi.new("dg_tensor *")[0]
+            return abi.dg_tensor()  # DG_TENSOR_NONE
         if isinstance(v, Tensor):
             if v.graph is not self:
                 raise ValueError("%s: a tensor of another graph" % what)
@@ -179,10 +186,7 @@ class Graph:
 
     def _tensors(self, items, what):
         hs = [self._t(v, what=what) for v in items]
-        arr = ffi.new("dg_tensor[]", max(len(hs), 1))
-        for i, h in enumerate(hs):
-            arr[i] = h
-        return arr, len(hs)
+        return c_array(abi.dg_tensor, hs), len(hs)
 
     # ---- inputs, constants, outputs ----
 
@@ -197,7 +201,7 @@ class Graph:
             errors.check(lib.dg_graph_input_layout(
                 self._ptr, _name(name), enum("dg_layout", "DG_LAYOUT_",
                                              layout, "layout")),
-                lib.dg_graph_error(self._ptr), "Graph.input")
+                _diag(lib.dg_graph_error(self._ptr)), "Graph.input")
         return t
 
     def constant(self, array, name=None, *, dtype=None, quant=None,
@@ -213,8 +217,8 @@ class Graph:
         keep = []
         d = desc(a.shape, dg, quant, keep)
         t = self._made(lib.dg_graph_constant(
-            self._ptr, _name(name), d, ffi.from_buffer(a),
-            lib.DG_CONSTANT_LEND if lend else 0), "dg_graph_constant")
+            self._ptr, _name(name), d, address(a),
+            abi.DG_CONSTANT_LEND if lend else 0), "dg_graph_constant")
         if lend:
             self._lent.append(a)
         return t
@@ -224,14 +228,14 @@ class Graph:
         errors.check(lib.dg_graph_output(
             self._ptr, _name(name), self._t(tensor, what="output"),
             enum("dg_layout", "DG_LAYOUT_", layout, "layout")),
-            lib.dg_graph_error(self._ptr), "Graph.output")
+            _diag(lib.dg_graph_error(self._ptr)), "Graph.output")
 
     def set_device(self, device):
         """Pins the nodes added from now on to a device (a Device or its
         index); None clears the pin."""
         index = -1 if device is None else getattr(device, "index", device)
         errors.check(lib.dg_graph_set_device(self._ptr, int(index)),
-                     lib.dg_graph_error(self._ptr), "Graph.set_device")
+                     _diag(lib.dg_graph_error(self._ptr)), "Graph.set_device")
 
     @property
     def node_count(self):
@@ -264,7 +268,7 @@ class Graph:
     # ---- convolution, pooling, dense ----
 
     def _conv_params(self, stride, dilation, padding, groups, activation):
-        p = ffi.new("dg_conv2d_params *")
+        p = abi.dg_conv2d_params()
         p.stride = _pair(stride, "stride")
         p.dilation = _pair(dilation, "dilation")
         p.padding, p.pads = _padding(padding)
@@ -296,8 +300,8 @@ class Graph:
                          output_padding=None, name=None):
         """x [N,Cin,H,W], w [Cin, Cout/groups, KH, KW] (ONNX layout)."""
         p = self._conv_params(stride, dilation, padding, groups, activation)
-        op = ffi.NULL if output_padding is None else ffi.new(
-            "int32_t[2]", _pair(output_padding, "output_padding"))
+        op = None if output_padding is None else c_array(
+            ctypes.c_int32, _pair(output_padding, "output_padding"))
         return self._made(lib.dg_graph_conv_transpose2d(
             self._ptr, _name(name), self._t(x), self._t(w), self._t(b), p, op),
             "dg_graph_conv_transpose2d")
@@ -305,7 +309,7 @@ class Graph:
     @staticmethod
     def _pool_params(kernel, stride, padding, ceil_mode, count_include_pad,
                      dilation):
-        p = ffi.new("dg_pool2d_params *")
+        p = abi.dg_pool2d_params()
         p.kernel = _pair(kernel, "kernel")
         p.stride = _pair(stride, "stride")
         p.padding, p.pads = _padding(padding)
@@ -389,7 +393,7 @@ class Graph:
         f = enum("dg_reduce_fn", "DG_REDUCE_", fn, "fn")
         axes = [] if axes is None else [int(a) for a in (
             [axes] if isinstance(axes, numbers.Integral) else axes)]
-        arr = ffi.new("int32_t[]", axes) if axes else ffi.NULL
+        arr = c_array(ctypes.c_int32, axes) if axes else None
         return self._made(lib.dg_graph_reduce(
             self._ptr, _name(name), f, self._t(x), arr, len(axes),
             int(bool(keepdims))), "dg_graph_reduce")
@@ -507,7 +511,7 @@ class Graph:
             raise ValueError("table: shape %s, expected (256,)" % (tab.shape,))
         keep = []
         return self._made(lib.dg_graph_lookup(
-            self._ptr, _name(name), self._t(x), ffi.from_buffer(tab), dt,
+            self._ptr, _name(name), self._t(x), address(tab), dt,
             quant_ptr(y_quant, keep)), "dg_graph_lookup")
 
     def qunary(self, fn, x, alpha=0.0, beta=0.0, *, y_dtype="i8", y_quant,
@@ -554,7 +558,7 @@ class Graph:
         dims = [int(d) for d in shape]
         return self._made(lib.dg_graph_reshape(
             self._ptr, _name(name), self._t(x), len(dims),
-            ffi.new("int64_t[]", dims or [0])), "dg_graph_reshape")
+            c_array(ctypes.c_int64, dims)), "dg_graph_reshape")
 
     def flatten(self, x, axis=1, *, name=None):
         return self._made(lib.dg_graph_flatten(
@@ -567,18 +571,18 @@ class Graph:
 
     def transpose(self, x, perm=None, *, name=None):
         """perm None reverses the axes."""
-        p = ffi.NULL if perm is None else ffi.new(
-            "int32_t[]", [int(a) for a in perm] or [0])
+        p = None if perm is None else c_array(ctypes.c_int32,
+                                              [int(a) for a in perm])
         return self._made(lib.dg_graph_transpose(
             self._ptr, _name(name), self._t(x), p), "dg_graph_transpose")
 
     def slice(self, x, starts, ends, steps=None, *, name=None):
         """numpy/ONNX slicing, one start, end (and step) per axis of x."""
         t = self._t(x)
-        st = ffi.new("int64_t[]", [int(v) for v in starts] or [0])
-        en = ffi.new("int64_t[]", [int(v) for v in ends] or [0])
-        sp = ffi.NULL if steps is None else ffi.new(
-            "int64_t[]", [int(v) for v in steps] or [0])
+        st = c_array(ctypes.c_int64, [int(v) for v in starts])
+        en = c_array(ctypes.c_int64, [int(v) for v in ends])
+        sp = None if steps is None else c_array(ctypes.c_int64,
+                                                [int(v) for v in steps])
         rank = len(x.shape) if isinstance(x, Tensor) else None
         for what, v in (("starts", starts), ("ends", ends), ("steps", steps)):
             if v is not None and rank is not None and len(v) != rank:
@@ -595,7 +599,7 @@ class Graph:
                              "%d" % (len(pads), rank, 2 * rank))
         return self._made(lib.dg_graph_pad(
             self._ptr, _name(name), self._t(x),
-            ffi.new("int64_t[]", [int(p) for p in pads] or [0]),
+            c_array(ctypes.c_int64, [int(p) for p in pads]),
             enum("dg_pad_mode", "DG_PAD_", mode, "mode"), float(value)),
             "dg_graph_pad")
 
@@ -603,7 +607,7 @@ class Graph:
         dims = [int(d) for d in shape]
         return self._made(lib.dg_graph_expand(
             self._ptr, _name(name), self._t(x), len(dims),
-            ffi.new("int64_t[]", dims or [0])), "dg_graph_expand")
+            c_array(ctypes.c_int64, dims)), "dg_graph_expand")
 
     def gather(self, x, indices, axis=0, *, name=None):
         """indices: a constant i32 tensor (an int array becomes one)."""
@@ -616,7 +620,7 @@ class Graph:
     def resize(self, x, *, scales=None, sizes=None, mode="nearest",
                coord="half_pixel", nearest="round_prefer_floor", name=None):
         """Resizes H and W by scales (h, w) or to sizes (h, w)."""
-        p = ffi.new("dg_resize_params *")
+        p = abi.dg_resize_params()
         p.mode = enum("dg_resize_mode", "DG_RESIZE_", mode, "mode")
         p.coord = enum("dg_resize_coord", "DG_RESIZE_", coord, "coord")
         p.nearest = enum("dg_resize_nearest", "DG_RESIZE_", nearest,

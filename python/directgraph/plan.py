@@ -1,12 +1,21 @@
 """The plan: where each node runs and why, as records and as pictures."""
 
+import ctypes
+import os
 import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
 
 from . import errors
-from ._ffi import enum_values, ffi, lib, text
+from ._ffi import abi, enum_values, lib, text
+
+# dg_plan_write takes a FILE *: the C library's fdopen and fclose on a
+# temporary file's descriptor make one.
+_libc = ctypes.CDLL(None)
+_libc.fdopen.restype, _libc.fdopen.argtypes = ctypes.c_void_p, [
+    ctypes.c_int, ctypes.c_char_p]
+_libc.fclose.restype, _libc.fclose.argtypes = ctypes.c_int, [ctypes.c_void_p]
 
 _REASONS = {v: k for k, v in enum_values("dg_placement_reason",
                                          "DG_REASON_").items()}
@@ -43,9 +52,9 @@ class Plan(list):
     def of(cls, ptr):
         plan = cls()
         plan._ptr = ptr
-        n = ffi.new("dg_plan_node *")
+        n = abi.dg_plan_node()
         for i in range(lib.dg_plan_node_count(ptr)):
-            errors.check(lib.dg_plan_get_node(ptr, i, n), ffi.NULL,
+            errors.check(lib.dg_plan_get_node(ptr, i, n), None,
                          "dg_plan_get_node")
             plan.append(PlanNode(
                 n.node_index, text(n.node_name), text(lib.dg_op_name(n.op)),
@@ -58,9 +67,12 @@ class Plan(list):
 
     def _write(self, fmt):
         with tempfile.TemporaryFile("w+b") as f:
-            errors.check(lib.dg_plan_write(self._ptr, FORMATS[fmt], f),
-                         ffi.NULL, "dg_plan_write")
-            f.flush()
+            fp = _libc.fdopen(os.dup(f.fileno()), b"w")
+            if not fp:
+                raise errors.FileError("Plan: fdopen failed")
+            st = lib.dg_plan_write(self._ptr, FORMATS[fmt], fp)
+            _libc.fclose(fp)
+            errors.check(st, None, "Plan")
             f.seek(0)
             return f.read().decode("utf-8", "replace")
 

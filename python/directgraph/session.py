@@ -3,12 +3,13 @@ InferenceSession has (``run(output_names, feeds)``, ``get_inputs()``)."""
 
 import ctypes
 import os
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import errors
-from ._ffi import enum_values, ffi, lib, text
+from ._ffi import abi, address, c_array, enum_values, lib, text
 from ._types import (DTYPES, Quant, describe, dtype_name, enum,
                      numpy_dtype, shape_of)
 from .context import KINDS, Device, default_context, kind_mask
@@ -36,8 +37,8 @@ class IOInfo:
 
     @classmethod
     def get(cls, fn, ptr, index):
-        info = ffi.new("dg_io_info *")
-        errors.check(fn(ptr, index, info), ffi.NULL, "io info")
+        info = abi.dg_io_info()
+        errors.check(fn(ptr, index, info), None, "io info")
         return cls(text(info.name), shape_of(info.desc),
                    dtype_name(info.desc.dtype),
                    _LAYOUT_NAMES.get(info.layout, "?"),
@@ -78,39 +79,41 @@ def load_onnx(model, *, context=None, symbolic=None, freeze=None,
     from ._types import desc
 
     ctx = context or default_context()
-    o = ffi.new("dg_onnx_options *")
+    o = abi.dg_onnx_options()
     keep = []
     if symbolic is not None:
         o.symbolic_dim_value = int(symbolic)
     if freeze:
-        consts = ffi.new("dg_onnx_constant[]", len(freeze))
+        consts = (abi.dg_onnx_constant * len(freeze))()
         for i, (name, value) in enumerate(freeze.items()):
             a = np.ascontiguousarray(value)
-            nm = ffi.new("char[]", name.encode())
             d = desc(a.shape, a.dtype, None, keep)
-            keep += [a, nm, d]
-            consts[i].name, consts[i].desc = nm, d
-            consts[i].data = ffi.from_buffer(a)
-        o.constants, o.constant_count = consts, len(freeze)
+            keep += [a, d]
+            consts[i].name = name.encode()
+            consts[i].desc = ctypes.pointer(d)
+            consts[i].data = a.ctypes.data
+        o.constants = ctypes.cast(consts, ctypes.POINTER(abi.dg_onnx_constant))
+        o.constant_count = len(freeze)
         keep.append(consts)
     if external_data_dir is not None:
-        keep.append(ffi.new("char[]", os.fsencode(external_data_dir)))
-        o.external_data_dir = keep[-1]
-    out = ffi.new("dg_graph **")
-    diag = ffi.new("dg_diagnostic *")
+        o.external_data_dir = os.fsencode(external_data_dir)
+    out = ctypes.c_void_p()
+    diag = abi.dg_diagnostic()
     if isinstance(model, (bytes, bytearray, memoryview)):
-        buf = ffi.from_buffer(model)
-        st = lib.dg_onnx_load_memory(ctx._ptr, buf, len(buf), o, out, diag)
+        buf = np.frombuffer(model, np.uint8)
+        st = lib.dg_onnx_load_memory(ctx._ptr, address(buf), buf.nbytes, o,
+                                     ctypes.byref(out), diag)
     else:
-        st = lib.dg_onnx_load(ctx._ptr, os.fsencode(model), o, out, diag)
-    if st != lib.DG_OK:
+        st = lib.dg_onnx_load(ctx._ptr, os.fsencode(model), o,
+                              ctypes.byref(out), diag)
+    if st != abi.DG_OK:
         e = errors.from_diagnostic(st, diag, "load_onnx")
         # The library's hint names the C option; say the Python one.
         e.args = (e.message,) = (e.message.replace(
             "set dg_onnx_options.symbolic_dim_value",
             "give it a value with symbolic=N (load_onnx, Session)"),)
         raise e
-    return Graph(context=ctx, _ptr=out[0])
+    return Graph(context=ctx, _ptr=out.value)
 
 
 def _devices(ctx, devices):
@@ -176,20 +179,23 @@ class Session:
                               freeze=freeze)
         self.context = graph.context
         self._lent = list(graph._lent)  # lent constants outlive the graph
-        o = ffi.new("dg_compile_options *")
+        o = abi.dg_compile_options()
         o.policy = enum("dg_policy", "DG_POLICY_", policy, "policy")
         indices, mask = _devices(self.context, devices)
         o.device_kinds = mask | kind_mask(kinds)
         keep = []
         if indices:
-            keep.append(ffi.new("int[]", indices))
-            o.devices, o.device_count = keep[-1], len(indices)
+            keep.append(c_array(ctypes.c_int, indices))
+            o.devices = ctypes.cast(keep[-1], ctypes.POINTER(ctypes.c_int))
+            o.device_count = len(indices)
         o.profile = int(bool(profile))
-        out = ffi.new("dg_session **")
-        diag = ffi.new("dg_diagnostic *")
-        errors.check(lib.dg_graph_compile(graph._ptr, o, out, diag), diag,
-                     "Session")
-        self._ptr = ffi.gc(out[0], lib.dg_session_destroy)
+        out = ctypes.c_void_p()
+        diag = abi.dg_diagnostic()
+        errors.check(lib.dg_graph_compile(graph._ptr, o, ctypes.byref(out),
+                                          diag), diag, "Session")
+        self._ptr = out.value
+        self._finalizer = weakref.finalize(self, lib.dg_session_destroy,
+                                           self._ptr)
         self.inputs = [IOInfo.get(lib.dg_session_input_info, self._ptr, i)
                        for i in range(lib.dg_session_input_count(self._ptr))]
         self.outputs = [IOInfo.get(lib.dg_session_output_info, self._ptr, i)
@@ -212,18 +218,17 @@ class Session:
             raise TypeError("%s: feeds is a dict {input name: array}, not "
                             "%s" % (fn, type(feeds).__name__))
         known = {i.name: i for i in self.inputs}
-        arr = ffi.new("dg_binding[]", max(len(feeds), 1))
+        arr = (abi.dg_binding * max(len(feeds), 1))()
         for k, (name, value) in enumerate(feeds.items()):
             info = known.get(name)
             if info is None:
                 raise errors.NotFoundError(
                     "%s: no input named '%s'; the inputs are %s" %
                     (fn, name, ", ".join(repr(n) for n in known)),
-                    lib.DG_ERROR_NOT_FOUND, field="input", function=fn)
+                    abi.DG_ERROR_NOT_FOUND, field="input", function=fn)
             a = self._host_array(value, info, fn)
-            nm = ffi.new("char[]", name.encode())
-            keep += [a, nm]
-            arr[k].name, arr[k].data = nm, ffi.from_buffer(a)
+            keep.append(a)
+            arr[k].name, arr[k].data = name.encode(), a.ctypes.data
             arr[k].size = a.nbytes
         return arr, len(feeds)
 
@@ -239,14 +244,14 @@ class Session:
             raise errors.InvalidDtypeError(
                 "%s: '%s' is %s, expected %s" %
                 (fn, info.name, a.dtype, describe(info.io_shape(), info.dtype)),
-                lib.DG_ERROR_INVALID_DTYPE, field="input",
+                abi.DG_ERROR_INVALID_DTYPE, field="input",
                 expected=info.dtype, actual=str(a.dtype), function=fn)
         if a.shape != info.io_shape():
             raise errors.InvalidShapeError(
                 "%s: '%s' has shape %s, expected %s" %
                 (fn, info.name, list(a.shape),
                  describe(info.io_shape(), info.dtype)),
-                lib.DG_ERROR_INVALID_SHAPE, field="input",
+                abi.DG_ERROR_INVALID_SHAPE, field="input",
                 expected=str(list(info.io_shape())), actual=str(list(a.shape)),
                 function=fn)
         return np.ascontiguousarray(a)
@@ -282,7 +287,7 @@ class Session:
         by_name = {o.name: o for o in self.outputs}
         keep = []
         ins, nin = self._bind(feeds, keep)
-        outs = ffi.new("dg_binding[]", max(len(names), 1))
+        outs = (abi.dg_binding * max(len(names), 1))()
         results = []
         for k, name in enumerate(names):
             info = by_name.get(name)
@@ -290,19 +295,18 @@ class Session:
                 raise errors.NotFoundError(
                     "Session.run: no output named '%s'; the outputs are %s" %
                     (name, ", ".join(repr(n) for n in by_name)),
-                    lib.DG_ERROR_NOT_FOUND, field="output",
+                    abi.DG_ERROR_NOT_FOUND, field="output",
                     function="Session.run")
             dst = (out or {}).get(name)
             if dst is None:
                 a = np.empty(info.io_shape(), numpy_dtype(DTYPES[info.dtype]))
             else:
                 a = self._out_array(dst, info)
-            nm = ffi.new("char[]", name.encode())
-            keep += [a, nm]
-            outs[k].name, outs[k].data = nm, ffi.from_buffer(a)
+            keep.append(a)
+            outs[k].name, outs[k].data = name.encode(), a.ctypes.data
             outs[k].size = a.nbytes
             results.append(a)
-        diag = ffi.new("dg_diagnostic *")
+        diag = abi.dg_diagnostic()
         errors.check(lib.dg_session_run(self._ptr, ins, nin, outs, len(names),
                                         diag), diag, "Session.run")
         return results
@@ -313,10 +317,10 @@ class Session:
         with check=True a mismatch raises MismatchError instead."""
         keep = []
         ins, nin = self._bind(feeds, keep, "Session.verify")
-        rep = ffi.new("dg_verify_report *")
+        rep = abi.dg_verify_report()
         st = lib.dg_session_verify(self._ptr, ins, nin, rep)
-        if st not in (lib.DG_OK, lib.DG_ERROR_MISMATCH):
-            errors.check(st, ffi.NULL, "Session.verify")
+        if st not in (abi.DG_OK, abi.DG_ERROR_MISMATCH):
+            errors.check(st, None, "Session.verify")
         r = VerifyReport(bool(rep.ok), rep.nodes_checked, rep.node_index,
                          text(rep.node_name), text(lib.dg_op_name(rep.op)),
                          rep.max_abs_error, rep.max_rel_error,
@@ -327,14 +331,14 @@ class Session:
                 "%g, %d LSB), tolerance %g" % (
                     r.node_index, r.node, r.op, r.max_abs_error,
                     r.max_rel_error, r.max_lsb_error, r.tolerance),
-                lib.DG_ERROR_MISMATCH, r.node_index, r.node, r.op,
+                abi.DG_ERROR_MISMATCH, r.node_index, r.node, r.op,
                 function="Session.verify")
         return r
 
     def close(self):
         """Frees the session now (else when it is garbage)."""
         if self._ptr is not None:
-            lib.dg_session_destroy(ffi.gc(self._ptr, None))
+            self._finalizer()  # dg_session_destroy, once
             self._ptr = None
 
 

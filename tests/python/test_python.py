@@ -9,6 +9,7 @@ line per case.
 usage: test_python.py BUILD_DIR   (the package is BUILD_DIR/python)
 """
 
+import ctypes
 import os
 import subprocess
 import sys
@@ -105,13 +106,15 @@ def abi_layouts():
                            check=True).stdout.split()
     bad = []
     for s, f, v in zip(lines[::3], lines[1::3], lines[2::3]):
-        mine = dg._ffi.sizeof(s) if f == "-" else dg._ffi.offsetof(s, f)
+        t = getattr(dg._abi, s)
+        mine = ctypes.sizeof(t) if f == "-" else getattr(t, f).offset
         if mine != int(v):
-            bad.append("%s.%s: cffi %d, C %s" % (s, f, mine, v))
+            bad.append("%s.%s: ctypes %d, C %s" % (s, f, mine, v))
     if bad or not lines:
-        fail("struct layouts as the C compiler's", "; ".join(bad) or "none")
+        fail("ctypes struct layouts as the C compiler's",
+             "; ".join(bad) or "none")
     else:
-        ok("struct layouts as the C compiler's (%d sizes and offsets)" %
+        ok("ctypes struct layouts as the C compiler's (%d sizes and offsets)" %
            (len(lines) // 3))
 
 
@@ -133,10 +136,9 @@ def enums_are_graph_h():
               (dg.graph.UNARY, dg._lib.dg_unary_fn_name),
               (dg.graph.BINARY, dg._lib.dg_binary_fn_name),
               (dg.graph.COMPARE, dg._lib.dg_compare_fn_name)]
-    bad = ["%s=%d is %s" % (k, v, dg._ffi.string(name(v)).decode())
+    bad = ["%s=%d is %s" % (k, v, name(v).decode())
            for table, name in checks for k, v in table.items()
-           if dg._ffi.string(name(v)).decode().replace("_", "") !=
-           k.replace("_", "")]
+           if name(v).decode().replace("_", "") != k.replace("_", "")]
     n = sum(len(t) for t, _ in checks)
     if bad or n < 100:
         fail("enums read from graph.h", "; ".join(bad) or "%d entries" % n)
