@@ -40,8 +40,11 @@ with torch.no_grad():
 # 2. From an ONNX file: export, load, compile.
 tmp = tempfile.mkdtemp()
 path = os.path.join(tmp, "resnet18.onnx")
-torch.onnx.export(model, x, path, input_names=["image"],
-                  output_names=["logits"], opset_version=17)
+kw = dict(input_names=["image"], output_names=["logits"], opset_version=17)
+try:  # torch >= 2.5 would take its dynamo exporter otherwise
+    torch.onnx.export(model, x, path, dynamo=False, **kw)
+except TypeError:  # older torch: no dynamo argument, TorchScript export
+    torch.onnx.export(model, x, path, **kw)
 s_onnx = dg.Session(path, devices=devices)
 print("ONNX inputs:", s_onnx.get_inputs(), "outputs:", s_onnx.get_outputs())
 print(s_onnx.plan)
@@ -79,13 +82,6 @@ g.output("logits", g.fully_connected(t, sd["fc.weight"], sd["fc.bias"],
                                      name="fc"))
 s_built = g.compile(devices, profile=True)
 print(s_built.plan)
-if args.dot:
-    with open(args.dot, "w") as f:
-        f.write(s_built.plan.dot())
-if args.svg:
-    with open(args.svg, "w") as f:
-        f.write(s_built.plan.svg())
-    print("plan drawn in", args.svg)
 
 # 4. Verify both, node by node, against the reference kernels.
 for name, s in (("onnx", s_onnx), ("builder", s_built)):
@@ -108,3 +104,12 @@ for name, y in (("onnx", torch.from_dlpack(y_onnx)), ("builder", y_torch)):
 print("slowest nodes (profile=True):", ", ".join(
     "%s %.0f us" % (n.name, n.measured_us) for n in sorted(
         s_built.plan, key=lambda n: -n.measured_us)[:3]))
+
+# 6. The plan as a picture, with the times just measured in its boxes.
+if args.dot:
+    with open(args.dot, "w") as f:
+        f.write(s_built.plan.dot())
+if args.svg:
+    with open(args.svg, "w") as f:
+        f.write(s_built.plan.svg())
+    print("plan drawn in", args.svg)

@@ -835,18 +835,22 @@ def resnet18_notebook():
         print("skipped: python3-torchvision or python3-onnx is not "
               "installed (examples/python/resnet18.py)")
         return
+    import shutil
     with tempfile.TemporaryDirectory() as d:
+        picture = os.path.join(d, "plan.svg" if shutil.which("dot") else
+                               "plan.dot")
         out = subprocess.run(
             [sys.executable, os.path.join(SRC, "examples", "python",
                                           "resnet18.py"), "--size", "64",
-             "--devices", "cpu", "--svg", os.path.join(d, "plan.svg")],
+             "--devices", "cpu", "--svg" if picture.endswith("svg") else
+             "--dot", picture],
             capture_output=True, text=True,
             env=dict(os.environ, PYTHONPATH=os.path.join(BUILD, "python")))
         lines = out.stdout.splitlines()
         need = ["verify onnx: ok", "verify builder: ok"]
         good = all(any(ln.startswith(n) for ln in lines) for n in need) and \
             sum("top-1 equal" in ln for ln in lines) == 2 and \
-            os.path.getsize(os.path.join(d, "plan.svg")) > 1000
+            os.path.getsize(picture) > 1000
         if good:
             ok("examples/python/resnet18.py: ONNX and builder graphs verify "
                "and match torch through DLPack")
