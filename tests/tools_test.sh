@@ -180,6 +180,15 @@ grep -q '^expected: about [0-9]* s for [0-9]* device(s)' "${TMPDIR:-/tmp}/dg-ben
   [ "$left" -eq "$hosted" ] && ! grep -q "$(printf '\r')" "${TMPDIR:-/tmp}/dg-bench-err.$$"
 check $? "dg-bench leaves out the $hosted CPU-hosted device(s), prints the expected duration, no progress when piped ($left left out)"
 rm -f "${TMPDIR:-/tmp}/dg-bench-out.$$" "${TMPDIR:-/tmp}/dg-bench-err.$$"
+# On a terminal (util-linux's script gives it one), the progress line.
+if command -v script >/dev/null 2>&1 && [ -z "$ew" ]; then
+  script -qc "$g --device 0" /dev/null >"${TMPDIR:-/tmp}/dg-bench-tty.$$" 2>&1
+  grep -aq 'dg-bench: [0-9]* rows, [0-9]* s of about [0-9]* s' "${TMPDIR:-/tmp}/dg-bench-tty.$$"
+  check $? "dg-bench shows a progress line on a terminal"
+  rm -f "${TMPDIR:-/tmp}/dg-bench-tty.$$"
+else
+  echo "skipped: no script(1) or a cross build (dg-bench's progress on a terminal)"
+fi
 out=$($ew "$g" --scale --quick --device 0 2>&1)
 rc=$?
 rows=$(printf '%s\n' "$out" | grep -c '^{"bench":"scale","device":"0:cpu","nodes":[0-9]*,"build_us_per_node":[0-9.]*,"import_us_per_node":-*[0-9.]*,"compile_us_per_node":[0-9.]*}$')
