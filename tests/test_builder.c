@@ -48,6 +48,9 @@ static void conv_case(const char *what, dg_conv2d_params p, dg_status st,
   dg_tensor y = dg_graph_conv2d(g, "c", x, w, DG_TENSOR_NONE, &p);
   CHECK(y.id == 0, "%s returns no tensor", what);
   expect(g, what, st, field, 0);
+  const dg_diagnostic *d = dg_graph_error(g);
+  CHECK(d && !strncmp(d->message, "dg_graph_conv2d: node 0 'c' (conv2d): ", 38),
+        "%s: the message names the call: %s", what, d ? d->message : "");
   dg_graph_destroy(g);
 }
 

@@ -7,6 +7,8 @@ arguments and shapes, TypeError for dtypes, MemoryError, OSError,
 LookupError, OverflowError), so generic handlers keep working.
 """
 
+import re
+
 from ._ffi import abi, enum_name, lib, text
 
 
@@ -104,9 +106,9 @@ def from_diagnostic(code, diag, function):
     """The exception for status code and diag (a dg_diagnostic, or None
     or unfilled), its message led by the function called."""
     if diag is not None and diag.status == code and diag.message[:1] != b"":
-        msg = text(diag.message)
-        if not msg.startswith(function):
-            msg = "%s: %s" % (function, msg)
+        # The C message leads with the C function; say the Python one.
+        msg = "%s: %s" % (function, re.sub(r"^dg_\w+: ", "",
+                                            text(diag.message)))
         return error_class(code)(
             msg, code, diag.node_index, text(diag.node_name), text(diag.op),
             text(diag.field), text(diag.expected), text(diag.actual),

@@ -42,11 +42,13 @@ dg_status dg_graph_tensor_desc(const dg_graph *g, dg_tensor t,
 
 /* ---- diagnostics ---- */
 
-bool dg_build_begin(dg_build *b, dg_graph *g, dg_op op, const char *name) {
+bool dg_build_begin_in(dg_build *b, dg_graph *g, dg_op op, const char *name,
+                       const char *api) {
   g = dg_graph_alive(g); /* a destroyed graph is treated as NULL */
   b->g = g;
   b->op = op;
   b->name = name;
+  b->api = api;
   b->node_index = g ? g->ir.node_count : -1;
   return g && !g->failed;
 }
@@ -73,10 +75,10 @@ void dg_build_fail(dg_build *b, dg_status st, const char *field,
   char name[DG_NAME_SHORT], where[160];
   dg_name_shorten(name, sizeof name, b->name);
   if (b->op)
-    snprintf(where, sizeof where, "node %d '%s' (%s)", idx, name,
+    snprintf(where, sizeof where, "%s: node %d '%s' (%s)", b->api, idx, name,
              build_opname(b));
   else
-    snprintf(where, sizeof where, "%s '%s'", "graph", name);
+    snprintf(where, sizeof where, "%s: %s '%s'", b->api, "graph", name);
   char got[sizeof g->error.actual]; /* as the actual field shows it */
   dg_name_shorten(got, sizeof got, actual ? actual : "?");
   dg_diag_set(&g->error, st, idx, b->name, build_opname(b), field, expected,

@@ -43,10 +43,16 @@ typedef struct dg_build {
   dg_op op;
   const char *name; /* as given, may be NULL */
   int node_index;
+  const char *api; /* the graph.h function building it, for messages */
 } dg_build;
 
-/* false when g is NULL or already failed (the call is then a no-op). */
-bool dg_build_begin(dg_build *b, dg_graph *g, dg_op op, const char *name);
+/* false when g is NULL or already failed (the call is then a no-op).
+ * The calling function's name (__func__: dg_graph_conv2d, ...) leads
+ * every message, so that a diagnostic names the call that failed. */
+#define dg_build_begin(b, g, op, name)                                         \
+  dg_build_begin_in((b), (g), (op), (name), __func__)
+bool dg_build_begin_in(dg_build *b, dg_graph *g, dg_op op, const char *name,
+                       const char *api);
 
 /* Records the first error of the graph (later ones are dropped). */
 void dg_build_fail(dg_build *b, dg_status st, const char *field,
