@@ -44,6 +44,12 @@ static void usage(FILE *f) {
         "              (default: every device)\n"
         "  -h, --help  print this help and exit\n"
         "\n"
+        "Examples:\n"
+        "  conv_offload              every device\n"
+        "  conv_offload --device 1   device 1 only\n"
+        "\n"
+        "Environment: DG_CACHE_DIR (the kernel cache), DG_NPU_DEVICE (the NPU\n"
+        "backend); docs/environment.md lists the library's.\n"
         "Exit status: 0 every device ok, 1 a failure, 2 a bad argument.\n",
         f);
 }
@@ -118,8 +124,8 @@ int main(int argc, char **argv) {
     dg_device_info info;
     dg_context_device_info(ctx, dev, &info);
     dg_diagnostic d;
-    dg_status st = dg_oneshot_conv2d(ctx, dev, &xd, x, &wd, w, &bd, b, &p,
-                                     NULL, y, sizeof y, &d);
+    dg_status st = dg_oneshot_conv2d(ctx, dev, &xd, x, &wd, w, &bd, b, &p, NULL,
+                                     y, sizeof y, &d);
     if (st != DG_OK) {
       printf("FAIL - device %d (%s): %s\n", dev, info.name, d.message);
       failures++;
@@ -132,8 +138,8 @@ int main(int argc, char **argv) {
           err = fmaxf(err, fabsf(y[(o * H + h) * W + wo] - expect(o, h, wo)));
     printf("%s - device %d (%s): one-shot f32 conv %dx%dx%dx%d -> %d "
            "channels, max error %.2g\n",
-           err < 1e-4f ? "ok" : "FAIL", dev, dg_device_kind_name(info.kind),
-           N, C, H, W, O, err);
+           err < 1e-4f ? "ok" : "FAIL", dev, dg_device_kind_name(info.kind), N,
+           C, H, W, O, err);
     failures += err >= 1e-4f;
   }
   dg_context_destroy(ctx);

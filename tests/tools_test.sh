@@ -237,6 +237,17 @@ refuses "refuses an out-of-range --device" "--device got '9'; valid: 0 (cpu: " "
 refuses "refuses a non-numeric --device" "--device got '1x'; valid: 0 (cpu: " "$c" --device 1x
 refuses "refuses a --device without a value" "--device needs a value" "$c" --device
 refuses "refuses an unknown option" "unknown option '--all'" "$c" --all
+# Every tool's --help has examples and the environment it reads.
+for p in "$b/tools/dg-info" "$b/tools/dg-run" "$b/tools/dg-bench" "$b/examples/lenet" \
+  "$b/examples/conv_offload" "$b/tools/npu-report" "$b/tools/npu-hw-check"; do
+  [ -x "$p" ] || continue
+  _h=$($ew "$p" --help 2>/dev/null)
+  printf '%s\n' "$_h" | grep -q '^Examples:$' && printf '%s\n' "$_h" | grep -q '^Environment: '
+  check $? "$(basename "$p") --help has examples and its environment variables"
+done
+# The licence meson.build declares is the LICENSE file's.
+grep -q "license : 'MIT'" meson.build && head -n 1 LICENSE | grep -q '^MIT License$'
+check $? "LICENSE holds the MIT licence meson.build declares"
 # docs/tools.md names every option each tool's --help names.
 for p in "$b/tools/dg-info" "$b/tools/dg-run" "$b/tools/dg-bench" "$b/examples/lenet" \
   "$b/tools/npu-report" "$b/tools/npu-hw-check"; do

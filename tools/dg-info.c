@@ -24,6 +24,14 @@ static void usage(FILE *f) {
         "              a device, no cache line (default: the text listing)\n"
         "  -h, --help  print this help and exit\n"
         "\n"
+        "Examples:\n"
+        "  dg-info                 the devices, and why a kind has none\n"
+        "  dg-info --json | grep vulkan\n"
+        "\n"
+        "Environment: DG_CACHE_DIR (the cache folder), DG_NPU_DEVICE (the NPU\n"
+        "backend: rocket, rknpu, a /dev path, sim or none), VK_ICD_FILENAMES\n"
+        "and OCL_ICD_VENDORS (the drivers the loaders find);\n"
+        "docs/environment.md lists the library's.\n"
         "Exit status: 0 done, 1 no context, 2 a bad argument.\n",
         f);
 }

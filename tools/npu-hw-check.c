@@ -715,6 +715,11 @@ static void usage(FILE *f) {
       "                byte through the simulator\n"
       "  -h, --help    print this help and exit\n"
       "\n"
+      "Examples:\n"
+      "  npu-hw-check --out golden     on a board, keeping the golden sets\n"
+      "  npu-hw-check --replay golden  anywhere, through the simulator\n"
+      "\n"
+      "Environment: DG_NPU_DEVICE (rocket, rknpu, a /dev path or sim).\n"
       "Exit status: 0 every matrix case within 1 LSB (probes report, they\n"
       "do not fail), 1 a case failed, 2 a bad argument or no NPU.\n",
       f);

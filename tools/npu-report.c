@@ -249,6 +249,11 @@ static void usage(FILE *f) {
         "\n"
         "  -h, --help  print this help and exit\n"
         "\n"
+        "Examples:\n"
+        "  npu-report                      on the simulator\n"
+        "  DG_NPU_DEVICE=rocket npu-report on a board\n"
+        "\n"
+        "Environment: DG_NPU_DEVICE (rocket, rknpu, a /dev path or sim).\n"
         "Exit status: 0 done, 1 no NPU device, 2 a bad argument.\n",
         f);
 }
