@@ -816,8 +816,28 @@ static void test_depthwise(const char *tag) {
   report(!bad, what);
 }
 
+/* The int8 kernel this machine runs is the one the caller expects: the
+ * aarch64 stage runs this under qemu as CPUs with and without the dot
+ * product (DG_EXPECT_QKERNEL=neon-dot / portable), so a detection that
+ * lost the fast path, or took it where it would fault, shows here. */
+static void test_qgemm_kernel_choice(void) {
+  const char *want = getenv("DG_EXPECT_QKERNEL");
+  const char *got = dg_cpu_qgemm_kernel_name();
+  if (!want || !*want) {
+    printf("skipped: int8 kernel choice (%s here; DG_EXPECT_QKERNEL not "
+           "set)\n",
+           got);
+    return;
+  }
+  char what[128];
+  snprintf(what, sizeof what, "the int8 GEMM runs the %s kernel (got %s)",
+           want, got);
+  report(!strcmp(want, got), what);
+}
+
 int main(void) {
   rng_state = 12345;
+  test_qgemm_kernel_choice();
   test_pool(0);
   test_pool(1);
   test_pool(2);

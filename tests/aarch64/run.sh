@@ -95,12 +95,13 @@ compiled=$(date +%s)
 # emulator: there is no binfmt_misc to rely on.
 # $qemu is a command line, split into words where it is used.
 qemu="qemu-aarch64-static -L / -cpu cortex-a76"
+qemu_nodot="qemu-aarch64-static -L / -cpu cortex-a72"
 export MESON_EXE_WRAPPER="$qemu"
 
 if [ "$built" -eq 1 ]; then
   # test_npu and test_npu_fake select the simulator themselves
   # (DG_NPU_DEVICE=sim, and the fake kernel behind rocket / rknpu).
-  for t in test_builder test_op_table test_reference test_session test_cpu_kernels \
+  for t in test_builder test_op_table test_reference test_session \
     test_threads test_differential test_oom test_onnx_node test_onnx_import \
     test_npu test_npu_fake test_tvm_ffi test_dlpack_layout; do
     if [ -x "$b/tests/$t" ]; then
@@ -114,15 +115,27 @@ if [ "$built" -eq 1 ]; then
       esac
     fi
   done
-  # int8 must be bit-exact on every SIMD level aarch64 has: NEON (the
-  # default there) and the portable kernels.
+  # The CPU kernels on a core with the dot product (the RK3588's A76 and
+  # A55: the int8 GEMM's sdot kernel) and on one without (Cortex-A72, as
+  # in a Raspberry Pi 4: the portable int8 kernel, never an instruction
+  # the core lacks). Each checks which int8 kernel it ran.
   # (env, not assignments before run: whether those outlive a function
   # call differs between shells.)
+  # shellcheck disable=SC2086
+  run aarch64:a76:test_cpu_kernels env DG_EXPECT_QKERNEL=neon-dot $qemu \
+    "$b/tests/test_cpu_kernels"
+  # shellcheck disable=SC2086
+  run aarch64:a72:test_cpu_kernels env DG_EXPECT_QKERNEL=portable \
+    $qemu_nodot "$b/tests/test_cpu_kernels"
+  # int8 must be bit-exact on every SIMD level aarch64 has: NEON with the
+  # dot product (the default there), NEON without it, and portable.
   for simd in neon portable; do
     # shellcheck disable=SC2086
     run "aarch64:$simd:test_int8_golden" env DG_CPU_SIMD=$simd $qemu \
       "$b/tests/test_int8_golden"
   done
+  # shellcheck disable=SC2086
+  run "aarch64:a72:test_int8_golden" $qemu_nodot "$b/tests/test_int8_golden"
   skip aarch64:test_vulkan "no Vulkan target in the aarch64 build (no arm64 Vulkan loader or driver installed)"
   skip aarch64:test_opencl "no OpenCL target in the aarch64 build (no arm64 ICD loader installed)"
   skip aarch64:ort_ep "ONNX Runtime is fetched for linux-x64 only (tests/ort/fetch-ort.sh)"

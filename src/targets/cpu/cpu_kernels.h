@@ -65,6 +65,9 @@ enum {
 };
 int dg_cpu_simd_level(void);
 void dg_cpu_simd_force(const char *name);
+/* aarch64: whether the level is NEON and the core has the dot-product
+ * instructions (SDOT/UDOT, as the kernel's hwcaps say); 0 elsewhere. */
+int dg_cpu_neon_has_dot(void);
 
 /* y = fn(a, b) for a dg_binary_fn (src/ops/binary.def) over an output of
  * rank dims, stored densely, with a at element strides sa and b at sb (0
@@ -184,6 +187,9 @@ typedef struct dg_cpu_qgemm_args {
   int32_t clamp_lo, clamp_hi;
 } dg_cpu_qgemm_args;
 void dg_cpu_qgemm(dg_cpu_pool *pool, const dg_cpu_qgemm_args *args);
+/* The int8 GEMM kernel the current level runs: "vnni", "avx2",
+ * "neon-dot" or "portable" (for tests and reports). */
+const char *dg_cpu_qgemm_kernel_name(void);
 
 /* Packs a constant int8 operand once, with the sums the zero-point
  * corrections need: A[M, K] with its zero points (za, a_zero_per_row), or

@@ -15,6 +15,9 @@
  * points, two vector multiplies in the epilogue). K is packed in groups of
  * four to match the instruction.
  *
+ * aarch64 dot-product path (sdot, s8 x s8): the same corrections with A
+ * and B both made signed (b = b_s + 128 where B is unsigned: beta = -128).
+ *
  * AVX2 and portable paths: the zero points are subtracted while packing
  * into int16, and pairs of k are multiplied with vpmaddwd (no saturation:
  * |a - za|, |b - zb| <= 383), so no corrections are needed.
@@ -57,7 +60,28 @@ static void qkern_portable(const qtile *t) {
 
 /* ---- packing and driver ---- */
 
-enum { PATH_PORTABLE, PATH_AVX2, PATH_VNNI };
+void dg_cpu_quad_pack_rows(const uint8_t *src, size_t ld, int rows, int K,
+                           int ng, uint8_t flip, int32_t *dst, int stride) {
+  uint32_t f4 = flip * 0x01010101u;
+  for (int i = 0; i < rows; i++) {
+    const uint8_t *row = src + (size_t)i * ld;
+    int g = 0;
+    for (; 4 * g + 4 <= K; g++) {
+      uint32_t w;
+      memcpy(&w, row + 4 * g, 4);
+      w ^= f4;
+      memcpy(dst + (size_t)g * stride + i, &w, 4);
+    }
+    for (; g < ng; g++) {
+      uint8_t q[4] = {0};
+      for (int b = 0; b < 4 && 4 * g + b < K; b++)
+        q[b] = row[4 * g + b] ^ flip;
+      memcpy(dst + (size_t)g * stride + i, q, 4);
+    }
+  }
+}
+
+enum { PATH_PORTABLE, PATH_AVX2, PATH_VNNI, PATH_DOT };
 
 /* A prepacked operand (see dg_cpu_qgemm_pack_a / _b). A: ceil(M / mr)
  * balanced row blocks; the block of rows [r, r + mr) is at element
@@ -85,6 +109,27 @@ typedef struct qplan {
   size_t per_task, a_bytes, b_bytes; /* per task: A panel, B block, cols */
 } qplan;
 
+/* The paths on byte quads with zero-point corrections (see top). */
+static inline int quads(const qplan *p) {
+  return p->path == PATH_VNNI || p->path == PATH_DOT;
+}
+
+/* The flipped sum of K bytes: A's rows are summed as s8; B's columns as
+ * the kernel reads them (u8 for VNNI, s8 for sdot). */
+static int32_t quad_sum(const qplan *p, const uint8_t *bytes, int K,
+                        uint8_t flip, int is_a) {
+#ifdef DG_X86
+  if (p->path == PATH_VNNI)
+    return dg_cpu_vnni_row_sum(bytes, K, flip, is_a);
+#endif
+#if defined(__aarch64__)
+  if (p->path == PATH_DOT)
+    return dg_cpu_dot_row_sum(bytes, K, flip);
+#endif
+  (void)p, (void)bytes, (void)K, (void)flip, (void)is_a;
+  return 0;
+}
+
 static inline int a_at(const dg_cpu_qgemm_args *g, int m, int k) {
   const uint8_t *p = (const uint8_t *)g->A + (size_t)m * g->lda + k;
   return g->a_signed ? (int)(int8_t)*p : (int)*p;
@@ -110,7 +155,7 @@ static inline int32_t bias_of(const dg_cpu_qgemm_args *g, int c) {
 /* Bytes of one packed B panel (nr columns, all of K). */
 static size_t panel_bytes(const qplan *p) {
   return (size_t)p->ng * p->kg * p->nr *
-         (p->path == PATH_VNNI ? 1 : sizeof(int16_t));
+         (quads(p) ? 1 : sizeof(int16_t));
 }
 
 /* The epilogue's terms for row m of A; sum is its flipped row sum (VNNI
@@ -120,7 +165,7 @@ static void row_terms(const qplan *p, int m, int32_t sum, int32_t *radd,
   const dg_cpu_qgemm_args *g = p->g;
   uint32_t add =
       (uint32_t)(g->chan_per_row || !g->per_channel ? bias_of(g, m) : 0);
-  if (p->path == PATH_VNNI) {
+  if (quads(p)) {
     *rra = sum;
     *rza = (int32_t)((uint32_t)za_of(g, m) - (uint32_t)p->alpha);
     if (!g->b_zero_per_col)
@@ -137,7 +182,7 @@ static void col_terms(const qplan *p, int n, int32_t colsum, int32_t *cadd,
   const dg_cpu_qgemm_args *g = p->g;
   uint32_t add =
       (uint32_t)(!g->chan_per_row && g->per_channel ? bias_of(g, n) : 0);
-  if (p->path == PATH_VNNI) {
+  if (quads(p)) {
     uint32_t zbp = (uint32_t)zb_of(g, n) + (uint32_t)p->beta;
     uint32_t cb = (uint32_t)colsum - (uint32_t)g->K * zbp;
     if (!g->a_zero_per_row)
@@ -157,16 +202,13 @@ static void pack_a_rows(const qplan *p, void *dst, int r, int mr,
   int K = g->K;
   for (int i = 0; i < mr; i++) {
     int m = r + i;
-#ifdef DG_X86
-    if (p->path == PATH_VNNI) {
+    if (quads(p)) {
       /* a_s = a - alpha as s8 is a top-bit flip when alpha is 128. */
       const uint8_t *row = (const uint8_t *)g->A + (size_t)m * g->lda;
-      dg_cpu_vnni_pack_rows(row, 0, 1, K, p->ng, (uint8_t)p->alpha,
+      dg_cpu_quad_pack_rows(row, 0, 1, K, p->ng, (uint8_t)p->alpha,
                             (int32_t *)dst + i, mr);
-      sums[i] = dg_cpu_vnni_row_sum(row, K, (uint8_t)p->alpha, 1);
-    } else
-#endif
-    {
+      sums[i] = quad_sum(p, row, K, (uint8_t)p->alpha, 1);
+    } else {
       int16_t *d = dst;
       int32_t za = za_of(g, m);
       for (int k = 0; k < p->ng * 2; k++)
@@ -186,27 +228,32 @@ static void pack_b_cols(const qplan *p, uint8_t *dst, int jc, int nc,
   size_t panel = panel_bytes(p);
   for (int j0 = 0; j0 < nc; j0 += NR, dst += panel) {
     int w = nc - j0 < NR ? nc - j0 : NR;
-#ifdef DG_X86
-    if (p->path == PATH_VNNI) {
+    if (quads(p)) {
       uint8_t flip = (uint8_t)p->beta;
       int32_t *cs = colsum + j0;
       if (!g->trans_b) {
         const uint8_t *src = (const uint8_t *)g->B + jc + j0;
-        for (int h = 0; h < NR; h += 16)
-          dg_cpu_vnni_pack_b16(src + h, (size_t)g->ldb, K, w - h, flip,
-                               dst + 4 * h, cs + h);
+#ifdef DG_X86
+        if (p->path == PATH_VNNI)
+          for (int h = 0; h < NR; h += 16)
+            dg_cpu_vnni_pack_b16(src + h, (size_t)g->ldb, K, w - h, flip,
+                                 dst + 4 * h, cs + h);
+#endif
+#if defined(__aarch64__)
+        if (p->path == PATH_DOT)
+          dg_cpu_dot_pack_b12(src, (size_t)g->ldb, K, w, g->N - (jc + j0),
+                              flip, dst, cs);
+#endif
       } else {
         /* B is [N, K]: each column is a contiguous row of bytes. */
         const uint8_t *src = (const uint8_t *)g->B + (size_t)(jc + j0) * g->ldb;
         memset(dst, 0, panel);
-        dg_cpu_vnni_pack_rows(src, (size_t)g->ldb, w, K, p->ng, flip,
+        dg_cpu_quad_pack_rows(src, (size_t)g->ldb, w, K, p->ng, flip,
                               (int32_t *)dst, NR);
         for (int j = 0; j < w; j++)
-          cs[j] = dg_cpu_vnni_row_sum(src + (size_t)j * g->ldb, K, flip, 0);
+          cs[j] = quad_sum(p, src + (size_t)j * g->ldb, K, flip, 0);
       }
-    } else
-#endif
-    {
+    } else {
       int16_t *d = (int16_t *)dst;
       for (int j = 0; j < NR; j++) {
         int n = jc + j0 + j;
@@ -292,8 +339,8 @@ static void run_task(void *arg, int task, int ntasks) {
                  .rra = rra,
                  .rza = rza,
                  .rmult = crow ? g->mult + r : NULL,
-                 .cross_b = p->path == PATH_VNNI && g->b_zero_per_col,
-                 .cross_a = p->path == PATH_VNNI && g->a_zero_per_row,
+                 .cross_b = quads(p) && g->b_zero_per_col,
+                 .cross_a = quads(p) && g->a_zero_per_row,
                  .mult = g->mult[0],
                  .czero = g->c_zero,
                  .qmin = g->c_signed ? -128 : 0,
@@ -375,9 +422,31 @@ static void pick_path(qplan *p, int a_signed, int b_signed) {
     p->mr = A2_MR;
     p->nr = A2_NR;
   }
+#elif defined(__aarch64__)
+  if (level >= DG_CPU_SIMD_NEON && dg_cpu_neon_has_dot()) {
+    p->path = PATH_DOT;
+    p->kern = dg_cpu_qkern_dot;
+    p->mr = DG_DOT_MR;
+    p->nr = DG_DOT_NR;
+    p->kg = 4;
+    p->alpha = a_signed ? 0 : 128;
+    p->beta = b_signed ? 0 : -128;
+  }
 #else
   (void)level, (void)a_signed, (void)b_signed;
 #endif
+}
+
+const char *dg_cpu_qgemm_kernel_name(void) {
+  qplan p = {0};
+  pick_path(&p, 1, 1);
+  static const char *const names[] = {
+      [PATH_PORTABLE] = "portable",
+      [PATH_AVX2] = "avx2",
+      [PATH_VNNI] = "vnni",
+      [PATH_DOT] = "neon-dot",
+  };
+  return names[p.path];
 }
 
 static dg_cpu_qgemm_packed *qpacked_new(const qplan *p, int is_b, int rows,
@@ -484,7 +553,7 @@ void dg_cpu_qgemm_packed_run(dg_cpu_pool *pool, const dg_cpu_qgemm_args *g,
     return;
   qplan p = {.g = g};
   pick_path(&p, g->a_signed, g->b_signed);
-  if (p.path != PATH_VNNI && !zero_points_small(g)) {
+  if (!quads(&p) && !zero_points_small(g)) {
     run_naive(g);
     return;
   }

@@ -1,5 +1,6 @@
 /* The int8 GEMM's microkernel contract (qgemm.c drives, qgemm_x86.c
- * holds the AVX2 and AVX512-VNNI kernels): one tile call with everything
+ * holds the AVX2 and AVX512-VNNI kernels, qgemm_neon.c the aarch64
+ * dot-product one): one tile call with everything
  * its epilogue needs, and the scalar requantisation every kernel must
  * reproduce bit for bit. */
 #ifndef DG_CPU_QGEMM_TILE_H
@@ -41,6 +42,11 @@ typedef void (*qkernel_fn)(const qtile *t);
 
 #define V_ROWS_MAX 14 /* the largest MR of any kernel */
 
+/* Row i of src (K bytes, contiguous in k) becomes dst[g * stride + i] for
+ * each group g of 4 k, flipped, zero-padded after K (qgemm.c). */
+void dg_cpu_quad_pack_rows(const uint8_t *src, size_t ld, int rows, int K,
+                           int ng, uint8_t flip, int32_t *dst, int stride);
+
 /* The scalar definition every path must reproduce. */
 static inline int32_t requant_value(const qtile *t, int32_t acc, float m) {
   float f = (float)acc * m;
@@ -72,8 +78,23 @@ void dg_cpu_qkern_vnni_direct(const qtile *t);
 void dg_cpu_qkern_avx2(const qtile *t);
 int32_t dg_cpu_vnni_row_sum(const uint8_t *p, int K, uint8_t flip,
                             int as_signed);
-void dg_cpu_vnni_pack_rows(const uint8_t *src, size_t ld, int rows, int K,
-                           int ng, uint8_t flip, int32_t *dst, int stride);
+#endif
+
+#if defined(__aarch64__)
+/* qgemm_neon.c: s8 x s8 quads through sdot, up to 8 x 12; only called
+ * when dg_cpu_neon_has_dot() says the core has the instructions. A is
+ * packed as for VNNI (int32 quads [ng][mr]); B panels are [ng][12][4]. */
+#define DG_DOT_MR 8
+#define DG_DOT_NR 12
+void dg_cpu_qkern_dot(const qtile *t);
+/* Packs B[k, 0..w) of a row-major B (w <= 12, `readable` bytes readable
+ * from each row at src) into one panel, flipped by `flip`, with the
+ * columns' signed sums. */
+void dg_cpu_dot_pack_b12(const uint8_t *src, size_t ldb, int K, int w,
+                         int readable, uint8_t flip, uint8_t *dst,
+                         int32_t *colsum);
+/* Sum of the K bytes at p after xor with `flip`, read as s8. */
+int32_t dg_cpu_dot_row_sum(const uint8_t *p, int K, uint8_t flip);
 #endif
 
 #endif

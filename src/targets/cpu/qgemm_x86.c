@@ -365,26 +365,4 @@ T512 int32_t dg_cpu_vnni_row_sum(const uint8_t *p, int K, uint8_t flip,
   return (int32_t)(s - (as_signed ? 128 * (int64_t)K : 0));
 }
 
-/* Row i of src (K bytes, contiguous in k) becomes dst[g * stride + i] for
- * each group g of 4 k, flipped, zero-padded after K. */
-void dg_cpu_vnni_pack_rows(const uint8_t *src, size_t ld, int rows, int K,
-                           int ng, uint8_t flip, int32_t *dst, int stride) {
-  uint32_t f4 = flip * 0x01010101u;
-  for (int i = 0; i < rows; i++) {
-    const uint8_t *row = src + (size_t)i * ld;
-    int g = 0;
-    for (; 4 * g + 4 <= K; g++) {
-      uint32_t w;
-      memcpy(&w, row + 4 * g, 4);
-      w ^= f4;
-      memcpy(dst + (size_t)g * stride + i, &w, 4);
-    }
-    for (; g < ng; g++) {
-      uint8_t q[4] = {0};
-      for (int b = 0; b < 4 && 4 * g + b < K; b++)
-        q[b] = row[4 * g + b] ^ flip;
-      memcpy(dst + (size_t)g * stride + i, q, 4);
-    }
-  }
-}
 #endif /* DG_X86 */

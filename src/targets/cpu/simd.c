@@ -8,6 +8,9 @@
 #include "core/env.h"
 #include "cpu_kernels.h"
 
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#endif
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +76,18 @@ void dg_cpu_simd_force(const char *name) {
    * restores the fast path (tests switch back and forth). */
   int level = lower_to(detect(), name);
   atomic_store_explicit(&simd_level, level, memory_order_relaxed);
+}
+
+int dg_cpu_neon_has_dot(void) {
+#if defined(__aarch64__) && defined(__linux__)
+  /* HWCAP_ASIMDDP (arch/arm64/include/uapi/asm/hwcap.h): the kernel's
+   * word for ARMv8.2's SDOT/UDOT. Cheap to ask: getauxval reads a copy. */
+  const unsigned long asimddp = 1ul << 20;
+  return dg_cpu_simd_level() == DG_CPU_SIMD_NEON &&
+         (getauxval(AT_HWCAP) & asimddp) != 0;
+#else
+  return 0;
+#endif
 }
 
 const char *dg_cpu_simd_name(void) {
