@@ -21,6 +21,9 @@
 #define DG_X86 1
 #define T512 DG_CPU_T512
 #endif
+#if defined(__aarch64__)
+#include <arm_neon.h>
+#endif
 
 /* What pack_cols needs: one image's group of channels and the geometry. */
 typedef struct conv_src {
@@ -160,6 +163,81 @@ T512 static void pack_512(const conv_src *cs, float *dst, int k0, int kc,
 }
 #endif
 
+#if defined(__aarch64__)
+/* NEON, stride 1, 12-wide panels (the NEON GEMM's): as pack_512, the
+ * panel's segments and each tap's source offsets are found once per
+ * panel; a row whose 12 lanes all fall inside one input row (most rows,
+ * away from the image's edges) is then three loads and three stores, the
+ * others zeros and a copy of the lanes inside. */
+#define NEON_DESC 512
+typedef struct neon_desc {
+  int64_t off; /* plane offset of the segment's first lane */
+  int d, n;    /* lanes [d, d + n) of the row are read */
+} neon_desc;
+
+static void pack_neon12(const conv_src *cs, float *dst, int k0, int kc, int j0,
+                        int nc) {
+  const dg_cpu_conv_shape *s = cs->s;
+  int taps = s->KH * s->KW;
+  size_t plane = (size_t)s->H * s->W;
+  neon_desc desc[NEON_DESC];
+  int ndesc[NEON_DESC / 2], whole[NEON_DESC / 2];
+  for (int jp = 0; jp < nc; jp += 12, dst += (size_t)kc * 12) {
+    int w = nc - jp < 12 ? nc - jp : 12;
+    int sd[12], sl[12], soh[12], sow[12], ns = 0;
+    int p = j0 + jp;
+    for (int d = 0; d < w; ns++) {
+      soh[ns] = p / s->OW;
+      sow[ns] = p % s->OW;
+      sl[ns] = s->OW - sow[ns] < w - d ? s->OW - sow[ns] : w - d;
+      sd[ns] = d;
+      d += sl[ns];
+      p += sl[ns];
+    }
+    for (int t = 0; t < taps; t++) {
+      int kh = t / s->KW, kw = t % s->KW, n = 0, lanes = 0;
+      for (int q = 0; q < ns; q++) {
+        int ih = soh[q] * s->sh - s->pt + kh * s->dh;
+        int iw0 = sow[q] - s->pl + kw * s->dw;
+        int lo = iw0 < 0 ? -iw0 : 0;
+        int hi = s->W - iw0 < sl[q] ? s->W - iw0 : sl[q];
+        if (ih < 0 || ih >= s->H || hi <= lo)
+          continue;
+        neon_desc *e = &desc[t * ns + n++];
+        e->off = (int64_t)ih * s->W + iw0 + lo;
+        e->d = sd[q] + lo;
+        e->n = hi - lo;
+        lanes += e->n;
+      }
+      ndesc[t] = n;
+      whole[t] = n == 1 && lanes == 12;
+    }
+    int c = k0 / taps, t = k0 % taps;
+    for (int k = 0; k < kc; k++) {
+      const float *xp = cs->x + plane * (size_t)c;
+      float *row = dst + (size_t)k * 12;
+      const neon_desc *e = &desc[t * ns];
+      if (whole[t]) {
+        const float *src = xp + e->off;
+        vst1q_f32(row, vld1q_f32(src));
+        vst1q_f32(row + 4, vld1q_f32(src + 4));
+        vst1q_f32(row + 8, vld1q_f32(src + 8));
+      } else {
+        float32x4_t z = vdupq_n_f32(0.0f);
+        vst1q_f32(row, z);
+        vst1q_f32(row + 4, z);
+        vst1q_f32(row + 8, z);
+        for (int q = 0; q < ndesc[t]; q++)
+          for (int i = 0; i < e[q].n; i++)
+            row[e[q].d + i] = xp[e[q].off + i];
+      }
+      if (++t == taps)
+        t = 0, c++;
+    }
+  }
+}
+#endif
+
 /* The sgemm's pack_b callback. */
 static void pack_cols(const void *ctx, float *dst, int nr, int k0, int kc,
                       int j0, int nc) {
@@ -171,6 +249,15 @@ static void pack_cols(const void *ctx, float *dst, int nr, int k0, int kc,
   if (nr == 32 && s->sw == 1 && s->KH * s->KW * ns <= MAX_DESC &&
       dg_cpu_simd_level() >= DG_CPU_SIMD_AVX512) {
     pack_512(cs, dst, k0, kc, j0, nc);
+    return;
+  }
+#endif
+#if defined(__aarch64__)
+  /* Segments per panel: at most 12 / OW + 2. */
+  int segs = 12 / cs->s->OW + 2;
+  if (nr == 12 && cs->s->sw == 1 &&
+      cs->s->KH * cs->s->KW * segs <= NEON_DESC / 2) {
+    pack_neon12(cs, dst, k0, kc, j0, nc);
     return;
   }
 #endif

@@ -508,6 +508,7 @@ static void run_task(void *arg, int task, int ntasks) {
                    .kc = kc,
                    .a = a,
                    .bs = bs,
+                   .b_padded = !p->direct_b || pb,
                    .ldc = (size_t)g->ldc,
                    .load_c = pc > 0,
                    .bias_row =

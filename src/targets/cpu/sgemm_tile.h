@@ -11,6 +11,9 @@ typedef struct ktile {
   const float *a; /* packed, a[k * mr + i] */
   const float *b; /* row k at b + k * bs; only nr columns are readable */
   size_t bs;
+  /* B is a zero-padded packed panel: a whole panel's width is readable
+   * (and zero beyond nr), so no row needs a padded copy. */
+  int b_padded;
   float *c;
   size_t ldc;
   int load_c;            /* accumulate onto C (not the first K slice) */
