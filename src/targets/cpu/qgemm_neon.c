@@ -76,7 +76,13 @@ static void epi_row(const qtile *t, int i, const int32_t *s,
   vst1q_u8(out,
            vreinterpretq_u8_s8(vcombine_s8(
                vmovn_s16(h01), vmovn_s16(vcombine_s16(h2, vdup_n_s16(0))))));
-  memcpy(t->c + (size_t)i * t->ldc, out, (size_t)t->nr);
+  uint8_t *c = t->c + (size_t)i * t->ldc;
+  if (t->nr == DG_DOT_NR) { /* constant sizes: two plain stores */
+    memcpy(c, out, 8);
+    memcpy(c + 8, out + 8, 4);
+  } else {
+    memcpy(c, out, (size_t)t->nr);
+  }
 }
 
 /* Parked sums through the epilogue; a partial tile's column terms are
@@ -120,6 +126,7 @@ static AI DOT void qd_body(const int MR, const qtile *t) {
   for (int i = 0; i < MR; i++)
     c[i][0] = c[i][1] = c[i][2] = vdupq_n_s32(0);
   const int8_t *a = t->a, *b = t->b;
+#pragma GCC unroll 2
   for (int g = 0; g < t->ng; g++, a += 4 * MR, b += 4 * DG_DOT_NR) {
     int8x16_t b0 = vld1q_s8(b), b1 = vld1q_s8(b + 16), b2 = vld1q_s8(b + 32);
     int8x16_t q0 = load_quads(a, MR < 4 ? MR : 4);

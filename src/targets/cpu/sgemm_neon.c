@@ -92,12 +92,25 @@ static AI void kn_body(const int MR, const ktile *t) {
   float32x4_t c0[DG_CPU_NEON_MR], c1[DG_CPU_NEON_MR], c2[DG_CPU_NEON_MR];
   /* C rows into accumulators: load_c, a bias, or zero; partial tiles
    * through a zero-padded copy (only nr columns of a row are readable). */
-  float init[DG_CPU_NEON_MR][DG_CPU_NEON_NR];
-  const float *src = init[0];
-  size_t ld = DG_CPU_NEON_NR;
-  if (t->nr == DG_CPU_NEON_NR && t->mr >= MR && t->load_c) {
-    src = t->c, ld = t->ldc;
+  if (t->nr == DG_CPU_NEON_NR && t->mr >= MR) { /* full tile */
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; i++) {
+      if (t->load_c) {
+        c0[i] = vld1q_f32(t->c + i * t->ldc);
+        c1[i] = vld1q_f32(t->c + i * t->ldc + 4);
+        c2[i] = vld1q_f32(t->c + i * t->ldc + 8);
+      } else if (t->bias_row) {
+        c0[i] = c1[i] = c2[i] = vdupq_n_f32(t->bias_row[i]);
+      } else if (t->bias_col) {
+        c0[i] = vld1q_f32(t->bias_col);
+        c1[i] = vld1q_f32(t->bias_col + 4);
+        c2[i] = vld1q_f32(t->bias_col + 8);
+      } else {
+        c0[i] = c1[i] = c2[i] = vdupq_n_f32(0.0f);
+      }
+    }
   } else {
+    float init[DG_CPU_NEON_MR][DG_CPU_NEON_NR];
     for (int i = 0; i < MR; i++)
       for (int j = 0; j < DG_CPU_NEON_NR; j++)
         init[i][j] = i >= t->mr || j >= t->nr ? 0.0f
@@ -105,12 +118,12 @@ static AI void kn_body(const int MR, const ktile *t) {
                      : t->bias_row            ? t->bias_row[i]
                      : t->bias_col            ? t->bias_col[j]
                                               : 0.0f;
-  }
 #pragma GCC unroll 8
-  for (int i = 0; i < MR; i++) {
-    c0[i] = vld1q_f32(src + i * ld);
-    c1[i] = vld1q_f32(src + i * ld + 4);
-    c2[i] = vld1q_f32(src + i * ld + 8);
+    for (int i = 0; i < MR; i++) {
+      c0[i] = vld1q_f32(init[i]);
+      c1[i] = vld1q_f32(init[i] + 4);
+      c2[i] = vld1q_f32(init[i] + 8);
+    }
   }
   const float *a = t->a, *b = t->b;
   size_t bs = t->bs;
