@@ -10,11 +10,14 @@ instruction count is what the board's in-order A55 pays roughly in
 cycles. The targets are issue 25's: conv f32 <= 1.3x XNNPACK's
 instructions, int8 <= 1.5x, SGEMM <= 1.2x OpenBLAS's.
 
-usage: python3 tools/insn_bench.py [BUILD] [--json FILE] [--size small]
+usage: python3 tools/insn_bench.py [BUILD] [--json FILE] [--size small] [--tap]
   BUILD   an aarch64 build folder (default build-aarch64, as
           tests/aarch64/run.sh makes it)
   --size small: 3x3 convs 32 -> 32 at 28x28 and SGEMM 128^3 (a quarter
-          of a minute) instead of 64 -> 64 at 56x56 and 256^3 (two minutes)
+          of a minute) instead of 64 -> 64 at 56x56 and 256^3 (a minute)
+  --tap   for tests/aarch64/run.sh: an "ok" / "FAIL" / "skipped:" line per
+          side's correctness check, the table as "#" lines (the ratios
+          are figures, never pass or fail)
 
 Needs Debian's arm64 libxnnpack-dev, libpthreadpool-dev and
 libopenblas-dev when the build was configured (else those rows say so).
@@ -57,6 +60,9 @@ def main():
         return 0
     json_path = None
     small = False
+    tap = "--tap" in args
+    args = [a for a in args if a != "--tap"]
+    say = (lambda line: print("# " + line)) if tap else print
     build = "build-aarch64"
     i = 0
     while i < len(args):
@@ -75,9 +81,9 @@ def main():
         print(f"insn_bench: {prog} is missing: build the aarch64 tree first "
               "(tests/aarch64/run.sh makes build-aarch64)", file=sys.stderr)
         return 2
-    print("# instructions per run under qemu-aarch64 -cpu cortex-a76, one "
-          "thread; ratio = ours / peer (lower is better)")
-    print(f"{'case':<10} {'size':<8} {'ours':>12} {'peer':>9} {'theirs':>12} "
+    say("instructions per run under qemu-aarch64 -cpu cortex-a76, one "
+        "thread; ratio = ours / peer (lower is better)")
+    say(f"{'case':<10} {'size':<8} {'ours':>12} {'peer':>9} {'theirs':>12} "
           f"{'ratio':>6} {'MAC/insn':>9} {'target':>7}")
     rows = []
     failed = False
@@ -96,9 +102,19 @@ def main():
                "ours_status": why_o, "peer_status": why_t}
         rows.append(row)
 
+        if tap:
+            for side, why in (("ours", why_o), (peer, why_t)):
+                what = f"bench-insn {case} {side} {row['size']}"
+                if why == "ok":
+                    print(f"ok - {what}: checked against the reference")
+                elif why.startswith("FAIL"):
+                    print(f"FAIL - {what}: {why}")
+                else:
+                    print(f"skipped: {what}: {why}")
+
         def fmt(v):
             return f"{v:12.0f}" if v else f"{'-':>12}"
-        print(f"{case:<10} {row['size']:<8} {fmt(ours)} {peer:>9} "
+        say(f"{case:<10} {row['size']:<8} {fmt(ours)} {peer:>9} "
               f"{fmt(theirs)} "
               f"{(f'{ratio:6.2f}' if ratio else '     -')} "
               f"{(f'{macs / ours:9.2f}' if ours else '        -')} "

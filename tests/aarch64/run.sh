@@ -2,7 +2,8 @@
 # The aarch64 stage: cross-builds the whole tree for aarch64 (release,
 # warnings as errors) with Debian's cross compiler and arm64 multiarch
 # libraries, and runs the CPU, NPU-simulator, builder, reference,
-# differential, thread, int8 golden (NEON and portable), ONNX, tools,
+# differential, thread, int8 golden (NEON with and without the dot
+# product, and portable), ONNX, tools, instruction-count benchmark,
 # documentation and LeNet (a subset) tests under qemu-user as a
 # Cortex-A76, and meson install. Installs what it needs
 # when missing. Prints the lines of each program prefixed
@@ -32,6 +33,10 @@ host_pkgs="$host_pkgs dataset-fashion-mnist"
 # rknpu backend). No Vulkan or OpenCL: no arm64 loader or driver is
 # installed, so those targets are not built.
 arm_pkgs="libc6:arm64 zlib1g-dev:arm64 libprotobuf-c-dev:arm64 libdrm-dev:arm64"
+# The peers tools/insn_bench.py counts our kernels' instructions against
+# (tools/bench-insn links them when present): XNNPACK (with its
+# pthreadpool header) and OpenBLAS.
+arm_pkgs="$arm_pkgs libxnnpack-dev:arm64 libpthreadpool-dev:arm64 libopenblas-dev:arm64"
 install_missing() {
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
@@ -136,6 +141,10 @@ if [ "$built" -eq 1 ]; then
   done
   # shellcheck disable=SC2086
   run "aarch64:a72:test_int8_golden" $qemu_nodot "$b/tests/test_int8_golden"
+  # The instruction-count benchmark at its small size (a quarter of a
+  # minute): each side's result checked against the reference, the
+  # figures printed as "#" lines (docs/performance.md has the full size).
+  run aarch64:insn_bench python3 tools/insn_bench.py "$b" --size small --tap
   skip aarch64:test_vulkan "no Vulkan target in the aarch64 build (no arm64 Vulkan loader or driver installed)"
   skip aarch64:test_opencl "no OpenCL target in the aarch64 build (no arm64 ICD loader installed)"
   skip aarch64:ort_ep "ONNX Runtime is fetched for linux-x64 only (tests/ort/fetch-ort.sh)"
