@@ -141,6 +141,35 @@ static double ours_at_q8(const problem *p, int k, int y, int x) {
   return p->yq[((size_t)k * p->H + y) * p->H + x];
 }
 
+/* SGEMM operands of e elements each; returns the generator's state. */
+static uint32_t sgemm_fill(float *a, float *b, size_t e) {
+  uint32_t s = 7;
+  for (size_t i = 0; i < e; i++) {
+    a[i] = (float)(lcg(&s) % 2001) / 1000.0f - 1.0f;
+    b[i] = (float)(lcg(&s) % 2001) / 1000.0f - 1.0f;
+  }
+  return s;
+}
+
+/* Checks 64 sampled entries of C = A B (n x n) in double; prints the
+ * verdict and returns the number wrong. */
+static int sgemm_check(const float *a, const float *b, const float *c, int n,
+                       uint32_t s) {
+  int bad = 0;
+  for (int t = 0; t < 64; t++) {
+    int i = (int)(lcg(&s) % (uint32_t)n), j = (int)(lcg(&s) % (uint32_t)n);
+    double ref = 0, mag = 0;
+    for (int k = 0; k < n; k++) {
+      ref += (double)a[(size_t)i * n + k] * b[(size_t)k * n + j];
+      mag += fabs((double)a[(size_t)i * n + k] * b[(size_t)k * n + j]);
+    }
+    bad += !(fabs(c[(size_t)i * n + j] - ref) <= 1e-5 * mag + 1e-6);
+  }
+  printf("check: %s (%d of 64 sampled outputs wrong)\n", bad ? "FAIL" : "ok",
+         bad);
+  return bad;
+}
+
 /* ---- ours, through graph.h ---- */
 
 static dg_context *ctx;
@@ -190,11 +219,7 @@ static int ours_conv(problem *p, int q, int iters) {
 static int ours_sgemm(int n, int iters) {
   size_t e = (size_t)n * n;
   float *a = xmalloc(e * 4), *b = xmalloc(e * 4), *c = xmalloc(e * 4);
-  uint32_t s = 7;
-  for (size_t i = 0; i < e; i++) {
-    a[i] = (float)(lcg(&s) % 2001) / 1000.0f - 1.0f;
-    b[i] = (float)(lcg(&s) % 2001) / 1000.0f - 1.0f;
-  }
+  uint32_t s = sgemm_fill(a, b, e);
   dg_graph *g = dg_graph_create(ctx, "sgemm");
   dg_tensor_desc d = {.dtype = DG_DTYPE_F32, .rank = 2, .dims = {n, n}};
   dg_tensor ta = dg_graph_input(g, "a", &d), tb = dg_graph_input(g, "b", &d);
@@ -207,19 +232,7 @@ static int ours_sgemm(int n, int iters) {
   for (int i = 0; i < iters && !rc; i++)
     if ((st = dg_session_run(ses, in, 2, &out, 1, &diag)) != DG_OK)
       rc = fail("run", st);
-  int bad = 0;
-  for (int t = 0; t < 64 && !rc; t++) {
-    int i = (int)(lcg(&s) % (uint32_t)n), j = (int)(lcg(&s) % (uint32_t)n);
-    double ref = 0, mag = 0;
-    for (int k = 0; k < n; k++) {
-      ref += (double)a[(size_t)i * n + k] * b[(size_t)k * n + j];
-      mag += fabs((double)a[(size_t)i * n + k] * b[(size_t)k * n + j]);
-    }
-    bad += !(fabs(c[(size_t)i * n + j] - ref) <= 1e-5 * mag + 1e-6);
-  }
-  if (!rc)
-    printf("check: %s (%d of 64 sampled outputs wrong)\n", bad ? "FAIL" : "ok",
-           bad);
+  int bad = rc ? 0 : sgemm_check(a, b, c, n, s);
   dg_session_destroy(ses);
   free(a), free(b), free(c);
   return rc ? rc : bad ? 1 : 0;
@@ -282,27 +295,12 @@ static int xnn_conv(problem *p, int q, int iters) {
 static int blas_sgemm(int n, int iters) {
   size_t e = (size_t)n * n;
   float *a = xmalloc(e * 4), *b = xmalloc(e * 4), *c = xmalloc(e * 4);
-  uint32_t s = 7;
-  for (size_t i = 0; i < e; i++) {
-    a[i] = (float)(lcg(&s) % 2001) / 1000.0f - 1.0f;
-    b[i] = (float)(lcg(&s) % 2001) / 1000.0f - 1.0f;
-  }
+  uint32_t s = sgemm_fill(a, b, e);
   openblas_set_num_threads(1);
   for (int i = 0; i < iters; i++)
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n,
                 b, n, 0.0f, c, n);
-  int bad = 0;
-  for (int t = 0; t < 64; t++) {
-    int i = (int)(lcg(&s) % (uint32_t)n), j = (int)(lcg(&s) % (uint32_t)n);
-    double ref = 0, mag = 0;
-    for (int k = 0; k < n; k++) {
-      ref += (double)a[(size_t)i * n + k] * b[(size_t)k * n + j];
-      mag += fabs((double)a[(size_t)i * n + k] * b[(size_t)k * n + j]);
-    }
-    bad += !(fabs(c[(size_t)i * n + j] - ref) <= 1e-5 * mag + 1e-6);
-  }
-  printf("check: %s (%d of 64 sampled outputs wrong)\n", bad ? "FAIL" : "ok",
-         bad);
+  int bad = sgemm_check(a, b, c, n, s);
   free(a), free(b), free(c);
   return bad ? 1 : 0;
 }

@@ -89,6 +89,23 @@ static void pack_runs(const conv_src *cs, float *dst, int nr, int k0, int kc,
   }
 }
 
+/* A panel row of w output pixels from pixel p is one segment per output
+ * row it touches: lanes [sd, sd + sl) are output row soh from column
+ * sow. Returns the number of segments (at most w). */
+static int panel_segments(const dg_cpu_conv_shape *s, int p, int w, int *sd,
+                          int *sl, int *soh, int *sow) {
+  int ns = 0;
+  for (int d = 0; d < w; ns++) {
+    soh[ns] = p / s->OW;
+    sow[ns] = p % s->OW;
+    sl[ns] = s->OW - sow[ns] < w - d ? s->OW - sow[ns] : w - d;
+    sd[ns] = d;
+    d += sl[ns];
+    p += sl[ns];
+  }
+  return ns;
+}
+
 #ifdef DG_X86
 /* AVX-512, stride 1, 32-wide panels. A panel row is up to 32 consecutive
  * output pixels: a few runs ("segments"), one per output row they touch.
@@ -110,17 +127,8 @@ T512 static void pack_512(const conv_src *cs, float *dst, int k0, int kc,
   seg_desc desc[MAX_DESC];
   for (int jp = 0; jp < nc; jp += 32, dst += (size_t)kc * 32) {
     int w = nc - jp < 32 ? nc - jp : 32;
-    /* Segments: [d, d + len) of the row is output row oh from column ow. */
-    int sd[32], sl[32], soh[32], sow[32], ns = 0;
-    int p = j0 + jp;
-    for (int d = 0; d < w; ns++) {
-      soh[ns] = p / s->OW;
-      sow[ns] = p % s->OW;
-      sl[ns] = s->OW - sow[ns] < w - d ? s->OW - sow[ns] : w - d;
-      sd[ns] = d;
-      d += sl[ns];
-      p += sl[ns];
-    }
+    int sd[32], sl[32], soh[32], sow[32];
+    int ns = panel_segments(s, j0 + jp, w, sd, sl, soh, sow);
     for (int t = 0; t < taps; t++) {
       int kh = t / s->KW, kw = t % s->KW;
       for (int q = 0; q < ns; q++) {
@@ -184,16 +192,8 @@ static void pack_neon12(const conv_src *cs, float *dst, int k0, int kc, int j0,
   int ndesc[NEON_DESC / 2], whole[NEON_DESC / 2];
   for (int jp = 0; jp < nc; jp += 12, dst += (size_t)kc * 12) {
     int w = nc - jp < 12 ? nc - jp : 12;
-    int sd[12], sl[12], soh[12], sow[12], ns = 0;
-    int p = j0 + jp;
-    for (int d = 0; d < w; ns++) {
-      soh[ns] = p / s->OW;
-      sow[ns] = p % s->OW;
-      sl[ns] = s->OW - sow[ns] < w - d ? s->OW - sow[ns] : w - d;
-      sd[ns] = d;
-      d += sl[ns];
-      p += sl[ns];
-    }
+    int sd[12], sl[12], soh[12], sow[12];
+    int ns = panel_segments(s, j0 + jp, w, sd, sl, soh, sow);
     for (int t = 0; t < taps; t++) {
       int kh = t / s->KW, kw = t % s->KW, n = 0, lanes = 0;
       for (int q = 0; q < ns; q++) {
