@@ -19,8 +19,10 @@ usage: python3 tools/insn_bench.py [BUILD] [--json FILE] [--size small] [--tap]
           side's correctness check, the table as "#" lines (the ratios
           are figures, never pass or fail)
 
-Needs Debian's arm64 libxnnpack-dev, libpthreadpool-dev and
-libopenblas-dev when the build was configured (else those rows say so).
+The peers need Debian's arm64 libxnnpack-dev, libpthreadpool-dev and
+libopenblas-dev when the build is configured (else their rows say so);
+installing the arm64 XNNPACK removes python3-torch (its amd64 XNNPACK
+cannot stay beside it), so reinstall torch afterwards.
 """
 
 import json
@@ -46,7 +48,9 @@ def per_run(prog, case, side, sizes):
     for iters in (LOW, HIGH):
         n, rc, out = qemu_insn.count([prog, case, side, str(iters)] + sizes)
         if rc == 2:
-            return None, "not built into bench-insn"
+            return None, ("not built into bench-insn (its arm64 -dev "
+                          "package was missing when the build was "
+                          "configured; see docs/performance.md)")
         if rc != 0 or "check: ok" not in out:
             return None, "FAIL: " + (out.strip() or f"exit {rc}")
         counts.append(n)

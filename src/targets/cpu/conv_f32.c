@@ -31,6 +31,23 @@ typedef struct conv_src {
   const dg_cpu_conv_shape *s;
 } conv_src;
 
+/* A panel row of w output pixels from pixel p is one segment per output
+ * row it touches: lanes [sd, sd + sl) are output row soh from column
+ * sow. Returns the number of segments (at most w). */
+static int panel_segments(const dg_cpu_conv_shape *s, int p, int w, int *sd,
+                          int *sl, int *soh, int *sow) {
+  int ns = 0;
+  for (int d = 0; d < w; ns++) {
+    soh[ns] = p / s->OW;
+    sow[ns] = p % s->OW;
+    sl[ns] = s->OW - sow[ns] < w - d ? s->OW - sow[ns] : w - d;
+    sd[ns] = d;
+    d += sl[ns];
+    p += sl[ns];
+  }
+  return ns;
+}
+
 /* Packer for any stride / dilation / SIMD level: element (k, j) of col
  * is x[c][oh*sh - pt + kh*dh][ow*sw - pl + kw*dw], or 0 outside. A panel
  * row of nr output pixels is a few runs, one per output row it touches;
@@ -43,15 +60,8 @@ static void pack_runs(const conv_src *cs, float *dst, int nr, int k0, int kc,
   int taps = s->KH * s->KW;
   int rd[MAX_RUNS], rl[MAX_RUNS], roh[MAX_RUNS], row0[MAX_RUNS];
   for (int jp = 0; jp < nc; jp += nr, dst += (size_t)kc * nr) {
-    int w = nc - jp < nr ? nc - jp : nr, nrun = 0;
-    for (int d = 0, p = j0 + jp; d < w; nrun++) {
-      roh[nrun] = p / s->OW;
-      row0[nrun] = p % s->OW;
-      rl[nrun] = s->OW - row0[nrun] < w - d ? s->OW - row0[nrun] : w - d;
-      rd[nrun] = d;
-      d += rl[nrun];
-      p += rl[nrun];
-    }
+    int w = nc - jp < nr ? nc - jp : nr;
+    int nrun = panel_segments(s, j0 + jp, w, rd, rl, roh, row0);
     int c = k0 / taps, t = k0 % taps;
     for (int k = 0; k < kc; k++) {
       int kh = t / s->KW, kw = t % s->KW;
@@ -87,23 +97,6 @@ static void pack_runs(const conv_src *cs, float *dst, int nr, int k0, int kc,
         t = 0, c++;
     }
   }
-}
-
-/* A panel row of w output pixels from pixel p is one segment per output
- * row it touches: lanes [sd, sd + sl) are output row soh from column
- * sow. Returns the number of segments (at most w). */
-static int panel_segments(const dg_cpu_conv_shape *s, int p, int w, int *sd,
-                          int *sl, int *soh, int *sow) {
-  int ns = 0;
-  for (int d = 0; d < w; ns++) {
-    soh[ns] = p / s->OW;
-    sow[ns] = p % s->OW;
-    sl[ns] = s->OW - sow[ns] < w - d ? s->OW - sow[ns] : w - d;
-    sd[ns] = d;
-    d += sl[ns];
-    p += sl[ns];
-  }
-  return ns;
 }
 
 #ifdef DG_X86
