@@ -123,7 +123,7 @@ def main():
               f"{(f'{ratio:6.2f}' if ratio else '     -')} "
               f"{(f'{macs / ours:9.2f}' if ours else '        -')} "
               f"{'<= ' + str(target):>7}  "
-              f"{'met' if met else 'not met'}"
+              f"{'met' if met else 'not met' if ratio else 'no figure'}"
               + ("" if why_o == "ok" else f"  ours: {why_o}")
               + ("" if why_t == "ok" else f"  {peer}: {why_t}"))
     if json_path:

@@ -25,7 +25,8 @@ def _normalise(pc):
 
 def count(argv, qemu=("qemu-aarch64-static", "-L", "/", "-cpu", "cortex-a76"),
           env=None, by_symbol=None):
-    """Runs argv under qemu; returns (instructions, exit status, stdout).
+    """Runs argv under qemu; returns (instructions, exit status, its
+    stdout and stderr together).
     by_symbol, a dict, gets the instructions per function name where
     qemu knows one (the program's own symbols; "?" elsewhere)."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -68,7 +69,8 @@ def count(argv, qemu=("qemu-aarch64-static", "-L", "/", "-cpu", "cortex-a76"),
         t = threading.Thread(target=reader)
         t.start()
         cmd = list(qemu) + ["-d", "in_asm,exec,nochain", "-D", fifo] + list(argv)
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, env=env, text=True)
+        p = subprocess.run(cmd, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, env=env, text=True)
         t.join()
         return result.get("total", 0), p.returncode, p.stdout
 
