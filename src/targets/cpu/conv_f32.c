@@ -168,8 +168,11 @@ T512 static void pack_512(const conv_src *cs, float *dst, int k0, int kc,
 /* NEON, stride 1, 12-wide panels (the NEON GEMM's): as pack_512, the
  * panel's segments and each tap's source offsets are found once per
  * panel; a row whose 12 lanes all fall inside one input row (most rows,
- * away from the image's edges) is then three loads and three stores, the
- * others zeros and a copy of the lanes inside. */
+ * away from the image's edges) is then three loads and three stores. A
+ * row of two segments (a panel across two output rows) or one with zero
+ * lanes (padding) is blended: two loads per vector, each masked to its
+ * segment's lanes, where both 12-float windows lie inside the channel's
+ * plane; any other row is zeros and a copy of the lanes inside. */
 #define NEON_DESC 512
 typedef struct neon_desc {
   int64_t off; /* plane offset of the segment's first lane */
@@ -182,7 +185,12 @@ static void pack_neon12(const conv_src *cs, float *dst, int k0, int kc, int j0,
   int taps = s->KH * s->KW;
   size_t plane = (size_t)s->H * s->W;
   neon_desc desc[NEON_DESC];
-  int ndesc[NEON_DESC / 2], whole[NEON_DESC / 2];
+  int ndesc[NEON_DESC / 2], whole[NEON_DESC / 2], blend[NEON_DESC / 2];
+  /* Blended taps: each segment's window (plane offset of lane 0) and its
+   * lanes as all-ones masks. Only the first BLEND_TAPS taps blend. */
+  enum { BLEND_TAPS = 64 };
+  int64_t base[BLEND_TAPS][2];
+  uint32_t mask[BLEND_TAPS][2][12];
   for (int jp = 0; jp < nc; jp += 12, dst += (size_t)kc * 12) {
     int w = nc - jp < 12 ? nc - jp : 12;
     int sd[12], sl[12], soh[12], sow[12];
@@ -204,6 +212,15 @@ static void pack_neon12(const conv_src *cs, float *dst, int k0, int kc, int j0,
       }
       ndesc[t] = n;
       whole[t] = n == 1 && lanes == 12;
+      blend[t] = !whole[t] && n >= 1 && n <= 2 && t < BLEND_TAPS;
+      for (int q = 0; q < 2 && blend[t]; q++) {
+        const neon_desc *e = &desc[t * ns + (q < n ? q : 0)];
+        base[t][q] = e->off - e->d;
+        if (base[t][q] < 0 || base[t][q] + 12 > (int64_t)plane)
+          blend[t] = 0;
+        for (int i = 0; i < 12; i++)
+          mask[t][q][i] = q < n && i >= e->d && i < e->d + e->n ? ~0u : 0u;
+      }
     }
     int c = k0 / taps, t = k0 % taps;
     for (int k = 0; k < kc; k++) {
@@ -215,6 +232,15 @@ static void pack_neon12(const conv_src *cs, float *dst, int k0, int kc, int j0,
         vst1q_f32(row, vld1q_f32(src));
         vst1q_f32(row + 4, vld1q_f32(src + 4));
         vst1q_f32(row + 8, vld1q_f32(src + 8));
+      } else if (blend[t]) {
+        const float *s0 = xp + base[t][0], *s1 = xp + base[t][1];
+        for (int v = 0; v < 3; v++) {
+          uint32x4_t a = vandq_u32(vreinterpretq_u32_f32(vld1q_f32(s0 + 4 * v)),
+                                   vld1q_u32(mask[t][0] + 4 * v));
+          uint32x4_t b = vandq_u32(vreinterpretq_u32_f32(vld1q_f32(s1 + 4 * v)),
+                                   vld1q_u32(mask[t][1] + 4 * v));
+          vst1q_f32(row + 4 * v, vreinterpretq_f32_u32(vorrq_u32(a, b)));
+        }
       } else {
         float32x4_t z = vdupq_n_f32(0.0f);
         vst1q_f32(row, z);
