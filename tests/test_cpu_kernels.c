@@ -715,17 +715,21 @@ static void test_sigmoid(const char *tag) {
 /* ---- depthwise ---- */
 
 /* dg_cpu_depthwise_plane at the current SIMD level against the same sum
- * in the same order (taps in (kh, kw) order, then the bias): bit-exact,
- * for strides 1 to 3 (2 takes the even/odd split), dilation, pads that
- * put taps before and after the row, odd widths, and the widest rows
- * the kernel takes. */
+ * in the same order (taps in (kh, kw) order, then the bias, then the
+ * residual): bit-exact, for strides 1 to 4 (each its own phases; sh !=
+ * sw too), dilation, pads that put taps before and after the row, odd
+ * widths, planes of many bands, 1x1 and 17x17 kernels (289 taps: int8
+ * takes the int32 kernel there), and int8 on the same geometries. */
 static void test_depthwise(const char *tag) {
   static const int g[][9] = {
       /* H, W, KH, KW, sh, sw, dil, pt, pl */
-      {9, 9, 3, 3, 1, 1, 1, 1, 1},    {9, 113, 3, 3, 2, 2, 1, 1, 1},
-      {7, 30, 5, 5, 2, 2, 1, 2, 2},   {8, 17, 3, 3, 1, 3, 2, 2, 2},
-      {6, 12, 3, 3, 2, 2, 2, 0, 3},   {5, 2048, 3, 3, 1, 1, 1, 1, 1},
-      {5, 4095, 3, 3, 2, 2, 1, 1, 1}, {4, 11, 1, 7, 1, 2, 1, 0, 3},
+      {9, 9, 3, 3, 1, 1, 1, 1, 1},     {9, 113, 3, 3, 2, 2, 1, 1, 1},
+      {7, 30, 5, 5, 2, 2, 1, 2, 2},    {8, 17, 3, 3, 1, 3, 2, 2, 2},
+      {6, 12, 3, 3, 2, 2, 2, 0, 3},    {5, 2048, 3, 3, 1, 1, 1, 1, 1},
+      {5, 4095, 3, 3, 2, 2, 1, 1, 1},  {4, 11, 1, 7, 1, 2, 1, 0, 3},
+      {21, 19, 5, 5, 4, 4, 1, 2, 2},   {13, 14, 3, 3, 2, 1, 3, 3, 0},
+      {7, 7, 1, 1, 1, 1, 1, 0, 0},     {20, 18, 17, 17, 1, 1, 1, 8, 8},
+      {300, 150, 3, 3, 1, 1, 1, 1, 1}, {3, 5, 7, 7, 1, 1, 1, 3, 3},
   };
   int bad = 0, cases = 0;
   for (size_t c = 0; c < sizeof g / sizeof g[0]; c++) {
@@ -753,25 +757,32 @@ static void test_depthwise(const char *tag) {
     }
     size_t nx = (size_t)(d.H * d.W), ny = (size_t)(d.OH * d.OW);
     float *x = malloc(sizeof(float) * nx), *y = malloc(sizeof(float) * ny);
-    float w[64], bias = rfloat();
+    float *res = c % 2 ? malloc(sizeof(float) * ny) : NULL;
+    float w[512], bias = rfloat();
     for (size_t i = 0; i < nx; i++)
       x[i] = 2 * rfloat();
-    for (int i = 0; i < 64; i++)
+    for (int i = 0; i < 512; i++)
       w[i] = rfloat();
-    dg_cpu_depthwise_plane(&d, x, w, bias, NULL, y, 0.0f, 6.0f);
+    for (size_t i = 0; res && i < ny; i++)
+      res[i] = rfloat();
+    void *fs = malloc(dg_cpu_depthwise_scratch(&d));
+    dg_cpu_depthwise_begin(&d, false, fs);
+    dg_cpu_depthwise_plane(&d, x, w, bias, res, y, 0.0f, 6.0f, fs);
+    free(fs);
     /* int8 on the same geometry: u8 and i8 input, against the sums and
      * requant.h's dg_requant, bit for bit */
     uint8_t *xq = malloc(nx), *yq = malloc(ny);
     int32_t *scratch = malloc(dg_cpu_depthwise_q8_scratch(&d));
-    int32_t wq[64];
+    int32_t wq[512];
     for (size_t i = 0; i < nx; i++)
       xq[i] = (uint8_t)rnd();
-    for (int i = 0; i < 64; i++)
+    for (int i = 0; i < 512; i++)
       wq[i] = rint_in(-255, 255);
     for (int xs = 0; xs < 2; xs++) {
       int32_t zx = xs ? rint_in(-20, 20) : rint_in(100, 150), zy = 7;
       int32_t qb = rint_in(-5000, 5000);
       float m = 0.0005f + 0.0001f * (float)rint_in(0, 50);
+      dg_cpu_depthwise_begin(&d, true, scratch);
       dg_cpu_depthwise_q8_plane(&d, xq, xs, zx, wq, qb, m, zy, 3, 250, yq,
                                 scratch);
       for (int64_t oh = 0; oh < d.OH; oh++)
@@ -802,11 +813,13 @@ static void test_depthwise(const char *tag) {
               s += x[ih * d.W + iw] * w[kh * d.KW + kw];
           }
         s += bias;
+        if (res)
+          s += res[oh * d.OW + ow];
         s = s < 0 ? 0 : (s > 6 ? 6 : s);
         bad += memcmp(&s, &y[oh * d.OW + ow], sizeof s) != 0;
       }
     cases++;
-    free(x), free(y);
+    free(x), free(y), free(res);
   }
   char what[160];
   snprintf(what, sizeof what,
@@ -830,8 +843,8 @@ static void test_qgemm_kernel_choice(void) {
     return;
   }
   char what[128];
-  snprintf(what, sizeof what, "the int8 GEMM runs the %s kernel (got %s)",
-           want, got);
+  snprintf(what, sizeof what, "the int8 GEMM runs the %s kernel (got %s)", want,
+           got);
   report(!strcmp(want, got), what);
 }
 

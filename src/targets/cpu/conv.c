@@ -97,10 +97,12 @@ typedef struct dw_job {
   const float *x, *w, *b, *r;
   float *y;
   float lo, hi;
+  char *scratch; /* per task: dw_share bytes */
+  size_t per_task;
 } dw_job;
 
-/* Depthwise: one task per (image, channel). */
-static void dw_plane(const dw_job *j, int64_t i) {
+/* Depthwise f32, plane i (image, channel), with scratch s. */
+static void dw_plane(const dw_job *j, int64_t i, void *s) {
   const conv_dims *d = j->d;
   int64_t c = i % d->C;
   const float *x = j->x + (size_t)i * d->H * d->W;
@@ -108,8 +110,8 @@ static void dw_plane(const dw_job *j, int64_t i) {
   float *y = j->y + (size_t)i * d->P;
   const float *r = j->r ? j->r + (size_t)i * d->P : NULL;
   float bias = j->b ? j->b[c] : 0.0f;
-  if (dg_cpu_depthwise_fits(d)) {
-    dg_cpu_depthwise_plane(d, x, w, bias, r, y, j->lo, j->hi);
+  if (s) { /* the banded kernel takes d (dw_share) */
+    dg_cpu_depthwise_plane(d, x, w, bias, r, y, j->lo, j->hi, s);
     return;
   }
   for (int64_t oh = 0; oh < d->OH; oh++)
@@ -137,8 +139,34 @@ static void dw_plane(const dw_job *j, int64_t i) {
 static void dw_task(void *arg, int t, int n) {
   const dw_job *j = arg;
   int64_t planes = j->d->N * j->d->C;
+  void *s = j->per_task ? j->scratch + (size_t)t * j->per_task : NULL;
+  if (s)
+    dg_cpu_depthwise_begin(j->d, false, s);
   for (int64_t i = planes * t / n; i < planes * (t + 1) / n; i++)
-    dw_plane(j, i);
+    dw_plane(j, i, s);
+}
+
+/* Depthwise scratch: 64-byte aligned shares, one per thread, of the f32
+ * or the int8 kernel's bytes. */
+static size_t dw_share(const conv_dims *d, bool q) {
+  size_t b = q ? dg_cpu_depthwise_q8_scratch(d) : dg_cpu_depthwise_scratch(d);
+  return (b + 63) & ~(size_t)63;
+}
+
+static size_t dw_scratch(const conv_dims *d, bool q, int threads) {
+  return dw_share(d, q) * (size_t)(threads > 1 ? threads : 1);
+}
+
+/* As many tasks as the scratch has shares for, and planes to share. */
+static int dw_tasks(const dg_cpu_node *cn, dg_cpu_pool *pool, bool q) {
+  const conv_dims d = conv_get(cn);
+  size_t share = dw_share(&d, q);
+  int64_t tasks = dg_cpu_pool_threads(pool);
+  if (share && tasks > (int64_t)(cn->scratch_bytes / share))
+    tasks = (int64_t)(cn->scratch_bytes / share);
+  if (tasks > d.N * d.C)
+    tasks = d.N * d.C;
+  return tasks < 1 ? 1 : (int)tasks;
 }
 
 static dg_cpu_conv_shape conv_shape(const conv_dims *d) {
@@ -158,9 +186,8 @@ static void conv_f32(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
   float lo, hi;
   dg_activation_range(cn->node->p.activation, &lo, &hi);
   if (d.CG == 1 && d.OG == 1) {
-    dw_job j = {&d, x, w, b, r, y, lo, hi};
-    dg_cpu_pool_run(pool, dw_task, &j,
-                    dg_cpu_pool_tasks(pool, 0, 0, d.N * d.C));
+    dw_job j = {&d, x, w, b, r, y, lo, hi, scratch, dw_share(&d, false)};
+    dg_cpu_pool_run(pool, dw_task, &j, dw_tasks(cn, pool, false));
     return;
   }
   if (!conv_is_pointwise(&d)) { /* implicit GEMM, no im2col matrix */
@@ -326,6 +353,7 @@ static void dw_q8_task(void *arg, int t, int n) {
   int32_t *buf = (int32_t *)(j->scratch + (size_t)t * j->per_task);
   int64_t taps = d->KH * d->KW;
   int32_t *wv = (int32_t *)(j->scratch + (size_t)(t + 1) * j->per_task) - taps;
+  dg_cpu_depthwise_begin(d, true, buf);
   for (int64_t pc = p0; pc < p1; pc++) {
     int64_t c = pc % d->C;
     const uint8_t *wp = j->w + c * taps;
@@ -338,30 +366,13 @@ static void dw_q8_task(void *arg, int t, int n) {
   }
 }
 
-/* 64-byte aligned shares, one per thread. */
-static size_t dw_q8_share(const conv_dims *d) {
-  return (dg_cpu_depthwise_q8_scratch(d) + 63) & ~(size_t)63;
-}
-
-static size_t dw_q8_scratch(const conv_dims *d, int threads) {
-  return dw_q8_share(d) * (size_t)(threads > 1 ? threads : 1);
-}
-
 static void conv_q8_dw(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
                        void *out, void *scratch) {
   conv_dims d = conv_get(cn);
   dg_cpu_refresh_bias(cn, in, d.O);
-  /* as many tasks as the scratch has rows for, and planes to share */
-  int64_t cap = (int64_t)(cn->scratch_bytes / dw_q8_share(&d));
-  int64_t tasks = dg_cpu_pool_threads(pool);
-  if (tasks > cap)
-    tasks = cap;
-  if (tasks > d.N * d.C)
-    tasks = d.N * d.C;
-  dw_q8_job j = {cn,  &d,      in[0],           in[1],
-                 out, scratch, dw_q8_share(&d), (int)tasks};
-  if (tasks > 0)
-    dg_cpu_pool_run(pool, dw_q8_task, &j, (int)tasks);
+  int tasks = dw_tasks(cn, pool, true);
+  dw_q8_job j = {cn, &d, in[0], in[1], out, scratch, dw_share(&d, true), tasks};
+  dg_cpu_pool_run(pool, dw_q8_task, &j, tasks);
 }
 
 /* Per op: the kernel and what it prepares once (packed weights, int8
@@ -371,10 +382,11 @@ bool dg_cpu_prep_conv(dg_cpu_node *cn, int threads) {
   bool q = cn->node->op == DG_OP_QCONV2D;
   bool dw = d.CG == 1 && d.OG == 1;
   cn->run = q ? (dw ? conv_q8_dw : conv_q8) : conv_f32;
-  if (q)
-    cn->scratch_bytes =
-        dw ? dw_q8_scratch(&d, threads) : q8_scratch(&d, threads);
-  else if (!conv_is_pointwise(&d) && !(d.CG == 1 && d.OG == 1)) {
+  if (dw)
+    cn->scratch_bytes = dw_scratch(&d, q, threads);
+  else if (q)
+    cn->scratch_bytes = q8_scratch(&d, threads);
+  else if (!conv_is_pointwise(&d)) {
     dg_cpu_conv_shape s = conv_shape(&d);
     cn->scratch_bytes = dg_cpu_conv_f32_scratch(&s, threads);
   }

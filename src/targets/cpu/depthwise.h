@@ -1,5 +1,5 @@
-/* The CPU's f32 depthwise convolution (groups == channels, one output
- * channel per group), used by conv.c. */
+/* The CPU's depthwise convolution, f32 and int8 (groups == channels, one
+ * output channel per group), used by conv.c. */
 #ifndef DG_CPU_DEPTHWISE_H
 #define DG_CPU_DEPTHWISE_H
 
@@ -22,24 +22,41 @@ static inline void dg_cpu_out_cols(int64_t OW, int64_t W, int stride,
     *lo = *hi;
 }
 
-/* Whether the fast kernel takes d (an output row fits its accumulator). */
+/* Whether the banded kernel takes d: its scratch stays bounded
+ * (depthwise.c). conv.c sums the rest directly. */
 bool dg_cpu_depthwise_fits(const dg_conv_geom *d);
+/* Scratch bytes of one plane's call (floats' alignment); 0 unless fits. */
+size_t dg_cpu_depthwise_scratch(const dg_conv_geom *d);
+/* Before the planes of d on one scratch (f32, or int8 when q8): lays
+ * out the scratch and keeps that at its head for the planes' calls. The
+ * planes' calls then need only their own data, so one call per task
+ * serves all its planes. */
+void dg_cpu_depthwise_begin(const dg_conv_geom *d, bool q8, void *scratch);
 /* One (image, channel) plane: x [H, W], w [KH, KW], y [OH, OW] =
- * clamp(conv + bias + r, lo, hi), the sum in the reference's order; r (a
- * fused residual plane, [OH, OW]) may be NULL. */
+ * clamp(conv + bias + r, lo, hi), the sum in the reference's order (taps
+ * in (kh, kw) order, then the bias, then r): the same bits at every SIMD
+ * level. r (a fused residual plane, [OH, OW]) may be NULL. */
 void dg_cpu_depthwise_plane(const dg_conv_geom *d, const float *x,
                             const float *w, float bias, const float *r,
-                            float *y, float lo, float hi);
+                            float *y, float lo, float hi, void *scratch);
 
 /* int8: x and y one plane each (bytes; x i8 when x_signed, else u8), wv
- * the KH * KW taps minus the weight zero point, then the sums requantised
- * by m to y's zero point zy and clamp [lo, hi], exactly as requant.h
- * does. scratch: dg_cpu_depthwise_q8_scratch(d) bytes (int32 aligned),
- * of which the last KH * KW ints may hold wv itself. */
+ * the KH * KW taps minus the weight zero point (each in [-255, 255]), then
+ * the sums requantised by m to y's zero point zy and clamp [lo, hi],
+ * exactly as requant.h does. scratch: dg_cpu_depthwise_q8_scratch(d)
+ * bytes (int32 aligned), of which the last KH * KW ints may hold wv
+ * itself. Up to 258 taps it runs the banded kernel, beyond that the
+ * int32 one (depthwise_q8.c): the same bits. */
 size_t dg_cpu_depthwise_q8_scratch(const dg_conv_geom *d);
 void dg_cpu_depthwise_q8_plane(const dg_conv_geom *d, const uint8_t *x,
                                bool x_signed, int32_t zx, const int32_t *wv,
                                int32_t bias, float m, int32_t zy, int32_t lo,
-                               int32_t hi, uint8_t *y, int32_t *scratch);
+                               int32_t hi, uint8_t *y, void *scratch);
+/* The int32 kernel, any geometry: its scratch (taps included) and plane. */
+size_t dg_cpu_depthwise_q8_int32_scratch(const dg_conv_geom *d);
+void dg_cpu_depthwise_q8_int32(const dg_conv_geom *d, const uint8_t *x,
+                               bool x_signed, int32_t zx, const int32_t *wv,
+                               int32_t bias, float m, int32_t zy, int32_t lo,
+                               int32_t hi, uint8_t *y, void *scratch);
 
 #endif

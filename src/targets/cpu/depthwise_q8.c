@@ -1,9 +1,10 @@
-/* int8 depthwise convolution, one plane at a time (depthwise.h). The
- * plane is first widened once into int32 (x - zx), split into even and
- * odd columns for stride 2, so that every tap is a unit-stride run of
- * int32 multiply-adds into a row of sums, which the compiler vectorises
- * at each SIMD level. The sums are exact integers, so the result is the
- * reference's bit for bit whatever the order; the requantisation is
+/* int8 depthwise convolution by int32 sums, one plane at a time
+ * (depthwise.h): the kernel for taps too many for depthwise.c's float
+ * sums to stay exact (over 258). The plane is first widened once into int32 (x
+ * - zx), split into even and odd columns for stride 2, so that every tap is a
+ * unit-stride run of int32 multiply-adds into a row of sums, which the compiler
+ * vectorises at each SIMD level. The sums are exact integers, so the result is
+ * the reference's bit for bit whatever the order; the requantisation is
  * requant.h's dg_requant_out_q8, again the same bits. */
 #include "depthwise.h"
 
@@ -13,7 +14,7 @@
 
 #include <string.h>
 
-size_t dg_cpu_depthwise_q8_scratch(const dg_conv_geom *d) {
+size_t dg_cpu_depthwise_q8_int32_scratch(const dg_conv_geom *d) {
   /* the widened plane (+1 column per row for the odd half), a row of
    * sums, and the caller's taps */
   return sizeof(int32_t) * (size_t)(d->H * (d->W + 1) + d->OW + d->KH * d->KW);
@@ -95,10 +96,10 @@ Q8_PLANES(q8_avx2, __attribute__((target("avx2"))))
 Q8_PLANES(q8_avx512, DG_CPU_T512)
 #endif
 
-void dg_cpu_depthwise_q8_plane(const dg_conv_geom *d, const uint8_t *x,
+void dg_cpu_depthwise_q8_int32(const dg_conv_geom *d, const uint8_t *x,
                                bool x_signed, int32_t zx, const int32_t *wv,
                                int32_t bias, float m, int32_t zy, int32_t lo,
-                               int32_t hi, uint8_t *y, int32_t *scratch) {
+                               int32_t hi, uint8_t *y, void *scratch) {
 #if defined(__x86_64__)
   int level = dg_cpu_simd_level();
   if (level >= DG_CPU_SIMD_AVX512) {
