@@ -612,7 +612,8 @@ static void conv_case(dg_cpu_pool *pool, const char *tag, int idx,
 
 /* The implicit-GEMM f32 convolution: edge shapes (rows shorter and longer
  * than a 32-wide panel, every pad, stride and dilation 1-2, groups,
- * batches that go by image and by GEMM) and random ones. */
+ * batches that go by image and by GEMM, rows wide enough for the x86
+ * levels' shifted planes) and random ones. */
 static void test_conv_f32(dg_cpu_pool *pool, const char *tag) {
   static const int fixed[][12] = {
       /* N C O G H W KH KW s d p */
@@ -625,6 +626,10 @@ static void test_conv_f32(dg_cpu_pool *pool, const char *tag) {
       {1, 8, 8, 1, 33, 1, 3, 1, 1, 1, 1, 0},
       {2, 6, 4, 2, 17, 19, 3, 3, 2, 1, 1, 1},
       {1, 5, 7, 1, 15, 16, 3, 3, 1, 2, 2, 2},
+      /* wide enough for the shifted planes: stride 2, a 7x7 stem */
+      {1, 8, 12, 1, 20, 61, 3, 3, 2, 1, 1, 1},
+      {2, 3, 16, 1, 30, 64, 7, 7, 2, 1, 3, 3},
+      {1, 4, 6, 1, 21, 70, 3, 3, 2, 2, 2, 2},
   };
   int idx = 0;
   for (size_t f = 0; f < sizeof fixed / sizeof fixed[0]; f++, idx++) {

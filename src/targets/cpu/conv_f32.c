@@ -14,6 +14,9 @@
  */
 #include "conv_f32.h"
 
+#include "depthwise.h" /* dg_cpu_out_cols */
+
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -291,14 +294,6 @@ int dg_cpu_conv_by_images(int N, int threads) {
   return threads > 1 && N >= threads && (N % threads == 0 || N >= 4 * threads);
 }
 
-size_t dg_cpu_conv_f32_scratch(const dg_cpu_conv_shape *s, int threads) {
-  if (threads < 1)
-    threads = 1;
-  size_t task =
-      dg_cpu_sgemm_task_floats(s->O / s->G, s->OH * s->OW, group_k(s));
-  return sizeof(float) * task * (size_t)threads;
-}
-
 typedef struct conv_job {
   const dg_cpu_conv_shape *s;
   const float *x, *w, *b, *r;
@@ -307,6 +302,7 @@ typedef struct conv_job {
   float *scratch;
   size_t task_floats; /* per thread, when by images */
   int ntasks;
+  int shifted; /* by shifted planes (shift_one), scratch task_floats each */
 } conv_job;
 
 /* One image, one group; pool NULL runs it on the calling thread. */
@@ -336,6 +332,189 @@ static void conv_one(const conv_job *j, dg_cpu_pool *pool, int n, int g,
   dg_cpu_sgemm_packed_run(pool, &a, j->packs ? j->packs[g] : NULL, NULL);
 }
 
+/* ---- Shifted planes: the taps read in place ----
+ *
+ * Packing B costs the GEMM one copy of every tap of every channel per
+ * column block, which for a conv with few output channels (64@56) is a
+ * third of the multiply's time. Instead the input is copied once, padded
+ * and split into stride phases (as the depthwise kernel does, see
+ * depthwise.c): in phase (ph, pw) of channel c, row r and column u hold
+ * padded row sh * r + ph and column sw * u + pw. Output pixel (oh, ow),
+ * taken at flat column f = oh * q + ow, then reads tap (kh, kw) of
+ * channel c at element f + (kh dh / sh) q + kw dw / sw of its phase: B's
+ * row k = (c, kh, kw) is one run at a fixed offset, which the GEMM's x86
+ * kernels read in place (dg_cpu_sgemm_args.b_rows). The q - OW columns
+ * that each flat row overhangs are computed and dropped when the result
+ * is copied out, so the path is taken only where they cost under 1/14.
+ * Any padded tap reads a zero, as the packers' zeros. */
+typedef struct shift_geom {
+  int64_t q, rows, plane, cstride, n; /* n = OH * q, the GEMM's columns */
+} shift_geom;
+
+static shift_geom shift_of(const dg_cpu_conv_shape *s) {
+  shift_geom g;
+  int64_t dc = (int64_t)(s->KW - 1) * s->dw / s->sw,
+          dr = (int64_t)(s->KH - 1) * s->dh / s->sh;
+  g.q = s->OW + dc;
+  /* the last column read, f = n - 1 at offset dr q + dc, stays inside */
+  g.rows = s->OH + dr + 1;
+  g.plane = g.rows * g.q;
+  g.cstride = (int64_t)s->sh * s->sw * g.plane;
+  g.n = (int64_t)s->OH * g.q;
+  return g;
+}
+
+/* Floats of one image's shifted copy, its GEMM result and its row
+ * offsets (int64, two floats each). */
+static size_t shift_floats(const dg_cpu_conv_shape *s) {
+  shift_geom g = shift_of(s);
+  int64_t K = (int64_t)s->C * s->KH * s->KW;
+  return (size_t)(s->C * g.cstride + s->O * g.n + 2 * K + 16);
+}
+
+static int shift_takes(const dg_cpu_conv_shape *s) {
+#ifdef DG_X86
+  if (dg_cpu_simd_level() < DG_CPU_SIMD_AVX2 || s->G != 1 ||
+      s->KH * s->KW < 2 || s->sh > 2 || s->sw > 2)
+    return 0;
+  shift_geom g = shift_of(s);
+  int64_t dc = g.q - s->OW;
+  return dc * 14 <= g.q && g.n < (1 << 30) &&
+         (int64_t)s->C * g.cstride < ((int64_t)1 << 40) &&
+         shift_floats(s) <= ((size_t)1 << 28);
+#else
+  (void)s;
+  return 0;
+#endif
+}
+
+typedef struct shift_job {
+  const dg_cpu_conv_shape *s;
+  shift_geom g;
+  const float *x; /* one image */
+  float *xp, *tmp, *y;
+  const float *r;
+  float lo, hi;
+} shift_job;
+
+/* Channels [c0, c1) of the image into their phases. */
+static void shift_fill(const shift_job *j, int c0, int c1) {
+  const dg_cpu_conv_shape *s = j->s;
+  const int64_t q = j->g.q;
+  for (int c = c0; c < c1; c++) {
+    const float *xc = j->x + (size_t)c * s->H * s->W;
+    float *pc = j->xp + (size_t)c * j->g.cstride;
+    for (int ph = 0; ph < s->sh; ph++)
+      for (int64_t r = 0; r < j->g.rows; r++) {
+        int64_t ih = r * s->sh + ph - s->pt;
+        for (int pw = 0; pw < s->sw; pw++) {
+          float *dst = pc + (size_t)((ph * s->sw + pw) * j->g.plane + r * q);
+          if (ih < 0 || ih >= s->H) {
+            memset(dst, 0, sizeof(float) * (size_t)q);
+            continue;
+          }
+          const float *src = xc + ih * s->W;
+          int64_t first = pw - s->pl, lo, hi;
+          dg_cpu_out_cols(q, s->W, s->sw, first, &lo, &hi);
+          memset(dst, 0, sizeof(float) * (size_t)lo);
+          if (s->sw == 1)
+            memcpy(dst + lo, src + first + lo,
+                   sizeof(float) * (size_t)(hi - lo));
+          else
+            for (int64_t u = lo; u < hi; u++)
+              dst[u] = src[2 * u + first];
+          memset(dst + hi, 0, sizeof(float) * (size_t)(q - hi));
+        }
+      }
+  }
+}
+
+/* Output channels [o0, o1): the flat rows less their overhang, with the
+ * residual and the clamp when there is a residual (else the GEMM
+ * clamped). */
+static void shift_out(const shift_job *j, int o0, int o1) {
+  const dg_cpu_conv_shape *s = j->s;
+  for (int o = o0; o < o1; o++)
+    for (int oh = 0; oh < s->OH; oh++) {
+      const float *src = j->tmp + (size_t)(o * j->g.n + oh * j->g.q);
+      size_t at = ((size_t)o * s->OH + oh) * s->OW;
+      if (!j->r) {
+        memcpy(j->y + at, src, sizeof(float) * (size_t)s->OW);
+        continue;
+      }
+      const float *rr = j->r + at;
+      float *yr = j->y + at, lo = j->lo, hi = j->hi;
+      for (int ow = 0; ow < s->OW; ow++) {
+        float v = src[ow] + rr[ow];
+        yr[ow] = v < lo ? lo : (v > hi ? hi : v);
+      }
+    }
+}
+
+static void shift_fill_task(void *arg, int i, int n) {
+  const shift_job *j = arg;
+  shift_fill(j, (int)((long long)j->s->C * i / n),
+             (int)((long long)j->s->C * (i + 1) / n));
+}
+
+static void shift_out_task(void *arg, int i, int n) {
+  const shift_job *j = arg;
+  shift_out(j, (int)((long long)j->s->O * i / n),
+            (int)((long long)j->s->O * (i + 1) / n));
+}
+
+/* One image by shifted planes in scratch (shift_floats of it); pool NULL
+ * runs it on the calling thread. */
+static void shift_one(const conv_job *cj, dg_cpu_pool *pool, int img,
+                      float *scratch) {
+  const dg_cpu_conv_shape *s = cj->s;
+  shift_job j = {.s = s, .g = shift_of(s), .lo = cj->lo, .hi = cj->hi};
+  size_t P = (size_t)s->OH * s->OW;
+  j.x = cj->x + (size_t)img * s->C * s->H * s->W;
+  j.y = cj->y + (size_t)img * s->O * P;
+  j.r = cj->r ? cj->r + (size_t)img * s->O * P : NULL;
+  j.xp = scratch;
+  j.tmp = j.xp + (size_t)s->C * j.g.cstride;
+  int64_t *off = (int64_t *)(j.tmp + (size_t)s->O * j.g.n);
+  int K = s->C * s->KH * s->KW, k = 0;
+  for (int c = 0; c < s->C; c++)
+    for (int kh = 0; kh < s->KH; kh++)
+      for (int kw = 0; kw < s->KW; kw++) {
+        int rh = kh * s->dh, rw = kw * s->dw;
+        int ph = (rh % s->sh) * s->sw + rw % s->sw;
+        off[k++] = c * j.g.cstride + ph * j.g.plane + (rh / s->sh) * j.g.q +
+                   rw / s->sw;
+      }
+  int threads = dg_cpu_pool_threads(pool);
+  dg_cpu_pool_run(pool, shift_fill_task, &j, threads < s->C ? threads : s->C);
+  dg_cpu_sgemm_args a = {.M = s->O,
+                         .N = (int)j.g.n,
+                         .K = K,
+                         .A = cj->w,
+                         .lda = K,
+                         .B = j.xp,
+                         .b_rows = off,
+                         .C = j.tmp,
+                         .ldc = (int)j.g.n,
+                         .bias = cj->b,
+                         .bias_per_row = 1,
+                         .clamp_lo = j.r ? -INFINITY : j.lo,
+                         .clamp_hi = j.r ? INFINITY : j.hi};
+  dg_cpu_sgemm_packed_run(pool, &a, cj->packs ? cj->packs[0] : NULL, NULL);
+  dg_cpu_pool_run(pool, shift_out_task, &j, threads < s->O ? threads : s->O);
+}
+
+size_t dg_cpu_conv_f32_scratch(const dg_cpu_conv_shape *s, int threads) {
+  if (threads < 1)
+    threads = 1;
+  size_t task =
+      dg_cpu_sgemm_task_floats(s->O / s->G, s->OH * s->OW, group_k(s));
+  if (shift_takes(s)) /* one image per thread, or one at a time */
+    return sizeof(float) * shift_floats(s) *
+           (size_t)(dg_cpu_conv_by_images(s->N, threads) ? threads : 1);
+  return sizeof(float) * task * (size_t)threads;
+}
+
 /* Task i of ntasks: a contiguous range of images, with its own scratch. */
 static void images_task(void *arg, int i, int n) {
   (void)n;
@@ -344,6 +523,11 @@ static void images_task(void *arg, int i, int n) {
   int n0 = (int)((long long)N * i / j->ntasks);
   int n1 = (int)((long long)N * (i + 1) / j->ntasks);
   float *scratch = j->scratch ? j->scratch + j->task_floats * (size_t)i : NULL;
+  if (j->shifted) {
+    for (int img = n0; img < n1; img++)
+      shift_one(j, NULL, img, scratch);
+    return;
+  }
   for (int img = n0; img < n1; img++)
     for (int g = 0; g < j->s->G; g++)
       conv_one(j, NULL, img, g, scratch, scratch ? j->task_floats : 0);
@@ -357,8 +541,22 @@ void dg_cpu_conv_f32(dg_cpu_pool *pool, const dg_cpu_conv_shape *s,
   int threads = dg_cpu_pool_threads(pool);
   size_t task =
       dg_cpu_sgemm_task_floats(s->O / s->G, s->OH * s->OW, group_k(s));
-  conv_job j = {s, x, w, b, r, packs, y, lo, hi, scratch, task, threads};
-  if (dg_cpu_conv_by_images(s->N, threads)) {
+  conv_job j = {s, x, w, b, r, packs, y, lo, hi, scratch, task, threads, 0};
+  int by_images = dg_cpu_conv_by_images(s->N, threads);
+  if (shift_takes(s) && scratch &&
+      scratch_bytes >=
+          sizeof(float) * shift_floats(s) * (size_t)(by_images ? threads : 1)) {
+    j.shifted = 1;
+    j.task_floats = shift_floats(s);
+    if (by_images) {
+      dg_cpu_pool_run(pool, images_task, &j, threads);
+      return;
+    }
+    for (int n = 0; n < s->N; n++)
+      shift_one(&j, pool, n, scratch);
+    return;
+  }
+  if (by_images) {
     /* Without room for every task's scratch, each GEMM allocates its own
      * (or, failing that, runs its allocation-free loop). */
     if (scratch_bytes < sizeof(float) * task * (size_t)threads)

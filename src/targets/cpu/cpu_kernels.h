@@ -120,6 +120,11 @@ typedef struct dg_cpu_sgemm_args {
   void (*pack_b)(const void *ctx, float *dst, int nr, int k0, int kc, int j0,
                  int nc);
   const void *pack_b_ctx;
+  /* Optional B by row offsets: op(B)[k][j] = B[b_rows[k] + j] for the K
+   * entries of b_rows (ldb, trans_b and pack_b ignored); B[b_rows[k] + j]
+   * must be readable for every j < N. A conv reads its taps in place so
+   * (conv_f32.c's shifted planes). */
+  const int64_t *b_rows;
   /* Optional caller-owned scratch (64-byte aligned), used instead of the
    * pool's when it holds at least what the call needs:
    * dg_cpu_sgemm_task_floats(M, N, K) per task, one task per pool thread

@@ -84,9 +84,10 @@ k512_body(const int MR, const int NV, const ktile *t) {
   int kc = t->kc;
 #pragma GCC unroll 2
   for (int k = 0; k < kc; k++) {
-    __m512 b0 = _mm512_maskz_loadu_ps(m0, b), b1 = z;
+    const float *bk = t->boff ? t->b + t->boff[k] : b; /* unswitched */
+    __m512 b0 = _mm512_maskz_loadu_ps(m0, bk), b1 = z;
     if (NV == 2)
-      b1 = _mm512_maskz_loadu_ps(m1, b + 16);
+      b1 = _mm512_maskz_loadu_ps(m1, bk + 16);
 #pragma GCC unroll 14
     for (int i = 0; i < MR; i++) {
       __m512 av = _mm512_set1_ps(a[i]);
@@ -243,13 +244,14 @@ k256_body(const int MR, const ktile *t) {
   int full = t->nr == A2_NR;
 #pragma GCC unroll 2
   for (int k = 0; k < kc; k++) {
+    const float *bk = t->boff ? t->b + t->boff[k] : b; /* unswitched */
     __m256 b0, b1;
     if (full) {
-      b0 = _mm256_loadu_ps(b);
-      b1 = _mm256_loadu_ps(b + 8);
+      b0 = _mm256_loadu_ps(bk);
+      b1 = _mm256_loadu_ps(bk + 8);
     } else {
-      b0 = _mm256_maskload_ps(b, m0);
-      b1 = _mm256_maskload_ps(b + 8, m1);
+      b0 = _mm256_maskload_ps(bk, m0);
+      b1 = _mm256_maskload_ps(bk + 8, m1);
     }
 #pragma GCC unroll 6
     for (int i = 0; i < MR; i++) {
@@ -342,6 +344,7 @@ typedef struct plan {
   int mr, nr;   /* kernel's maximum rows, panel width */
   int tm, tn;   /* task grid */
   int direct_b; /* read B in place instead of packing */
+  int rows_b;   /* B rows by offset (b_rows), read in place by the kernel */
   int clamp;
   const dg_cpu_sgemm_packed *pa, *pb; /* prepacked, or NULL */
   float *scratch;                     /* per task: A panel then B block */
@@ -401,7 +404,26 @@ static void pack_a_raw(const float *A, int lda, float *dst, int r, int mr,
   }
 }
 
+/* Packs B given by row offsets (b_rows) for kernels that cannot read
+ * it in place: panel rows are copies of the rows' column runs. */
+static void pack_b_rows(const dg_cpu_sgemm_args *g, int NR, float *dst, int pc,
+                        int kc, int jc, int nc) {
+  for (int j0 = 0; j0 < nc; j0 += NR, dst += (size_t)kc * NR) {
+    int w = nc - j0 < NR ? nc - j0 : NR;
+    for (int k = 0; k < kc; k++) {
+      memcpy(dst + (size_t)k * NR, g->B + g->b_rows[pc + k] + jc + j0,
+             sizeof(float) * (size_t)w);
+      for (int j = w; j < NR; j++)
+        dst[(size_t)k * NR + j] = 0.0f;
+    }
+  }
+}
+
 static void pack_b(const plan *p, float *dst, int pc, int kc, int jc, int nc) {
+  if (p->g->b_rows) {
+    pack_b_rows(p->g, p->nr, dst, pc, kc, jc, nc);
+    return;
+  }
   if (p->g->pack_b) {
     p->g->pack_b(p->g->pack_b_ctx, dst, p->nr, pc, kc, jc, nc);
     return;
@@ -480,6 +502,10 @@ static void run_task(void *arg, int task, int ntasks) {
         bsrc = pb->data + (size_t)jc * g->K + (size_t)pc * p->nr;
         bs = (size_t)p->nr;
         bpanel = (size_t)g->K * p->nr;
+      } else if (p->rows_b) {
+        bsrc = g->B + jc;
+        bs = 0;
+        bpanel = (size_t)p->nr;
       } else if (p->direct_b) {
         bsrc = g->B + (size_t)pc * g->ldb + jc;
         bs = (size_t)g->ldb;
@@ -508,7 +534,8 @@ static void run_task(void *arg, int task, int ntasks) {
                    .kc = kc,
                    .a = a,
                    .bs = bs,
-                   .b_padded = !p->direct_b || pb,
+                   .b_padded = (!p->direct_b && !p->rows_b) || pb,
+                   .boff = p->rows_b ? g->b_rows + pc : NULL,
                    .ldc = (size_t)g->ldc,
                    .load_c = pc > 0,
                    .bias_row =
@@ -562,8 +589,9 @@ static void run_naive(const plan *p) {
     for (int n = 0; n < g->N; n++) {
       float s = 0.0f;
       for (int k = 0; k < g->K; k++) {
-        float b = g->trans_b ? g->B[(size_t)n * g->ldb + k]
-                             : g->B[(size_t)k * g->ldb + n];
+        float b = g->b_rows    ? g->B[g->b_rows[k] + n]
+                  : g->trans_b ? g->B[(size_t)n * g->ldb + k]
+                               : g->B[(size_t)k * g->ldb + n];
         s += g->A[(size_t)m * g->lda + k] * b;
       }
       float *c = g->C + (size_t)m * g->ldc + n;
@@ -691,16 +719,20 @@ void dg_cpu_sgemm_packed_run(dg_cpu_pool *pool, const dg_cpu_sgemm_args *g,
   if (pa && !pa->is_b && pa->rows == g->M && pa->K == g->K && pa->unit == p.mr)
     p.pa = pa;
   if (pb && pb->is_b && pb->rows == g->N && pb->K == g->K && pb->unit == p.nr &&
-      !g->pack_b)
+      !g->pack_b && !g->b_rows)
     p.pb = pb;
+    /* B by row offsets: the x86 kernels read it in place (ktile.boff). */
+#ifdef DG_X86
+  p.rows_b = g->b_rows && (p.kern == kern_avx512 || p.kern == kern_avx2);
+#endif
   /* Transposing B into panels costs as much as the multiply itself when
    * A has only a few rows; dot products read it once, in place. A
    * prepacked B needs neither. */
-  if (g->trans_b && g->M <= 4 && g->K > 0 && !p.pb && !g->pack_b)
+  if (g->trans_b && g->M <= 4 && g->K > 0 && !p.pb && !g->pack_b && !g->b_rows)
     p.dot = dot;
   /* Packing B pays off only when the panel is reused by many row blocks
    * (an implicit B must always be packed). */
-  p.direct_b = !g->trans_b && g->M <= 2 * p.mr && !g->pack_b;
+  p.direct_b = !g->trans_b && g->M <= 2 * p.mr && !g->pack_b && !g->b_rows;
 
   /* Threads only when the work hides the hand-off (~1 us). */
   double flops = 2.0 * g->M * g->N * (g->K > 0 ? g->K : 1);
@@ -729,12 +761,13 @@ void dg_cpu_sgemm_packed_run(dg_cpu_pool *pool, const dg_cpu_sgemm_args *g,
   ntasks = p.tm * p.tn;
 
   void *own = NULL;
-  if (!p.dot && !(p.pa && (p.pb || p.direct_b))) {
+  if (!p.dot && !(p.pa && (p.pb || p.direct_b || p.rows_b))) {
     int kc = g->K < KC ? (g->K > 0 ? g->K : 1) : KC;
     int nb = (g->N + p.nr - 1) / p.nr * p.nr;
     p.a_floats = ((size_t)p.mr * kc + 15) & ~(size_t)15;
     p.per_task =
-        p.a_floats + (p.direct_b || p.pb ? 0 : b_block_floats(kc, nb, p.nr));
+        p.a_floats +
+        (p.direct_b || p.rows_b || p.pb ? 0 : b_block_floats(kc, nb, p.nr));
     size_t bytes = sizeof(float) * p.per_task * (size_t)ntasks;
     if (g->scratch && g->scratch_floats >= p.per_task * (size_t)ntasks)
       p.scratch = g->scratch;

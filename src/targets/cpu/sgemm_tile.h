@@ -4,6 +4,7 @@
 #define DG_CPU_SGEMM_TILE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* One microkernel call: C[mr, nr] (+)= Apanel[mr, kc] * B[kc, nr]. */
 typedef struct ktile {
@@ -11,6 +12,9 @@ typedef struct ktile {
   const float *a; /* packed, a[k * mr + i] */
   const float *b; /* row k at b + k * bs; only nr columns are readable */
   size_t bs;
+  /* Or, when set, row k at b + boff[k] (B by row offsets: a conv's taps
+   * read in place; x86 kernels only, others get packed panels). */
+  const int64_t *boff;
   /* B is a zero-padded packed panel: a whole panel's width is readable
    * (and zero beyond nr), so no row needs a padded copy. */
   int b_padded;
