@@ -31,16 +31,21 @@ typedef struct qbin_ctx {
  * dg_requant and dg_requant_sum. Compiled per SIMD level, the steps
  * constants in each. */
 static inline __attribute__((always_inline)) void
-qbin_body(const qbin_ctx *c, const uint8_t *a, const uint8_t *b, uint8_t *y,
-          int64_t n, int64_t astep, int64_t bstep) {
+qbin_body(const qbin_ctx *c, const uint8_t *restrict a,
+          const uint8_t *restrict b, uint8_t *restrict y, int64_t n,
+          int64_t astep, int64_t bstep) {
+  /* Everything in locals: y's byte stores may alias *c, and would make
+   * the loop reload it (and not vectorise) otherwise. */
   const float flo = (float)(c->lo - c->zy), fhi = (float)(c->hi - c->zy);
+  const bool as = c->as, bs = c->bs, mul = c->mul;
+  const int32_t za = c->za, zb = c->zb, zy = c->zy;
+  const float fa = c->fa, fb = c->fb;
   for (int64_t i = 0; i < n; i++) {
     uint8_t ab = a[i * astep], bb = b[i * bstep];
-    int32_t da = (c->as ? (int32_t)(int8_t)ab : (int32_t)ab) - c->za;
-    int32_t db = (c->bs ? (int32_t)(int8_t)bb : (int32_t)bb) - c->zb;
-    float v = c->mul ? (float)(da * db) * c->fa
-                     : (float)da * c->fa + (float)db * c->fb;
-    y[i] = dg_requant_out_q8(v, c->zy, flo, fhi);
+    int32_t da = (as ? (int32_t)(int8_t)ab : (int32_t)ab) - za;
+    int32_t db = (bs ? (int32_t)(int8_t)bb : (int32_t)bb) - zb;
+    float v = mul ? (float)(da * db) * fa : (float)da * fa + (float)db * fb;
+    y[i] = dg_requant_out_q8(v, zy, flo, fhi);
   }
 }
 
@@ -150,14 +155,30 @@ void dg_cpu_qbinary_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
 
 /* ---- lookup: an i8 byte indexes the table at x + 128, a u8 at x ---- */
 
+typedef struct lookup_job {
+  const uint8_t *x, *t;
+  uint8_t *y, flip;
+  int64_t n;
+} lookup_job;
+
+/* A share of the elements; the table and the flip in locals, since the
+ * byte stores may alias them. */
+static void lookup_piece(void *arg, int i, int n) {
+  const lookup_job *j = arg;
+  const uint8_t *restrict x = j->x, *restrict t = j->t;
+  uint8_t *restrict y = j->y;
+  const uint8_t flip = j->flip;
+  for (int64_t e = j->n * i / n, end = j->n * (i + 1) / n; e < end; e++)
+    y[e] = t[x[e] ^ flip];
+}
+
 void dg_cpu_lookup_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
                      void *out, void *scratch) {
-  (void)pool, (void)scratch;
+  (void)scratch;
   const dg_tensor_desc *xd = dg_ir_desc(cn->ir, cn->node->inputs[0]);
-  const uint8_t *x = in[0], *t = in[1];
-  uint8_t *y = out, flip = xd->dtype == DG_DTYPE_I8 ? 0x80 : 0;
-  for (int64_t i = 0, e = dg_desc_elements(xd); i < e; i++)
-    y[i] = t[x[i] ^ flip];
+  int64_t e = dg_desc_elements(xd);
+  lookup_job j = {in[0], in[1], out, xd->dtype == DG_DTYPE_I8 ? 0x80 : 0, e};
+  dg_cpu_pool_run(pool, lookup_piece, &j, dg_cpu_pool_tasks(pool, e, 65536, 0));
 }
 
 /* ---- qavg_pool2d ---- */

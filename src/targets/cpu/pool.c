@@ -116,7 +116,7 @@ MAXPOOL_2X2(maxpool_2x2_u8, uint8_t)
  * Taps outside the input count for nothing, and a NaN never wins (v > m
  * is false), both as in the generic loop, so the result is the same;
  * planes are dealt to the pool's threads. */
-enum { ROW_MAX = 4096 };
+enum { ROW_MAX = 4096, MAXPOOL_PAD = 64 };
 typedef struct rows_job {
   const dg_cpu_node *cn;
   const void *x;
@@ -124,36 +124,62 @@ typedef struct rows_job {
   int64_t planes;
 } rows_job;
 
+/* The column pass: y[ow] = the max of the window's taps in rowp, which
+ * holds the row's maxima at [pl, pl + W) and INIT around them (padded
+ * taps, which never win). KW and SW are constants where inlined (3, 2 /
+ * 3, 1: ResNet's and Inception's pools), so the loop vectorises. */
+#define MAXPOOL_COLS(name, T, ACC, INIT)                                       \
+  static inline __attribute__((always_inline)) void name(                      \
+      T *restrict y, const ACC *restrict rowp, int64_t OW, int KW, int SW) {   \
+    for (int64_t ow = 0; ow < OW; ow++) {                                      \
+      ACC m = INIT;                                                            \
+      for (int k = 0; k < KW; k++)                                             \
+        m = rowp[ow * SW + k] > m ? rowp[ow * SW + k] : m;                     \
+      y[ow] = (T)m;                                                            \
+    }                                                                          \
+  }
+
 #define MAXPOOL_ROWS(name, T, ACC, INIT)                                       \
+  MAXPOOL_COLS(name##_cols, T, ACC, INIT)                                      \
   static void name(void *arg, int t, int n) {                                  \
     const rows_job *j = arg;                                                   \
     const dg_tensor_desc *xd = in_desc(j->cn, 0), *yd = out_desc(j->cn);       \
     const dg_node_params *p = &j->cn->node->p;                                 \
-    int64_t H = xd->dims[2], W = xd->dims[3], OH = yd->dims[2],                \
-            OW = yd->dims[3];                                                  \
-    ACC row[ROW_MAX];                                                          \
+    const int64_t H = xd->dims[2], W = xd->dims[3], OH = yd->dims[2],          \
+                  OW = yd->dims[3];                                            \
+    const int KH = (int)p->kernel[0], KW = (int)p->kernel[1];                  \
+    const int SH = (int)p->stride[0], SW = (int)p->stride[1];                  \
+    const int64_t pt = p->pads[0], pl = p->pads[1];                            \
+    /* rowp: INIT, the row's maxima, INIT to the last window's end */          \
+    ACC rowp[ROW_MAX + 2 * MAXPOOL_PAD];                                       \
+    const int64_t span = (OW - 1) * SW + KW;                                   \
+    for (int64_t i = 0; i < span; i++)                                         \
+      rowp[i] = INIT;                                                          \
+    ACC *restrict row = rowp + pl;                                             \
     for (int64_t c = j->planes * t / n; c < j->planes * (t + 1) / n; c++) {    \
       const T *x = (const T *)j->x + c * H * W;                                \
       T *y = (T *)j->y + c * OH * OW;                                          \
       for (int64_t oh = 0; oh < OH; oh++, y += OW) {                           \
-        int64_t h0 = oh * p->stride[0] - p->pads[0], is, ie;                   \
-        pool_taps(h0, p->kernel[0], 1, H, &is, &ie);                           \
+        int64_t h0 = oh * SH - pt, is, ie;                                     \
+        pool_taps(h0, KH, 1, H, &is, &ie);                                     \
+        if (is >= ie) { /* no row inside: as the generic loop */               \
+          for (int64_t ow = 0; ow < OW; ow++)                                  \
+            y[ow] = (T)(ACC)INIT;                                              \
+          continue;                                                            \
+        }                                                                      \
         for (int64_t iw = 0; iw < W; iw++)                                     \
           row[iw] = INIT;                                                      \
         for (int64_t i = is; i < ie; i++) {                                    \
-          const T *r = x + (h0 + i) * W;                                       \
+          const T *restrict r = x + (h0 + i) * W;                              \
           for (int64_t iw = 0; iw < W; iw++)                                   \
             row[iw] = (ACC)r[iw] > row[iw] ? (ACC)r[iw] : row[iw];             \
         }                                                                      \
-        for (int64_t ow = 0; ow < OW; ow++) {                                  \
-          int64_t w0 = ow * p->stride[1] - p->pads[1], js, je;                 \
-          pool_taps(w0, p->kernel[1], 1, W, &js, &je);                         \
-          ACC m = INIT;                                                        \
-          if (is < ie)                                                         \
-            for (int64_t k = js; k < je; k++)                                  \
-              m = row[w0 + k] > m ? row[w0 + k] : m;                           \
-          y[ow] = (T)m;                                                        \
-        }                                                                      \
+        if (KW == 3 && SW == 2)                                                \
+          name##_cols(y, rowp, OW, 3, 2);                                      \
+        else if (KW == 3 && SW == 1)                                           \
+          name##_cols(y, rowp, OW, 3, 1);                                      \
+        else                                                                   \
+          name##_cols(y, rowp, OW, KW, SW);                                    \
       }                                                                        \
     }                                                                          \
   }
@@ -219,8 +245,11 @@ static void pool_generic(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
     }
   }
   const dg_tensor_desc *xd = in_desc(cn, 0);
+  /* max: the padded row of MAXPOOL_COLS holds the columns' pads */
   bool rows = p->dilation[0] == 1 && p->dilation[1] == 1 &&
-              xd->dims[3] <= ROW_MAX && (is_max || xd->dtype == DG_DTYPE_F32);
+              xd->dims[3] <= ROW_MAX &&
+              (is_max ? p->pads[1] <= MAXPOOL_PAD && p->pads[3] <= MAXPOOL_PAD
+                      : xd->dtype == DG_DTYPE_F32);
   if (rows) {
     rows_job j = {cn, in[0], out, xd->dims[0] * xd->dims[1]};
     int tasks = dg_cpu_pool_tasks(pool, dg_desc_elements(xd), 65536, j.planes);
