@@ -58,6 +58,14 @@ static void copy_u8(uint8_t *dst, const uint8_t *src, int64_t n, bool wide) {
   memcpy(dst, src, (size_t)n);
 }
 
+/* row[ow] = in[2 ow] for ow in [lo, hi): restrict, so that the byte
+ * stores need not be assumed to alias anything, and it vectorises. */
+static void gather_u8_2(uint8_t *restrict row, const uint8_t *restrict in,
+                        int64_t lo, int64_t hi) {
+  for (int64_t ow = lo; ow < hi; ow++)
+    row[ow] = in[2 * ow];
+}
+
 /* Rows [k0, k1) of the uint8/int8 im2col matrix of one group of one
  * image, col[K, P], the padding filled with pad (the input's zero
  * point). A row range so that threads can share one image. */
@@ -79,15 +87,15 @@ static void im2col_8(const conv_dims *d, const uint8_t *x, uint8_t *col,
         continue;
       }
       const uint8_t *in = src + ih * d->W - d->pl + kw * d->dw;
-      for (int64_t ow = 0; ow < lo; ow++)
-        row[ow] = pad;
+      memset(row, pad, (size_t)lo);
       if (d->sw == 1)
         copy_u8(row + lo, in + lo, hi - lo, wide);
+      else if (d->sw == 2)
+        gather_u8_2(row, in, lo, hi);
       else
         for (int64_t ow = lo; ow < hi; ow++)
           row[ow] = in[ow * d->sw];
-      for (int64_t ow = hi; ow < d->OW; ow++)
-        row[ow] = pad;
+      memset(row + hi, pad, (size_t)(d->OW - hi));
     }
   }
 }
