@@ -183,9 +183,40 @@ void dg_cpu_lookup_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
 
 /* ---- qavg_pool2d ---- */
 
+/* Global int8 average pooling (one window, the whole plane, no pads: the
+ * squeeze-excite blocks' pools), planes dealt to the pool's threads: the
+ * window's sum is sum(x) - HW * zx, the same int32 as the generic loop's
+ * sum of (x - zx), and its count HW. */
+typedef struct qgap_job {
+  const uint8_t *x;
+  uint8_t *y;
+  int64_t NC, HW;
+  bool xs;
+  int32_t zx, zy, lo, hi;
+  float m;
+} qgap_job;
+
+static void qgap_planes(void *arg, int t, int n) {
+  const qgap_job *j = arg;
+  const int64_t HW = j->HW;
+  for (int64_t c = j->NC * t / n; c < j->NC * (t + 1) / n; c++) {
+    const uint8_t *restrict x = j->x + c * HW;
+    int32_t acc = 0;
+    if (j->xs)
+      for (int64_t i = 0; i < HW; i++)
+        acc += (int32_t)(int8_t)x[i];
+    else
+      for (int64_t i = 0; i < HW; i++)
+        acc += (int32_t)x[i];
+    acc -= (int32_t)HW * j->zx;
+    int32_t v = dg_requant(acc, j->m, j->zy, j->lo, j->hi);
+    j->y[c] = (uint8_t)(v & 0xff);
+  }
+}
+
 void dg_cpu_qavg_pool_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
                         void *out, void *scratch) {
-  (void)pool, (void)scratch;
+  (void)scratch;
   const dg_node *n = cn->node;
   const dg_node_params *p = &n->p;
   const dg_tensor_desc *xd = dg_ir_desc(cn->ir, n->inputs[0]),
@@ -196,6 +227,19 @@ void dg_cpu_qavg_pool_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
   bool xs = xd->dtype == DG_DTYPE_I8;
   int32_t zx = xd->quant.zero_point, zy = yd->quant.zero_point;
   float sx = xd->quant.scale, sy = yd->quant.scale;
+  /* HW * 255 must stay an int32, as the generic loop's sum does */
+  if (OH == 1 && OW == 1 && p->kernel[0] == H && p->kernel[1] == W &&
+      !p->pads[0] && !p->pads[1] && !p->pads[2] && !p->pads[3] &&
+      H * W <= (1 << 22)) {
+    qgap_job j = {in[0],       out,
+                  NC,          H * W,
+                  xs,          zx,
+                  zy,          (int32_t)lo,
+                  (int32_t)hi, dg_requant_pool_multiplier(sx, sy, H * W)};
+    dg_cpu_pool_run(pool, qgap_planes, &j,
+                    dg_cpu_pool_tasks(pool, NC * H * W, 65536, NC));
+    return;
+  }
   const uint8_t *x = in[0];
   uint8_t *y = out;
   /* The multiplier of the last divisor seen: every output of a window

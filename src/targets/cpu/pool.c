@@ -285,13 +285,26 @@ void dg_cpu_avgpool_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
   pool_generic(cn, pool, in, out, false);
 }
 
+typedef struct gap_job {
+  const float *x;
+  float *y;
+  int64_t NC, HW;
+} gap_job;
+
+/* A share of the planes, each summed in double (numerics.md). */
+static void gap_planes(void *arg, int t, int n) {
+  const gap_job *j = arg;
+  for (int64_t c = j->NC * t / n; c < j->NC * (t + 1) / n; c++)
+    j->y[c] =
+        (float)(dg_cpu_sum_f32(j->x + c * j->HW, j->HW, 1) / (double)j->HW);
+}
+
 void dg_cpu_gap_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
                   void *out, void *scratch) {
-  (void)pool, (void)scratch;
+  (void)scratch;
   const dg_tensor_desc *xd = in_desc(cn, 0);
-  int64_t NC = xd->dims[0] * xd->dims[1], HW = xd->dims[2] * xd->dims[3];
-  for (int64_t c = 0; c < NC; c++)
-    ((float *)out)[c] =
-        (float)(dg_cpu_sum_f32((const float *)in[0] + c * HW, HW, 1) /
-                (double)HW);
+  gap_job j = {in[0], out, xd->dims[0] * xd->dims[1],
+               xd->dims[2] * xd->dims[3]};
+  dg_cpu_pool_run(pool, gap_planes, &j,
+                  dg_cpu_pool_tasks(pool, j.NC * j.HW, 65536, j.NC));
 }
