@@ -561,7 +561,7 @@ static void conv_case(dg_cpu_pool *pool, const char *tag, int idx,
   for (size_t i = 0; r && i < yn; i++)
     r[i] = rfloat();
   dg_cpu_conv_f32(pool, &s, x, w, idx % 2 ? packs : NULL,
-                  idx % 4 == 1 ? NULL : b, r, y, lo, hi, scratch, sb);
+                  idx % 4 == 1 ? NULL : b, r, y, lo, hi, NULL, scratch, sb);
   double worst = 0, mag = 1e-30;
   for (int n = 0; n < s.N; n++)
     for (int o = 0; o < s.O; o++)

@@ -45,6 +45,9 @@ enum {
   RESIDUAL,
   RESIDUAL_LATE,
   MATMUL_BIAS,
+  CONV_SILU,
+  CONV_RELU_HSWISH,
+  CONV_TANH_READ_TWICE,
   NCASES
 };
 
@@ -138,6 +141,19 @@ static dg_graph *build(int c, int dev) {
     y = dg_graph_add(g, "add", a, b);
     break;
   }
+  case CONV_SILU: /* EfficientNet's: the silu fuses, then into the conv */
+    y = dg_graph_binary(g, "mul", DG_BINARY_MUL, y,
+                        dg_graph_sigmoid(g, "sig", y));
+    break;
+  case CONV_RELU_HSWISH: /* after the activation */
+    y = dg_graph_unary(g, "hs", DG_UNARY_HARD_SWISH,
+                       dg_graph_relu(g, "relu", y), 0, 0);
+    break;
+  case CONV_TANH_READ_TWICE: {
+    dg_tensor t = dg_graph_unary(g, "tanh", DG_UNARY_TANH, y, 0, 0);
+    y = dg_graph_add(g, "add", t, y);
+    break;
+  }
   case SILU_READ_TWICE: {
     dg_tensor sg = dg_graph_sigmoid(g, "sig", x);
     y = dg_graph_add(g, "add", dg_graph_binary(g, "mul", DG_BINARY_MUL, sg, x),
@@ -176,6 +192,9 @@ static const char *const want[NCASES] = {
     [RESIDUAL] = "conv+add+relu",
     [RESIDUAL_LATE] = "conv_a | conv_b+add",
     [MATMUL_BIAS] = "mm+add",
+    [CONV_SILU] = "conv+sig+mul",
+    [CONV_RELU_HSWISH] = "conv+relu+hs",
+    [CONV_TANH_READ_TWICE] = "conv | tanh | add",
 };
 /* Where a device has no epilogue for the fusion (the residual add: the
  * GPU targets), the plan without it. */
@@ -183,6 +202,8 @@ static const char *const want_elsewhere[NCASES] = {
     [RESIDUAL] = "conv | add | relu",
     [RESIDUAL_LATE] = "conv_a | conv_b | add",
     [MATMUL_BIAS] = "mm | add",
+    [CONV_SILU] = "conv | sig+mul",
+    [CONV_RELU_HSWISH] = "conv+relu | hs",
 };
 static const char *const what[NCASES] = {
     [CONV_RELU] = "a relu fuses into its conv",
@@ -203,6 +224,9 @@ static const char *const what[NCASES] = {
     [RESIDUAL_LATE] = "a residual add fuses into the later of two convs",
     [MATMUL_BIAS] = "a constant bias add fuses into its matmul, where the "
                     "device has the epilogue",
+    [CONV_SILU] = "a silu fuses into its conv, where the device applies it",
+    [CONV_RELU_HSWISH] = "a hard swish fuses after the conv's relu",
+    [CONV_TANH_READ_TWICE] = "a conv output read twice keeps its tanh",
 };
 
 /* Compiles graph g on device dev (strict) and runs it; 0 on failure. */
@@ -275,9 +299,10 @@ int main(void) {
         peak = fmax(peak, fabs((double)y0[i]));
         differ += memcmp(&y[i], &y0[i], 4) != 0 || memcmp(&z[i], &z0[i], 4);
       }
-      /* the folded weights, silu's own formula and a bias added first
-       * round differently */
-      int exact = c != CONV_BN_RELU && c != SILU && c != MATMUL_BIAS;
+      /* the folded weights, silu's own formula, a bias added first and
+       * a fused unary function's vector loop round differently */
+      int exact = c != CONV_BN_RELU && c != SILU && c != MATMUL_BIAS &&
+                  c != CONV_SILU && c != CONV_RELU_HSWISH;
       const char *w = info.kind != DG_DEVICE_CPU && want_elsewhere[c]
                           ? want_elsewhere[c]
                           : want[c];

@@ -254,6 +254,9 @@ void dg_ref_conv2d(const dg_ir *ir, const dg_node *n, const double *const *in,
           if (n->input_count > 3 && in[3])
             v += in[3][at];
           out[at] = activate(v, n->p.activation);
+          /* a unary node fused by the passes (runtime/fuse_unary.h) */
+          if (n->p.fn)
+            out[at] = dg_unary_value(n->p.fn, out[at], n->p.alpha, n->p.beta);
         }
 }
 

@@ -27,6 +27,14 @@ static inline uint32_t dg_conv_residual(const dg_node *n) {
   return n->op == DG_OP_CONV2D && n->input_count > 3 ? n->inputs[3] : 0;
 }
 
+/* The unary function (a dg_unary_fn, with p.alpha and p.beta) a conv2d
+ * applies to its result after the activation, or 0: a unary node the
+ * compile-time passes fused into the conv (runtime/fuse_unary.h). Like
+ * dg_conv_residual, never built, and declined by targets without it. */
+static inline int dg_conv_post_unary(const dg_node *n) {
+  return n->op == DG_OP_CONV2D ? n->p.fn : 0;
+}
+
 /* The bias [N] a matmul adds along its output's last axis, or 0: an add
  * of a constant the compile-time passes fused into the matmul (input 2;
  * runtime/fuse_bias.h). Like dg_conv_residual, never built, and declined

@@ -7,6 +7,7 @@
 #include "fuse_bias.h"
 #include "fuse_residual.h"
 #include "fuse_silu.h"
+#include "fuse_unary.h"
 #include "simplify.h"
 
 #include <string.h>
@@ -24,9 +25,10 @@ static bool simplify(dg_rewrite *rw) {
 }
 
 static const pass passes[] = {
-    {simplify, NULL},     {dg_fold_batch_norm, NULL},
-    {dg_fuse_silu, NULL}, {NULL, dg_fuse_residual},
-    {NULL, dg_fuse_bias}, {dg_fuse_activations, NULL},
+    {simplify, NULL},      {dg_fold_batch_norm, NULL},
+    {dg_fuse_silu, NULL},  {NULL, dg_fuse_residual},
+    {NULL, dg_fuse_bias},  {dg_fuse_activations, NULL},
+    {NULL, dg_fuse_unary},
 };
 
 bool dg_passes_run(dg_ir *ir, const dg_pass_devices *devs) {

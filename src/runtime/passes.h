@@ -10,7 +10,10 @@
  *   5. a constant bias add into the matmul before it, likewise
  *      (fuse_bias.h);
  *   6. relu / relu6 into the conv, fully connected or transposed conv
- *      before it (fuse_act.h).
+ *      before it (fuse_act.h);
+ *   7. a silu, hard swish, sigmoid, gelu or tanh into the f32 conv
+ *      before it, where every device that could run the conv applies it
+ *      (fuse_unary.h).
  * A fused node is named after the nodes it came from, joined by "+", so
  * the plan shows each fusion and its ONNX nodes. DG_PASSES=none turns
  * them all off (docs/environment.md). */

@@ -51,7 +51,8 @@ static const char *whole_name(const dg_plan *p, const dg_plan_node *n) {
 
 /* What the op column shows: the op's name, for a family op with a
  * function kind (unary) the function too, "unary:tanh", and what the
- * compile-time passes fused into it, "conv2d+add+relu", "matmul+bias". */
+ * compile-time passes fused into it, "conv2d+add+relu", "matmul+bias",
+ * "conv2d+silu". */
 static const char *op_label(const dg_plan *p, const dg_plan_node *n, char *buf,
                             size_t size) {
   if (!p->ir)
@@ -70,8 +71,11 @@ static const char *op_label(const dg_plan *p, const dg_plan_node *n, char *buf,
                  n->op == DG_OP_QFULLY_CONNECTED ||
                  n->op == DG_OP_CONV_TRANSPOSE2D;
   if (has_act && d->p.activation != DG_ACTIVATION_NONE)
+    k += snprintf(buf + k, size - (size_t)k, "+%s",
+                  d->p.activation == DG_ACTIVATION_RELU ? "relu" : "relu6");
+  if (dg_conv_post_unary(d) && k < (int)size)
     snprintf(buf + k, size - (size_t)k, "+%s",
-             d->p.activation == DG_ACTIVATION_RELU ? "relu" : "relu6");
+             dg_unary_fn_name((dg_unary_fn)dg_conv_post_unary(d)));
   return buf;
 }
 

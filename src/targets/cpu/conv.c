@@ -107,7 +107,11 @@ typedef struct dw_job {
   float lo, hi;
   char *scratch; /* per task: dw_share bytes */
   size_t per_task;
+  dg_cpu_post post;
 } dw_job;
+
+static void dw_plane_direct(const dw_job *j, const float *x, const float *w,
+                            float bias, const float *r, float *y);
 
 /* Depthwise f32, plane i (image, channel), with scratch s. */
 static void dw_plane(const dw_job *j, int64_t i, void *s) {
@@ -118,10 +122,18 @@ static void dw_plane(const dw_job *j, int64_t i, void *s) {
   float *y = j->y + (size_t)i * d->P;
   const float *r = j->r ? j->r + (size_t)i * d->P : NULL;
   float bias = j->b ? j->b[c] : 0.0f;
-  if (s) { /* the banded kernel takes d (dw_share) */
+  if (s) /* the banded kernel takes d (dw_share) */
     dg_cpu_depthwise_plane(d, x, w, bias, r, y, j->lo, j->hi, s);
-    return;
-  }
+  else
+    dw_plane_direct(j, x, w, bias, r, y);
+  if (j->post.fn) /* on the plane while it is in cache */
+    dg_cpu_unary(j->post.fn, y, y, d->P, j->post.a, j->post.b);
+}
+
+/* The direct sums, for planes the banded kernel does not take. */
+static void dw_plane_direct(const dw_job *j, const float *x, const float *w,
+                            float bias, const float *r, float *y) {
+  const conv_dims *d = j->d;
   for (int64_t oh = 0; oh < d->OH; oh++)
     for (int64_t ow = 0; ow < d->OW; ow++) {
       float s = 0;
@@ -193,14 +205,17 @@ static void conv_f32(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
   float *y = out;
   float lo, hi;
   dg_activation_range(cn->node->p.activation, &lo, &hi);
+  /* a unary node fused into the conv (runtime/fuse_unary.h) */
+  const dg_cpu_post post = {dg_conv_post_unary(cn->node), cn->node->p.alpha,
+                            cn->node->p.beta};
   if (d.CG == 1 && d.OG == 1) {
-    dw_job j = {&d, x, w, b, r, y, lo, hi, scratch, dw_share(&d, false)};
+    dw_job j = {&d, x, w, b, r, y, lo, hi, scratch, dw_share(&d, false), post};
     dg_cpu_pool_run(pool, dw_task, &j, dw_tasks(cn, pool, false));
     return;
   }
   if (!conv_is_pointwise(&d)) { /* implicit GEMM, no im2col matrix */
     dg_cpu_conv_shape s = conv_shape(&d);
-    dg_cpu_conv_f32(pool, &s, x, w, cn->spack, b, r, y, lo, hi, scratch,
+    dg_cpu_conv_f32(pool, &s, x, w, cn->spack, b, r, y, lo, hi, &post, scratch,
                     cn->scratch_bytes);
     return;
   }
@@ -222,7 +237,8 @@ static void conv_f32(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
                                  r ? r + (n * d.O + g * d.OG) * d.P : NULL,
                              .ldr = (int)d.P,
                              .clamp_lo = lo,
-                             .clamp_hi = hi};
+                             .clamp_hi = hi,
+                             .post = post};
       dg_cpu_sgemm_packed_run(pool, &a, cn->spack ? cn->spack[g] : NULL, NULL);
     }
 }

@@ -299,6 +299,7 @@ typedef struct conv_job {
   const float *x, *w, *b, *r;
   dg_cpu_sgemm_packed *const *packs;
   float *y, lo, hi;
+  dg_cpu_post post;
   float *scratch;
   size_t task_floats; /* per thread, when by images */
   int ntasks;
@@ -327,6 +328,7 @@ static void conv_one(const conv_job *j, dg_cpu_pool *pool, int n, int g,
       .clamp_hi = j->hi,
       .pack_b = pack_cols,
       .pack_b_ctx = &cs,
+      .post = j->post,
       .scratch = scratch,
       .scratch_floats = scratch_floats};
   dg_cpu_sgemm_packed_run(pool, &a, j->packs ? j->packs[g] : NULL, NULL);
@@ -395,6 +397,7 @@ typedef struct shift_job {
   float *xp, *tmp, *y;
   const float *r;
   float lo, hi;
+  dg_cpu_post post;
 } shift_job;
 
 /* Channels [c0, c1) of the image into their phases. */
@@ -439,7 +442,10 @@ static void shift_out(const shift_job *j, int o0, int o1) {
       const float *src = j->tmp + (size_t)(o * j->g.n + oh * j->g.q);
       size_t at = ((size_t)o * s->OH + oh) * s->OW;
       if (!j->r) {
-        memcpy(j->y + at, src, sizeof(float) * (size_t)s->OW);
+        if (j->post.fn) /* the fused unary function, as the row moves */
+          dg_cpu_unary(j->post.fn, src, j->y + at, s->OW, j->post.a, j->post.b);
+        else
+          memcpy(j->y + at, src, sizeof(float) * (size_t)s->OW);
         continue;
       }
       const float *rr = j->r + at;
@@ -448,6 +454,8 @@ static void shift_out(const shift_job *j, int o0, int o1) {
         float v = src[ow] + rr[ow];
         yr[ow] = v < lo ? lo : (v > hi ? hi : v);
       }
+      if (j->post.fn)
+        dg_cpu_unary(j->post.fn, yr, yr, s->OW, j->post.a, j->post.b);
     }
 }
 
@@ -468,7 +476,8 @@ static void shift_out_task(void *arg, int i, int n) {
 static void shift_one(const conv_job *cj, dg_cpu_pool *pool, int img,
                       float *scratch) {
   const dg_cpu_conv_shape *s = cj->s;
-  shift_job j = {.s = s, .g = shift_of(s), .lo = cj->lo, .hi = cj->hi};
+  shift_job j = {
+      .s = s, .g = shift_of(s), .lo = cj->lo, .hi = cj->hi, .post = cj->post};
   size_t P = (size_t)s->OH * s->OW;
   j.x = cj->x + (size_t)img * s->C * s->H * s->W;
   j.y = cj->y + (size_t)img * s->O * P;
@@ -537,11 +546,15 @@ void dg_cpu_conv_f32(dg_cpu_pool *pool, const dg_cpu_conv_shape *s,
                      const float *x, const float *w,
                      dg_cpu_sgemm_packed *const *packs, const float *b,
                      const float *r, float *y, float lo, float hi,
-                     void *scratch, size_t scratch_bytes) {
+                     const dg_cpu_post *post, void *scratch,
+                     size_t scratch_bytes) {
   int threads = dg_cpu_pool_threads(pool);
   size_t task =
       dg_cpu_sgemm_task_floats(s->O / s->G, s->OH * s->OW, group_k(s));
-  conv_job j = {s, x, w, b, r, packs, y, lo, hi, scratch, task, threads, 0};
+  conv_job j = {s,  x,  w,   b,       r,    packs,   y,
+                lo, hi, {0}, scratch, task, threads, 0};
+  if (post)
+    j.post = *post;
   int by_images = dg_cpu_conv_by_images(s->N, threads);
   if (shift_takes(s) && scratch &&
       scratch_bytes >=

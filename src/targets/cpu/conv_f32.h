@@ -26,15 +26,17 @@ int dg_cpu_conv_by_images(int N, int threads);
  * threads (less scratch still works: the GEMM then takes the pool's). */
 size_t dg_cpu_conv_f32_scratch(const dg_cpu_conv_shape *s, int threads);
 
-/* y = clamp(conv(x, w) + b + r) for every image and group. w is
+/* y = post(clamp(conv(x, w) + b + r)) for every image and group. w is
  * [O][C/G][KH][KW] (packs: one dg_cpu_sgemm_pack_a of it per group, or
  * NULL); b is NULL or O entries; r (a fused residual add) NULL or shaped
- * as y. Images are spread over the threads when there are enough of
- * them, else each image's GEMM is. */
+ * as y; post (a fused unary function) NULL or fn 0 for none. Images are
+ * spread over the threads when there are enough of them, else each
+ * image's GEMM is. */
 void dg_cpu_conv_f32(dg_cpu_pool *pool, const dg_cpu_conv_shape *s,
                      const float *x, const float *w,
                      dg_cpu_sgemm_packed *const *packs, const float *b,
                      const float *r, float *y, float lo, float hi,
-                     void *scratch, size_t scratch_bytes);
+                     const dg_cpu_post *post, void *scratch,
+                     size_t scratch_bytes);
 
 #endif

@@ -92,6 +92,14 @@ void dg_cpu_unary(int fn, const float *x, float *y, int64_t n, float a,
  * size. */
 double dg_cpu_sum_f32(const float *x, int64_t n, int64_t stride);
 
+/* A unary function a kernel applies to its results last (fn, a dg_unary_fn
+ * with parameters a and b, as dg_cpu_unary takes them; fn 0: none): a
+ * unary node fused into a conv (runtime/fuse_unary.h). */
+typedef struct dg_cpu_post {
+  int fn;
+  float a, b;
+} dg_cpu_post;
+
 /* C[M,N] = act(A[M,K] * op(B) + bias), op(B) = B[K,N] (trans_b == 0) or
  * B[N,K]^T (trans_b != 0). bias is NULL, or has M entries (bias_per_row)
  * or N entries. The result is clamped to [clamp_lo, clamp_hi] (pass
@@ -125,6 +133,8 @@ typedef struct dg_cpu_sgemm_args {
    * must be readable for every j < N. A conv reads its taps in place so
    * (conv_f32.c's shifted planes). */
   const int64_t *b_rows;
+  /* Optional: applied to C last, after the clamp (post.fn 0: none). */
+  dg_cpu_post post;
   /* Optional caller-owned scratch (64-byte aligned), used instead of the
    * pool's when it holds at least what the call needs:
    * dg_cpu_sgemm_task_floats(M, N, K) per task, one task per pool thread

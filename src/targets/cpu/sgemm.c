@@ -447,6 +447,8 @@ static void finish(const plan *p, float *c, int m, int n) {
   if (p->clamp)
     v = v < g->clamp_lo ? g->clamp_lo : (v > g->clamp_hi ? g->clamp_hi : v);
   *c = v;
+  if (g->post.fn)
+    dg_cpu_unary(g->post.fn, c, c, 1, g->post.a, g->post.b);
 }
 
 /* Few rows with B stored [N, K]: one dot product per output. */
@@ -555,6 +557,13 @@ static void run_task(void *arg, int task, int ntasks) {
           t.ldr = (size_t)g->ldr;
           p->kern(&t);
         }
+        /* the fused unary function, on the row block's columns while
+         * they are in L2 (per tile, the calls cost more than the loop) */
+        if (last && g->post.fn)
+          for (int i = 0; i < mr; i++) {
+            float *row = g->C + (size_t)(r + i) * g->ldc + jc;
+            dg_cpu_unary(g->post.fn, row, row, nc, g->post.a, g->post.b);
+          }
       }
       pc += kc;
     } while (pc < g->K);

@@ -5,7 +5,7 @@
 #include "pack.h"
 #include "why.h"
 
-#include "ops/epilogue.h" /* dg_conv_residual */
+#include "ops/epilogue.h" /* dg_conv_residual, dg_conv_post_unary */
 #include "ops/ops.h"
 #include "ops/requant.h"
 
@@ -399,6 +399,9 @@ bool dg_npu_conv_lower(const dg_ir *ir, const dg_node *n, npu_conv *out,
   if (dg_conv_residual(n))
     return dg_npu_why(why, ws, "%s",
                       "conv2d with a fused residual add: not lowered");
+  if (dg_conv_post_unary(n))
+    return dg_npu_why(why, ws, "%s",
+                      "conv2d with a fused unary function: not lowered");
   if (!node_shape(ir, n, &c, why, ws))
     return false;
   if (c.C < 1 || c.H < 1 || c.W < 1 || c.O < 1 || c.OH < 1 || c.OW < 1)

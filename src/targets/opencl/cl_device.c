@@ -8,7 +8,7 @@
 #include "cl_internal.h"
 #include "core/env.h"
 
-#include "ops/epilogue.h" /* dg_conv_residual */
+#include "ops/epilogue.h" /* dg_conv_residual, dg_conv_post_unary */
 #include "ops/ops.h"
 
 #include <limits.h>
@@ -44,6 +44,11 @@ static int cl_supports(dg_device *dev, const dg_ir *ir, const dg_node *n,
     snprintf(why, why_size,
              "conv2d with a fused residual add: no OpenCL "
              "epilogue for it");
+    return 0;
+  }
+  if (dg_conv_post_unary(n)) {
+    snprintf(why, why_size,
+             "conv2d with a fused unary function: no OpenCL epilogue for it");
     return 0;
   }
   if (dg_matmul_bias(n)) {

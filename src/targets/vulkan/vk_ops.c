@@ -6,7 +6,7 @@
 
 #include "ops/view.h"
 
-#include "ops/epilogue.h" /* dg_conv_residual */
+#include "ops/epilogue.h" /* dg_conv_residual, dg_conv_post_unary */
 #include "ops/ops.h"
 #include "ops/requant.h"
 
@@ -113,6 +113,11 @@ int dg_vk_supports(dg_device *dev, const dg_ir *ir, const dg_node *n, char *why,
     snprintf(why, why_size,
              "conv2d with a fused residual add: no Vulkan "
              "epilogue for it");
+    return 0;
+  }
+  if (dg_conv_post_unary(n)) {
+    snprintf(why, why_size,
+             "conv2d with a fused unary function: no Vulkan epilogue for it");
     return 0;
   }
   if (dg_matmul_bias(n)) {
