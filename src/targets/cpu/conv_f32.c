@@ -484,7 +484,12 @@ static void shift_one(const conv_job *cj, dg_cpu_pool *pool, int img,
   j.r = cj->r ? cj->r + (size_t)img * s->O * P : NULL;
   j.xp = scratch;
   j.tmp = j.xp + (size_t)s->C * j.g.cstride;
-  int64_t *off = (int64_t *)(j.tmp + (size_t)s->O * j.g.n);
+  /* The offsets follow the floats, rounded up to their own alignment
+   * (shift_floats keeps 16 floats of slack; O * n and a task's share of
+   * the scratch may be odd). */
+  uintptr_t at = (uintptr_t)(j.tmp + (size_t)s->O * j.g.n);
+  int64_t *off = (int64_t *)((at + sizeof(int64_t) - 1) &
+                             ~(uintptr_t)(sizeof(int64_t) - 1));
   int K = s->C * s->KH * s->KW, k = 0;
   for (int c = 0; c < s->C; c++)
     for (int kh = 0; kh < s->KH; kh++)
