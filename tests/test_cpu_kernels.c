@@ -456,14 +456,14 @@ static void test_qgemm(dg_cpu_pool *pool, const char *tag) {
 /* A packing made at one SIMD level and used at another is ignored (the
  * call reads A / B): results stay right when tests force levels. */
 static void test_pack_level_mismatch(void) {
-  static const char *levels[] = {"avx512", "avx2", "portable"};
+  static const char *levels[] = {"amx", "avx512", "avx2", "portable"};
   int ok = 1;
-  for (int from = 0; from < 3; from++)
-    for (int to = 0; to < 3; to++) {
+  for (int from = 0; from < 4; from++)
+    for (int to = 0; to < 4; to++) {
       dg_cpu_simd_force(levels[from]);
-      int M = 5, N = 37, K = 24;
-      float A[5 * 24], B[37 * 24], C[5 * 37], C2[5 * 37];
-      int8_t qa[5 * 24], qb[37 * 24], qc[5 * 37], qc2[5 * 37];
+      int M = 20, N = 37, K = 24; /* M >= 16: AMX packs A */
+      float A[20 * 24], B[37 * 24], C[20 * 37], C2[20 * 37];
+      int8_t qa[20 * 24], qb[37 * 24], qc[20 * 37], qc2[20 * 37];
       for (int i = 0; i < M * K; i++)
         A[i] = rfloat(), qa[i] = (int8_t)rnd();
       for (int i = 0; i < N * K; i++)
@@ -863,8 +863,8 @@ int main(void) {
   dg_cpu_pool_destroy(NULL);
   report(1, "pool destroy NULL");
 
-  static const char *levels[] = {"portable", "avx2", "avx512", "neon"};
-  for (int l = 0; l < 4; l++) {
+  static const char *levels[] = {"portable", "avx2", "avx512", "amx", "neon"};
+  for (int l = 0; l < 5; l++) {
     dg_cpu_simd_force(levels[l]);
     if (strcmp(dg_cpu_simd_name(), levels[l])) {
       printf("skipped: simd=%s (not available on this CPU)\n", levels[l]);

@@ -14,7 +14,7 @@
  */
 #include "conv_f32.h"
 
-#include "depthwise.h" /* dg_cpu_out_cols */
+#include "conv_shift.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -334,55 +334,23 @@ static void conv_one(const conv_job *j, dg_cpu_pool *pool, int n, int g,
   dg_cpu_sgemm_packed_run(pool, &a, j->packs ? j->packs[g] : NULL, NULL);
 }
 
-/* ---- Shifted planes: the taps read in place ----
+/* ---- Shifted planes: the taps read in place (conv_shift.h) ----
  *
- * Packing B costs the GEMM one copy of every tap of every channel per
- * column block, which for a conv with few output channels (64@56) is a
- * third of the multiply's time. Instead the input is copied once, padded
- * and split into stride phases (as the depthwise kernel does, see
- * depthwise.c): in phase (ph, pw) of channel c, row r and column u hold
- * padded row sh * r + ph and column sw * u + pw. Output pixel (oh, ow),
- * taken at flat column f = oh * q + ow, then reads tap (kh, kw) of
- * channel c at element f + (kh dh / sh) q + kw dw / sw of its phase: B's
- * row k = (c, kh, kw) is one run at a fixed offset, which the GEMM's x86
- * kernels read in place (dg_cpu_sgemm_args.b_rows). The q - OW columns
- * that each flat row overhangs are computed and dropped when the result
- * is copied out, so the path is taken only where they cost under 1/14.
- * Any padded tap reads a zero, as the packers' zeros. */
-typedef struct shift_geom {
-  int64_t q, rows, plane, cstride, n; /* n = OH * q, the GEMM's columns */
-} shift_geom;
-
-static shift_geom shift_of(const dg_cpu_conv_shape *s) {
-  shift_geom g;
-  int64_t dc = (int64_t)(s->KW - 1) * s->dw / s->sw,
-          dr = (int64_t)(s->KH - 1) * s->dh / s->sh;
-  g.q = s->OW + dc;
-  /* the last column read, f = n - 1 at offset dr q + dc, stays inside */
-  g.rows = s->OH + dr + 1;
-  g.plane = g.rows * g.q;
-  g.cstride = (int64_t)s->sh * s->sw * g.plane;
-  g.n = (int64_t)s->OH * g.q;
-  return g;
-}
-
-/* Floats of one image's shifted copy, its GEMM result and its row
- * offsets (int64, two floats each). */
+ * For a conv with few output channels (64@56) packing B from the padded
+ * copy was a third of the multiply's time; the x86 kernels read the
+ * rows in place instead. */
 static size_t shift_floats(const dg_cpu_conv_shape *s) {
-  shift_geom g = shift_of(s);
+  dg_cpu_shift g = dg_cpu_shift_of(s);
   int64_t K = (int64_t)s->C * s->KH * s->KW;
+  /* the copy, the GEMM's result and the row offsets (int64, two floats
+   * each, aligned in the slack) */
   return (size_t)(s->C * g.cstride + s->O * g.n + 2 * K + 16);
 }
 
 static int shift_takes(const dg_cpu_conv_shape *s) {
 #ifdef DG_X86
-  if (dg_cpu_simd_level() < DG_CPU_SIMD_AVX2 || s->G != 1 ||
-      s->KH * s->KW < 2 || s->sh > 2 || s->sw > 2)
-    return 0;
-  shift_geom g = shift_of(s);
-  int64_t dc = g.q - s->OW;
-  return dc * 14 <= g.q && g.n < (1 << 30) &&
-         (int64_t)s->C * g.cstride < ((int64_t)1 << 40) &&
+  return dg_cpu_simd_level() >= DG_CPU_SIMD_AVX2 &&
+         dg_cpu_shift_suits(s, (size_t)1 << 28) &&
          shift_floats(s) <= ((size_t)1 << 28);
 #else
   (void)s;
@@ -392,7 +360,7 @@ static int shift_takes(const dg_cpu_conv_shape *s) {
 
 typedef struct shift_job {
   const dg_cpu_conv_shape *s;
-  shift_geom g;
+  dg_cpu_shift g;
   const float *x; /* one image */
   float *xp, *tmp, *y;
   const float *r;
@@ -402,34 +370,7 @@ typedef struct shift_job {
 
 /* Channels [c0, c1) of the image into their phases. */
 static void shift_fill(const shift_job *j, int c0, int c1) {
-  const dg_cpu_conv_shape *s = j->s;
-  const int64_t q = j->g.q;
-  for (int c = c0; c < c1; c++) {
-    const float *xc = j->x + (size_t)c * s->H * s->W;
-    float *pc = j->xp + (size_t)c * j->g.cstride;
-    for (int ph = 0; ph < s->sh; ph++)
-      for (int64_t r = 0; r < j->g.rows; r++) {
-        int64_t ih = r * s->sh + ph - s->pt;
-        for (int pw = 0; pw < s->sw; pw++) {
-          float *dst = pc + (size_t)((ph * s->sw + pw) * j->g.plane + r * q);
-          if (ih < 0 || ih >= s->H) {
-            memset(dst, 0, sizeof(float) * (size_t)q);
-            continue;
-          }
-          const float *src = xc + ih * s->W;
-          int64_t first = pw - s->pl, lo, hi;
-          dg_cpu_out_cols(q, s->W, s->sw, first, &lo, &hi);
-          memset(dst, 0, sizeof(float) * (size_t)lo);
-          if (s->sw == 1)
-            memcpy(dst + lo, src + first + lo,
-                   sizeof(float) * (size_t)(hi - lo));
-          else
-            for (int64_t u = lo; u < hi; u++)
-              dst[u] = src[2 * u + first];
-          memset(dst + hi, 0, sizeof(float) * (size_t)(q - hi));
-        }
-      }
-  }
+  dg_cpu_shift_fill(j->s, &j->g, j->x, j->xp, sizeof(float), 0, c0, c1);
 }
 
 /* Output channels [o0, o1): the flat rows less their overhang, with the
@@ -476,8 +417,11 @@ static void shift_out_task(void *arg, int i, int n) {
 static void shift_one(const conv_job *cj, dg_cpu_pool *pool, int img,
                       float *scratch) {
   const dg_cpu_conv_shape *s = cj->s;
-  shift_job j = {
-      .s = s, .g = shift_of(s), .lo = cj->lo, .hi = cj->hi, .post = cj->post};
+  shift_job j = {.s = s,
+                 .g = dg_cpu_shift_of(s),
+                 .lo = cj->lo,
+                 .hi = cj->hi,
+                 .post = cj->post};
   size_t P = (size_t)s->OH * s->OW;
   j.x = cj->x + (size_t)img * s->C * s->H * s->W;
   j.y = cj->y + (size_t)img * s->O * P;
@@ -490,15 +434,8 @@ static void shift_one(const conv_job *cj, dg_cpu_pool *pool, int img,
   uintptr_t at = (uintptr_t)(j.tmp + (size_t)s->O * j.g.n);
   int64_t *off = (int64_t *)((at + sizeof(int64_t) - 1) &
                              ~(uintptr_t)(sizeof(int64_t) - 1));
-  int K = s->C * s->KH * s->KW, k = 0;
-  for (int c = 0; c < s->C; c++)
-    for (int kh = 0; kh < s->KH; kh++)
-      for (int kw = 0; kw < s->KW; kw++) {
-        int rh = kh * s->dh, rw = kw * s->dw;
-        int ph = (rh % s->sh) * s->sw + rw % s->sw;
-        off[k++] = c * j.g.cstride + ph * j.g.plane + (rh / s->sh) * j.g.q +
-                   rw / s->sw;
-      }
+  int K = s->C * s->KH * s->KW;
+  dg_cpu_shift_offsets(s, &j.g, off);
   int threads = dg_cpu_pool_threads(pool);
   dg_cpu_pool_run(pool, shift_fill_task, &j, threads < s->C ? threads : s->C);
   dg_cpu_sgemm_args a = {.M = s->O,

@@ -49,9 +49,9 @@ int dg_cpu_pool_tasks(const dg_cpu_pool *pool, int64_t work, int64_t min_work,
 void *dg_cpu_pool_scratch_get(dg_cpu_pool *pool, size_t bytes);
 void dg_cpu_pool_scratch_put(dg_cpu_pool *pool, void *scratch);
 
-/* Which SIMD level the kernels picked at run time ("avx512", "avx2",
- * "neon", "portable"). DG_CPU_SIMD=portable|avx2|avx512 lowers it for
- * testing. */
+/* Which SIMD level the kernels picked at run time ("amx", "avx512",
+ * "avx2", "neon", "portable"). DG_CPU_SIMD=portable|avx2|avx512|amx
+ * lowers it for testing. */
 const char *dg_cpu_simd_name(void);
 /* Internal: the level as a number (higher is wider on x86), and a way for
  * tests to pick a level after the first query has cached one. force(NULL)
@@ -62,6 +62,7 @@ enum {
   DG_CPU_SIMD_AVX2 = 2,
   DG_CPU_SIMD_AVX512 = 3,      /* F+BW+VL+DQ+FMA */
   DG_CPU_SIMD_AVX512_VNNI = 4, /* the above plus VNNI; named "avx512" */
+  DG_CPU_SIMD_AMX = 5, /* the above plus AMX-INT8, granted by the kernel */
 };
 int dg_cpu_simd_level(void);
 void dg_cpu_simd_force(const char *name);

@@ -262,10 +262,10 @@ static dg_status cpu_enumerate_devices(const dg_context_options *opts,
     return DG_ERROR_OUT_OF_MEMORY;
   }
   const char *simd = dg_cpu_simd_name();
-  double per_core = !strcmp(simd, "avx512") ? 150.0
-                    : !strcmp(simd, "avx2") ? 80.0
-                    : !strcmp(simd, "neon") ? 30.0
-                                            : 8.0;
+  double per_core = !strcmp(simd, "avx512") || !strcmp(simd, "amx") ? 150.0
+                    : !strcmp(simd, "avx2")                         ? 80.0
+                    : !strcmp(simd, "neon")                         ? 30.0
+                                                                    : 8.0;
   cd->gflops = per_core * threads;
   dg_device *d = dg_device_list_add(out, &cpu_vtbl);
   if (!d) {

@@ -18,6 +18,12 @@
  * aarch64 dot-product path (sdot, s8 x s8): the same corrections with A
  * and B both made signed (b = b_s + 128 where B is unsigned: beta = -128).
  *
+ * AMX path (level DG_CPU_SIMD_AMX, 16 rows or more): VNNI's signedness,
+ * flips, sums and epilogue with tile multiplies (tdpbsud) on 32 x 32
+ * blocks; A packed per block of 32 rows as the tiles load it, K padded
+ * to 64 with zeros; B in VNNI's panels. Fewer rows (fully connected at small
+ * batches) run on VNNI.
+ *
  * AVX2 and portable paths: the zero points are subtracted while packing
  * into int16, and pairs of k are multiplied with vpmaddwd (no saturation:
  * |a - za|, |b - zb| <= 383), so no corrections are needed.
@@ -81,12 +87,14 @@ void dg_cpu_quad_pack_rows(const uint8_t *src, size_t ld, int rows, int K,
   }
 }
 
-enum { PATH_PORTABLE, PATH_AVX2, PATH_VNNI, PATH_DOT };
+enum { PATH_PORTABLE, PATH_AVX2, PATH_VNNI, PATH_DOT, PATH_AMX };
 
 /* A prepacked operand (see dg_cpu_qgemm_pack_a / _b). A: ceil(M / mr)
  * balanced row blocks; the block of rows [r, r + mr) is at element
  * r * ng of data in the layout pack_a writes (VNNI: int32 quads
- * [ng][mr]; int16 paths: pairs [ng][mr][2] with za subtracted). B: panels
+ * [ng][mr]; AMX: block b at b * AMX_MR * ng quads, in tiles
+ * [ng / 16][2][16 rows][16 quads], rows past the block's zero;
+ * int16 paths: pairs [ng][mr][2] with za subtracted). B: panels
  * of nr columns, panel q at q * panel bytes, as pack_b writes them.
  * sums: VNNI only, the flipped row (A) or column (B) sums. */
 struct dg_cpu_qgemm_packed {
@@ -111,7 +119,7 @@ typedef struct qplan {
 
 /* The paths on byte quads with zero-point corrections (see top). */
 static inline int quads(const qplan *p) {
-  return p->path == PATH_VNNI || p->path == PATH_DOT;
+  return p->path == PATH_VNNI || p->path == PATH_DOT || p->path == PATH_AMX;
 }
 
 /* The flipped sum of K bytes: A's rows are summed as s8; B's columns as
@@ -119,7 +127,7 @@ static inline int quads(const qplan *p) {
 static int32_t quad_sum(const qplan *p, const uint8_t *bytes, int K,
                         uint8_t flip, int is_a) {
 #ifdef DG_X86
-  if (p->path == PATH_VNNI)
+  if (p->path == PATH_VNNI || p->path == PATH_AMX)
     return dg_cpu_vnni_row_sum(bytes, K, flip, is_a);
 #endif
 #if defined(__aarch64__)
@@ -154,8 +162,7 @@ static inline int32_t bias_of(const dg_cpu_qgemm_args *g, int c) {
 
 /* Bytes of one packed B panel (nr columns, all of K). */
 static size_t panel_bytes(const qplan *p) {
-  return (size_t)p->ng * p->kg * p->nr *
-         (quads(p) ? 1 : sizeof(int16_t));
+  return (size_t)p->ng * p->kg * p->nr * (quads(p) ? 1 : sizeof(int16_t));
 }
 
 /* The epilogue's terms for row m of A; sum is its flipped row sum (VNNI
@@ -205,8 +212,19 @@ static void pack_a_rows(const qplan *p, void *dst, int r, int mr,
     if (quads(p)) {
       /* a_s = a - alpha as s8 is a top-bit flip when alpha is 128. */
       const uint8_t *row = (const uint8_t *)g->A + (size_t)m * g->lda;
-      dg_cpu_quad_pack_rows(row, 0, 1, K, p->ng, (uint8_t)p->alpha,
-                            (int32_t *)dst + i, mr);
+      if (p->path == PATH_AMX) /* a tile row: 16 groups of row i */
+        for (int kb = 0; kb < p->ng / AMX_KG; kb++) {
+          int k0 = 4 * AMX_KG * kb, kn = K - k0 < 0 ? 0 : K - k0;
+          dg_cpu_quad_pack_rows(
+              row + (kn ? k0 : 0), 0, 1, kn < 4 * AMX_KG ? kn : 4 * AMX_KG,
+              AMX_KG, (uint8_t)p->alpha,
+              (int32_t *)dst + ((size_t)kb * 2 + i / 16) * 16 * AMX_KG +
+                  (size_t)(i % 16) * AMX_KG,
+              1);
+        }
+      else
+        dg_cpu_quad_pack_rows(row, 0, 1, K, p->ng, (uint8_t)p->alpha,
+                              (int32_t *)dst + i, mr);
       sums[i] = quad_sum(p, row, K, (uint8_t)p->alpha, 1);
     } else {
       int16_t *d = dst;
@@ -234,15 +252,18 @@ static void pack_b_cols(const qplan *p, uint8_t *dst, int jc, int nc,
       if (!g->trans_b) {
         const uint8_t *src = (const uint8_t *)g->B + jc + j0;
 #ifdef DG_X86
-        if (p->path == PATH_VNNI)
+        if (p->path == PATH_VNNI || p->path == PATH_AMX)
           for (int h = 0; h < NR; h += 16)
             dg_cpu_vnni_pack_b16(src + h, (size_t)g->ldb, K, w - h, flip,
                                  dst + 4 * h, cs + h);
+        int kq = (K + 3) / 4; /* AMX: the groups past K, zero */
+        if (p->ng > kq)
+          memset(dst + (size_t)kq * 4 * NR, 0, (size_t)(p->ng - kq) * 4 * NR);
 #endif
 #if defined(__aarch64__)
         if (p->path == PATH_DOT)
-          dg_cpu_dot_pack_b12(src, (size_t)g->ldb, K, w, g->N - (jc + j0),
-                              flip, dst, cs);
+          dg_cpu_dot_pack_b12(src, (size_t)g->ldb, K, w, g->N - (jc + j0), flip,
+                              dst, cs);
 #endif
       } else {
         /* B is [N, K]: each column is a contiguous row of bytes. */
@@ -288,6 +309,10 @@ static void run_task(void *arg, int task, int ntasks) {
   size_t col_bytes = (size_t)p->ng * 4; /* packed bytes per row / col */
   int crow = g->chan_per_row && g->per_channel;
   int ccol = !g->chan_per_row && g->per_channel;
+#ifdef DG_X86
+  if (p->path == PATH_AMX)
+    dg_cpu_amx_begin();
+#endif
   for (int jc = n0; jc < n1; jc += p->nc) {
     int nc = n1 - jc < p->nc ? n1 - jc : p->nc;
     const uint8_t *bsrc = bblk;
@@ -313,7 +338,9 @@ static void run_task(void *arg, int task, int ntasks) {
       const void *a = apan;
       const uint8_t *arow = NULL;
       if (pa) {
-        a = (const uint8_t *)pa->data + (size_t)r * col_bytes;
+        a = (const uint8_t *)pa->data +
+            (p->path == PATH_AMX ? (size_t)(b0 + rb) * AMX_MR : (size_t)r) *
+                col_bytes;
         for (int i = 0; i < mr; i++)
           rsum[i] = pa->sums ? pa->sums[r + i] : 0;
       } else if (p->a_direct) {
@@ -364,6 +391,10 @@ static void run_task(void *arg, int task, int ntasks) {
       }
     }
   }
+#ifdef DG_X86
+  if (p->path == PATH_AMX)
+    dg_cpu_amx_end();
+#endif
 }
 
 /* Exact and allocation-free; used when no scratch can be had or a zero
@@ -399,8 +430,9 @@ static int zero_points_small(const dg_cpu_qgemm_args *g) {
   return 1;
 }
 
-/* The kernel for the current SIMD level and these signednesses. */
-static void pick_path(qplan *p, int a_signed, int b_signed) {
+/* The kernel for the current SIMD level, these signednesses and M rows
+ * (-1: not known, as when B is packed ahead); sets the groups of K. */
+static void pick_path(qplan *p, int a_signed, int b_signed, int rows, int K) {
   p->path = PATH_PORTABLE;
   p->kern = qkern_portable;
   p->mr = P_MR;
@@ -409,9 +441,10 @@ static void pick_path(qplan *p, int a_signed, int b_signed) {
   int level = dg_cpu_simd_level();
 #ifdef DG_X86
   if (level >= DG_CPU_SIMD_AVX512_VNNI) {
-    p->path = PATH_VNNI;
-    p->kern = dg_cpu_qkern_vnni;
-    p->mr = V_MR;
+    int amx = level >= DG_CPU_SIMD_AMX && rows >= 16;
+    p->path = amx ? PATH_AMX : PATH_VNNI;
+    p->kern = amx ? dg_cpu_qkern_amx : dg_cpu_qkern_vnni;
+    p->mr = amx ? AMX_MR : V_MR;
     p->nr = V_NR;
     p->kg = 4;
     p->alpha = a_signed ? 0 : 128;
@@ -433,18 +466,22 @@ static void pick_path(qplan *p, int a_signed, int b_signed) {
     p->beta = b_signed ? 0 : -128;
   }
 #else
-  (void)level, (void)a_signed, (void)b_signed;
+  (void)level, (void)a_signed, (void)b_signed, (void)rows;
+#endif
+  K = K > 0 ? K : 0;
+  p->ng = (K + p->kg - 1) / p->kg;
+#ifdef DG_X86
+  if (p->path == PATH_AMX)
+    p->ng = (p->ng + AMX_KG - 1) / AMX_KG * AMX_KG;
 #endif
 }
 
 const char *dg_cpu_qgemm_kernel_name(void) {
   qplan p = {0};
-  pick_path(&p, 1, 1);
+  pick_path(&p, 1, 1, 64, 64);
   static const char *const names[] = {
-      [PATH_PORTABLE] = "portable",
-      [PATH_AVX2] = "avx2",
-      [PATH_VNNI] = "vnni",
-      [PATH_DOT] = "neon-dot",
+      [PATH_PORTABLE] = "portable", [PATH_AVX2] = "avx2", [PATH_VNNI] = "vnni",
+      [PATH_DOT] = "neon-dot",      [PATH_AMX] = "amx",
   };
   return names[p.path];
 }
@@ -482,19 +519,24 @@ dg_cpu_qgemm_packed *dg_cpu_qgemm_pack_a(int M, int K, const void *A, int lda,
                          .za = za,
                          .a_zero_per_row = a_zero_per_row};
   qplan p = {.g = &g};
-  pick_path(&p, a_signed, 0);
+  pick_path(&p, a_signed, 0, M, K);
   /* Zero points outside the int16 paths' range are packed anyway: such
    * calls run the exact scalar loop, which ignores the packing. */
-  p.ng = (K + p.kg - 1) / p.kg;
   size_t col_bytes = (size_t)p.ng * 4;
-  dg_cpu_qgemm_packed *pk = qpacked_new(&p, 0, M, K, (size_t)M * col_bytes);
+  int nblk = (M + p.mr - 1) / p.mr, amx = p.path == PATH_AMX;
+  size_t bytes = (amx ? (size_t)nblk * AMX_MR : (size_t)M) * col_bytes;
+  dg_cpu_qgemm_packed *pk = qpacked_new(&p, 0, M, K, bytes);
   if (!pk)
     return NULL;
-  pk->nblk = (M + p.mr - 1) / p.mr;
-  for (int b = 0; b < pk->nblk; b++) {
-    int r = gemm_blk_row(M, pk->nblk, b), re = gemm_blk_row(M, pk->nblk, b + 1);
-    pack_a_rows(&p, (uint8_t *)pk->data + (size_t)r * col_bytes, r, re - r,
-                pk->sums + r);
+  if (amx) /* the rows a block lacks are loaded too */
+    memset(pk->data, 0, bytes);
+  pk->nblk = nblk;
+  for (int b = 0; b < nblk; b++) {
+    int r = gemm_blk_row(M, nblk, b), re = gemm_blk_row(M, nblk, b + 1);
+    pack_a_rows(&p,
+                (uint8_t *)pk->data +
+                    (amx ? (size_t)b * AMX_MR : (size_t)r) * col_bytes,
+                r, re - r, pk->sums + r);
   }
   pk->is_signed = a_signed;
   return pk;
@@ -515,8 +557,7 @@ dg_cpu_qgemm_packed *dg_cpu_qgemm_pack_b(int N, int K, const void *B, int ldb,
                          .zb = zb,
                          .b_zero_per_col = b_zero_per_col};
   qplan p = {.g = &g};
-  pick_path(&p, 0, b_signed);
-  p.ng = (K + p.kg - 1) / p.kg;
+  pick_path(&p, 0, b_signed, -1, K);
   size_t panels = ((size_t)N + p.nr - 1) / p.nr;
   dg_cpu_qgemm_packed *pk = qpacked_new(&p, 1, N, K, panels * panel_bytes(&p));
   if (!pk)
@@ -552,13 +593,12 @@ void dg_cpu_qgemm_packed_run(dg_cpu_pool *pool, const dg_cpu_qgemm_args *g,
   if (g->M <= 0 || g->N <= 0)
     return;
   qplan p = {.g = g};
-  pick_path(&p, g->a_signed, g->b_signed);
+  pick_path(&p, g->a_signed, g->b_signed, g->M, g->K);
   if (!quads(&p) && !zero_points_small(g)) {
     run_naive(g);
     return;
   }
   int K = g->K > 0 ? g->K : 0;
-  p.ng = (K + p.kg - 1) / p.kg;
   if (fits(pa, &p, 0, g->M, g->a_signed))
     p.pa = pa;
   if (fits(pb, &p, 1, g->N, g->b_signed))

@@ -40,7 +40,7 @@ typedef struct qtile {
 
 typedef void (*qkernel_fn)(const qtile *t);
 
-#define V_ROWS_MAX 14 /* the largest MR of any kernel */
+#define V_ROWS_MAX 32 /* the largest MR of any kernel (AMX's) */
 
 /* Row i of src (K bytes, contiguous in k) becomes dst[g * stride + i] for
  * each group g of 4 k, flipped, zero-padded after K (qgemm.c). */
@@ -76,6 +76,14 @@ void dg_cpu_vnni_pack_b16(const uint8_t *src, size_t ldb, int K, int w,
                           uint8_t flip, uint8_t *dst, int32_t *colsum);
 void dg_cpu_qkern_vnni_direct(const qtile *t);
 void dg_cpu_qkern_avx2(const qtile *t);
+/* AMX-INT8 (level DG_CPU_SIMD_AMX): up to AMX_MR x V_NR, the groups a
+ * multiple of AMX_KG; begin loads the tile configuration on the calling
+ * thread and end releases it, around a task's kernel calls. */
+#define AMX_MR 32
+#define AMX_KG 16
+void dg_cpu_qkern_amx(const qtile *t);
+void dg_cpu_amx_begin(void);
+void dg_cpu_amx_end(void);
 int32_t dg_cpu_vnni_row_sum(const uint8_t *p, int K, uint8_t flip,
                             int as_signed);
 #endif

@@ -307,6 +307,79 @@ T512 void dg_cpu_qkern_vnni(const qtile *t) {
   }
 }
 
+/* ---- AMX-INT8 kernel: up to 32 x 32 from four 16 x 16 int32 tiles ----
+ *
+ * tdpbsud multiplies s8 A by u8 B, the VNNI kernel's signedness, so the
+ * flips, sums and epilogue are VNNI's. A is packed as the tiles load it,
+ * [ng / 16][2][16 rows][64 bytes] (each tile 1 KiB in one piece, so the
+ * stream of A is sequential), B is the VNNI panel [ng][32][4] (a tile row
+ * is one group of 16 columns, 128 bytes apart); ng is a multiple of 16,
+ * the groups past K zero in A. Rows past mr and
+ * columns past nr are computed from whatever follows (the packings keep
+ * it readable) and never stored. Tiles: 0-3 sums, 4-5 A, 6-7 B. */
+
+#define TAMX                                                                   \
+  __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw,avx512vl,"         \
+                        "avx512dq,avx512vnni")))
+
+typedef struct amx_config {
+  uint8_t palette, start_row, reserved[14];
+  uint16_t colsb[16];
+  uint8_t rows[16];
+} amx_config;
+
+/* GCC's tile intrinsics are asm statements that name no memory (or, for
+ * ldtilecfg, 8 bytes of its 64): the barriers keep the configuration and
+ * the packed operands written before them and the sums read after. */
+#define AMX_BARRIER() __asm__ volatile("" ::: "memory")
+
+TAMX void dg_cpu_amx_begin(void) {
+  amx_config c;
+  memset(&c, 0, sizeof c);
+  c.palette = 1;
+  for (int i = 0; i < 8; i++) {
+    c.colsb[i] = 64;
+    c.rows[i] = 16;
+  }
+  AMX_BARRIER();
+  _tile_loadconfig(&c);
+}
+
+TAMX void dg_cpu_amx_end(void) { _tile_release(); }
+
+TAMX void dg_cpu_qkern_amx(const qtile *t) {
+  const uint8_t *a = t->a, *b = t->b;
+  int kb = t->ng / 16, two_m = t->mr > 16, two_n = t->nr > 16;
+  AMX_BARRIER();
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  for (int k = 0; k < kb; k++) {
+    const uint8_t *ak = a + (size_t)k * 2048, *bk = b + (size_t)k * 2048;
+    _tile_loadd(4, ak, 64);
+    _tile_loadd(6, bk, 4 * V_NR);
+    _tile_dpbsud(0, 4, 6);
+    if (two_n) {
+      _tile_loadd(7, bk + 64, 4 * V_NR);
+      _tile_dpbsud(1, 4, 7);
+    }
+    if (two_m) {
+      _tile_loadd(5, ak + 1024, 64);
+      _tile_dpbsud(2, 5, 6);
+      if (two_n)
+        _tile_dpbsud(3, 5, 7);
+    }
+  }
+  _Alignas(64) int32_t sums[32][32];
+  _tile_stored(0, sums[0], 128);
+  _tile_stored(1, sums[0] + 16, 128);
+  _tile_stored(2, sums[16], 128);
+  _tile_stored(3, sums[16] + 16, 128);
+  AMX_BARRIER();
+  epi_rows_512(t, t->mr, two_n ? 2 : 1, sums);
+}
+
 /* Packs B[k, jc + 0..w) (row-major, w <= 16) for VNNI: 16 columns x 4 k
  * per 64-byte row of the panel, flipped to u8; adds column sums. */
 T512 void dg_cpu_vnni_pack_b16(const uint8_t *src, size_t ldb, int K, int w,

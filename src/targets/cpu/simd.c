@@ -5,11 +5,17 @@
  * path the CPU would fault on.
  */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* syscall(), for the AMX grant */
 #include "core/env.h"
 #include "cpu_kernels.h"
 
 #if defined(__aarch64__) && defined(__linux__)
 #include <sys/auxv.h>
+#endif
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__linux__)
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #endif
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -19,6 +25,31 @@
  * first queries is harmless because both compute the same value. */
 static _Atomic int simd_level = -1;
 
+/* AMX-INT8 (the int8 GEMM's tile kernel, qgemm_x86.c): the CPU has it
+ * (CPUID 7.0 EDX bits 24 and 25), the OS saves tile state (XCR0 bits 17
+ * and 18), and Linux grants this process the tile data
+ * (ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA, since 5.16; a sandbox
+ * that refuses the call leaves the VNNI kernels). Asked once: the grant
+ * is the process's, for every thread. */
+static int amx_usable(void) {
+#if defined(__x86_64__) && defined(__linux__)
+  unsigned a, b, c, d;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(d & (1u << 24)) ||
+      !(d & (1u << 25)))
+    return 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27))) /* OSXSAVE */
+    return 0;
+  unsigned lo, hi;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  if ((lo & (3u << 17)) != (3u << 17))
+    return 0;
+  const long arch_req_xcomp_perm = 0x1023, xfeature_xtiledata = 18;
+  return syscall(SYS_arch_prctl, arch_req_xcomp_perm, xfeature_xtiledata) == 0;
+#else
+  return 0;
+#endif
+}
+
 static int detect(void) {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();
@@ -27,7 +58,7 @@ static int detect(void) {
       __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("fma")) {
     /* VNNI is only used by qgemm; without it qgemm uses the int16 path. */
     if (__builtin_cpu_supports("avx512vnni"))
-      return DG_CPU_SIMD_AVX512_VNNI;
+      return amx_usable() ? DG_CPU_SIMD_AMX : DG_CPU_SIMD_AVX512_VNNI;
     return DG_CPU_SIMD_AVX512;
   }
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
@@ -51,6 +82,8 @@ static int lower_to(int level, const char *name) {
     want = DG_CPU_SIMD_AVX2;
   else if (!strcmp(name, "avx512"))
     want = DG_CPU_SIMD_AVX512_VNNI; /* clipped to what exists below */
+  else if (!strcmp(name, "amx"))
+    want = DG_CPU_SIMD_AMX;
   else if (!strcmp(name, "neon"))
     want = DG_CPU_SIMD_NEON;
   /* NEON and the x86 levels are not comparable: only "portable" lowers
@@ -92,6 +125,8 @@ int dg_cpu_neon_has_dot(void) {
 
 const char *dg_cpu_simd_name(void) {
   switch (dg_cpu_simd_level()) {
+  case DG_CPU_SIMD_AMX:
+    return "amx";
   case DG_CPU_SIMD_AVX512_VNNI:
   case DG_CPU_SIMD_AVX512:
     return "avx512";
