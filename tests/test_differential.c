@@ -23,9 +23,20 @@ static dg_tensor make_conv(dg_graph *g, dg_tensor *in, void *arg) {
   return dg_graph_conv2d(g, "conv", in[0], in[1], b, &a->p);
 }
 
+/* After the random cases, fixed ones for the CPU's shifted planes (f32:
+ * overhang under 1/14; int8: under 1/3, a strided 1x1 too) with 16 or
+ * more output channels (the int8 GEMM's AMX tiles): C, O, H, W, kernel,
+ * stride, dilation, pad, N. */
+static const int conv_fixed[][9] = {
+    {8, 24, 20, 30, 3, 1, 1, 1, 1},  {5, 20, 31, 33, 3, 2, 1, 1, 2},
+    {3, 17, 40, 44, 5, 1, 2, 4, 1},  {3, 16, 32, 32, 7, 2, 1, 3, 1},
+    {16, 33, 14, 28, 3, 1, 1, 0, 1}, {16, 32, 14, 14, 1, 2, 1, 0, 1},
+    {32, 32, 7, 7, 3, 1, 1, 1, 2}};
+#define CONV_FIXED (int)(sizeof conv_fixed / sizeof conv_fixed[0])
+
 static void conv_cases(dg_dtype xt, bool q) {
   op_stats st = {0};
-  for (int c = 0; c < CASES; c++) {
+  for (int c = 0; c < CASES + CONV_FIXED; c++) {
     conv_arg a = {.q = q, .bias = t_range(0, 1)};
     int64_t N = t_range(1, 2), G = t_range(0, 3) == 0 ? t_range(2, 3) : 1;
     int64_t CG = t_range(1, 5), OG = t_range(1, 5);
@@ -46,6 +57,19 @@ static void conv_cases(dg_dtype xt, bool q) {
     a.p.activation = (dg_activation)t_range(0, 2);
     int64_t H = (KH - 1) * a.p.dilation[0] + t_range(1, 10);
     int64_t W = (KW - 1) * a.p.dilation[1] + t_range(1, 10);
+    if (c >= CASES) {
+      const int *f = conv_fixed[c - CASES];
+      G = 1, CG = f[0], OG = f[1], H = f[2], W = f[3], KH = KW = f[4];
+      N = f[8];
+      a.p.groups = 1;
+      a.p.padding = DG_PADDING_EXPLICIT;
+      for (int i = 0; i < 2; i++) {
+        a.p.stride[i] = f[5];
+        a.p.dilation[i] = f[6];
+      }
+      for (int i = 0; i < 4; i++)
+        a.p.pads[i] = f[7];
+    }
     int64_t xd[4] = {N, G * CG, H, W}, wd[4] = {G * OG, CG, KH, KW},
             bd[1] = {G * OG};
     dg_dtype wt = q ? (t_range(0, 1) ? DG_DTYPE_I8 : DG_DTYPE_U8) : xt;
@@ -61,8 +85,8 @@ static void conv_cases(dg_dtype xt, bool q) {
     if (q) {
       a.y_dtype = t_range(0, 1) ? DG_DTYPE_I8 : DG_DTYPE_U8;
       a.yq.scale = t_uniform(0.02f, 0.3f);
-      a.yq.zero_point = a.y_dtype == DG_DTYPE_I8 ? t_range(-10, 10)
-                                                 : t_range(100, 140);
+      a.yq.zero_point =
+          a.y_dtype == DG_DTYPE_I8 ? t_range(-10, 10) : t_range(100, 140);
     }
     char label[96];
     snprintf(label, sizeof label, "%sconv2d %s case %d", q ? "q" : "",
@@ -146,15 +170,15 @@ static dg_tensor make_mm(dg_graph *g, dg_tensor *in, void *arg) {
 static void q_out(gemm_arg *a) {
   a->y_dtype = t_range(0, 1) ? DG_DTYPE_I8 : DG_DTYPE_U8;
   a->yq.scale = t_uniform(0.05f, 0.5f);
-  a->yq.zero_point = a->y_dtype == DG_DTYPE_I8 ? t_range(-10, 10)
-                                               : t_range(100, 140);
+  a->yq.zero_point =
+      a->y_dtype == DG_DTYPE_I8 ? t_range(-10, 10) : t_range(100, 140);
 }
 
 static void fc_cases(dg_dtype xt, bool q) {
   op_stats st = {0};
   for (int c = 0; c < CASES; c++) {
-    gemm_arg a = {.q = q, .bias = t_range(0, 1),
-                  .act = (dg_activation)t_range(0, 2)};
+    gemm_arg a = {
+        .q = q, .bias = t_range(0, 1), .act = (dg_activation)t_range(0, 2)};
     int64_t N = t_range(1, 5), K = t_range(1, 70), O = t_range(1, 40);
     int64_t xd[2] = {N, K}, wd[2] = {O, K}, bd[1] = {O};
     dg_dtype wt = q ? (t_range(0, 1) ? DG_DTYPE_I8 : DG_DTYPE_U8) : xt;
@@ -174,9 +198,8 @@ static void fc_cases(dg_dtype xt, bool q) {
     run_case(&st, label, 3, d, make_fc, &a);
   }
   char name[64];
-  snprintf(name, sizeof name, "%s %s", q ? "qfully_connected"
-                                         : "fully_connected",
-           dg_dtype_name(xt));
+  snprintf(name, sizeof name, "%s %s",
+           q ? "qfully_connected" : "fully_connected", dg_dtype_name(xt));
   report(name, &st);
 }
 
@@ -237,19 +260,27 @@ typedef struct misc_arg {
 static dg_tensor make_misc(dg_graph *g, dg_tensor *in, void *arg) {
   misc_arg *a = arg;
   switch (a->op) {
-  case DG_OP_SOFTMAX: return dg_graph_softmax(g, "op", in[0], a->axis);
-  case DG_OP_RELU: return dg_graph_relu(g, "op", in[0]);
+  case DG_OP_SOFTMAX:
+    return dg_graph_softmax(g, "op", in[0], a->axis);
+  case DG_OP_RELU:
+    return dg_graph_relu(g, "op", in[0]);
   case DG_OP_SIGMOID:
     return dg_graph_sigmoid(g, "op", in[0]);
-  case DG_OP_CLIP: return dg_graph_clip(g, "op", in[0], a->lo, a->hi);
-  case DG_OP_ADD: return dg_graph_add(g, "op", in[0], in[1]);
+  case DG_OP_CLIP:
+    return dg_graph_clip(g, "op", in[0], a->lo, a->hi);
+  case DG_OP_ADD:
+    return dg_graph_add(g, "op", in[0], in[1]);
   case DG_OP_RESHAPE:
     return a->rank ? dg_graph_reshape(g, "op", in[0], a->rank, a->dims)
                    : dg_graph_flatten(g, "op", in[0], a->axis);
-  case DG_OP_CONCAT: return dg_graph_concat(g, "op", in, 3, a->axis);
-  case DG_OP_QUANTIZE: return dg_graph_quantize(g, "op", in[0], a->qt, &a->q);
-  case DG_OP_DEQUANTIZE: return dg_graph_dequantize(g, "op", in[0]);
-  default: return DG_TENSOR_NONE;
+  case DG_OP_CONCAT:
+    return dg_graph_concat(g, "op", in, 3, a->axis);
+  case DG_OP_QUANTIZE:
+    return dg_graph_quantize(g, "op", in[0], a->qt, &a->q);
+  case DG_OP_DEQUANTIZE:
+    return dg_graph_dequantize(g, "op", in[0]);
+  default:
+    return DG_TENSOR_NONE;
   }
 }
 

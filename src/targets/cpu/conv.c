@@ -2,6 +2,7 @@
  * GEMM, or the GEMM directly for 1x1; a direct depthwise kernel in f32
  * and int8; int8 through the quantised GEMM. */
 #include "conv_f32.h"
+#include "conv_shift.h"
 #include "cpu_ops.h"
 #include "depthwise.h"
 
@@ -259,10 +260,10 @@ typedef struct q8_job {
   int ntasks;
 } q8_job;
 
-/* One image and group through the quantised GEMM; col is its im2col
- * matrix (unused for pointwise convolutions, which read x in place). */
-static void q8_gemm(const q8_job *j, dg_cpu_pool *pool, int64_t n, int64_t g,
-                    const uint8_t *col) {
+/* The quantised GEMM of one image and group; col is its im2col matrix
+ * (unused for pointwise convolutions, which read x in place). */
+static dg_cpu_qgemm_args q8_args(const q8_job *j, int64_t n, int64_t g,
+                                 const uint8_t *col) {
   dg_cpu_node *cn = j->cn;
   const conv_dims *d = j->d;
   const dg_tensor_desc *xd = in_desc(cn, 0), *wd = in_desc(cn, 1),
@@ -291,7 +292,97 @@ static void q8_gemm(const q8_job *j, dg_cpu_pool *pool, int64_t n, int64_t g,
                          .mult = cn->mult + g * d->OG,
                          .clamp_lo = cn->clamp_lo,
                          .clamp_hi = cn->clamp_hi};
+  return a;
+}
+
+static void q8_gemm(const q8_job *j, dg_cpu_pool *pool, int64_t n, int64_t g,
+                    const uint8_t *col) {
+  dg_cpu_qgemm_args a = q8_args(j, n, g, col);
+  dg_cpu_node *cn = j->cn;
   dg_cpu_qgemm_packed_run(pool, &a, cn->qpack ? cn->qpack[g] : NULL, NULL);
+}
+
+/* ---- int8 by shifted planes (conv_shift.h): no im2col matrix ----
+ *
+ * The im2col copy and the packing of it were half of an int8 ResNet's
+ * time once the multiply ran on AMX; the packer reads the taps from the
+ * padded copy instead (filled with the input's zero point, as im2col's
+ * padding). One image's scratch: the copy, the GEMM's result at pitch q,
+ * then the row offsets. x86's VNNI and AMX packers only. */
+typedef struct q8_shift_job {
+  const q8_job *j;
+  dg_cpu_conv_shape s;
+  dg_cpu_shift g;
+  const uint8_t *x; /* one image */
+  uint8_t *xp, *tmp, *y;
+} q8_shift_job;
+
+static size_t q8_shift_bytes(const conv_dims *d) {
+  dg_cpu_conv_shape s = conv_shape(d);
+  dg_cpu_shift g = dg_cpu_shift_of(&s);
+  return (size_t)(s.C * g.cstride + s.O * g.n) + 8 * (size_t)d->K + 64;
+}
+
+static bool q8_shift_takes(const conv_dims *d) {
+#if defined(__x86_64__) || defined(__i386__)
+  dg_cpu_conv_shape s = conv_shape(d);
+  return dg_cpu_simd_level() >= DG_CPU_SIMD_AVX512_VNNI &&
+         !conv_is_pointwise(d) && dg_cpu_shift_suits(&s, (size_t)1 << 30, 3) &&
+         q8_shift_bytes(d) <= ((size_t)1 << 30);
+#else
+  (void)d;
+  return false;
+#endif
+}
+
+static void q8_shift_fill_task(void *arg, int i, int n) {
+  const q8_shift_job *sj = arg;
+  int C = sj->s.C;
+  dg_cpu_shift_fill(&sj->s, &sj->g, sj->x, sj->xp, 1,
+                    (uint8_t)sj->j->cn->x_zero, (int)((long long)C * i / n),
+                    (int)((long long)C * (i + 1) / n));
+}
+
+/* Output channels of task i of n: the flat rows less their overhang. */
+static void q8_shift_out_task(void *arg, int i, int n) {
+  const q8_shift_job *sj = arg;
+  const dg_cpu_conv_shape *s = &sj->s;
+  int o0 = (int)((long long)s->O * i / n),
+      o1 = (int)((long long)s->O * (i + 1) / n);
+  for (int o = o0; o < o1; o++)
+    for (int oh = 0; oh < s->OH; oh++)
+      memcpy(sj->y + ((size_t)o * s->OH + oh) * s->OW,
+             sj->tmp + (size_t)(o * sj->g.n + oh * sj->g.q), (size_t)s->OW);
+}
+
+/* Image n through the shifted planes in scratch (q8_shift_bytes); pool
+ * NULL runs it on the calling thread. */
+static void q8_shift_one(const q8_job *j, dg_cpu_pool *pool, int64_t n,
+                         uint8_t *scratch) {
+  const conv_dims *d = j->d;
+  q8_shift_job sj = {.j = j, .s = conv_shape(d)};
+  sj.g = dg_cpu_shift_of(&sj.s);
+  sj.x = (const uint8_t *)j->in[0] + n * d->C * d->H * d->W;
+  sj.y = (uint8_t *)j->out + n * d->O * d->P;
+  sj.xp = scratch;
+  sj.tmp = sj.xp + (size_t)(sj.s.C * sj.g.cstride);
+  uintptr_t at = (uintptr_t)(sj.tmp + (size_t)(sj.s.O * sj.g.n));
+  int64_t *off = (int64_t *)((at + 7) & ~(uintptr_t)7);
+  dg_cpu_shift_offsets(&sj.s, &sj.g, off);
+  int threads = dg_cpu_pool_threads(pool);
+  dg_cpu_pool_run(pool, q8_shift_fill_task, &sj,
+                  threads < sj.s.C ? threads : sj.s.C);
+  dg_cpu_qgemm_args a = q8_args(j, n, 0, NULL);
+  a.N = (int)sj.g.n;
+  a.B = sj.xp;
+  a.ldb = 0;
+  a.b_rows = off;
+  a.C = sj.tmp;
+  a.ldc = (int)sj.g.n;
+  dg_cpu_qgemm_packed_run(pool, &a, j->cn->qpack ? j->cn->qpack[0] : NULL,
+                          NULL);
+  dg_cpu_pool_run(pool, q8_shift_out_task, &sj,
+                  threads < sj.s.O ? threads : sj.s.O);
 }
 
 /* Task i of n expands rows [K*i/n, K*(i+1)/n) of one group's im2col. */
@@ -307,6 +398,13 @@ static void q8_images_task(void *arg, int i, int n) {
   (void)n;
   const q8_job *j = arg;
   const conv_dims *d = j->d;
+  if (q8_shift_takes(d)) {
+    uint8_t *own = j->scratch + q8_shift_bytes(d) * (size_t)i;
+    for (int64_t img = d->N * i / j->ntasks; img < d->N * (i + 1) / j->ntasks;
+         img++)
+      q8_shift_one(j, NULL, img, own);
+    return;
+  }
   uint8_t *col = j->scratch + (size_t)(d->K * d->P) * (size_t)i;
   for (int64_t img = d->N * i / j->ntasks; img < d->N * (i + 1) / j->ntasks;
        img++)
@@ -323,7 +421,11 @@ static void q8_images_task(void *arg, int i, int n) {
 static size_t q8_scratch(const conv_dims *d, int threads) {
   if (conv_is_pointwise(d))
     return 0;
-  size_t one = (size_t)(d->K * d->P);
+  /* the larger of the two layouts: tests force SIMD levels between
+   * compile and run, and the shifted one is x86's VNNI only */
+  size_t one = (size_t)(d->K * d->P), shift = q8_shift_bytes(d);
+  if (shift > one && q8_shift_takes(d))
+    one = shift;
   return dg_cpu_conv_by_images((int)d->N, threads) ? one * (size_t)threads
                                                    : one;
 }
@@ -337,6 +439,11 @@ static void conv_q8(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
   if (dg_cpu_conv_by_images((int)d.N, threads) &&
       cn->scratch_bytes >= q8_scratch(&d, threads)) {
     dg_cpu_pool_run(pool, q8_images_task, &j, threads);
+    return;
+  }
+  if (q8_shift_takes(&d) && cn->scratch_bytes >= q8_shift_bytes(&d)) {
+    for (int64_t n = 0; n < d.N; n++)
+      q8_shift_one(&j, pool, n, scratch);
     return;
   }
   /* One image at a time: the expansion split by rows when it is big

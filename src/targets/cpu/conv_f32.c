@@ -349,8 +349,8 @@ static size_t shift_floats(const dg_cpu_conv_shape *s) {
 
 static int shift_takes(const dg_cpu_conv_shape *s) {
 #ifdef DG_X86
-  return dg_cpu_simd_level() >= DG_CPU_SIMD_AVX2 &&
-         dg_cpu_shift_suits(s, (size_t)1 << 28) &&
+  return dg_cpu_simd_level() >= DG_CPU_SIMD_AVX2 && s->KH * s->KW > 1 &&
+         dg_cpu_shift_suits(s, (size_t)1 << 28, 14) &&
          shift_floats(s) <= ((size_t)1 << 28);
 #else
   (void)s;

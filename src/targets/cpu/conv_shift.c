@@ -18,12 +18,13 @@ dg_cpu_shift dg_cpu_shift_of(const dg_cpu_conv_shape *s) {
   return g;
 }
 
-int dg_cpu_shift_suits(const dg_cpu_conv_shape *s, size_t max_elems) {
-  if (s->G != 1 || s->KH * s->KW < 2 || s->sh > 2 || s->sw > 2)
+int dg_cpu_shift_suits(const dg_cpu_conv_shape *s, size_t max_elems,
+                       int overhang_div) {
+  if (s->G != 1 || s->sh > 2 || s->sw > 2)
     return 0;
   dg_cpu_shift g = dg_cpu_shift_of(s);
   int64_t dc = g.q - s->OW;
-  return dc * 14 <= g.q && g.n < (1 << 30) &&
+  return dc * overhang_div <= g.q && g.n < (1 << 30) &&
          (int64_t)s->C * g.cstride <= (int64_t)max_elems;
 }
 

@@ -12,8 +12,9 @@
  * (dg_cpu_shift_offsets), which the GEMMs read in place or pack from
  * (dg_cpu_sgemm_args.b_rows, dg_cpu_qgemm_args.b_rows). The q - OW
  * columns each flat row overhangs are computed and dropped when the
- * result is copied out, so the path suits only where they cost under
- * 1/14. Padded taps read the fill value (zero, or the int8 zero point). */
+ * result is copied out, so the path suits only where they cost little
+ * (dg_cpu_shift_suits). Padded taps read the fill value (zero, or the int8 zero
+ * point). */
 #ifndef DG_CPU_CONV_SHIFT_H
 #define DG_CPU_CONV_SHIFT_H
 
@@ -31,10 +32,13 @@ typedef struct dg_cpu_shift {
 
 dg_cpu_shift dg_cpu_shift_of(const dg_cpu_conv_shape *s);
 
-/* Whether the layout suits s: one group, more than one tap, strides of 1
- * or 2, overhang under 1/14 and sizes under `max_elems` elements for the
- * copy (the GEMM's column count stays under 2^30). */
-int dg_cpu_shift_suits(const dg_cpu_conv_shape *s, size_t max_elems);
+/* Whether the layout suits s: one group, strides of 1 or 2, an overhang
+ * (q - OW) of at most q / overhang_div and under `max_elems` elements for
+ * the copy (the GEMM's column count stays under 2^30). The f32 GEMM
+ * reads rows in place and asks 14; the int8 one packs them anyway, where
+ * the copy saves im2col's, so asks 3. */
+int dg_cpu_shift_suits(const dg_cpu_conv_shape *s, size_t max_elems,
+                       int overhang_div);
 
 /* off[k] for k = (c, kh, kw): where B's row k starts in the copy. */
 void dg_cpu_shift_offsets(const dg_cpu_conv_shape *s, const dg_cpu_shift *g,

@@ -188,6 +188,9 @@ typedef struct dg_cpu_qgemm_args {
   int a_zero_per_row;
   const void *B;
   int ldb;
+  /* NULL, or (not trans_b) row k of B at B + b_rows[k] bytes, ldb unused:
+   * the convolutions' shifted planes (conv_shift.h) */
+  const int64_t *b_rows;
   int b_signed;
   int trans_b;
   const int32_t *zb;
@@ -203,8 +206,9 @@ typedef struct dg_cpu_qgemm_args {
   int32_t clamp_lo, clamp_hi;
 } dg_cpu_qgemm_args;
 void dg_cpu_qgemm(dg_cpu_pool *pool, const dg_cpu_qgemm_args *args);
-/* The int8 GEMM kernel the current level runs: "vnni", "avx2",
- * "neon-dot" or "portable" (for tests and reports). */
+/* The int8 GEMM kernel the current level runs: "amx", "vnni", "avx2",
+ * "neon-dot" or "portable" (for tests and reports; "amx" takes GEMMs of
+ * 16 rows or more, VNNI the rest). */
 const char *dg_cpu_qgemm_kernel_name(void);
 
 /* Packs a constant int8 operand once, with the sums the zero-point

@@ -5,5 +5,4 @@
 
 #include "cpu_ops.h"
 
-
 #endif

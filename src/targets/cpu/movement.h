@@ -13,5 +13,4 @@ static inline bool dg_cpu_moves_bytes(dg_op op) {
          op == DG_OP_EXPAND || op == DG_OP_GATHER;
 }
 
-
 #endif

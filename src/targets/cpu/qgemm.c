@@ -145,8 +145,9 @@ static inline int a_at(const dg_cpu_qgemm_args *g, int m, int k) {
 
 static inline int b_at(const dg_cpu_qgemm_args *g, int k, int n) {
   const uint8_t *p =
-      (const uint8_t *)g->B +
-      (g->trans_b ? (size_t)n * g->ldb + k : (size_t)k * g->ldb + n);
+      (const uint8_t *)g->B + (g->trans_b  ? (size_t)n * g->ldb + k
+                               : g->b_rows ? (size_t)g->b_rows[k] + n
+                                           : (size_t)k * g->ldb + n);
   return g->b_signed ? (int)(int8_t)*p : (int)*p;
 }
 
@@ -254,8 +255,8 @@ static void pack_b_cols(const qplan *p, uint8_t *dst, int jc, int nc,
 #ifdef DG_X86
         if (p->path == PATH_VNNI || p->path == PATH_AMX)
           for (int h = 0; h < NR; h += 16)
-            dg_cpu_vnni_pack_b16(src + h, (size_t)g->ldb, K, w - h, flip,
-                                 dst + 4 * h, cs + h);
+            dg_cpu_vnni_pack_b16(src + h, (size_t)g->ldb, g->b_rows, K, w - h,
+                                 flip, dst + 4 * h, cs + h);
         int kq = (K + 3) / 4; /* AMX: the groups past K, zero */
         if (p->ng > kq)
           memset(dst + (size_t)kq * 4 * NR, 0, (size_t)(p->ng - kq) * 4 * NR);
@@ -594,7 +595,10 @@ void dg_cpu_qgemm_packed_run(dg_cpu_pool *pool, const dg_cpu_qgemm_args *g,
     return;
   qplan p = {.g = g};
   pick_path(&p, g->a_signed, g->b_signed, g->M, g->K);
-  if (!quads(&p) && !zero_points_small(g)) {
+  /* Row offsets are packed from on x86's quads, or read through b_at by
+   * the int16 paths; the dot-product packer takes only a stride. */
+  if ((!quads(&p) && !zero_points_small(g)) ||
+      (g->b_rows && p.path == PATH_DOT)) {
     run_naive(g);
     return;
   }

@@ -380,10 +380,12 @@ TAMX void dg_cpu_qkern_amx(const qtile *t) {
   epi_rows_512(t, t->mr, two_n ? 2 : 1, sums);
 }
 
-/* Packs B[k, jc + 0..w) (row-major, w <= 16) for VNNI: 16 columns x 4 k
- * per 64-byte row of the panel, flipped to u8; adds column sums. */
-T512 void dg_cpu_vnni_pack_b16(const uint8_t *src, size_t ldb, int K, int w,
-                               uint8_t flip, uint8_t *dst, int32_t *colsum) {
+/* Packs B[k, jc + 0..w) (row-major, or rows at offsets; w <= 16) for
+ * VNNI: 16 columns x 4 k per 64-byte row of the panel, flipped to u8;
+ * adds column sums. */
+T512 void dg_cpu_vnni_pack_b16(const uint8_t *src, size_t ldb,
+                               const int64_t *rows, int K, int w, uint8_t flip,
+                               uint8_t *dst, int32_t *colsum) {
   w = w > 16 ? 16 : w;
   __mmask16 mk = mask16(w);
   __m128i fx = _mm_set1_epi8((char)flip), z = _mm_setzero_si128();
@@ -391,13 +393,16 @@ T512 void dg_cpu_vnni_pack_b16(const uint8_t *src, size_t ldb, int K, int w,
   __m128i s0 = z, s1 = z, s2 = z, s3 = z;
   for (int k = 0; k < K; k += 4, dst += 4 * V_NR) {
     __m128i r[4];
-    for (int q = 0; q < 4; q++)
-      r[q] =
-          k + q < K
-              ? _mm_maskz_mov_epi8(
-                    mk, _mm_xor_si128(
-                            _mm_maskz_loadu_epi8(mk, src + (k + q) * ldb), fx))
-              : z;
+    for (int q = 0; q < 4; q++) {
+      if (k + q >= K) {
+        r[q] = z;
+        continue;
+      }
+      const uint8_t *row =
+          src + (rows ? (size_t)rows[k + q] : (size_t)(k + q) * ldb);
+      r[q] = _mm_maskz_mov_epi8(
+          mk, _mm_xor_si128(_mm_maskz_loadu_epi8(mk, row), fx));
+    }
     __m128i t0 = _mm_unpacklo_epi8(r[0], r[1]),
             t1 = _mm_unpackhi_epi8(r[0], r[1]);
     __m128i t2 = _mm_unpacklo_epi8(r[2], r[3]),
