@@ -254,9 +254,8 @@ static void pack_b_cols(const qplan *p, uint8_t *dst, int jc, int nc,
         const uint8_t *src = (const uint8_t *)g->B + jc + j0;
 #ifdef DG_X86
         if (p->path == PATH_VNNI || p->path == PATH_AMX)
-          for (int h = 0; h < NR; h += 16)
-            dg_cpu_vnni_pack_b16(src + h, (size_t)g->ldb, g->b_rows, K, w - h,
-                                 flip, dst + 4 * h, cs + h);
+          dg_cpu_vnni_pack_b32(src, (size_t)g->ldb, g->b_rows, K, w, flip, dst,
+                               cs);
         int kq = (K + 3) / 4; /* AMX: the groups past K, zero */
         if (p->ng > kq)
           memset(dst + (size_t)kq * 4 * NR, 0, (size_t)(p->ng - kq) * 4 * NR);

@@ -76,6 +76,10 @@ void dg_cpu_qkern_vnni(const qtile *t);
 void dg_cpu_vnni_pack_b16(const uint8_t *src, size_t ldb, const int64_t *rows,
                           int K, int w, uint8_t flip, uint8_t *dst,
                           int32_t *colsum);
+/* The same for a whole V_NR-column panel at once. */
+void dg_cpu_vnni_pack_b32(const uint8_t *src, size_t ldb, const int64_t *rows,
+                          int K, int w, uint8_t flip, uint8_t *dst,
+                          int32_t *colsum);
 void dg_cpu_qkern_vnni_direct(const qtile *t);
 void dg_cpu_qkern_avx2(const qtile *t);
 /* AMX-INT8 (level DG_CPU_SIMD_AMX): up to AMX_MR x V_NR, the groups a
