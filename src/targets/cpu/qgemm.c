@@ -433,6 +433,7 @@ static int zero_points_small(const dg_cpu_qgemm_args *g) {
 /* The kernel for the current SIMD level, these signednesses and M rows
  * (-1: not known, as when B is packed ahead); sets the groups of K. */
 static void pick_path(qplan *p, int a_signed, int b_signed, int rows, int K) {
+  (void)rows; /* x86 only */
   p->path = PATH_PORTABLE;
   p->kern = qkern_portable;
   p->mr = P_MR;
@@ -466,7 +467,7 @@ static void pick_path(qplan *p, int a_signed, int b_signed, int rows, int K) {
     p->beta = b_signed ? 0 : -128;
   }
 #else
-  (void)level, (void)a_signed, (void)b_signed, (void)rows;
+  (void)level, (void)a_signed, (void)b_signed;
 #endif
   K = K > 0 ? K : 0;
   p->ng = (K + p->kg - 1) / p->kg;

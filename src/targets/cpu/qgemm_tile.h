@@ -41,6 +41,8 @@ typedef struct qtile {
 typedef void (*qkernel_fn)(const qtile *t);
 
 #define V_ROWS_MAX 32 /* the largest MR of any kernel (AMX's) */
+#define AMX_MR 32     /* AMX's rows per tile block, of two tiles */
+#define AMX_KG 16     /* AMX's groups of 4 k per tile */
 
 /* Row i of src (K bytes, contiguous in k) becomes dst[g * stride + i] for
  * each group g of 4 k, flipped, zero-padded after K (qgemm.c). */
@@ -85,8 +87,6 @@ void dg_cpu_qkern_avx2(const qtile *t);
 /* AMX-INT8 (level DG_CPU_SIMD_AMX): up to AMX_MR x V_NR, the groups a
  * multiple of AMX_KG; begin loads the tile configuration on the calling
  * thread and end releases it, around a task's kernel calls. */
-#define AMX_MR 32
-#define AMX_KG 16
 void dg_cpu_qkern_amx(const qtile *t);
 void dg_cpu_amx_begin(void);
 void dg_cpu_amx_end(void);

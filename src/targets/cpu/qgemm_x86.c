@@ -111,46 +111,47 @@ T512 static inline __mmask16 mask16(int n) {
   return n >= 16 ? 0xffff : (n <= 0 ? 0 : (__mmask16)((1u << n) - 1));
 }
 
-/* Requantises 16 sums of row i, columns j..j+15 (n valid) and stores. */
-static inline __attribute__((always_inline)) T512 void
-epi_512(const qtile *t, int i, int j, __m512i s, int n) {
-  __mmask16 mk = mask16(n);
-  s = _mm512_add_epi32(s, _mm512_set1_epi32(t->radd[i]));
-  s = _mm512_add_epi32(s, _mm512_maskz_loadu_epi32(mk, t->cadd + j));
-  if (t->cross_b)
-    s = _mm512_sub_epi32(
-        s, _mm512_mullo_epi32(_mm512_maskz_loadu_epi32(mk, t->czb + j),
-                              _mm512_set1_epi32(t->rra[i])));
-  if (t->cross_a)
-    s = _mm512_sub_epi32(
-        s, _mm512_mullo_epi32(_mm512_maskz_loadu_epi32(mk, t->ccb + j),
-                              _mm512_set1_epi32(t->rza[i])));
-  __m512 m;
-  if (t->rmult)
-    m = _mm512_set1_ps(t->rmult[i]);
-  else if (t->cmult)
-    m = _mm512_maskz_loadu_ps(mk, t->cmult + j);
-  else
-    m = _mm512_set1_ps(t->mult);
-  __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(s), m);
-  f = _mm512_min_ps(_mm512_max_ps(f, _mm512_set1_ps(-F_LIM)),
-                    _mm512_set1_ps(F_LIM));
-  /* Uses MXCSR rounding, round-half-even by default, like nearbyintf. */
-  __m512i v =
-      _mm512_add_epi32(_mm512_cvtps_epi32(f), _mm512_set1_epi32(t->czero));
-  v = _mm512_max_epi32(v, _mm512_set1_epi32(t->qmin));
-  v = _mm512_min_epi32(v, _mm512_set1_epi32(t->qmax));
-  v = _mm512_max_epi32(v, _mm512_set1_epi32(t->lo));
-  v = _mm512_min_epi32(v, _mm512_set1_epi32(t->hi));
-  _mm512_mask_cvtepi32_storeu_epi8(t->c + i * t->ldc + j, mk, v);
-}
-
+/* Requantises and stores a tile's parked sums (mr rows, nv groups of 16
+ * columns), as requant() says. The column terms are loaded once per
+ * group of columns, not per row: the byte stores may alias them, so the
+ * compiler could not hoist them itself. A weight zero point of 0 (the
+ * exporters' symmetric weights) skips its cross term's multiply. */
 __attribute__((noinline)) T512 static void
 epi_rows_512(const qtile *t, int mr, int nv, int32_t (*sums)[32]) {
-  for (int i = 0; i < mr; i++) {
-    epi_512(t, i, 0, _mm512_load_si512(sums[i]), t->nr);
-    if (nv == 2)
-      epi_512(t, i, 16, _mm512_load_si512(sums[i] + 16), t->nr - 16);
+  const __m512i czero = _mm512_set1_epi32(t->czero),
+                qmin = _mm512_set1_epi32(t->qmin),
+                qmax = _mm512_set1_epi32(t->qmax),
+                lo = _mm512_set1_epi32(t->lo), hi = _mm512_set1_epi32(t->hi);
+  const __m512 flo = _mm512_set1_ps(-F_LIM), fhi = _mm512_set1_ps(F_LIM);
+  for (int h = 0; h < nv; h++) {
+    int j = 16 * h;
+    __mmask16 mk = mask16(t->nr - j);
+    __m512i cadd = _mm512_maskz_loadu_epi32(mk, t->cadd + j);
+    __m512i czb = t->cross_b ? _mm512_maskz_loadu_epi32(mk, t->czb + j)
+                             : _mm512_setzero_si512();
+    __m512i ccb = t->cross_a ? _mm512_maskz_loadu_epi32(mk, t->ccb + j)
+                             : _mm512_setzero_si512();
+    __m512 cm = t->cmult ? _mm512_maskz_loadu_ps(mk, t->cmult + j)
+                         : _mm512_set1_ps(t->mult);
+    for (int i = 0; i < mr; i++) {
+      __m512i s = _mm512_add_epi32(_mm512_load_si512(sums[i] + j),
+                                   _mm512_set1_epi32(t->radd[i]));
+      s = _mm512_add_epi32(s, cadd);
+      if (t->cross_b)
+        s = _mm512_sub_epi32(
+            s, _mm512_mullo_epi32(czb, _mm512_set1_epi32(t->rra[i])));
+      if (t->cross_a && t->rza[i])
+        s = _mm512_sub_epi32(
+            s, _mm512_mullo_epi32(ccb, _mm512_set1_epi32(t->rza[i])));
+      __m512 m = t->rmult ? _mm512_set1_ps(t->rmult[i]) : cm;
+      __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(s), m);
+      f = _mm512_min_ps(_mm512_max_ps(f, flo), fhi);
+      /* Uses MXCSR rounding, round-half-even by default, like nearbyintf. */
+      __m512i v = _mm512_add_epi32(_mm512_cvtps_epi32(f), czero);
+      v = _mm512_min_epi32(_mm512_max_epi32(v, qmin), qmax);
+      v = _mm512_min_epi32(_mm512_max_epi32(v, lo), hi);
+      _mm512_mask_cvtepi32_storeu_epi8(t->c + i * t->ldc + j, mk, v);
+    }
   }
 }
 

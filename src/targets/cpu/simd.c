@@ -31,6 +31,7 @@ static _Atomic int simd_level = -1;
  * (ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA, since 5.16; a sandbox
  * that refuses the call leaves the VNNI kernels). Asked once: the grant
  * is the process's, for every thread. */
+#if defined(__x86_64__) || defined(__i386__)
 static int amx_usable(void) {
 #if defined(__x86_64__) && defined(__linux__)
   unsigned a, b, c, d;
@@ -49,6 +50,7 @@ static int amx_usable(void) {
   return 0;
 #endif
 }
+#endif
 
 static int detect(void) {
 #if defined(__x86_64__) || defined(__i386__)
