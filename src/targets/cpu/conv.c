@@ -308,7 +308,7 @@ static void q8_gemm(const q8_job *j, dg_cpu_pool *pool, int64_t n, int64_t g,
  * time once the multiply ran on AMX; the packer reads the taps from the
  * padded copy instead (filled with the input's zero point, as im2col's
  * padding). One image's scratch: the copy, the GEMM's result at pitch q,
- * then the row offsets. x86's VNNI and AMX packers only. */
+ * then the row offsets. x86's packers only (AVX2, VNNI, AMX). */
 typedef struct q8_shift_job {
   const q8_job *j;
   dg_cpu_conv_shape s;
@@ -326,8 +326,8 @@ static size_t q8_shift_bytes(const conv_dims *d) {
 static bool q8_shift_takes(const conv_dims *d) {
 #if defined(__x86_64__) || defined(__i386__)
   dg_cpu_conv_shape s = conv_shape(d);
-  return dg_cpu_simd_level() >= DG_CPU_SIMD_AVX512_VNNI &&
-         !conv_is_pointwise(d) && dg_cpu_shift_suits(&s, (size_t)1 << 30, 3) &&
+  return dg_cpu_simd_level() >= DG_CPU_SIMD_AVX2 && !conv_is_pointwise(d) &&
+         dg_cpu_shift_suits(&s, (size_t)1 << 30, 3) &&
          q8_shift_bytes(d) <= ((size_t)1 << 30);
 #else
   (void)d;
@@ -422,7 +422,7 @@ static size_t q8_scratch(const conv_dims *d, int threads) {
   if (conv_is_pointwise(d))
     return 0;
   /* the larger of the two layouts: tests force SIMD levels between
-   * compile and run, and the shifted one is x86's VNNI only */
+   * compile and run, and the shifted one is x86's only */
   size_t one = (size_t)(d->K * d->P), shift = q8_shift_bytes(d);
   if (shift > one && q8_shift_takes(d))
     one = shift;

@@ -276,6 +276,18 @@ static void pack_b_cols(const qplan *p, uint8_t *dst, int jc, int nc,
       }
     } else {
       int16_t *d = (int16_t *)dst;
+#ifdef DG_X86
+      if (p->path == PATH_AVX2 && !g->trans_b) {
+        int16_t zb[A2_NR] = {0};
+        for (int j = 0; j < w; j++) {
+          zb[j] = (int16_t)zb_of(g, jc + j0 + j);
+          colsum[j0 + j] = 0;
+        }
+        dg_cpu_avx2_pack_b16((const uint8_t *)g->B + jc + j0, (size_t)g->ldb,
+                             g->b_rows, K, w, g->b_signed, zb, d);
+        continue;
+      }
+#endif
       for (int j = 0; j < NR; j++) {
         int n = jc + j0 + j;
         int32_t zb = j < w ? zb_of(g, n) : 0;

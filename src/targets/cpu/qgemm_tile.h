@@ -84,6 +84,11 @@ void dg_cpu_vnni_pack_b32(const uint8_t *src, size_t ldb, const int64_t *rows,
                           int32_t *colsum);
 void dg_cpu_qkern_vnni_direct(const qtile *t);
 void dg_cpu_qkern_avx2(const qtile *t);
+/* Packs one A2_NR-column panel of row-major B (or rows at offsets) as the
+ * AVX2 kernel reads it, less the columns' zero points (zb: A2_NR). */
+void dg_cpu_avx2_pack_b16(const uint8_t *src, size_t ldb, const int64_t *rows,
+                          int K, int w, int b_signed, const int16_t *zb,
+                          int16_t *dst);
 /* AMX-INT8 (level DG_CPU_SIMD_AMX): up to AMX_MR x V_NR, the groups a
  * multiple of AMX_KG; begin loads the tile configuration on the calling
  * thread and end releases it, around a task's kernel calls. */

@@ -28,31 +28,46 @@ T256 static inline int32_t load_i32(const void *p) {
   return v;
 }
 
-/* Requantises 8 sums of row i, columns j..j+7, and stores `n` bytes. */
-T256 static void epi_avx2(const qtile *t, int i, int j, __m256i s, int n) {
-  n = n > 8 ? 8 : n;
-  __m256i mk = q_mask8(n);
-  s = _mm256_add_epi32(s, _mm256_set1_epi32(t->radd[i]));
-  s = _mm256_add_epi32(s, _mm256_maskload_epi32(t->cadd + j, mk));
-  __m256 m = _mm256_set1_ps(t->mult);
-  if (t->rmult)
-    m = _mm256_set1_ps(t->rmult[i]);
-  else if (t->cmult)
-    m = _mm256_maskload_ps(t->cmult + j, mk);
-  __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(s), m);
-  f = _mm256_min_ps(_mm256_max_ps(f, _mm256_set1_ps(-F_LIM)),
-                    _mm256_set1_ps(F_LIM));
-  __m256i v =
-      _mm256_add_epi32(_mm256_cvtps_epi32(f), _mm256_set1_epi32(t->czero));
-  v = _mm256_max_epi32(v, _mm256_set1_epi32(t->qmin));
-  v = _mm256_min_epi32(v, _mm256_set1_epi32(t->qmax));
-  v = _mm256_max_epi32(v, _mm256_set1_epi32(t->lo));
-  v = _mm256_min_epi32(v, _mm256_set1_epi32(t->hi));
-  int32_t out[8];
-  _mm256_storeu_si256((__m256i *)out, v);
-  uint8_t *c = t->c + i * t->ldc + j;
-  for (int x = 0; x < n; x++)
-    c[x] = (uint8_t)out[x];
+/* Requantises and stores a tile's parked sums (mr rows, nr columns), as
+ * requant() says; the column terms loaded once per 8 columns (the byte
+ * stores may alias them, so the compiler would reload them per row). */
+__attribute__((noinline)) T256 static void
+epi_rows_avx2(const qtile *t, int mr, int32_t (*sums)[A2_NR]) {
+  const __m256i czero = _mm256_set1_epi32(t->czero),
+                qmin = _mm256_set1_epi32(t->qmin),
+                qmax = _mm256_set1_epi32(t->qmax),
+                lo = _mm256_set1_epi32(t->lo), hi = _mm256_set1_epi32(t->hi);
+  const __m256 flo = _mm256_set1_ps(-F_LIM), fhi = _mm256_set1_ps(F_LIM);
+  for (int j = 0; j < t->nr; j += 8) {
+    int n = t->nr - j > 8 ? 8 : t->nr - j;
+    __m256i mk = q_mask8(n);
+    __m256i cadd = _mm256_maskload_epi32(t->cadd + j, mk);
+    __m256 cm = t->cmult ? _mm256_maskload_ps(t->cmult + j, mk)
+                         : _mm256_set1_ps(t->mult);
+    for (int i = 0; i < mr; i++) {
+      __m256i s =
+          _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(sums[i] + j)),
+                           _mm256_set1_epi32(t->radd[i]));
+      s = _mm256_add_epi32(s, cadd);
+      __m256 m = t->rmult ? _mm256_set1_ps(t->rmult[i]) : cm;
+      __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(s), m);
+      f = _mm256_min_ps(_mm256_max_ps(f, flo), fhi);
+      __m256i v = _mm256_add_epi32(_mm256_cvtps_epi32(f), czero);
+      v = _mm256_min_epi32(_mm256_max_epi32(v, qmin), qmax);
+      v = _mm256_min_epi32(_mm256_max_epi32(v, lo), hi);
+      /* the 8 low bytes of the 32-bit lanes, in order */
+      __m256i b = _mm256_shuffle_epi8(
+          v, _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                              -1, -1, -1, 0, 4, 8, 12, -1, -1, -1, -1, -1, -1,
+                              -1, -1, -1, -1, -1, -1));
+      uint32_t w0 = (uint32_t)_mm256_extract_epi32(b, 0),
+               w1 = (uint32_t)_mm256_extract_epi32(b, 4);
+      uint8_t out[8];
+      memcpy(out, &w0, 4);
+      memcpy(out + 4, &w1, 4);
+      memcpy(t->c + i * t->ldc + j, out, (size_t)n);
+    }
+  }
 }
 
 static inline __attribute__((always_inline)) T256 void
@@ -72,11 +87,15 @@ qk256_body(const int MR, const qtile *t) {
       c1[i] = _mm256_add_epi32(c1[i], _mm256_madd_epi16(av, b1));
     }
   }
+  /* parked, so that the epilogue's registers do not compete with the
+   * accumulators */
+  int32_t sums[A2_MR][A2_NR];
+#pragma GCC unroll 6
   for (int i = 0; i < MR; i++) {
-    epi_avx2(t, i, 0, c0[i], t->nr);
-    if (t->nr > 8)
-      epi_avx2(t, i, 8, c1[i], t->nr - 8);
+    _mm256_storeu_si256((__m256i *)sums[i], c0[i]);
+    _mm256_storeu_si256((__m256i *)(sums[i] + 8), c1[i]);
   }
+  epi_rows_avx2(t, MR, sums);
 }
 
 T256 void dg_cpu_qkern_avx2(const qtile *t) {
@@ -99,6 +118,48 @@ T256 void dg_cpu_qkern_avx2(const qtile *t) {
   default:
     qk256_body(6, t);
     break;
+  }
+}
+
+/* Packs B[k, 0..w) (row-major, or row k at src + rows[k]; w <= 16) for
+ * the AVX2 kernel: pairs of k per column, [ng][16][2] int16, less each
+ * column's zero point zb[j]; zeros past K and past w. */
+T256 void dg_cpu_avx2_pack_b16(const uint8_t *src, size_t ldb,
+                               const int64_t *rows, int K, int w, int b_signed,
+                               const int16_t *zb, int16_t *dst) {
+  w = w > 16 ? 16 : (w < 0 ? 0 : w);
+  const __m256i zbv = _mm256_loadu_si256((const __m256i *)zb);
+  const __m256i keep = _mm256_cmpgt_epi16(
+      _mm256_set1_epi16((short)w),
+      _mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+  for (int k = 0; k < K; k += 2, dst += 2 * A2_NR) {
+    __m256i r[2];
+    for (int h = 0; h < 2; h++) {
+      if (k + h >= K) {
+        r[h] = _mm256_setzero_si256();
+        continue;
+      }
+      const uint8_t *row =
+          src + (rows ? (size_t)rows[k + h] : (size_t)(k + h) * ldb);
+      __m128i bytes;
+      if (w == 16) {
+        bytes = _mm_loadu_si128((const __m128i *)row);
+      } else { /* no byte-masked loads in AVX2: never read past w */
+        uint8_t tmp[16] = {0};
+        memcpy(tmp, row, (size_t)w);
+        bytes = _mm_loadu_si128((const __m128i *)tmp);
+      }
+      __m256i v =
+          b_signed ? _mm256_cvtepi8_epi16(bytes) : _mm256_cvtepu8_epi16(bytes);
+      r[h] = _mm256_and_si256(_mm256_sub_epi16(v, zbv), keep);
+    }
+    /* lane 0: columns 0-3 and 4-7; lane 1: 8-11 and 12-15 */
+    __m256i lo = _mm256_unpacklo_epi16(r[0], r[1]),
+            hi = _mm256_unpackhi_epi16(r[0], r[1]);
+    _mm256_storeu_si256((__m256i *)dst,
+                        _mm256_permute2x128_si256(lo, hi, 0x20));
+    _mm256_storeu_si256((__m256i *)(dst + 16),
+                        _mm256_permute2x128_si256(lo, hi, 0x31));
   }
 }
 
