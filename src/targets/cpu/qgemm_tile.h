@@ -74,11 +74,8 @@ static inline int32_t requant(const qtile *t, int i, int j, uint32_t s) {
 #define V_MR 14
 #define V_NR 32
 void dg_cpu_qkern_vnni(const qtile *t);
-/* Row k of B at src + rows[k] when rows is not NULL, else src + k ldb. */
-void dg_cpu_vnni_pack_b16(const uint8_t *src, size_t ldb, const int64_t *rows,
-                          int K, int w, uint8_t flip, uint8_t *dst,
-                          int32_t *colsum);
-/* The same for a whole V_NR-column panel at once. */
+/* Packs one V_NR-column panel of B for VNNI and AMX: row k of B at
+ * src + rows[k] when rows is not NULL, else src + k ldb. */
 void dg_cpu_vnni_pack_b32(const uint8_t *src, size_t ldb, const int64_t *rows,
                           int K, int w, uint8_t flip, uint8_t *dst,
                           int32_t *colsum);

@@ -442,56 +442,11 @@ TAMX void dg_cpu_qkern_amx(const qtile *t) {
   epi_rows_512(t, t->mr, two_n ? 2 : 1, sums);
 }
 
-/* Packs B[k, jc + 0..w) (row-major, or rows at offsets; w <= 16) for
- * VNNI: 16 columns x 4 k per 64-byte row of the panel, flipped to u8;
- * adds column sums. */
-T512 void dg_cpu_vnni_pack_b16(const uint8_t *src, size_t ldb,
-                               const int64_t *rows, int K, int w, uint8_t flip,
-                               uint8_t *dst, int32_t *colsum) {
-  w = w > 16 ? 16 : w;
-  __mmask16 mk = mask16(w);
-  __m128i fx = _mm_set1_epi8((char)flip), z = _mm_setzero_si128();
-  __m128i ones = _mm_set1_epi8(1);
-  __m128i s0 = z, s1 = z, s2 = z, s3 = z;
-  for (int k = 0; k < K; k += 4, dst += 4 * V_NR) {
-    __m128i r[4];
-    for (int q = 0; q < 4; q++) {
-      if (k + q >= K) {
-        r[q] = z;
-        continue;
-      }
-      const uint8_t *row =
-          src + (rows ? (size_t)rows[k + q] : (size_t)(k + q) * ldb);
-      r[q] = _mm_maskz_mov_epi8(
-          mk, _mm_xor_si128(_mm_maskz_loadu_epi8(mk, row), fx));
-    }
-    __m128i t0 = _mm_unpacklo_epi8(r[0], r[1]),
-            t1 = _mm_unpackhi_epi8(r[0], r[1]);
-    __m128i t2 = _mm_unpacklo_epi8(r[2], r[3]),
-            t3 = _mm_unpackhi_epi8(r[2], r[3]);
-    __m128i u0 = _mm_unpacklo_epi16(t0, t2), u1 = _mm_unpackhi_epi16(t0, t2);
-    __m128i u2 = _mm_unpacklo_epi16(t1, t3), u3 = _mm_unpackhi_epi16(t1, t3);
-    _mm_storeu_si128((__m128i *)dst, u0);
-    _mm_storeu_si128((__m128i *)(dst + 16), u1);
-    _mm_storeu_si128((__m128i *)(dst + 32), u2);
-    _mm_storeu_si128((__m128i *)(dst + 48), u3);
-    s0 = _mm_dpbusd_epi32(s0, u0, ones);
-    s1 = _mm_dpbusd_epi32(s1, u1, ones);
-    s2 = _mm_dpbusd_epi32(s2, u2, ones);
-    s3 = _mm_dpbusd_epi32(s3, u3, ones);
-  }
-  int32_t tmp[16];
-  _mm_storeu_si128((__m128i *)tmp, s0);
-  _mm_storeu_si128((__m128i *)(tmp + 4), s1);
-  _mm_storeu_si128((__m128i *)(tmp + 8), s2);
-  _mm_storeu_si128((__m128i *)(tmp + 12), s3);
-  for (int j = 0; j < w; j++)
-    colsum[j] = tmp[j];
-}
-
-/* The same for a whole panel (w <= 32 columns) in 256-bit lanes: half the
- * instructions of two 16-column calls. unpack works within 128-bit lanes,
- * so each lane holds half the columns until the final permutes. */
+/* Packs B[k, jc + 0..w) (row-major, or row k at src + rows[k]; w <= 32)
+ * for VNNI and AMX: one V_NR-column panel, 4 k per column in each
+ * 128-byte row, flipped to u8; writes the column sums. 256-bit lanes:
+ * unpack works within 128-bit lanes, so each lane holds half the
+ * columns until the final permutes. */
 T512 void dg_cpu_vnni_pack_b32(const uint8_t *src, size_t ldb,
                                const int64_t *rows, int K, int w, uint8_t flip,
                                uint8_t *dst, int32_t *colsum) {
