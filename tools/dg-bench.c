@@ -35,6 +35,7 @@
  * run as `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE dg-bench` to let it
  * pick its own kernels (dg-bench warns when they are set). */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* syscall(), for the AMX grant */
 #include "bench_gpu.h"
 #include "bench_models.h"
 #include "bench_peers.h"
@@ -53,7 +54,9 @@
 #include <unistd.h>
 
 #if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
 #include <immintrin.h>
+#include <sys/syscall.h>
 #define DG_BENCH_X86 1
 #endif
 
@@ -239,23 +242,99 @@ vnni_loop(long iters, float seed) {
 }
 #endif
 
-typedef enum peak_kind { PEAK_AVX512, PEAK_AVX2, PEAK_VNNI } peak_kind;
+#ifdef DG_BENCH_X86
+/* AMX-INT8: four 16x16 int32 tiles, each taking 16x64 u8 by 64x16 s8
+ * (16384 MACs) per tdpbsud, from operands loaded once: 131072 int ops per
+ * iteration. The tile configuration is per thread; GCC's intrinsics are
+ * asm that names 8 of its 64 bytes, hence the barrier. */
+typedef struct amx_cfg {
+  uint8_t palette, start_row, reserved[14];
+  uint16_t colsb[16];
+  uint8_t rows[16];
+} amx_cfg;
+
+#ifdef __x86_64__
+__attribute__((target("amx-tile,amx-int8"))) static float amx_loop(long iters,
+                                                                   float seed) {
+  static _Alignas(64) uint8_t ab[2][1024];
+  memset(ab, (int)seed, sizeof ab);
+  amx_cfg c;
+  memset(&c, 0, sizeof c);
+  c.palette = 1;
+  for (int i = 0; i < 6; i++) {
+    c.colsb[i] = 64;
+    c.rows[i] = 16;
+  }
+  __asm__ volatile("" ::: "memory");
+  _tile_loadconfig(&c);
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  _tile_loadd(4, ab[0], 64);
+  _tile_loadd(5, ab[1], 64);
+  for (long it = 0; it < iters; it++) {
+    _tile_dpbsud(0, 4, 5);
+    _tile_dpbsud(1, 4, 5);
+    _tile_dpbsud(2, 4, 5);
+    _tile_dpbsud(3, 4, 5);
+  }
+  static _Alignas(64) int32_t out[16 * 16];
+  _tile_stored(0, out, 64);
+  __asm__ volatile("" ::: "memory");
+  _tile_release();
+  return (float)out[0];
+}
+#else
+static float amx_loop(long iters, float seed) { /* never asked: no grant */
+  (void)iters;
+  return seed;
+}
+#endif
+
+/* Whether this process may use AMX-INT8: the CPU has it and Linux grants
+ * the tile data (as the library's simd.c asks; asking again is
+ * harmless). */
+static int amx_granted(void) {
+#if defined(__x86_64__) && defined(__linux__)
+  unsigned a, b, c, d;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(d & (1u << 24)) ||
+      !(d & (1u << 25)))
+    return 0;
+  return syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */,
+                 18 /* XFEATURE_XTILEDATA */) == 0;
+#else
+  return 0;
+#endif
+}
+#endif
+
+typedef enum peak_kind {
+  PEAK_AVX512,
+  PEAK_AVX2,
+  PEAK_VNNI,
+  PEAK_AMX
+} peak_kind;
 
 typedef struct peak_arg {
   peak_kind kind;
   long iters;
   pthread_barrier_t *barrier;
   volatile float sink;
+  double t0, t1; /* the thread's own start and end */
 } peak_arg;
 
 static void *peak_thread(void *p) {
   peak_arg *a = p;
   pthread_barrier_wait(a->barrier);
+  a->t0 = bench_now_us();
 #ifdef DG_BENCH_X86
   a->sink = a->kind == PEAK_AVX512 ? fma_loop_avx512(a->iters, 1.0f)
             : a->kind == PEAK_AVX2 ? fma_loop_avx2(a->iters, 1.0f)
+            : a->kind == PEAK_AMX  ? amx_loop(a->iters, 1.0f)
                                    : vnni_loop(a->iters, 1.0f);
 #endif
+  a->t1 = bench_now_us();
   pthread_barrier_wait(a->barrier);
   return NULL;
 }
@@ -264,8 +343,11 @@ static void *peak_thread(void *p) {
 static double measure_peak(peak_kind kind, int threads, int trials) {
   double ops_per_iter = kind == PEAK_AVX512 ? 512
                         : kind == PEAK_AVX2 ? 192
+                        : kind == PEAK_AMX  ? 131072
                                             : 2048;
-  long iters = kind == PEAK_VNNI ? 4000000 : 16000000;
+  long iters = kind == PEAK_AMX    ? 250000
+               : kind == PEAK_VNNI ? 4000000
+                                   : 16000000;
   double best = 0;
   pthread_t *tid = malloc(sizeof(pthread_t) * (size_t)threads);
   peak_arg *args = malloc(sizeof(peak_arg) * (size_t)threads);
@@ -288,9 +370,15 @@ static double measure_peak(peak_kind kind, int threads, int trials) {
       exit(1);
     }
     pthread_barrier_wait(&bar);
-    double t0 = bench_now_us();
     pthread_barrier_wait(&bar);
-    double t1 = bench_now_us();
+    /* The span of the threads' own clocks: with as many threads as cores
+     * this (waiting) thread may read its clock late, which made short
+     * loops look faster than the machine. */
+    double t0 = args[0].t0, t1 = args[0].t1;
+    for (int i = 1; i < threads; i++) {
+      t0 = args[i].t0 < t0 ? args[i].t0 : t0;
+      t1 = args[i].t1 > t1 ? args[i].t1 : t1;
+    }
     for (int i = 0; i < threads; i++)
       pthread_join(tid[i], NULL);
     pthread_barrier_destroy(&bar);
@@ -1141,7 +1229,7 @@ int main(int argc, char **argv) {
   int trials = o.quick ? 3 : 7;
   peak_kind fk = PEAK_AVX2;
   const char *fk_name = "none";
-  int have_fma = 0, have_vnni = 0;
+  int have_fma = 0, have_vnni = 0, have_amx = 0;
 #ifdef DG_BENCH_X86
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f")) {
@@ -1154,6 +1242,7 @@ int main(int argc, char **argv) {
     have_fma = 1;
   }
   have_vnni = __builtin_cpu_supports("avx512vnni");
+  have_amx = have_vnni && amx_granted();
 #endif
   if (!have_fma)
     printf("no AVX-512/AVX2 FMA: %%peak not reported\n");
@@ -1189,6 +1278,16 @@ int main(int argc, char **argv) {
         r->gflops = pv;
         r->reps = trials;
         print_row(r);
+      }
+      if (have_amx) { /* the int8 GEMM's tiles: the machine's int8 peak */
+        double pa = measure_peak(PEAK_AMX, tcounts[j], trials);
+        snprintf(shape, sizeof shape, "u8s8 tdpbsud x4 %dthr", tcounts[j]);
+        r = add_row("peak_amx", "cpu", shape);
+        r->gflops = pa;
+        r->reps = trials;
+        print_row(r);
+        if (pa > pv)
+          pv = pa;
       }
       for (int i = 0; i < ndev; i++)
         if (devs[i].info.kind == DG_DEVICE_CPU &&
