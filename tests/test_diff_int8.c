@@ -386,6 +386,16 @@ static void qbinary_cases(dg_binary_fn fn) {
            dg_binary_fn_name(fn));
   setenv("DG_TEST_CPU_THREADED", "1", 1);
   q8_case(&st, label, 2, d, NULL, make_qbinary, &a, NULL);
+  /* A squeeze-excite scale: [1, 64, 24, 24] by [1, 64, 1, 1], 36864
+   * values in 64 rows, which the CPU deals out by rows. */
+  int64_t planes[4] = {1, 64, 24, 24}, scale[4] = {1, 64, 1, 1};
+  dg_tensor_desc se[2] = {qdesc(DG_DTYPE_U8, 4, planes, sa, 120),
+                          qdesc(DG_DTYPE_I8, 4, scale, sb, -3)};
+  snprintf(label, sizeof label,
+           "qbinary %s of 64 planes by one value each (rows over the CPU's "
+           "threads)",
+           dg_binary_fn_name(fn));
+  q8_case(&st, label, 2, se, NULL, make_qbinary, &a, NULL);
   unsetenv("DG_TEST_CPU_THREADED");
   char what[64];
   snprintf(what, sizeof what, "qbinary %s", dg_binary_fn_name(fn));

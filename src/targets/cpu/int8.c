@@ -118,6 +118,18 @@ static void qbin_piece(void *arg, int t, int n) {
   qbin_run((void *)q->c, off, st, i1 - i0, i0);
 }
 
+/* Rows [R t / n, R (t + 1) / n) of a rank-2 walk. */
+static void qbin_rows(void *arg, int t, int n) {
+  const qbin_split *q = arg;
+  const dg_cpu_walk *w = q->w;
+  int64_t rows = w->dims[0], len = w->dims[1];
+  int64_t st[2] = {w->s[0][1], w->s[1][1]};
+  for (int64_t r = rows * t / n; r < rows * (t + 1) / n; r++) {
+    int64_t off[2] = {r * w->s[0][0], r * w->s[1][0]};
+    qbin_run((void *)q->c, off, st, len, r * len);
+  }
+}
+
 void dg_cpu_qbinary_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
                       void *out, void *scratch) {
   (void)scratch;
@@ -148,6 +160,17 @@ void dg_cpu_qbinary_k(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
   if (tasks > 1) {
     qbin_split q = {&c, &w};
     dg_cpu_pool_run(pool, qbin_piece, &q, tasks);
+    return;
+  }
+  /* Rows of a rank-2 walk (a squeeze-excite scale per channel plane) are
+   * dealt out whole: each row's own run. The work per element of a mul
+   * pays for a wake-up from 16k elements on. */
+  tasks = w.rank == 2
+              ? dg_cpu_pool_tasks(pool, w.dims[0] * w.dims[1], 16384, w.dims[0])
+              : 1;
+  if (tasks > 1) {
+    qbin_split q = {&c, &w};
+    dg_cpu_pool_run(pool, qbin_rows, &q, tasks);
     return;
   }
   dg_cpu_walk_run(&w, qbin_run, &c);
