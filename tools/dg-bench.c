@@ -256,7 +256,7 @@ typedef struct amx_cfg {
 #ifdef __x86_64__
 __attribute__((target("amx-tile,amx-int8"))) static float amx_loop(long iters,
                                                                    float seed) {
-  static _Alignas(64) uint8_t ab[2][1024];
+  _Alignas(64) uint8_t ab[2][1024]; /* per thread: no shared writes */
   memset(ab, (int)seed, sizeof ab);
   amx_cfg c;
   memset(&c, 0, sizeof c);
@@ -279,7 +279,7 @@ __attribute__((target("amx-tile,amx-int8"))) static float amx_loop(long iters,
     _tile_dpbsud(2, 4, 5);
     _tile_dpbsud(3, 4, 5);
   }
-  static _Alignas(64) int32_t out[16 * 16];
+  _Alignas(64) int32_t out[16 * 16];
   _tile_stored(0, out, 64);
   __asm__ volatile("" ::: "memory");
   _tile_release();

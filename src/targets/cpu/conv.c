@@ -366,9 +366,8 @@ static void q8_shift_one(const q8_job *j, dg_cpu_pool *pool, int64_t n,
   sj.y = (uint8_t *)j->out + n * d->O * d->P;
   sj.xp = scratch;
   sj.tmp = sj.xp + (size_t)(sj.s.C * sj.g.cstride);
-  uintptr_t at = (uintptr_t)(sj.tmp + (size_t)(sj.s.O * sj.g.n));
-  int64_t *off = (int64_t *)((at + 7) & ~(uintptr_t)7);
-  dg_cpu_shift_offsets(&sj.s, &sj.g, off);
+  int64_t *off =
+      dg_cpu_shift_offsets(&sj.s, &sj.g, sj.tmp + (size_t)(sj.s.O * sj.g.n));
   int threads = dg_cpu_pool_threads(pool);
   dg_cpu_pool_run(pool, q8_shift_fill_task, &sj,
                   threads < sj.s.C ? threads : sj.s.C);

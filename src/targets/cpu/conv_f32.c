@@ -428,14 +428,10 @@ static void shift_one(const conv_job *cj, dg_cpu_pool *pool, int img,
   j.r = cj->r ? cj->r + (size_t)img * s->O * P : NULL;
   j.xp = scratch;
   j.tmp = j.xp + (size_t)s->C * j.g.cstride;
-  /* The offsets follow the floats, rounded up to their own alignment
-   * (shift_floats keeps 16 floats of slack; O * n and a task's share of
-   * the scratch may be odd). */
-  uintptr_t at = (uintptr_t)(j.tmp + (size_t)s->O * j.g.n);
-  int64_t *off = (int64_t *)((at + sizeof(int64_t) - 1) &
-                             ~(uintptr_t)(sizeof(int64_t) - 1));
+  /* the offsets follow the floats (shift_floats keeps 16 of slack for
+   * their alignment: O * n and a task's share may be odd) */
+  int64_t *off = dg_cpu_shift_offsets(s, &j.g, j.tmp + (size_t)s->O * j.g.n);
   int K = s->C * s->KH * s->KW;
-  dg_cpu_shift_offsets(s, &j.g, off);
   int threads = dg_cpu_pool_threads(pool);
   dg_cpu_pool_run(pool, shift_fill_task, &j, threads < s->C ? threads : s->C);
   dg_cpu_sgemm_args a = {.M = s->O,

@@ -29,8 +29,10 @@ int dg_cpu_shift_suits(const dg_cpu_conv_shape *s, size_t max_elems,
          (int64_t)s->C * g.cstride <= (int64_t)max_elems;
 }
 
-void dg_cpu_shift_offsets(const dg_cpu_conv_shape *s, const dg_cpu_shift *g,
-                          int64_t *off) {
+int64_t *dg_cpu_shift_offsets(const dg_cpu_conv_shape *s, const dg_cpu_shift *g,
+                              void *at) {
+  const uintptr_t align = sizeof(int64_t);
+  int64_t *off = (int64_t *)(((uintptr_t)at + align - 1) & ~(align - 1));
   int64_t k = 0;
   for (int c = 0; c < s->C; c++)
     for (int kh = 0; kh < s->KH; kh++)
@@ -40,6 +42,7 @@ void dg_cpu_shift_offsets(const dg_cpu_conv_shape *s, const dg_cpu_shift *g,
         off[k++] =
             c * g->cstride + ph * g->plane + (rh / s->sh) * g->q + rw / s->sw;
       }
+  return off;
 }
 
 /* dst[u] = src[2 u + first] for u in [lo, hi), for 1- and 4-byte

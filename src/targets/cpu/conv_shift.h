@@ -40,9 +40,12 @@ dg_cpu_shift dg_cpu_shift_of(const dg_cpu_conv_shape *s);
 int dg_cpu_shift_suits(const dg_cpu_conv_shape *s, size_t max_elems,
                        int overhang_div);
 
-/* off[k] for k = (c, kh, kw): where B's row k starts in the copy. */
-void dg_cpu_shift_offsets(const dg_cpu_conv_shape *s, const dg_cpu_shift *g,
-                          int64_t *off);
+/* off[k] for k = (c, kh, kw): where B's row k starts in the copy, written
+ * from the first 8-byte boundary at or after `at` (the callers' scratch
+ * keeps 8 bytes of slack for it, since what precedes may end anywhere);
+ * returns off. */
+int64_t *dg_cpu_shift_offsets(const dg_cpu_conv_shape *s, const dg_cpu_shift *g,
+                              void *at);
 
 /* Channels [c0, c1) of one image x (C x H x W elements of `elem` bytes,
  * 1 or 4) into their phases at xp, the padding filled with the byte

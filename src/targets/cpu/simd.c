@@ -32,7 +32,7 @@ static _Atomic int simd_level = -1;
  * that refuses the call leaves the VNNI kernels). Asked once: the grant
  * is the process's, for every thread. */
 #if defined(__x86_64__) || defined(__i386__)
-static int amx_usable(void) {
+static int amx_ask(void) {
 #if defined(__x86_64__) && defined(__linux__)
   unsigned a, b, c, d;
   if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(d & (1u << 24)) ||
@@ -49,6 +49,19 @@ static int amx_usable(void) {
 #else
   return 0;
 #endif
+}
+
+/* amx_ask's answer, kept (-1 until asked): detect() runs again at every
+ * dg_cpu_simd_force, and two first askers agree, as for simd_level. */
+static _Atomic int amx_answer = -1;
+
+static int amx_usable(void) {
+  int a = atomic_load_explicit(&amx_answer, memory_order_relaxed);
+  if (a < 0) {
+    a = amx_ask();
+    atomic_store_explicit(&amx_answer, a, memory_order_relaxed);
+  }
+  return a;
 }
 #endif
 
