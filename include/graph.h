@@ -214,9 +214,14 @@ typedef struct dg_context_options {
   /* How long a run waits for a GPU to finish before it fails with
    * DG_ERROR_DEVICE ("timed out"), in milliseconds; 0: 120000. Vulkan
    * waits on its fence that long; OpenCL polls its queue that long, and
-   * after a time-out the device is not used again (OpenCL cannot cancel
-   * queued work, which may still write this run's output buffers until
-   * dg_context_destroy, which waits for it). */
+   * after a time-out an OpenCL device is not used again (OpenCL cannot
+   * cancel queued work). Once a run returns, with any status, no device
+   * reads or writes the caller's buffers again: GPU runs stage them
+   * through the library's own memory, and work a time-out left running
+   * only touches that. dg_session_destroy and dg_context_destroy wait for
+   * such work at most this long each; a Vulkan device still busy after
+   * that is abandoned (its memory stays allocated, reachable, until the
+   * process ends) rather than destroyed under the driver. */
   int device_timeout_ms;
 } dg_context_options;
 

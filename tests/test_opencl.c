@@ -283,7 +283,12 @@ static void test_cache(const char *top) {
 /* dg_context_options.device_timeout_ms bounds the wait for the queue: a
  * run far longer than 1 ms fails naming the option; the device is then
  * not used again (OpenCL cannot cancel what is queued): the next run
- * fails saying so, and placement declines it with the reason. */
+ * fails saying so, and placement declines it with the reason. The work
+ * left queued never touches the caller's buffers: the input is freed
+ * at once (ASan would see a late read) and the output, marked, is still
+ * marked once the device has finished everything; and destroying the
+ * session does not wait for that work (cl_device.c's destroy does not
+ * either: OpenCL deletes objects once their commands end). */
 static void test_timeout(void) {
   dg_context_options o = {.device_timeout_ms = 1,
                           .device_kinds = DG_DEVICE_OPENCL};
@@ -302,21 +307,30 @@ static void test_timeout(void) {
   CHECK(st == DG_ERROR_DEVICE && strstr(diag.message, "device_timeout_ms"),
         "device_timeout_ms = 1: a long run fails naming the option (%s)",
         diag.message);
-  dg_binding in = {"x", sg.x, sg.bytes}, out = {"y", sg.y, sg.bytes};
+  slow_graph_after_error(&sg);
+  float x[1] = {0};
+  dg_binding in = {"x", x, sg.bytes}, out = {"y", sg.y, sg.bytes};
   st = s ? dg_session_run(s, &in, 1, &out, 1, &diag) : DG_OK;
   CHECK(st == DG_ERROR_DEVICE && strstr(diag.message, "earlier run"),
         "after a time-out the device refuses to run again (%s)", diag.message);
+  double t0 = slow_graph_now_ms();
+  dg_session_destroy(s);
+  double ms = slow_graph_now_ms() - t0;
+  CHECK(ms < 1000,
+        "destroying the session does not wait for its queued work (%.1f ms)",
+        ms);
+  CHECK(dg_cl_test_finish(&c->devices.items[dev]) &&
+            slow_graph_output_marked(&sg),
+        "the timed-out run's work, once finished, left the caller's output "
+        "alone");
   dg_session *s2 = NULL;
   dg_compile_options co = {.devices = &dev, .device_count = 1};
   st = dg_graph_compile(sg.g, &co, &s2, &diag);
   CHECK(st == DG_ERROR_UNSUPPORTED && strstr(diag.message, "timed out"),
         "and placement declines it, saying why (%s)", diag.message);
   dg_session_destroy(s2);
-  dg_session_destroy(s);
-  /* The timed-out work may still read x and write y: the context's end
-   * waits for it, and only then may the buffers go (graph.h). */
-  dg_context_destroy(c);
   slow_graph_free(&sg);
+  dg_context_destroy(c);
 }
 
 static void test_alloc_failures(void) {

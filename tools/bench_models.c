@@ -128,7 +128,7 @@ static const char *our_run(model *m) {
 }
 
 /* Loads and compiles both sides; NULL, or why not (in why). */
-static const char *model_open(dg_context *ctx, int cpu,
+static const char *model_open(dg_context *ctx, int dev,
                               const bench_models_opts *o, model *m, char *why,
                               size_t wn) {
   dg_onnx_options oo = {.symbolic_dim_value = o->batch};
@@ -139,7 +139,7 @@ static const char *model_open(dg_context *ctx, int cpu,
     return why;
   }
   dg_compile_options co = {
-      .policy = DG_POLICY_STRICT, .devices = &cpu, .device_count = 1};
+      .policy = DG_POLICY_STRICT, .devices = &dev, .device_count = 1};
   dg_status st = dg_graph_compile(g, &co, &m->ours, &d);
   dg_graph_destroy(g);
   if (st != DG_OK) {
@@ -287,7 +287,11 @@ int bench_models(const bench_models_opts *o, FILE *jf) {
       o->threads > 0 ? o->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
   bench_models_opts oo = *o;
   oo.threads = threads;
-  dg_context_options co = {.device_kinds = DG_DEVICE_CPU,
+  /* Only the CPU unless another device is asked for: opening a GPU
+   * driver costs seconds and its threads would share the cores. */
+  int dev = o->device >= 0 ? o->device : 0;
+  dg_context_options co = {.device_kinds =
+                               o->device >= 0 ? 0u : (unsigned)DG_DEVICE_CPU,
                            .cpu_threads = threads};
   dg_context *ctx = NULL;
   if (dg_context_create(&co, &ctx) != DG_OK) {
@@ -295,7 +299,12 @@ int bench_models(const bench_models_opts *o, FILE *jf) {
     return 1;
   }
   dg_device_info info;
-  dg_context_device_info(ctx, 0, &info);
+  if (dg_context_device_info(ctx, dev, &info) != DG_OK) {
+    fprintf(stderr, "dg-bench: no device %d (dg-info lists %d)\n", dev,
+            dg_context_device_count(ctx));
+    dg_context_destroy(ctx);
+    return 2;
+  }
   double load0 = load_average();
   printf("models: %d from %s, batch %d, %d threads each side, %d "
          "alternating blocks of >= %.2f s; ours: %s\n",
@@ -319,7 +328,7 @@ int bench_models(const bench_models_opts *o, FILE *jf) {
              names[i]);
     m.int8 = !strncmp(m.name, "qdq", 3);
     char why[1024];
-    const char *err = model_open(ctx, 0, &oo, &m, why, sizeof why);
+    const char *err = model_open(ctx, dev, &oo, &m, why, sizeof why);
     double worst = 0, peak = 0;
     /* Warm-up, and the check: our output against ORT's on one input. */
     for (int w = 0; !err && w < 2; w++)
@@ -373,13 +382,14 @@ int bench_models(const bench_models_opts *o, FILE *jf) {
     bench_progress_row();
     if (jf)
       fprintf(jf,
-              "{\"suite\":\"models\",\"model\":\"%s\",\"dtype\":\"%s\","
+              "{\"suite\":\"models\",\"device\":\"%s\",\"model\":\"%s\","
+              "\"dtype\":\"%s\","
               "\"batch\":%d,\"threads\":%d,\"ours_ms\":%.4f,\"ours_min_ms\":"
               "%.4f,\"ours_max_ms\":%.4f,\"ort_ms\":%.4f,\"ort_min_ms\":%.4f,"
               "\"ort_max_ms\":%.4f,\"speed\":%.4f,\"max_rel_diff\":%.3g}\n",
-              m.name, m.int8 ? "int8" : "f32", o->batch, threads, med[0] / 1e3,
-              lo[0] / 1e3, hi[0] / 1e3, med[1] / 1e3, lo[1] / 1e3, hi[1] / 1e3,
-              speed, rel);
+              info.name, m.name, m.int8 ? "int8" : "f32", o->batch, threads,
+              med[0] / 1e3, lo[0] / 1e3, hi[0] / 1e3, med[1] / 1e3, lo[1] / 1e3,
+              hi[1] / 1e3, speed, rel);
     fflush(stdout);
     model_close(&m);
   }

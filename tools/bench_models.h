@@ -1,7 +1,9 @@
 /* dg-bench --models: whole models, ours against ONNX Runtime's CPU EP in
  * the same process. For each model folder (DIR/<name>/model.onnx, as
  * tests/zoo/make_bench_zoo.py writes them) the model is imported and
- * compiled strictly on one CPU device, ONNX Runtime (loaded with dlopen:
+ * compiled strictly on one device (the CPU unless --device names
+ * another, a GPU say: ORT stays on the CPU, the peer a user would
+ * otherwise pick), ONNX Runtime (loaded with dlopen:
  * the library the EP tests fetch) opens the same file with the same
  * thread count, both run the same seeded input, their outputs are
  * compared, and then they are timed in alternating blocks so that a
@@ -23,6 +25,8 @@ typedef struct bench_models_opts {
   int batch;        /* the symbolic batch dimension's value, >= 1 */
   int rounds;       /* alternating blocks per side, >= 1 */
   double seconds;   /* minimum time of one block */
+  int device;       /* ours on this device index (any kind), strictly;
+                       -1: the CPU device, the only one opened then */
 } bench_models_opts;
 
 /* Runs the suite; JSON lines also to jf when not NULL. Returns 0, 1 when

@@ -756,7 +756,8 @@ static void usage(FILE *f) {
       "  --scale             build, import and compile time per node of\n"
       "                      relu chains of 1k and 10k nodes (--full: also\n"
       "                      100k) on every device\n"
-      "  --models [DIR]      whole models instead, ours on the CPU against\n"
+      "  --models [DIR]      whole models instead, ours (on the CPU, or\n"
+      "                      --device N) against\n"
       "                      ONNX Runtime's CPU EP in the same process,\n"
       "                      alternating: DIR/<name>/model.onnx as\n"
       "                      tests/zoo/make_bench_zoo.py DIR writes them\n"
@@ -770,7 +771,9 @@ static void usage(FILE *f) {
       "                      $DG_ORT_LIB, else tests/ort/fetch-ort.sh's\n"
       "                      cache)\n"
       "  --device N          only device N, an index as dg-info lists them,\n"
-      "                      real or not (default: every real device)\n"
+      "                      real or not (default: every real device);\n"
+      "                      with --models: ours on device N, strictly\n"
+      "                      (default: the CPU), ORT on the CPU still\n"
       "  --json FILE         also write the JSON lines to FILE\n"
       "  --weights DIR       LeNet's weights (default: the source tree's\n"
       "                      examples/lenet-weights)\n"
@@ -1054,10 +1057,18 @@ int main(int argc, char **argv) {
     return CLI_USAGE;
   }
   if (o.models) {
+    o.m.device = -1;
     if (device) {
-      fprintf(stderr, "dg-bench: --models runs the CPU device alone; "
-                      "--device does not apply\n");
-      return CLI_USAGE;
+      char *end;
+      long k = strtol(device, &end, 10);
+      if (*end || end == device || k < 0 || k > 255) {
+        fprintf(stderr,
+                "dg-bench: --device wants a device index, as "
+                "dg-info lists them (got '%s')\n",
+                device);
+        return CLI_USAGE;
+      }
+      o.m.device = (int)k;
     }
     if (!o.m.dir) {
       const char *home = getenv("HOME");

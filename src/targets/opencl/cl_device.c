@@ -127,10 +127,9 @@ static void cl_destroy(dg_device *dev) {
     return;
   if (d->program)
     clReleaseProgram(d->program);
-  /* Work left by a run that timed out may still write host buffers: the
-   * context's end waits for it (graph.h, device_timeout_ms). */
-  if (d->queue && atomic_load(&d->timed_out))
-    clFinish(d->queue);
+  /* Work left by a run that timed out may still be queued: it only ever
+   * touches the library's buffers (cl_segment.c), and OpenCL deletes the
+   * queue and context once that work is done, so nothing waits here. */
   if (d->queue)
     clReleaseCommandQueue(d->queue);
   if (d->context)

@@ -69,6 +69,13 @@ int dg_cl_cache_path(const dg_device *dev, char *buf, unsigned long size) {
   return cache_file(dev->impl, buf, size);
 }
 
+int dg_cl_test_finish(const dg_device *dev) {
+  if (!dev || dev->info.kind != DG_DEVICE_OPENCL)
+    return 0;
+  const dg_cl_device *d = dev->impl;
+  return clFinish(d->queue) == CL_SUCCESS;
+}
+
 /* The cache's key: the program key's 8 bytes, little-endian. */
 static void key_bytes(uint64_t key, unsigned char *b) {
   for (int i = 0; i < 8; i++)

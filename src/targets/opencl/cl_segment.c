@@ -1,9 +1,13 @@
 /* Segments on an OpenCL device. compile: the program (built once per
  * device), one buffer per tensor with reuse between tensors whose
  * lifetimes do not overlap, constants uploaded once, per-node kernels with
- * their arguments bound. run: upload the boundary inputs, enqueue every
- * node in order on the device's in-order queue, download the boundary
- * outputs, and wait once; per-node times come from profiling events. */
+ * their arguments bound. run: copy the boundary inputs into the segment's
+ * pinned staging buffer, upload them from there, enqueue every node in
+ * order on the device's in-order queue, download the boundary outputs
+ * into the staging buffer, wait once, and only then copy them out; per-node
+ * times come from profiling events. The device never sees the caller's
+ * memory: a run that fails (a time-out included) leaves nothing queued that
+ * could read or write it after the return. */
 #define _POSIX_C_SOURCE 200809L
 #include "cl_internal.h"
 
@@ -24,16 +28,29 @@ typedef struct cl_segment {
   cl_mem *owned; /* every buffer made for tensors, released once */
   int owned_count;
   cl_event *events; /* first and last command of each node */
+  /* Host staging for the boundary inputs and outputs: a buffer the
+   * driver allocates host-side (pinned where it can), mapped once. */
+  cl_mem stage;
+  char *stage_map;
+  size_t *stage_off; /* per tensor id, into stage_map */
 } cl_segment;
 
 void dg_cl_release(void *state) {
   cl_segment *s = state;
   if (!s)
     return;
+  /* Work a timed-out run left queued may still use these: OpenCL deletes
+   * an object only once its count is zero and the commands using it have
+   * finished, so releasing never waits and never frees under the device. */
   for (int i = 0; i < s->node_count; i++)
     dg_cl_node_release(&s->nodes[i]);
   for (int i = 0; i < s->owned_count; i++)
     dg_cl_buffer_free(s->owned[i]);
+  if (s->stage_map)
+    clEnqueueUnmapMemObject(s->dev->queue, s->stage, s->stage_map, 0, NULL,
+                            NULL);
+  dg_cl_buffer_free(s->stage);
+  free(s->stage_off);
   dg_segment_io_free(&s->io);
   free(s->nodes);
   free(s->mem);
@@ -116,6 +133,8 @@ static dg_status plan_buffers(cl_segment *s, const dg_segment *seg,
         break;
       }
       s->owned[s->owned_count++] = made[b];
+      if (flags & CL_MEM_ALLOC_HOST_PTR)
+        dg_cl_stat_add(&dg_cl_stats.host_buffers, 1);
     }
     s->mem[order[c]] = made[b];
   }
@@ -130,6 +149,47 @@ static dg_status plan_buffers(cl_segment *s, const dg_segment *seg,
     size_t used = strlen(diag->message);
     snprintf(diag->message + used, sizeof diag->message - used, " (%s buffer)",
              what);
+  }
+  return st;
+}
+
+/* The staging buffer: every boundary input and output at a 64-byte
+ * aligned offset of one host-allocated buffer, mapped for the session's
+ * life. */
+static dg_status plan_staging(cl_segment *s, dg_diagnostic *diag) {
+  size_t total = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    const uint32_t *ids = pass ? s->io.outputs : s->io.inputs;
+    int n = pass ? s->io.output_count : s->io.input_count;
+    for (int i = 0; i < n; i++) {
+      if (pass && (s->io.role[ids[i]] & DG_IO_INPUT))
+        continue; /* passed through: staged once, as an input */
+      s->stage_off[ids[i]] = total;
+      total += (tensor_bytes(s->ir, ids[i]) + 63) / 64 * 64;
+    }
+  }
+  cl_int err = CL_SUCCESS;
+  const char *call = "clCreateBuffer";
+  s->stage =
+      dg_cl_buffer(s->dev->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+                   total ? total : 64, NULL, &err);
+  if (s->stage) {
+    call = "clEnqueueMapBuffer";
+    s->stage_map = clEnqueueMapBuffer(s->dev->queue, s->stage, CL_TRUE,
+                                      CL_MAP_READ | CL_MAP_WRITE, 0,
+                                      total ? total : 64, 0, NULL, NULL, &err);
+  }
+  if (err == CL_SUCCESS && s->stage_map) {
+    dg_cl_stat_add(&dg_cl_stats.staging_buffers, 1);
+    return DG_OK;
+  }
+  s->stage_map = NULL;
+  dg_status st =
+      dg_cl_fail(diag, err ? err : CL_OUT_OF_HOST_MEMORY, -1, NULL, call);
+  if (diag) {
+    size_t used = strlen(diag->message);
+    snprintf(diag->message + used, sizeof diag->message - used,
+             " (staging buffer, %zu bytes)", total);
   }
   return st;
 }
@@ -150,6 +210,7 @@ dg_status dg_cl_compile(dg_device *dev, const dg_segment *seg, void **state,
       !(s->nodes = calloc((size_t)seg->node_count, sizeof *s->nodes)) ||
       !(s->mem = calloc((size_t)T + 1, sizeof(cl_mem))) ||
       !(s->owned = calloc((size_t)T + 1, sizeof(cl_mem))) ||
+      !(s->stage_off = calloc((size_t)T + 1, sizeof(size_t))) ||
       !(s->events = calloc((size_t)seg->node_count * 2, sizeof(cl_event)))) {
     dg_cl_release(s);
     dg_diag_set(diag, DG_ERROR_OUT_OF_MEMORY, -1, NULL, "compile", NULL, NULL,
@@ -157,6 +218,8 @@ dg_status dg_cl_compile(dg_device *dev, const dg_segment *seg, void **state,
     return DG_ERROR_OUT_OF_MEMORY;
   }
   st = plan_buffers(s, seg, diag);
+  if (st == DG_OK)
+    st = plan_staging(s, diag);
   for (int i = 0; i < seg->node_count && st == DG_OK; i++) {
     st = dg_cl_node_prepare(d, prog, seg->ir, seg->nodes[i], s->mem,
                             &s->nodes[i], diag);
@@ -292,9 +355,10 @@ dg_status dg_cl_run(void *state, void *const *host, double *node_us,
   int failed = -1;
   for (int i = 0; i < s->io.input_count && err == CL_SUCCESS; i++) {
     uint32_t id = s->io.inputs[i];
-    err =
-        clEnqueueWriteBuffer(q, s->mem[id], CL_FALSE, 0,
-                             tensor_bytes(s->ir, id), host[id], 0, NULL, NULL);
+    char *at = s->stage_map + s->stage_off[id];
+    memcpy(at, host[id], tensor_bytes(s->ir, id));
+    err = clEnqueueWriteBuffer(q, s->mem[id], CL_FALSE, 0,
+                               tensor_bytes(s->ir, id), at, 0, NULL, NULL);
   }
   for (int i = 0; i < s->node_count && err == CL_SUCCESS; i++) {
     cl_event *ev = &s->events[2 * i];
@@ -305,10 +369,12 @@ dg_status dg_cl_run(void *state, void *const *host, double *node_us,
   for (int i = 0; i < s->io.output_count && err == CL_SUCCESS; i++) {
     uint32_t id = s->io.outputs[i];
     call = "clEnqueueReadBuffer";
-    err = clEnqueueReadBuffer(q, s->mem[id], CL_FALSE, 0,
-                              tensor_bytes(s->ir, id), host[id], 0, NULL, NULL);
+    err =
+        clEnqueueReadBuffer(q, s->mem[id], CL_FALSE, 0, tensor_bytes(s->ir, id),
+                            s->stage_map + s->stage_off[id], 0, NULL, NULL);
   }
-  /* Always wait: host buffers may be in flight even after an error. */
+  /* Always wait, bounded: the staging buffer may be in flight even after
+   * an error. */
   bool late = false;
   cl_int ferr = finish_within(s->dev, &late);
   if (late)
@@ -332,13 +398,19 @@ dg_status dg_cl_run(void *state, void *const *host, double *node_us,
                 "timed out",
                 "opencl (%s): the run did not finish within %d ms "
                 "(dg_context_options.device_timeout_ms); the device is not "
-                "used again, and its queued work may still write this "
-                "run's outputs",
+                "used again (its queued work runs on into the library's own "
+                "buffers, never the caller's)",
                 s->dev->name, s->dev->timeout_ms);
     return DG_ERROR_DEVICE;
   }
-  if (err == CL_SUCCESS)
+  if (err == CL_SUCCESS) {
+    for (int i = 0; i < s->io.output_count; i++) {
+      uint32_t id = s->io.outputs[i];
+      memcpy(host[id], s->stage_map + s->stage_off[id],
+             tensor_bytes(s->ir, id));
+    }
     return DG_OK;
+  }
   if (failed >= 0)
     return dg_cl_fail(diag, err, s->nodes[failed].index, s->nodes[failed].node,
                       call);

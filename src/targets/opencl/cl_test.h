@@ -17,7 +17,8 @@ typedef struct dg_opencl_stats {
   int cache_rejects;       /* cache entries found corrupt or foreign */
   int cache_writes;        /* cache entries written */
   int buffers;             /* buffers created and not yet released */
-  int host_buffers;        /* buffers ever created host-accessible */
+  int host_buffers;        /* tensor buffers ever created host-accessible */
+  int staging_buffers;     /* segments' host staging buffers ever made */
   int estimate_mismatches; /* nodes compiled with another kernel than the
                               cost model priced (a bug if ever non-zero) */
 } dg_opencl_stats;
@@ -29,5 +30,11 @@ void dg_cl_get_stats(dg_opencl_stats *out);
  * it); returns 0 when there is none or dev is not an OpenCL device. */
 typedef struct dg_device dg_device;
 int dg_cl_cache_path(const dg_device *dev, char *buf, unsigned long size);
+
+/* Waits, without a bound, until everything queued on an OpenCL device
+ * has finished (clFinish), so that a test can look at what a timed-out
+ * run's work did once it ended; returns 0 when dev is not an OpenCL
+ * device or clFinish failed. */
+int dg_cl_test_finish(const dg_device *dev);
 
 #endif

@@ -127,8 +127,6 @@ cl_mem dg_cl_buffer(cl_context ctx, cl_mem_flags flags, size_t size, void *host,
   cl_mem m = clCreateBuffer(ctx, flags, size, host, err);
   if (m)
     dg_cl_stat_add(&dg_cl_stats.buffers, 1);
-  if (m && (flags & CL_MEM_ALLOC_HOST_PTR))
-    dg_cl_stat_add(&dg_cl_stats.host_buffers, 1);
   return m;
 }
 

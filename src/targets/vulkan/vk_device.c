@@ -13,6 +13,12 @@
 #include <string.h>
 
 atomic_int dg_vk_submits;
+atomic_int dg_vk_abandoned;
+/* Devices whose work outlived their destroy: kept on this list, not
+ * destroyed, so that their memory (which the driver may still write)
+ * stays allocated and reachable until the process ends. */
+static vk_device *abandoned_devices;
+static pthread_mutex_t abandoned_lock = PTHREAD_MUTEX_INITIALIZER;
 atomic_int dg_vk_validation_total;
 static atomic_int validation_on;
 
@@ -21,6 +27,7 @@ int dg_vk_validation_messages(void) {
 }
 int dg_vk_validation_enabled(void) { return atomic_load(&validation_on); }
 int dg_vk_submit_count(void) { return atomic_load(&dg_vk_submits); }
+int dg_vk_abandoned_count(void) { return atomic_load(&dg_vk_abandoned); }
 
 static const dg_target_vtbl vk_vtbl;
 
@@ -220,10 +227,45 @@ static const char *type_name(VkPhysicalDeviceType t) {
   }
 }
 
+/* Bounded like every wait (graph.h, device_timeout_ms): a device still
+ * running a timed-out run's work after the time-out is abandoned, not
+ * destroyed (destroying it then would be undefined behaviour). */
+static void device_free_idle(vk_device *vd);
+
 static void device_free(vk_device *vd) {
   if (!vd)
     return;
+  if (vd->dev && dg_vk_reap_parked(vd, vd->timeout_ns) > 0) {
+    pthread_mutex_lock(&abandoned_lock);
+    vd->next_abandoned = abandoned_devices;
+    abandoned_devices = vd;
+    pthread_mutex_unlock(&abandoned_lock);
+    atomic_fetch_add(&dg_vk_abandoned, 1);
+    return;
+  }
+  device_free_idle(vd);
+}
+
+/* For tests (vulkan_target.h): waits, without a bound, for the abandoned
+ * devices' work, then destroys them as device_free would have. */
+void dg_vk_abandoned_finish(void) {
+  pthread_mutex_lock(&abandoned_lock);
+  vk_device *vd = abandoned_devices;
+  abandoned_devices = NULL;
+  pthread_mutex_unlock(&abandoned_lock);
+  while (vd) {
+    vk_device *next = vd->next_abandoned;
+    dg_vk_reap_parked(vd, UINT64_MAX);
+    device_free_idle(vd);
+    vd = next;
+  }
+}
+
+/* The device with nothing parked on it. */
+static void device_free_idle(vk_device *vd) {
   if (vd->dev) {
+    /* Nothing is in flight now: every run waits for its fence, and a
+     * timed-out one is parked until reaped. */
     vkDeviceWaitIdle(vd->dev);
     dg_vk_cache_save(vd);
     dg_vk_pipelines_destroy(vd);
@@ -231,6 +273,7 @@ static void device_free(vk_device *vd) {
   }
   pthread_mutex_destroy(&vd->lock);
   instance_release(vd->vi);
+  free(vd->parked);
   free(vd);
 }
 
@@ -626,8 +669,7 @@ static void fill_info(dg_device *d, vk_device *vd) {
     d->info.dtypes |= 1u << DG_DTYPE_I64;
   d->info.int8_max_lsb_deviation = 0; /* bit-exact */
   d->info.is_simulator = 0;
-  d->info.cpu_hosted =
-      vd->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  d->info.cpu_hosted = vd->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
 }
 
 static dg_status vk_enumerate(const dg_context_options *opts,

@@ -10,7 +10,8 @@
  *   vk_ops.c             supports() and, per node, its dispatch or copies
  *   vk_cost.c            estimate_us and the device's launch/transfer costs
  *   vk_segment.c         compile (memory plan, descriptor sets, one
- *                        recorded command buffer), run, release
+ *                        recorded command buffer; vk_segment.h)
+ *   vk_run.c             run, release (bounded by the time-out)
  */
 #ifndef DG_VK_INTERNAL_H
 #define DG_VK_INTERNAL_H
@@ -256,6 +257,13 @@ typedef struct vk_device {
   bool cache_dirty;      /* a pipeline was created since the load */
   pthread_mutex_t lock;  /* pipelines and queue submission */
   atomic_bool lost;      /* VK_ERROR_DEVICE_LOST seen */
+  /* Segments released while a timed-out run of theirs was still on the
+   * queue (vk_run.c dg_vk_release): their objects cannot be destroyed
+   * before the fence signals, and the release must not wait longer than
+   * timeout_ns, so they wait here for device_free (under lock). */
+  void **parked;
+  int parked_count, parked_cap;
+  struct vk_device *next_abandoned; /* vk_device.c's list */
   char driver_text[104]; /* driverName driverInfo */
   /* Test hook DG_TEST_VULKAN_PATHS: "gpu" (1) takes a discrete GPU's
    * paths on any device (staging copies, size-based kernel choice),
@@ -421,13 +429,18 @@ double dg_vk_estimate(dg_device *dev, const dg_ir *ir, const dg_node *n);
 /* Sets dev->launch_us and transfer_us_per_byte from the device type. */
 void dg_vk_cost_init(dg_device *dev);
 
-/* ---- segments (vk_segment.c) ---- */
+/* ---- segments (vk_segment.c; vk_run.c: run, release, reap) ---- */
 
 dg_status dg_vk_compile(dg_device *dev, const dg_segment *seg, void **state,
                         dg_diagnostic *diag);
 dg_status dg_vk_run(void *state, void *const *host, double *node_us,
                     dg_diagnostic *diag);
 void dg_vk_release(void *state);
+/* Waits for the parked segments' fences for at most budget_ns in all,
+ * releasing those that signalled; returns how many are still running. */
+int dg_vk_reap_parked(vk_device *vd, uint64_t budget_ns);
+/* Devices left running at their destroy (process-wide; vk_device.c). */
+extern atomic_int dg_vk_abandoned;
 
 /* Test counters (vulkan_target.h exposes them). */
 extern atomic_int dg_vk_submits;

@@ -15,7 +15,7 @@
  * Barriers. A global memory barrier is recorded before a node only when it
  * reads bytes written since the last barrier (data flow) or writes bytes
  * read or written since then (reuse of a shared region). */
-#include "vk_internal.h"
+#include "vk_segment.h"
 
 #include "core/clock.h"
 #include "core/memplan.h"
@@ -23,75 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct vk_slot {
-  VkDeviceSize offset, size; /* in the device buffer */
-  VkDeviceSize stage_offset; /* in the staging buffer (inputs, outputs) */
-} vk_slot;
-
-typedef struct vk_range {
-  VkDeviceSize lo, hi;
-} vk_range;
-
-typedef struct vk_segment {
-  vk_device *vd;
-  const dg_ir *ir;
-  int node_count;
-  int *nodes;
-  vk_work *work;
-  VkDeviceSize *param_offset; /* per node, for its parameter blob */
-  int *slot_of;               /* per tensor id: index into slots, -1 */
-  vk_slot *slots;
-  int slot_count;
-  vk_range scratch; /* shared by every node's pre-pass (vk_work) */
-  dg_segment_io io;
-  vk_buffer dev_buf, stage_buf;
-  VkDescriptorPool pool;
-  VkCommandPool cmd_pool;
-  VkCommandBuffer cmd;
-  VkFence fence;
-  VkQueryPool queries;
-  /* Pending accesses since the last barrier, while recording. */
-  vk_range *reads, *writes;
-  int read_count, write_count, read_cap, write_cap;
-  uint64_t *ts;   /* timestamps read back */
-  bool in_flight; /* submitted and not yet waited for */
-} vk_segment;
-
 #define DUMMY_BYTES 64
 
 static VkDeviceSize align_up(VkDeviceSize v, VkDeviceSize a) {
   return (v + a - 1) / a * a;
-}
-
-void dg_vk_release(void *state) {
-  vk_segment *s = state;
-  if (!s)
-    return;
-  vk_device *vd = s->vd;
-  if (s->in_flight) /* a run failed while waiting: let the queue drain */
-    vkQueueWaitIdle(vd->queue);
-  if (s->queries)
-    vkDestroyQueryPool(vd->dev, s->queries, NULL);
-  if (s->fence)
-    vkDestroyFence(vd->dev, s->fence, NULL);
-  if (s->cmd_pool)
-    vkDestroyCommandPool(vd->dev, s->cmd_pool, NULL); /* frees s->cmd */
-  if (s->pool)
-    vkDestroyDescriptorPool(vd->dev, s->pool, NULL);
-  dg_vk_buffer_destroy(vd, &s->dev_buf);
-  dg_vk_buffer_destroy(vd, &s->stage_buf);
-  for (int i = 0; s->work && i < s->node_count; i++)
-    dg_vk_work_release(&s->work[i]);
-  free(s->work);
-  free(s->param_offset);
-  free(s->slot_of);
-  free(s->slots);
-  free(s->nodes);
-  free(s->reads);
-  free(s->writes);
-  free(s->ts);
-  dg_segment_io_free(&s->io);
-  free(s);
 }
 
 static dg_status oom(vk_segment *s, dg_diagnostic *diag, const char *what) {
@@ -679,90 +614,5 @@ dg_status dg_vk_compile(dg_device *dev, const dg_segment *seg, void **state,
   if (st != DG_OK)
     return st;
   *state = s;
-  return DG_OK;
-}
-
-/* ---- run ---- */
-
-static void *host_side(vk_segment *s, uint32_t id) {
-  const vk_slot *sl = &s->slots[s->slot_of[id]];
-  return s->vd->unified ? (char *)s->dev_buf.map + sl->offset
-                        : (char *)s->stage_buf.map + sl->stage_offset;
-}
-
-/* Waits for the run's fence, polling it for up to vd->spin_ns before
- * blocking (see vk_device.c). */
-static VkResult wait_fence(vk_device *vd, VkFence fence) {
-  int64_t t0 = dg_clock_ns();
-  VkResult r;
-  while ((r = vkGetFenceStatus(vd->dev, fence)) == VK_NOT_READY &&
-         dg_clock_ns() - t0 < vd->spin_ns)
-    ;
-  if (r == VK_NOT_READY)
-    r = vkWaitForFences(vd->dev, 1, &fence, VK_TRUE, vd->timeout_ns);
-  return r;
-}
-
-dg_status dg_vk_run(void *state, void *const *host, double *node_us,
-                    dg_diagnostic *diag) {
-  vk_segment *s = state;
-  vk_device *vd = s->vd;
-  if (atomic_load(&vd->lost))
-    return dg_vk_fail(vd, diag, NULL, -1, "vkQueueSubmit",
-                      VK_ERROR_DEVICE_LOST);
-  /* The last run timed out: its work must end before this one reuses the
-   * command buffer, fence and buffers. */
-  if (s->in_flight) {
-    VkResult w = wait_fence(vd, s->fence);
-    if (w == VK_SUCCESS)
-      w = vkResetFences(vd->dev, 1, &s->fence);
-    if (w != VK_SUCCESS)
-      return dg_vk_fail(vd, diag, NULL, -1,
-                        "vkWaitForFences (the previous run, still running)", w);
-    s->in_flight = false;
-  }
-  for (int i = 0; i < s->io.input_count; i++) {
-    uint32_t id = s->io.inputs[i];
-    memcpy(host_side(s, id), host[id],
-           dg_desc_bytes(&dg_ir_tensor(s->ir, id)->desc));
-  }
-  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                     .commandBufferCount = 1,
-                     .pCommandBuffers = &s->cmd};
-  pthread_mutex_lock(&vd->lock);
-  VkResult r = vkQueueSubmit(vd->queue, 1, &si, s->fence);
-  pthread_mutex_unlock(&vd->lock);
-  if (r != VK_SUCCESS)
-    return dg_vk_fail(vd, diag, NULL, -1, "vkQueueSubmit", r);
-  atomic_fetch_add(&dg_vk_submits, 1);
-  s->in_flight = true;
-  r = wait_fence(vd, s->fence);
-  if (r != VK_SUCCESS)
-    return dg_vk_fail(vd, diag, NULL, -1,
-                      r == VK_TIMEOUT ? "vkWaitForFences (past "
-                                        "dg_context_options.device_timeout_ms)"
-                                      : "vkWaitForFences",
-                      r);
-  s->in_flight = false;
-  r = vkResetFences(vd->dev, 1, &s->fence);
-  if (r != VK_SUCCESS)
-    return dg_vk_fail(vd, diag, NULL, -1, "vkResetFences", r);
-  for (int i = 0; i < s->io.output_count; i++) {
-    uint32_t id = s->io.outputs[i];
-    memcpy(host[id], host_side(s, id),
-           dg_desc_bytes(&dg_ir_tensor(s->ir, id)->desc));
-  }
-  if (node_us && s->queries) {
-    uint64_t *ts = s->ts;
-    r = vkGetQueryPoolResults(
-        vd->dev, s->queries, 0, (uint32_t)s->node_count + 1,
-        sizeof(uint64_t) * ((size_t)s->node_count + 1), ts, sizeof(uint64_t),
-        VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
-    if (r == VK_SUCCESS)
-      for (int i = 0; i < s->node_count; i++) {
-        uint64_t t = ((ts[i + 1] - ts[i]) & vd->timestamp_mask);
-        node_us[i] = (double)t * vd->timestamp_ns / 1e3;
-      }
-  }
   return DG_OK;
 }

@@ -15,6 +15,13 @@ int dg_vk_validation_messages(void);
 int dg_vk_validation_enabled(void);
 /* vkQueueSubmit calls made by segment runs so far. */
 int dg_vk_submit_count(void);
+/* Devices destroyed (with their context) while a timed-out run was still
+ * running on them after a further device_timeout_ms: left allocated, not
+ * destroyed, for the process's lifetime (graph.h). */
+int dg_vk_abandoned_count(void);
+/* Waits without a bound for the abandoned devices' work and destroys
+ * them (tests call it so that the sanitizer's leak check sees them go). */
+void dg_vk_abandoned_finish(void);
 /* Restarts the count that DG_TEST_VULKAN_FAIL_ALLOC=N refers to. */
 void dg_vk_reset_alloc_count(void);
 /* vkAllocateMemory calls so far (since the last reset). */
