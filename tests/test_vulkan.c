@@ -1035,6 +1035,15 @@ int main(void) {
     }
     dg_context_destroy(ctx);
   }
+  /* f32 GEMMs and convs through the 64x64 tiles, each split in 3 slices
+   * of K summed by a second pass (what batch-1 layers take on a GPU). */
+  setenv("DG_TEST_VULKAN_PATHS", "splitk", 1);
+  if (dg_context_create(&o, &ctx) == DG_OK) {
+    printf("# with f32 through 64x64 tiles split over K\n");
+    for (int i = 0; i < vulkan_devices(ctx, devs, 8); i++)
+      test_every_op(ctx, devs[i]);
+    dg_context_destroy(ctx);
+  }
   unsetenv("DG_TEST_VULKAN_PATHS");
 
   for (int i = 0; i < n; i++)

@@ -596,11 +596,12 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
   const char *splitk = dg_env(DG_ENV_VK_SPLITK);
   vd->splitk = splitk && atoi(splitk) > 0 ? atoi(splitk) : -1;
   const char *paths = dg_env(DG_ENV_TEST_VULKAN_PATHS);
-  vd->test_paths = !paths                    ? 0
-                   : !strcmp(paths, "gpu")   ? 1
-                   : !strcmp(paths, "tiled") ? 2
-                   : !strcmp(paths, "dot")   ? 3
-                                             : 0;
+  vd->test_paths = !paths                     ? 0
+                   : !strcmp(paths, "gpu")    ? 1
+                   : !strcmp(paths, "tiled")  ? 2
+                   : !strcmp(paths, "dot")    ? 3
+                   : !strcmp(paths, "splitk") ? 4
+                                              : 0;
   if (!dg_vk_choose_memory(vd)) {
     snprintf(why, why_size, "no usable memory type");
     goto fail;

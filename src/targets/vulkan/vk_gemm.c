@@ -62,6 +62,9 @@ static void gemm_kernel(const vk_device *vd, vk_work *w, bool q, bool f16,
                    big_flags(w, coop ? 8 : 4), M, N, batch);
     if (coop && vd->coop_khr_f16)
       dg_vk_splitk_work(vd, w, false, M, N, K, batch);
+  } else if (dg_vk_use_gemv(vd, M, N, K, batch)) {
+    w->shader = q ? SH_GEMV_Q8 : f16 ? SH_GEMV_F16 : SH_GEMV_F32;
+    dg_vk_grid_1d(w->groups, batch * M * N, 1); /* a workgroup per output */
   } else if (dg_vk_direct_gemm(vd, M, N)) {
     w->shader = q ? SH_GEMMD_Q8 : f16 ? SH_GEMMD_F16 : SH_GEMMD_F32;
     dg_vk_grid_1d(w->groups, batch * M * N, 64);
@@ -72,6 +75,8 @@ static void gemm_kernel(const vk_device *vd, vk_work *w, bool q, bool f16,
     w->groups[0] = (uint32_t)((N + 63) / 64);
     w->groups[1] = (uint32_t)((M + 63) / 64);
     w->groups[2] = (uint32_t)batch;
+    if (!q && !f16)
+      dg_vk_splitk_tiled_work(vd, w, false, M, N, K, batch);
   }
 }
 

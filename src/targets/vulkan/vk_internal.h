@@ -264,13 +264,16 @@ typedef struct vk_device {
   void **parked;
   int parked_count, parked_cap;
   struct vk_device *next_abandoned; /* vk_device.c's list */
-  char driver_text[104]; /* driverName driverInfo */
+  char driver_text[104];            /* driverName driverInfo */
   /* Test hook DG_TEST_VULKAN_PATHS: "gpu" (1) takes a discrete GPU's
    * paths on any device (staging copies, size-based kernel choice),
    * "tiled" (2) also forces the shared-memory kernels (for f32 the
    * 128x128 ones), "dot" (3) is "tiled" with int8 through the integer
    * dot-product kernels wherever the device has the feature, accelerated
-   * or not; 0 otherwise. */
+   * or not; "splitk" (4) is "tiled" with f32 GEMMs and convs through the
+   * 64x64 kernels split over K (3 slices unless DG_VK_SPLITK says) and
+   * GEMMs under 8 rows through the GEMV kernel; 0
+   * otherwise. */
   int test_paths;
   /* How an f16 conv on KHR cooperative matrices gathers its B:
    * DG_VK_CONV_GATHER=implicit (0), im2col (1), blocked (2), or unset
@@ -466,6 +469,8 @@ void dg_vk_q_push(vk_pc_q8 *q, const dg_ir *ir, const dg_node *n);
 bool dg_vk_use_dot(const vk_device *vd);
 bool dg_vk_direct_conv(const vk_device *vd, int64_t OG, int64_t P);
 bool dg_vk_direct_gemm(const vk_device *vd, int64_t M, int64_t N);
+bool dg_vk_use_gemv(const vk_device *vd, int64_t M, int64_t N, int64_t K,
+                    int64_t z);
 bool dg_vk_use_big_f32(const vk_device *vd, int64_t M, int64_t N, int64_t K,
                        int64_t z);
 bool dg_vk_use_coop_f16(const vk_device *vd, int64_t M, int64_t N, int64_t K,
@@ -474,6 +479,8 @@ void dg_vk_big_work(const vk_device *vd, vk_work *w, vk_shader sh,
                     vk_shader sh64, uint32_t flags, int64_t M, int64_t N,
                     int64_t z);
 VkDeviceSize dg_vk_scratch_limit(const vk_device *vd);
+void dg_vk_splitk_tiled_work(const vk_device *vd, vk_work *w, bool conv,
+                             int64_t M, int64_t N, int64_t K, int64_t z);
 void dg_vk_splitk_work(const vk_device *vd, vk_work *w, bool conv, int64_t M,
                        int64_t N, int64_t K, int64_t z);
 bool dg_vk_im2col_work(const vk_device *vd, vk_work *w, int64_t M, int64_t N,

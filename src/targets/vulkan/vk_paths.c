@@ -68,6 +68,20 @@ bool dg_vk_direct_conv(const vk_device *vd, int64_t OG, int64_t P) {
   return cpu_like(vd) || OG < 8 || P < 16;
 }
 
+/* The GEMV kernel (gemm_direct.comp -DGEMV, a workgroup per output) for
+ * matrix-vector shapes on GPUs: a few rows (batch-1 fully_connected), K
+ * deep enough to share among 64 invocations, and outputs few enough that
+ * one workgroup each does not outnumber one invocation each by much
+ * (1000 classes: 1000 workgroups). The "splitk" test paths take it for
+ * every GEMM under 8 rows. */
+bool dg_vk_use_gemv(const vk_device *vd, int64_t M, int64_t N, int64_t K,
+                    int64_t z) {
+  if (vd->test_paths == 4)
+    return M < 8;
+  return !cpu_like(vd) && !vd->test_paths && M <= 4 && K >= 256 &&
+         M * N * z <= 65536;
+}
+
 bool dg_vk_direct_gemm(const vk_device *vd, int64_t M, int64_t N) {
   if (vd->test_paths >= 2)
     return false;
@@ -85,14 +99,24 @@ static bool big_fits(const vk_device *vd, int64_t M, int64_t N, int64_t z) {
   return (N + 63) / 64 <= lim[0] && (M + 63) / 64 <= lim[1] && z <= lim[2];
 }
 
+/* Multiprocessors (or compute units) the device reports, else the H200's
+ * 132. */
+static int64_t sm_count(const vk_device *vd) {
+  return vd->multiprocessors ? vd->multiprocessors : 132;
+}
+
+/* ... and where its 128x128 tiles are at least one per multiprocessor:
+ * with fewer (batch-1 convs on 28x28 planes and below), the 64x64 tiles
+ * split over K (dg_vk_splitk_tiled_work) keep more of the GPU busy. */
 bool dg_vk_use_big_f32(const vk_device *vd, int64_t M, int64_t N, int64_t K,
                        int64_t z) {
   if (!big_fits(vd, M, N, z))
     return false;
   if (vd->test_paths >= 2)
-    return true;
+    return vd->test_paths != 4;
+  int64_t tiles = ((M + 127) / 128) * ((N + 127) / 128) * z;
   return !cpu_like(vd) && M >= 64 && N >= 64 && K >= 16 &&
-         M * N * z >= 256 * 256;
+         M * N * z >= 256 * 256 && tiles >= sm_count(vd);
 }
 
 bool dg_vk_use_coop_f16(const vk_device *vd, int64_t M, int64_t N, int64_t K,
@@ -189,6 +213,42 @@ void dg_vk_splitk_work(const vk_device *vd, vk_work *w, bool conv, int64_t M,
   w->scratch_bytes = bytes;
   w->post.on = true;
   w->post.shader = conv ? SH_SPLITKC_F16 : SH_SPLITK_F16;
+  w->post.bind[2] = w->bind[2];
+  w->post.bind[3] = w->bind[3];
+  w->post.bind[4] = VK_BIND_SCRATCH;
+  dg_vk_grid_1d(w->post.groups, z * M * N, 256);
+}
+
+/* Split-K for the 64x64 tiled f32 kernels (gemm.comp, after its grid is
+ * set): where the output has fewer tiles than two per multiprocessor and
+ * K is deep, ksplit workgroups per tile sum BK-aligned slices of K into
+ * fp32 partials in scratch and splitk_tiled.comp adds them up in order and
+ * finishes the outputs. As many slices as bring the workgroups to two per
+ * multiprocessor, at most 16, each at least 128 deep (8 of gemm.comp's
+ * steps); DG_VK_SPLITK=N forces N, the "splitk" test paths 3. M x N
+ * outputs in z matrices; conv: the conv's push layout. */
+void dg_vk_splitk_tiled_work(const vk_device *vd, vk_work *w, bool conv,
+                             int64_t M, int64_t N, int64_t K, int64_t z) {
+  int64_t tiles = (int64_t)w->groups[0] * w->groups[1] * w->groups[2];
+  int64_t ks = vd->splitk > 0 ? vd->splitk : vd->test_paths == 4 ? 3 : 1;
+  if (vd->splitk < 0 && vd->test_paths != 4 && !cpu_like(vd)) {
+    int64_t want = 2 * sm_count(vd);
+    ks = tiles >= want || K < 256 ? 1 : (want + tiles - 1) / tiles;
+    ks = ks > 16 ? 16 : ks;
+    ks = ks > K / 128 ? K / 128 : ks;
+  }
+  VkDeviceSize bytes = (VkDeviceSize)(ks * z * M * N) * 4;
+  if (ks < 2 || bytes > dg_vk_scratch_limit(vd) || ks * z * M * N > INT32_MAX ||
+      w->groups[2] * ks > vd->props.limits.maxComputeWorkGroupCount[2])
+    return;
+  vk_pc_splitk *sk = conv ? &w->push.conv.coop.splitk : &w->push.gemm.splitk;
+  sk->ksplit = (int)ks;
+  sk->pbase = 0;
+  w->groups[2] *= (uint32_t)ks;
+  w->bind[4] = VK_BIND_SCRATCH;
+  w->scratch_bytes = bytes;
+  w->post.on = true;
+  w->post.shader = conv ? SH_SPLITKTC_F32 : SH_SPLITKT_F32;
   w->post.bind[2] = w->bind[2];
   w->post.bind[3] = w->bind[3];
   w->post.bind[4] = VK_BIND_SCRATCH;

@@ -7,6 +7,12 @@
 //   -DCONV: B is the implicit im2col of x (no buffer), so a convolution
 //         is the GEMM W[OG, CG*KH*KW] x col[CG*KH*KW, OH*OW] per (image,
 //         group);
+//   split-K (the float builds, push constant ksplit > 1): workgroup z
+//         slice of ksplit sums its slice of K, BK-aligned, into fp32
+//         partials [ksplit][Z][M][N] from float pbase of binding 4, and
+//         splitk_tiled.comp adds the slices up in order and finishes
+//         (bias, activation); for outputs with too few tiles to fill a
+//         GPU (batch-1 convs on small planes);
 //   -DQ8 -DDOT: the int8 products as packed 4 x 8-bit dot products
 //         (SPV_KHR_integer_dot_product), for devices that accelerate them.
 //         Operands are staged as signed bytes (u8 values shifted by -128,
@@ -49,19 +55,27 @@ layout(set = 0, binding = 0) readonly buffer In0 { DT in0[]; };
 layout(set = 0, binding = 1) readonly buffer In1 { DT in1[]; };
 layout(set = 0, binding = 2) readonly buffer Bias { DT bias[]; };
 layout(set = 0, binding = 3) writeonly buffer Out { DT y[]; };
+layout(set = 0, binding = 4) writeonly buffer Part { float part[]; };
 #endif
 
 // The layouts, and what their members mean: push_constants.h.
 #include "push_constants.h"
+// The int8 builds' tail is VK_PC_Q8, the float builds' VK_PC_SPLITK (the
+// C side's union puts both right after the base list).
+#ifdef Q8
+#define VK_PC_TAIL VK_PC_Q8
+#else
+#define VK_PC_TAIL VK_PC_SPLITK
+#endif
 #ifdef CONV
 layout(push_constant) uniform PC {
   VK_PC_CONV
-  VK_PC_Q8
+  VK_PC_TAIL
 } pc;
 #else
 layout(push_constant) uniform PC {
   VK_PC_GEMM
-  VK_PC_Q8
+  VK_PC_TAIL
 } pc;
 #endif
 
@@ -113,6 +127,12 @@ void main() {
   int tid = int(ty * 16u + tx);
   int m0 = int(gl_WorkGroupID.y) * BM, n0 = int(gl_WorkGroupID.x) * BN;
   int z = int(gl_WorkGroupID.z);
+  int kb = 0, ke = 0, ks = 1, slice = 0;
+#ifndef Q8
+  ks = pc.ksplit > 1 ? pc.ksplit : 1;
+  slice = z % ks;
+  z /= ks;
+#endif
 #ifdef CONV
   int img = z / pc.G, g = z % pc.G;
   int M = pc.OG, NN = pc.OH * pc.OW, K = pc.CG * pc.KH * pc.KW;
@@ -134,6 +154,11 @@ void main() {
   // addresses.
   bool a_kfast = pc.sak == 1, b_kfast = pc.sbk == 1;
 #endif
+  // This workgroup's slice of K: whole BK steps, so that no step
+  // straddles two slices.
+  int kstep = ((K + ks - 1) / ks + BK - 1) / BK * BK;
+  kb = slice * kstep;
+  ke = min(K, kb + kstep);
 #ifdef Q8
   bool xs = (pc.flags & 1) != 0, ws = (pc.flags & 2) != 0;
 #endif
@@ -195,7 +220,7 @@ void main() {
     barrier();
   }
 #else
-  for (int k0 = 0; k0 < K; k0 += BK) {
+  for (int k0 = kb; k0 < ke; k0 += BK) {
     for (int r = 0; r < 4; r++) {
       int e = tid + r * 256;
       int mm = a_kfast ? e / BK : e % BM;
@@ -262,6 +287,21 @@ void main() {
   }
 #endif
 
+#ifndef Q8
+  if (ks > 1) { // partials only: splitk_tiled.comp finishes
+    int Z = int(gl_NumWorkGroups.z) / ks;
+    int pb = pc.pbase + (slice * Z + z) * M * NN;
+    for (int i = 0; i < 4; i++) {
+      int m = m0 + int(ty) + 16 * i;
+      for (int j = 0; j < 4; j++) {
+        int n = n0 + int(tx) + 16 * j;
+        if (m < M && n < NN)
+          part[pb + m * NN + n] = acc[i][j];
+      }
+    }
+    return;
+  }
+#endif
   for (int i = 0; i < 4; i++) {
     int m = m0 + int(ty) + 16 * i;
     if (m >= M)
