@@ -393,9 +393,9 @@ static void test_build_failure(void) {
 /* ---- GEMM and convolution kernels of GPU-type devices ------------------
  * DG_TEST_OPENCL_GPU_KERNELS=1 makes a CPU-type device (PoCL) choose the
  * kernels a GPU runs: the large-tile GEMMs (each of 128x128, 64x128 and
- * 64x64 by shape), their vector and scalar edge paths, and the implicit
- * GEMM convolution, checked against the CPU device. Values are multiples
- * of 1/64 so that f16 inputs are exact. */
+ * 64x64 by shape), their vector and scalar edge paths, the GEMV of GEMMs
+ * under 16 rows, and the implicit GEMM convolution, checked against the CPU
+ * device. Values are multiples of 1/64 so that f16 inputs are exact. */
 
 static uint16_t to_f16(float f) { /* exact for the values used here */
   if (f == 0)
@@ -514,6 +514,10 @@ static void test_gpu_kernels(dg_context *ctx, int dev) {
       {0, 1, 2, {70, 40}, 2, {40, 90}, {.groups = 0}, 0},     /* f16 storage */
       {1, 0, 2, {100, 64}, 2, {200, 64}, {.groups = 0}, DG_ACTIVATION_RELU},
       {1, 0, 2, {33, 19}, 2, {70, 19}, {.groups = 0}, DG_ACTIVATION_NONE},
+      /* under 16 rows: the GEMV, batch 1, f16 storage, a batched matmul */
+      {1, 0, 2, {1, 300}, 2, {70, 300}, {.groups = 0}, DG_ACTIVATION_RELU},
+      {1, 1, 2, {2, 130}, 2, {33, 130}, {.groups = 0}, DG_ACTIVATION_NONE},
+      {0, 0, 3, {2, 3, 90}, 3, {2, 90, 17}, {.groups = 0}, 0},
       {2, 0, 4, {2, 16, 12, 12}, 4, {40, 16, 3, 3}, same, 0},
       {2,
        0,

@@ -158,7 +158,9 @@ static dg_graph *int8_graph(dg_context *ctx, int pin) {
       dg_graph_constant(g, "bfc", &bfd, bfc, 0), DG_ACTIVATION_RELU6,
       DG_DTYPE_U8, &fq);
   dg_tensor_desc bmd = fdesc(DG_DTYPE_U8, 2, (int64_t[]){6, 6});
-  bmd.quant = (dg_quant_params){.scale = 0.02f, .zero_point = 128};
+  /* a u8 zero point off 128, so that the dot kernels' zero-point terms
+   * (rows and whole slices, tests below) are not all zero */
+  bmd.quant = (dg_quant_params){.scale = 0.02f, .zero_point = 100};
   dg_quant_params mq = {.scale = 0.2f, .zero_point = -3};
   dg_tensor m =
       dg_graph_qmatmul(g, "qmatmul", f, dg_graph_constant(g, "bm", &bmd, bm, 0),
@@ -1018,9 +1020,17 @@ int main(void) {
   }
   /* The same with int8 through the packed dot-product kernels, which a
    * device takes only where it accelerates them (lavapipe emulates). */
+  /* ... once whole, once with every tiled GEMM and conv split in 2
+   * slices of K (DG_VK_SPLITK=2: exact int32 partials, each slice with its
+   * share of the zero-point terms). */
   setenv("DG_TEST_VULKAN_PATHS", "dot", 1);
-  if (dg_context_create(&o, &ctx) == DG_OK) {
-    printf("# with tiled kernels and int8 through integer dot products\n");
+  for (int split = 0; split < 2; split++) {
+    if (split)
+      setenv("DG_VK_SPLITK", "2", 1);
+    if (dg_context_create(&o, &ctx) != DG_OK)
+      continue;
+    printf("# with tiled kernels and int8 through integer dot products%s\n",
+           split ? ", split over K" : "");
     for (int i = 0; i < vulkan_devices(ctx, devs, 8); i++) {
       dg_device_info info;
       dg_context_device_info(ctx, devs[i], &info);
@@ -1029,17 +1039,22 @@ int main(void) {
         continue;
       }
       dg_graph *g = int8_graph(ctx, devs[i]);
-      check_graph(ctx, g, devs[i], "int8 ops through dot products (bit-exact)",
+      check_graph(ctx, g, devs[i],
+                  split ? "int8 ops through dot products, split over K "
+                          "(bit-exact)"
+                        : "int8 ops through dot products (bit-exact)",
                   0, 300);
       dg_graph_destroy(g);
     }
     dg_context_destroy(ctx);
   }
-  /* f32 GEMMs and convs through the 64x64 tiles, each split in 3 slices
-   * of K summed by a second pass (what batch-1 layers take on a GPU). */
+  unsetenv("DG_VK_SPLITK");
+  /* f32 and int8 GEMMs and convs through the 64x64 tiles, each split in 3
+   * slices of K summed by a second pass (what batch-1 layers take on a
+   * GPU), and GEMMs under 8 rows through the GEMV kernel. */
   setenv("DG_TEST_VULKAN_PATHS", "splitk", 1);
   if (dg_context_create(&o, &ctx) == DG_OK) {
-    printf("# with f32 through 64x64 tiles split over K\n");
+    printf("# with 64x64 tiles split over K, and the GEMV kernel\n");
     for (int i = 0; i < vulkan_devices(ctx, devs, 8); i++)
       test_every_op(ctx, devs[i]);
     dg_context_destroy(ctx);

@@ -75,6 +75,20 @@ static int big_tile(const prep *p, int64_t M, int64_t N, int64_t z) {
   return 0;
 }
 
+/* The GEMV kernel (gemv_f32, a work-group per output) for plain
+ * matrix-vector shapes on GPUs: a few rows (batch-1 fully_connected), K
+ * deep enough to share among 64 items, outputs few enough that a group
+ * each stays near an item each (1000 classes: 1000 groups). Under
+ * DG_TEST_OPENCL_GPU_KERNELS every plain GEMM under 16 rows takes it, so
+ * that PoCL tests cover it. */
+static bool use_gemv(const prep *p, const int32_t *g, int64_t z) {
+  if (g[G_MODE])
+    return false;
+  if (p->d->is_cpu)
+    return !dg_cl_cpu_kernels(p) && g[G_M] < 16;
+  return g[G_M] <= 4 && g[G_K] >= 256 && (int64_t)g[G_M] * g[G_N] * z <= 65536;
+}
+
 /* The GEMM node: geometry g (M, N, K, strides... filled by the caller),
  * batch offsets offs[3 * z]; ktab: the conv-mode per-k input offsets (4
  * ints per k, f32 only). */
@@ -92,6 +106,15 @@ cl_int dg_cl_gemm(prep *p, int32_t *g, const int32_t *offs, int64_t z, bool q,
   if (err != CL_SUCCESS)
     return err;
   cl_mem args[8] = {A, B, bias, dg_cl_out_mem(p), gm, om, mult, wz};
+  if (!q && use_gemv(p, g, z)) {
+    dg_cl_node *cn = p->cn;
+    cn->dims = 2;
+    cn->lws[0] = 64;
+    cn->lws[1] = 1;
+    cn->gws[0] = (size_t)g[G_M] * (size_t)g[G_N] * 64;
+    cn->gws[1] = (size_t)z;
+    return dg_cl_kernel(p, "gemv_f32", 6, args);
+  }
   /* Tiles pay off on GPUs once a tile's rows are mostly full. */
   if (dg_cl_cpu_kernels(p) || g[G_M] < 16) {
     dg_cl_node *cn = p->cn;

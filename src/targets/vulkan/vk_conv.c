@@ -76,8 +76,8 @@ bool dg_vk_setup_conv(const vk_device *vd, vk_work *w, const dg_ir *ir,
     w->groups[0] = (uint32_t)((OH * OW + 63) / 64);
     w->groups[1] = (uint32_t)((OG + 63) / 64);
     w->groups[2] = (uint32_t)(N * G);
-    if (!q && !f16)
-      dg_vk_splitk_tiled_work(vd, w, true, OG, OH * OW, KG, N * G);
+    if (!f16)
+      dg_vk_splitk_tiled_work(vd, w, true, q, OG, OH * OW, KG, N * G);
   }
   if (q) {
     dg_vk_q_push(&pc->q8, ir, n);

@@ -75,8 +75,8 @@ static void gemm_kernel(const vk_device *vd, vk_work *w, bool q, bool f16,
     w->groups[0] = (uint32_t)((N + 63) / 64);
     w->groups[1] = (uint32_t)((M + 63) / 64);
     w->groups[2] = (uint32_t)batch;
-    if (!q && !f16)
-      dg_vk_splitk_tiled_work(vd, w, false, M, N, K, batch);
+    if (!f16)
+      dg_vk_splitk_tiled_work(vd, w, false, q, M, N, K, batch);
   }
 }
 

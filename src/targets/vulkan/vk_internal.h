@@ -49,14 +49,24 @@ typedef struct vk_pc_conv {
     struct {
       vk_pc_splitk splitk;
       VK_PC_CBLK
-    } coop; /* coop_out.glsl (gemm_coop.comp, splitk.comp), cblock.comp */
+    } coop; /* coop_out.glsl (gemm_coop.comp, splitk.comp), cblock.comp;
+               gemm.comp's float builds and splitk_tiled.comp read the
+               splitk part */
+    struct {
+      vk_pc_q8 q8;
+      vk_pc_splitk splitk;
+    } q8k; /* gemm.comp's and splitk_tiled.comp's int8 builds */
   };
 } vk_pc_conv;
 typedef struct vk_pc_gemm {
   VK_PC_GEMM
   union {
     vk_pc_q8 q8;         /* gemm.comp, gemm_direct.comp */
-    vk_pc_splitk splitk; /* coop_out.glsl */
+    vk_pc_splitk splitk; /* coop_out.glsl; float gemm.comp, splitk_tiled */
+    struct {
+      vk_pc_q8 q8;
+      vk_pc_splitk splitk;
+    } q8k; /* gemm.comp's and splitk_tiled.comp's int8 builds */
   };
 } vk_pc_gemm;
 typedef struct vk_pc_qpool {
@@ -480,7 +490,8 @@ void dg_vk_big_work(const vk_device *vd, vk_work *w, vk_shader sh,
                     int64_t z);
 VkDeviceSize dg_vk_scratch_limit(const vk_device *vd);
 void dg_vk_splitk_tiled_work(const vk_device *vd, vk_work *w, bool conv,
-                             int64_t M, int64_t N, int64_t K, int64_t z);
+                             bool q8, int64_t M, int64_t N, int64_t K,
+                             int64_t z);
 void dg_vk_splitk_work(const vk_device *vd, vk_work *w, bool conv, int64_t M,
                        int64_t N, int64_t K, int64_t z);
 bool dg_vk_im2col_work(const vk_device *vd, vk_work *w, int64_t M, int64_t N,

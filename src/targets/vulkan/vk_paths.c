@@ -224,34 +224,50 @@ void dg_vk_splitk_work(const vk_device *vd, vk_work *w, bool conv, int64_t M,
  * K is deep, ksplit workgroups per tile sum BK-aligned slices of K into
  * fp32 partials in scratch and splitk_tiled.comp adds them up in order and
  * finishes the outputs. As many slices as bring the workgroups to two per
- * multiprocessor, at most 16, each at least 128 deep (8 of gemm.comp's
- * steps); DG_VK_SPLITK=N forces N, the "splitk" test paths 3. M x N
- * outputs in z matrices; conv: the conv's push layout. */
+ * multiprocessor, at most 16, each at least 64 deep (4 of gemm.comp's
+ * steps: MobileNetV2's 1x1 192->32 convs at 28x28 have 13 tiles);
+ * int8 (q8) sums exact int32 partials, so it stays bit-exact; DG_VK_SPLITK=N
+ * forces N, the "splitk" test paths 3. M x N outputs in z matrices; conv: the
+ * conv's push layout. */
 void dg_vk_splitk_tiled_work(const vk_device *vd, vk_work *w, bool conv,
-                             int64_t M, int64_t N, int64_t K, int64_t z) {
+                             bool q8, int64_t M, int64_t N, int64_t K,
+                             int64_t z) {
   int64_t tiles = (int64_t)w->groups[0] * w->groups[1] * w->groups[2];
   int64_t ks = vd->splitk > 0 ? vd->splitk : vd->test_paths == 4 ? 3 : 1;
   if (vd->splitk < 0 && vd->test_paths != 4 && !cpu_like(vd)) {
     int64_t want = 2 * sm_count(vd);
-    ks = tiles >= want || K < 256 ? 1 : (want + tiles - 1) / tiles;
+    ks = tiles >= want || K < 128 ? 1 : (want + tiles - 1) / tiles;
     ks = ks > 16 ? 16 : ks;
-    ks = ks > K / 128 ? K / 128 : ks;
+    ks = ks > K / 64 ? K / 64 : ks;
   }
   VkDeviceSize bytes = (VkDeviceSize)(ks * z * M * N) * 4;
   if (ks < 2 || bytes > dg_vk_scratch_limit(vd) || ks * z * M * N > INT32_MAX ||
       w->groups[2] * ks > vd->props.limits.maxComputeWorkGroupCount[2])
     return;
-  vk_pc_splitk *sk = conv ? &w->push.conv.coop.splitk : &w->push.gemm.splitk;
+  vk_pc_splitk *sk =
+      q8     ? conv ? &w->push.conv.q8k.splitk : &w->push.gemm.q8k.splitk
+      : conv ? &w->push.conv.coop.splitk
+             : &w->push.gemm.splitk;
   sk->ksplit = (int)ks;
   sk->pbase = 0;
   w->groups[2] *= (uint32_t)ks;
-  w->bind[4] = VK_BIND_SCRATCH;
   w->scratch_bytes = bytes;
   w->post.on = true;
-  w->post.shader = conv ? SH_SPLITKTC_F32 : SH_SPLITKT_F32;
+  w->post.shader = q8     ? conv ? SH_SPLITKTC_Q8 : SH_SPLITKT_Q8
+                   : conv ? SH_SPLITKTC_F32
+                          : SH_SPLITKT_F32;
   w->post.bind[2] = w->bind[2];
   w->post.bind[3] = w->bind[3];
-  w->post.bind[4] = VK_BIND_SCRATCH;
+  if (q8) {
+    /* int32 partials in y's place; the second pass reads them as its
+     * binding 0, the per-channel parameters staying at 4 for both. */
+    w->bind[3] = VK_BIND_SCRATCH;
+    w->post.bind[0] = VK_BIND_SCRATCH;
+    w->post.bind[4] = VK_BIND_PARAMS; /* dg_vk_q_params, after this */
+  } else {
+    w->bind[4] = VK_BIND_SCRATCH;
+    w->post.bind[4] = VK_BIND_SCRATCH;
+  }
   dg_vk_grid_1d(w->post.groups, z * M * N, 256);
 }
 

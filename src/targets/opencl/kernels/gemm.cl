@@ -201,6 +201,46 @@ gemm_small_f32(const global void *a, const global void *b,
   st_f(c, ci, v, hio);
 }
 
+/* One C element per work-group of 64, its items striding over K and
+ * adding up in local memory: matrix-vector shapes (batch-1
+ * fully_connected) on GPUs, where gemm_small_f32's item per output leaves
+ * most of the device idle and reads K-strided. Plain mode only (no conv
+ * gather); the geometry and arguments of gemm_small_f32, dimension 0 the
+ * outputs (64 items each), 1 the batch. */
+kernel __attribute__((reqd_work_group_size(64, 1, 1))) void
+gemv_f32(const global void *a, const global void *b, const global void *bias,
+         global void *c, constant int *g, const global int *offs) {
+  local float red[64];
+  const int M = g[G_M], N = g[G_N], K = g[G_K], hio = g[G_HIO];
+  const int i = get_group_id(0), z = get_global_id(1), l = get_local_id(0);
+  const int m = i / N, n = i - m * N;
+  const int sak = g[G_SAK], sbk = g[G_SBK];
+  const int aoff = offs[3 * z] + m * g[G_SAM];
+  const int boff = offs[3 * z + 1] + n * g[G_SBN];
+  float v = 0.0f;
+  if (i < M * N)
+    for (int k = l; k < K; k += 64)
+      v += ld_f(a, aoff + k * sak, hio) * ld_f(b, boff + k * sbk, hio);
+  red[l] = v;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int h = 32; h > 0; h >>= 1) {
+    if (l < h)
+      red[l] += red[l + h];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (l != 0 || i >= M * N)
+    return;
+  v = red[0];
+  if (g[G_BIAS] == 1)
+    v += ld_f(bias, m, hio);
+  else if (g[G_BIAS] == 2)
+    v += ld_f(bias, n, hio);
+  const float lo = as_float(g[G_LO]), hi = as_float(g[G_HI]);
+  v = v < lo ? lo : v;
+  v = v > hi ? hi : v;
+  st_f(c, offs[3 * z + 2] + m * g[G_SCM] + n * g[G_SCN], v, hio);
+}
+
 /* ---- Large-tile f32 GEMM for GPUs --------------------------------------
  * The same C = act(A * B + bias) and the same geometry, modes and batch
  * offsets as gemm_f32, tiled TM x TN per work-group with each work-item

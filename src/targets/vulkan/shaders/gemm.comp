@@ -7,12 +7,13 @@
 //   -DCONV: B is the implicit im2col of x (no buffer), so a convolution
 //         is the GEMM W[OG, CG*KH*KW] x col[CG*KH*KW, OH*OW] per (image,
 //         group);
-//   split-K (the float builds, push constant ksplit > 1): workgroup z
-//         slice of ksplit sums its slice of K, BK-aligned, into fp32
-//         partials [ksplit][Z][M][N] from float pbase of binding 4, and
+//   split-K (push constant ksplit > 1): workgroup z slice of ksplit sums
+//         its slice of K, BK-aligned, into partials [ksplit][Z][M][N]
+//         (fp32 from float pbase of binding 4; int8 builds: exact int32,
+//         zero-point terms included, at binding 3 in place of y), and
 //         splitk_tiled.comp adds the slices up in order and finishes
-//         (bias, activation); for outputs with too few tiles to fill a
-//         GPU (batch-1 convs on small planes);
+//         (bias, activation or requantisation); for outputs with too few
+//         tiles to fill a GPU (batch-1 convs on small planes);
 //   -DQ8 -DDOT: the int8 products as packed 4 x 8-bit dot products
 //         (SPV_KHR_integer_dot_product), for devices that accelerate them.
 //         Operands are staged as signed bytes (u8 values shifted by -128,
@@ -47,6 +48,7 @@ layout(set = 0, binding = 0) readonly buffer In0 { uint8_t in0[]; };
 layout(set = 0, binding = 1) readonly buffer In1 { uint8_t in1[]; };
 layout(set = 0, binding = 2) readonly buffer Bias { int bias[]; };
 layout(set = 0, binding = 3) writeonly buffer Out { uint8_t y[]; };
+layout(set = 0, binding = 3) writeonly buffer Part { int part[]; };
 layout(set = 0, binding = 4) readonly buffer QP { uint qp[]; };
 #else
 #define SH float
@@ -60,10 +62,10 @@ layout(set = 0, binding = 4) writeonly buffer Part { float part[]; };
 
 // The layouts, and what their members mean: push_constants.h.
 #include "push_constants.h"
-// The int8 builds' tail is VK_PC_Q8, the float builds' VK_PC_SPLITK (the
-// C side's union puts both right after the base list).
+// The int8 builds' tail is VK_PC_Q8 then VK_PC_SPLITK, the float builds'
+// VK_PC_SPLITK (vk_internal.h's unions: q8k and coop.splitk).
 #ifdef Q8
-#define VK_PC_TAIL VK_PC_Q8
+#define VK_PC_TAIL VK_PC_Q8 VK_PC_SPLITK
 #else
 #define VK_PC_TAIL VK_PC_SPLITK
 #endif
@@ -127,12 +129,9 @@ void main() {
   int tid = int(ty * 16u + tx);
   int m0 = int(gl_WorkGroupID.y) * BM, n0 = int(gl_WorkGroupID.x) * BN;
   int z = int(gl_WorkGroupID.z);
-  int kb = 0, ke = 0, ks = 1, slice = 0;
-#ifndef Q8
-  ks = pc.ksplit > 1 ? pc.ksplit : 1;
-  slice = z % ks;
+  int ks = pc.ksplit > 1 ? pc.ksplit : 1;
+  int slice = z % ks;
   z /= ks;
-#endif
 #ifdef CONV
   int img = z / pc.G, g = z % pc.G;
   int M = pc.OG, NN = pc.OH * pc.OW, K = pc.CG * pc.KH * pc.KW;
@@ -157,8 +156,8 @@ void main() {
   // This workgroup's slice of K: whole BK steps, so that no step
   // straddles two slices.
   int kstep = ((K + ks - 1) / ks + BK - 1) / BK * BK;
-  kb = slice * kstep;
-  ke = min(K, kb + kstep);
+  int kb = slice * kstep, ke = min(K, kb + kstep);
+  int klen = max(ke - kb, 0); // real k in the slice
 #ifdef Q8
   bool xs = (pc.flags & 1) != 0, ws = (pc.flags & 2) != 0;
 #endif
@@ -172,7 +171,7 @@ void main() {
   // Row sums of A and column sums of B (of the shifted bytes), for the
   // zero-point terms.
   int rsum[4] = int[4](0, 0, 0, 0), csum[4] = int[4](0, 0, 0, 0);
-  for (int k0 = 0; k0 < K; k0 += BK) {
+  for (int k0 = kb; k0 < ke; k0 += BK) {
     // One packed word of A and one of B per invocation: m (n) = tid % 64,
     // k = k0 + 4 * (tid / 64) + 0..3. Outside the matrix: 0, which adds
     // nothing to any sum; a convolution's padding: x's zero point.
@@ -287,7 +286,6 @@ void main() {
   }
 #endif
 
-#ifndef Q8
   if (ks > 1) { // partials only: splitk_tiled.comp finishes
     int Z = int(gl_NumWorkGroups.z) / ks;
     int pb = pc.pbase + (slice * Z + z) * M * NN;
@@ -295,13 +293,22 @@ void main() {
       int m = m0 + int(ty) + 16 * i;
       for (int j = 0; j < 4; j++) {
         int n = n0 + int(tx) + 16 * j;
-        if (m < M && n < NN)
-          part[pb + m * NN + n] = acc[i][j];
+        if (m >= M || n >= NN)
+          continue;
+#ifdef DOT
+        // This slice's share of the zero-point terms (klen real k).
+#ifdef CONV
+        int za = shifted(wzero(g * pc.OG + m), ws), zb = shifted(pc.xz, xs);
+#else
+        int za = shifted(pc.xz, xs), zb = shifted(wzero(n), ws);
+#endif
+        acc[i][j] += klen * za * zb - zb * rsum[i] - za * csum[j];
+#endif
+        part[pb + m * NN + n] = acc[i][j];
       }
     }
     return;
   }
-#endif
   for (int i = 0; i < 4; i++) {
     int m = m0 + int(ty) + 16 * i;
     if (m >= M)

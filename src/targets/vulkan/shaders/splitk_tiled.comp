@@ -1,30 +1,43 @@
 #version 450
-// The second pass of a split-K tiled f32 GEMM or conv (gemm.comp with push
-// constant ksplit > 1): each invocation sums the ksplit fp32 partials of
-// one output in slice order (so the result does not depend on
-// scheduling), adds the bias and clamps like gemm.comp's epilogue. Same
-// push constants as the first pass; -DCONV for convs. Bindings: 2 = bias,
-// 3 = y, 4 = partials ([ksplit][Z][M][N] from float pbase, Z the
-// matrices: images x groups, or the GEMM's batch).
+// The second pass of a split-K tiled GEMM or conv (gemm.comp with push
+// constant ksplit > 1): each invocation sums the ksplit partials of one
+// output in slice order (so the result does not depend on scheduling) and
+// finishes it like gemm.comp's epilogue: bias and clamp (f32), or bias and
+// requantisation of the exact int32 sum (-DQ8: bit-exact with the
+// one-pass kernel). Same push constants as the first pass; -DCONV for
+// convs. Partials [ksplit][Z][M][N] from pbase, Z the matrices (images x
+// groups, or the GEMM's batch). Bindings: 2 = bias, 3 = y; f32: 4 =
+// partials; -DQ8: 0 = partials, 4 = the per-channel parameters.
 #extension GL_GOOGLE_include_directive : require
 
 layout(local_size_x = 256) in;
 #include "common.glsl"
 
+#ifdef Q8
+#define ACC int
+layout(set = 0, binding = 0) readonly buffer Part { int part[]; };
+layout(set = 0, binding = 2) readonly buffer Bias { int bias[]; };
+layout(set = 0, binding = 3) writeonly buffer Out { uint8_t y[]; };
+layout(set = 0, binding = 4) readonly buffer QP { uint qp[]; };
+#define VK_PC_TAIL VK_PC_Q8 VK_PC_SPLITK
+#else
+#define ACC float
 layout(set = 0, binding = 2) readonly buffer Bias { DT bias[]; };
 layout(set = 0, binding = 3) writeonly buffer Out { DT y[]; };
 layout(set = 0, binding = 4) readonly buffer Part { float part[]; };
+#define VK_PC_TAIL VK_PC_SPLITK
+#endif
 
 #include "push_constants.h"
 #ifdef CONV
 layout(push_constant) uniform PC {
   VK_PC_CONV
-  VK_PC_SPLITK
+  VK_PC_TAIL
 } pc;
 #else
 layout(push_constant) uniform PC {
   VK_PC_GEMM
-  VK_PC_SPLITK
+  VK_PC_TAIL
 } pc;
 #endif
 
@@ -41,7 +54,7 @@ void main() {
     return;
   int z = i / (M * NN), r = i - z * M * NN;
   int m = r / NN, n = r - m * NN;
-  float v = 0.0;
+  ACC v = ACC(0);
   for (int s = 0; s < pc.ksplit; s++)
     v += part[pc.pbase + ((s * Z + z) * M + m) * NN + n];
 #ifdef CONV
@@ -52,8 +65,14 @@ void main() {
   int ch = pc.bias_mode == 1 ? m : n, ybase = z * M * NN;
   bool hb = pc.bias_mode != 0;
 #endif
+#ifdef Q8
+  v += hb ? bias[ch] : 0;
+  y[ybase + m * NN + n] =
+      requant(v, uintBitsToFloat(qp[ch]), pc.yz, pc.clo, pc.chi);
+#else
   v += hb ? float(bias[ch]) : 0.0;
   v = v < pc.lo ? pc.lo : v;
   v = v > pc.hi ? pc.hi : v;
   y[ybase + m * NN + n] = TO_DT(v);
+#endif
 }
