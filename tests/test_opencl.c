@@ -500,8 +500,8 @@ static dg_status gk_run(dg_context *ctx, int dev, const gk_case *c,
   return st;
 }
 
-static void test_gpu_kernels(dg_context *ctx, int dev) {
-  setenv("DG_TEST_OPENCL_GPU_KERNELS", "1", 1);
+static void test_gpu_kernels(dg_context *ctx, int dev, const char *mode) {
+  setenv("DG_TEST_OPENCL_GPU_KERNELS", mode, 1);
   const dg_conv2d_params same = {.padding = DG_PADDING_SAME_UPPER,
                                  .activation = DG_ACTIVATION_RELU};
   const gk_case cases[] = {
@@ -578,6 +578,14 @@ static void test_gpu_kernels(dg_context *ctx, int dev) {
   unsetenv("DG_TEST_OPENCL_GPU_KERNELS");
 }
 
+/* The same cases with every f32 GEMM and conv on the 64x64 tiles split
+ * in 3 slices of K (gemm_f32's partials, gemm_splitk_f32's sum): what
+ * batch-1 layers take on a GPU. */
+static void test_gpu_kernels_split(dg_context *ctx, int dev) {
+  printf("# GPU kernels, split over K\n");
+  test_gpu_kernels(ctx, dev, "splitk");
+}
+
 int main(void) {
   t_seed(4);
   for (size_t i = 0; i < sizeof xbuf / 4; i++)
@@ -610,7 +618,8 @@ int main(void) {
   }
   test_listing(ctx, dev);
   test_placement(ctx, dev);
-  test_gpu_kernels(ctx, dev);
+  test_gpu_kernels(ctx, dev, "1");
+  test_gpu_kernels_split(ctx, dev);
   dg_opencl_stats stats;
   dg_cl_get_stats(&stats);
   CHECK(stats.estimate_mismatches == 0,

@@ -89,6 +89,83 @@ static bool use_gemv(const prep *p, const int32_t *g, int64_t z) {
   return g[G_M] <= 4 && g[G_K] >= 256 && (int64_t)g[G_M] * g[G_N] * z <= 65536;
 }
 
+/* Slices of K for the 64 x 64 gemm_f32 (after grid_gemm): on a GPU where
+ * the output has fewer tiles than two per compute unit and K is deep
+ * (batch-1 convs on small planes: a 3x3 512@7 conv is 8 tiles), enough
+ * slices for two per unit, at most 16, each at least 64 deep;
+ * DG_TEST_OPENCL_GPU_KERNELS=splitk: 3. */
+static bool test_splitk(void) {
+  const char *e = dg_env(DG_ENV_TEST_OPENCL_GPU_KERNELS);
+  return e && !strcmp(e, "splitk");
+}
+
+static int splitk(const prep *p, const int32_t *g, int64_t z) {
+  if (test_splitk())
+    return g[G_K] >= 2 ? 3 : 1;
+  if (p->d->is_cpu)
+    return 1;
+  const dg_cl_node *cn = p->cn;
+  int64_t tiles = (int64_t)(cn->gws[0] / 16) * (int64_t)(cn->gws[1] / 16) * z;
+  int64_t want = 2 * (int64_t)p->d->compute_units;
+  if (tiles >= want || g[G_K] < 128)
+    return 1;
+  int64_t ks = (want + tiles - 1) / tiles;
+  ks = ks > 16 ? 16 : ks;
+  ks = ks > g[G_K] / 64 ? g[G_K] / 64 : ks;
+  return (int)ks;
+}
+
+/* gemm_f32 over ks slices into partials (an aux buffer of the node),
+ * then gemm_splitk_f32 (the node's post kernel) adds them up. gm: the
+ * geometry buffer, om the offsets; args as gemm_f32 binds them. */
+static cl_int gemm_split(prep *p, int32_t *g, int ks, int64_t z, cl_mem gm,
+                         cl_mem om, cl_mem *args) {
+  dg_cl_node *cn = p->cn;
+  cn->gws[2] *= (size_t)ks;
+  cn->post_lws[0] = 64;
+  cn->post_lws[1] = 1;
+  cn->post_gws[0] = dg_cl_round_up((size_t)g[G_M] * (size_t)g[G_N], 64);
+  cn->post_gws[1] = (size_t)z;
+  if (p->estimate) {
+    snprintf(cn->tile, sizeof cn->tile, "gemm_f32/%d slices of K", ks);
+    return CL_SUCCESS;
+  }
+  /* The geometry with the slice count, as both kernels read it. */
+  g[G_KSPLIT] = ks;
+  cl_int err =
+      clEnqueueWriteBuffer(p->d->queue, gm, CL_TRUE, 0,
+                           sizeof(int32_t) * DG_CL_GEOM_INTS, g, 0, NULL, NULL);
+  if (err != CL_SUCCESS) {
+    p->call = "clEnqueueWriteBuffer";
+    return err;
+  }
+  size_t bytes =
+      sizeof(float) * (size_t)ks * (size_t)z * (size_t)g[G_M] * (size_t)g[G_N];
+  cl_mem part =
+      dg_cl_buffer(p->d->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
+  if (!part) {
+    p->call = "clCreateBuffer";
+    return err;
+  }
+  cn->aux[p->aux_count++] = part;
+  args[6] = part;
+  err = dg_cl_kernel(p, "gemm_f32", 7, args);
+  if (err != CL_SUCCESS)
+    return err;
+  cn->post = clCreateKernel(p->prog, "gemm_splitk_f32", &err);
+  if (!cn->post) {
+    p->call = "clCreateKernel";
+    return err;
+  }
+  cl_mem pargs[5] = {part, args[2], args[3], gm, om};
+  for (int i = 0; i < 5 && err == CL_SUCCESS; i++)
+    err = clSetKernelArg(cn->post, (cl_uint)i, sizeof(cl_mem), &pargs[i]);
+  if (err != CL_SUCCESS)
+    p->call = "clSetKernelArg";
+  snprintf(cn->tile, sizeof cn->tile, "gemm_f32/%d slices of K", ks);
+  return err;
+}
+
 /* The GEMM node: geometry g (M, N, K, strides... filled by the caller),
  * batch offsets offs[3 * z]; ktab: the conv-mode per-k input offsets (4
  * ints per k, f32 only). */
@@ -126,7 +203,7 @@ cl_int dg_cl_gemm(prep *p, int32_t *g, const int32_t *offs, int64_t z, bool q,
     return dg_cl_kernel(p, q ? "gemm_small_q8" : "gemm_small_f32", q ? 8 : 6,
                         args);
   }
-  int t = q ? 0 : big_tile(p, g[G_M], g[G_N], z);
+  int t = q || test_splitk() ? 0 : big_tile(p, g[G_M], g[G_N], z);
   if (t > 0) {
     static const int tm[3] = {128, 64, 64}, tn[3] = {128, 128, 64};
     static const char *names[3] = {"gemm_f32_128x128", "gemm_f32_64x128",
@@ -147,7 +224,14 @@ cl_int dg_cl_gemm(prep *p, int32_t *g, const int32_t *offs, int64_t z, bool q,
     return dg_cl_kernel(p, names[t - 1], 7, args);
   }
   grid_gemm(p->cn, g[G_M], g[G_N], z);
-  return dg_cl_kernel(p, q ? "gemm_q8" : "gemm_f32", q ? 8 : 6, args);
+  if (q)
+    return dg_cl_kernel(p, "gemm_q8", 8, args);
+  int ks = splitk(p, g, z);
+  if (ks < 2) {
+    args[6] = gm; /* no partials: any buffer (never written) */
+    return dg_cl_kernel(p, "gemm_f32", 7, args);
+  }
+  return gemm_split(p, g, ks, z, gm, om, args);
 }
 
 cl_int dg_cl_fc(prep *p) {

@@ -86,7 +86,7 @@ const char *dg_cl_reduce_geom(const dg_ir *ir, const dg_node *n, int32_t *g,
 /* ---- cl_nodes.c ---- */
 typedef enum dg_cl_cmd { CL_CMD_KERNEL, CL_CMD_COPY, CL_CMD_CONCAT } dg_cl_cmd;
 
-#define DG_CL_AUX 4
+#define DG_CL_AUX 6
 
 typedef struct dg_cl_node {
   int index; /* node index in the graph */
@@ -95,7 +95,12 @@ typedef struct dg_cl_node {
   cl_kernel kernel;
   cl_uint dims;
   size_t gws[3], lws[3];
-  cl_mem aux[DG_CL_AUX]; /* geometry, offsets, multipliers, zero points */
+  /* A second kernel after the first, or NULL: the sum of a split-K
+   * GEMM's partials (gemm_splitk_f32), over post_gws in 2 dimensions. */
+  cl_kernel post;
+  size_t post_gws[2], post_lws[2];
+  cl_mem aux[DG_CL_AUX]; /* geometry, offsets, multipliers, zero points,
+                            split-K partials */
   char tile[32];         /* kernel variant, for diagnostics */
 } dg_cl_node;
 

@@ -294,6 +294,8 @@ double dg_cl_node_speed(dg_cl_device *d, const dg_ir *ir, int index) {
 void dg_cl_node_release(dg_cl_node *cn) {
   if (cn->kernel)
     clReleaseKernel(cn->kernel);
+  if (cn->post)
+    clReleaseKernel(cn->post);
   for (int i = 0; i < DG_CL_AUX; i++)
     dg_cl_buffer_free(cn->aux[i]);
   memset(cn, 0, sizeof *cn);

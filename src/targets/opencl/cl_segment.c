@@ -247,8 +247,12 @@ static cl_int enqueue(cl_segment *s, dg_cl_node *cn, cl_event *first,
   const dg_node *n = cn->node;
   if (cn->cmd == CL_CMD_KERNEL) {
     *call = "clEnqueueNDRangeKernel";
-    return clEnqueueNDRangeKernel(q, cn->kernel, cn->dims, NULL, cn->gws,
-                                  cn->lws, 0, NULL, first);
+    cl_int err = clEnqueueNDRangeKernel(q, cn->kernel, cn->dims, NULL, cn->gws,
+                                        cn->lws, 0, NULL, first);
+    if (err == CL_SUCCESS && cn->post) /* in order: after the first */
+      err = clEnqueueNDRangeKernel(q, cn->post, 2, NULL, cn->post_gws,
+                                   cn->post_lws, 0, NULL, last);
+    return err;
   }
   if (cn->cmd == CL_CMD_COPY) {
     *call = "clEnqueueCopyBuffer";

@@ -28,10 +28,33 @@ float conv_b_f(const global void *x, constant int *g, int z, int k, int n) {
   return ld_f(x, ((img * g[G_C] + ci) * g[G_H] + ih) * g[G_W] + iw, g[G_HIO]);
 }
 
+/* Output (m, n) of matrix z with the sum v: bias, activation, the store
+ * (a conv row's channel and NCHW place in mode 1). */
+void gemm_store(const global void *bias, global void *c, constant int *g,
+                const global int *offs, int z, int m, int n, float v) {
+  const int hio = g[G_HIO], mode = g[G_MODE], bmode = g[G_BIAS];
+  int oc = mode ? z * g[G_OG] + m : m; /* channel of a conv row */
+  if (bmode == 1)
+    v += ld_f(bias, oc, hio);
+  else if (bmode == 2)
+    v += ld_f(bias, n, hio);
+  const float lo = as_float(g[G_LO]), hi = as_float(g[G_HI]);
+  v = v < lo ? lo : v;
+  v = v > hi ? hi : v;
+  int ci;
+  if (mode) {
+    int ohw = g[G_OH] * g[G_OW], img = n / ohw;
+    ci = (img * g[G_O] + oc) * ohw + (n - img * ohw);
+  } else {
+    ci = offs[3 * z + 2] + m * g[G_SCM] + n * g[G_SCN];
+  }
+  st_f(c, ci, v, hio);
+}
+
 kernel __attribute__((reqd_work_group_size(16, 16, 1))) void
 gemm_f32(const global void *a, const global void *b,
          const global void *bias, global void *c, constant int *g,
-         const global int *offs) {
+         const global int *offs, global float *part) {
   local float As[TK][TS + 1];
   local float Bs[TK][TS + 1];
   const int M = g[G_M], N = g[G_N], K = g[G_K], hio = g[G_HIO];
@@ -39,13 +62,18 @@ gemm_f32(const global void *a, const global void *b,
   const int sam = g[G_SAM], sak = g[G_SAK], sbk = g[G_SBK], sbn = g[G_SBN];
   const int tx = get_local_id(0), ty = get_local_id(1), lid = ty * 16 + tx;
   const int n0 = get_group_id(0) * TS, m0 = get_group_id(1) * TS;
-  const int z = get_global_id(2);
+  /* Split over K (G_KSPLIT > 1): dimension 2 is matrix x slice, each
+   * slice whole TK steps of K. */
+  const int ks = g[G_KSPLIT] > 1 ? g[G_KSPLIT] : 1;
+  const int slice = get_global_id(2) % ks, z = get_global_id(2) / ks;
+  const int kstep = ((K + ks - 1) / ks + TK - 1) / TK * TK;
+  const int kb = slice * kstep, ke = min(K, kb + kstep);
   const int aoff = offs[3 * z], boff = offs[3 * z + 1];
   float acc[RB][RB];
   for (int i = 0; i < RB; i++)
     for (int j = 0; j < RB; j++)
       acc[i][j] = 0.0f;
-  for (int k0 = 0; k0 < K; k0 += TK) {
+  for (int k0 = kb; k0 < ke; k0 += TK) {
     /* Consecutive work-items read consecutive addresses of whichever
      * operand axis is contiguous. */
     for (int e = lid; e < TS * TK; e += 256) {
@@ -90,8 +118,6 @@ gemm_f32(const global void *a, const global void *b,
     }
     barrier(CLK_LOCAL_MEM_FENCE);
   }
-  const float lo = as_float(g[G_LO]), hi = as_float(g[G_HI]);
-  const int bmode = g[G_BIAS];
   for (int i = 0; i < RB; i++) {
     int m = m0 + ty + 16 * i;
     if (m >= M)
@@ -100,24 +126,30 @@ gemm_f32(const global void *a, const global void *b,
       int n = n0 + tx + 16 * j;
       if (n >= N)
         continue;
-      float v = acc[i][j];
-      int oc = mode ? z * g[G_OG] + m : m; /* channel of a conv row */
-      if (bmode == 1)
-        v += ld_f(bias, oc, hio);
-      else if (bmode == 2)
-        v += ld_f(bias, n, hio);
-      v = v < lo ? lo : v;
-      v = v > hi ? hi : v;
-      int ci;
-      if (mode) {
-        int ohw = g[G_OH] * g[G_OW], img = n / ohw;
-        ci = (img * g[G_O] + oc) * ohw + (n - img * ohw);
-      } else {
-        ci = offs[3 * z + 2] + m * g[G_SCM] + n * g[G_SCN];
-      }
-      st_f(c, ci, v, hio);
+      if (ks > 1) /* partials [slice][z][m][n]: gemm_splitk_f32 finishes */
+        part[((slice * (int)(get_global_size(2) / ks) + z) * M + m) * N + n] =
+            acc[i][j];
+      else
+        gemm_store(bias, c, g, offs, z, m, n, acc[i][j]);
     }
   }
+}
+
+/* The second pass of a split-K gemm_f32: an item per output sums the
+ * slices' partials in slice order (so the result does not depend on
+ * scheduling) and stores it as gemm_f32 would. Dimension 0: outputs,
+ * 1: matrices. */
+kernel __attribute__((reqd_work_group_size(WG1, 1, 1))) void
+gemm_splitk_f32(const global float *part, const global void *bias,
+                global void *c, constant int *g, const global int *offs) {
+  const int M = g[G_M], N = g[G_N], i = get_global_id(0), z = get_global_id(1);
+  if (i >= M * N)
+    return;
+  const int Z = get_global_size(1), ks = g[G_KSPLIT];
+  float v = 0.0f;
+  for (int s = 0; s < ks; s++)
+    v += part[((s * Z + z) * M) * N + i];
+  gemm_store(bias, c, g, offs, z, i / N, i % N, v);
 }
 
 /* Direct convolution, one output per work-item: for depthwise and other

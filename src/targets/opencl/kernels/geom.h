@@ -59,6 +59,8 @@
 #define G_BSGN 35
 #define G_YSGN 36
 #define G_NIMG 37    /* conv: images (direct conv uses it too) */
+#define G_KSPLIT 38  /* gemm_f32: slices of K (0, 1: none), partials then
+                        summed by gemm_splitk_f32 */
 
 /* Elementwise and data-movement kernels. */
 #define E_COUNT 0  /* output elements */
