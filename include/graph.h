@@ -954,6 +954,22 @@ typedef enum dg_policy {
   DG_POLICY_STRICT,   /* pinned nodes must run where pinned, else fail */
 } dg_policy;
 
+/* What arithmetic an f32 graph may run in (dg_compile_options.precision).
+ * EXACT (the default): as built. FAST_F16: where an allowed Vulkan or
+ * OpenCL device computes in f16, the session holds every f32 tensor and
+ * constant in f16 and runs the nodes in f16 storage with f32 accumulation
+ * (the f16 kernels' arithmetic, and each node within the f16 tolerance
+ * dg_session_verify checks), converting the graph's f32 inputs and
+ * outputs on the host at each run, so bindings stay f32. Graphs with
+ * quantize or dequantize nodes, f16 already, or inputs or outputs bound
+ * NHWC stay as built; so does every graph when no allowed device computes
+ * in f16. dg_plan_precision says what was done and why; each plan node's
+ * compute_dtype shows its dtype as it runs. */
+typedef enum dg_precision {
+  DG_PRECISION_EXACT = 0,
+  DG_PRECISION_FAST_F16,
+} dg_precision;
+
 typedef struct dg_compile_options {
   dg_policy policy;
   /* Allow-list of device kinds (mask of dg_device_kind; 0 = all). */
@@ -967,7 +983,8 @@ typedef struct dg_compile_options {
    * $DG_PROFILE is set. Vulkan (timestamp queries, where the device has
    * them) and OpenCL (profiling events) measure every node always: on
    * the device, at no cost to the run. */
-  int profile; /* appended in 0.2.0 */
+  int profile;           /* appended in 0.2.0 */
+  dg_precision precision; /* appended in 0.2.0; DG_PRECISION_EXACT: 0 */
 } dg_compile_options;
 
 typedef struct dg_session dg_session;
@@ -1010,9 +1027,16 @@ typedef struct dg_plan_node {
   int int8_max_lsb_deviation;
   double measured_us;        /* last run's time, 0 if not measured */
   int f16_max_ulp_deviation; /* the device's, as int8_max_lsb_deviation */
+  /* The dtype of the node's output as it runs: DG_DTYPE_F16 for an f32
+   * node that DG_PRECISION_FAST_F16 lowered (appended in 0.2.0). */
+  dg_dtype compute_dtype;
 } dg_plan_node;
 
 DG_API int dg_plan_node_count(const dg_plan *plan);
+/* What the compile did with dg_compile_options.precision, one line owned
+ * by the plan: "exact", "fast: f16 storage, f32 accumulation on N nodes",
+ * or "fast not applied: <why>"; NULL for a NULL plan. */
+DG_API const char *dg_plan_precision(const dg_plan *plan);
 DG_API dg_status dg_plan_get_node(const dg_plan *plan, int i,
                                   dg_plan_node *out);
 

@@ -151,7 +151,7 @@ PY
   refuses "refuses a non-numeric --symbolic" "--symbolic got '2x'" "$r" $m --random --symbolic 2x
   refuses "refuses an --input without NAME=" "--input got 'x.npy'; valid: NAME=FILE" "$r" $m --input x.npy
   refuses "refuses a --kinds without a value" "--kinds needs a value" "$r" $m --random --kinds
-  refuses "refuses an unknown option" "unknown option '--fast'" "$r" $m --random --fast
+  refuses "refuses an unknown option" "unknown option '--quick'" "$r" $m --random --quick
   refuses "refuses a second model" "unexpected argument 'b.onnx'" "$r" $m b.onnx --random
   refuses "refuses to run without a model" "no MODEL.onnx given" "$r" --random
 fi
@@ -167,7 +167,7 @@ refuses "refuses --scale with --gpu" "--scale, --gpu and --models are separate s
 refuses "refuses --models with --gpu" "separate suites" "$g" --models --gpu
 refuses "refuses --threads without --models" "--threads applies to --models only" "$g" --threads 2
 refuses "refuses --batch 0" "--batch wants a count from 1 to 4096" "$g" --models --batch 0
-refuses "refuses --models with --device" "--device does not apply" "$g" --models --device 0
+refuses "refuses --models with a --device that is no index" "--device wants a device index" "$g" --models --device vulkan
 # The scale bench on the CPU: a row per size, per-node figures, exit 0.
 # Real devices only by default: every CPU-hosted driver and simulator is
 # named as left out; the expected duration is printed; piped, stderr

@@ -1,7 +1,8 @@
 /* dg-run: runs an ONNX model on the devices you choose.
  *
  *   dg-run MODEL.onnx [--input NAME=FILE]... [--random] [--device N]...
- *          [--kinds KIND,...] [--strict] [--plan] [--dot FILE] [--verify]
+ *          [--kinds KIND,...] [--strict] [--fast] [--plan] [--dot FILE]
+ *          [--verify]
  *          [--repeat N] [--symbolic N] [--freeze NAME=FILE]...
  *
  * Inputs come from .npy files or ONNX TensorProto .pb files (as in ONNX's
@@ -192,7 +193,8 @@ static void usage(FILE *f) {
   fputs(
       "usage: dg-run MODEL.onnx [--input NAME=FILE]... [--random] "
       "[--device N]...\n"
-      "              [--kinds KIND,...] [--strict] [--plan] [--profile]\n"
+      "              [--kinds KIND,...] [--strict] [--fast] [--plan] "
+      "[--profile]\n"
       "              [--dot FILE] [--verify]\n"
       "              [--repeat N] [--symbolic N] [--freeze NAME=FILE]...\n"
       "              [--output NAME=FILE.npy | --output DIR]...\n"
@@ -216,6 +218,10 @@ static void usage(FILE *f) {
       "  --strict            strict policy: with one --device, every node is\n"
       "                      pinned there and compiling fails rather than\n"
       "                      fall back (default: auto, placed by cost)\n"
+      "  --fast              precision fast: an f32 model runs in f16 storage\n"
+      "                      with f32 accumulation where an allowed GPU\n"
+      "                      computes in f16 (DG_PRECISION_FAST_F16; the\n"
+      "                      plan's last line says what was done)\n"
       "  --plan              print the plan, with every node's time measured\n"
       "                      on its device over the runs (implies --profile)\n"
       "  --profile           measure per-node times (the plan's run_us, the\n"
@@ -321,7 +327,7 @@ int main(int argc, char **argv) {
   int nsave = 0;
   loaded ins[MAX_IO] = {0}, frozen[MAX_IO] = {0};
   int nin = 0, nfrozen = 0, devices[16], ndev = 0, strict = 0, plan = 0,
-      verify = 0, repeat = 10, random = 0, profile = 0;
+      verify = 0, repeat = 10, random = 0, profile = 0, fast = 0;
   unsigned kinds = 0;
   long long symbolic = 0;
   char err[512];
@@ -389,6 +395,8 @@ int main(int argc, char **argv) {
         goto usage_error;
     } else if (!strcmp(a, "--strict")) {
       strict = 1;
+    } else if (!strcmp(a, "--fast")) {
+      fast = 1;
     } else if (!strcmp(a, "--plan")) {
       plan = profile = 1;
     } else if (!strcmp(a, "--profile")) {
@@ -447,7 +455,9 @@ int main(int argc, char **argv) {
                            .device_kinds = kinds,
                            .devices = ndev ? devices : NULL,
                            .device_count = ndev,
-                           .profile = profile};
+                           .profile = profile,
+                           .precision = fast ? DG_PRECISION_FAST_F16
+                                             : DG_PRECISION_EXACT};
   if (ndev == 1 && strict)
     dg_graph_set_device(g, devices[0]); /* nothing pinned: no-op */
   if (dg_graph_compile(g, &co, &s, &d) != DG_OK) {

@@ -258,12 +258,12 @@ class Graph:
         return self._io(True)
 
     def compile(self, devices=None, *, policy="auto", kinds=None,
-                profile=False):
+                profile=False, precision="exact"):
         """A Session running this graph (see Session for the arguments)."""
         from .session import Session
 
         return Session(self, devices=devices, policy=policy, kinds=kinds,
-                       profile=profile)
+                       profile=profile, precision=precision)
 
     # ---- convolution, pooling, dense ----
 

@@ -41,6 +41,7 @@ class PlanNode:
     bytes_transferred: int
     int8_max_lsb_deviation: int
     f16_max_ulp_deviation: int
+    compute_dtype: str  # "f16" where precision="fast_f16" lowered it
 
 
 class Plan(list):
@@ -62,7 +63,9 @@ class Plan(list):
                 text(n.device_name), _REASONS.get(n.reason, "?"),
                 text(n.reason_text), n.estimated_us, n.measured_us,
                 n.bytes_in, n.bytes_out, n.bytes_transferred,
-                n.int8_max_lsb_deviation, n.f16_max_ulp_deviation))
+                n.int8_max_lsb_deviation, n.f16_max_ulp_deviation,
+                text(lib.dg_dtype_name(n.compute_dtype))))
+        plan.precision = text(lib.dg_plan_precision(ptr))
         return plan
 
     def _write(self, fmt):

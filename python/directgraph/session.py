@@ -159,17 +159,21 @@ class Session:
     """A compiled graph (dg_session).
 
     ``Session(model, devices=None, policy="auto", kinds=None,
-    profile=False, context=None, symbolic=None, freeze=None)``: model is a
+    profile=False, context=None, symbolic=None, freeze=None,
+    precision="exact")``: model is a
     Graph, an ONNX file's path or its bytes. devices allows only these
     (Device objects, indices or kind names such as "vulkan"); policy
     "strict" makes pins binding; profile times every node of every run
-    (``plan``'s measured_us). One session runs one call at a time; make
-    one session per thread to run in parallel (the GIL is released while
-    the library runs).
+    (``plan``'s measured_us); precision "fast_f16" lets an f32 graph run
+    in f16 storage with f32 accumulation where an allowed GPU computes in
+    f16 (``plan.precision`` says what was done). One session runs one
+    call at a time; make one session per thread to run in parallel (the
+    GIL is released while the library runs).
     """
 
     def __init__(self, model, devices=None, *, policy="auto", kinds=None,
-                 profile=False, context=None, symbolic=None, freeze=None):
+                 profile=False, context=None, symbolic=None, freeze=None,
+                 precision="exact"):
         from .graph import Graph
 
         if isinstance(model, Graph):
@@ -189,6 +193,8 @@ class Session:
             o.devices = ctypes.cast(keep[-1], ctypes.POINTER(ctypes.c_int))
             o.device_count = len(indices)
         o.profile = int(bool(profile))
+        o.precision = enum("dg_precision", "DG_PRECISION_", precision,
+                           "precision")
         out = ctypes.c_void_p()
         diag = abi.dg_diagnostic()
         errors.check(lib.dg_graph_compile(graph._ptr, o, ctypes.byref(out),

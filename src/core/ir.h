@@ -107,6 +107,9 @@ typedef struct dg_io_binding {
   char *name;
   uint32_t tensor;
   dg_layout layout;
+  /* The tensor is held in f16 but bound as f32 (DG_PRECISION_FAST_F16:
+   * the session converts at each run). */
+  bool host_f32;
 } dg_io_binding;
 
 typedef struct dg_ir {
@@ -126,6 +129,16 @@ static inline dg_tensor_info *dg_ir_tensor(const dg_ir *ir, uint32_t id) {
 /* Tensor id's descriptor (id valid). */
 static inline const dg_tensor_desc *dg_ir_desc(const dg_ir *ir, uint32_t id) {
   return &dg_ir_tensor(ir, id)->desc;
+}
+
+/* The descriptor of an input or output as the caller binds it (f32 where
+ * the session holds an f16 tensor for it). */
+static inline dg_tensor_desc dg_ir_io_desc(const dg_ir *ir,
+                                           const dg_io_binding *b) {
+  dg_tensor_desc d = dg_ir_tensor(ir, b->tensor)->desc;
+  if (b->host_f32)
+    d.dtype = DG_DTYPE_F32;
+  return d;
 }
 
 /* d seen as [outer, dims[axis], inner]: the products of the dims before

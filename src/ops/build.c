@@ -447,13 +447,11 @@ static bool push_io(dg_build *b, dg_io_binding **list, int *count,
     return false;
   }
   *list = p;
-  p[*count].name = dg_name_dup(name);
+  p[*count] = (dg_io_binding){dg_name_dup(name), id, layout, false};
   if (!p[*count].name) {
     oom(b);
     return false;
   }
-  p[*count].tensor = id;
-  p[*count].layout = layout;
   (*count)++;
   return true;
 }
@@ -644,7 +642,7 @@ dg_status dg_io_info_get(const dg_ir *ir, bool output, int index,
     return DG_ERROR_NOT_FOUND;
   const dg_io_binding *b = output ? &ir->outputs[index] : &ir->inputs[index];
   out->name = b->name;
-  out->desc = dg_ir_tensor(ir, b->tensor)->desc;
+  out->desc = dg_ir_io_desc(ir, b);
   out->layout = b->layout;
   return DG_OK;
 }

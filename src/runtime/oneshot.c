@@ -142,9 +142,9 @@ static dg_status oneshot_locked(dg_context *ctx, dg_op op, int device,
 
 static dg_status oneshot(dg_context *ctx, dg_op op, int device,
                          const dg_tensor_desc *const *d,
-                         const void *const *data,
-                         const dg_conv2d_params *cp, dg_activation act,
-                         void *y, size_t y_size, dg_diagnostic *diag) {
+                         const void *const *data, const dg_conv2d_params *cp,
+                         dg_activation act, void *y, size_t y_size,
+                         dg_diagnostic *diag) {
   if (!dg_context_alive(ctx)) {
     dg_diag_set(diag, DG_ERROR_INVALID_ARGUMENT, -1, NULL, dg_op_name(op),
                 "ctx", "a live context", ctx ? "not a live context" : "NULL",
@@ -168,8 +168,8 @@ static dg_status oneshot_locked(dg_context *ctx, dg_op op, int device,
                                 void *y, size_t y_size, dg_diagnostic *diag) {
   if (!d[0] || !d[1] || !data[0] || !data[1] || !y || (d[2] && !data[2]) ||
       (!d[2] && data[2])) {
-    dg_diag_set(diag, DG_ERROR_INVALID_ARGUMENT, -1, NULL, dg_op_name(op),
-                NULL, NULL, NULL,
+    dg_diag_set(diag, DG_ERROR_INVALID_ARGUMENT, -1, NULL, dg_op_name(op), NULL,
+                NULL, NULL,
                 "dg_oneshot_%s: a required pointer is NULL (context, "
                 "operand descriptors and data, output) or bias data and "
                 "descriptor disagree",
@@ -234,8 +234,7 @@ dg_status dg_oneshot_fully_connected(
     dg_context *ctx, int device_index, const dg_tensor_desc *x_desc,
     const void *x, const dg_tensor_desc *w_desc, const void *w,
     const dg_tensor_desc *b_desc, const void *b, dg_activation activation,
-    const dg_tensor_desc *y_desc, void *y, size_t y_size,
-    dg_diagnostic *diag) {
+    const dg_tensor_desc *y_desc, void *y, size_t y_size, dg_diagnostic *diag) {
   const dg_tensor_desc *d[4] = {x_desc, w_desc, b_desc,
                                 is_q8(x_desc) ? y_desc : NULL};
   const void *data[3] = {x, w, b};

@@ -4,6 +4,9 @@
  *   1. simplify (simplify.h): identity reshapes, casts and transposes,
  *      transpose pairs, reshape chains, unread nodes;
  *   2. batch norm into the conv before it (fold_bn.h);
+ *   2b. with DG_PRECISION_FAST_F16, the whole graph in f16 where a GPU
+ *      computes in f16 (fast_f16.h), before the fusions so that they ask
+ *      the devices about the f16 nodes;
  *   3. x * sigmoid(x) as one silu node (fuse_silu.h);
  *   4. a residual add into the conv that makes one operand, where every
  *      device that could run the conv has that epilogue (fuse_residual.h);
@@ -30,10 +33,16 @@ typedef struct dg_pass_devices {
   bool (*keeps)(void *ctx, const dg_ir *ir, const dg_node *before,
                 const dg_node *after);
   void *ctx;
+  /* For fast_f16.h: the compile's dg_compile_options.precision, whether
+   * an allowed Vulkan or OpenCL device computes in f16, and the line the
+   * pass leaves for dg_plan_precision. */
+  int precision;
+  bool gpu_f16;
+  char note[160];
 } dg_pass_devices;
 
 /* false on out-of-memory (ir still consistent). devs NULL: only the
  * fusions every target takes. */
-bool dg_passes_run(dg_ir *ir, const dg_pass_devices *devs);
+bool dg_passes_run(dg_ir *ir, dg_pass_devices *devs);
 
 #endif

@@ -96,6 +96,7 @@ static void fill_plan(dg_session *s, const double *node_cost, int D) {
     pn->int8_max_lsb_deviation = dev->info.int8_max_lsb_deviation;
     pn->f16_max_ulp_deviation = dev->info.f16_max_ulp_deviation;
     pn->bytes_out = tensor_bytes(ir, n->output);
+    pn->compute_dtype = dg_ir_desc(ir, n->output)->dtype;
     for (int k = 0; k < n->input_count; k++) {
       uint32_t id = n->inputs[k];
       if (!id)

@@ -8,6 +8,10 @@
 
 int dg_plan_node_count(const dg_plan *p) { return p ? p->node_count : 0; }
 
+const char *dg_plan_precision(const dg_plan *p) {
+  return p ? (p->precision[0] ? p->precision : "exact") : NULL;
+}
+
 dg_status dg_plan_get_node(const dg_plan *p, int i, dg_plan_node *out) {
   if (!p || !out)
     return DG_ERROR_INVALID_ARGUMENT;
@@ -178,6 +182,8 @@ dg_status dg_plan_write(const dg_plan *p, dg_plan_format format, FILE *out) {
     }
     fprintf(out, "%d nodes in %d segment(s), %zu bytes of host memory\n",
             p->node_count, p->segment_count, p->host_bytes);
+    if (strcmp(p->precision, "exact"))
+      fprintf(out, "precision %s\n", p->precision);
     return ferror(out) ? DG_ERROR_IO : DG_OK;
   }
   if (format != DG_PLAN_FORMAT_DOT)

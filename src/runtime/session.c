@@ -3,6 +3,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "session.h"
 
+#include "core/half.h"
+
 #include "core/env.h"
 #include "core/memplan.h"
 #include "passes.h"
@@ -123,14 +125,15 @@ static dg_status plan_memory(dg_session *s) {
     else if (ir->tensors[t].constant)
       s->host[t + 1] = (void *)ir->tensors[t].constant->data;
   }
-  /* NHWC inputs are converted into a scratch buffer of their own. */
+  /* NHWC inputs, and f32 inputs held in f16, are converted into a
+   * scratch buffer of their own. */
   size_t io = 0;
   s->io_offsets = calloc((size_t)ir->input_count + 1, sizeof(size_t));
   if (!s->io_offsets)
     return DG_ERROR_OUT_OF_MEMORY;
   for (int i = 0; i < ir->input_count; i++) {
     s->io_offsets[i] = io;
-    if (ir->inputs[i].layout == DG_LAYOUT_NHWC)
+    if (ir->inputs[i].layout == DG_LAYOUT_NHWC || ir->inputs[i].host_f32)
       io += align_up(
           dg_desc_bytes(&dg_ir_tensor(ir, ir->inputs[i].tensor)->desc));
   }
@@ -241,9 +244,18 @@ dg_status dg_session_compile(dg_context *ctx, const dg_ir *ir,
   }
   /* Rewrites on the session's own copy, before anything is sized by its
    * node count; the device-dependent ones ask the allowed devices. */
-  dg_pass_devices devs = {keeps_devices, s};
+  dg_pass_devices devs = {keeps_devices, s, s->opts.precision, false, ""};
+  for (int d = 0; d < ctx->devices.count; d++) {
+    const dg_device_info *in = &ctx->devices.items[d].info;
+    devs.gpu_f16 |=
+        dg_place_considers(s, d, -1) &&
+        (in->kind == DG_DEVICE_VULKAN || in->kind == DG_DEVICE_OPENCL) &&
+        (in->dtypes >> DG_DTYPE_F16 & 1);
+  }
   if (!dg_ir_clone(ir, &s->ir) || !dg_passes_run(&s->ir, &devs))
     goto fail;
+  snprintf(s->plan.precision, sizeof s->plan.precision, "%s",
+           devs.note[0] ? devs.note : "exact");
   int N = s->ir.node_count;
   s->placement = calloc((size_t)N + 1, sizeof(int));
   s->node_us = calloc((size_t)N + 1, sizeof(double));
@@ -255,6 +267,14 @@ dg_status dg_session_compile(dg_context *ctx, const dg_ir *ir,
   st = dg_place(s, diag);
   if (st != DG_OK)
     goto fail_diag;
+  if (s->plan.precision[0] == 'f' && s->plan.precision[4] == ':') {
+    int f16 = 0; /* "fast: ...": how many nodes it reached, after fusion */
+    for (int i = 0; i < N; i++)
+      f16 += s->plan.nodes[i].compute_dtype == DG_DTYPE_F16;
+    size_t used = strlen(s->plan.precision);
+    snprintf(s->plan.precision + used, sizeof s->plan.precision - used,
+             " on %d of %d nodes", f16, N);
+  }
   bool target_failed = false;
   st = make_segments(s, diag, &target_failed);
   if (st != DG_OK && !target_failed)
@@ -302,6 +322,9 @@ dg_status dg_graph_compile(dg_graph *g, const dg_compile_options *opts,
   if (opts &&
       (opts->policy < DG_POLICY_AUTO || opts->policy > DG_POLICY_STRICT))
     bad = "options.policy";
+  else if (opts && (opts->precision < DG_PRECISION_EXACT ||
+                    opts->precision > DG_PRECISION_FAST_F16))
+    bad = "options.precision";
   else if (opts && (opts->device_count < 0 ||
                     (opts->device_count > 0 && !opts->devices)))
     bad = "options.devices";
@@ -391,16 +414,23 @@ dg_status dg_session_execute(dg_session *s, const dg_binding *inputs,
     if (!u->data)
       return bad_binding(diag, DG_ERROR_INVALID_ARGUMENT, b->name, "input",
                          "data is NULL");
-    if (u->size != dg_desc_bytes(d)) {
+    dg_tensor_desc bd = dg_ir_io_desc(ir, b);
+    if (u->size != dg_desc_bytes(&bd)) {
       char msg[192], dims[96];
-      dg_format_dims(dims, sizeof dims, d->rank, d->dims);
+      dg_format_dims(dims, sizeof dims, bd.rank, bd.dims);
       snprintf(msg, sizeof msg, "size %zu bytes, expected %zu (%s %s%s)",
-               u->size, dg_desc_bytes(d), dg_dtype_name(d->dtype), dims,
+               u->size, dg_desc_bytes(&bd), dg_dtype_name(bd.dtype), dims,
                b->layout == DG_LAYOUT_NHWC ? ", NCHW dims, bound as NHWC" : "");
       return bad_binding(diag, DG_ERROR_INVALID_ARGUMENT, b->name, "input",
                          msg);
     }
-    if (b->layout == DG_LAYOUT_NHWC) {
+    if (b->host_f32) { /* DG_PRECISION_FAST_F16 holds it in f16 */
+      uint16_t *dst = (void *)((char *)s->io_scratch + s->io_offsets[i]);
+      const float *src = u->data;
+      for (int64_t e = 0, n = dg_desc_elements(d); e < n; e++)
+        dst[e] = dg_f32_to_f16(src[e]);
+      s->host[b->tensor] = dst;
+    } else if (b->layout == DG_LAYOUT_NHWC) {
       void *dst = (char *)s->io_scratch + s->io_offsets[i];
       nhwc_to_nchw(d, u->data, dst);
       s->host[b->tensor] = dst;
@@ -480,14 +510,14 @@ static dg_status run_claimed(dg_session *s, const dg_binding *inputs,
     if (!b)
       return bad_binding(diag, DG_ERROR_NOT_FOUND, outputs[k].name, "output",
                          "no output of this name");
-    size_t want = dg_desc_bytes(&dg_ir_tensor(ir, b->tensor)->desc);
+    dg_tensor_desc bd = dg_ir_io_desc(ir, b);
+    size_t want = dg_desc_bytes(&bd);
     if (!outputs[k].data || outputs[k].size != want) {
-      const dg_tensor_desc *d = &dg_ir_tensor(ir, b->tensor)->desc;
       char msg[192], dims[96];
-      dg_format_dims(dims, sizeof dims, d->rank, d->dims);
+      dg_format_dims(dims, sizeof dims, bd.rank, bd.dims);
       snprintf(msg, sizeof msg, "%s (size %zu bytes, expected %zu: %s %s)",
                outputs[k].data ? "wrong size" : "data is NULL", outputs[k].size,
-               want, dg_dtype_name(d->dtype), dims);
+               want, dg_dtype_name(bd.dtype), dims);
       return bad_binding(diag, DG_ERROR_INVALID_ARGUMENT, outputs[k].name,
                          "output", msg);
     }
@@ -501,7 +531,7 @@ static dg_status run_claimed(dg_session *s, const dg_binding *inputs,
   for (int k = 0; k < output_count; k++) {
     const dg_io_binding *b = find_output(ir, outputs[k].name);
     uint32_t t = b->tensor;
-    if (b->layout == DG_LAYOUT_NCHW &&
+    if (b->layout == DG_LAYOUT_NCHW && !b->host_f32 &&
         dg_ir_tensor(ir, t)->kind == DG_TENSOR_VALUE &&
         s->offsets[t - 1] != SIZE_MAX &&
         s->host[t] == (char *)s->arena + s->offsets[t - 1]) {
@@ -513,7 +543,12 @@ static dg_status run_claimed(dg_session *s, const dg_binding *inputs,
   for (int k = 0; k < output_count; k++) {
     const dg_io_binding *b = find_output(ir, outputs[k].name);
     const dg_tensor_desc *d = &dg_ir_tensor(ir, b->tensor)->desc;
-    if (st == DG_OK && b->layout == DG_LAYOUT_NHWC)
+    if (st == DG_OK && b->host_f32) {
+      const uint16_t *src = s->host[b->tensor];
+      float *dst = outputs[k].data;
+      for (int64_t e = 0, n = dg_desc_elements(d); e < n; e++)
+        dst[e] = dg_f16_to_f32(src[e]);
+    } else if (st == DG_OK && b->layout == DG_LAYOUT_NHWC)
       nchw_to_nhwc(d, s->host[b->tensor], outputs[k].data);
     else if (st == DG_OK && s->host[b->tensor] != outputs[k].data)
       memcpy(outputs[k].data, s->host[b->tensor], outputs[k].size);

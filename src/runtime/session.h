@@ -12,7 +12,8 @@ struct dg_plan {
   dg_plan_node *nodes;
   int node_count;
   int segment_count;
-  size_t host_bytes; /* the host arena the session planned */
+  size_t host_bytes;   /* the host arena the session planned */
+  char precision[160]; /* dg_plan_precision */
 };
 
 typedef struct dg_segment_rt {

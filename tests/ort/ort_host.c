@@ -750,6 +750,26 @@ static void test_bad_option(const model_spec *m, const char *dir) {
   } else {
     fail("EP option policy=sometimes: unexpected error: %s", err);
   }
+  /* precision: the two names, anything else refused by name. */
+  session_cfg fast = {
+      .use_ep = true, .keys = {"precision"}, .values = {"fast_f16"}, .nkv = 1};
+  s = open_session(path, &fast, &err);
+  if (s) {
+    ok("EP option precision=fast_f16: session created");
+    API(ReleaseSession, ort_release_fn)(s);
+  } else {
+    fail("EP option precision=fast_f16: %s", err);
+  }
+  fast.values[0] = "half";
+  s = open_session(path, &fast, &err);
+  if (s) {
+    fail("EP option precision=half: session was created");
+    API(ReleaseSession, ort_release_fn)(s);
+  } else if (strstr(err, "precision 'half'")) {
+    ok("EP option precision=half: refused, naming it");
+  } else {
+    fail("EP option precision=half: unexpected error: %s", err);
+  }
 }
 
 int main(int argc, char **argv) {

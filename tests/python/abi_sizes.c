@@ -40,10 +40,12 @@ int main(void) {
   SIZE(dg_compile_options);
   FIELD(dg_compile_options, devices);
   FIELD(dg_compile_options, profile);
+  FIELD(dg_compile_options, precision);
   SIZE(dg_plan_node);
   FIELD(dg_plan_node, estimated_us);
   FIELD(dg_plan_node, measured_us);
   FIELD(dg_plan_node, f16_max_ulp_deviation);
+  FIELD(dg_plan_node, compute_dtype);
   SIZE(dg_binding);
   FIELD(dg_binding, size);
   SIZE(dg_verify_report);

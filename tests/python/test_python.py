@@ -578,6 +578,42 @@ def plan_records_and_pictures():
 
 
 @case
+def precision_fast_f16():
+    g = dg.Graph()  # the default context's, every device
+    x = g.input("x", (1, 3, 8, 8))
+    g.output("y", g.relu(g.conv2d(x, rand(4, 3, 3, 3), rand(4), padding=1)))
+    xin = rand(1, 3, 8, 8)
+    want = dg.Session(g, devices=["cpu"]).run(None, {"x": xin})[0]
+    s = dg.Session(g, devices=["cpu"], precision="fast_f16")
+    if s.plan.precision.startswith("fast not applied: no allowed") and all(
+            n.compute_dtype == "f32" for n in s.plan):
+        ok("precision=fast_f16 on the CPU alone: %s" % s.plan.precision)
+    else:
+        fail("fast_f16 on the CPU", s.plan.precision)
+    try:
+        dg.Session(g, precision="half")
+        fail("precision='half'", "accepted")
+    except ValueError as e:
+        ok("precision='half' is refused: %s" % e)
+    for dev in dg.devices():
+        if dev.kind not in ("vulkan", "opencl") or "f16" not in dev.dtypes:
+            continue
+        sf = dg.Session(g, devices=[dev], policy="strict",
+                        precision="fast_f16")
+        got = sf.run(None, {"x": xin})[0]
+        if (sf.plan.precision.startswith("fast: f16 storage") and
+                all(n.compute_dtype == "f16" for n in sf.plan) and
+                got.dtype == np.float32):
+            ok("%s: fast_f16 runs every node in f16 (%s)" % (
+                dev.kind, sf.plan.precision))
+        else:
+            fail("%s fast_f16" % dev.kind, "%s %r" % (
+                sf.plan.precision, [n.compute_dtype for n in sf.plan]))
+        close("%s fast_f16 against the CPU" % dev.kind, got, want,
+              atol=2e-2, rtol=1e-2)
+
+
+@case
 def verify_and_mismatch():
     g = dg.Graph(context=CTX)
     x = g.input("x", (1, 2, 5, 5))

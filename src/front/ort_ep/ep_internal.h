@@ -23,6 +23,7 @@ typedef struct ep_options {
   unsigned device_kinds;       /* 0: all */
   int devices[EP_MAX_DEVICES]; /* allow-list of device indices */
   int device_count;            /* 0: all */
+  dg_precision precision;      /* "precision": exact (default), fast_f16 */
 } ep_options;
 
 typedef struct ep_factory {

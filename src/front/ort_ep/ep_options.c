@@ -5,6 +5,9 @@
  *   device_kinds  "cpu,vulkan,opencl,npu" (any subset; default: all)
  *   devices       "0,2": directgraph device indices (default: all)
  *   policy        "auto" (default) or "strict"
+ *   precision     "exact" (default) or "fast_f16"
+ *                 (dg_compile_options.precision: f32 subgraphs in f16
+ *                 storage where an allowed GPU computes in f16)
  *
  * auto: nodes no allowed device runs stay with ONNX Runtime (declined).
  * strict: such nodes are claimed anyway and session creation fails with
@@ -101,6 +104,16 @@ bool ep_options_read(const ep_ort *o, const OrtSessionOptions *so,
       return false;
     }
   }
+  if ((v = get(o, so, "precision", buf, sizeof buf))) {
+    if (!strcmp(v, "exact"))
+      out->precision = DG_PRECISION_EXACT;
+    else if (!strcmp(v, "fast_f16"))
+      out->precision = DG_PRECISION_FAST_F16;
+    else {
+      snprintf(err, len, "precision '%s': expected exact or fast_f16", v);
+      return false;
+    }
+  }
   if ((v = get(o, so, "device_kinds", buf, sizeof buf)) &&
       !each_item(v, kind_item, &out->device_kinds)) {
     char names[128] = "";
@@ -129,6 +142,7 @@ dg_compile_options ep_compile_options(const ep_options *opts) {
   dg_compile_options c = {.policy = opts->policy,
                           .device_kinds = opts->device_kinds,
                           .devices = opts->device_count ? opts->devices : NULL,
-                          .device_count = opts->device_count};
+                          .device_count = opts->device_count,
+                          .precision = opts->precision};
   return c;
 }
