@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 static int failures;
-static void (*stats_fn)(int out[6], char *fault, size_t n);
+static void (*stats_fn)(int out[7], char *fault, size_t n);
 
 static void check(int ok, const char *what) {
   printf("%s - %s\n", ok ? "ok" : "FAIL", what);
@@ -60,7 +60,7 @@ static void preload(char **argv) {
 /* Nothing of the fake kernel left: files, BOs, mappings; no bracket
  * violation and no BO left for close() to free. */
 static int clean(const char *label) {
-  int s[6];
+  int s[7];
   stats_fn(s, NULL, 0);
   if (s[0] || s[1] || s[2] || s[3] || s[4])
     printf("# %s: %d files, %d BOs, %d mappings open; %d bracket "
@@ -94,7 +94,7 @@ static void backend_matrix(const char *spec, const char *driver, int tiled) {
            driver, spec, driver);
   check(npu >= 0 && strstr(info.driver, driver) && !info.is_simulator, what);
   if (npu >= 0) {
-    int s0[6], s1[6];
+    int s0[7], s1[7];
     stats_fn(s0, NULL, 0);
     snprintf(what, sizeof what, "%s matrix", driver);
     int bad = npu_matrix_run(ctx, npu, what, 1);
@@ -121,7 +121,8 @@ static void backend_matrix(const char *spec, const char *driver, int tiled) {
       check(bad == 0 && s1[5] > s0[5], what);
     }
     /* fp16: a 3x3 conv with bias and relu; a 5x5 one whose weights
-     * (64 -> 130 channels) need two tasks, batch 2: 4 jobs. */
+     * (64 -> 130 channels) need two tasks, batch 2: its two tasks chained
+     * in one job per image, so 2 jobs, 4 tasks (interrupts). */
     npu_f16_case f[2] = {{.N = 1,
                           .C = 16,
                           .O = 24,
@@ -148,15 +149,40 @@ static void backend_matrix(const char *spec, const char *driver, int tiled) {
     if (e0 >= 0)
       e1 = npu_f16_case_run(ctx, npu, &f[1], err, sizeof err);
     stats_fn(s1, NULL, 0);
-    printf("# %s f16: relative errors %g, %g; %d jobs for the split conv %s\n",
-           driver, e0, e1, s1[5] - s0[5], err);
+    printf("# %s f16: relative errors %g, %g; %d jobs, %d tasks for the "
+           "split conv %s\n",
+           driver, e0, e1, s1[5] - s0[5], s1[6] - s0[6], err);
     snprintf(what, sizeof what,
              "%s: f16 convs (3x3 bias relu; 5x5 stride 2 split over 2 tasks, "
              "batch 2) through the fake kernel within 1e-2 + 1 fp16 ulp of "
-             "the CPU",
+             "the CPU, the split conv's tasks chained: one job per image",
              driver);
     check(e0 >= 0 && e1 >= 0 && e0 <= 1e-2 + 1.0 / 1024 && e1 <= 1.0 / 1024 &&
-              s1[5] - s0[5] == 4,
+              s1[5] - s0[5] == 2 && s1[6] - s0[6] == 4,
+          what);
+    /* Per-channel weights: a task per run of equal scales (OUT_CVT holds
+     * one multiplier), about 70 for 70 random scales, more than one job
+     * chains (NPU_JOB_MAX_TASKS): 2 jobs, the first of 64 tasks. */
+    npu_case pc = {.N = 1,
+                   .C = 8,
+                   .O = 70,
+                   .H = 6,
+                   .W = 6,
+                   .K = 3,
+                   .S = 1,
+                   .same = 1,
+                   .per_channel = 1,
+                   .seed = 11};
+    long exact = 0, total = 0;
+    stats_fn(s0, NULL, 0);
+    int lsb = npu_case_run(ctx, npu, &pc, &exact, &total, err, sizeof err);
+    stats_fn(s1, NULL, 0);
+    snprintf(what, sizeof what,
+             "%s: a node of %d tasks (per-channel scales) within 1 LSB of "
+             "the CPU in %d jobs (64 tasks a job at most) %s",
+             driver, s1[6] - s0[6], s1[5] - s0[5], err);
+    check(lsb >= 0 && lsb <= 1 && s1[6] - s0[6] > 64 &&
+              s1[5] - s0[5] == (s1[6] - s0[6] + 63) / 64,
           what);
   }
   dg_context_destroy(ctx);
@@ -233,7 +259,7 @@ static void outside(const char *spec) {
     memcpy(bo[4].map, s.words, (size_t)s.count * 8);
     b->ops->cpu_end(b, &bo[4], err, sizeof err);
     npu_bo *ins[3] = {&bo[0], &bo[1], &bo[2]}, *outs[1] = {&bo[3]};
-    npu_job job = {&bo[4], s.count, ins, 3, outs, 1};
+    npu_job job = {&bo[4], s.count, ins, 3, outs, 1, NULL, 0};
     int rc = dg_npu_job_check(&job, err, sizeof err);
     printf("# %s check: %s\n", spec, err);
     check(rc && strstr(err, "outside every buffer"),
@@ -280,7 +306,7 @@ static void pooling(void) {
                      .u8 = 1,
                      .seed = 9};
   char err[512] = "";
-  int s0[6], s1[6];
+  int s0[7], s1[7];
   stats_fn(s0, NULL, 0);
   long diff = npu >= 0 ? npu_pool_case_run(ctx, npu, &c, err, sizeof err) : -1;
   stats_fn(s1, NULL, 0);
@@ -335,7 +361,7 @@ static void pooling(void) {
     memcpy(bo[2].map, s->words, (size_t)s->count * 8);
     b->ops->cpu_end(b, &bo[2], err, sizeof err);
     npu_bo *ins[1] = {&bo[0]}, *outs[1] = {&bo[1]};
-    npu_job job = {&bo[2], s->count, ins, 1, outs, 1};
+    npu_job job = {&bo[2], s->count, ins, 1, outs, 1, NULL, 0};
     ok = !dg_npu_job_check(&job, err, sizeof err);
     int rc = b->ops->submit(b, &job, err, sizeof err) ||
              b->ops->wait(b, &job, 100, err, sizeof err);

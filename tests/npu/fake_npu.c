@@ -72,7 +72,7 @@ static struct {
   void *addr;
   size_t len;
 } maps[MAX_MAPS];
-static int violations, submits, leaked_at_close;
+static int violations, submits, tasks_run, leaked_at_close;
 static char last_fault[256];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static char sysdir[64];
@@ -341,6 +341,7 @@ static int rocket_submit(ffile *f, struct npu_rocket_submit *s) {
       if (!t[k].regcmd_count)
         return fail(EINVAL);
       ok = execute(f, t[k].regcmd, t[k].regcmd_count, bos, out, n);
+      tasks_run++; /* one completion interrupt per task, on the board */
       if (ok &&
           !(list_op_enable(f, t[k].regcmd, t[k].regcmd_count) & NPU_EN_DPU)) {
         snprintf(last_fault, sizeof last_fault,
@@ -432,6 +433,7 @@ static int rknpu_submit(ffile *f, struct npu_rknpu_submit *s) {
     struct npu_rknpu_task t;
     memcpy(&t, tb->data + (size_t)(s->task_start + k) * sizeof t, sizeof t);
     uint32_t en = list_op_enable(f, t.regcmd_addr, t.regcfg_amount + 4);
+    tasks_run++;
     uint32_t irq = en & NPU_EN_DPU ? 0x300 : en & NPU_EN_PPU ? 0xc00 : 0;
     if (t.enable_mask != en || (t.int_mask & irq) != irq || !irq) {
       snprintf(last_fault, sizeof last_fault,
@@ -646,8 +648,9 @@ EXPORT void drmFreeDevices(drmDevicePtr devices[], int count) {
 
 /* What the tests read: open fake files, live BOs and mappings, submits
  * made while the CPU owned a buffer, BOs still alive when their file was
- * closed, jobs submitted, and the last job's fault. */
-EXPORT void fake_npu_stats(int out[6], char *fault_msg, size_t n) {
+ * closed, jobs submitted, tasks run (a completion interrupt each on the
+ * board), and the last job's fault. */
+EXPORT void fake_npu_stats(int out[7], char *fault_msg, size_t n) {
   pthread_mutex_lock(&lock);
   int open_files = 0, bos = 0, live_maps = 0;
   for (int i = 0; i < MAX_FILES; i++)
@@ -660,6 +663,7 @@ EXPORT void fake_npu_stats(int out[6], char *fault_msg, size_t n) {
     live_maps += maps[i].addr != NULL;
   out[0] = open_files, out[1] = bos, out[2] = live_maps;
   out[3] = violations, out[4] = leaked_at_close, out[5] = submits;
+  out[6] = tasks_run;
   if (fault_msg && n)
     snprintf(fault_msg, n, "%s", last_fault);
   pthread_mutex_unlock(&lock);

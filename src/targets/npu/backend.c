@@ -117,15 +117,18 @@ int dg_npu_backend_run(npu_backend *b, const npu_job *job, char *err,
   pthread_mutex_lock(&b->job_lock);
   int rc = b->ops->submit(b, job, err, n) ||
            b->ops->wait(b, job, b->timeout_ms, err, n);
+  b->jobs++;
   pthread_mutex_unlock(&b->job_lock);
   return rc ? -1 : 0;
 }
 
-uint32_t dg_npu_job_op_enable(const npu_job *job) {
-  if (!job->cmd || !job->cmd->map || job->word_count < 1 ||
-      (size_t)job->word_count * 8 > job->cmd->size)
+uint32_t dg_npu_job_op_enable(const npu_job *job, int k) {
+  npu_task_ref r = dg_npu_job_task(job, k);
+  if (!job->cmd || !job->cmd->map || r.word_count < 1 ||
+      (size_t)r.offset + (size_t)r.word_count * 8 > job->cmd->size)
     return 0;
   uint64_t w;
-  memcpy(&w, job->cmd->map + (size_t)(job->word_count - 1) * 8, sizeof w);
+  memcpy(&w, job->cmd->map + r.offset + (size_t)(r.word_count - 1) * 8,
+         sizeof w);
   return npu_word_target(w) == NPU_TARGET_OP_EN ? npu_word_value(w) : 0;
 }

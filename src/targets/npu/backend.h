@@ -26,18 +26,43 @@ typedef struct npu_bo {
   uint8_t *map; /* CPU mapping, NULL when not allocated */
 } npu_bo;
 
-/* One task's command list with the buffers it reads and writes. The
- * caller has checked (dg_npu_sim_check) that every address of the list lies
- * inside these buffers: mainline drops bad jobs silently (docs/npu.md,
- * "rocket"). */
+/* A task of a chained job: its command list at this byte offset of the
+ * job's command buffer, word_count words long (trailer included). */
+typedef struct npu_task_ref {
+  uint32_t offset;
+  int word_count;
+} npu_task_ref;
+
+/* The most tasks one job chains (the rknpu task array is one 4 KiB
+ * buffer of 40-byte entries; rocket takes a C array): a node with more
+ * is submitted as several jobs. */
+#define NPU_JOB_MAX_TASKS 64
+
+/* One job: one task's command list (tasks NULL: at cmd->iova, word_count
+ * words), or task_count of them run in order (tasks: lists inside cmd),
+ * with the buffers they read and write. The kernel runs a job's tasks
+ * one after another and reports once, so a node's tasks cost one submit
+ * and one wait. The caller has checked (dg_npu_job_check) that every
+ * address of every list lies inside these buffers: mainline drops bad
+ * jobs silently (docs/npu.md, "rocket"). */
 typedef struct npu_job {
-  const npu_bo *cmd; /* the list starts at cmd->iova */
-  int word_count;    /* including the 4 trailer words */
+  const npu_bo *cmd; /* the list(s) */
+  int word_count;    /* one task: including the 4 trailer words */
   npu_bo *const *in;
   int in_count;
   npu_bo *const *out;
   int out_count;
+  const npu_task_ref *tasks; /* NULL: the one list above */
+  int task_count;            /* 1..NPU_JOB_MAX_TASKS where tasks is set */
 } npu_job;
+
+/* Task k of job (k < dg_npu_job_tasks(job)). */
+static inline int dg_npu_job_tasks(const npu_job *job) {
+  return job->tasks ? job->task_count : 1;
+}
+static inline npu_task_ref dg_npu_job_task(const npu_job *job, int k) {
+  return job->tasks ? job->tasks[k] : (npu_task_ref){0, job->word_count};
+}
 
 typedef struct npu_backend npu_backend;
 
@@ -70,6 +95,7 @@ struct npu_backend {
    * one job's state between the two calls (the simulator its error). */
   pthread_mutex_t job_lock;
   bool job_lock_ready; /* set by dg_npu_backend_open */
+  int jobs;            /* jobs run so far (under job_lock), for tests */
 };
 
 /* Submits job and waits for it (b->timeout_ms), one job of the device at
@@ -101,11 +127,11 @@ int dg_npu_rknpu_scan(char paths[][64], int max); /* via drmGetDevices2 */
  * silently. */
 int dg_npu_job_check(const npu_job *job, char *err, size_t n);
 
-/* The blocks the job's list enables (the value of its trailing op-enable
+/* The blocks task k's list enables (the value of its trailing op-enable
  * word, NPU_EN_*), read from the list itself; 0 when it has none. The
  * vendor driver wants them, and the interrupt group to wait for, per
  * task (a conv finishes on the DPU's, a pooling task on the PPU's). */
-uint32_t dg_npu_job_op_enable(const npu_job *job);
+uint32_t dg_npu_job_op_enable(const npu_job *job, int k);
 
 /* Shared helpers. */
 int dg_npu_errf(char *err, size_t n, const char *fmt, ...)

@@ -125,36 +125,49 @@ static int rn_submit(npu_backend *b, const npu_job *job, char *err, size_t n) {
   rknpu_priv *p = b->priv;
   if (rn_begin(b, &p->tasks, err, n))
     return -1;
-  /* One task: the blocks its list enables (a conv CNA|CORE|DPU|DPU_RDMA,
+  /* Per task: the blocks its list enables (a conv CNA|CORE|DPU|DPU_RDMA,
    * a pooling task PPU|PPU_RDMA), completion on the interrupt group of
    * its last stage (DPU 0x300, PPU 0xc00: the vendor's captured masks,
-   * docs/npu.md "rknpu"), every status bit cleared first. */
-  uint32_t enable = dg_npu_job_op_enable(job);
-  if (!enable)
-    return dg_npu_errf(err, n, "rknpu %s: command list without op-enable word",
-                       b->node);
-  uint32_t irq = enable & NPU_EN_DPU ? 0x300 : 0xc00;
-  struct npu_rknpu_task t = {0,
-                             0,
-                             enable,
-                             irq,
-                             0x1ffff,
-                             0,
-                             (uint32_t)job->word_count - 4,
-                             0,
-                             job->cmd->iova};
-  memcpy(p->tasks.map, &t, sizeof t);
+   * docs/npu.md "rknpu"), every status bit cleared first. The kernel runs
+   * the task array in order. */
+  int tasks = dg_npu_job_tasks(job);
+  if (tasks < 1 ||
+      (size_t)tasks * sizeof(struct npu_rknpu_task) > p->tasks.size ||
+      tasks > NPU_JOB_MAX_TASKS) {
+    rn_end(b, &p->tasks, err, n);
+    return dg_npu_errf(err, n, "rknpu %s: a job of %d tasks", b->node, tasks);
+  }
+  for (int k = 0; k < tasks; k++) {
+    uint32_t enable = dg_npu_job_op_enable(job, k);
+    if (!enable) {
+      rn_end(b, &p->tasks, err, n);
+      return dg_npu_errf(
+          err, n, "rknpu %s: command list without op-enable word", b->node);
+    }
+    npu_task_ref r = dg_npu_job_task(job, k);
+    uint32_t irq = enable & NPU_EN_DPU ? 0x300 : 0xc00;
+    struct npu_rknpu_task t = {0,
+                               0,
+                               enable,
+                               irq,
+                               0x1ffff,
+                               0,
+                               (uint32_t)r.word_count - 4,
+                               0,
+                               job->cmd->iova + r.offset};
+    memcpy(p->tasks.map + (size_t)k * sizeof t, &t, sizeof t);
+  }
   if (rn_end(b, &p->tasks, err, n))
     return -1;
   struct npu_rknpu_submit s;
   memset(&s, 0, sizeof s);
   s.flags = NPU_RKNPU_JOB_PC | NPU_RKNPU_JOB_PINGPONG; /* blocking */
   s.timeout = (uint32_t)b->timeout_ms;
-  s.task_number = 1;
+  s.task_number = (uint32_t)tasks;
   s.task_obj_addr = p->tasks.obj_addr;
   s.core_mask = 1;
   s.fence_fd = -1;
-  s.subcore_task[0] = (struct npu_rknpu_subcore_task){0, 1};
+  s.subcore_task[0] = (struct npu_rknpu_subcore_task){0, (uint32_t)tasks};
   if (dg_npu_ioctl(b->fd, NPU_RKNPU_IOCTL_SUBMIT, &s)) {
     if (errno == ETIMEDOUT)
       return dg_npu_errf(err, n, "rknpu %s: job timed out after %d ms", b->node,

@@ -3,8 +3,8 @@
  * Buffers are shmem BOs mapped into this fd's own IOMMU space; the CPU
  * brackets its accesses with PREP_BO (wait for the NPU's writes, sync
  * caches for the CPU; absolute deadline) and FINI_BO (sync for the
- * device); a job is one task per kick, and completion is seen by PREP_BO
- * on its output BOs. */
+ * device); a job is its tasks (the kernel runs them in order), and
+ * completion is seen by PREP_BO on its output BOs. */
 #define _GNU_SOURCE
 #include "backend.h"
 #include "uapi.h"
@@ -150,13 +150,21 @@ static int rk_submit(npu_backend *b, const npu_job *job, char *err, size_t n) {
     in[i + 1] = job->in[i]->handle;
   for (int i = 0; i < job->out_count; i++)
     out[i] = job->out[i]->handle;
-  struct npu_rocket_task task = {(uint32_t)job->cmd->iova,
-                                 (uint32_t)job->word_count};
-  struct npu_rocket_job j = {(uint64_t)(uintptr_t)&task,
+  /* The job's tasks, run by the kernel in order. */
+  struct npu_rocket_task task[NPU_JOB_MAX_TASKS];
+  int tasks = dg_npu_job_tasks(job);
+  if (tasks < 1 || tasks > NPU_JOB_MAX_TASKS)
+    return dg_npu_errf(err, n, "rocket: a job of %d tasks", tasks);
+  for (int k = 0; k < tasks; k++) {
+    npu_task_ref r = dg_npu_job_task(job, k);
+    task[k] = (struct npu_rocket_task){(uint32_t)(job->cmd->iova + r.offset),
+                                       (uint32_t)r.word_count};
+  }
+  struct npu_rocket_job j = {(uint64_t)(uintptr_t)task,
                              (uint64_t)(uintptr_t)in,
                              (uint64_t)(uintptr_t)out,
-                             1,
-                             sizeof task,
+                             (uint32_t)tasks,
+                             sizeof task[0],
                              (uint32_t)job->in_count + 1,
                              (uint32_t)job->out_count};
   struct npu_rocket_submit s = {(uint64_t)(uintptr_t)&j, 1, sizeof j, 0};

@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,29 +77,65 @@ static npu_sim_buffer *sim_buffers(const npu_job *job) {
   return bufs;
 }
 
+/* Task k's list, or NULL where it does not lie inside the job's command
+ * buffer. */
+static const uint64_t *task_words(const npu_job *job, int k, int *count) {
+  npu_task_ref r = dg_npu_job_task(job, k);
+  *count = r.word_count;
+  if (!job->cmd || !job->cmd->map || r.word_count < 1 || r.offset % 8 ||
+      (size_t)r.offset + (size_t)r.word_count * 8 > job->cmd->size)
+    return NULL;
+  return (const uint64_t *)(const void *)(job->cmd->map + r.offset);
+}
+
 int dg_npu_job_check(const npu_job *job, char *err, size_t n) {
+  if (job->tasks &&
+      (job->task_count < 1 || job->task_count > NPU_JOB_MAX_TASKS))
+    return dg_npu_errf(err, n, "job of %d tasks (1..%d)", job->task_count,
+                       NPU_JOB_MAX_TASKS);
   npu_sim_buffer *bufs = sim_buffers(job);
   if (!bufs)
     return dg_npu_errf(err, n, "out of host memory checking a job");
-  npu_sim_job sj = {
-      (const uint64_t *)job->cmd->map, job->word_count,   bufs,
-      job->in_count + job->out_count,  NPU_ROUND_HALF_UP, NPU_POOL_AVG_RECIP};
-  int rc = dg_npu_sim_check(&sj, err, n);
+  int rc = 0;
+  for (int k = 0; !rc && k < dg_npu_job_tasks(job); k++) {
+    int count;
+    const uint64_t *words = task_words(job, k, &count);
+    npu_sim_job sj = {words,
+                      count,
+                      bufs,
+                      job->in_count + job->out_count,
+                      NPU_ROUND_HALF_UP,
+                      NPU_POOL_AVG_RECIP};
+    rc = words ? dg_npu_sim_check(&sj, err, n)
+               : dg_npu_errf(err, n,
+                             "task %d's list lies outside the job's "
+                             "command buffer",
+                             k);
+  }
   free(bufs);
   return rc;
 }
 
+/* The tasks in order, as the kernel runs a chained job; the first error
+ * ends it. */
 static int sim_submit(npu_backend *b, const npu_job *job, char *err, size_t n) {
   sim_priv *p = b->priv;
   npu_sim_buffer *bufs = sim_buffers(job);
   if (!bufs)
     return dg_npu_errf(err, n, "sim: out of host memory");
-  npu_sim_job sj = {
-      (const uint64_t *)job->cmd->map, job->word_count, bufs,
-      job->in_count + job->out_count,  p->round,        p->pool_avg};
   p->job_err[0] = 0;
-  if (dg_npu_sim_run(&sj, p->job_err, sizeof p->job_err) && !p->job_err[0])
-    p->job_err[0] = '?';
+  for (int k = 0; !p->job_err[0] && k < dg_npu_job_tasks(job); k++) {
+    int count;
+    const uint64_t *words = task_words(job, k, &count);
+    npu_sim_job sj = {words,    count,
+                      bufs,     job->in_count + job->out_count,
+                      p->round, p->pool_avg};
+    if (!words)
+      snprintf(p->job_err, sizeof p->job_err, "task %d outside its buffer", k);
+    else if (dg_npu_sim_run(&sj, p->job_err, sizeof p->job_err) &&
+             !p->job_err[0])
+      p->job_err[0] = '?';
+  }
   free(bufs);
   return 0;
 }

@@ -1,9 +1,11 @@
 /* Buffers, packing, submission and read-back of a lowered node (lower.h).
  * The node's tasks share four buffers (input slices, weights, biases,
- * outputs) at the offsets the lowering chose; each task has its own
- * command list. Weights and biases are packed once; every run packs each
- * distinct input slice once, submits the tasks in turn and unpacks every
- * task's output cube into its channels and rows. The CPU touches a buffer
+ * outputs) at the offsets the lowering chose, and a fifth holding every
+ * task's command list. Weights and biases are packed once; every run
+ * packs each distinct input slice once, submits all the tasks as one
+ * chained job per image (NPU_JOB_MAX_TASKS at most: more make several),
+ * waits once, and unpacks every task's output cube into its channels and
+ * rows. The CPU touches a buffer
  * only between cpu_begin and cpu_end. An f16 node (lower_f16.c) runs the
  * same way, without a bias buffer, its input packed straight from the
  * caller's image and its output finished on the host. */
@@ -16,14 +18,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The job of a task; the bias buffer only where the node has one (fp16
- * tasks read none). */
-static npu_job task_job(npu_conv *c, npu_task *t, npu_bo *ins[3],
-                        npu_bo *outs[1]) {
+/* The job of count tasks from the first (their lists, in order, in
+ * refs); the bias buffer only where the node has one (fp16 tasks read
+ * none). */
+static npu_job tasks_job(npu_conv *c, int first, int count, npu_task_ref *refs,
+                         npu_bo *ins[3], npu_bo *outs[1]) {
   ins[0] = &c->in, ins[1] = &c->wt, ins[2] = &c->bias;
   outs[0] = &c->out;
-  return (npu_job){&t->cmd, t->stream.count, ins, c->bias_bytes ? 3 : 2, outs,
-                   1};
+  for (int k = 0; k < count; k++)
+    refs[k] = c->tasks[first + k].list;
+  return (npu_job){.cmd = &c->cmd,
+                   .in = ins,
+                   .in_count = c->bias_bytes ? 3 : 2,
+                   .out = outs,
+                   .out_count = 1,
+                   .tasks = refs,
+                   .task_count = count};
 }
 
 /* Weight i (of the C*KH*KW, or KH*KW depthwise, feeding one kernel) of
@@ -107,26 +117,42 @@ static int pack_constants(npu_conv *c, const dg_ir *ir, npu_backend *b,
   return rc ? rc : rc2 ? rc2 : rc3;
 }
 
-/* This backend's addresses into t's list, the list to the NPU, then the
- * static check every job gets. */
-static int load_list(npu_conv *c, npu_backend *b, npu_task *t, char *err,
-                     size_t n) {
+/* This backend's addresses into every task's list, the lists into one
+ * command buffer, then the static check every job gets (per chained
+ * job, as run). */
+static int load_lists(npu_conv *c, npu_backend *b, char *err, size_t n) {
   const npu_backend_ops *ops = b->ops;
-  size_t bytes = (size_t)t->stream.count * 8;
-  if (ops->bo_alloc(b, bytes, &t->cmd, err, n))
+  size_t bytes = 0;
+  for (int i = 0; i < c->task_count; i++) {
+    npu_task *t = &c->tasks[i];
+    t->list = (npu_task_ref){(uint32_t)bytes, t->stream.count};
+    bytes += ((size_t)t->stream.count * 8 + 63) / 64 * 64;
+  }
+  if (ops->bo_alloc(b, bytes ? bytes : 64, &c->cmd, err, n))
     return -1;
   const uint32_t iova[NPU_BUF_COUNT] = {
       (uint32_t)c->in.iova, (uint32_t)c->wt.iova, (uint32_t)c->bias.iova,
       (uint32_t)c->out.iova};
-  dg_npu_stream_patch(&t->stream, iova);
-  if (ops->cpu_begin(b, &t->cmd, err, n))
+  if (ops->cpu_begin(b, &c->cmd, err, n))
     return -1;
-  memcpy(t->cmd.map, t->stream.words, bytes);
-  if (ops->cpu_end(b, &t->cmd, err, n))
+  for (int i = 0; i < c->task_count; i++) {
+    npu_task *t = &c->tasks[i];
+    dg_npu_stream_patch(&t->stream, iova);
+    memcpy(c->cmd.map + t->list.offset, t->stream.words,
+           (size_t)t->stream.count * 8);
+  }
+  if (ops->cpu_end(b, &c->cmd, err, n))
     return -1;
-  npu_bo *ins[3], *outs[1];
-  npu_job job = task_job(c, t, ins, outs);
-  return dg_npu_job_check(&job, err, n);
+  for (int i = 0; i < c->task_count; i += NPU_JOB_MAX_TASKS) {
+    int count = c->task_count - i < NPU_JOB_MAX_TASKS ? c->task_count - i
+                                                      : NPU_JOB_MAX_TASKS;
+    npu_task_ref refs[NPU_JOB_MAX_TASKS];
+    npu_bo *ins[3], *outs[1];
+    npu_job job = tasks_job(c, i, count, refs, ins, outs);
+    if (dg_npu_job_check(&job, err, n))
+      return -1;
+  }
+  return 0;
 }
 
 int dg_npu_conv_prepare(npu_conv *c, const dg_ir *ir, npu_backend *b, char *err,
@@ -155,10 +181,7 @@ int dg_npu_conv_prepare(npu_conv *c, const dg_ir *ir, npu_backend *b, char *err,
       ops->bo_alloc(b, c->out_bytes, &c->out, err, n) ||
       pack_constants(c, ir, b, err, n))
     return -1;
-  for (int i = 0; i < c->task_count; i++)
-    if (load_list(c, b, &c->tasks[i], err, n))
-      return -1;
-  return 0;
+  return load_lists(c, b, err, n);
 }
 
 /* One image (NCHW) or all rows (fc/matmul: x [M][K] to K planes of M) to
@@ -224,9 +247,12 @@ static int run_image(npu_conv *c, npu_backend *b, const uint8_t *x, uint8_t *y,
     stage_input(c, x);
   if (pack_inputs(c, b, x, err, n))
     return -1;
-  for (int i = 0; i < c->task_count; i++) {
+  for (int i = 0; i < c->task_count; i += NPU_JOB_MAX_TASKS) {
+    int count = c->task_count - i < NPU_JOB_MAX_TASKS ? c->task_count - i
+                                                      : NPU_JOB_MAX_TASKS;
+    npu_task_ref refs[NPU_JOB_MAX_TASKS];
     npu_bo *ins[3], *outs[1];
-    npu_job job = task_job(c, &c->tasks[i], ins, outs);
+    npu_job job = tasks_job(c, i, count, refs, ins, outs);
     if (dg_npu_backend_run(b, &job, err, n))
       return -1;
   }
@@ -253,11 +279,8 @@ int dg_npu_conv_run(npu_conv *c, npu_backend *b, const void *x, void *y,
 }
 
 void dg_npu_conv_release(npu_conv *c, npu_backend *b) {
-  for (int i = 0; b && c->tasks && i < c->task_count; i++)
-    if (c->tasks[i].cmd.map)
-      b->ops->bo_free(b, &c->tasks[i].cmd);
-  npu_bo *bos[4] = {&c->in, &c->wt, &c->bias, &c->out};
-  for (int k = 0; b && k < 4; k++)
+  npu_bo *bos[5] = {&c->in, &c->wt, &c->bias, &c->out, &c->cmd};
+  for (int k = 0; b && k < 5; k++)
     if (bos[k]->map)
       b->ops->bo_free(b, bos[k]);
   free(c->tasks);

@@ -47,7 +47,7 @@ typedef struct npu_task {
   uint32_t in_off, wt_off, bias_off, out_off; /* into the node's buffers */
   bool packs_input;   /* the first task reading this input slice */
   bool packs_weights; /* the first task of this channel block */
-  npu_bo cmd;
+  npu_task_ref list;  /* its command list in the node's cmd buffer */
 } npu_task;
 
 typedef enum npu_layout {
@@ -67,6 +67,7 @@ typedef struct npu_conv {
   int task_count;
   size_t in_bytes, wt_bytes, bias_bytes, out_bytes; /* shared buffers */
   npu_bo in, wt, bias, out;
+  npu_bo cmd; /* every task's command list, 64-byte aligned, in order */
   int8_t *x_chw, *y_chw; /* host staging: one image in, one task out */
   /* f16 conv2d (lower_f16.c): no quantisation; the bias (fp16, may be
    * NULL) and the activation are applied on the host after read-back; the

@@ -104,7 +104,12 @@ bool dg_npu_pool_lower(const dg_ir *ir, const dg_node *n, const char *backend,
 static npu_job pool_job(npu_pool *p, npu_bo *ins[1], npu_bo *outs[1]) {
   ins[0] = &p->in;
   outs[0] = &p->out;
-  return (npu_job){&p->cmd, p->stream.count, ins, 1, outs, 1};
+  return (npu_job){.cmd = &p->cmd,
+                   .word_count = p->stream.count,
+                   .in = ins,
+                   .in_count = 1,
+                   .out = outs,
+                   .out_count = 1};
 }
 
 int dg_npu_pool_prepare(npu_pool *p, npu_backend *b, char *err, size_t n) {
