@@ -10,8 +10,9 @@
  * the diagnostic's reason), the compile time (median of 5), and, through the
  * target's lowering (lower.h), the tasks with their cut (channel blocks x row
  * slices), the command words and the lowering time alone (tiling and
- * command-stream generation, median of 5). A table, then one JSON line per
- * layer.
+ * command-stream generation, median of 5), and the timing model's
+ * estimate on one core and on three (timing.h: a model, not a
+ * measurement). A table, then one JSON line per layer.
  *
  *   npu-report            (exit 0 unless the NPU is missing)
  *
@@ -21,6 +22,7 @@
 #include "graph.h"
 #include "runtime/internal.h"
 #include "targets/npu/lower.h"
+#include "targets/npu/timing.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +106,7 @@ typedef struct result {
   double lower_us;   /* median, dg_npu_conv_lower (generation alone) */
   int tasks, words, max_words, lowered;
   int blocks, slices; /* channel blocks x row slices */
+  npu_timing tm;      /* the timing model's estimate (timing.h) */
 } result;
 
 static dg_graph *build_fc(dg_context *ctx, int npu, const layer *L,
@@ -224,6 +227,7 @@ static void run_layer(dg_context *ctx, int npu, const layer *L, result *r) {
         if (c.tasks[k].stream.count > r->max_words)
           r->max_words = c.tasks[k].stream.count;
       }
+      dg_npu_timing_conv(&c, &r->tm);
       dg_npu_conv_release(&c, NULL);
     } else if (i == 0 && !r->taken && !r->reason[0]) {
       snprintf(r->reason, sizeof r->reason, "%s", why);
@@ -243,9 +247,10 @@ static void usage(FILE *f) {
         "each a one-node graph compiled pinned to the NPU under the strict\n"
         "policy: taken or declined and why, the compile time, and from the\n"
         "target's lowering the tasks and their cut, the command words and\n"
-        "the lowering time (medians of 5). A table, then one JSON line per\n"
-        "layer. The NPU is the one DG_NPU_DEVICE names (default sim, the\n"
-        "simulator).\n"
+        "the lowering time (medians of 5), and the timing model's estimate\n"
+        "on one core and three (a model: docs/npu.md). A table, then one\n"
+        "JSON line per layer. The NPU is the one DG_NPU_DEVICE names\n"
+        "(default sim, the simulator).\n"
         "\n"
         "  -h, --help  print this help and exit\n"
         "\n"
@@ -288,22 +293,26 @@ int main(int argc, char **argv) {
   printf("# npu-report: device %d: %s (driver %s), policy strict, "
          "median of %d\n",
          npu, info.name, info.driver, REPS);
-  printf("%-11s %-18s %-30s %-8s %10s %10s %5s %7s %6s  %s\n", "net", "layer",
-         "shape (CxHxW -> OxOHxOW)", "npu", "compile_us", "lower_us", "tasks",
-         "cut", "words", "reason");
+  printf("# est_us: the timing model (a model, not a measurement: "
+         "docs/npu.md, \"Timing model\"), one core and three\n");
+  printf("%-11s %-18s %-30s %-8s %10s %10s %5s %7s %6s %8s %8s  %s\n", "net",
+         "layer", "shape (CxHxW -> OxOHxOW)", "npu", "compile_us", "lower_us",
+         "tasks", "cut", "words", "est_us", "est3_us", "reason");
   for (int i = 0; i < n; i++) {
     const layer *L = &layers[i];
     result *r = &res[i];
     run_layer(ctx, npu, L, r);
-    char tk[16] = "-", wd[16] = "-", cut[24] = "-";
+    char tk[16] = "-", wd[16] = "-", cut[24] = "-", e1[16] = "-", e3[16] = "-";
     if (r->lowered) {
       snprintf(tk, sizeof tk, "%d", r->tasks);
       snprintf(wd, sizeof wd, "%d", r->words);
       snprintf(cut, sizeof cut, "%dx%d", r->blocks, r->slices);
+      snprintf(e1, sizeof e1, "%.1f", r->tm.total_us);
+      snprintf(e3, sizeof e3, "%.1f", r->tm.total3_us);
     }
-    printf("%-11s %-18s %-30s %-8s %10.1f %10.1f %5s %7s %6s  %s\n", L->net,
-           L->name, r->shape, r->taken ? "taken" : "declined", r->compile_us,
-           r->lower_us, tk, cut, wd, r->reason);
+    printf("%-11s %-18s %-30s %-8s %10.1f %10.1f %5s %7s %6s %8s %8s  %s\n",
+           L->net, L->name, r->shape, r->taken ? "taken" : "declined",
+           r->compile_us, r->lower_us, tk, cut, wd, e1, e3, r->reason);
   }
   double lenet_c = 0, lenet_l = 0, rn_c = 0, rn_l = 0;
   for (int i = 0; i < n; i++) {
@@ -317,9 +326,13 @@ int main(int argc, char **argv) {
            "\"reason\":\"%s\",\"compile_us_median\":%.1f,"
            "\"lower_us_median\":%.1f,\"tasks\":%d,\"channel_blocks\":%d,"
            "\"row_slices\":%d,\"command_words\":%d,"
-           "\"max_words_per_task\":%d}\n",
+           "\"max_words_per_task\":%d,\"model_us\":{\"compute\":%.1f,"
+           "\"ddr\":%.1f,\"tasks\":%.1f,\"jobs\":%.1f,\"host\":%.1f,"
+           "\"total\":%.1f,\"total_3_cores\":%.1f}}\n",
            L->net, nm, sh, r->taken ? "true" : "false", why, r->compile_us,
-           r->lower_us, r->tasks, r->blocks, r->slices, r->words, r->max_words);
+           r->lower_us, r->tasks, r->blocks, r->slices, r->words, r->max_words,
+           r->tm.compute_us, r->tm.ddr_us, r->tm.task_us, r->tm.job_us,
+           r->tm.host_us, r->tm.total_us, r->tm.total3_us);
     if (!strcmp(L->net, "lenet"))
       lenet_c += r->compile_us, lenet_l += r->lower_us;
     if (!strcmp(L->net, "resnet50"))

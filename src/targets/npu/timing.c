@@ -1,0 +1,60 @@
+/* The NPU timing model (timing.h); its constants, one table, with their
+ * sources in docs/npu.md ("Timing model"). */
+#include "timing.h"
+
+/* The model's constants. */
+static const struct {
+  double clock_mhz;        /* the NPU's clock: 1 GHz */
+  double int8_macs;        /* int8 MACs per cycle per core: 1024 (2 TOPS) */
+  double f16_macs;         /* fp16: a quarter of int8 (assumed) */
+  double efficiency;       /* of the MAC array on dense convs: calibrated */
+  double depthwise_factor; /* a depthwise task uses 1 kernel of 32 */
+  double ddr_gbps;         /* NPU share of DRAM bandwidth: calibrated */
+  double task_us;          /* per task: completion interrupt (Mesa) */
+  double job_us;           /* per job: submit and cache syncs (Mesa) */
+  double host_gbps;        /* CPU packing/unpacking, one A76 core */
+} M = {1000.0, 1024.0, 256.0, 0.45, 1.0 / 32, 7.0, 50.0, 12.0, 2.0};
+
+static double task_macs(const npu_task *t) {
+  const npu_conv_desc *d = &t->d;
+  double per_out = (double)d->k_h * d->k_w * (d->depthwise ? 1 : d->in_c);
+  return per_out * d->out_c * d->out_h * d->out_w;
+}
+
+void dg_npu_timing_conv(const npu_conv *c, npu_timing *t) {
+  *t = (npu_timing){0};
+  double rate = (c->f16 ? M.f16_macs : M.int8_macs) * M.clock_mhz *
+                M.efficiency; /* MACs per us */
+  double busy = 0, per_core[3] = {0, 0, 0}, ddr_all = 0;
+  for (int i = 0; i < c->task_count; i++) {
+    const npu_task *k = &c->tasks[i];
+    double mac_us =
+        task_macs(k) / (rate * (k->d.depthwise ? M.depthwise_factor : 1.0));
+    double bytes = (double)k->plan.input_bytes + k->plan.weight_bytes +
+                   k->plan.output_bytes;
+    double ddr_us = bytes / (M.ddr_gbps * 1e3);
+    t->compute_us += mac_us;
+    t->ddr_us += ddr_us;
+    ddr_all += ddr_us;
+    busy += mac_us > ddr_us ? mac_us : ddr_us;
+    per_core[i % 3] += mac_us;
+  }
+  int jobs = (c->task_count + NPU_JOB_MAX_TASKS - 1) / NPU_JOB_MAX_TASKS;
+  t->task_us = M.task_us * c->task_count;
+  t->job_us = M.job_us * jobs;
+  double elem = c->f16 ? 2 : 1;
+  double host_bytes =
+      elem * ((double)c->C * c->H * c->W + (double)c->O * c->OH * c->OW);
+  t->host_us = host_bytes / (M.host_gbps * 1e3);
+  t->total_us = t->task_us + t->job_us + t->host_us + busy;
+  /* Three cores: each runs a third of the tasks (and their interrupts,
+   * and a job each); DRAM is one for all. */
+  double slowest = per_core[0];
+  for (int k = 1; k < 3; k++)
+    slowest = per_core[k] > slowest ? per_core[k] : slowest;
+  int per = (c->task_count + 2) / 3; /* tasks of the busiest core */
+  double fixed3 = M.task_us * per + M.job_us * ((per + NPU_JOB_MAX_TASKS - 1) /
+                                                NPU_JOB_MAX_TASKS);
+  double work3 = slowest > ddr_all ? slowest : ddr_all;
+  t->total3_us = fixed3 + t->host_us + work3;
+}
