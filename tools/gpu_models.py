@@ -25,6 +25,7 @@ if not torch.cuda.is_available():
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "tests", "zoo"))
 import make_bench_zoo  # noqa: E402
+from torch_graph import graphed  # noqa: E402
 
 batch = 1
 only = None
@@ -55,20 +56,6 @@ def timed(fn, reps=20):
     return sorted(blocks)[1], min(blocks), max(blocks)
 
 
-def graphed(model, x):
-    """model(x) captured once in a CUDA graph; returns the replay."""
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            model(x)
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        model(x)
-    return g.replay
-
-
 print("peer: torch %s, %s, batch %d" % (torch.__version__,
                                         torch.cuda.get_device_name(), batch))
 print("%-20s %12s %17s %12s %17s" % ("model", "eager_f32_ms", "(spread)",
@@ -85,7 +72,7 @@ for name, (ctor, shape, _) in sorted(make_bench_zoo.specs().items()):
         h = m.half().to(memory_format=torch.channels_last)
         xh = x.half().to(memory_format=torch.channels_last)
         try:
-            f16 = timed(graphed(h, xh))
+            f16 = timed(graphed(torch, h, xh))
         except RuntimeError as e:  # a model torch cannot capture
             print("%s: f16 CUDA graph failed: %s" % (name, str(e)[:80]))
             f16 = (float("nan"),) * 3

@@ -23,6 +23,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_graph import graphed  # noqa: E402
 
 
 def median_ms(fn, n=20):
@@ -108,16 +109,8 @@ def main():
             mc = model.cuda()
             with torch.no_grad():
                 eager = median_ms(lambda: (mc(xt), torch.cuda.synchronize()))
-                g = torch.cuda.CUDAGraph()
-                s = torch.cuda.Stream()
-                s.wait_stream(torch.cuda.current_stream())
-                with torch.cuda.stream(s):
-                    for _ in range(3):
-                        mc(xt)
-                torch.cuda.current_stream().wait_stream(s)
-                with torch.cuda.graph(g):
-                    mc(xt)
-                graph = median_ms(lambda: (g.replay(),
+                replay = graphed(torch, mc, xt)
+                graph = median_ms(lambda: (replay(),
                                            torch.cuda.synchronize()))
             ort_ms = median_ms(lambda: sess.run(None, {"input": x}))
             print("# time %s %s: ORT CPU EP %.3f ms (min %.3f max %.3f); "

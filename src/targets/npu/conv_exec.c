@@ -36,6 +36,28 @@ static npu_job tasks_job(npu_conv *c, int first, int count, npu_task_ref *refs,
                    .task_count = count};
 }
 
+/* Calls f on each job the node's tasks make, in order: NPU_JOB_MAX_TASKS
+ * tasks a job; the first failure ends it. */
+static int each_job(npu_conv *c, npu_backend *b,
+                    int (*f)(npu_backend *, const npu_job *, char *, size_t),
+                    char *err, size_t n) {
+  for (int i = 0; i < c->task_count; i += NPU_JOB_MAX_TASKS) {
+    int count = c->task_count - i < NPU_JOB_MAX_TASKS ? c->task_count - i
+                                                      : NPU_JOB_MAX_TASKS;
+    npu_task_ref refs[NPU_JOB_MAX_TASKS];
+    npu_bo *ins[3], *outs[1];
+    npu_job job = tasks_job(c, i, count, refs, ins, outs);
+    if (f(b, &job, err, n))
+      return -1;
+  }
+  return 0;
+}
+
+static int check_job(npu_backend *b, const npu_job *job, char *err, size_t n) {
+  (void)b;
+  return dg_npu_job_check(job, err, n);
+}
+
 /* Weight i (of the C*KH*KW, or KH*KW depthwise, feeding one kernel) of
  * output channel o, in the signed domain. */
 static int8_t weight_at(const npu_conv *c, const dg_tensor_info *w, int o,
@@ -143,16 +165,7 @@ static int load_lists(npu_conv *c, npu_backend *b, char *err, size_t n) {
   }
   if (ops->cpu_end(b, &c->cmd, err, n))
     return -1;
-  for (int i = 0; i < c->task_count; i += NPU_JOB_MAX_TASKS) {
-    int count = c->task_count - i < NPU_JOB_MAX_TASKS ? c->task_count - i
-                                                      : NPU_JOB_MAX_TASKS;
-    npu_task_ref refs[NPU_JOB_MAX_TASKS];
-    npu_bo *ins[3], *outs[1];
-    npu_job job = tasks_job(c, i, count, refs, ins, outs);
-    if (dg_npu_job_check(&job, err, n))
-      return -1;
-  }
-  return 0;
+  return each_job(c, b, check_job, err, n);
 }
 
 int dg_npu_conv_prepare(npu_conv *c, const dg_ir *ir, npu_backend *b, char *err,
@@ -247,15 +260,8 @@ static int run_image(npu_conv *c, npu_backend *b, const uint8_t *x, uint8_t *y,
     stage_input(c, x);
   if (pack_inputs(c, b, x, err, n))
     return -1;
-  for (int i = 0; i < c->task_count; i += NPU_JOB_MAX_TASKS) {
-    int count = c->task_count - i < NPU_JOB_MAX_TASKS ? c->task_count - i
-                                                      : NPU_JOB_MAX_TASKS;
-    npu_task_ref refs[NPU_JOB_MAX_TASKS];
-    npu_bo *ins[3], *outs[1];
-    npu_job job = tasks_job(c, i, count, refs, ins, outs);
-    if (dg_npu_backend_run(b, &job, err, n))
-      return -1;
-  }
+  if (each_job(c, b, dg_npu_backend_run, err, n))
+    return -1;
   if (ops->cpu_begin(b, &c->out, err, n))
     return -1;
   for (int i = 0; i < c->task_count; i++)

@@ -215,22 +215,7 @@ gemm_small_f32(const global void *a, const global void *b,
     for (int k = 0; k < K; k++)
       v += ld_f(a, aoff + k * sak, hio) * ld_f(b, boff + k * sbk, hio);
   }
-  int oc = mode ? z * g[G_OG] + m : m;
-  if (g[G_BIAS] == 1)
-    v += ld_f(bias, oc, hio);
-  else if (g[G_BIAS] == 2)
-    v += ld_f(bias, n, hio);
-  const float lo = as_float(g[G_LO]), hi = as_float(g[G_HI]);
-  v = v < lo ? lo : v;
-  v = v > hi ? hi : v;
-  int ci;
-  if (mode) {
-    int ohw = g[G_OH] * g[G_OW], img = n / ohw;
-    ci = (img * g[G_O] + oc) * ohw + (n - img * ohw);
-  } else {
-    ci = offs[3 * z + 2] + m * g[G_SCM] + n * g[G_SCN];
-  }
-  st_f(c, ci, v, hio);
+  gemm_store(bias, c, g, offs, z, m, n, v);
 }
 
 /* One C element per work-group of 64, its items striding over K and
@@ -262,15 +247,7 @@ gemv_f32(const global void *a, const global void *b, const global void *bias,
   }
   if (l != 0 || i >= M * N)
     return;
-  v = red[0];
-  if (g[G_BIAS] == 1)
-    v += ld_f(bias, m, hio);
-  else if (g[G_BIAS] == 2)
-    v += ld_f(bias, n, hio);
-  const float lo = as_float(g[G_LO]), hi = as_float(g[G_HI]);
-  v = v < lo ? lo : v;
-  v = v > hi ? hi : v;
-  st_f(c, offs[3 * z + 2] + m * g[G_SCM] + n * g[G_SCN], v, hio);
+  gemm_store(bias, c, g, offs, z, m, n, red[0]);
 }
 
 /* ---- Large-tile f32 GEMM for GPUs --------------------------------------
