@@ -210,8 +210,17 @@ else
   refuses "refuses --out with --replay" "--out and --replay exclude each other" "$n" --out a --replay b
   refuses "refuses an unknown option" "unknown option '--board'" "$n" --board
   n=$b/tools/npu-report
-  helps "$n" --help
+  helps "$n" --model --help
   refuses "refuses an unknown option" "unknown option '--json'" "$n" --json
+  refuses "refuses a --model without a file" "--model needs a FILE.onnx" "$n" --model
+  if [ -f tests/fuzz/corpus/qdq.onnx ] && "$b/tools/dg-run" --help >/dev/null 2>&1; then
+    _out=$(DG_NPU_DEVICE=sim $ew "$n" --model tests/fuzz/corpus/qdq.onnx 2>&1)
+    printf '%s\n' "$_out" | grep -q '"npu_nodes":1,.*"tasks":1,"jobs":1'
+    check $? "npu-report --model: the QDQ conv of the fuzz corpus on the NPU, 1 task in 1 job, with the timing model's estimate"
+    _out=$($ew "$n" --model tests/no-such.onnx 2>&1)
+    [ $? -eq 1 ] && printf '%s\n' "$_out" | grep -q "no-such.onnx: import"
+    check $? "npu-report --model of a missing file: exit 1, naming it"
+  fi
 fi
 
 # The examples' arguments (examples_test.sh runs them). Everything here is

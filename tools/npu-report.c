@@ -14,15 +14,19 @@
  * estimate on one core and on three (timing.h: a model, not a
  * measurement). A table, then one JSON line per layer.
  *
- *   npu-report            (exit 0 unless the NPU is missing)
+ *   npu-report                         (exit 0 unless the NPU is missing)
+ *   npu-report --model FILE.onnx ...   whole models instead (npu_models.h)
  *
- * It takes no options but --help (usage() below).
+ * Options: usage() below.
  */
 #include "common/cli.h"
 #include "graph.h"
 #include "runtime/internal.h"
 #include "targets/npu/lower.h"
 #include "targets/npu/timing.h"
+#ifdef DG_HAVE_MODELS
+#include "npu_models.h"
+#endif
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,7 +244,7 @@ static void run_layer(dg_context *ctx, int npu, const layer *L, result *r) {
 
 /* The help: the one place that says what it takes. */
 static void usage(FILE *f) {
-  fputs("usage: npu-report\n"
+  fputs("usage: npu-report [--model FILE.onnx]...\n"
         "\n"
         "The NPU target's figures on int8 LeNet, ResNet-50 and MobileNet-v2\n"
         "layers (convolutions; fully-connected layers as 1x1 convolutions),\n"
@@ -252,11 +256,19 @@ static void usage(FILE *f) {
         "JSON line per layer. The NPU is the one DG_NPU_DEVICE names\n"
         "(default sim, the simulator).\n"
         "\n"
+        "  --model FILE.onnx  a whole model instead (repeatable), every node\n"
+        "              pinned to the NPU under the auto policy (what it\n"
+        "              declines falls back to the CPU), batch 1: nodes\n"
+        "              and MACs on the NPU, its tasks and\n"
+        "              jobs per run, CPU<->NPU edges (host conversions),\n"
+        "              compile time (best of 3) and the timing model's\n"
+        "              estimate of the NPU's share on 1 and 3 cores\n"
         "  -h, --help  print this help and exit\n"
         "\n"
         "Examples:\n"
         "  npu-report                      on the simulator\n"
         "  DG_NPU_DEVICE=rocket npu-report on a board\n"
+        "  npu-report --model ZOO/qdq_resnet18/model.onnx\n"
         "\n"
         "Environment: DG_NPU_DEVICE (rocket, rknpu, a /dev path or sim).\n"
         "Exit status: 0 done, 1 no NPU device, 2 a bad argument.\n",
@@ -264,13 +276,30 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
+  const char *models[64];
+  int nmodels = 0;
   for (int i = 1; i < argc; i++) {
     if (cli_is_help(argv[i])) {
       usage(stdout);
       return 0;
     }
+    if (!strcmp(argv[i], "--model")) {
+      if (i + 1 >= argc || nmodels == 64) {
+        fprintf(stderr, "npu-report: --model needs a FILE.onnx (64 at most)\n");
+        return 2;
+      }
+      models[nmodels++] = argv[++i];
+      continue;
+    }
     return cli_unknown("npu-report", argv[i]);
   }
+#ifndef DG_HAVE_MODELS
+  if (nmodels) {
+    fprintf(stderr, "npu-report: --model needs ONNX import, and this build "
+                    "has none (-Donnx=disabled or no protobuf-c)\n");
+    return 2;
+  }
+#endif
   if (!getenv("DG_NPU_DEVICE"))
     setenv("DG_NPU_DEVICE", "sim", 1);
   dg_context *ctx = NULL;
@@ -288,6 +317,22 @@ int main(int argc, char **argv) {
   }
   dg_device_info info;
   dg_context_device_info(ctx, npu, &info);
+#ifdef DG_HAVE_MODELS
+  if (nmodels) {
+    printf("# npu-report: device %d: %s (driver %s), CPU and NPU allowed, "
+           "nodes pinned to the NPU (declined ones fall back), batch 1; est: "
+           "the timing model (a model, not a "
+           "measurement), the NPU's nodes only\n",
+           npu, info.name, info.driver);
+    printf("%-26s %11s %7s %6s %5s %6s %9s %9s %9s\n", "model", "npu/nodes",
+           "macs", "tasks", "jobs", "edges", "compile", "est_ms", "est3_ms");
+    int bad = 0;
+    for (int i = 0; i < nmodels; i++)
+      bad |= npu_model_report(ctx, npu, models[i]);
+    dg_context_destroy(ctx);
+    return bad;
+  }
+#endif
   int n = (int)(sizeof layers / sizeof layers[0]);
   result *res = calloc((size_t)n, sizeof *res);
   printf("# npu-report: device %d: %s (driver %s), policy strict, "
