@@ -50,6 +50,16 @@ uint16_t dg_f32_to_f16(float f) {
   return sign | (uint16_t)((r - 0x38000000) >> 13);
 }
 
+void dg_f32_to_f16_n(const float *src, uint16_t *dst, int64_t n) {
+  for (int64_t i = 0; i < n; i++)
+    dst[i] = dg_f32_to_f16(src[i]);
+}
+
+void dg_f16_to_f32_n(const uint16_t *src, float *dst, int64_t n) {
+  for (int64_t i = 0; i < n; i++)
+    dst[i] = dg_f16_to_f32(src[i]);
+}
+
 double dg_load_elem(dg_dtype t, const void *p, int64_t i) {
   switch (t) {
   case DG_DTYPE_F32:

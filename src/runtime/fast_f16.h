@@ -11,7 +11,7 @@
  * retyped), its f32 inputs and outputs marked bound as f32
  * (dg_io_binding.host_f32, converted by the session at each run). Not
  * for graphs holding quantize or dequantize nodes or f16 tensors, or
- * bound NHWC. devs->note says what was done, or why not. false on
+ * bound NHWC. devs->lowered says it was done, devs->note why not. false on
  * out-of-memory (the graph unchanged, or partly retyped: the compile
  * fails then). */
 bool dg_fast_f16(dg_rewrite *rw, dg_pass_devices *devs);

@@ -34,10 +34,11 @@ typedef struct dg_pass_devices {
                 const dg_node *after);
   void *ctx;
   /* For fast_f16.h: the compile's dg_compile_options.precision, whether
-   * an allowed Vulkan or OpenCL device computes in f16, and the line the
-   * pass leaves for dg_plan_precision. */
+   * an allowed Vulkan or OpenCL device computes in f16; what the pass
+   * did: lowered the graph, or why not (note, for dg_plan_precision). */
   int precision;
   bool gpu_f16;
+  bool lowered;
   char note[160];
 } dg_pass_devices;
 

@@ -244,7 +244,8 @@ dg_status dg_session_compile(dg_context *ctx, const dg_ir *ir,
   }
   /* Rewrites on the session's own copy, before anything is sized by its
    * node count; the device-dependent ones ask the allowed devices. */
-  dg_pass_devices devs = {keeps_devices, s, s->opts.precision, false, ""};
+  dg_pass_devices devs = {keeps_devices, s,     s->opts.precision,
+                          false,         false, ""};
   for (int d = 0; d < ctx->devices.count; d++) {
     const dg_device_info *in = &ctx->devices.items[d].info;
     devs.gpu_f16 |=
@@ -267,13 +268,12 @@ dg_status dg_session_compile(dg_context *ctx, const dg_ir *ir,
   st = dg_place(s, diag);
   if (st != DG_OK)
     goto fail_diag;
-  if (s->plan.precision[0] == 'f' && s->plan.precision[4] == ':') {
-    int f16 = 0; /* "fast: ...": how many nodes it reached, after fusion */
+  if (devs.lowered) { /* how many nodes it reached, after fusion */
+    int f16 = 0;
     for (int i = 0; i < N; i++)
       f16 += s->plan.nodes[i].compute_dtype == DG_DTYPE_F16;
-    size_t used = strlen(s->plan.precision);
-    snprintf(s->plan.precision + used, sizeof s->plan.precision - used,
-             " on %d of %d nodes", f16, N);
+    snprintf(s->plan.precision, sizeof s->plan.precision,
+             "fast: f16 storage, f32 accumulation on %d of %d nodes", f16, N);
   }
   bool target_failed = false;
   st = make_segments(s, diag, &target_failed);
@@ -426,9 +426,7 @@ dg_status dg_session_execute(dg_session *s, const dg_binding *inputs,
     }
     if (b->host_f32) { /* DG_PRECISION_FAST_F16 holds it in f16 */
       uint16_t *dst = (void *)((char *)s->io_scratch + s->io_offsets[i]);
-      const float *src = u->data;
-      for (int64_t e = 0, n = dg_desc_elements(d); e < n; e++)
-        dst[e] = dg_f32_to_f16(src[e]);
+      dg_f32_to_f16_n(u->data, dst, dg_desc_elements(d));
       s->host[b->tensor] = dst;
     } else if (b->layout == DG_LAYOUT_NHWC) {
       void *dst = (char *)s->io_scratch + s->io_offsets[i];
@@ -543,12 +541,9 @@ static dg_status run_claimed(dg_session *s, const dg_binding *inputs,
   for (int k = 0; k < output_count; k++) {
     const dg_io_binding *b = find_output(ir, outputs[k].name);
     const dg_tensor_desc *d = &dg_ir_tensor(ir, b->tensor)->desc;
-    if (st == DG_OK && b->host_f32) {
-      const uint16_t *src = s->host[b->tensor];
-      float *dst = outputs[k].data;
-      for (int64_t e = 0, n = dg_desc_elements(d); e < n; e++)
-        dst[e] = dg_f16_to_f32(src[e]);
-    } else if (st == DG_OK && b->layout == DG_LAYOUT_NHWC)
+    if (st == DG_OK && b->host_f32)
+      dg_f16_to_f32_n(s->host[b->tensor], outputs[k].data, dg_desc_elements(d));
+    else if (st == DG_OK && b->layout == DG_LAYOUT_NHWC)
       nchw_to_nhwc(d, s->host[b->tensor], outputs[k].data);
     else if (st == DG_OK && s->host[b->tensor] != outputs[k].data)
       memcpy(outputs[k].data, s->host[b->tensor], outputs[k].size);

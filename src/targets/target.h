@@ -122,4 +122,19 @@ dg_device_kind dg_device_kind_from_name(const char *name);
 
 extern const dg_target dg_target_cpu;
 
+/* How many slices of K a GPU's 64x64-tile GEMM or conv should be split
+ * into (Vulkan's gemm.comp, OpenCL's gemm_f32): where its tiles are fewer
+ * than two per compute unit (multiprocessor) and K is at least 128, as
+ * many as bring the workgroups to two per unit, at most 16, each at least
+ * 64 deep; 1 otherwise. The one rule both GPU targets follow. */
+static inline int64_t dg_target_splitk_slices(int64_t tiles, int64_t units,
+                                              int64_t K) {
+  int64_t want = 2 * units;
+  if (tiles >= want || K < 128)
+    return 1;
+  int64_t ks = (want + tiles - 1) / tiles;
+  ks = ks > 16 ? 16 : ks;
+  return ks > K / 64 ? K / 64 : ks;
+}
+
 #endif

@@ -89,11 +89,9 @@ static bool use_gemv(const prep *p, const int32_t *g, int64_t z) {
   return g[G_M] <= 4 && g[G_K] >= 256 && (int64_t)g[G_M] * g[G_N] * z <= 65536;
 }
 
-/* Slices of K for the 64 x 64 gemm_f32 (after grid_gemm): on a GPU where
- * the output has fewer tiles than two per compute unit and K is deep
- * (batch-1 convs on small planes: a 3x3 512@7 conv is 8 tiles), enough
- * slices for two per unit, at most 16, each at least 64 deep;
- * DG_TEST_OPENCL_GPU_KERNELS=splitk: 3. */
+/* Slices of K for the 64 x 64 gemm_f32 (after grid_gemm), on a GPU by
+ * target.h's rule (batch-1 convs on small planes: a 3x3 512@7 conv is 8
+ * tiles); DG_TEST_OPENCL_GPU_KERNELS=splitk: 3. */
 static bool test_splitk(void) {
   const char *e = dg_env(DG_ENV_TEST_OPENCL_GPU_KERNELS);
   return e && !strcmp(e, "splitk");
@@ -106,13 +104,7 @@ static int splitk(const prep *p, const int32_t *g, int64_t z) {
     return 1;
   const dg_cl_node *cn = p->cn;
   int64_t tiles = (int64_t)(cn->gws[0] / 16) * (int64_t)(cn->gws[1] / 16) * z;
-  int64_t want = 2 * (int64_t)p->d->compute_units;
-  if (tiles >= want || g[G_K] < 128)
-    return 1;
-  int64_t ks = (want + tiles - 1) / tiles;
-  ks = ks > 16 ? 16 : ks;
-  ks = ks > g[G_K] / 64 ? g[G_K] / 64 : ks;
-  return (int)ks;
+  return (int)dg_target_splitk_slices(tiles, p->d->compute_units, g[G_K]);
 }
 
 /* gemm_f32 over ks slices into partials (an aux buffer of the node),

@@ -178,6 +178,32 @@ static int64_t resident64(const vk_device *vd) {
   return 4 * (int64_t)(vd->multiprocessors ? vd->multiprocessors : 132);
 }
 
+/* Splits w's dispatch into ks slices of K (its z grid times ks) whose
+ * partials go to scratch from byte base, sk being where the kernel reads
+ * ksplit and pbase, and records post as the second pass over the z x M x
+ * N outputs, finishing into the node's bias (binding 2) and y (3); the
+ * caller points the partials' bindings. false, nothing changed, where ks <
+ * 2 or the partials or the grid do not fit. */
+static bool splitk_apply(const vk_device *vd, vk_work *w, vk_pc_splitk *sk,
+                         int64_t ks, VkDeviceSize base, vk_shader post,
+                         int64_t M, int64_t N, int64_t z) {
+  VkDeviceSize bytes = base + (VkDeviceSize)(ks * z * M * N) * 4;
+  if (ks < 2 || bytes > dg_vk_scratch_limit(vd) ||
+      base / 4 + ks * z * M * N > INT32_MAX ||
+      w->groups[2] * ks > vd->props.limits.maxComputeWorkGroupCount[2])
+    return false;
+  sk->ksplit = (int)ks;
+  sk->pbase = (int)(base / 4);
+  w->groups[2] *= (uint32_t)ks;
+  w->scratch_bytes = bytes;
+  w->post.on = true;
+  w->post.shader = post;
+  w->post.bind[2] = w->bind[2];
+  w->post.bind[3] = w->bind[3];
+  dg_vk_grid_1d(w->post.groups, z * M * N, 256);
+  return true;
+}
+
 /* Split-K for the KHR cooperative-matrix kernels (after dg_vk_big_work): where
  * the output has too few tiles to fill the GPU (fewer than half of
  * resident64, 264 on the H200) and K is deep, workgroups sum ksplit
@@ -200,64 +226,36 @@ void dg_vk_splitk_work(const vk_device *vd, vk_work *w, bool conv, int64_t M,
   }
   /* The partials follow a pre-pass's scratch, if any. */
   VkDeviceSize base = (w->scratch_bytes + 15) / 16 * 16;
-  VkDeviceSize bytes = base + (VkDeviceSize)(ks * z * M * N) * 4;
-  if (ks < 2 || bytes > dg_vk_scratch_limit(vd) ||
-      base / 4 + ks * z * M * N > INT32_MAX ||
-      w->groups[2] * ks > vd->props.limits.maxComputeWorkGroupCount[2])
-    return;
   vk_pc_splitk *sk = conv ? &w->push.conv.coop.splitk : &w->push.gemm.splitk;
-  sk->ksplit = (int)ks;
-  sk->pbase = (int)(base / 4);
-  w->groups[2] *= (uint32_t)ks;
-  w->bind[4] = VK_BIND_SCRATCH;
-  w->scratch_bytes = bytes;
-  w->post.on = true;
-  w->post.shader = conv ? SH_SPLITKC_F16 : SH_SPLITK_F16;
-  w->post.bind[2] = w->bind[2];
-  w->post.bind[3] = w->bind[3];
-  w->post.bind[4] = VK_BIND_SCRATCH;
-  dg_vk_grid_1d(w->post.groups, z * M * N, 256);
+  if (splitk_apply(vd, w, sk, ks, base, conv ? SH_SPLITKC_F16 : SH_SPLITK_F16,
+                   M, N, z))
+    w->bind[4] = w->post.bind[4] = VK_BIND_SCRATCH;
 }
 
 /* Split-K for the 64x64 tiled f32 kernels (gemm.comp, after its grid is
- * set): where the output has fewer tiles than two per multiprocessor and
- * K is deep, ksplit workgroups per tile sum BK-aligned slices of K into
- * fp32 partials in scratch and splitk_tiled.comp adds them up in order and
- * finishes the outputs. As many slices as bring the workgroups to two per
- * multiprocessor, at most 16, each at least 64 deep (4 of gemm.comp's
- * steps: MobileNetV2's 1x1 192->32 convs at 28x28 have 13 tiles);
- * int8 (q8) sums exact int32 partials, so it stays bit-exact; DG_VK_SPLITK=N
- * forces N, the "splitk" test paths 3. M x N outputs in z matrices; conv: the
- * conv's push layout. */
+ * set), by target.h's rule (dg_target_splitk_slices: MobileNetV2's 1x1
+ * 192->32 convs at 28x28 have 13 tiles, hence slices as shallow as 64):
+ * ksplit workgroups per tile sum BK-aligned slices of K into partials in
+ * scratch and splitk_tiled.comp adds them up in order and finishes the
+ * outputs. int8 (q8) sums exact int32 partials, so it stays bit-exact;
+ * DG_VK_SPLITK=N forces N, the "splitk" test paths 3. M x N outputs in z
+ * matrices; conv: the conv's push layout. */
 void dg_vk_splitk_tiled_work(const vk_device *vd, vk_work *w, bool conv,
                              bool q8, int64_t M, int64_t N, int64_t K,
                              int64_t z) {
   int64_t tiles = (int64_t)w->groups[0] * w->groups[1] * w->groups[2];
   int64_t ks = vd->splitk > 0 ? vd->splitk : vd->test_paths == 4 ? 3 : 1;
-  if (vd->splitk < 0 && vd->test_paths != 4 && !cpu_like(vd)) {
-    int64_t want = 2 * sm_count(vd);
-    ks = tiles >= want || K < 128 ? 1 : (want + tiles - 1) / tiles;
-    ks = ks > 16 ? 16 : ks;
-    ks = ks > K / 64 ? K / 64 : ks;
-  }
-  VkDeviceSize bytes = (VkDeviceSize)(ks * z * M * N) * 4;
-  if (ks < 2 || bytes > dg_vk_scratch_limit(vd) || ks * z * M * N > INT32_MAX ||
-      w->groups[2] * ks > vd->props.limits.maxComputeWorkGroupCount[2])
-    return;
+  if (vd->splitk < 0 && vd->test_paths != 4 && !cpu_like(vd))
+    ks = dg_target_splitk_slices(tiles, sm_count(vd), K);
   vk_pc_splitk *sk =
       q8     ? conv ? &w->push.conv.q8k.splitk : &w->push.gemm.q8k.splitk
       : conv ? &w->push.conv.coop.splitk
              : &w->push.gemm.splitk;
-  sk->ksplit = (int)ks;
-  sk->pbase = 0;
-  w->groups[2] *= (uint32_t)ks;
-  w->scratch_bytes = bytes;
-  w->post.on = true;
-  w->post.shader = q8     ? conv ? SH_SPLITKTC_Q8 : SH_SPLITKT_Q8
+  vk_shader post = q8     ? conv ? SH_SPLITKTC_Q8 : SH_SPLITKT_Q8
                    : conv ? SH_SPLITKTC_F32
                           : SH_SPLITKT_F32;
-  w->post.bind[2] = w->bind[2];
-  w->post.bind[3] = w->bind[3];
+  if (!splitk_apply(vd, w, sk, ks, 0, post, M, N, z))
+    return;
   if (q8) {
     /* int32 partials in y's place; the second pass reads them as its
      * binding 0, the per-channel parameters staying at 4 for both. */
@@ -265,10 +263,8 @@ void dg_vk_splitk_tiled_work(const vk_device *vd, vk_work *w, bool conv,
     w->post.bind[0] = VK_BIND_SCRATCH;
     w->post.bind[4] = VK_BIND_PARAMS; /* dg_vk_q_params, after this */
   } else {
-    w->bind[4] = VK_BIND_SCRATCH;
-    w->post.bind[4] = VK_BIND_SCRATCH;
+    w->bind[4] = w->post.bind[4] = VK_BIND_SCRATCH;
   }
-  dg_vk_grid_1d(w->post.groups, z * M * N, 256);
 }
 
 /* Points the main dispatch's binding 0 at the scratch region and records
