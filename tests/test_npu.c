@@ -3,6 +3,7 @@
  * data captured on RK3588 hardware (docs/npu.md, "Golden data": what they
  * are and where main() looks for them) and against the int8 numerics
  * contract. One line per check. */
+#include "test_npu_bs.h"
 #include "test_npu_f16.h"
 #include "test_npu_target.h"
 #include "test_npu_tflite.h"
@@ -456,7 +457,7 @@ static int matrix_case(int C, int O, int H, int W, int K, int S, int same,
                      zy,
                      dg_requant_multiplier(sx, sw, sy),
                      0,
-                     NPU_PREC_INT8};
+                     NPU_PREC_INT8, false, 0};
   npu_stream s;
   npu_conv_plan p;
   char err[256];
@@ -590,7 +591,7 @@ static void test_pad_word(void) {
 static void test_sim_rejects(void) {
   npu_conv_desc d = {
       16, 6,     6, 16,           6, 6, 3, 3, 1, 1, 1, 1, false, 0, 0,
-      0,  0.01f, 0, NPU_PREC_INT8};
+      0,  0.01f, 0, NPU_PREC_INT8, false, 0};
   npu_stream s;
   npu_conv_plan p;
   char err[256] = "";
@@ -624,7 +625,7 @@ static void test_sim_rejects(void) {
   bufs[3].is_output = true;
   npu_conv_desc big = {
       128, 64, 64, 64,    64, 64,           3, 3, 1, 1, 1, 1, false,
-      0,   0,  0,  0.01f, 0,  NPU_PREC_INT8};
+      0,   0,  0,  0.01f, 0,  NPU_PREC_INT8, false, 0};
   check(
       !dg_npu_gen_conv(&big, &s, err, sizeof err) && strstr(err, "CBUF"),
       "generator: a conv that does not fit the CBUF is declined with a reason");
@@ -660,6 +661,7 @@ int main(void) {
   test_pad_word();
   test_matrix();
   npu_f16_tests(check, golden_dir);
+  npu_bs_tests(check);
   npu_target_tests(check);
   npu_lenet_tests(check);
   npu_pool_tests(check);

@@ -153,6 +153,13 @@ static int q8_operands_make(q8_operands *d, unsigned *s, size_t xn, size_t wn,
   return 0;
 }
 
+/* The per_channel modes' spread over the drawn scales (test_npu_conv.h). */
+static void spread_scales(float *ws, int count, int mode) {
+  for (int i = 0; i < count; i++)
+    if ((mode == 2 && i >= count / 2) || (mode == 3 && i % 2))
+      ws[i] *= 64.0f;
+}
+
 int npu_case_run(dg_context *ctx, int npu, const npu_case *c, long *exact,
                  long *total, char *err, size_t n) {
   unsigned s = c->seed ? c->seed : 1;
@@ -169,6 +176,7 @@ int npu_case_run(dg_context *ctx, int npu, const npu_case *c, long *exact,
   q8_operands d;
   if (q8_operands_make(&d, &s, xn, wn, yn, c->O, 2000))
     return -1;
+  spread_scales(d.ws, c->O, c->per_channel);
   int worst = -1;
   if (!run(ctx, c, npu, d.w, d.b, d.ws, d.x, xn, d.y1, yn, err, n) &&
       !run(ctx, c, -1, d.w, d.b, d.ws, d.x, xn, d.y0, yn, err, n))
@@ -289,6 +297,8 @@ int npu_case_cut(dg_context *ctx, const npu_case *c, npu_cut_info *info,
   float *ws = malloc((size_t)c->O * sizeof(float));
   for (int i = 0; ws && i < c->O; i++)
     ws[i] = 0.01f * (float)(50 + i % 101) / 100.0f;
+  if (ws)
+    spread_scales(ws, c->O, c->per_channel);
   dg_graph *g = w && b && ws ? build(ctx, c, -1, w, b, ws) : NULL;
   npu_conv cv;
   memset(info, 0, sizeof *info);
@@ -359,8 +369,15 @@ static const tiled_case tiled[] = {
      {SHAPE(1, 256, 128, 20, 20, 3, 1), .same = 1, .seed = 8},
      .height = 1,
      .channels = 1},
+    /* Scales within a factor 16 share a task (the BS multiplier); the
+     * halves of a x64 spread take a block each. */
     {"3x3 16->8@128 per-channel",
      {SHAPE(1, 16, 8, 128, 128, 3, 1), .same = 1, .per_channel = 1, .seed = 9},
+     .height = 1,
+     .cheap = 1},
+    {"3x3 16->8@128 per-channel, spread x64",
+     {SHAPE(1, 16, 8, 128, 128, 3, 1), .same = 1, .per_channel = 2,
+      .seed = 12},
      .height = 1,
      .channels = 1,
      .cheap = 1},

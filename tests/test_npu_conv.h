@@ -11,6 +11,9 @@ typedef struct npu_case {
   int N, C, O, H, W, K, S;
   int same, dw, relu;
   int pad; /* > 0: that padding on every side (overrides same) */
+  /* per_channel: 1 scales 0.005..0.015 (one task reaches them all through
+   * the BS multiplier), 2 the second half of the channels x 64 (two runs),
+   * 3 the odd channels x 64 (a run per channel). */
   int x_u8, y_u8, per_channel;
   unsigned seed;
 } npu_case;

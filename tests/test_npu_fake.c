@@ -160,9 +160,9 @@ static void backend_matrix(const char *spec, const char *driver, int tiled) {
     check(e0 >= 0 && e1 >= 0 && e0 <= 1e-2 + 1.0 / 1024 && e1 <= 1.0 / 1024 &&
               s1[5] - s0[5] == 2 && s1[6] - s0[6] == 4,
           what);
-    /* Per-channel weights: a task per run of equal scales (OUT_CVT holds
-     * one multiplier), about 70 for 70 random scales, more than one job
-     * chains (NPU_JOB_MAX_TASKS): 2 jobs, the first of 64 tasks. */
+    /* Per-channel weights whose neighbours' scales differ 64-fold: a task
+     * per channel (one task spans a factor 16 at most), 70, more than one
+     * job chains (NPU_JOB_MAX_TASKS): 2 jobs, the first of 64 tasks. */
     npu_case pc = {.N = 1,
                    .C = 8,
                    .O = 70,
@@ -171,7 +171,7 @@ static void backend_matrix(const char *spec, const char *driver, int tiled) {
                    .K = 3,
                    .S = 1,
                    .same = 1,
-                   .per_channel = 1,
+                   .per_channel = 3,
                    .seed = 11};
     long exact = 0, total = 0;
     stats_fn(s0, NULL, 0);
@@ -239,7 +239,7 @@ static void outside(const char *spec) {
   b->timeout_ms = 100;
   npu_conv_desc d = {
       16, 6,     6, 16,           6, 6, 3, 3, 1, 1, 1, 1, false, 0, 0,
-      0,  0.01f, 0, NPU_PREC_INT8};
+      0,  0.01f, 0, NPU_PREC_INT8, false, 0};
   npu_stream s;
   npu_conv_plan p;
   npu_bo bo[5];

@@ -166,7 +166,7 @@ static int matrix_case(npu_backend *b, const conv_case *c, const char *out_dir,
   float m = dg_requant_multiplier(sx, sw, sy);
   npu_conv_desc d = {c->C, c->H, c->W, c->O,   OH,           OW,    c->K,
                      c->K, c->S, c->S, c->pad, c->pad,       c->dw, zx,
-                     0,    zy,   m,    0,      NPU_PREC_INT8};
+                     0,    zy,   m,    0,      NPU_PREC_INT8, false, 0};
   npu_stream s;
   npu_conv_plan p;
   char err[256];
@@ -260,7 +260,7 @@ static void probe(npu_backend *b, const char *name, const char *what,
                   uint32_t shift, uint32_t trunc, const char *out_dir) {
   int C = pad_lanes ? 64 : 32;
   npu_conv_desc d = {
-      C, 6, 6, C, 6, 6, 3, 3, 1, 1, 1, 1, dw, 0, 0, 0, 0.01f, 0, NPU_PREC_INT8};
+      C, 6, 6, C, 6, 6, 3, 3, 1, 1, 1, 1, dw, 0, 0, 0, 0.01f, 0, NPU_PREC_INT8, false, 0};
   npu_stream s;
   npu_conv_plan p;
   char err[256];

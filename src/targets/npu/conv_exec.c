@@ -107,10 +107,26 @@ static int pack_block(npu_conv *c, const dg_ir *ir, const npu_task *t,
   const npu_conv_desc *d = &t->d;
   dg_npu_pack_weights_i8(w, d->out_c, d->in_c, d->k_h, d->k_w, c->dw,
                          (int8_t)d->w_zp, c->wt.map + t->wt_off);
+  uint8_t *dst = c->bias.map + t->bias_off;
+  /* Per channel, the folded biases go into the BS groups with each
+   * channel's multiplier (pack.h); staged here first. */
+  int32_t *folded =
+      d->per_channel ? malloc((size_t)d->out_c * sizeof *folded) : NULL;
+  int16_t *mul = d->per_channel ? malloc((size_t)d->out_c * sizeof *mul) : NULL;
+  if (d->per_channel && (!folded || !mul)) {
+    free(w), free(folded), free(mul);
+    return dg_npu_errf(err, n, "npu: out of host memory packing biases");
+  }
   bool ok = dg_npu_pack_bias(task_bias(ir, c, t), w, d->out_c, d->in_c, d->k_h,
                              d->k_w, c->dw, d->w_zp, d->x_zp, d->truncate_bits,
-                             (int32_t *)(void *)(c->bias.map + t->bias_off));
-  free(w);
+                             folded ? folded : (int32_t *)(void *)dst);
+  if (d->per_channel) {
+    for (int k = 0; k < d->out_c; k++)
+      mul[k] = dg_npu_bs_mul(dg_npu_channel_multiplier(ir, c->node, t->o0 + k),
+                             d->multiplier, d->bs_shift);
+    dg_npu_pack_bs_groups(folded, mul, d->out_c, t->plan.out_channels, dst);
+  }
+  free(w), free(folded), free(mul);
   if (!ok) {
     char shown[DG_NAME_SHORT]; /* leaves room for the reason */
     dg_name_shorten(shown, sizeof shown, c->node->name);

@@ -98,27 +98,13 @@ bool dg_npu_conv_plan_make(const npu_conv_desc *d, npu_conv_plan *p, char *why,
   p->input_bytes = 2 * dg_npu_feature_bytes(d->in_c, d->in_h, d->in_w, 1);
   p->weight_bytes = dg_npu_weight_buffer_bytes(d->out_c, d->in_c, d->k_h,
                                                d->k_w, d->depthwise);
-  p->bias_bytes = (size_t)d->out_c * 4;
+  /* Per channel, BRDMA reads a 64-byte group per 8 channels (pack.h);
+   * sized for every channel the DPU produces, padding included. */
+  p->bias_bytes = d->per_channel ? (size_t)(oc / 8) * NPU_BS_GROUP_BYTES
+                                 : (size_t)d->out_c * 4;
   size_t out_cube = dg_npu_feature_bytes(oc, d->out_h, d->out_w, 1);
   size_t mesa_out = 2 * dg_npu_feature_bytes(d->out_c, d->out_h, d->out_w, 1);
   p->output_bytes = out_cube > mesa_out ? out_cube : mesa_out;
-  return true;
-}
-
-bool dg_npu_requant_regs(float m, int truncate_bits, uint32_t *scale,
-                         uint32_t *shift) {
-  uint32_t bits;
-  memcpy(&bits, &m, sizeof bits);
-  if (!(m > 0.0f) || (bits >> 23) == 0xff)
-    return false;
-  int e = (int)(bits >> 23);
-  /* 2^14 + the top 14 mantissa bits + 1 (Mesa's rounding up); Mesa's own
-   * form loses 2^15 when the mantissa is all ones and e is even. */
-  *scale = (1u << 14) + ((bits >> 9) & 0x3fff) + 1;
-  int sh = 141 - e - (truncate_bits > 0 ? 1 : 0);
-  if (sh < 0 || sh > 4095)
-    return false;
-  *shift = (uint32_t)sh;
   return true;
 }
 
@@ -139,6 +125,12 @@ bool dg_npu_gen_conv(const npu_conv_desc *d, npu_stream *s, char *why,
   npu_conv_plan p;
   if (!dg_npu_conv_plan_make(d, &p, why, n))
     return false;
+  if (d->per_channel &&
+      (d->truncate_bits || d->bs_shift < 0 || d->bs_shift > 63)) {
+    snprintf(why, n, "per-channel requantisation with truncate %d, shift %d",
+             d->truncate_bits, d->bs_shift);
+    return false;
+  }
   uint32_t cvt_scale, cvt_shift;
   if (!dg_npu_requant_regs(d->multiplier, d->truncate_bits, &cvt_scale,
                            &cvt_shift)) {
@@ -232,7 +224,12 @@ bool dg_npu_gen_conv(const npu_conv_desc *d, npu_stream *s, char *why,
   put(&g, NPU_DPU_FEATURE_MODE_CFG, 3, F(DPU_FEATURE_MODE_CFG, BURST_LEN), 15u,
       F(DPU_FEATURE_MODE_CFG, OUTPUT_MODE), 2u,
       F(DPU_FEATURE_MODE_CFG, CONV_MODE), conv_mode);
-  put(&g, NPU_DPU_DATA_FORMAT, 0);
+  /* The BS multiplier's shift of a negative product (RUS: the hardware
+   * shifts by sign, both fields set or negative values come back at the
+   * wrong scale); 0 when the multiplier is bypassed. */
+  uint32_t bs_shift = d->per_channel ? U(d->bs_shift) : 0u;
+  put(&g, NPU_DPU_DATA_FORMAT, 1, F(DPU_DATA_FORMAT, BS_MUL_SHIFT_VALUE_NEG),
+      bs_shift);
   put(&g, NPU_DPU_OFFSET_PEND, 0);
   put_addr(&g, NPU_DPU_DST_BASE_ADDR, NPU_BUF_OUTPUT, 0);
   put(&g, NPU_DPU_DST_SURF_STRIDE, 1, F(DPU_DST_SURF_STRIDE, DST_SURF_STRIDE),
@@ -245,12 +242,14 @@ bool dg_npu_gen_conv(const npu_conv_desc *d, npu_stream *s, char *why,
   put(&g, NPU_DPU_DATA_CUBE_CHANNEL, 2, F(DPU_DATA_CUBE_CHANNEL, ORIG_CHANNEL),
       U(d->out_c - 1), F(DPU_DATA_CUBE_CHANNEL, CHANNEL),
       U(p.out_channels - 1));
-  /* Bias: per-channel add from BRDMA; multiplier and ReLU bypassed. */
+  /* Bias: per-channel add from BRDMA, ReLU bypassed; the multiplier too,
+   * unless the channels have their own (then from BRDMA, shifted). */
   put(&g, NPU_DPU_BS_CFG, 4, F(DPU_BS_CFG, BS_ALU_ALGO), 2u,
       F(DPU_BS_CFG, BS_ALU_SRC), 1u, F(DPU_BS_CFG, BS_RELU_BYPASS), 1u,
-      F(DPU_BS_CFG, BS_MUL_BYPASS), 1u);
+      F(DPU_BS_CFG, BS_MUL_BYPASS), U(!d->per_channel));
   put(&g, NPU_DPU_BS_ALU_CFG, 0);
-  put(&g, NPU_DPU_BS_MUL_CFG, 0);
+  put(&g, NPU_DPU_BS_MUL_CFG, 2, F(DPU_BS_MUL_CFG, BS_MUL_SRC),
+      U(d->per_channel), F(DPU_BS_MUL_CFG, BS_MUL_SHIFT_VALUE), bs_shift);
   put(&g, NPU_DPU_BS_RELUX_CMP_VALUE, 0);
   uint32_t size_e = dw ? 3 : 1;
   put(&g, NPU_DPU_BS_OW_CFG, 3, F(DPU_BS_OW_CFG, SIZE_E_2), size_e,
@@ -296,7 +295,10 @@ bool dg_npu_gen_conv(const npu_conv_desc *d, npu_stream *s, char *why,
   put(&g, NPU_DPU_RDMA_DATA_CUBE_CHANNEL, 1,
       F(DPU_RDMA_DATA_CUBE_CHANNEL, CHANNEL), U(p.out_channels - 1));
   put(&g, NPU_DPU_RDMA_SRC_BASE_ADDR, 0); /* MRDMA disabled below */
-  put(&g, NPU_DPU_RDMA_BRDMA_CFG, 1, F(DPU_RDMA_BRDMA_CFG, BRDMA_DATA_USE), 1u);
+  /* Data use 1: one int32 bias per channel (Mesa); 7: bias, operand and
+   * multiplier groups (the vendor's per-channel program, RUS). */
+  put(&g, NPU_DPU_RDMA_BRDMA_CFG, 1, F(DPU_RDMA_BRDMA_CFG, BRDMA_DATA_USE),
+      d->per_channel ? 7u : 1u);
   put_addr(&g, NPU_DPU_RDMA_BS_BASE_ADDR, NPU_BUF_BIAS, 0);
   put(&g, NPU_DPU_RDMA_NRDMA_CFG, 0);
   put(&g, NPU_DPU_RDMA_BN_BASE_ADDR, 0);

@@ -12,6 +12,7 @@
 #define DG_NPU_GEN_H
 
 #include "regs.h"
+#include "dpu_requant.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -36,9 +37,15 @@ typedef struct npu_conv_desc {
   int32_t x_zp;            /* input zero point = pad value */
   int32_t w_zp;            /* weight zero point (BS_OW_OP = -w_zp) */
   int32_t y_zp;            /* output zero point (OUT_CVT_OFFSET) */
-  float multiplier;        /* (sx * sw) / sy in fp32 */
+  float multiplier;        /* (sx * sw) / sy in fp32; per_channel: the gain */
   int truncate_bits;       /* CORE_CLIP_TRUNCATE; bias divided accordingly */
   npu_precision precision; /* NPU_PREC_INT8 unless set */
+  /* Output channels with different multipliers (dpu_requant.h): BRDMA reads
+   * 64-byte groups (bias, 0, multiplier C per channel) instead of the
+   * int32 biases, the BS stage multiplies by C and shifts by bs_shift,
+   * OUT_CVT applies `multiplier` (the task's gain). truncate_bits 0. */
+  bool per_channel;
+  int bs_shift;
 } npu_conv_desc;
 
 typedef enum npu_buffer {
@@ -92,12 +99,6 @@ typedef struct npu_conv_plan {
  * "fits" (the tiler of lower.c asks it about every candidate slice). */
 bool dg_npu_conv_plan_make(const npu_conv_desc *d, npu_conv_plan *p, char *why,
                            size_t why_size);
-
-/* OUT_CVT_SCALE / OUT_CVT_SHIFT for a multiplier (Mesa's rule, from the
- * fp32 bits: 15-bit scale = 2^14 + top 14 mantissa bits + 1, shift =
- * 141 - biased exponent, one less when truncating). False if out of range. */
-bool dg_npu_requant_regs(float multiplier, int truncate_bits, uint32_t *scale,
-                         uint32_t *shift);
 
 /* Generates the task's list. False (why set) on a field overflow or a
  * shape that does not fit. */

@@ -160,6 +160,23 @@ static void slice_rows(const npu_conv *c, int oh0, int oh1, int *ih0, int *in_h,
   *ih0 = a, *in_h = b - a, *pad_top = a - first;
 }
 
+float dg_npu_channel_multiplier(const dg_ir *ir, const dg_node *n, int o) {
+  return dg_requant_multiplier(input(ir, n, 0)->desc.quant.scale,
+                               dg_quant_scale(&input(ir, n, 1)->desc, o),
+                               dg_ir_tensor(ir, n->output)->desc.quant.scale);
+}
+
+/* The smallest and largest multiplier of channels [o0, o1). */
+static void multiplier_range(const dg_ir *ir, const dg_node *n, int o0, int o1,
+                             float *lo, float *hi) {
+  *lo = *hi = dg_npu_channel_multiplier(ir, n, o0);
+  for (int o = o0 + 1; o < o1; o++) {
+    float m = dg_npu_channel_multiplier(ir, n, o);
+    *lo = m < *lo ? m : *lo;
+    *hi = m > *hi ? m : *hi;
+  }
+}
+
 /* The one-task conv of channels [o0, o1) and output rows [oh0, oh1). */
 static npu_conv_desc task_desc(const npu_conv *c, const dg_ir *ir, int o0,
                                int o1, int oh0, int oh1, int *ih0) {
@@ -189,8 +206,17 @@ static npu_conv_desc task_desc(const npu_conv *c, const dg_ir *ir, int o0,
   d.x_zp = xd->quant.zero_point - (c->x_u8 ? 128 : 0);
   d.w_zp = dg_quant_zero(wd, o0) - w_off;
   d.y_zp = yd->quant.zero_point - (c->y_u8 ? 128 : 0);
-  d.multiplier = dg_requant_multiplier(xd->quant.scale, dg_quant_scale(wd, o0),
-                                       yd->quant.scale);
+  float lo, hi;
+  multiplier_range(ir, n, o0, o1, &lo, &hi);
+  d.multiplier = hi;
+  /* Channels with different multipliers: the BS stage's per-channel
+   * multiplier (dpu_requant.h); make_tasks only puts together what it can
+   * plan, a failure here leaves a multiplier gen.c refuses. */
+  if (lo != hi) {
+    d.per_channel = true;
+    if (!dg_npu_bs_plan(hi, &d.multiplier, &d.bs_shift))
+      d.multiplier = 0.0f;
+  }
   return d;
 }
 
@@ -370,17 +396,35 @@ static bool add_run(npu_conv *c, const dg_ir *ir, int o0, int L, cut k,
   return true;
 }
 
-/* Channels o and o0 share a task only with the same requantisation. */
-static bool same_requant(const dg_tensor_desc *wd, int o0, int o) {
-  return dg_quant_scale(wd, o) == dg_quant_scale(wd, o0) &&
-         dg_quant_zero(wd, o) == dg_quant_zero(wd, o0);
+/* A run of channels shares one weight zero point, and multipliers one
+ * task can reach: equal ones through OUT_CVT, or within the BS stage's
+ * spread (dpu_requant.h). Extends the run [o0, end) by channel end? lo and
+ * hi hold the run's multipliers so far. */
+static bool joins_run(const npu_conv *c, const dg_ir *ir, int o0, int end,
+                      float *lo, float *hi) {
+  if (c->f16)
+    return true;
+  const dg_tensor_desc *wd = &input(ir, c->node, 1)->desc;
+  if (dg_quant_zero(wd, end) != dg_quant_zero(wd, o0))
+    return false;
+  float m = dg_npu_channel_multiplier(ir, c->node, end);
+  float nlo = m < *lo ? m : *lo, nhi = m > *hi ? m : *hi;
+  float gain;
+  int shift;
+  if (nlo != nhi && (!dg_npu_bs_spread_ok(nlo, nhi) ||
+                     !dg_npu_bs_plan(nhi, &gain, &shift)))
+    return false;
+  *lo = nlo, *hi = nhi;
+  return true;
 }
 
 static bool make_tasks(npu_conv *c, const dg_ir *ir, char *why, size_t ws) {
-  const dg_tensor_desc *wd = &input(ir, c->node, 1)->desc;
   for (int o0 = 0; o0 < c->O;) {
     int end = o0 + 1;
-    while (end < c->O && (c->f16 || same_requant(wd, o0, end)))
+    float lo = 0, hi = 0;
+    if (!c->f16)
+      lo = hi = dg_npu_channel_multiplier(ir, c->node, o0);
+    while (end < c->O && joins_run(c, ir, o0, end, &lo, &hi))
       end++;
     cut k = {0, 0};
     if (!choose_cut(c, ir, o0, end - o0, &k, why, ws) ||

@@ -3,11 +3,11 @@
  *
  * A node becomes one-task convolutions (gen.h), each over a block of
  * output channels and a slice of output rows:
- *  - channels: a new block starts where the requantisation multiplier or
- *    the weight zero point changes (per-channel weights: the DPU's OUT_CVT
- *    takes one multiplier per task, docs/npu.md "Requantisation and
- *    rounding"), and a run of equal channels is cut further when its
- *    weights leave too few data banks;
+ *  - channels: a new block starts where the weight zero point changes or
+ *    the multipliers spread too far for one task (per-channel weights:
+ *    OUT_CVT takes one gain per task, the BS stage a multiplier per
+ *    channel within a factor 16, dpu_requant.h), and a run is cut further
+ *    when its weights leave too few data banks;
  *  - rows: output rows are cut into slices whose input rows (overlapping
  *    by kernel - stride) fit the data banks. Only a slice that reaches the
  *    top of the input gets top padding; bottom padding is implied by the
@@ -99,6 +99,9 @@ int dg_npu_conv_prepare(npu_conv *c, const dg_ir *ir, npu_backend *b, char *err,
 /* Runs every image of the batch through every task. */
 int dg_npu_conv_run(npu_conv *c, npu_backend *b, const void *x, void *y,
                     char *err, size_t n);
+/* The contract's requantisation multiplier (sx * sw) / sy of output
+ * channel o of an int8 node (docs/numerics.md). */
+float dg_npu_channel_multiplier(const dg_ir *ir, const dg_node *n, int o);
 /* b may be NULL when nothing was prepared. */
 void dg_npu_conv_release(npu_conv *c, npu_backend *b);
 

@@ -132,6 +132,20 @@ bool dg_npu_pack_bias(const int32_t *bias, const int8_t *w, int o, int c,
   return ok;
 }
 
+void dg_npu_pack_bs_groups(const int32_t *bias, const int16_t *mul, int o,
+                           int o_padded, uint8_t *out) {
+  memset(out, 0, (size_t)(o_padded / 8) * NPU_BS_GROUP_BYTES);
+  for (int c = 0; c < o; c++) {
+    uint8_t *g = out + (size_t)(c / 8) * NPU_BS_GROUP_BYTES;
+    uint32_t a = (uint32_t)bias[c];
+    uint16_t m = (uint16_t)mul[c];
+    for (int b = 0; b < 4; b++) /* little-endian, as the NPU reads */
+      g[4 * (c % 8) + b] = (uint8_t)(a >> (8 * b));
+    g[48 + 2 * (c % 8)] = (uint8_t)m;
+    g[48 + 2 * (c % 8) + 1] = (uint8_t)(m >> 8);
+  }
+}
+
 size_t dg_npu_weight_bytes_f16(int o, int c, int kh, int kw) {
   return (size_t)kh * kw * npu_channels_f16(c) * o * 2;
 }

@@ -73,6 +73,17 @@ bool dg_npu_pack_bias(const int32_t *bias, const int8_t *w, int o, int c,
                       int kh, int kw, bool dw, int32_t w_zp, int32_t x_zp,
                       int truncate_bits, int32_t *out);
 
+/* Per-channel requantisation (gen.h's per_channel): BRDMA data use 7 reads
+ * a 64-byte group per 8 output channels, channel c at group c / 8, lane
+ * i = c % 8: int32 A (the folded bias) at 4i, int16 B (a per-channel
+ * weight-zero-point term, read only with BS_OW_CFG.OW_SRC: written 0) at
+ * 32 + 2i, int16 C (the multiplier, dpu_requant.h) at 48 + 2i (the vendor's
+ * layout, measured by RUS; docs/npu.md). Packs o channels from bias and
+ * mul into groups for o_padded channels (a multiple of 8; past o: 0). */
+#define NPU_BS_GROUP_BYTES 64
+void dg_npu_pack_bs_groups(const int32_t *bias, const int16_t *mul, int o,
+                           int o_padded, uint8_t *out);
+
 /* ---- fp16 (direct conv only) ----
  * Input channels as the CNA sees them: a multiple of 8, the fp16 atom
  * (the vendor stream programs a 1-channel fp16 input as 8). RUS pads to

@@ -74,6 +74,8 @@ typedef struct conv_cfg {
   const uint8_t *in, *wt, *bias;
   uint8_t *out;
   uint32_t out_surf; /* bytes between output channel groups */
+  bool bs_mul;       /* BS multiplier live: per-channel C from BRDMA */
+  unsigned bs_shift_pos, bs_shift_neg; /* its shifts by product sign */
 } conv_cfg;
 
 int dg_npu_sim_geom_read(const npu_regfile *rf, int atom, npu_sim_geom *k,
@@ -155,8 +157,16 @@ static int validate(const npu_sim_job *job, const npu_regfile *rf, conv_cfg *k,
                     char *err, size_t n) {
   if (dg_npu_sim_conv_units(rf, err, n))
     return -1;
+  /* DATA_FORMAT: int8 precisions (0); the BS multiplier's negative shift
+   * is its one other field, and only with the multiplier live. */
+  k->bs_mul = !R(DPU_BS_CFG, BS_MUL_BYPASS);
+  uint32_t fmt_other = rf->value[NPU_DPU_DATA_FORMAT];
+  if (k->bs_mul)
+    fmt_other &= ~(npu_field_max(NPU_DPU_DATA_FORMAT__BS_MUL_SHIFT_VALUE_NEG)
+                   << dg_npu_fields[NPU_DPU_DATA_FORMAT__BS_MUL_SHIFT_VALUE_NEG]
+                          .lo);
   if (R(CNA_CONV_CON1, IN_PRECISION) || R(CNA_CONV_CON1, PROC_PRECISION) ||
-      R(CORE_MISC_CFG, PROC_PRECISION) || rf->value[NPU_DPU_DATA_FORMAT])
+      R(CORE_MISC_CFG, PROC_PRECISION) || fmt_other)
     return dg_npu_sim_fail(err, n, "only int8 in and out is modelled");
   if (R(CNA_CONV_CON1, ARGB_IN) || R(CNA_CONV_CON1, NONALIGN_DMA) ||
       R(CNA_CONV_CON1, DECONV) || rf->value[NPU_CNA_CONV_CON3] >> 6)
@@ -202,16 +212,26 @@ static int validate(const npu_sim_job *job, const npu_regfile *rf, conv_cfg *k,
           (uint32_t)(k->g.kw * k->g.kh * k->g.cpad))
     return dg_npu_sim_fail(
         err, n, "entries, strides or sizes outside the modelled recipe");
+  /* The BS stage: the bias add alone (data use 1), or with the
+   * per-channel multiplier from the same BRDMA groups (data use 7). */
   if (R(DPU_BS_CFG, BS_BYPASS) || R(DPU_BS_CFG, BS_ALU_BYPASS) ||
       R(DPU_BS_CFG, BS_ALU_ALGO) != 2 || !R(DPU_BS_CFG, BS_ALU_SRC) ||
-      !R(DPU_BS_CFG, BS_MUL_BYPASS) || !R(DPU_BS_CFG, BS_RELU_BYPASS) ||
+      !R(DPU_BS_CFG, BS_RELU_BYPASS) || R(DPU_BS_CFG, BS_MUL_PRELU) ||
+      R(DPU_BS_CFG, BS_RELUX_EN) ||
+      R(DPU_BS_MUL_CFG, BS_MUL_SRC) != (uint32_t)k->bs_mul ||
+      R(DPU_BS_MUL_CFG, BS_TRUNCATE_SRC) || R(DPU_BS_OW_CFG, OW_SRC) ||
+      (!k->bs_mul && rf->value[NPU_DPU_BS_MUL_CFG]) ||
       !R(DPU_BN_CFG, BN_BYPASS) || !R(DPU_EW_CFG, EW_BYPASS) ||
-      R(DPU_RDMA_BRDMA_CFG, BRDMA_DATA_USE) != 1 ||
+      R(DPU_RDMA_BRDMA_CFG, BRDMA_DATA_USE) != (k->bs_mul ? 7u : 1u) ||
       !R(DPU_RDMA_ERDMA_CFG, ERDMA_DISABLE) ||
       !R(DPU_RDMA_FEATURE_MODE_CFG, MRDMA_DISABLE) ||
       R(DPU_RDMA_NRDMA_CFG, NRDMA_DATA_USE))
     return dg_npu_sim_fail(
-        err, n, "DPU stages other than bias add + OUT_CVT not modelled");
+        err, n,
+        "DPU stages other than bias add (x per-channel C) + OUT_CVT not "
+        "modelled");
+  k->bs_shift_pos = R(DPU_BS_MUL_CFG, BS_MUL_SHIFT_VALUE);
+  k->bs_shift_neg = R(DPU_DATA_FORMAT, BS_MUL_SHIFT_VALUE_NEG);
   /* Addresses: 16-byte aligned and inside the job's buffers (only those of
    * enabled readers: a disabled reader's address may be 0, and 0 is also a
    * valid IOVA, so nothing is inferred from the value itself). */
@@ -224,11 +244,15 @@ static int validate(const npu_sim_job *job, const npu_regfile *rf, conv_cfg *k,
   size_t in_len = (size_t)(k->g.cpad / 16) * k->g.h * k->g.w * 16;
   k->out_surf = (uint32_t)k->g.ow * k->g.oh * 16;
   size_t out_len = (size_t)((k->g.oc + 15) / 16) * k->out_surf;
-  /* BRDMA reads one int32 per real output channel [inference]. */
+  /* BRDMA reads one int32 per real output channel [inference]; with data
+   * use 7 a 64-byte group per 8 channels, asked of every channel the DPU
+   * produces (our buffers hold them; how far the hardware reads is not
+   * known). */
+  size_t bias_len = k->bs_mul ? (size_t)(k->g.oc + 7) / 8 * 64
+                              : (size_t)k->g.oc_real * 4;
   if (!(k->in = dg_npu_sim_map(job, a_in, in_len, false, "input", err, n)) ||
       !(k->wt = dg_npu_sim_map(job, a_wt, wbytes, false, "weights", err, n)) ||
-      !(k->bias = dg_npu_sim_map(job, a_bs, (size_t)k->g.oc_real * 4, false,
-                                 "bias", err, n)) ||
+      !(k->bias = dg_npu_sim_map(job, a_bs, bias_len, false, "bias", err, n)) ||
       !(k->out = dg_npu_sim_map(job, a_out, out_len, true, "output", err, n)))
     return -1;
   k->pad_value = rf->value[NPU_CNA_PAD_CON1];
@@ -312,11 +336,18 @@ static void execute(const conv_cfg *k, npu_round mode, int8_t *wk) {
           for (int ch = c0; ch < c1; ch++)
             wk[((size_t)ky * k->g.kw + kx) * k->g.cpad + ch] =
                 (int8_t)k->wt[weight_at(k, k->dw ? 0 : o, ch, ky, kx)];
-    int32_t bias = 0;
+    int32_t bias = 0, mul = 1;
     if (real) {
-      const uint8_t *bp = k->bias + 4 * (size_t)o;
+      /* Data use 7: A at 4i and C at 48 + 2i of group o / 8 (pack.h). */
+      const uint8_t *bp =
+          k->bs_mul ? k->bias + (size_t)(o / 8) * 64 + 4 * (size_t)(o % 8)
+                    : k->bias + 4 * (size_t)o;
       bias = (int32_t)((uint32_t)bp[0] | (uint32_t)bp[1] << 8 |
                        (uint32_t)bp[2] << 16 | (uint32_t)bp[3] << 24);
+      if (k->bs_mul) {
+        const uint8_t *cp = k->bias + (size_t)(o / 8) * 64 + 48 + 2 * (o % 8);
+        mul = (int16_t)(uint16_t)(cp[0] | cp[1] << 8);
+      }
     }
     for (int oy = 0; oy < k->g.oh; oy++)
       for (int ox = 0; ox < k->g.ow; ox++) {
@@ -331,6 +362,15 @@ static void execute(const conv_cfg *k, npu_round mode, int8_t *wk) {
           acc = INT32_MAX; /* the CACC -> DPU path is 32 bits wide */
         if (acc < INT32_MIN)
           acc = INT32_MIN;
+        if (k->bs_mul) {
+          /* BS multiplier (RUS, measured): the product held wide, shifted
+           * by the field of its sign, rounded as OUT_CVT (the switch),
+           * saturated to int32. */
+          int64_t p = acc * mul;
+          acc = round_shift(p, p >= 0 ? k->bs_shift_pos : k->bs_shift_neg,
+                            mode);
+          acc = acc > INT32_MAX ? INT32_MAX : acc < INT32_MIN ? INT32_MIN : acc;
+        }
         int64_t y =
             round_shift(acc * (int64_t)k->cvt_scale, k->cvt_shift, mode) +
             k->out_offset;
