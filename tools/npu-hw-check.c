@@ -1,5 +1,6 @@
 /* npu-hw-check: for anyone with an RK3588 board. Runs a fixed set of int8
- * convolutions on the NPU (the backend DG_NPU_DEVICE names, else the one
+ * convolutions (two with per-channel multipliers on the BS stage) on the
+ * NPU (the backend DG_NPU_DEVICE names, else the one
  * discovery finds) and on the CPU reference of the numerics contract,
  * prints a pass/fail table, and with --out DIR writes every case as a
  * golden set (format below) that --replay DIR checks byte for byte
@@ -49,20 +50,24 @@
 
 static const char *names[4] = {"input", "weights", "biases", "output"};
 
+/* perc: per-channel weight scales spread 11-fold over the channels, run
+ * through the BS stage's per-channel multiplier (docs/npu.md). */
 typedef struct conv_case {
   const char *name;
-  int C, O, H, W, K, S, pad, dw;
+  int C, O, H, W, K, S, pad, dw, perc;
 } conv_case;
 
 static const conv_case matrix[] = {
-    {"direct-1x1-c16-o32", 16, 32, 8, 8, 1, 1, 0, 0},
-    {"direct-3x3-c3-o8", 3, 8, 16, 16, 3, 1, 1, 0},
-    {"direct-3x3-s2-c32-o64", 32, 64, 14, 14, 3, 2, 1, 0},
-    {"direct-5x5-c1-o6", 1, 6, 28, 28, 5, 1, 2, 0},
-    {"direct-3x3-c64-o64-13x7", 64, 64, 13, 7, 3, 1, 1, 0},
-    {"dw-3x3-c64", 64, 64, 8, 8, 3, 1, 1, 1},
-    {"dw-3x3-s2-c40", 40, 40, 15, 15, 3, 2, 1, 1},
-    {"dw-5x5-c16", 16, 16, 12, 12, 5, 1, 2, 1},
+    {"direct-1x1-c16-o32", 16, 32, 8, 8, 1, 1, 0, 0, 0},
+    {"direct-3x3-c3-o8", 3, 8, 16, 16, 3, 1, 1, 0, 0},
+    {"direct-3x3-s2-c32-o64", 32, 64, 14, 14, 3, 2, 1, 0, 0},
+    {"direct-5x5-c1-o6", 1, 6, 28, 28, 5, 1, 2, 0, 0},
+    {"direct-3x3-c64-o64-13x7", 64, 64, 13, 7, 3, 1, 1, 0, 0},
+    {"dw-3x3-c64", 64, 64, 8, 8, 3, 1, 1, 1, 0},
+    {"dw-3x3-s2-c40", 40, 40, 15, 15, 3, 2, 1, 1, 0},
+    {"dw-5x5-c16", 16, 16, 12, 12, 5, 1, 2, 1, 0},
+    {"direct-3x3-perchannel", 32, 48, 10, 10, 3, 1, 1, 0, 1},
+    {"dw-3x3-perchannel", 40, 40, 9, 9, 3, 1, 1, 1, 1},
 };
 
 static unsigned seed = 1;
@@ -163,14 +168,24 @@ static int matrix_case(npu_backend *b, const conv_case *c, const char *out_dir,
   int per = c->dw ? 1 : c->C;
   int32_t zx = rnd(-10, 10), zy = rnd(-10, 10);
   float sx = 0.05f, sw = 0.01f, sy = sx * sw * (float)(per * c->K * c->K) * 2;
-  float m = dg_requant_multiplier(sx, sw, sy);
+  float m = dg_requant_multiplier(sx, sw, sy), ms[64];
+  for (int o = 0; o < c->O && o < 64; o++) /* perc: sw x 1 .. x 11 */
+    ms[o] = c->perc ? dg_requant_multiplier(
+                          sx, sw * (1.0f + 10.0f * (float)o / (float)(c->O - 1)),
+                          sy)
+                    : m;
   npu_conv_desc d = {c->C, c->H, c->W, c->O,   OH,           OW,    c->K,
                      c->K, c->S, c->S, c->pad, c->pad,       c->dw, zx,
                      0,    zy,   m,    0,      NPU_PREC_INT8, false, 0};
   npu_stream s;
   npu_conv_plan p;
-  char err[256];
-  if (!dg_npu_gen_conv(&d, &s, err, sizeof err) ||
+  char err[256] = "";
+  if (c->perc) {
+    d.per_channel = true;
+    if (!dg_npu_bs_plan(ms[c->O - 1], &d.multiplier, &d.bs_shift))
+      snprintf(err, sizeof err, "no per-channel plan");
+  }
+  if (err[0] || !dg_npu_gen_conv(&d, &s, err, sizeof err) ||
       !dg_npu_conv_plan_make(&d, &p, err, sizeof err)) {
     printf("| %-26s | FAIL | %s\n", c->name, err);
     return 1;
@@ -189,8 +204,19 @@ static int matrix_case(npu_backend *b, const conv_case *c, const char *out_dir,
   dg_npu_pack_feature_i8(x, c->C, c->H, c->W, (int8_t)zx, in);
   dg_npu_pack_weights_i8(w, c->O, c->C, c->K, c->K, c->dw, 0, wt);
   dg_npu_pack_bias(bias, w, c->O, c->C, c->K, c->K, c->dw, 0, zx, 0, pb);
+  /* What BRDMA reads: the int32 biases, or the per-channel groups. */
+  uint8_t *bs = calloc(1, p.bias_bytes);
+  if (c->perc) {
+    int16_t mul[64];
+    for (int o = 0; o < c->O; o++)
+      mul[o] = dg_npu_bs_mul(ms[o], d.multiplier, d.bs_shift);
+    dg_npu_pack_bs_groups(pb, mul, c->O, p.out_channels, bs);
+  } else {
+    memcpy(bs, pb, p.bias_bytes);
+  }
   job_run r;
-  int rc = run_job(b, &s, &p, in, wt, pb, out, &r, err, sizeof err);
+  int rc = run_job(b, &s, &p, in, wt, (const int32_t *)(void *)bs, out, &r,
+                   err, sizeof err);
   int diff = -1;
   long exact = 0, total = 0;
   if (!rc) {
@@ -209,7 +235,7 @@ static int matrix_case(npu_backend *b, const conv_case *c, const char *out_dir,
                 acc += (int64_t)(x[((size_t)ch * c->H + iy) * c->W + ix] - zx) *
                        w[(((size_t)o * per + ci) * c->K + ky) * c->K + kx];
               }
-          int ref = dg_requant((int32_t)acc, m, zy, -128, 127);
+          int ref = dg_requant((int32_t)acc, ms[o], zy, -128, 127);
           int got = (int8_t)out[(size_t)(o / 16) * OH * OW * 16 +
                                 ((size_t)oy * OW + ox) * 16 + o % 16];
           int e = abs(got - ref);
@@ -218,7 +244,7 @@ static int matrix_case(npu_backend *b, const conv_case *c, const char *out_dir,
           total++;
         }
     if (out_dir) {
-      const void *data[4] = {in, wt, pb, out};
+      const void *data[4] = {in, wt, bs, out};
       if (save(out_dir, c->name, &s, &r, data))
         printf("# cannot write %s/%s\n", out_dir, c->name);
     }
@@ -232,7 +258,8 @@ static int matrix_case(npu_backend *b, const conv_case *c, const char *out_dir,
            bad ? "FAIL" : "pass", diff, exact, total);
   if (diff > *worst)
     *worst = diff;
-  free(x), free(w), free(bias), free(pb), free(in), free(wt), free(out);
+  free(x), free(w), free(bias), free(pb), free(bs), free(in), free(wt);
+  free(out);
   return bad;
 }
 

@@ -322,10 +322,13 @@ int main(int argc, char **argv) {
     printf("# npu-report: device %d: %s (driver %s), CPU and NPU allowed, "
            "nodes pinned to the NPU (declined ones fall back), batch 1; est: "
            "the timing model (a model, not a "
-           "measurement), the NPU's nodes only\n",
+           "measurement), the NPU's nodes only; lists: ms lowering and "
+           "generating the command lists, compile: ms of the whole compile "
+           "(weights packed, CPU nodes too)\n",
            npu, info.name, info.driver);
-    printf("%-26s %11s %7s %6s %5s %6s %9s %9s %9s\n", "model", "npu/nodes",
-           "macs", "tasks", "jobs", "edges", "compile", "est_ms", "est3_ms");
+    printf("%-26s %11s %7s %6s %5s %6s %9s %9s %9s %9s\n", "model",
+           "npu/nodes", "macs", "tasks", "jobs", "edges", "lists", "compile",
+           "est_ms", "est3_ms");
     int bad = 0;
     for (int i = 0; i < nmodels; i++)
       bad |= npu_model_report(ctx, npu, models[i]);

@@ -3,7 +3,8 @@
 torchvision models (make_zoo.py, the same seeded random weights) at the
 sizes users run them, 224x224 (Inception-v3 299x299, LeNet 28x28), with
 the full ViT-B/16 and ConvNeXt-tiny, and int8 QDQ versions of ResNet-18,
-MobileNetV2 and MobileNetV3-large (qdq.py). The batch dimension is
+MobileNetV2, MobileNetV3-large, ResNet-50 and the YOLO-style
+detector (qdq.py). The batch dimension is
 symbolic ("batch"), so one file serves every --batch.
 
 Each model goes to OUT/<name>/model.onnx. A separate script from
@@ -26,7 +27,8 @@ import qdq  # noqa: E402
 
 TOTAL = 0  # models main() writes, for the progress line
 QDQ_OF = {"resnet18": "qdq_resnet18", "mobilenet_v2": "qdq_mobilenet_v2",
-          "mobilenet_v3_large": "qdq_mobilenet_v3_large"}
+          "mobilenet_v3_large": "qdq_mobilenet_v3_large",
+          "resnet50": "qdq_resnet50", "yolo": "qdq_yolo"}
 
 
 def vit_b_16():

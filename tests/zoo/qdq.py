@@ -120,6 +120,13 @@ def evaluate(model, feeds):
             y = x[0] * np.clip(x[0] / 6 + 0.5, 0, 1)
         elif op == "Concat":
             y = np.concatenate(x, a["axis"])
+        elif op == "Resize" and a.get("mode", b"nearest") == b"nearest" \
+                and len(x) > 2 and x[2] is not None and x[2].size == 4 and \
+                np.all(x[2] == np.round(x[2])):
+            # Nearest by whole scales (the detector's upsampling).
+            y = x[0]
+            for ax in range(4):
+                y = np.repeat(y, int(x[2][ax]), axis=ax)
         elif op in ("Identity", "Dropout"):
             y = x[0]
         elif op == "Reshape":
