@@ -76,6 +76,9 @@ int npu_fc_case_run(dg_context *ctx, int npu, const npu_fc_case *c, long *exact,
 /* A set of fc/matmul cases (single row, batched rows, tiled along rows and
  * kernels); returns the number failing. */
 int npu_fc_run(dg_context *ctx, int npu, const char *label, int quick);
+/* Chains of qconv2d nodes handing cubes over (test_npu_chain.c); the
+ * number failing, each printed under label. */
+int npu_chain_run(dg_context *ctx, int npu, const char *label, int quick);
 
 /* An f16 conv2d (bias and activation optional) on the NPU and on the
  * CPU. */

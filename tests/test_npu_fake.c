@@ -87,7 +87,7 @@ static void backend_matrix(const char *spec, const char *driver, int tiled) {
   int npu;
   dg_device_info info;
   dg_context *ctx = open_ctx(spec, &npu, &info);
-  char what[200];
+  char what[320];
   printf("# DG_NPU_DEVICE=%s: device %d, %s, driver %s\n", spec, npu, info.name,
          info.driver);
   snprintf(what, sizeof what, "%s: DG_NPU_DEVICE=%s finds the fake %s node",
@@ -112,10 +112,13 @@ static void backend_matrix(const char *spec, const char *driver, int tiled) {
       bad += npu_fc_run(ctx, npu, what, 1);
       snprintf(what, sizeof what, "%s f16 tiled", driver);
       bad += npu_f16_tiled_run(ctx, npu, what, 1);
+      snprintf(what, sizeof what, "%s chain", driver);
+      bad += npu_chain_run(ctx, npu, what, 1);
       stats_fn(s1, NULL, 0);
       snprintf(what, sizeof what,
                "%s: tiled convs (rows, channels, per-channel, batch 2), "
-               "fc/matmul as 1x1 convs and tiled f16 convs through the fake "
+               "fc/matmul as 1x1 convs, tiled f16 convs and a conv chain "
+               "handing cubes over through the fake "
                "kernel (%d jobs) within 1 LSB / the f16 limits of the CPU",
                driver, s1[5] - s0[5]);
       check(bad == 0 && s1[5] > s0[5], what);

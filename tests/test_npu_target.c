@@ -324,6 +324,9 @@ void npu_target_tests(npu_check_fn check) {
         "target: convs that need tiling (ResNet-50 / MobileNet-v2 layers, "
         "stride 2, bottom padding, rows and channels, per-channel, batch 2) "
         "cut as expected and within 1 LSB of the CPU");
+  check(npu_chain_run(ctx, npu, "sim chain", !NPU_BIG_SHAPES) == 0,
+        "target: consecutive qconv2d nodes hand NC1HWC2 cubes over (edges "
+        "eligible, output bit-identical to DG_NPU_CUBES=off, near the CPU)");
   sweep_check(ctx, 0, check,
               "a sweep of conv shapes (3..1024 channels, 5..230 pixels, "
               "k 1/3/7, s 1/2, VALID/SAME, depthwise)");

@@ -25,7 +25,18 @@ typedef struct model_figures {
   double lists_ms; /* lowering and command-list generation alone */
 } model_figures;
 
-/* The session's nodes: where each runs, and what the NPU's would cost. */
+/* dg_npu_cube_edge's set for a session: the nodes placed on the NPU. */
+typedef struct placed {
+  const dg_session *s;
+  int npu;
+} placed;
+static bool placed_on_npu(int node, void *user) {
+  const placed *p = user;
+  return node >= 0 && p->s->placement[node] == p->npu;
+}
+
+/* The session's nodes: where each runs, and what the NPU's would cost
+ * (with the cube hand-offs between NPU nodes the segments make). */
 static void count(const dg_session *s, int npu, model_figures *f) {
   const dg_ir *ir = &s->ir;
   memset(f, 0, sizeof *f);
@@ -58,6 +69,9 @@ static void count(const dg_session *s, int npu, model_figures *f) {
     f->lists_ms += now_ms() - t0;
     if (!lowered)
       continue;
+    placed pl = {s, npu};
+    c.out_on_npu = dg_npu_cube_edge(ir, n->output, placed_on_npu, &pl);
+    c.from_npu = dg_npu_cube_edge(ir, n->inputs[0], placed_on_npu, &pl);
     npu_timing tm;
     dg_npu_timing_conv(&c, &tm);
     f->tasks += c.task_count * c.N;

@@ -226,18 +226,82 @@ static void stage_input(npu_conv *c, const uint8_t *src) {
   }
 }
 
-/* Each distinct input slice into c->in: from the int8 staging, or (f16,
- * padded with +0.0) straight from the caller's image x. */
+/* The task of producer p holding output channel ch and row y. */
+static const npu_task *task_at(const npu_conv *p, int ch, int y) {
+  for (int i = 0; i < p->task_count; i++) {
+    const npu_task *u = &p->tasks[i];
+    if (ch >= u->o0 && ch < u->o1 && y >= u->oh0 && y < u->oh1)
+      return u;
+  }
+  return NULL;
+}
+
+/* Input slice t of c from its producer's output cubes (c->from, mapped;
+ * batch 1), NC1HWC2 to NC1HWC2: a row of a 16-channel group is one copy of
+ * W x 16 bytes where the producer's task holds the group at the same lane
+ * offset, else channel by channel; then the producer's activation clamp
+ * (it is applied on the way to the host otherwise) and the pad lanes past
+ * the real channels (the input zero point, as dg_npu_pack_rows_i8). */
+static void pack_slice_from(const npu_conv *c, const npu_task *t,
+                            uint8_t *dst) {
+  const npu_conv *p = c->from;
+  int c0 = c->dw ? t->o0 : 0, cin = t->d.in_c, h = t->d.in_h, W = c->W;
+  int8_t lo = (int8_t)(p->y_lo - (p->y_u8 ? 128 : 0));
+  int8_t hi = (int8_t)(p->y_hi - (p->y_u8 ? 128 : 0));
+  size_t row = (size_t)W * 16;
+  for (int g = 0; g < (cin + 15) / 16; g++)
+    for (int y = 0; y < h; y++) {
+      int8_t *out = (int8_t *)dst + ((size_t)g * h + (size_t)y) * row;
+      int ch0 = c0 + g * 16, n = cin - g * 16 < 16 ? cin - g * 16 : 16;
+      int iy = t->ih0 + y;
+      const npu_task *u = task_at(p, ch0, iy);
+      if (u && (ch0 - u->o0) % 16 == 0 && ch0 + n <= u->o1) {
+        const uint8_t *src =
+            p->out.map + u->out_off +
+            ((size_t)((ch0 - u->o0) / 16) * u->d.out_h + (size_t)(iy - u->oh0)) *
+                row;
+        memcpy(out, src, row);
+      } else {
+        for (int l = 0; l < n; l++) {
+          const npu_task *v = task_at(p, ch0 + l, iy);
+          int k = ch0 + l - v->o0;
+          const uint8_t *src =
+              p->out.map + v->out_off +
+              ((size_t)(k / 16) * v->d.out_h + (size_t)(iy - v->oh0)) * row +
+              k % 16;
+          for (int x = 0; x < W; x++)
+            out[(size_t)x * 16 + l] = (int8_t)src[(size_t)x * 16];
+        }
+      }
+      for (size_t i = 0; i < row; i++) /* vectorises: a byte clamp */
+        out[i] = out[i] < lo ? lo : out[i] > hi ? hi : out[i];
+      for (int l = n; l < 16; l++)
+        for (int x = 0; x < W; x++)
+          out[(size_t)x * 16 + l] = (int8_t)t->d.x_zp;
+    }
+}
+
+/* Each distinct input slice into c->in: from the int8 staging, from the
+ * producer's cubes (c->from), or (f16, padded with +0.0) straight from the
+ * caller's image x. */
 static int pack_inputs(npu_conv *c, npu_backend *b, const void *x, char *err,
                        size_t n) {
-  if (b->ops->cpu_begin(b, &c->in, err, n))
+  npu_bo *src = c->from ? &c->from->out : NULL;
+  if (src && b->ops->cpu_begin(b, src, err, n))
     return -1;
+  if (b->ops->cpu_begin(b, &c->in, err, n)) {
+    if (src)
+      b->ops->cpu_end(b, src, err, n);
+    return -1;
+  }
   size_t plane = (size_t)c->H * c->W;
   for (int i = 0; i < c->task_count; i++) {
     const npu_task *t = &c->tasks[i];
     if (!t->packs_input)
       continue;
-    if (c->f16)
+    if (c->from)
+      pack_slice_from(c, t, c->in.map + t->in_off);
+    else if (c->f16)
       dg_npu_pack_rows_f16((const uint16_t *)x, t->d.in_c, c->H, c->W, t->ih0,
                            t->d.in_h, 0, c->in.map + t->in_off);
     else
@@ -245,7 +309,9 @@ static int pack_inputs(npu_conv *c, npu_backend *b, const void *x, char *err,
                           t->d.in_c, c->H, c->W, t->ih0, t->d.in_h,
                           (int8_t)t->d.x_zp, c->in.map + t->in_off);
   }
-  return b->ops->cpu_end(b, &c->in, err, n);
+  int rc = b->ops->cpu_end(b, &c->in, err, n);
+  int rc2 = src ? b->ops->cpu_end(b, src, err, n) : 0;
+  return rc ? rc : rc2;
 }
 
 /* t's output cube to its channels and rows of y, back in the output dtype
@@ -272,12 +338,14 @@ static void scatter_output(npu_conv *c, const npu_task *t, uint8_t *y) {
 static int run_image(npu_conv *c, npu_backend *b, const uint8_t *x, uint8_t *y,
                      char *err, size_t n) {
   const npu_backend_ops *ops = b->ops;
-  if (!c->f16)
+  if (!c->f16 && !c->from)
     stage_input(c, x);
   if (pack_inputs(c, b, x, err, n))
     return -1;
   if (each_job(c, b, dg_npu_backend_run, err, n))
     return -1;
+  if (c->out_on_npu) /* its readers copy from the cubes */
+    return 0;
   if (ops->cpu_begin(b, &c->out, err, n))
     return -1;
   for (int i = 0; i < c->task_count; i++)

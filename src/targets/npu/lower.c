@@ -466,3 +466,33 @@ bool dg_npu_conv_lower(const dg_ir *ir, const dg_node *n, npu_conv *out,
     free(c.tasks);
   return ok;
 }
+
+/* An int8 qconv2d node (an NCHW image in and out, not fc or f16). */
+static bool q8_conv_node(const dg_ir *ir, const dg_node *n) {
+  return n->op == DG_OP_QCONV2D && is_q8(dg_ir_desc(ir, n->inputs[0])->dtype) &&
+         is_q8(dg_ir_desc(ir, n->output)->dtype);
+}
+
+bool dg_npu_cube_edge(const dg_ir *ir, uint32_t t,
+                      bool (*in_set)(int node, void *user), void *user) {
+  const dg_tensor_info *ti = dg_ir_tensor(ir, t);
+  if (!ti || ti->kind != DG_TENSOR_VALUE || ti->desc.rank != 4 ||
+      ti->desc.dims[0] != 1 || !in_set(ti->producer, user) ||
+      !q8_conv_node(ir, &ir->nodes[ti->producer]))
+    return false;
+  for (int o = 0; o < ir->output_count; o++)
+    if (ir->outputs[o].tensor == t)
+      return false;
+  int readers = 0;
+  for (int j = 0; j < ir->node_count; j++) {
+    const dg_node *n = &ir->nodes[j];
+    for (int k = 0; k < n->input_count; k++) {
+      if (n->inputs[k] != t)
+        continue;
+      if (k != 0 || !in_set(j, user) || !q8_conv_node(ir, n))
+        return false;
+      readers++;
+    }
+  }
+  return readers > 0;
+}

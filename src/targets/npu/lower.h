@@ -76,6 +76,14 @@ typedef struct npu_conv {
   const uint16_t *bias_f16;
   dg_activation act;
   uint16_t *y_f16; /* host staging: one task out */
+  /* Cube hand-off between consecutive NPU nodes (dg_npu_cube_edge): from,
+   * when set, is the node whose output cubes this node's input slices are
+   * copied from, NC1HWC2 to NC1HWC2 (no NCHW in between); out_on_npu: no
+   * reader wants this node's output in host memory, so it is not
+   * unpacked. The timing model reads the flags (from_npu for a from not
+   * yet linked, as npu-report's count). */
+  struct npu_conv *from;
+  bool from_npu, out_on_npu;
 } npu_conv;
 
 /* Most tasks one node may take before the NPU declines it. */
@@ -102,6 +110,12 @@ int dg_npu_conv_run(npu_conv *c, npu_backend *b, const void *x, void *y,
 /* The contract's requantisation multiplier (sx * sw) / sy of output
  * channel o of an int8 node (docs/numerics.md). */
 float dg_npu_channel_multiplier(const dg_ir *ir, const dg_node *n, int o);
+/* Whether tensor t can stay in NC1HWC2 cubes from its producer to every
+ * reader: an int8 qconv2d makes it, batch 1, it is no graph output, and
+ * every node reading it is in_set (the same segment; npu-report: placed on
+ * the NPU) and an int8 qconv2d reading it as its input 0 alone. */
+bool dg_npu_cube_edge(const dg_ir *ir, uint32_t t,
+                      bool (*in_set)(int node, void *user), void *user);
 /* b may be NULL when nothing was prepared. */
 void dg_npu_conv_release(npu_conv *c, npu_backend *b);
 

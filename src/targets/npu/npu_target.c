@@ -148,6 +148,34 @@ static bool lower_node(npu_segment *s, const dg_node *n, int i, char *err,
          !dg_npu_conv_prepare(&s->convs[i], s->ir, be, err, en);
 }
 
+/* dg_npu_cube_edge's set: the segment's nodes (by ir index). */
+static bool in_segment(int node, void *user) {
+  const npu_segment *s = user;
+  for (int i = 0; i < s->count; i++)
+    if (s->nodes[i] == node)
+      return true;
+  return false;
+}
+
+/* Links every reader of an internal tensor that can stay in NC1HWC2 to
+ * its producer's cubes (lower.h: from, out_on_npu). own[t] is set only
+ * for a tensor no one outside the segment reads (verify's keep_all
+ * included). */
+static void link_cubes(npu_segment *s) {
+  const char *knob = dg_env(DG_ENV_NPU_CUBES);
+  if (knob && !strcmp(knob, "off"))
+    return;
+  for (int i = 0; i < s->count; i++) {
+    uint32_t t = s->ir->nodes[s->nodes[i]].output;
+    if (!s->own[t] || !dg_npu_cube_edge(s->ir, t, in_segment, s))
+      continue;
+    s->convs[i].out_on_npu = true;
+    for (int j = i + 1; j < s->count; j++)
+      if (s->ir->nodes[s->nodes[j]].inputs[0] == t)
+        s->convs[j].from = &s->convs[i], s->convs[j].from_npu = true;
+  }
+}
+
 static dg_status npu_compile(dg_device *dev, const dg_segment *seg,
                              void **state, dg_diagnostic *diag) {
   npu_segment *s = calloc(1, sizeof *s);
@@ -185,6 +213,7 @@ static dg_status npu_compile(dg_device *dev, const dg_segment *seg,
       return DG_ERROR_DEVICE;
     }
   }
+  link_cubes(s);
   *state = s;
   return DG_OK;
 }

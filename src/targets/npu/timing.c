@@ -13,7 +13,8 @@ static const struct {
   double task_us;          /* per task: completion interrupt (Mesa) */
   double job_us;           /* per job: submit and cache syncs (Mesa) */
   double host_gbps;        /* CPU packing/unpacking, one A76 core */
-} M = {1000.0, 1024.0, 256.0, 0.45, 1.0 / 32, 7.0, 50.0, 12.0, 2.0};
+  double cube_gbps;        /* cube to cube copies between NPU nodes */
+} M = {1000.0, 1024.0, 256.0, 0.45, 1.0 / 32, 7.0, 50.0, 12.0, 2.0, 8.0};
 
 static double task_macs(const npu_task *t) {
   const npu_conv_desc *d = &t->d;
@@ -43,9 +44,13 @@ void dg_npu_timing_conv(const npu_conv *c, npu_timing *t) {
   t->task_us = M.task_us * c->task_count;
   t->job_us = M.job_us * jobs;
   double elem = c->f16 ? 2 : 1;
-  double host_bytes =
-      elem * ((double)c->C * c->H * c->W + (double)c->O * c->OH * c->OW);
-  t->host_us = host_bytes / (M.host_gbps * 1e3);
+  double in_bytes = elem * c->C * c->H * c->W;
+  double out_bytes = c->out_on_npu ? 0 : elem * c->O * c->OH * c->OW;
+  /* An input from another NPU node's cubes is a copy of rows, not a
+   * layout conversion; an output only NPU nodes read is not unpacked. */
+  t->host_us = (c->from_npu ? 0 : in_bytes) / (M.host_gbps * 1e3) +
+               (c->from_npu ? in_bytes : 0) / (M.cube_gbps * 1e3) +
+               out_bytes / (M.host_gbps * 1e3);
   t->total_us = t->task_us + t->job_us + t->host_us + busy;
   /* Three cores: each runs a third of the tasks (and their interrupts,
    * and a job each); DRAM is one for all. */
