@@ -230,6 +230,77 @@ static void injected(const char *spec, const char *driver, const char *fault,
         what);
 }
 
+/* A job that times out, then the same session again: the kernel resets
+ * the core on its time-out (rocket's scheduler, rknpu's soft reset; the
+ * fake clears the hang), the run reports the time-out naming the node, and
+ * the next run of that session computes the right result. */
+static void recovers(const char *spec, const char *driver) {
+  setenv("DG_NPU_TIMEOUT_MS", "100", 1);
+  int npu;
+  dg_device_info info;
+  dg_context *ctx = open_ctx(spec, &npu, &info);
+  char what[240], err[512] = "";
+  bool ok = false;
+  if (npu >= 0) {
+    dg_graph *g = dg_graph_create(ctx, "recover");
+    dg_tensor_desc xd = {.dtype = DG_DTYPE_I8,
+                         .rank = 4,
+                         .dims = {1, 8, 6, 6},
+                         .quant = {.scale = 0.05f}};
+    dg_tensor_desc wd = {.dtype = DG_DTYPE_I8,
+                         .rank = 4,
+                         .dims = {8, 8, 3, 3},
+                         .quant = {.scale = 0.01f}};
+    int8_t w[8 * 8 * 9], x[8 * 36];
+    uint8_t y0[8 * 36], y1[8 * 36], y2[8 * 36];
+    for (int i = 0; i < 8 * 8 * 9; i++)
+      w[i] = (int8_t)(i * 37 % 255 - 127);
+    for (int i = 0; i < 8 * 36; i++)
+      x[i] = (int8_t)(i * 53 % 255 - 127);
+    dg_quant_params yq = {.scale = 0.05f * 0.01f * 72};
+    dg_conv2d_params p = {.stride = {1, 1}, .padding = DG_PADDING_SAME_UPPER,
+                          .groups = 1};
+    dg_tensor xt = dg_graph_input(g, "x", &xd);
+    dg_tensor wt = dg_graph_constant(g, "w", &wd, w, 0);
+    dg_graph_set_device(g, npu);
+    dg_graph_output(g, "y",
+                    dg_graph_qconv2d(g, "conv", xt, wt, DG_TENSOR_NONE, &p,
+                                     DG_DTYPE_I8, &yq),
+                    DG_LAYOUT_NCHW);
+    dg_compile_options o = {.policy = DG_POLICY_STRICT};
+    dg_session *s = NULL;
+    dg_diagnostic d;
+    memset(&d, 0, sizeof d);
+    dg_binding in = {"x", x, sizeof x};
+    dg_binding o0 = {"y", y0, sizeof y0}, o1 = {"y", y1, sizeof y1},
+               o2 = {"y", y2, sizeof y2};
+    if (dg_graph_compile(g, &o, &s, &d) == DG_OK &&
+        dg_session_run(s, &in, 1, &o0, 1, &d) == DG_OK) {
+      setenv("FAKE_NPU_FAIL", "hang", 1);
+      dg_status hung = dg_session_run(s, &in, 1, &o1, 1, &d);
+      snprintf(err, sizeof err, "%s", d.message);
+      unsetenv("FAKE_NPU_FAIL");
+      ok = hung == DG_ERROR_DEVICE && strstr(err, "timed out") &&
+           strstr(err, "'conv'") &&
+           dg_session_run(s, &in, 1, &o2, 1, &d) == DG_OK &&
+           !memcmp(y0, y2, sizeof y0);
+    } else {
+      snprintf(err, sizeof err, "%s", d.message);
+    }
+    dg_session_destroy(s);
+    dg_graph_destroy(g);
+  }
+  dg_context_destroy(ctx);
+  unsetenv("DG_NPU_TIMEOUT_MS");
+  printf("# %s, recovery: %s\n", driver, err);
+  snprintf(what, sizeof what,
+           "%s: a job that times out fails its run naming the node; the "
+           "next run of the same session gives the first run's bytes, "
+           "nothing leaked",
+           driver);
+  check(ok && clean(driver), what);
+}
+
 /* A list whose output address lies past its output buffer. */
 static void outside(const char *spec) {
   char err[256] = "";
@@ -424,9 +495,11 @@ int main(int argc, char **argv) {
   injected("rocket", "rocket", "submit", "SUBMIT failed");
   injected("rocket", "rocket", "hang", "timed out");
   injected("rocket", "rocket", "create", "CREATE_BO");
+  recovers("rocket", "rocket");
 #ifdef DG_NPU_HAVE_LIBDRM
   injected("rknpu", "rknpu", "submit", "SUBMIT failed");
   injected("rknpu", "rknpu", "hang", "timed out");
+  recovers("rknpu", "rknpu");
 #endif
   pooling();
   wrong_driver();
