@@ -15,13 +15,14 @@
 #include "targets/npu/gen_ppu.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 static int failures;
-static void (*stats_fn)(int out[7], char *fault, size_t n);
+static void (*stats_fn)(int out[11], char *fault, size_t n);
 
 static void check(int ok, const char *what) {
   printf("%s - %s\n", ok ? "ok" : "FAIL", what);
@@ -60,7 +61,7 @@ static void preload(char **argv) {
 /* Nothing of the fake kernel left: files, BOs, mappings; no bracket
  * violation and no BO left for close() to free. */
 static int clean(const char *label) {
-  int s[7];
+  int s[11];
   stats_fn(s, NULL, 0);
   if (s[0] || s[1] || s[2] || s[3] || s[4])
     printf("# %s: %d files, %d BOs, %d mappings open; %d bracket "
@@ -94,7 +95,7 @@ static void backend_matrix(const char *spec, const char *driver, int tiled) {
            driver, spec, driver);
   check(npu >= 0 && strstr(info.driver, driver) && !info.is_simulator, what);
   if (npu >= 0) {
-    int s0[7], s1[7];
+    int s0[11], s1[11];
     stats_fn(s0, NULL, 0);
     snprintf(what, sizeof what, "%s matrix", driver);
     int bad = npu_matrix_run(ctx, npu, what, 1);
@@ -301,6 +302,135 @@ static void recovers(const char *spec, const char *driver) {
   check(ok && clean(driver), what);
 }
 
+/* DG_NPU_CORES on the vendor driver: a node's 70 tasks (two jobs) split
+ * over 3 and 2 cores in balanced ranges, or one free core per job (auto),
+ * within 1 LSB of the CPU; the device name says which; a bad value, and
+ * a split on rocket (whose uAPI names no core), refused with the reason. */
+static void cores(void) {
+  static const struct {
+    const char *v;
+    int used;         /* cores given tasks */
+    const char *name; /* in the device name */
+  } modes[] = {{"3", 3, "a job split over 3 cores"},
+               {"2", 2, "a job split over 2 cores"},
+               {"auto", 1, "a free core per job"}};
+  npu_case pc = {.N = 1, .C = 8, .O = 70, .H = 6, .W = 6, .K = 3, .S = 1,
+                 .same = 1, .per_channel = 3, .seed = 13};
+  for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+    setenv("DG_NPU_CORES", modes[m].v, 1);
+    int npu, s0[11], s1[11];
+    dg_device_info info;
+    dg_context *ctx = open_ctx("rknpu", &npu, &info);
+    char err[512] = "", what[300];
+    long exact = 0, total = 0;
+    stats_fn(s0, NULL, 0);
+    int lsb = npu >= 0 ? npu_case_run(ctx, npu, &pc, &exact, &total, err,
+                                      sizeof err)
+                       : -1;
+    stats_fn(s1, NULL, 0);
+    dg_context_destroy(ctx);
+    int given[3], used = 0, lo = 1 << 30, hi = 0;
+    for (int c = 0; c < 3; c++) {
+      given[c] = s1[7 + c] - s0[7 + c];
+      if (given[c]) {
+        used++;
+        lo = given[c] < lo ? given[c] : lo;
+        hi = given[c] > hi ? given[c] : hi;
+      }
+    }
+    snprintf(what, sizeof what,
+             "rknpu, DG_NPU_CORES=%s ('%s'): 70 tasks in %d jobs, cores given "
+             "%d/%d/%d tasks, within 1 LSB of the CPU %s",
+             modes[m].v, info.name, s1[5] - s0[5], given[0], given[1],
+             given[2], err);
+    check(lsb >= 0 && lsb <= 1 && strstr(info.name, modes[m].name) &&
+              s1[5] - s0[5] == 2 && used == modes[m].used &&
+              given[0] + given[1] + given[2] == 70 &&
+              (used == 1 || hi - lo <= 2) && clean("cores"),
+          what);
+  }
+  /* Refusals: the context has no NPU and says why. */
+  static const struct {
+    const char *spec, *v, *expect;
+  } bad[] = {{"rknpu", "5", "expected 1, 2, 3 or auto"},
+             {"rocket", "3", "rocket runs each job on one core"}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    setenv("DG_NPU_CORES", bad[i].v, 1);
+    setenv("DG_NPU_DEVICE", bad[i].spec, 1);
+    dg_context *ctx = NULL;
+    dg_context_options o = {.disable_cache = 1, .cpu_threads = 1};
+    char why[256] = "", what[300];
+    int npu = -1;
+    if (dg_context_create(&o, &ctx) == DG_OK) {
+      npu = npu_device_index(ctx);
+      const char *a = dg_context_device_absence(ctx, DG_DEVICE_NPU);
+      snprintf(why, sizeof why, "%s", a ? a : "");
+    }
+    dg_context_destroy(ctx);
+    snprintf(what, sizeof what,
+             "%s, DG_NPU_CORES=%s: no NPU, the reason given ('%s')",
+             bad[i].spec, bad[i].v, why);
+    check(npu < 0 && strstr(why, bad[i].expect), what);
+  }
+  unsetenv("DG_NPU_CORES");
+}
+
+/* The throughput mode: DG_NPU_CORES=auto on the vendor driver, three
+ * threads each compiling and running the 70-task node twice on one
+ * context; jobs in flight take a task array each (backend.h's slots),
+ * so the submits name all three; every result within 1 LSB of the CPU. */
+typedef struct flight {
+  dg_context *ctx;
+  int npu, worst;
+  char err[512];
+} flight;
+static void *fly(void *arg) {
+  flight *f = arg;
+  npu_case pc = {.N = 1, .C = 8, .O = 70, .H = 6, .W = 6, .K = 3, .S = 1,
+                 .same = 1, .per_channel = 3, .seed = 17};
+  f->worst = 0;
+  for (int r = 0; r < 2 && f->worst >= 0; r++) {
+    long exact = 0, total = 0;
+    int e = npu_case_run(f->ctx, f->npu, &pc, &exact, &total, f->err,
+                         sizeof f->err);
+    f->worst = e < 0 || e > f->worst ? e : f->worst;
+  }
+  return NULL;
+}
+static void in_flight(void) {
+  setenv("DG_NPU_CORES", "auto", 1);
+  int npu, s0[11], s1[11];
+  dg_device_info info;
+  dg_context *ctx = open_ctx("rknpu", &npu, &info);
+  stats_fn(s0, NULL, 0);
+  flight f[3];
+  pthread_t th[3];
+  int started = 0;
+  for (int i = 0; npu >= 0 && i < 3; i++) {
+    f[i] = (flight){ctx, npu, -1, ""};
+    started += !pthread_create(&th[i], NULL, fly, &f[i]);
+  }
+  int worst = npu >= 0 && started == 3 ? 0 : -1;
+  for (int i = 0; i < started; i++) {
+    pthread_join(th[i], NULL);
+    worst = f[i].worst < 0 || worst < 0 ? -1
+            : f[i].worst > worst       ? f[i].worst
+                                       : worst;
+  }
+  stats_fn(s1, NULL, 0);
+  dg_context_destroy(ctx);
+  unsetenv("DG_NPU_CORES");
+  char what[900];
+  snprintf(what, sizeof what,
+           "rknpu, DG_NPU_CORES=auto: 3 threads x 2 runs of a 70-task node "
+           "(%d jobs) through task arrays of %d slots, within 1 LSB of the "
+           "CPU %s",
+           s1[5] - s0[5], s1[10], started ? f[0].err : "");
+  check(worst >= 0 && worst <= 1 && s1[5] - s0[5] == 12 && s1[10] >= 3 &&
+            clean("in flight"),
+        what);
+}
+
 /* A list whose output address lies past its output buffer. */
 static void outside(const char *spec) {
   char err[256] = "";
@@ -333,7 +463,7 @@ static void outside(const char *spec) {
     memcpy(bo[4].map, s.words, (size_t)s.count * 8);
     b->ops->cpu_end(b, &bo[4], err, sizeof err);
     npu_bo *ins[3] = {&bo[0], &bo[1], &bo[2]}, *outs[1] = {&bo[3]};
-    npu_job job = {&bo[4], s.count, ins, 3, outs, 1, NULL, 0};
+    npu_job job = {&bo[4], s.count, ins, 3, outs, 1, NULL, 0, 0};
     int rc = dg_npu_job_check(&job, err, sizeof err);
     printf("# %s check: %s\n", spec, err);
     check(rc && strstr(err, "outside every buffer"),
@@ -380,7 +510,7 @@ static void pooling(void) {
                      .u8 = 1,
                      .seed = 9};
   char err[512] = "";
-  int s0[7], s1[7];
+  int s0[11], s1[11];
   stats_fn(s0, NULL, 0);
   long diff = npu >= 0 ? npu_pool_case_run(ctx, npu, &c, err, sizeof err) : -1;
   stats_fn(s1, NULL, 0);
@@ -435,7 +565,7 @@ static void pooling(void) {
     memcpy(bo[2].map, s->words, (size_t)s->count * 8);
     b->ops->cpu_end(b, &bo[2], err, sizeof err);
     npu_bo *ins[1] = {&bo[0]}, *outs[1] = {&bo[1]};
-    npu_job job = {&bo[2], s->count, ins, 1, outs, 1, NULL, 0};
+    npu_job job = {&bo[2], s->count, ins, 1, outs, 1, NULL, 0, 0};
     ok = !dg_npu_job_check(&job, err, sizeof err);
     int rc = b->ops->submit(b, &job, err, sizeof err) ||
              b->ops->wait(b, &job, 100, err, sizeof err);
@@ -500,6 +630,8 @@ int main(int argc, char **argv) {
   injected("rknpu", "rknpu", "submit", "SUBMIT failed");
   injected("rknpu", "rknpu", "hang", "timed out");
   recovers("rknpu", "rknpu");
+  cores();
+  in_flight();
 #endif
   pooling();
   wrong_driver();

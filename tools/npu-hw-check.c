@@ -107,7 +107,7 @@ static int run_job(npu_backend *b, npu_stream *s, const npu_conv_plan *p,
       return -1;
   }
   npu_bo *ins[3] = {&r->bo[0], &r->bo[1], &r->bo[2]}, *outs[1] = {&r->bo[3]};
-  npu_job job = {&r->bo[4], s->count, ins, 3, outs, 1, NULL, 0};
+  npu_job job = {&r->bo[4], s->count, ins, 3, outs, 1, NULL, 0, 0};
   if (dg_npu_job_check(&job, err, n) || o->submit(b, &job, err, n) ||
       o->wait(b, &job, b->timeout_ms, err, n) ||
       o->cpu_begin(b, &r->bo[3], err, n))
@@ -424,7 +424,7 @@ static int run_pool_job(npu_backend *b, npu_stream *s, const npu_pool_plan *p,
       return -1;
   }
   npu_bo *ins[1] = {&bo[0]}, *outs[1] = {&bo[1]};
-  npu_job job = {&bo[2], s->count, ins, 1, outs, 1, NULL, 0};
+  npu_job job = {&bo[2], s->count, ins, 1, outs, 1, NULL, 0, 0};
   if ((checked && dg_npu_job_check(&job, err, n)) ||
       o->submit(b, &job, err, n) || o->wait(b, &job, b->timeout_ms, err, n) ||
       o->cpu_begin(b, &bo[1], err, n))

@@ -17,7 +17,8 @@
  * standalone PPU pooling task) never completes there; the vendor driver
  * waits for the task's int_mask, which must name the interrupt group of
  * the list's last stage, and runs the blocks of its enable_mask, which
- * must be those the list enables. */
+ * must be those the list enables, on the cores its core_mask selects
+ * (each its range of the task array, read as the vendor driver does). */
 /* Both open and open64 (mmap, mmap64) are interposed: no redirection. */
 #undef _FILE_OFFSET_BITS
 #define _GNU_SOURCE
@@ -73,6 +74,9 @@ static struct {
   size_t len;
 } maps[MAX_MAPS];
 static int violations, submits, tasks_run, leaked_at_close;
+static int core_tasks[3]; /* rknpu: tasks given to each core */
+static uint64_t task_objs[8]; /* rknpu: the task arrays submits named */
+static int task_obj_count;
 static char last_fault[256];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static char sysdir[64];
@@ -117,6 +121,9 @@ static int fake_open(const char *path) {
     if (!files[i].kind) {
       memset(&files[i], 0, sizeof files[i]);
       files[i].fd = fd, files[i].kind = kind;
+      /* rknpu addresses start above 0, so that an address register
+       * holding 0 names no buffer (rknpu_submit's reachability). */
+      files[i].next_iova = kind == RKNPU ? 0x100000 : 0;
       pthread_mutex_unlock(&lock);
       return fd;
     }
@@ -407,6 +414,31 @@ static int rocket_ioctl(ffile *f, unsigned long req, void *arg) {
   return fail(ENOTTY);
 }
 
+/* How many buffers task k of task array tb names (its command list, and
+ * every nonzero value of an *ADDR* register of the list) while the CPU
+ * owns them: other sessions' buffers may be the CPU's meanwhile. */
+static int cpu_owned_named(ffile *f, const fbo *tb, uint32_t k) {
+  struct npu_rknpu_task t;
+  memcpy(&t, tb->data + (size_t)k * sizeof t, sizeof t);
+  uint32_t words = t.regcfg_amount + 4;
+  fbo *c = bo_at(f, t.regcmd_addr, (size_t)words * 8);
+  if (!c)
+    return 0; /* execute() reports it */
+  int bad = c->cpu_owned;
+  const uint8_t *list = c->data + (t.regcmd_addr - c->iova);
+  for (uint32_t i = 0; i < words; i++) {
+    uint64_t w;
+    memcpy(&w, list + (size_t)i * 8, sizeof w);
+    int r = dg_npu_reg_find(npu_word_offset(w));
+    uint32_t v = npu_word_value(w);
+    fbo *b = r >= 0 && v && strstr(dg_npu_regs[r].name, "ADDR")
+                 ? bo_at(f, v, 1)
+                 : NULL;
+    bad += b && b->cpu_owned;
+  }
+  return bad;
+}
+
 static int rknpu_submit(ffile *f, struct npu_rknpu_submit *s) {
   fbo *tb = bo_by_obj(f, s->task_obj_addr);
   if (!(s->flags & NPU_RKNPU_JOB_PC) || !tb ||
@@ -415,23 +447,56 @@ static int rknpu_submit(ffile *f, struct npu_rknpu_submit *s) {
     return fail(EINVAL);
   if (!strcmp(fault(), "submit"))
     return fail(EIO);
-  /* The vendor kernel knows no in/out lists: every buffer is reachable. */
+  /* The vendor kernel knows no in/out lists: every buffer is reachable,
+   * and a job touches those its lists name (below). */
   fbo *bos[MAX_BOS];
   bool out[MAX_BOS];
   int n = 0;
   for (int i = 0; i < MAX_BOS; i++)
-    if (f->bos[i].used && &f->bos[i] != tb) {
-      if (f->bos[i].cpu_owned)
-        violations++; /* SYNC_FROM_DEVICE without SYNC_TO_DEVICE */
+    if (f->bos[i].used && &f->bos[i] != tb)
       bos[n] = &f->bos[i], out[n++] = true;
-    }
   if (tb->cpu_owned)
     violations++;
+  /* The cores, as rknpu_job.c reads them: mask 0 is AUTO (one free core:
+   * core 0 here), a core's range is subcore_task[c] on one or two cores,
+   * subcore_task[c + 2] on three; a selected core given no tasks never
+   * completes. The cores run their ranges at once on a board, one after
+   * the other here. */
+  if (s->core_mask > 7)
+    return fail(EINVAL);
+  bool seen = false;
+  for (int i = 0; i < task_obj_count; i++)
+    seen |= task_objs[i] == s->task_obj_addr;
+  if (!seen && task_obj_count < 8)
+    task_objs[task_obj_count++] = s->task_obj_addr;
+  uint32_t mask = s->core_mask ? s->core_mask : 1;
+  int use = __builtin_popcount(mask);
   submits++;
   bool ok = !!strcmp(fault(), "hang");
-  for (uint32_t k = 0; ok && k < s->task_number; k++) {
+  uint32_t order[64 * 3];
+  int count = 0;
+  for (int c = 0; ok && c < 3; c++) {
+    if (!(mask & (1u << c)))
+      continue;
+    struct npu_rknpu_subcore_task r = s->subcore_task[use == 3 ? c + 2 : c];
+    if (!r.task_number ||
+        (uint64_t)(r.task_start + r.task_number) * 40 > tb->size ||
+        count + (int)r.task_number > 64 * 3) {
+      snprintf(last_fault, sizeof last_fault,
+               "core %d given tasks [%u, +%u): it never completes", c,
+               r.task_start, r.task_number);
+      ok = false;
+      break;
+    }
+    for (uint32_t k = 0; k < r.task_number; k++)
+      order[count++] = r.task_start + k;
+    core_tasks[c] += (int)r.task_number;
+  }
+  for (int j = 0; ok && j < count; j++) /* SYNC_FROM without SYNC_TO */
+    violations += cpu_owned_named(f, tb, order[j]);
+  for (int j = 0; ok && j < count; j++) {
     struct npu_rknpu_task t;
-    memcpy(&t, tb->data + (size_t)(s->task_start + k) * sizeof t, sizeof t);
+    memcpy(&t, tb->data + (size_t)order[j] * sizeof t, sizeof t);
     uint32_t en = list_op_enable(f, t.regcmd_addr, t.regcfg_amount + 4);
     tasks_run++;
     uint32_t irq = en & NPU_EN_DPU ? 0x300 : en & NPU_EN_PPU ? 0xc00 : 0;
@@ -649,8 +714,9 @@ EXPORT void drmFreeDevices(drmDevicePtr devices[], int count) {
 /* What the tests read: open fake files, live BOs and mappings, submits
  * made while the CPU owned a buffer, BOs still alive when their file was
  * closed, jobs submitted, tasks run (a completion interrupt each on the
- * board), and the last job's fault. */
-EXPORT void fake_npu_stats(int out[7], char *fault_msg, size_t n) {
+ * board), the tasks each rknpu core was given, the distinct rknpu task
+ * arrays submits named, and the last job's fault. */
+EXPORT void fake_npu_stats(int out[11], char *fault_msg, size_t n) {
   pthread_mutex_lock(&lock);
   int open_files = 0, bos = 0, live_maps = 0;
   for (int i = 0; i < MAX_FILES; i++)
@@ -664,6 +730,9 @@ EXPORT void fake_npu_stats(int out[7], char *fault_msg, size_t n) {
   out[0] = open_files, out[1] = bos, out[2] = live_maps;
   out[3] = violations, out[4] = leaked_at_close, out[5] = submits;
   out[6] = tasks_run;
+  for (int c = 0; c < 3; c++) /* rknpu: tasks each core was given */
+    out[7 + c] = core_tasks[c];
+  out[10] = task_obj_count; /* distinct rknpu task arrays submitted */
   if (fault_msg && n)
     snprintf(fault_msg, n, "%s", last_fault);
   pthread_mutex_unlock(&lock);

@@ -33,6 +33,16 @@ static int timeout_ms(void) {
   return v > 0 && v < 3600000 ? (int)v : 5000;
 }
 
+/* DG_NPU_CORES: 1 (unset), 2, 3 or auto (0); -1 for anything else. */
+static int cores_wanted(void) {
+  const char *s = dg_env(DG_ENV_NPU_CORES);
+  if (!s || !s[0] || !strcmp(s, "1"))
+    return 1;
+  if (!strcmp(s, "auto"))
+    return 0;
+  return !strcmp(s, "2") ? 2 : !strcmp(s, "3") ? 3 : -1;
+}
+
 /* Opens a device path: its driver (rocket or rknpu) decides the backend. */
 static npu_backend *open_path(const char *path, char *err, size_t n) {
   npu_backend *b = dg_npu_rocket_open(path, err, n);
@@ -92,10 +102,38 @@ npu_backend *dg_npu_backend_open(const char *spec, char *err, size_t n) {
                    "rknpu DRM", err, n);
 #endif
   }
+  int cores = cores_wanted();
+  if (b && cores < 0) {
+    dg_npu_errf(err, n, "DG_NPU_CORES=%s: expected 1, 2, 3 or auto",
+                dg_env(DG_ENV_NPU_CORES));
+    b->ops->close(b);
+    return NULL;
+  }
+  /* rocket's uAPI names no core: its scheduler puts each job on a free
+   * one (auto); a job split over cores needs a buffer per core there
+   * (implicit fences serialise jobs writing one BO), not done. */
+  if (b && cores > 1 && !strcmp(b->ops->name, "rocket")) {
+    dg_npu_errf(err, n,
+                "DG_NPU_CORES=%d: rocket runs each job on one core its "
+                "scheduler picks (use 1 or auto; the split is rknpu's)",
+                cores);
+    b->ops->close(b);
+    return NULL;
+  }
   if (b) {
+    b->cores = cores;
     b->timeout_ms = timeout_ms();
+    /* auto on a kernel driver: a job per core in flight (the simulator
+     * keeps one job's state between submit and wait). */
+    b->slots = cores == 0 && !b->is_simulator ? NPU_MAX_SLOTS : 1;
     if (pthread_mutex_init(&b->job_lock, NULL)) {
       dg_npu_errf(err, n, "%s: cannot create a mutex", b->ops->name);
+      b->ops->close(b);
+      return NULL;
+    }
+    if (pthread_cond_init(&b->slot_free, NULL)) {
+      pthread_mutex_destroy(&b->job_lock);
+      dg_npu_errf(err, n, "%s: cannot create a condition", b->ops->name);
       b->ops->close(b);
       return NULL;
     }
@@ -107,17 +145,40 @@ npu_backend *dg_npu_backend_open(const char *spec, char *err, size_t n) {
 void dg_npu_backend_close(npu_backend *b) {
   if (!b)
     return;
-  if (b->job_lock_ready)
+  if (b->job_lock_ready) {
     pthread_mutex_destroy(&b->job_lock);
+    pthread_cond_destroy(&b->slot_free);
+  }
   b->ops->close(b);
 }
 
 int dg_npu_backend_run(npu_backend *b, const npu_job *job, char *err,
                        size_t n) {
+  npu_job j = *job;
   pthread_mutex_lock(&b->job_lock);
-  int rc = b->ops->submit(b, job, err, n) ||
-           b->ops->wait(b, job, b->timeout_ms, err, n);
+  if (b->slots <= 1) {
+    j.slot = 0;
+    int rc = b->ops->submit(b, &j, err, n) ||
+             b->ops->wait(b, &j, b->timeout_ms, err, n);
+    b->jobs++;
+    pthread_mutex_unlock(&b->job_lock);
+    return rc ? -1 : 0;
+  }
+  unsigned all = (1u << b->slots) - 1;
+  while ((b->slots_busy & all) == all)
+    pthread_cond_wait(&b->slot_free, &b->job_lock);
+  j.slot = b->slot_next;
+  while (b->slots_busy & (1u << j.slot))
+    j.slot = (j.slot + 1) % b->slots;
+  b->slots_busy |= 1u << j.slot;
+  b->slot_next = (j.slot + 1) % b->slots;
+  pthread_mutex_unlock(&b->job_lock);
+  int rc = b->ops->submit(b, &j, err, n) ||
+           b->ops->wait(b, &j, b->timeout_ms, err, n);
+  pthread_mutex_lock(&b->job_lock);
+  b->slots_busy &= ~(1u << j.slot);
   b->jobs++;
+  pthread_cond_signal(&b->slot_free);
   pthread_mutex_unlock(&b->job_lock);
   return rc ? -1 : 0;
 }

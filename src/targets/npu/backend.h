@@ -54,6 +54,8 @@ typedef struct npu_job {
   int out_count;
   const npu_task_ref *tasks; /* NULL: the one list above */
   int task_count;            /* 1..NPU_JOB_MAX_TASKS where tasks is set */
+  int slot; /* the backend's per-job state it uses (< slots), set by
+               dg_npu_backend_run */
 } npu_job;
 
 /* Task k of job (k < dg_npu_job_tasks(job)). */
@@ -88,6 +90,12 @@ struct npu_backend {
   char driver[96]; /* "rocket 0.0.0", "rknpu 0.9.8", "simulator" */
   int fd;          /* -1 for sim */
   int timeout_ms;  /* DG_NPU_TIMEOUT_MS, default 5000 */
+  /* DG_NPU_CORES: the cores a job runs on. 1 (default): core 0; 2 or 3:
+   * a job's tasks split into that many ranges, one per core, run at once
+   * (the latency mode; rknpu only); 0 ("auto"): the driver picks one free
+   * core per job (the throughput mode: several sessions in flight land on
+   * different cores; what rocket's scheduler always does). */
+  int cores;
   int is_simulator;
   void *priv;
   /* Held from a job's submit to the end of its wait (dg_npu_backend_run):
@@ -96,10 +104,20 @@ struct npu_backend {
   pthread_mutex_t job_lock;
   bool job_lock_ready; /* set by dg_npu_backend_open */
   int jobs;            /* jobs run so far (under job_lock), for tests */
+  /* Jobs in flight at once: 1, or with cores "auto" on a kernel driver
+   * NPU_MAX_SLOTS, one per core (the throughput mode). Then job_lock
+   * guards only the slots: a job takes a free one (round robin), runs
+   * with its own state (rknpu: its task array) and gives it back. */
+  int slots;
+  unsigned slots_busy;
+  int slot_next;
+  pthread_cond_t slot_free;
 };
 
-/* Submits job and waits for it (b->timeout_ms), one job of the device at
- * a time. */
+#define NPU_MAX_SLOTS 3
+
+/* Submits job and waits for it (b->timeout_ms): one job of the device at
+ * a time, or (b->slots > 1) as many as there are slots. */
 int dg_npu_backend_run(npu_backend *b, const npu_job *job, char *err, size_t n);
 
 /* Opens the backend a spec names: "sim", "rocket" (first accel node whose

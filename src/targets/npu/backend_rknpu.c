@@ -28,7 +28,8 @@
 
 typedef struct rknpu_priv {
   bool old_layout; /* mem_create without iommu_domain_id/core_mask */
-  npu_bo tasks;    /* holds the rknpu_task of the job being submitted */
+  /* The rknpu_task arrays, one per job in flight (backend.h's slots). */
+  npu_bo tasks[NPU_MAX_SLOTS];
 } rknpu_priv;
 
 int dg_npu_rknpu_scan(char paths[][64], int max) {
@@ -121,9 +122,36 @@ static int rn_end(npu_backend *b, npu_bo *bo, char *err, size_t n) {
   return sync_bo(b, bo, NPU_RKNPU_SYNC_TO_DEVICE, err, n);
 }
 
+/* The cores of a job of `tasks` tasks (backend.h's cores) and each one's
+ * range of the task array. The vendor driver reads core c's range from
+ * subcore_task[c] when it runs a job on one or two cores and from
+ * subcore_task[c + 2] on three (rknpu_job.c); AUTO (mask 0) is rewritten
+ * to one free core, whose subcore_task[c] it reads: every slot of 0..2
+ * then holds the whole array. A job split over k cores takes its tasks in
+ * k balanced, consecutive ranges: a node's tasks write disjoint regions,
+ * so they may run at once. */
+static void split_cores(struct npu_rknpu_submit *s, int cores, int tasks) {
+  if (cores == 0) {
+    s->core_mask = 0;
+    for (int c = 0; c < 3; c++)
+      s->subcore_task[c] = (struct npu_rknpu_subcore_task){0, (uint32_t)tasks};
+    return;
+  }
+  int k = cores < tasks ? cores : tasks;
+  s->core_mask = (1u << k) - 1;
+  int base = k == 3 ? 2 : 0;
+  for (int c = 0, start = 0; c < k; c++) {
+    int count = tasks / k + (c < tasks % k);
+    s->subcore_task[base + c] =
+        (struct npu_rknpu_subcore_task){(uint32_t)start, (uint32_t)count};
+    start += count;
+  }
+}
+
 static int rn_submit(npu_backend *b, const npu_job *job, char *err, size_t n) {
   rknpu_priv *p = b->priv;
-  if (rn_begin(b, &p->tasks, err, n))
+  npu_bo *tb = &p->tasks[job->slot];
+  if (rn_begin(b, tb, err, n))
     return -1;
   /* Per task: the blocks its list enables (a conv CNA|CORE|DPU|DPU_RDMA,
    * a pooling task PPU|PPU_RDMA), completion on the interrupt group of
@@ -132,15 +160,15 @@ static int rn_submit(npu_backend *b, const npu_job *job, char *err, size_t n) {
    * the task array in order. */
   int tasks = dg_npu_job_tasks(job);
   if (tasks < 1 ||
-      (size_t)tasks * sizeof(struct npu_rknpu_task) > p->tasks.size ||
+      (size_t)tasks * sizeof(struct npu_rknpu_task) > tb->size ||
       tasks > NPU_JOB_MAX_TASKS) {
-    rn_end(b, &p->tasks, err, n);
+    rn_end(b, tb, err, n);
     return dg_npu_errf(err, n, "rknpu %s: a job of %d tasks", b->node, tasks);
   }
   for (int k = 0; k < tasks; k++) {
     uint32_t enable = dg_npu_job_op_enable(job, k);
     if (!enable) {
-      rn_end(b, &p->tasks, err, n);
+      rn_end(b, tb, err, n);
       return dg_npu_errf(
           err, n, "rknpu %s: command list without op-enable word", b->node);
     }
@@ -155,19 +183,18 @@ static int rn_submit(npu_backend *b, const npu_job *job, char *err, size_t n) {
                                (uint32_t)r.word_count - 4,
                                0,
                                job->cmd->iova + r.offset};
-    memcpy(p->tasks.map + (size_t)k * sizeof t, &t, sizeof t);
+    memcpy(tb->map + (size_t)k * sizeof t, &t, sizeof t);
   }
-  if (rn_end(b, &p->tasks, err, n))
+  if (rn_end(b, tb, err, n))
     return -1;
   struct npu_rknpu_submit s;
   memset(&s, 0, sizeof s);
   s.flags = NPU_RKNPU_JOB_PC | NPU_RKNPU_JOB_PINGPONG; /* blocking */
   s.timeout = (uint32_t)b->timeout_ms;
   s.task_number = (uint32_t)tasks;
-  s.task_obj_addr = p->tasks.obj_addr;
-  s.core_mask = 1;
+  s.task_obj_addr = tb->obj_addr;
   s.fence_fd = -1;
-  s.subcore_task[0] = (struct npu_rknpu_subcore_task){0, (uint32_t)tasks};
+  split_cores(&s, b->cores, tasks);
   if (dg_npu_ioctl(b->fd, NPU_RKNPU_IOCTL_SUBMIT, &s)) {
     if (errno == ETIMEDOUT)
       return dg_npu_errf(err, n, "rknpu %s: job timed out after %d ms", b->node,
@@ -187,8 +214,8 @@ static int rn_wait(npu_backend *b, const npu_job *job, int timeout_ms,
 
 static void rn_close(npu_backend *b) {
   rknpu_priv *p = b->priv;
-  if (p)
-    rn_free(b, &p->tasks);
+  for (int i = 0; p && i < NPU_MAX_SLOTS; i++)
+    rn_free(b, &p->tasks[i]);
   free(p);
   if (b->fd >= 0)
     close(b->fd);
@@ -222,9 +249,10 @@ npu_backend *dg_npu_rknpu_open(const char *path, char *err, size_t n) {
    * (docs/npu.md, "rknpu"); the struct size is part of the ioctl
    * number. */
   p->old_layout = ver[0] * 10000 + ver[1] * 100 + ver[2] < 908;
-  if (mem_create(b, 4096, MEM_TASKS, &p->tasks, err, n)) {
-    rn_close(b);
-    return NULL;
-  }
+  for (int i = 0; i < NPU_MAX_SLOTS; i++) /* 12 KiB for the three */
+    if (mem_create(b, 4096, MEM_TASKS, &p->tasks[i], err, n)) {
+      rn_close(b);
+      return NULL;
+    }
   return b;
 }

@@ -60,7 +60,8 @@ static int npu_supports(dg_device *dev, const dg_ir *ir, const dg_node *n,
  * and the interrupt; host packing at about 1 GB/s. A guide for placement
  * only. */
 static double npu_estimate(dg_device *dev, const dg_ir *ir, const dg_node *n) {
-  (void)dev;
+  const npu_device *nd = dev->impl;
+  bool split3 = nd && nd->be && nd->be->cores == 3; /* the latency mode */
   double bytes = (double)dg_desc_bytes(&dg_ir_tensor(ir, n->inputs[0])->desc) +
                  (double)dg_desc_bytes(&dg_ir_tensor(ir, n->output)->desc);
   if (dg_npu_is_pool_op(n->op)) /* one task per image; fp16 packing, 2x bytes */
@@ -72,7 +73,7 @@ static double npu_estimate(dg_device *dev, const dg_ir *ir, const dg_node *n) {
   if (dg_npu_conv_lower(ir, n, &c, why, sizeof why)) {
     npu_timing tm;
     dg_npu_timing_conv(&c, &tm);
-    double us = tm.total_us * c.N;
+    double us = (split3 ? tm.total3_us : tm.total_us) * c.N;
     dg_npu_conv_release(&c, NULL);
     return us;
   }
@@ -303,8 +304,15 @@ static dg_status npu_enumerate(const dg_context_options *opts,
   d->launch_us = 30;
   d->transfer_us_per_byte = 0.001; /* packing to and from NC1HWC2 */
   d->info.kind = DG_DEVICE_NPU;
-  snprintf(d->info.name, sizeof d->info.name, "RK3588 NPU%s (%s)",
-           be->is_simulator ? " simulator" : "", be->ops->name);
+  /* The plan shows the device name: it says how jobs meet the cores when
+   * DG_NPU_CORES asks for more than core 0. */
+  char cores[40] = "";
+  if (be->cores != 1)
+    snprintf(cores, sizeof cores, be->cores ? ", a job split over %d cores"
+                                            : ", a free core per job",
+             be->cores);
+  snprintf(d->info.name, sizeof d->info.name, "RK3588 NPU%s (%s%s)",
+           be->is_simulator ? " simulator" : "", be->ops->name, cores);
   snprintf(d->info.driver, sizeof d->info.driver, "%s", be->driver);
   d->info.dtypes = 1u << DG_DTYPE_I8 | 1u << DG_DTYPE_U8 | 1u << DG_DTYPE_F16;
   d->info.is_simulator = be->is_simulator;
