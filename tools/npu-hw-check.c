@@ -13,7 +13,9 @@
  * reference, and three probes: which average model (sim.h) the board
  * follows, whether padded taps add PADDING_VALUE to an average, and
  * whether the PPU pools int8 natively (the sources disagree; the
- * simulator does not model it).
+ * simulator does not model it). Last, through the library: a node of
+ * three tasks chained in one job and the cube hand-off to the node after
+ * it, with DG_NPU_CORES 1, 3 and auto (npu_hw_lib.c).
  *
  * Golden set, one folder per case:
  *   regcmd.txt   the command list as run, "target value register" per line
@@ -31,6 +33,7 @@
  */
 #define _GNU_SOURCE
 #include "common/cli.h"
+#include "npu_hw_lib.h"
 #include "ops/requant.h"
 #include "targets/npu/backend.h"
 #include "targets/npu/gen.h"
@@ -830,7 +833,8 @@ int main(int argc, char **argv) {
   probe(b, probes[3], "CLIP_TRUNCATE rounding", 0, false, 0, 1u << 14, 14, 3,
         out_dir);
   bad += pool_checks(b, out_dir);
-  printf("# matrix: worst %d LSB; %s\n", worst, bad ? "FAIL" : "PASS");
   dg_npu_backend_close(b);
+  bad += npu_hw_lib_cases(getenv("DG_NPU_DEVICE"));
+  printf("# matrix: worst %d LSB; %s\n", worst, bad ? "FAIL" : "PASS");
   return bad ? 1 : 0;
 }
