@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 static int failures;
-static void (*stats_fn)(int out[11], char *fault, size_t n);
+static void (*stats_fn)(int out[12], char *fault, size_t n);
 
 static void check(int ok, const char *what) {
   printf("%s - %s\n", ok ? "ok" : "FAIL", what);
@@ -61,7 +61,7 @@ static void preload(char **argv) {
 /* Nothing of the fake kernel left: files, BOs, mappings; no bracket
  * violation and no BO left for close() to free. */
 static int clean(const char *label) {
-  int s[11];
+  int s[12];
   stats_fn(s, NULL, 0);
   if (s[0] || s[1] || s[2] || s[3] || s[4])
     printf("# %s: %d files, %d BOs, %d mappings open; %d bracket "
@@ -95,7 +95,7 @@ static void backend_matrix(const char *spec, const char *driver, int tiled) {
            driver, spec, driver);
   check(npu >= 0 && strstr(info.driver, driver) && !info.is_simulator, what);
   if (npu >= 0) {
-    int s0[11], s1[11];
+    int s0[12], s1[12];
     stats_fn(s0, NULL, 0);
     snprintf(what, sizeof what, "%s matrix", driver);
     int bad = npu_matrix_run(ctx, npu, what, 1);
@@ -120,9 +120,10 @@ static void backend_matrix(const char *spec, const char *driver, int tiled) {
                "%s: tiled convs (rows, channels, per-channel, batch 2), "
                "fc/matmul as 1x1 convs, tiled f16 convs and a conv chain "
                "handing cubes over through the fake "
-               "kernel (%d jobs) within 1 LSB / the f16 limits of the CPU",
-               driver, s1[5] - s0[5]);
-      check(bad == 0 && s1[5] > s0[5], what);
+               "kernel (%d jobs, %d row slices keeping their weights in the "
+               "CBUF) within 1 LSB / the f16 limits of the CPU",
+               driver, s1[5] - s0[5], s1[11] - s0[11]);
+      check(bad == 0 && s1[5] > s0[5] && s1[11] > s0[11], what);
     }
     /* fp16: a 3x3 conv with bias and relu; a 5x5 one whose weights
      * (64 -> 130 channels) need two tasks, batch 2: its two tasks chained
@@ -318,7 +319,7 @@ static void cores(void) {
                  .same = 1, .per_channel = 3, .seed = 13};
   for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
     setenv("DG_NPU_CORES", modes[m].v, 1);
-    int npu, s0[11], s1[11];
+    int npu, s0[12], s1[12];
     dg_device_info info;
     dg_context *ctx = open_ctx("rknpu", &npu, &info);
     char err[512] = "", what[300];
@@ -328,6 +329,19 @@ static void cores(void) {
                                       sizeof err)
                        : -1;
     stats_fn(s1, NULL, 0);
+    /* One block in three row slices: a job on one core keeps the weights
+     * for the second and third slice; split over cores, no slice may (the
+     * fake faults a WEIGHT_REUSE whose weights its core does not hold). */
+    npu_case dw = {.N = 1, .C = 32, .O = 32, .H = 112, .W = 112, .K = 3,
+                   .S = 1, .same = 1, .dw = 1, .seed = 5};
+    int sa[12], sb[12];
+    long e2 = 0, t2 = 0;
+    stats_fn(sa, NULL, 0);
+    int lsb2 = npu >= 0 ? npu_case_run(ctx, npu, &dw, &e2, &t2, err,
+                                       sizeof err)
+                        : -1;
+    stats_fn(sb, NULL, 0);
+    int reused = sb[11] - sa[11], want = 3 - modes[m].used; /* 3 slices */
     dg_context_destroy(ctx);
     int given[3], used = 0, lo = 1 << 30, hi = 0;
     for (int c = 0; c < 3; c++) {
@@ -340,10 +354,12 @@ static void cores(void) {
     }
     snprintf(what, sizeof what,
              "rknpu, DG_NPU_CORES=%s ('%s'): 70 tasks in %d jobs, cores given "
-             "%d/%d/%d tasks, within 1 LSB of the CPU %s",
+             "%d/%d/%d tasks; a 3-slice conv keeps its weights for %d "
+             "slices; within 1 LSB of the CPU %s",
              modes[m].v, info.name, s1[5] - s0[5], given[0], given[1],
-             given[2], err);
-    check(lsb >= 0 && lsb <= 1 && strstr(info.name, modes[m].name) &&
+             given[2], reused, err);
+    check(lsb >= 0 && lsb <= 1 && lsb2 >= 0 && lsb2 <= 1 && reused == want &&
+              strstr(info.name, modes[m].name) &&
               s1[5] - s0[5] == 2 && used == modes[m].used &&
               given[0] + given[1] + given[2] == 70 &&
               (used == 1 || hi - lo <= 2) && clean("cores"),
@@ -399,7 +415,7 @@ static void *fly(void *arg) {
 }
 static void in_flight(void) {
   setenv("DG_NPU_CORES", "auto", 1);
-  int npu, s0[11], s1[11];
+  int npu, s0[12], s1[12];
   dg_device_info info;
   dg_context *ctx = open_ctx("rknpu", &npu, &info);
   stats_fn(s0, NULL, 0);
@@ -510,7 +526,7 @@ static void pooling(void) {
                      .u8 = 1,
                      .seed = 9};
   char err[512] = "";
-  int s0[11], s1[11];
+  int s0[12], s1[12];
   stats_fn(s0, NULL, 0);
   long diff = npu >= 0 ? npu_pool_case_run(ctx, npu, &c, err, sizeof err) : -1;
   stats_fn(s1, NULL, 0);

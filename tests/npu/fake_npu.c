@@ -280,6 +280,48 @@ static uint32_t list_op_enable(ffile *f, uint64_t cmd, uint32_t count) {
   return npu_word_target(w) == NPU_TARGET_OP_EN ? npu_word_value(w) : 0;
 }
 
+/* The weights a core's CBUF holds after a task, for WEIGHT_REUSE: the
+ * next task on that core may keep them only if they are its own (the
+ * same address and bytes) in the same bank split; a job starts with
+ * nothing known (another job may have run on the core in between). */
+typedef struct cbuf_state {
+  bool valid;
+  uint32_t addr, bytes, banks;
+} cbuf_state;
+static int reuse_tasks; /* tasks run with WEIGHT_REUSE, for the tests */
+
+static bool cbuf_step(ffile *f, uint64_t cmd, uint32_t count, cbuf_state *st) {
+  fbo *c = count ? bo_at(f, cmd, (size_t)count * 8) : NULL;
+  if (!c)
+    return true; /* execute() reports it */
+  uint32_t con0 = 0, addr = 0, bytes = 0;
+  const uint8_t *list = c->data + (cmd - c->iova);
+  for (uint32_t i = 0; i < count; i++) {
+    uint64_t w;
+    memcpy(&w, list + (size_t)i * 8, sizeof w);
+    uint16_t off = npu_word_offset(w);
+    if (off == dg_npu_regs[NPU_CNA_CBUF_CON0].offset)
+      con0 = npu_word_value(w);
+    else if (off == dg_npu_regs[NPU_CNA_DCOMP_ADDR0].offset)
+      addr = npu_word_value(w);
+    else if (off == dg_npu_regs[NPU_CNA_WEIGHT_SIZE0].offset)
+      bytes = npu_word_value(w);
+  }
+  uint32_t banks = con0 & 0xff; /* DATA_BANK, WEIGHT_BANK */
+  if (con0 & (1u << 13)) { /* WEIGHT_REUSE */
+    if (!st->valid || st->addr != addr || st->bytes != bytes ||
+        st->banks != banks) {
+      snprintf(last_fault, sizeof last_fault,
+               "WEIGHT_REUSE without its weights in the core's CBUF (%s)",
+               st->valid ? "other weights or banks" : "first task on the core");
+      return false;
+    }
+    reuse_tasks++;
+  }
+  *st = (cbuf_state){true, addr, bytes, banks};
+  return true;
+}
+
 static void sleep_until(int64_t deadline_ns) {
   struct timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
@@ -344,10 +386,12 @@ static int rocket_submit(ffile *f, struct npu_rocket_submit *s) {
     }
     const struct npu_rocket_task *t = (const void *)(uintptr_t)job->tasks;
     bool ok = !!strcmp(fault(), "hang");
+    cbuf_state cbuf = {0}; /* a job runs on one core */
     for (uint32_t k = 0; ok && k < job->task_count; k++) {
       if (!t[k].regcmd_count)
         return fail(EINVAL);
-      ok = execute(f, t[k].regcmd, t[k].regcmd_count, bos, out, n);
+      ok = cbuf_step(f, t[k].regcmd, t[k].regcmd_count, &cbuf) &&
+           execute(f, t[k].regcmd, t[k].regcmd_count, bos, out, n);
       tasks_run++; /* one completion interrupt per task, on the board */
       if (ok &&
           !(list_op_enable(f, t[k].regcmd, t[k].regcmd_count) & NPU_EN_DPU)) {
@@ -474,7 +518,7 @@ static int rknpu_submit(ffile *f, struct npu_rknpu_submit *s) {
   submits++;
   bool ok = !!strcmp(fault(), "hang");
   uint32_t order[64 * 3];
-  int count = 0;
+  int core_of[64 * 3], count = 0;
   for (int c = 0; ok && c < 3; c++) {
     if (!(mask & (1u << c)))
       continue;
@@ -489,9 +533,10 @@ static int rknpu_submit(ffile *f, struct npu_rknpu_submit *s) {
       break;
     }
     for (uint32_t k = 0; k < r.task_number; k++)
-      order[count++] = r.task_start + k;
+      core_of[count] = c, order[count++] = r.task_start + k;
     core_tasks[c] += (int)r.task_number;
   }
+  cbuf_state cbuf[3] = {{0}}; /* per core, from nothing at a job's start */
   for (int j = 0; ok && j < count; j++) /* SYNC_FROM without SYNC_TO */
     violations += cpu_owned_named(f, tb, order[j]);
   for (int j = 0; ok && j < count; j++) {
@@ -508,7 +553,8 @@ static int rknpu_submit(ffile *f, struct npu_rknpu_submit *s) {
       ok = false;
       break;
     }
-    ok = execute(f, t.regcmd_addr, t.regcfg_amount + 4, bos, out, n);
+    ok = cbuf_step(f, t.regcmd_addr, t.regcfg_amount + 4, &cbuf[core_of[j]]) &&
+         execute(f, t.regcmd_addr, t.regcfg_amount + 4, bos, out, n);
   }
   if (!ok) {
     struct timespec now;
@@ -715,8 +761,9 @@ EXPORT void drmFreeDevices(drmDevicePtr devices[], int count) {
  * made while the CPU owned a buffer, BOs still alive when their file was
  * closed, jobs submitted, tasks run (a completion interrupt each on the
  * board), the tasks each rknpu core was given, the distinct rknpu task
- * arrays submits named, and the last job's fault. */
-EXPORT void fake_npu_stats(int out[11], char *fault_msg, size_t n) {
+ * arrays submits named, the tasks run with WEIGHT_REUSE (each checked to
+ * find its weights in its core's CBUF), and the last job's fault. */
+EXPORT void fake_npu_stats(int out[12], char *fault_msg, size_t n) {
   pthread_mutex_lock(&lock);
   int open_files = 0, bos = 0, live_maps = 0;
   for (int i = 0; i < MAX_FILES; i++)
@@ -733,6 +780,7 @@ EXPORT void fake_npu_stats(int out[11], char *fault_msg, size_t n) {
   for (int c = 0; c < 3; c++) /* rknpu: tasks each core was given */
     out[7 + c] = core_tasks[c];
   out[10] = task_obj_count; /* distinct rknpu task arrays submitted */
+  out[11] = reuse_tasks;    /* tasks that kept the previous one's weights */
   if (fault_msg && n)
     snprintf(fault_msg, n, "%s", last_fault);
   pthread_mutex_unlock(&lock);

@@ -193,3 +193,14 @@ uint32_t dg_npu_job_op_enable(const npu_job *job, int k) {
          sizeof w);
   return npu_word_target(w) == NPU_TARGET_OP_EN ? npu_word_value(w) : 0;
 }
+
+void dg_npu_core_ranges(int cores, int tasks, int start[3], int count[3],
+                        int *k) {
+  int n = cores > 1 ? (cores < tasks ? cores : tasks) : 1;
+  for (int c = 0, at = 0; c < n; c++) {
+    count[c] = tasks / n + (c < tasks % n);
+    start[c] = at;
+    at += count[c];
+  }
+  *k = n;
+}

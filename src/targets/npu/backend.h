@@ -139,6 +139,14 @@ npu_backend *dg_npu_rknpu_open(const char *path, char *err, size_t n);
 int dg_npu_rknpu_scan(char paths[][64], int max); /* via drmGetDevices2 */
 #endif
 
+/* How a job of `tasks` tasks meets the cores (backend.h's cores): *k
+ * ranges, range c tasks [start[c], start[c] + count[c]), balanced and in
+ * order; one range of all of them unless the job is split (cores 2 or 3,
+ * never more ranges than tasks). What the rknpu backend submits and what a
+ * task may assume about the task before it on its core (WEIGHT_REUSE). */
+void dg_npu_core_ranges(int cores, int tasks, int start[3], int count[3],
+                        int *k);
+
 /* Decodes the job's list and checks every address it holds against the
  * job's buffers (sim.h's static validation): done before every submit,
  * on every backend, because a kernel may run a bad job or drop it

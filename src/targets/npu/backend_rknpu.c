@@ -137,15 +137,13 @@ static void split_cores(struct npu_rknpu_submit *s, int cores, int tasks) {
       s->subcore_task[c] = (struct npu_rknpu_subcore_task){0, (uint32_t)tasks};
     return;
   }
-  int k = cores < tasks ? cores : tasks;
+  int start[3], count[3], k;
+  dg_npu_core_ranges(cores, tasks, start, count, &k);
   s->core_mask = (1u << k) - 1;
   int base = k == 3 ? 2 : 0;
-  for (int c = 0, start = 0; c < k; c++) {
-    int count = tasks / k + (c < tasks % k);
-    s->subcore_task[base + c] =
-        (struct npu_rknpu_subcore_task){(uint32_t)start, (uint32_t)count};
-    start += count;
-  }
+  for (int c = 0; c < k; c++)
+    s->subcore_task[base + c] = (struct npu_rknpu_subcore_task){
+        (uint32_t)start[c], (uint32_t)count[c]};
 }
 
 static int rn_submit(npu_backend *b, const npu_job *job, char *err, size_t n) {

@@ -176,6 +176,9 @@ static int load_lists(npu_conv *c, npu_backend *b, char *err, size_t n) {
   for (int i = 0; i < c->task_count; i++) {
     npu_task *t = &c->tasks[i];
     dg_npu_stream_patch(&t->stream, iova);
+    t->reuses_weights = dg_npu_task_reuses_weights(c, i, b->cores);
+    if (t->reuses_weights)
+      dg_npu_stream_weight_reuse(&t->stream);
     memcpy(c->cmd.map + t->list.offset, t->stream.words,
            (size_t)t->stream.count * 8);
   }

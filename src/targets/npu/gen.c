@@ -335,3 +335,14 @@ void dg_npu_stream_patch(npu_stream *s, const uint32_t iova[NPU_BUF_COUNT]) {
         npu_word_target(w), iova[r->buffer] + r->offset, npu_word_offset(w));
   }
 }
+
+void dg_npu_stream_weight_reuse(npu_stream *s) {
+  uint16_t at = dg_npu_regs[NPU_CNA_CBUF_CON0].offset;
+  for (int i = 0; i < s->count; i++)
+    if (npu_word_offset(s->words[i]) == at && npu_word_target(s->words[i])) {
+      npu_value v = npu_value_begin(NPU_CNA_CBUF_CON0);
+      v.bits = npu_word_value(s->words[i]);
+      dg_npu_value_set(&v, NPU_CNA_CBUF_CON0__WEIGHT_REUSE, 1);
+      s->words[i] = dg_npu_reg_word(NPU_CNA_CBUF_CON0, v.bits);
+    }
+}

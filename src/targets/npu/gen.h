@@ -129,6 +129,13 @@ bool dg_npu_gen_conv_f16(const npu_conv_desc *d, npu_stream *s, char *why,
  * offset inside a buffer shared with other tasks. */
 void dg_npu_stream_rebase(npu_stream *s, const uint32_t offset[NPU_BUF_COUNT]);
 
+/* Sets CNA_CBUF_CON0.WEIGHT_REUSE in the list (both of its writes): the
+ * CNA keeps the weights the previous task on the core loaded instead of
+ * fetching them (Mesa sets it on every task but the first of a conv whose
+ * weights fit, all on one core). The caller guarantees the previous task
+ * on the core had the same weights and the same bank split. */
+void dg_npu_stream_weight_reuse(npu_stream *s);
+
 /* Writes the buffers' IOVAs into the relocated words. */
 void dg_npu_stream_patch(npu_stream *s, const uint32_t iova[NPU_BUF_COUNT]);
 

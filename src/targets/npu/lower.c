@@ -496,3 +496,20 @@ bool dg_npu_cube_edge(const dg_ir *ir, uint32_t t,
   }
   return readers > 0;
 }
+
+bool dg_npu_task_reuses_weights(const npu_conv *c, int i, int cores) {
+  const npu_task *t = &c->tasks[i], *u = i ? &c->tasks[i - 1] : NULL;
+  if (!u || t->packs_weights || t->wt_off != u->wt_off ||
+      t->plan.data_banks != u->plan.data_banks ||
+      t->plan.weight_banks != u->plan.weight_banks)
+    return false;
+  int j = i % NPU_JOB_MAX_TASKS, first = i - j;
+  int in_job = c->task_count - first < NPU_JOB_MAX_TASKS ? c->task_count - first
+                                                         : NPU_JOB_MAX_TASKS;
+  int start[3], count[3], k;
+  dg_npu_core_ranges(cores, in_job, start, count, &k);
+  for (int r = 0; r < k; r++)
+    if (start[r] == j)
+      return false;
+  return true;
+}

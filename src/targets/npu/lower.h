@@ -47,6 +47,7 @@ typedef struct npu_task {
   uint32_t in_off, wt_off, bias_off, out_off; /* into the node's buffers */
   bool packs_input;   /* the first task reading this input slice */
   bool packs_weights; /* the first task of this channel block */
+  bool reuses_weights; /* WEIGHT_REUSE: the CNA keeps the previous task's */
   npu_task_ref list;  /* its command list in the node's cmd buffer */
 } npu_task;
 
@@ -116,6 +117,11 @@ float dg_npu_channel_multiplier(const dg_ir *ir, const dg_node *n, int o);
  * the NPU) and an int8 qconv2d reading it as its input 0 alone. */
 bool dg_npu_cube_edge(const dg_ir *ir, uint32_t t,
                       bool (*in_set)(int node, void *user), void *user);
+/* Whether task i of c may keep the weights the task before it loaded
+ * (CNA WEIGHT_REUSE) when jobs meet the cores as `cores` says (backend.h):
+ * the same block's weights and CBUF bank split, run right before it on
+ * the same core (the same job, not the first of a core's range). */
+bool dg_npu_task_reuses_weights(const npu_conv *c, int i, int cores);
 /* b may be NULL when nothing was prepared. */
 void dg_npu_conv_release(npu_conv *c, npu_backend *b);
 

@@ -31,12 +31,17 @@ void dg_npu_timing_conv(const npu_conv *c, npu_timing *t) {
     const npu_task *k = &c->tasks[i];
     double mac_us =
         task_macs(k) / (rate * (k->d.depthwise ? M.depthwise_factor : 1.0));
-    double bytes = (double)k->plan.input_bytes + k->plan.weight_bytes +
-                   k->plan.output_bytes;
-    double ddr_us = bytes / (M.ddr_gbps * 1e3);
+    /* A slice that keeps its block's weights in the CBUF does not fetch
+     * them (on one core; split over three, a core's first slice does). */
+    double io = (double)k->plan.input_bytes + k->plan.output_bytes;
+    double w = k->plan.weight_bytes;
+    double ddr_us =
+        (io + (dg_npu_task_reuses_weights(c, i, 1) ? 0 : w)) / (M.ddr_gbps * 1e3);
+    double ddr3_us =
+        (io + (dg_npu_task_reuses_weights(c, i, 3) ? 0 : w)) / (M.ddr_gbps * 1e3);
     t->compute_us += mac_us;
     t->ddr_us += ddr_us;
-    ddr_all += ddr_us;
+    ddr_all += ddr3_us;
     busy += mac_us > ddr_us ? mac_us : ddr_us;
     per_core[i % 3] += mac_us;
   }
