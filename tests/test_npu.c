@@ -4,6 +4,7 @@
  * are and where main() looks for them) and against the int8 numerics
  * contract. One line per check. */
 #include "test_npu_bs.h"
+#include "test_npu_desc.h"
 #include "test_npu_f16.h"
 #include "test_npu_target.h"
 #include "test_npu_tflite.h"
@@ -484,17 +485,8 @@ static int matrix_case(int C, int O, int H, int W, int K, int S, int same,
   for (int o = 0; o < O; o++)
     for (int oy = 0; oy < OH; oy++)
       for (int ox = 0; ox < OW; ox++) {
-        int64_t acc = b[o];
-        for (int ci = 0; ci < per; ci++)
-          for (int ky = 0; ky < K; ky++)
-            for (int kx = 0; kx < K; kx++) {
-              int iy = oy * S + ky - pt, ix = ox * S + kx - pl;
-              if (iy < 0 || iy >= H || ix < 0 || ix >= W)
-                continue; /* a padded x equals zx: contributes nothing */
-              int c = dw ? o : ci;
-              acc += (int64_t)(x[((size_t)c * H + iy) * W + ix] - zx) *
-                     (w[(((size_t)o * per + ci) * K + ky) * K + kx] - zw);
-            }
+        int64_t acc = npu_ref_acc(x, w, b[o], C, H, W, K, S, pt, pl, dw, zx,
+                                  zw, o, oy, ox);
         int lo, hi;
         dg_requant_clamp(relu, sy, zy, -128, 127, &lo, &hi);
         int ref = dg_requant((int32_t)acc, m, zy, lo, hi);
@@ -558,21 +550,8 @@ static void test_pad_word(void) {
   static const uint32_t want[4] = {0xffff8080u, 0x0b0bu, 0u, 0xffffffffu};
   int ok = 1;
   for (int i = 0; i < 4; i++) {
-    npu_conv_desc d = {.in_c = 16,
-                       .in_h = 6,
-                       .in_w = 6,
-                       .out_c = 16,
-                       .out_h = 6,
-                       .out_w = 6,
-                       .k_h = 3,
-                       .k_w = 3,
-                       .stride_y = 1,
-                       .stride_x = 1,
-                       .pad_top = 1,
-                       .pad_left = 1,
-                       .depthwise = true,
-                       .x_zp = zp[i],
-                       .multiplier = 0.01f};
+    npu_conv_desc d = npu_desc_conv(16, 6, 6, 16, 6, 6, 3, 1, 1, 1);
+    d.depthwise = true, d.x_zp = zp[i], d.multiplier = 0.01f;
     npu_stream s;
     char err[256];
     int found = 0;

@@ -6,6 +6,7 @@
  * accumulators, both output rails), the sign-split shift, and the
  * simulator's refusals of inconsistent lists. Called from test_npu.c. */
 #include "test_npu_bs.h"
+#include "test_npu_desc.h"
 
 #include "ops/requant.h"
 #include "targets/npu/gen.h"
@@ -89,21 +90,9 @@ static long word_of(const npu_stream *s, npu_reg r) {
 }
 
 static npu_conv_desc small_desc(bool per_channel, int shift) {
-  return (npu_conv_desc){.in_c = 16,
-                         .in_h = 6,
-                         .in_w = 6,
-                         .out_c = 16,
-                         .out_h = 6,
-                         .out_w = 6,
-                         .k_h = 3,
-                         .k_w = 3,
-                         .stride_y = 1,
-                         .stride_x = 1,
-                         .pad_top = 1,
-                         .pad_left = 1,
-                         .multiplier = 0.001f,
-                         .per_channel = per_channel,
-                         .bs_shift = shift};
+  npu_conv_desc d = npu_desc_conv(16, 6, 6, 16, 6, 6, 3, 1, 1, 1);
+  d.multiplier = 0.001f, d.per_channel = per_channel, d.bs_shift = shift;
+  return d;
 }
 
 static void test_words(void) {
@@ -161,22 +150,8 @@ static int bs_case(int C, int O, int H, int K, int S, bool dw, float spread,
     m[o] = (float)(m_hi * f);
     lo = m[o] < lo ? m[o] : lo;
   }
-  npu_conv_desc d = {.in_c = C,
-                     .in_h = H,
-                     .in_w = W,
-                     .out_c = O,
-                     .out_h = OH,
-                     .out_w = OW,
-                     .k_h = K,
-                     .k_w = K,
-                     .stride_y = S,
-                     .stride_x = S,
-                     .pad_top = pad,
-                     .pad_left = pad,
-                     .depthwise = dw,
-                     .x_zp = zx,
-                     .y_zp = zy,
-                     .per_channel = true};
+  npu_conv_desc d = npu_desc_conv(C, H, W, O, OH, OW, K, S, pad, pad);
+  d.depthwise = dw, d.x_zp = zx, d.y_zp = zy, d.per_channel = true;
   npu_stream s;
   npu_conv_plan p;
   char err[256] = "";
@@ -215,17 +190,8 @@ static int bs_case(int C, int O, int H, int K, int S, bool dw, float spread,
   for (int o = 0; o < O; o++)
     for (int oy = 0; oy < OH; oy++)
       for (int ox = 0; ox < OW; ox++) {
-        int64_t acc = b[o];
-        for (int ci = 0; ci < per; ci++)
-          for (int ky = 0; ky < K; ky++)
-            for (int kx = 0; kx < K; kx++) {
-              int iy = oy * S + ky - pad, ix = ox * S + kx - pad;
-              if (iy < 0 || iy >= H || ix < 0 || ix >= W)
-                continue;
-              int c = dw ? o : ci;
-              acc += (int64_t)(x[((size_t)c * H + iy) * W + ix] - zx) *
-                     w[(((size_t)o * per + ci) * K + ky) * K + kx];
-            }
+        int64_t acc = npu_ref_acc(x, w, b[o], C, H, W, K, S, pad, pad, dw,
+                                  zx, 0, o, oy, ox);
         double v = nearbyint((double)acc * m[o]) + zy;
         int ref = v < -128 ? -128 : v > 127 ? 127 : (int)v;
         int got = (int8_t)out[(size_t)(o / 16) * OH * OW * 16 +

@@ -4,6 +4,7 @@
  * stream (the vendor-fp16-conv golden set, docs/npu.md "Golden data").
  * Called from test_npu.c. */
 #include "test_npu_f16.h"
+#include "test_npu_desc.h"
 
 #include "runtime/session.h" /* dg_f16_to_f32, dg_f32_to_f16 */
 #include "targets/npu/decode.h"
@@ -88,19 +89,9 @@ static int f16_make(f16_run *r, int C, int O, int H, int W, int K, int S,
   int OH = same ? (H + S - 1) / S : (H - K) / S + 1;
   int OW = same ? (W + S - 1) / S : (W - K) / S + 1;
   int th = (OH - 1) * S + K - H, tw = (OW - 1) * S + K - W;
-  r->d = (npu_conv_desc){.in_c = C,
-                         .in_h = H,
-                         .in_w = W,
-                         .out_c = O,
-                         .out_h = OH,
-                         .out_w = OW,
-                         .k_h = K,
-                         .k_w = K,
-                         .stride_y = S,
-                         .stride_x = S,
-                         .pad_top = th > 0 ? th / 2 : 0,
-                         .pad_left = tw > 0 ? tw / 2 : 0,
-                         .precision = NPU_PREC_FP16};
+  r->d = npu_desc_conv(C, H, W, O, OH, OW, K, S, th > 0 ? th / 2 : 0,
+                       tw > 0 ? tw / 2 : 0);
+  r->d.precision = NPU_PREC_FP16;
   if (!dg_npu_gen_conv(&r->d, &r->s, err, n) ||
       !dg_npu_conv_plan_make(&r->d, &r->p, err, n))
     return -1;

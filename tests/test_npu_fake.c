@@ -303,6 +303,17 @@ static void recovers(const char *spec, const char *driver) {
   check(ok && clean(driver), what);
 }
 
+/* Runs case c on the NPU (npu >= 0) between two reads of the fake's
+ * counters; its largest difference to the CPU, or -1. */
+static int stats_run(dg_context *ctx, int npu, const npu_case *c,
+                     int before[12], int after[12], char *err, size_t n) {
+  long exact = 0, total = 0;
+  stats_fn(before, NULL, 0);
+  int lsb = npu >= 0 ? npu_case_run(ctx, npu, c, &exact, &total, err, n) : -1;
+  stats_fn(after, NULL, 0);
+  return lsb;
+}
+
 /* DG_NPU_CORES on the vendor driver: a node's 70 tasks (two jobs) split
  * over 3 and 2 cores in balanced ranges, or one free core per job (auto),
  * within 1 LSB of the CPU; the device name says which; a bad value, and
@@ -323,24 +334,14 @@ static void cores(void) {
     dg_device_info info;
     dg_context *ctx = open_ctx("rknpu", &npu, &info);
     char err[512] = "", what[300];
-    long exact = 0, total = 0;
-    stats_fn(s0, NULL, 0);
-    int lsb = npu >= 0 ? npu_case_run(ctx, npu, &pc, &exact, &total, err,
-                                      sizeof err)
-                       : -1;
-    stats_fn(s1, NULL, 0);
+    int lsb = stats_run(ctx, npu, &pc, s0, s1, err, sizeof err);
     /* One block in three row slices: a job on one core keeps the weights
      * for the second and third slice; split over cores, no slice may (the
      * fake faults a WEIGHT_REUSE whose weights its core does not hold). */
     npu_case dw = {.N = 1, .C = 32, .O = 32, .H = 112, .W = 112, .K = 3,
                    .S = 1, .same = 1, .dw = 1, .seed = 5};
     int sa[12], sb[12];
-    long e2 = 0, t2 = 0;
-    stats_fn(sa, NULL, 0);
-    int lsb2 = npu >= 0 ? npu_case_run(ctx, npu, &dw, &e2, &t2, err,
-                                       sizeof err)
-                        : -1;
-    stats_fn(sb, NULL, 0);
+    int lsb2 = stats_run(ctx, npu, &dw, sa, sb, err, sizeof err);
     int reused = sb[11] - sa[11], want = 3 - modes[m].used; /* 3 slices */
     dg_context_destroy(ctx);
     int given[3], used = 0, lo = 1 << 30, hi = 0;
