@@ -354,6 +354,28 @@ void npu_target_tests(npu_check_fn check) {
         "target: a conv no tiling of rows or channels fits is declined with "
         "the reason (one kernel over a bank, input-channel split not "
         "implemented)");
+  /* The int8 ops of QDQ models the NPU declines say what stands in the
+   * way, not just "no lowering". */
+  {
+    dg_graph *g = dg_graph_create(ctx, "qadd");
+    dg_tensor_desc xd = {.dtype = DG_DTYPE_I8,
+                         .rank = 4,
+                         .dims = {1, 8, 4, 4},
+                         .quant = {.scale = 0.1f}};
+    dg_tensor a = dg_graph_input(g, "a", &xd), b = dg_graph_input(g, "b", &xd);
+    dg_graph_set_device(g, npu);
+    dg_quant_params yq = {.scale = 0.2f};
+    dg_graph_output(g, "y",
+                    dg_graph_qbinary(g, "add", DG_BINARY_ADD, a, b,
+                                     DG_DTYPE_I8, &yq),
+                    DG_LAYOUT_NCHW);
+    first_reason(g, why, sizeof why);
+    printf("# int8 add: %s\n", why);
+    check(strstr(why, "qbinary: EW requant unknown (Mesa: per-scale table)") !=
+              NULL,
+          "target: an int8 residual add is declined naming why (the EW "
+          "requantisation: Mesa's recipe is a per-scale table)");
+  }
   decline_fc(ctx, npu, check);
   test_verify(ctx, npu, check);
   f16_tests(ctx, npu, check);

@@ -119,6 +119,18 @@ bool dg_npu_conv_op(dg_op op) {
   return false;
 }
 
+/* The int8 ops of QDQ models the NPU declines, each with what stands in
+ * the way (a plan shows 60 characters: README.md, "Still declined"). */
+static const struct {
+  dg_op op;
+  const char *why;
+} declined[] = {
+    {DG_OP_QBINARY, "qbinary: EW requant unknown (Mesa: per-scale table)"},
+    {DG_OP_LOOKUP, "lookup: DPU LUT int8 indexing undocumented on RK3588"},
+    {DG_OP_QAVG_POOL2D, "qavg_pool2d: PPU int8 average rounding unsettled"},
+    {DG_OP_CONCAT, "concat: producers writing at channel offsets: not done"},
+};
+
 static bool node_shape(const dg_ir *ir, const dg_node *n, npu_conv *c,
                        char *why, size_t ws) {
   switch (n->op) {
@@ -133,6 +145,9 @@ static bool node_shape(const dg_ir *ir, const dg_node *n, npu_conv *c,
     const dg_tensor_info *y = dg_ir_tensor(ir, n->output);
     if (y && (y->desc.dtype == DG_DTYPE_F32 || y->desc.dtype == DG_DTYPE_F16))
       return dg_npu_why(why, ws, "%s op", dg_dtype_name(y->desc.dtype));
+    for (size_t i = 0; i < sizeof declined / sizeof *declined; i++)
+      if (declined[i].op == n->op)
+        return dg_npu_why(why, ws, "%s", declined[i].why);
     /* Pooling is lower_pool.c's; npu_target.c asks it first. */
     return dg_npu_why(why, ws, "%s: no NPU lowering", dg_op_name(n->op));
   }
