@@ -324,11 +324,13 @@ int main(int argc, char **argv) {
            "the timing model (a model, not a "
            "measurement), the NPU's nodes only; lists: ms lowering and "
            "generating the command lists, compile: ms of the whole compile "
-           "(weights packed, CPU nodes too)\n",
+           "(weights packed, CPU nodes too); est3: one run split over three "
+           "cores (latency mode), thr3: throughput of three sessions, one "
+           "per core, against one (throughput mode)\n",
            npu, info.name, info.driver);
-    printf("%-26s %11s %7s %6s %5s %6s %9s %9s %9s %9s\n", "model",
+    printf("%-26s %11s %7s %6s %5s %6s %9s %9s %9s %9s %7s\n", "model",
            "npu/nodes", "macs", "tasks", "jobs", "edges", "lists", "compile",
-           "est_ms", "est3_ms");
+           "est_ms", "est3_ms", "thr3");
     int bad = 0;
     for (int i = 0; i < nmodels; i++)
       bad |= npu_model_report(ctx, npu, models[i]);
