@@ -20,7 +20,7 @@ static double now_ms(void) {
 }
 
 typedef struct model_figures {
-  int nodes, npu_nodes, tasks, jobs, edges;
+  int nodes, npu_nodes, tasks, jobs, edges, cubes;
   double macs, npu_macs, est_us, est3_us, ddr_us;
   double lists_ms; /* lowering and command-list generation alone */
 } model_figures;
@@ -72,6 +72,7 @@ static void count(const dg_session *s, int npu, model_figures *f) {
     placed pl = {s, npu};
     c.out_on_npu = dg_npu_cube_edge(ir, n->output, placed_on_npu, &pl);
     c.from_npu = dg_npu_cube_edge(ir, n->inputs[0], placed_on_npu, &pl);
+    f->cubes += c.from_npu; /* inputs handed over as NC1HWC2 cubes */
     npu_timing tm;
     dg_npu_timing_conv(&c, &tm);
     f->tasks += c.task_count * c.N;
@@ -136,11 +137,12 @@ int npu_model_report(dg_context *ctx, int npu, const char *path) {
          f.lists_ms, best, f.est_us / 1e3, f.est3_us / 1e3, thr3);
   printf("{\"model\":\"%s\",\"nodes\":%d,\"npu_nodes\":%d,"
          "\"npu_mac_share\":%.4f,\"tasks\":%d,\"jobs\":%d,"
-         "\"cpu_npu_edges\":%d,\"lists_ms\":%.2f,\"compile_ms\":%.2f,"
+         "\"cpu_npu_edges\":%d,\"cube_handoffs\":%d,\"lists_ms\":%.2f,"
+         "\"compile_ms\":%.2f,"
          "\"model_npu_ms\":%.3f,\"model_npu_3_cores_ms\":%.3f,"
          "\"model_throughput_3_sessions\":%.2f}\n",
          name, f.nodes, f.npu_nodes, share / 100, f.tasks, f.jobs, f.edges,
-         f.lists_ms, best, f.est_us / 1e3, f.est3_us / 1e3, thr3);
+         f.cubes, f.lists_ms, best, f.est_us / 1e3, f.est3_us / 1e3, thr3);
   dg_session_destroy(s);
   dg_graph_destroy(g);
   return 0;
