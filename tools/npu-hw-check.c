@@ -291,6 +291,22 @@ static int matrix_case(npu_backend *b, const conv_case *c, const char *out_dir,
   return bad;
 }
 
+/* The simulator's output for list s (patched for r's buffers) over the
+ * inputs a probe ran on the board: 0, or -1 with err. */
+static int sim_reference(const job_run *r, const npu_conv_plan *p,
+                         const npu_stream *s, uint8_t *in, uint8_t *wt,
+                         int32_t *bias, uint8_t *ref, npu_round round,
+                         char *err, size_t n) {
+  npu_sim_buffer bufs[4] = {
+      {"input", (uint32_t)r->bo[0].iova, p->input_bytes, in, false},
+      {"weights", (uint32_t)r->bo[1].iova, p->weight_bytes, wt, false},
+      {"biases", (uint32_t)r->bo[2].iova, p->bias_bytes, (uint8_t *)bias,
+       false},
+      {"output", (uint32_t)r->bo[3].iova, p->output_bytes, ref, true}};
+  npu_sim_job job = {s->words, s->count, bufs, 4, round, NPU_POOL_AVG_RECIP};
+  return dg_npu_sim_run(&job, err, n);
+}
+
 /* Rewrites register reg's value in a generated list. */
 static void set_reg(npu_stream *s, npu_reg reg, uint32_t value) {
   for (int i = 0; i < s->count; i++)
@@ -349,15 +365,8 @@ static void probe(npu_backend *b, const char *name, const char *what,
   const char *modes[3] = {"half-up", "half-away", "half-even"};
   char agree[64] = "";
   for (int m = 0; !rc && m < 3; m++) {
-    npu_sim_buffer bufs[4] = {
-        {"input", (uint32_t)r.bo[0].iova, p.input_bytes, in, false},
-        {"weights", (uint32_t)r.bo[1].iova, p.weight_bytes, wt, false},
-        {"biases", (uint32_t)r.bo[2].iova, p.bias_bytes, (uint8_t *)bias,
-         false},
-        {"output", (uint32_t)r.bo[3].iova, p.output_bytes, ref, true}};
-    npu_sim_job job = {s.words, s.count,      bufs,
-                       4,       (npu_round)m, NPU_POOL_AVG_RECIP};
-    if (!dg_npu_sim_run(&job, err, sizeof err) &&
+    if (!sim_reference(&r, &p, &s, in, wt, bias, ref, (npu_round)m, err,
+                       sizeof err) &&
         !memcmp(ref, out, p.output_bytes))
       snprintf(agree + strlen(agree), sizeof agree - strlen(agree), "%s%s",
                agree[0] ? ", " : "", modes[m]);
@@ -422,20 +431,13 @@ static void probe_banks(npu_backend *b, const char *out_dir) {
   job_run r;
   int rc = run_job_as(b, &s, &p, in, wt, bias, out, &r, false, err, sizeof err);
   if (!rc) {
-    npu_sim_buffer bufs[4] = {
-        {"input", (uint32_t)r.bo[0].iova, p.input_bytes, in, false},
-        {"weights", (uint32_t)r.bo[1].iova, p.weight_bytes, wt, false},
-        {"biases", (uint32_t)r.bo[2].iova, p.bias_bytes, (uint8_t *)bias,
-         false},
-        {"output", (uint32_t)r.bo[3].iova, p.output_bytes, ref, true}};
     const uint32_t iova[NPU_BUF_COUNT] = {
         (uint32_t)r.bo[0].iova, (uint32_t)r.bo[1].iova, (uint32_t)r.bo[2].iova,
         (uint32_t)r.bo[3].iova};
     dg_npu_stream_patch(&ours, iova);
-    npu_sim_job job = {ours.words, ours.count,       bufs,
-                       4,          NPU_ROUND_HALF_UP, NPU_POOL_AVG_RECIP};
     size_t cube = dg_npu_feature_bytes(64, 40, 56, 1), same = 0;
-    if (dg_npu_sim_run(&job, err, sizeof err))
+    if (sim_reference(&r, &p, &ours, in, wt, bias, ref, NPU_ROUND_HALF_UP, err,
+                      sizeof err))
       printf("| %-26s | FAIL | reference: %s\n", name, err);
     else {
       for (size_t i = 0; i < cube; i++)

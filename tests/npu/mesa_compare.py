@@ -152,6 +152,16 @@ DECLINES = [
 ]
 
 
+def explain(s, t, names, seen, unexplained, what):
+    """Counts the listed difference a field or register of task t is, or
+    records it as unexplained."""
+    why = next((d for d in DIFFERENCES if d[0] in names and d[1](s, t)), None)
+    if why:
+        seen[why[0] + why[2]] = seen.get(why[0] + why[2], 0) + 1
+    else:
+        unexplained.append("%s task %d: %s" % (s["name"], t["n"], what))
+
+
 def decode(words, regs):
     """Register name -> value (the last write), from (target, value, reg)."""
     out = {}
@@ -261,24 +271,12 @@ def main():
                     equal += 1
                     continue
                 differ += 1
-                why = next((d for d in DIFFERENCES if d[0] in (name, reg) and
-                            d[1](s, t)), None)
-                if why:
-                    seen[why[0] + why[2]] = seen.get(why[0] + why[2], 0) + 1
-                else:
-                    unexplained.append("%s task %d: %s Mesa 0x%x ours 0x%x" % (
-                        s["name"], t["n"], name, va, vb))
+                explain(s, t, (name, reg), seen, unexplained,
+                        "%s Mesa 0x%x ours 0x%x" % (name, va, vb))
         for reg in sorted(set(a) ^ set(b)):
-            if reg in ADDRESS:
-                continue
-            who = "Mesa" if reg in a else "we"
-            why = next((d for d in DIFFERENCES if d[0] == reg and
-                        d[1](s, t)), None)
-            if why:
-                seen[why[0] + why[2]] = seen.get(why[0] + why[2], 0) + 1
-            else:
-                unexplained.append("%s task %d: only %s write %s" % (
-                    s["name"], t["n"], who, reg))
+            if reg not in ADDRESS:
+                explain(s, t, (reg,), seen, unexplained, "only %s write %s" % (
+                    "Mesa" if reg in a else "we", reg))
     for d in DIFFERENCES:
         n = seen.get(d[0] + d[2], 0)
         print("# %-36s %6d tasks: %s" % (d[0], n, d[2]))
