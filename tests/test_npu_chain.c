@@ -27,7 +27,7 @@ typedef struct link {
 
 typedef struct chain {
   const char *name;
-  int C, H, x_u8;
+  int N, C, H, x_u8; /* images of C x H x H */
   link links[3];
   int count;
   int cheap;
@@ -38,15 +38,21 @@ static const chain chains[] = {
      * that straddle two of the producer's tasks, copied channel by
      * channel; relu clamped on the way; u8 -> i8 -> i8. */
     {"3x3 16->40 relu u8 | dw 3x3 | 1x1 40->24",
-     16, 20, 1,
+     1, 16, 20, 1,
      {{40, 3, 0, 1, 1, 2}, {40, 3, 1, 0, 0, 1}, {24, 1, 0, 0, 0, 1}},
      3, 1},
     /* Row slices on both sides (MobileNetV2's 112x112 32-channel pair):
      * the consumer's slices read rows of two producer slices. */
     {"dw 3x3 32@112 relu6-ish | 1x1 32->16",
-     32, 112, 0,
+     1, 32, 112, 0,
      {{32, 3, 1, 1, 0, 0}, {16, 1, 0, 0, 1, 0}},
      2, 0},
+    /* Batch 3: the segment runs image by image, so the producer's cubes
+     * hold the image its reader is at. */
+    {"batch 3: 3x3 8->24 | dw 3x3 | 1x1 24->8",
+     3, 8, 12, 0,
+     {{24, 3, 0, 1, 0, 1}, {24, 3, 1, 0, 1, 0}, {8, 1, 0, 0, 0, 1}},
+     3, 1},
 };
 
 /* Builds the chain, pinned to device when device >= 0. */
@@ -56,7 +62,7 @@ static dg_graph *build(dg_context *ctx, const chain *c, int device,
   dg_dtype xt = c->x_u8 ? DG_DTYPE_U8 : DG_DTYPE_I8;
   dg_tensor_desc xd = {.dtype = xt,
                        .rank = 4,
-                       .dims = {1, c->C, c->H, c->H},
+                       .dims = {c->N, c->C, c->H, c->H},
                        .quant = {.scale = 0.05f, .zero_point = c->x_u8 ? 128 : 0}};
   dg_tensor x = dg_graph_input(g, "x", &xd);
   if (device >= 0)
@@ -145,7 +151,8 @@ static int one_chain(dg_context *ctx, int npu, const chain *c, char *msg,
     }
     C = l->O;
   }
-  size_t xn = (size_t)c->C * c->H * c->H, yn = (size_t)C * c->H * c->H;
+  size_t xn = (size_t)c->N * c->C * c->H * c->H,
+         yn = (size_t)c->N * C * c->H * c->H;
   uint8_t *x = malloc(xn), *y_cube = malloc(yn), *y_host = malloc(yn),
           *y_cpu = malloc(yn);
   if (!x || !y_cube || !y_host || !y_cpu) {

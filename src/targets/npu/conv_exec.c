@@ -359,14 +359,19 @@ static int run_image(npu_conv *c, npu_backend *b, const uint8_t *x, uint8_t *y,
   return ops->cpu_end(b, &c->out, err, n);
 }
 
-int dg_npu_conv_run(npu_conv *c, npu_backend *b, const void *x, void *y,
-                    char *err, size_t n) {
+int dg_npu_conv_run_image(npu_conv *c, npu_backend *b, int img, const void *x,
+                          void *y, char *err, size_t n) {
   size_t elem = c->f16 ? 2 : 1;
   size_t in_img = (size_t)c->C * c->H * c->W * elem;
   size_t out_img = (size_t)c->O * c->OH * c->OW * elem;
+  return run_image(c, b, (const uint8_t *)x + in_img * img,
+                   (uint8_t *)y + out_img * img, err, n);
+}
+
+int dg_npu_conv_run(npu_conv *c, npu_backend *b, const void *x, void *y,
+                    char *err, size_t n) {
   for (int img = 0; img < c->N; img++)
-    if (run_image(c, b, (const uint8_t *)x + in_img * img,
-                  (uint8_t *)y + out_img * img, err, n))
+    if (dg_npu_conv_run_image(c, b, img, x, y, err, n))
       return -1;
   return 0;
 }

@@ -492,7 +492,7 @@ bool dg_npu_cube_edge(const dg_ir *ir, uint32_t t,
                       bool (*in_set)(int node, void *user), void *user) {
   const dg_tensor_info *ti = dg_ir_tensor(ir, t);
   if (!ti || ti->kind != DG_TENSOR_VALUE || ti->desc.rank != 4 ||
-      ti->desc.dims[0] != 1 || !in_set(ti->producer, user) ||
+      !in_set(ti->producer, user) ||
       !q8_conv_node(ir, &ir->nodes[ti->producer]))
     return false;
   for (int o = 0; o < ir->output_count; o++)

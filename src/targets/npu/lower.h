@@ -105,6 +105,10 @@ bool dg_npu_conv_lower(const dg_ir *ir, const dg_node *n, npu_conv *c,
  * checks the command lists. 0, or -1 with err set. */
 int dg_npu_conv_prepare(npu_conv *c, const dg_ir *ir, npu_backend *b, char *err,
                         size_t n);
+/* Runs image img of the batch (x, y: the whole batch) through every task:
+ * a segment whose nodes hand cubes over runs image by image. */
+int dg_npu_conv_run_image(npu_conv *c, npu_backend *b, int img, const void *x,
+                          void *y, char *err, size_t n);
 /* Runs every image of the batch through every task. */
 int dg_npu_conv_run(npu_conv *c, npu_backend *b, const void *x, void *y,
                     char *err, size_t n);
@@ -112,9 +116,10 @@ int dg_npu_conv_run(npu_conv *c, npu_backend *b, const void *x, void *y,
  * channel o of an int8 node (docs/numerics.md). */
 float dg_npu_channel_multiplier(const dg_ir *ir, const dg_node *n, int o);
 /* Whether tensor t can stay in NC1HWC2 cubes from its producer to every
- * reader: an int8 qconv2d makes it, batch 1, it is no graph output, and
- * every node reading it is in_set (the same segment; npu-report: placed on
- * the NPU) and an int8 qconv2d reading it as its input 0 alone. */
+ * reader: an int8 qconv2d makes it, it is no graph output, and every node
+ * reading it is in_set (the same segment; npu-report: placed on the NPU)
+ * and an int8 qconv2d reading it as its input 0 alone. At batch > 1 the
+ * segment must run image by image (npu_target.c does). */
 bool dg_npu_cube_edge(const dg_ir *ir, uint32_t t,
                       bool (*in_set)(int node, void *user), void *user);
 /* Whether task i of c may keep the weights the task before it loaded

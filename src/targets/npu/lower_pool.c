@@ -165,13 +165,18 @@ static int run_image(npu_pool *p, npu_backend *b, const uint8_t *x, uint8_t *y,
   return 0;
 }
 
-int dg_npu_pool_run(npu_pool *p, npu_backend *b, const void *x, void *y,
-                    char *err, size_t n) {
+int dg_npu_pool_run_image(npu_pool *p, npu_backend *b, int img, const void *x,
+                          void *y, char *err, size_t n) {
   size_t in_img = (size_t)p->C * p->H * p->W;
   size_t out_img = (size_t)p->C * p->OH * p->OW;
+  return run_image(p, b, (const uint8_t *)x + in_img * img,
+                   (uint8_t *)y + out_img * img, err, n);
+}
+
+int dg_npu_pool_run(npu_pool *p, npu_backend *b, const void *x, void *y,
+                    char *err, size_t n) {
   for (int img = 0; img < p->N; img++)
-    if (run_image(p, b, (const uint8_t *)x + in_img * img,
-                  (uint8_t *)y + out_img * img, err, n))
+    if (dg_npu_pool_run_image(p, b, img, x, y, err, n))
       return -1;
   return 0;
 }

@@ -45,6 +45,9 @@ bool dg_npu_pool_lower(const dg_ir *ir, const dg_node *n, const char *backend,
 /* Allocates the buffers on b, patches and checks the list. 0, or -1 with
  * err set. */
 int dg_npu_pool_prepare(npu_pool *p, npu_backend *b, char *err, size_t n);
+/* Runs image img (x, y: the whole batch). */
+int dg_npu_pool_run_image(npu_pool *p, npu_backend *b, int img, const void *x,
+                          void *y, char *err, size_t n);
 /* Runs every image of the batch. */
 int dg_npu_pool_run(npu_pool *p, npu_backend *b, const void *x, void *y,
                     char *err, size_t n);

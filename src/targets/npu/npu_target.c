@@ -44,6 +44,11 @@ typedef struct npu_segment {
                  to the segment (NULL: use host[]) */
   void *arena;
   bool timing;
+  /* Some node reads another's cubes: the segment runs image by image
+   * (every node has the same batch, images) so that a producer's cubes
+   * hold the image its reader is at. */
+  bool image_major;
+  int images;
 } npu_segment;
 
 static int npu_supports(dg_device *dev, const dg_ir *ir, const dg_node *n,
@@ -162,15 +167,32 @@ static bool in_segment(int node, void *user) {
  * its producer's cubes (lower.h: from, out_on_npu). own[t] is set only
  * for a tensor no one outside the segment reads (verify's keep_all
  * included). */
+/* The batch of node i's NCHW images; -1 for an fc / matmul (rows). */
+static int node_images(const npu_segment *s, int i) {
+  const dg_node *n = &s->ir->nodes[s->nodes[i]];
+  if (dg_npu_is_pool_op(n->op))
+    return s->pools[i].N;
+  return s->convs[i].layout == NPU_LAYOUT_NCHW ? s->convs[i].N : -1;
+}
+
 static void link_cubes(npu_segment *s) {
   const char *knob = dg_env(DG_ENV_NPU_CUBES);
   if (knob && !strcmp(knob, "off"))
     return;
+  /* Image by image needs one batch for all the segment's nodes. */
+  int images = s->count ? node_images(s, 0) : -1;
+  for (int i = 1; i < s->count; i++)
+    if (node_images(s, i) != images)
+      images = -1;
+  if (images < 1)
+    return;
+  s->images = images;
   for (int i = 0; i < s->count; i++) {
     uint32_t t = s->ir->nodes[s->nodes[i]].output;
     if (!s->own[t] || !dg_npu_cube_edge(s->ir, t, in_segment, s))
       continue;
     s->convs[i].out_on_npu = true;
+    s->image_major = true;
     for (int j = i + 1; j < s->count; j++)
       if (s->ir->nodes[s->nodes[j]].inputs[0] == t)
         s->convs[j].from = &s->convs[i], s->convs[j].from_npu = true;
@@ -221,20 +243,35 @@ static dg_status npu_compile(dg_device *dev, const dg_segment *seg,
 
 static double now_us(void) { return (double)dg_clock_ns() / 1e3; }
 
+/* Node i of the segment on image img, or (img < 0) on its whole batch. */
+static int run_node(npu_segment *s, int i, int img, void *const *host,
+                    char *err, size_t n) {
+  const dg_node *nd = &s->ir->nodes[s->nodes[i]];
+  uint32_t xt = nd->inputs[0], yt = nd->output;
+  const void *x = s->own[xt] ? s->own[xt] : host[xt];
+  void *y = s->own[yt] ? s->own[yt] : host[yt];
+  npu_backend *b = s->dev->be;
+  if (dg_npu_is_pool_op(nd->op))
+    return img < 0 ? dg_npu_pool_run(&s->pools[i], b, x, y, err, n)
+                   : dg_npu_pool_run_image(&s->pools[i], b, img, x, y, err, n);
+  return img < 0 ? dg_npu_conv_run(&s->convs[i], b, x, y, err, n)
+                 : dg_npu_conv_run_image(&s->convs[i], b, img, x, y, err, n);
+}
+
 static dg_status npu_run(void *state, void *const *host, double *node_us,
                          dg_diagnostic *diag) {
   npu_segment *s = state;
-  for (int i = 0; i < s->count; i++) {
+  if (s->timing && node_us)
+    for (int i = 0; i < s->count; i++)
+      node_us[i] = 0;
+  /* Node by node over the batch, or image by image over the nodes. */
+  int passes = s->image_major ? s->images : 1;
+  for (int k = 0; k < passes * s->count; k++) {
+    int i = k % s->count, img = s->image_major ? k / s->count : -1;
     const dg_node *n = &s->ir->nodes[s->nodes[i]];
-    uint32_t xt = n->inputs[0], yt = n->output;
-    const void *x = s->own[xt] ? s->own[xt] : host[xt];
-    void *y = s->own[yt] ? s->own[yt] : host[yt];
     double t0 = s->timing ? now_us() : 0;
     char err[256] = "";
-    int rc =
-        dg_npu_is_pool_op(n->op)
-            ? dg_npu_pool_run(&s->pools[i], s->dev->be, x, y, err, sizeof err)
-            : dg_npu_conv_run(&s->convs[i], s->dev->be, x, y, err, sizeof err);
+    int rc = run_node(s, i, img, host, err, sizeof err);
     if (rc) {
       char shown[DG_NAME_SHORT];
       dg_name_shorten(shown, sizeof shown, n->name);
@@ -245,7 +282,7 @@ static dg_status npu_run(void *state, void *const *host, double *node_us,
       return DG_ERROR_DEVICE;
     }
     if (s->timing && node_us)
-      node_us[i] = now_us() - t0;
+      node_us[i] += now_us() - t0;
   }
   return DG_OK;
 }
