@@ -458,7 +458,9 @@ static int matrix_case(int C, int O, int H, int W, int K, int S, int same,
                      zy,
                      dg_requant_multiplier(sx, sw, sy),
                      0,
-                     NPU_PREC_INT8, false, 0};
+                     NPU_PREC_INT8,
+                     false,
+                     0};
   npu_stream s;
   npu_conv_plan p;
   char err[256];
@@ -485,8 +487,8 @@ static int matrix_case(int C, int O, int H, int W, int K, int S, int same,
   for (int o = 0; o < O; o++)
     for (int oy = 0; oy < OH; oy++)
       for (int ox = 0; ox < OW; ox++) {
-        int64_t acc = npu_ref_acc(x, w, b[o], C, H, W, K, S, pt, pl, dw, zx,
-                                  zw, o, oy, ox);
+        int64_t acc = npu_ref_acc(x, w, b[o], C, H, W, K, S, pt, pl, dw, zx, zw,
+                                  o, oy, ox);
         int lo, hi;
         dg_requant_clamp(relu, sy, zy, -128, 127, &lo, &hi);
         int ref = dg_requant((int32_t)acc, m, zy, lo, hi);
@@ -568,9 +570,27 @@ static void test_pad_word(void) {
 }
 
 static void test_sim_rejects(void) {
-  npu_conv_desc d = {
-      16, 6,     6, 16,           6, 6, 3, 3, 1, 1, 1, 1, false, 0, 0,
-      0,  0.01f, 0, NPU_PREC_INT8, false, 0};
+  npu_conv_desc d = {16,
+                     6,
+                     6,
+                     16,
+                     6,
+                     6,
+                     3,
+                     3,
+                     1,
+                     1,
+                     1,
+                     1,
+                     false,
+                     0,
+                     0,
+                     0,
+                     0.01f,
+                     0,
+                     NPU_PREC_INT8,
+                     false,
+                     0};
   npu_stream s;
   npu_conv_plan p;
   char err[256] = "";
@@ -602,9 +622,27 @@ static void test_sim_rejects(void) {
   check(dg_npu_sim_run(&job, err, sizeof err) != 0 && strstr(err, "not listed"),
         "simulator: writing a buffer not listed as output is rejected");
   bufs[3].is_output = true;
-  npu_conv_desc big = {
-      128, 64, 64, 64,    64, 64,           3, 3, 1, 1, 1, 1, false,
-      0,   0,  0,  0.01f, 0,  NPU_PREC_INT8, false, 0};
+  npu_conv_desc big = {128,
+                       64,
+                       64,
+                       64,
+                       64,
+                       64,
+                       3,
+                       3,
+                       1,
+                       1,
+                       1,
+                       1,
+                       false,
+                       0,
+                       0,
+                       0,
+                       0.01f,
+                       0,
+                       NPU_PREC_INT8,
+                       false,
+                       0};
   check(
       !dg_npu_gen_conv(&big, &s, err, sizeof err) && strstr(err, "CBUF"),
       "generator: a conv that does not fit the CBUF is declined with a reason");

@@ -74,7 +74,8 @@ static void test_plan(void) {
   check(bad == 0, "bs plan: C of the largest channel in 32760..32767, "
                   "2^31 x gain >= 512 with the smallest shift, every channel "
                   "within 1/(2C) + 2^-14 of its multiplier");
-  check(dg_npu_bs_spread_ok(1.0f, 15.99f) && !dg_npu_bs_spread_ok(1.0f, 16.0f) &&
+  check(dg_npu_bs_spread_ok(1.0f, 15.99f) &&
+            !dg_npu_bs_spread_ok(1.0f, 16.0f) &&
             !dg_npu_bs_spread_ok(0.0f, 1.0f),
         "bs plan: one task spans multipliers within 32767 / 2048 (15.9995)");
 }
@@ -146,7 +147,9 @@ static int bs_case(int C, int O, int H, int K, int S, bool dw, float spread,
   for (int o = 0; o < O; o++) {
     b[o] = rnd(-300000, 300000);
     /* The first channel at the top, one at the bottom of the spread. */
-    double f = o == 0 ? 1.0 : o == 1 ? 1.0 / spread : 1.0 / (1 + urand() * (spread - 1));
+    double f = o == 0   ? 1.0
+               : o == 1 ? 1.0 / spread
+                        : 1.0 / (1 + urand() * (spread - 1));
     m[o] = (float)(m_hi * f);
     lo = m[o] < lo ? m[o] : lo;
   }
@@ -180,7 +183,7 @@ static int bs_case(int C, int O, int H, int K, int S, bool dw, float spread,
                             {"weights", 0x100000, p.weight_bytes, wt, false},
                             {"bias", 0x200000, p.bias_bytes, bs, false},
                             {"output", 0x300000, p.output_bytes, out, true}};
-  npu_sim_job job = {s.words, s.count, bufs, 4, NPU_ROUND_HALF_EVEN,
+  npu_sim_job job = {s.words,           s.count, bufs, 4, NPU_ROUND_HALF_EVEN,
                      NPU_POOL_AVG_RECIP};
   if (dg_npu_sim_run(&job, err, sizeof err)) {
     printf("# bs case sim: %s\n", err);
@@ -190,8 +193,8 @@ static int bs_case(int C, int O, int H, int K, int S, bool dw, float spread,
   for (int o = 0; o < O; o++)
     for (int oy = 0; oy < OH; oy++)
       for (int ox = 0; ox < OW; ox++) {
-        int64_t acc = npu_ref_acc(x, w, b[o], C, H, W, K, S, pad, pad, dw,
-                                  zx, 0, o, oy, ox);
+        int64_t acc = npu_ref_acc(x, w, b[o], C, H, W, K, S, pad, pad, dw, zx,
+                                  0, o, oy, ox);
         double v = nearbyint((double)acc * m[o]) + zy;
         int ref = v < -128 ? -128 : v > 127 ? 127 : (int)v;
         int got = (int8_t)out[(size_t)(o / 16) * OH * OW * 16 +
@@ -276,11 +279,12 @@ static bool bs_job_make(bs_job *j, int shift) {
   j->bufs[0] = (npu_sim_buffer){"input", 0x0, j->p.input_bytes, j->in, false};
   j->bufs[1] =
       (npu_sim_buffer){"weights", 0x100000, j->p.weight_bytes, j->wt, false};
-  j->bufs[2] = (npu_sim_buffer){"bias", 0x200000, j->p.bias_bytes, j->bs, false};
+  j->bufs[2] =
+      (npu_sim_buffer){"bias", 0x200000, j->p.bias_bytes, j->bs, false};
   j->bufs[3] =
       (npu_sim_buffer){"output", 0x300000, j->p.output_bytes, j->out, true};
-  j->job = (npu_sim_job){j->s.words, j->s.count, j->bufs, 4,
-                         NPU_ROUND_HALF_EVEN, NPU_POOL_AVG_RECIP};
+  j->job = (npu_sim_job){j->s.words, j->s.count,          j->bufs,
+                         4,          NPU_ROUND_HALF_EVEN, NPU_POOL_AVG_RECIP};
   return true;
 }
 

@@ -38,21 +38,33 @@ static const chain chains[] = {
      * that straddle two of the producer's tasks, copied channel by
      * channel; relu clamped on the way; u8 -> i8 -> i8. */
     {"3x3 16->40 relu u8 | dw 3x3 | 1x1 40->24",
-     1, 16, 20, 1,
+     1,
+     16,
+     20,
+     1,
      {{40, 3, 0, 1, 1, 2}, {40, 3, 1, 0, 0, 1}, {24, 1, 0, 0, 0, 1}},
-     3, 1},
+     3,
+     1},
     /* Row slices on both sides (MobileNetV2's 112x112 32-channel pair):
      * the consumer's slices read rows of two producer slices. */
     {"dw 3x3 32@112 relu6-ish | 1x1 32->16",
-     1, 32, 112, 0,
+     1,
+     32,
+     112,
+     0,
      {{32, 3, 1, 1, 0, 0}, {16, 1, 0, 0, 1, 0}},
-     2, 0},
+     2,
+     0},
     /* Batch 3: the segment runs image by image, so the producer's cubes
      * hold the image its reader is at. */
     {"batch 3: 3x3 8->24 | dw 3x3 | 1x1 24->8",
-     3, 8, 12, 0,
+     3,
+     8,
+     12,
+     0,
      {{24, 3, 0, 1, 0, 1}, {24, 3, 1, 0, 1, 0}, {8, 1, 0, 0, 0, 1}},
-     3, 1},
+     3,
+     1},
 };
 
 /* Builds the chain, pinned to device when device >= 0. */
@@ -60,10 +72,11 @@ static dg_graph *build(dg_context *ctx, const chain *c, int device,
                        int8_t *w[3], int32_t *b[3], float *ws[3]) {
   dg_graph *g = dg_graph_create(ctx, "npu-chain");
   dg_dtype xt = c->x_u8 ? DG_DTYPE_U8 : DG_DTYPE_I8;
-  dg_tensor_desc xd = {.dtype = xt,
-                       .rank = 4,
-                       .dims = {c->N, c->C, c->H, c->H},
-                       .quant = {.scale = 0.05f, .zero_point = c->x_u8 ? 128 : 0}};
+  dg_tensor_desc xd = {
+      .dtype = xt,
+      .rank = 4,
+      .dims = {c->N, c->C, c->H, c->H},
+      .quant = {.scale = 0.05f, .zero_point = c->x_u8 ? 128 : 0}};
   dg_tensor x = dg_graph_input(g, "x", &xd);
   if (device >= 0)
     dg_graph_set_device(g, device);
@@ -72,12 +85,11 @@ static dg_graph *build(dg_context *ctx, const chain *c, int device,
   for (int i = 0; i < c->count; i++) {
     const link *l = &c->links[i];
     int per = l->dw ? 1 : C;
-    dg_tensor_desc wd = {.dtype = DG_DTYPE_I8,
-                         .rank = 4,
-                         .dims = {l->O, per, l->K, l->K},
-                         .quant = {.axis = 0,
-                                   .channel_count = l->O,
-                                   .channel_scales = ws[i]}};
+    dg_tensor_desc wd = {
+        .dtype = DG_DTYPE_I8,
+        .rank = 4,
+        .dims = {l->O, per, l->K, l->K},
+        .quant = {.axis = 0, .channel_count = l->O, .channel_scales = ws[i]}};
     dg_tensor_desc bd = {.dtype = DG_DTYPE_I32, .rank = 1, .dims = {l->O}};
     float sy = sx * 0.01f * (float)(per * l->K * l->K) * 1.5f;
     dg_quant_params yq = {.scale = sy, .zero_point = l->y_u8 ? 100 : -3};
@@ -145,8 +157,7 @@ static int one_chain(dg_context *ctx, int npu, const chain *c, char *msg,
     for (int k = 0; k < l->O; k++) {
       b[i][k] = rnd(-3000, 3000);
       ws[i][k] = 0.01f * (float)rnd(50, 150) / 100.0f;
-      if ((l->per_channel == 2 && k >= l->O / 2) ||
-          (l->per_channel == 0 && k))
+      if ((l->per_channel == 2 && k >= l->O / 2) || (l->per_channel == 0 && k))
         ws[i][k] = l->per_channel == 2 ? ws[i][k] * 64.0f : ws[i][0];
     }
     C = l->O;
@@ -165,11 +176,11 @@ static int one_chain(dg_context *ctx, int npu, const chain *c, char *msg,
   int ok_edges = eligible(ctx, c, w, b, ws);
   int r1 = run(ctx, c, npu, w, b, ws, x, xn, y_cube, yn, err, sizeof err);
   setenv("DG_NPU_CUBES", "off", 1);
-  int r2 = r1 ? r1 : run(ctx, c, npu, w, b, ws, x, xn, y_host, yn, err,
-                         sizeof err);
+  int r2 =
+      r1 ? r1 : run(ctx, c, npu, w, b, ws, x, xn, y_host, yn, err, sizeof err);
   unsetenv("DG_NPU_CUBES");
-  int r3 = r2 ? r2 : run(ctx, c, -1, w, b, ws, x, xn, y_cpu, yn, err,
-                         sizeof err);
+  int r3 =
+      r2 ? r2 : run(ctx, c, -1, w, b, ws, x, xn, y_cpu, yn, err, sizeof err);
   if (!r3) {
     int u8 = c->links[c->count - 1].y_u8, worst = 0;
     long near = 0;

@@ -260,8 +260,8 @@ static void recovers(const char *spec, const char *driver) {
     for (int i = 0; i < 8 * 36; i++)
       x[i] = (int8_t)(i * 53 % 255 - 127);
     dg_quant_params yq = {.scale = 0.05f * 0.01f * 72};
-    dg_conv2d_params p = {.stride = {1, 1}, .padding = DG_PADDING_SAME_UPPER,
-                          .groups = 1};
+    dg_conv2d_params p = {
+        .stride = {1, 1}, .padding = DG_PADDING_SAME_UPPER, .groups = 1};
     dg_tensor xt = dg_graph_input(g, "x", &xd);
     dg_tensor wt = dg_graph_constant(g, "w", &wd, w, 0);
     dg_graph_set_device(g, npu);
@@ -326,8 +326,16 @@ static void cores(void) {
   } modes[] = {{"3", 3, "a job split over 3 cores"},
                {"2", 2, "a job split over 2 cores"},
                {"auto", 1, "a free core per job"}};
-  npu_case pc = {.N = 1, .C = 8, .O = 70, .H = 6, .W = 6, .K = 3, .S = 1,
-                 .same = 1, .per_channel = 3, .seed = 13};
+  npu_case pc = {.N = 1,
+                 .C = 8,
+                 .O = 70,
+                 .H = 6,
+                 .W = 6,
+                 .K = 3,
+                 .S = 1,
+                 .same = 1,
+                 .per_channel = 3,
+                 .seed = 13};
   for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
     setenv("DG_NPU_CORES", modes[m].v, 1);
     int npu, s0[12], s1[12];
@@ -338,8 +346,16 @@ static void cores(void) {
     /* One block in three row slices: a job on one core keeps the weights
      * for the second and third slice; split over cores, no slice may (the
      * fake faults a WEIGHT_REUSE whose weights its core does not hold). */
-    npu_case dw = {.N = 1, .C = 32, .O = 32, .H = 112, .W = 112, .K = 3,
-                   .S = 1, .same = 1, .dw = 1, .seed = 5};
+    npu_case dw = {.N = 1,
+                   .C = 32,
+                   .O = 32,
+                   .H = 112,
+                   .W = 112,
+                   .K = 3,
+                   .S = 1,
+                   .same = 1,
+                   .dw = 1,
+                   .seed = 5};
     int sa[12], sb[12];
     int lsb2 = stats_run(ctx, npu, &dw, sa, sb, err, sizeof err);
     int reused = sb[11] - sa[11], want = 3 - modes[m].used; /* 3 slices */
@@ -357,12 +373,11 @@ static void cores(void) {
              "rknpu, DG_NPU_CORES=%s ('%s'): 70 tasks in %d jobs, cores given "
              "%d/%d/%d tasks; a 3-slice conv keeps its weights for %d "
              "slices; within 1 LSB of the CPU %s",
-             modes[m].v, info.name, s1[5] - s0[5], given[0], given[1],
-             given[2], reused, err);
+             modes[m].v, info.name, s1[5] - s0[5], given[0], given[1], given[2],
+             reused, err);
     check(lsb >= 0 && lsb <= 1 && lsb2 >= 0 && lsb2 <= 1 && reused == want &&
-              strstr(info.name, modes[m].name) &&
-              s1[5] - s0[5] == 2 && used == modes[m].used &&
-              given[0] + given[1] + given[2] == 70 &&
+              strstr(info.name, modes[m].name) && s1[5] - s0[5] == 2 &&
+              used == modes[m].used && given[0] + given[1] + given[2] == 70 &&
               (used == 1 || hi - lo <= 2) && clean("cores"),
           what);
   }
@@ -403,8 +418,16 @@ typedef struct flight {
 } flight;
 static void *fly(void *arg) {
   flight *f = arg;
-  npu_case pc = {.N = 1, .C = 8, .O = 70, .H = 6, .W = 6, .K = 3, .S = 1,
-                 .same = 1, .per_channel = 3, .seed = 17};
+  npu_case pc = {.N = 1,
+                 .C = 8,
+                 .O = 70,
+                 .H = 6,
+                 .W = 6,
+                 .K = 3,
+                 .S = 1,
+                 .same = 1,
+                 .per_channel = 3,
+                 .seed = 17};
   f->worst = 0;
   for (int r = 0; r < 2 && f->worst >= 0; r++) {
     long exact = 0, total = 0;
@@ -431,8 +454,8 @@ static void in_flight(void) {
   for (int i = 0; i < started; i++) {
     pthread_join(th[i], NULL);
     worst = f[i].worst < 0 || worst < 0 ? -1
-            : f[i].worst > worst       ? f[i].worst
-                                       : worst;
+            : f[i].worst > worst        ? f[i].worst
+                                        : worst;
   }
   stats_fn(s1, NULL, 0);
   dg_context_destroy(ctx);
@@ -458,9 +481,27 @@ static void outside(const char *spec) {
     return;
   }
   b->timeout_ms = 100;
-  npu_conv_desc d = {
-      16, 6,     6, 16,           6, 6, 3, 3, 1, 1, 1, 1, false, 0, 0,
-      0,  0.01f, 0, NPU_PREC_INT8, false, 0};
+  npu_conv_desc d = {16,
+                     6,
+                     6,
+                     16,
+                     6,
+                     6,
+                     3,
+                     3,
+                     1,
+                     1,
+                     1,
+                     1,
+                     false,
+                     0,
+                     0,
+                     0,
+                     0.01f,
+                     0,
+                     NPU_PREC_INT8,
+                     false,
+                     0};
   npu_stream s;
   npu_conv_plan p;
   npu_bo bo[5];

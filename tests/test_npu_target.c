@@ -365,10 +365,10 @@ void npu_target_tests(npu_check_fn check) {
     dg_tensor a = dg_graph_input(g, "a", &xd), b = dg_graph_input(g, "b", &xd);
     dg_graph_set_device(g, npu);
     dg_quant_params yq = {.scale = 0.2f};
-    dg_graph_output(g, "y",
-                    dg_graph_qbinary(g, "add", DG_BINARY_ADD, a, b,
-                                     DG_DTYPE_I8, &yq),
-                    DG_LAYOUT_NCHW);
+    dg_graph_output(
+        g, "y",
+        dg_graph_qbinary(g, "add", DG_BINARY_ADD, a, b, DG_DTYPE_I8, &yq),
+        DG_LAYOUT_NCHW);
     first_reason(g, why, sizeof why);
     printf("# int8 add: %s\n", why);
     check(strstr(why, "qbinary: EW requant unknown (Mesa: per-scale table)") !=

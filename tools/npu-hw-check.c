@@ -86,9 +86,9 @@ typedef struct job_run {
 } job_run;
 
 static int run_job_as(npu_backend *b, npu_stream *s, const npu_conv_plan *p,
-                      const uint8_t *in, const uint8_t *wt,
-                      const int32_t *bias, uint8_t *out, job_run *r,
-                      bool checked, char *err, size_t n);
+                      const uint8_t *in, const uint8_t *wt, const int32_t *bias,
+                      uint8_t *out, job_run *r, bool checked, char *err,
+                      size_t n);
 static int run_job(npu_backend *b, npu_stream *s, const npu_conv_plan *p,
                    const uint8_t *in, const uint8_t *wt, const int32_t *bias,
                    uint8_t *out, job_run *r, char *err, size_t n) {
@@ -98,9 +98,9 @@ static int run_job(npu_backend *b, npu_stream *s, const npu_conv_plan *p,
 /* checked: the static validation first (a probe's list outside our own
  * rules goes unchecked: the board is the judge). */
 static int run_job_as(npu_backend *b, npu_stream *s, const npu_conv_plan *p,
-                      const uint8_t *in, const uint8_t *wt,
-                      const int32_t *bias, uint8_t *out, job_run *r,
-                      bool checked, char *err, size_t n) {
+                      const uint8_t *in, const uint8_t *wt, const int32_t *bias,
+                      uint8_t *out, job_run *r, bool checked, char *err,
+                      size_t n) {
   const npu_backend_ops *o = b->ops;
   size_t sizes[5] = {p->input_bytes, p->weight_bytes, p->bias_bytes,
                      p->output_bytes, (size_t)s->count * 8};
@@ -126,8 +126,7 @@ static int run_job_as(npu_backend *b, npu_stream *s, const npu_conv_plan *p,
   npu_bo *ins[3] = {&r->bo[0], &r->bo[1], &r->bo[2]}, *outs[1] = {&r->bo[3]};
   npu_job job = {&r->bo[4], s->count, ins, 3, outs, 1, NULL, 0, 0};
   if ((checked && dg_npu_job_check(&job, err, n)) ||
-      o->submit(b, &job, err, n) ||
-      o->wait(b, &job, b->timeout_ms, err, n) ||
+      o->submit(b, &job, err, n) || o->wait(b, &job, b->timeout_ms, err, n) ||
       o->cpu_begin(b, &r->bo[3], err, n))
     return -1;
   memcpy(out, r->bo[3].map, p->output_bytes);
@@ -180,12 +179,21 @@ static int save(const char *dir, const char *name, const npu_stream *s,
 
 /* A direct int8 conv of C -> O channels, k x k, stride 1, padding pad
  * (top and left), in the generator's terms. */
-static npu_conv_desc npu_desc(int C, int H, int W, int O, int OH, int OW,
-                              int k, int S, int pad) {
-  return (npu_conv_desc){.in_c = C, .in_h = H, .in_w = W, .out_c = O,
-                         .out_h = OH, .out_w = OW, .k_h = k, .k_w = k,
-                         .stride_y = S, .stride_x = S, .pad_top = pad,
-                         .pad_left = pad, .multiplier = 0.01f};
+static npu_conv_desc npu_desc(int C, int H, int W, int O, int OH, int OW, int k,
+                              int S, int pad) {
+  return (npu_conv_desc){.in_c = C,
+                         .in_h = H,
+                         .in_w = W,
+                         .out_c = O,
+                         .out_h = OH,
+                         .out_w = OW,
+                         .k_h = k,
+                         .k_w = k,
+                         .stride_y = S,
+                         .stride_x = S,
+                         .pad_top = pad,
+                         .pad_left = pad,
+                         .multiplier = 0.01f};
 }
 
 /* Runs one matrix case on the NPU and against the contract. */
@@ -198,13 +206,14 @@ static int matrix_case(npu_backend *b, const conv_case *c, const char *out_dir,
   float sx = 0.05f, sw = 0.01f, sy = sx * sw * (float)(per * c->K * c->K) * 2;
   float m = dg_requant_multiplier(sx, sw, sy), ms[64];
   for (int o = 0; o < c->O && o < 64; o++) /* perc: sw x 1 .. x 11 */
-    ms[o] = c->perc ? dg_requant_multiplier(
-                          sx, sw * (1.0f + 10.0f * (float)o / (float)(c->O - 1)),
-                          sy)
-                    : m;
-  npu_conv_desc d = {c->C, c->H, c->W, c->O,   OH,           OW,    c->K,
-                     c->K, c->S, c->S, c->pad, c->pad,       c->dw, zx,
-                     0,    zy,   m,    0,      NPU_PREC_INT8, false, 0};
+    ms[o] =
+        c->perc
+            ? dg_requant_multiplier(
+                  sx, sw * (1.0f + 10.0f * (float)o / (float)(c->O - 1)), sy)
+            : m;
+  npu_conv_desc d = {c->C, c->H, c->W,          c->O,   OH,    OW, c->K, c->K,
+                     c->S, c->S, c->pad,        c->pad, c->dw, zx, 0,    zy,
+                     m,    0,    NPU_PREC_INT8, false,  0};
   npu_stream s;
   npu_conv_plan p;
   char err[256] = "";
@@ -243,8 +252,8 @@ static int matrix_case(npu_backend *b, const conv_case *c, const char *out_dir,
     memcpy(bs, pb, p.bias_bytes);
   }
   job_run r;
-  int rc = run_job(b, &s, &p, in, wt, (const int32_t *)(void *)bs, out, &r,
-                   err, sizeof err);
+  int rc = run_job(b, &s, &p, in, wt, (const int32_t *)(void *)bs, out, &r, err,
+                   sizeof err);
   int diff = -1;
   long exact = 0, total = 0;
   if (!rc) {
@@ -330,8 +339,27 @@ static void probe(npu_backend *b, const char *name, const char *what,
                   int pad_lanes, bool dw, uint32_t pad_value, uint32_t scale,
                   uint32_t shift, uint32_t trunc, const char *out_dir) {
   int C = pad_lanes ? 64 : 32;
-  npu_conv_desc d = {
-      C, 6, 6, C, 6, 6, 3, 3, 1, 1, 1, 1, dw, 0, 0, 0, 0.01f, 0, NPU_PREC_INT8, false, 0};
+  npu_conv_desc d = {C,
+                     6,
+                     6,
+                     C,
+                     6,
+                     6,
+                     3,
+                     3,
+                     1,
+                     1,
+                     1,
+                     1,
+                     dw,
+                     0,
+                     0,
+                     0,
+                     0.01f,
+                     0,
+                     NPU_PREC_INT8,
+                     false,
+                     0};
   npu_stream s;
   npu_conv_plan p;
   char err[256];

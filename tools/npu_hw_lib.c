@@ -33,18 +33,16 @@ static dg_graph *build(dg_context *ctx, const lib_case *c, int device,
                        .rank = 4,
                        .dims = {1, c->C, c->H, c->H},
                        .quant = {.scale = 0.05f, .zero_point = 2}};
-  dg_tensor_desc wdd = {.dtype = DG_DTYPE_I8,
-                        .rank = 4,
-                        .dims = {c->C, 1, 3, 3},
-                        .quant = {.axis = 0,
-                                  .channel_count = c->C,
-                                  .channel_scales = c->sd}};
-  dg_tensor_desc wpd = {.dtype = DG_DTYPE_I8,
-                        .rank = 4,
-                        .dims = {c->O, c->C, 1, 1},
-                        .quant = {.axis = 0,
-                                  .channel_count = c->O,
-                                  .channel_scales = c->sp}};
+  dg_tensor_desc wdd = {
+      .dtype = DG_DTYPE_I8,
+      .rank = 4,
+      .dims = {c->C, 1, 3, 3},
+      .quant = {.axis = 0, .channel_count = c->C, .channel_scales = c->sd}};
+  dg_tensor_desc wpd = {
+      .dtype = DG_DTYPE_I8,
+      .rank = 4,
+      .dims = {c->O, c->C, 1, 1},
+      .quant = {.axis = 0, .channel_count = c->O, .channel_scales = c->sp}};
   dg_tensor_desc bdd = {.dtype = DG_DTYPE_I32, .rank = 1, .dims = {c->C}};
   dg_tensor_desc bpd = {.dtype = DG_DTYPE_I32, .rank = 1, .dims = {c->O}};
   dg_quant_params q1 = {.scale = 0.05f * 0.01f * 9 * 1.5f, .zero_point = -5};
@@ -58,14 +56,12 @@ static dg_graph *build(dg_context *ctx, const lib_case *c, int device,
   dg_tensor x = dg_graph_input(g, "x", &xd);
   if (device >= 0)
     dg_graph_set_device(g, device);
-  dg_tensor t = dg_graph_qconv2d(g, "dw", x,
-                                 dg_graph_constant(g, "wd", &wdd, c->wd, 0),
-                                 dg_graph_constant(g, "bd", &bdd, c->bd, 0),
-                                 &dw, DG_DTYPE_I8, &q1);
-  dg_tensor y = dg_graph_qconv2d(g, "pw", t,
-                                 dg_graph_constant(g, "wp", &wpd, c->wp, 0),
-                                 dg_graph_constant(g, "bp", &bpd, c->bp, 0),
-                                 &pw, DG_DTYPE_I8, &q2);
+  dg_tensor t = dg_graph_qconv2d(
+      g, "dw", x, dg_graph_constant(g, "wd", &wdd, c->wd, 0),
+      dg_graph_constant(g, "bd", &bdd, c->bd, 0), &dw, DG_DTYPE_I8, &q1);
+  dg_tensor y = dg_graph_qconv2d(
+      g, "pw", t, dg_graph_constant(g, "wp", &wpd, c->wp, 0),
+      dg_graph_constant(g, "bp", &bpd, c->bp, 0), &pw, DG_DTYPE_I8, &q2);
   if (with_t)
     dg_graph_output(g, "t", t, DG_LAYOUT_NCHW);
   dg_graph_output(g, "y", y, DG_LAYOUT_NCHW);
@@ -120,8 +116,8 @@ int npu_hw_lib_cases(const char *spec) {
   c.bp = malloc(sizeof(int32_t) * (size_t)c.O);
   c.sd = malloc(sizeof(float) * (size_t)c.C);
   c.sp = malloc(sizeof(float) * (size_t)c.O);
-  int8_t *t0 = malloc(tn), *y0 = malloc(yn), *t1 = malloc(tn),
-         *y1 = malloc(yn), *y2 = malloc(yn);
+  int8_t *t0 = malloc(tn), *y0 = malloc(yn), *t1 = malloc(tn), *y1 = malloc(yn),
+         *y2 = malloc(yn);
   int bad = 0;
   if (!c.x || !c.wd || !c.wp || !c.bd || !c.bp || !c.sd || !c.sp || !t0 ||
       !y0 || !t1 || !y1 || !y2) {

@@ -74,7 +74,7 @@ static struct {
   size_t len;
 } maps[MAX_MAPS];
 static int violations, submits, tasks_run, leaked_at_close;
-static int core_tasks[3]; /* rknpu: tasks given to each core */
+static int core_tasks[3];     /* rknpu: tasks given to each core */
 static uint64_t task_objs[8]; /* rknpu: the task arrays submits named */
 static int task_obj_count;
 static char last_fault[256];
@@ -308,7 +308,7 @@ static bool cbuf_step(ffile *f, uint64_t cmd, uint32_t count, cbuf_state *st) {
       bytes = npu_word_value(w);
   }
   uint32_t banks = con0 & 0xff; /* DATA_BANK, WEIGHT_BANK */
-  if (con0 & (1u << 13)) { /* WEIGHT_REUSE */
+  if (con0 & (1u << 13)) {      /* WEIGHT_REUSE */
     if (!st->valid || st->addr != addr || st->bytes != bytes ||
         st->banks != banks) {
       snprintf(last_fault, sizeof last_fault,
@@ -475,9 +475,8 @@ static int cpu_owned_named(ffile *f, const fbo *tb, uint32_t k) {
     memcpy(&w, list + (size_t)i * 8, sizeof w);
     int r = dg_npu_reg_find(npu_word_offset(w));
     uint32_t v = npu_word_value(w);
-    fbo *b = r >= 0 && v && strstr(dg_npu_regs[r].name, "ADDR")
-                 ? bo_at(f, v, 1)
-                 : NULL;
+    fbo *b = r >= 0 && v && strstr(dg_npu_regs[r].name, "ADDR") ? bo_at(f, v, 1)
+                                                                : NULL;
     bad += b && b->cpu_owned;
   }
   return bad;

@@ -142,8 +142,8 @@ static void split_cores(struct npu_rknpu_submit *s, int cores, int tasks) {
   s->core_mask = (1u << k) - 1;
   int base = k == 3 ? 2 : 0;
   for (int c = 0; c < k; c++)
-    s->subcore_task[base + c] = (struct npu_rknpu_subcore_task){
-        (uint32_t)start[c], (uint32_t)count[c]};
+    s->subcore_task[base + c] =
+        (struct npu_rknpu_subcore_task){(uint32_t)start[c], (uint32_t)count[c]};
 }
 
 static int rn_submit(npu_backend *b, const npu_job *job, char *err, size_t n) {
@@ -157,8 +157,7 @@ static int rn_submit(npu_backend *b, const npu_job *job, char *err, size_t n) {
    * docs/npu.md "rknpu"), every status bit cleared first. The kernel runs
    * the task array in order. */
   int tasks = dg_npu_job_tasks(job);
-  if (tasks < 1 ||
-      (size_t)tasks * sizeof(struct npu_rknpu_task) > tb->size ||
+  if (tasks < 1 || (size_t)tasks * sizeof(struct npu_rknpu_task) > tb->size ||
       tasks > NPU_JOB_MAX_TASKS) {
     rn_end(b, tb, err, n);
     return dg_npu_errf(err, n, "rknpu %s: a job of %d tasks", b->node, tasks);

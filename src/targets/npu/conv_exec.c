@@ -259,10 +259,10 @@ static void pack_slice_from(const npu_conv *c, const npu_task *t,
       int iy = t->ih0 + y;
       const npu_task *u = task_at(p, ch0, iy);
       if (u && (ch0 - u->o0) % 16 == 0 && ch0 + n <= u->o1) {
-        const uint8_t *src =
-            p->out.map + u->out_off +
-            ((size_t)((ch0 - u->o0) / 16) * u->d.out_h + (size_t)(iy - u->oh0)) *
-                row;
+        const uint8_t *src = p->out.map + u->out_off +
+                             ((size_t)((ch0 - u->o0) / 16) * u->d.out_h +
+                              (size_t)(iy - u->oh0)) *
+                                 row;
         memcpy(out, src, row);
       } else {
         for (int l = 0; l < n; l++) {

@@ -26,7 +26,8 @@ bool dg_npu_requant_regs(float m, int truncate_bits, uint32_t *scale,
 }
 
 bool dg_npu_bs_spread_ok(float lo, float hi) {
-  return lo > 0.0f && (double)lo * NPU_BS_MUL_MAX >= (double)hi * NPU_BS_MUL_MIN;
+  return lo > 0.0f &&
+         (double)lo * NPU_BS_MUL_MAX >= (double)hi * NPU_BS_MUL_MIN;
 }
 
 /* The gain the hardware applies for a multiplier: SCALE x 2^-SHIFT. */

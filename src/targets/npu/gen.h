@@ -11,8 +11,8 @@
 #ifndef DG_NPU_GEN_H
 #define DG_NPU_GEN_H
 
-#include "regs.h"
 #include "dpu_requant.h"
+#include "regs.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -426,8 +426,8 @@ static bool joins_run(const npu_conv *c, const dg_ir *ir, int o0, int end,
   float nlo = m < *lo ? m : *lo, nhi = m > *hi ? m : *hi;
   float gain;
   int shift;
-  if (nlo != nhi && (!dg_npu_bs_spread_ok(nlo, nhi) ||
-                     !dg_npu_bs_plan(nhi, &gain, &shift)))
+  if (nlo != nhi &&
+      (!dg_npu_bs_spread_ok(nlo, nhi) || !dg_npu_bs_plan(nhi, &gain, &shift)))
     return false;
   *lo = nlo, *hi = nhi;
   return true;

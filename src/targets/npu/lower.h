@@ -45,10 +45,10 @@ typedef struct npu_task {
   npu_conv_plan plan;
   npu_stream stream; /* relocated at the offsets below; patched at prepare */
   uint32_t in_off, wt_off, bias_off, out_off; /* into the node's buffers */
-  bool packs_input;   /* the first task reading this input slice */
-  bool packs_weights; /* the first task of this channel block */
+  bool packs_input;    /* the first task reading this input slice */
+  bool packs_weights;  /* the first task of this channel block */
   bool reuses_weights; /* WEIGHT_REUSE: the CNA keeps the previous task's */
-  npu_task_ref list;  /* its command list in the node's cmd buffer */
+  npu_task_ref list;   /* its command list in the node's cmd buffer */
 } npu_task;
 
 typedef enum npu_layout {

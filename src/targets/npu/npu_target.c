@@ -345,8 +345,9 @@ static dg_status npu_enumerate(const dg_context_options *opts,
    * DG_NPU_CORES asks for more than core 0. */
   char cores[40] = "";
   if (be->cores != 1)
-    snprintf(cores, sizeof cores, be->cores ? ", a job split over %d cores"
-                                            : ", a free core per job",
+    snprintf(cores, sizeof cores,
+             be->cores ? ", a job split over %d cores"
+                       : ", a free core per job",
              be->cores);
   snprintf(d->info.name, sizeof d->info.name, "RK3588 NPU%s (%s%s)",
            be->is_simulator ? " simulator" : "", be->ops->name, cores);

@@ -162,9 +162,9 @@ static int validate(const npu_sim_job *job, const npu_regfile *rf, conv_cfg *k,
   k->bs_mul = !R(DPU_BS_CFG, BS_MUL_BYPASS);
   uint32_t fmt_other = rf->value[NPU_DPU_DATA_FORMAT];
   if (k->bs_mul)
-    fmt_other &= ~(npu_field_max(NPU_DPU_DATA_FORMAT__BS_MUL_SHIFT_VALUE_NEG)
-                   << dg_npu_fields[NPU_DPU_DATA_FORMAT__BS_MUL_SHIFT_VALUE_NEG]
-                          .lo);
+    fmt_other &=
+        ~(npu_field_max(NPU_DPU_DATA_FORMAT__BS_MUL_SHIFT_VALUE_NEG)
+          << dg_npu_fields[NPU_DPU_DATA_FORMAT__BS_MUL_SHIFT_VALUE_NEG].lo);
   if (R(CNA_CONV_CON1, IN_PRECISION) || R(CNA_CONV_CON1, PROC_PRECISION) ||
       R(CORE_MISC_CFG, PROC_PRECISION) || fmt_other)
     return dg_npu_sim_fail(err, n, "only int8 in and out is modelled");
@@ -248,8 +248,8 @@ static int validate(const npu_sim_job *job, const npu_regfile *rf, conv_cfg *k,
    * use 7 a 64-byte group per 8 channels, asked of every channel the DPU
    * produces (our buffers hold them; how far the hardware reads is not
    * known). */
-  size_t bias_len = k->bs_mul ? (size_t)(k->g.oc + 7) / 8 * 64
-                              : (size_t)k->g.oc_real * 4;
+  size_t bias_len =
+      k->bs_mul ? (size_t)(k->g.oc + 7) / 8 * 64 : (size_t)k->g.oc_real * 4;
   if (!(k->in = dg_npu_sim_map(job, a_in, in_len, false, "input", err, n)) ||
       !(k->wt = dg_npu_sim_map(job, a_wt, wbytes, false, "weights", err, n)) ||
       !(k->bias = dg_npu_sim_map(job, a_bs, bias_len, false, "bias", err, n)) ||
@@ -367,8 +367,8 @@ static void execute(const conv_cfg *k, npu_round mode, int8_t *wk) {
            * by the field of its sign, rounded as OUT_CVT (the switch),
            * saturated to int32. */
           int64_t p = acc * mul;
-          acc = round_shift(p, p >= 0 ? k->bs_shift_pos : k->bs_shift_neg,
-                            mode);
+          acc =
+              round_shift(p, p >= 0 ? k->bs_shift_pos : k->bs_shift_neg, mode);
           acc = acc > INT32_MAX ? INT32_MAX : acc < INT32_MIN ? INT32_MIN : acc;
         }
         int64_t y =

@@ -35,10 +35,10 @@ void dg_npu_timing_conv(const npu_conv *c, npu_timing *t) {
      * them (on one core; split over three, a core's first slice does). */
     double io = (double)k->plan.input_bytes + k->plan.output_bytes;
     double w = k->plan.weight_bytes;
-    double ddr_us =
-        (io + (dg_npu_task_reuses_weights(c, i, 1) ? 0 : w)) / (M.ddr_gbps * 1e3);
-    double ddr3_us =
-        (io + (dg_npu_task_reuses_weights(c, i, 3) ? 0 : w)) / (M.ddr_gbps * 1e3);
+    double ddr_us = (io + (dg_npu_task_reuses_weights(c, i, 1) ? 0 : w)) /
+                    (M.ddr_gbps * 1e3);
+    double ddr3_us = (io + (dg_npu_task_reuses_weights(c, i, 3) ? 0 : w)) /
+                     (M.ddr_gbps * 1e3);
     t->compute_us += mac_us;
     t->ddr_us += ddr_us;
     ddr_all += ddr3_us;
