@@ -385,9 +385,12 @@ static void cores(void) {
   static const struct {
     const char *spec, *v, *expect;
   } bad[] = {{"rknpu", "5", "expected 1, 2, 3 or auto"},
-             {"rocket", "3", "rocket runs each job on one core"}};
+             {"rocket", "3", "rocket runs each job on one core"},
+             {"rocket", "1", "DG_NPU_CUBES=maybe: expected on or off"}};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     setenv("DG_NPU_CORES", bad[i].v, 1);
+    if (i == 2)
+      setenv("DG_NPU_CUBES", "maybe", 1);
     setenv("DG_NPU_DEVICE", bad[i].spec, 1);
     dg_context *ctx = NULL;
     dg_context_options o = {.disable_cache = 1, .cpu_threads = 1};
@@ -399,9 +402,10 @@ static void cores(void) {
       snprintf(why, sizeof why, "%s", a ? a : "");
     }
     dg_context_destroy(ctx);
+    unsetenv("DG_NPU_CUBES");
     snprintf(what, sizeof what,
-             "%s, DG_NPU_CORES=%s: no NPU, the reason given ('%s')",
-             bad[i].spec, bad[i].v, why);
+             "%s, DG_NPU_CORES=%s%s: no NPU, the reason given ('%s')",
+             bad[i].spec, bad[i].v, i == 2 ? ", DG_NPU_CUBES=maybe" : "", why);
     check(npu < 0 && strstr(why, bad[i].expect), what);
   }
   unsetenv("DG_NPU_CORES");

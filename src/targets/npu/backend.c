@@ -109,6 +109,12 @@ npu_backend *dg_npu_backend_open(const char *spec, char *err, size_t n) {
     b->ops->close(b);
     return NULL;
   }
+  const char *cubes = dg_env(DG_ENV_NPU_CUBES);
+  if (b && cubes && cubes[0] && strcmp(cubes, "on") && strcmp(cubes, "off")) {
+    dg_npu_errf(err, n, "DG_NPU_CUBES=%s: expected on or off", cubes);
+    b->ops->close(b);
+    return NULL;
+  }
   /* rocket's uAPI names no core: its scheduler puts each job on a free
    * one (auto); a job split over cores needs a buffer per core there
    * (implicit fences serialise jobs writing one BO), not done. */
