@@ -132,7 +132,7 @@ extern "C" {
 #endif
 
 #define DG_VERSION_MAJOR 0
-#define DG_VERSION_MINOR 2
+#define DG_VERSION_MINOR 3
 #define DG_VERSION_PATCH 0
 DG_API const char *dg_version_string(void);
 
@@ -1060,7 +1060,8 @@ DG_API dg_status dg_session_output_info(const dg_session *session, int index,
 
 /* A host buffer bound to a named input or output. The data is read (inputs)
  * or written (outputs) during dg_session_run only. size is in bytes and
- * must equal the tensor's size. */
+ * must equal the tensor's size. (A device buffer is bound to the session
+ * instead: dg_session_bind_buffer.) */
 typedef struct dg_binding {
   const char *name;
   void *data;
@@ -1095,6 +1096,87 @@ typedef struct dg_verify_report {
 DG_API dg_status dg_session_verify(dg_session *session,
                                    const dg_binding *inputs, int input_count,
                                    dg_verify_report *report);
+
+/* ---- device buffers --------------------------------------------------------
+ *
+ * A dg_buffer holds one tensor (dtype and dims, no quantisation) in one
+ * device's memory: a GPU's own memory on a discrete Vulkan or OpenCL
+ * device, memory the host maps on a unified one (lavapipe, an integrated
+ * GPU), plain aligned host memory on the CPU. Bound to a session's input
+ * or output (dg_session_bind_buffer), every run of the session reads or
+ * writes it on the device without a copy through the host, so one
+ * session's output buffer can be the next session's input:
+ *
+ *   dg_buffer *mid;   // on device 1 (say, Vulkan), the shape of y
+ *   dg_buffer_create(ctx, 1, &y_desc, &mid, &diag);
+ *   dg_session_bind_buffer(a, "y", mid, &diag);   // a's output y
+ *   dg_session_bind_buffer(b, "x", mid, &diag);   // b's input x
+ *   dg_binding in = {"x", x, sizeof x}, out = {"z", z, sizeof z};
+ *   dg_session_run(a, &in, 1, NULL, 0, &diag);    // y stays on the GPU
+ *   dg_session_run(b, NULL, 0, &out, 1, &diag);
+ *   ...
+ *   dg_session_destroy(a), dg_session_destroy(b), dg_buffer_destroy(mid);
+ *
+ * dg_session_bind_buffer checks the rules (DG_ERROR_INVALID_ARGUMENT,
+ * the diagnostic saying which): the buffer's dtype and dims equal the
+ * tensor's; it belongs to the session's context; the session binds it to
+ * no other name; the tensor is bound NCHW and is not an f32 input or
+ * output that DG_PRECISION_FAST_F16 holds in f16. A buffer on a GPU must
+ * be used only on that device: every node of the session that reads the
+ * input, or makes and reads the output, runs there (the plan says where
+ * each runs) - a binding never costs a hidden host copy; bind host memory
+ * where the graph needs the tensor elsewhere. A CPU buffer is host
+ * memory, bindable anywhere. Vulkan runs bind the buffer itself (the
+ * segment's commands are recorded again when its bound buffers change,
+ * not at every run); OpenCL runs copy it on the device into the
+ * segment's own buffers. The NPU has no buffers (DG_ERROR_UNSUPPORTED).
+ *
+ * Ownership and lifetime: the caller owns a buffer and destroys it after
+ * the last run that uses it has returned and after unbinding it (or
+ * destroying the sessions it is bound to), and before its context; a run
+ * finding a bound buffer destroyed fails naming it. A run that fails never
+ * leaves device work touching the caller's host memory, but after a
+ * device time-out its buffers may still be written by the device:
+ * destroying such a buffer keeps its device memory allocated (and
+ * unreachable) rather than freeing it under the device.
+ *
+ * Threads: a buffer may be read by several runs at once; a run or
+ * dg_buffer_write that writes it while another call reads or writes it
+ * gives undefined contents (as with any memory), never a crash.
+ * dg_session_bind_buffer changes its session: refused while the session
+ * runs, as a second dg_session_run is. dg_session_verify refuses a
+ * session with an input bound to a buffer (the reference reads every
+ * input on the host). */
+
+typedef struct dg_buffer dg_buffer;
+
+/* Allocates a buffer for a tensor of desc's dtype and dims (quant is
+ * ignored) on the device with this index (dg_context_device_info). Contents
+ * are undefined until written. *out is NULL on failure. */
+DG_API dg_status dg_buffer_create(dg_context *ctx, int device_index,
+                                  const dg_tensor_desc *desc, dg_buffer **out,
+                                  dg_diagnostic *diag);
+/* NULL, or a pointer that is not a live buffer: a no-op. */
+DG_API void dg_buffer_destroy(dg_buffer *buffer);
+/* Copies the whole tensor, size bytes (its size exactly), from host data
+ * into the buffer, or from the buffer into host data; returns once the
+ * copy is complete (and waits no longer than device_timeout_ms). */
+DG_API dg_status dg_buffer_write(dg_buffer *buffer, const void *data,
+                                 size_t size, dg_diagnostic *diag);
+DG_API dg_status dg_buffer_read(dg_buffer *buffer, void *data, size_t size,
+                                dg_diagnostic *diag);
+/* Binds buffer to the session's input or output of this name, for every
+ * later run until bound again; NULL unbinds. A name bound to a buffer
+ * takes no dg_binding in dg_session_run (refused: it would be ambiguous);
+ * an output bound to one is always written. DG_ERROR_NOT_FOUND for an
+ * unknown name. */
+DG_API dg_status dg_session_bind_buffer(dg_session *session, const char *name,
+                                        dg_buffer *buffer, dg_diagnostic *diag);
+/* The buffer's dtype and dims (quant zero) and its device's index; either
+ * out-pointer may be NULL. DG_ERROR_INVALID_ARGUMENT for a buffer that is
+ * not live. */
+DG_API dg_status dg_buffer_info(const dg_buffer *buffer, dg_tensor_desc *desc,
+                                int *device_index);
 
 /* ---- one-shot ops
  * ------------------------------------------------------------ */

@@ -1,4 +1,5 @@
-/* The objects the public API hands out (contexts, graphs, sessions),
+/* The objects the public API hands out (contexts, graphs, sessions,
+ * buffers),
  * recorded while they live, so that a destroyed or made-up pointer is
  * refused with DG_ERROR_INVALID_ARGUMENT at the API's door instead of
  * being dereferenced: use after destroy, in release and debug builds
@@ -19,6 +20,7 @@ typedef enum dg_live_kind {
   DG_LIVE_CONTEXT = 1,
   DG_LIVE_GRAPH,
   DG_LIVE_SESSION,
+  DG_LIVE_BUFFER,
 } dg_live_kind;
 
 /* Records p as a live object of kind k; false when out of memory. */

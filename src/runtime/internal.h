@@ -42,6 +42,20 @@ static inline dg_context *dg_context_alive(const dg_context *c) {
 static inline dg_session *dg_session_alive(const dg_session *s) {
   return dg_live_is(s, DG_LIVE_SESSION) ? (dg_session *)s : NULL;
 }
+/* A device buffer (graph.h's dg_buffer, buffer.c). */
+struct dg_buffer {
+  dg_context *ctx; /* holds a reference */
+  int device_index;
+  dg_device *dev;
+  dg_tensor_desc desc; /* dtype and dims; quant zero */
+  size_t bytes;
+  void *host; /* a host-memory device's (the CPU's) bytes */
+  void *impl; /* else the target's (buffer_create) */
+};
+static inline dg_buffer *dg_buffer_alive(const dg_buffer *b) {
+  return dg_live_is(b, DG_LIVE_BUFFER) ? (dg_buffer *)b : NULL;
+}
+
 /* Takes a reference on ctx for a graph or session; drops one, freeing the
  * context with the last (context.c). */
 void dg_context_ref(dg_context *ctx);

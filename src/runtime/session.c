@@ -198,6 +198,9 @@ void dg_session_destroy(dg_session *s) {
   free(s->io_scratch);
   free(s->io_offsets);
   free(s->node_us);
+  free(s->resident);
+  free(s->in_buf);
+  free(s->out_buf);
   free(s->plan.nodes);
   dg_ir_free(&s->ir);
   free(s);
@@ -260,10 +263,14 @@ dg_status dg_session_compile(dg_context *ctx, const dg_ir *ir,
   int N = s->ir.node_count;
   s->placement = calloc((size_t)N + 1, sizeof(int));
   s->node_us = calloc((size_t)N + 1, sizeof(double));
+  s->resident = calloc((size_t)s->ir.tensor_count + 1, sizeof(void *));
+  s->in_buf = calloc((size_t)s->ir.input_count + 1, sizeof(dg_buffer *));
+  s->out_buf = calloc((size_t)s->ir.output_count + 1, sizeof(dg_buffer *));
   s->plan.nodes = calloc((size_t)N + 1, sizeof(dg_plan_node));
   s->plan.node_count = N;
   s->plan.ir = &s->ir;
-  if (!s->placement || !s->node_us || !s->plan.nodes)
+  if (!s->placement || !s->node_us || !s->plan.nodes || !s->resident ||
+      !s->in_buf || !s->out_buf)
     goto fail;
   st = dg_place(s, diag);
   if (st != DG_OK)
@@ -387,6 +394,166 @@ static dg_status bad_binding(dg_diagnostic *diag, dg_status st,
   return st;
 }
 
+/* The device every node touching tensor t (reading it, or making it)
+ * runs on; -1 when no node does, -2 when they run on several (*elsewhere
+ * then names a node not on the first one's device). */
+static int sole_device(const dg_session *s, uint32_t t, int *elsewhere) {
+  const dg_ir *ir = &s->ir;
+  int dev = -1;
+  for (int i = 0; i < ir->node_count; i++) {
+    const dg_node *n = &ir->nodes[i];
+    bool touches = n->output == t;
+    for (int k = 0; k < n->input_count && !touches; k++)
+      touches = n->inputs[k] == t;
+    if (!touches)
+      continue;
+    if (dev == -1) {
+      dev = s->placement[i];
+    } else if (s->placement[i] != dev) {
+      *elsewhere = i;
+      return -2;
+    }
+  }
+  return dev;
+}
+
+static dg_status bind_error(dg_diagnostic *diag, const char *call,
+                            const char *name, const char *what,
+                            const char *msg) {
+  char shown[DG_NAME_SHORT];
+  dg_name_shorten(shown, sizeof shown, name ? name : "(null)");
+  dg_diag_set(diag, DG_ERROR_INVALID_ARGUMENT, -1, NULL, call, what, NULL,
+              NULL, "%s: %s '%s': %s", call, what, shown, msg);
+  return DG_ERROR_INVALID_ARGUMENT;
+}
+
+/* Checks buffer buf against graph.h's rules for input or output b of s
+ * (dg_session_bind_buffer). */
+static dg_status check_buffer(const dg_session *s, const dg_buffer *buf,
+                              const dg_io_binding *b, bool output,
+                              dg_diagnostic *diag) {
+  const char *call = "dg_session_bind_buffer",
+             *what = output ? "output" : "input";
+  dg_tensor_desc bd = dg_ir_io_desc(&s->ir, b);
+  char msg[512], dims[96], bdims[96];
+  if (buf->ctx != s->ctx)
+    return bind_error(diag, call, b->name, what,
+                      "the buffer belongs to another context");
+  dg_format_dims(dims, sizeof dims, bd.rank, bd.dims);
+  dg_format_dims(bdims, sizeof bdims, buf->desc.rank, buf->desc.dims);
+  if (buf->desc.dtype != bd.dtype || buf->desc.rank != bd.rank ||
+      memcmp(buf->desc.dims, bd.dims, sizeof(int64_t) * (size_t)bd.rank)) {
+    snprintf(msg, sizeof msg, "the buffer holds %s %s, the tensor is %s %s",
+             dg_dtype_name(buf->desc.dtype), bdims, dg_dtype_name(bd.dtype),
+             dims);
+    return bind_error(diag, call, b->name, what, msg);
+  }
+  for (int i = 0; i < s->ir.input_count; i++)
+    if (s->in_buf[i] == buf && (output || &s->ir.inputs[i] != b))
+      return bind_error(diag, call, b->name, what,
+                        "the buffer is bound to another name of the session");
+  for (int i = 0; i < s->ir.output_count; i++)
+    if (s->out_buf[i] == buf && (!output || &s->ir.outputs[i] != b))
+      return bind_error(diag, call, b->name, what,
+                        "the buffer is bound to another name of the session");
+  if (buf->host) /* the CPU's: host memory, as a host binding */
+    return DG_OK;
+  if (b->layout == DG_LAYOUT_NHWC || b->host_f32)
+    return bind_error(
+        diag, call, b->name, what,
+        b->host_f32 ? "held in f16 by the fast precision: bind host memory"
+                    : "bound NHWC: a device's buffer binds NCHW only");
+  if (output && dg_ir_tensor(&s->ir, b->tensor)->kind != DG_TENSOR_VALUE)
+    return bind_error(diag, call, b->name, what,
+                      "not made by a node (a constant): bind host memory");
+  int elsewhere = -1, dev = sole_device(s, b->tensor, &elsewhere);
+  if (dev == buf->device_index)
+    return DG_OK;
+  if (dev == -1) {
+    snprintf(msg, sizeof msg,
+             "the buffer is on device %d (%s), and no node %s the tensor",
+             buf->device_index, buf->dev->info.name,
+             output ? "makes" : "reads");
+    return bind_error(diag, call, b->name, what, msg);
+  }
+  int node = dev == -2 ? elsewhere : -1;
+  for (int i = 0; node < 0 && i < s->ir.node_count; i++)
+    node = s->placement[i] == dev ? i : -1;
+  const dg_node *n = &s->ir.nodes[node];
+  const dg_device *on = &s->ctx->devices.items[s->placement[node]];
+  char nm[DG_NAME_SHORT];
+  dg_name_shorten(nm, sizeof nm, n->name);
+  snprintf(msg, sizeof msg,
+           "the buffer is on device %d (%s) but node '%s' %s the tensor on "
+           "device %d (%s): bind host memory, or a buffer of that device",
+           buf->device_index, buf->dev->info.name, nm,
+           n->output == b->tensor ? "makes" : "reads", on->info.index,
+           on->info.name);
+  return bind_error(diag, call, b->name, what, msg);
+}
+
+dg_status dg_session_bind_buffer(dg_session *s, const char *name,
+                                 dg_buffer *buffer, dg_diagnostic *diag) {
+  const char *call = "dg_session_bind_buffer";
+  if (!s || !dg_session_alive(s))
+    return bind_error(diag, call, "", "session",
+                      s ? "not a live session (destroyed?)" : "NULL");
+  if (buffer && !dg_buffer_alive(buffer))
+    return bind_error(diag, call, name, "buffer",
+                      "not a live buffer (destroyed?)");
+  if (!dg_session_claim(s, call, diag))
+    return DG_ERROR_INVALID_ARGUMENT;
+  const dg_ir *ir = &s->ir;
+  dg_buffer **slot = NULL;
+  const dg_io_binding *b = NULL;
+  bool output = false;
+  for (int i = 0; name && !slot && i < ir->input_count; i++)
+    if (!strcmp(name, ir->inputs[i].name))
+      slot = &s->in_buf[i], b = &ir->inputs[i];
+  for (int i = 0; name && !slot && i < ir->output_count; i++)
+    if (!strcmp(name, ir->outputs[i].name))
+      slot = &s->out_buf[i], b = &ir->outputs[i], output = true;
+  dg_status st = DG_OK;
+  if (!slot) {
+    char shown[DG_NAME_SHORT];
+    dg_name_shorten(shown, sizeof shown, name ? name : "(null)");
+    dg_diag_set(diag, DG_ERROR_NOT_FOUND, -1, NULL, call, "name", NULL, NULL,
+                "%s: no input or output named '%s'", call, shown);
+    st = DG_ERROR_NOT_FOUND;
+  } else if (buffer) {
+    st = check_buffer(s, buffer, b, output, diag);
+  }
+  if (st == DG_OK)
+    *slot = buffer;
+  dg_session_unclaim(s);
+  return st;
+}
+
+/* This run's use of a bound buffer: its host memory (*host, a CPU's) or
+ * its target's buffer in s->resident; fails if it was destroyed. */
+static dg_status use_buffer(dg_session *s, dg_buffer *buf,
+                            const dg_io_binding *b, const char *what,
+                            void **host, dg_diagnostic *diag) {
+  *host = NULL;
+  if (!dg_buffer_alive(buf))
+    return bad_binding(diag, DG_ERROR_INVALID_ARGUMENT, b->name, what,
+                       "its bound buffer was destroyed (dg_session_bind_buffer "
+                       "NULL unbinds)");
+  if (buf->host)
+    *host = buf->host;
+  else
+    s->resident[b->tensor] = buf->impl;
+  return DG_OK;
+}
+
+/* A host binding of a name bound to a buffer is ambiguous: refused. */
+static dg_status also_bound(dg_diagnostic *diag, const char *name,
+                            const char *what) {
+  return bad_binding(diag, DG_ERROR_INVALID_ARGUMENT, name, what,
+                     "bound to a buffer (dg_session_bind_buffer): give it no "
+                     "host binding, or unbind the buffer");
+}
+
 dg_status dg_session_execute(dg_session *s, const dg_binding *inputs,
                              int input_count, dg_diagnostic *diag) {
   const dg_ir *ir = &s->ir;
@@ -408,6 +575,16 @@ dg_status dg_session_execute(dg_session *s, const dg_binding *inputs,
       if (inputs[k].name && !strcmp(inputs[k].name, b->name))
         u = &inputs[k];
     const dg_tensor_desc *d = &dg_ir_tensor(ir, b->tensor)->desc;
+    if (s->in_buf[i]) {
+      if (u)
+        return also_bound(diag, b->name, "input");
+      void *host;
+      dg_status st = use_buffer(s, s->in_buf[i], b, "input", &host, diag);
+      if (st != DG_OK)
+        return st;
+      s->host[b->tensor] = host; /* NULL for a device's: never read */
+      continue;
+    }
     if (!u)
       return bad_binding(diag, DG_ERROR_INVALID_ARGUMENT, b->name, "input",
                          "not bound");
@@ -438,8 +615,8 @@ dg_status dg_session_execute(dg_session *s, const dg_binding *inputs,
   }
   for (int i = 0; i < s->segment_count; i++) {
     dg_segment_rt *seg = &s->segments[i];
-    dg_status st =
-        seg->dev->vt->run(seg->state, s->host, s->node_us + seg->first, diag);
+    dg_status st = seg->dev->vt->run(seg->state, s->host, s->resident,
+                                     s->node_us + seg->first, diag);
     if (st != DG_OK)
       return st;
   }
@@ -508,6 +685,8 @@ static dg_status run_claimed(dg_session *s, const dg_binding *inputs,
     if (!b)
       return bad_binding(diag, DG_ERROR_NOT_FOUND, outputs[k].name, "output",
                          "no output of this name");
+    if (s->out_buf[b - ir->outputs])
+      return also_bound(diag, b->name, "output");
     dg_tensor_desc bd = dg_ir_io_desc(ir, b);
     size_t want = dg_desc_bytes(&bd);
     if (!outputs[k].data || outputs[k].size != want) {
@@ -521,36 +700,62 @@ static dg_status run_claimed(dg_session *s, const dg_binding *inputs,
     }
   }
   /* NCHW outputs made by a node are written straight into the caller's
-   * buffer (no copy); the arena region is simply left unused this run. */
-  void **direct = calloc((size_t)output_count + 1, sizeof(void *));
-  if (!direct)
+   * buffer (no copy); the arena region is simply left unused this run.
+   * So are CPU dg_buffers'; a device's dg_buffer is the target's. */
+  int nout = output_count;
+  for (int o = 0; o < ir->output_count; o++)
+    nout += s->out_buf[o] != NULL;
+  void **direct = calloc((size_t)nout + 1, sizeof(void *));
+  void **data = calloc((size_t)nout + 1, sizeof(void *));
+  const dg_io_binding **which = calloc((size_t)nout + 1, sizeof *which);
+  if (!direct || !data || !which) {
+    free(direct), free(data), free(which);
     return bad_binding(diag, DG_ERROR_OUT_OF_MEMORY, "", "outputs",
                        "out of host memory");
-  for (int k = 0; k < output_count; k++) {
-    const dg_io_binding *b = find_output(ir, outputs[k].name);
+  }
+  /* The caller's host bindings, then the bound buffers: a CPU's as host
+   * memory, a device's (data NULL) left to its target. */
+  dg_status st = DG_OK;
+  for (int k = 0; k < output_count; k++)
+    data[k] = outputs[k].data, which[k] = find_output(ir, outputs[k].name);
+  for (int o = 0, k = output_count; o < ir->output_count && st == DG_OK; o++)
+    if (s->out_buf[o]) {
+      which[k] = &ir->outputs[o];
+      st = use_buffer(s, s->out_buf[o], which[k], "output", &data[k], diag);
+      k++;
+    }
+  for (int k = 0; k < nout && st == DG_OK; k++) {
+    const dg_io_binding *b = which[k];
     uint32_t t = b->tensor;
+    if (!data[k]) /* a device's dg_buffer */
+      continue;
     if (b->layout == DG_LAYOUT_NCHW && !b->host_f32 &&
         dg_ir_tensor(ir, t)->kind == DG_TENSOR_VALUE &&
         s->offsets[t - 1] != SIZE_MAX &&
         s->host[t] == (char *)s->arena + s->offsets[t - 1]) {
       direct[k] = s->host[t];
-      s->host[t] = outputs[k].data;
+      s->host[t] = data[k];
     }
   }
-  dg_status st = dg_session_execute(s, inputs, input_count, diag);
-  for (int k = 0; k < output_count; k++) {
-    const dg_io_binding *b = find_output(ir, outputs[k].name);
+  if (st == DG_OK)
+    st = dg_session_execute(s, inputs, input_count, diag);
+  for (int k = 0; k < nout && st == DG_OK; k++) {
+    const dg_io_binding *b = which[k];
     const dg_tensor_desc *d = &dg_ir_tensor(ir, b->tensor)->desc;
-    if (st == DG_OK && b->host_f32)
-      dg_f16_to_f32_n(s->host[b->tensor], outputs[k].data, dg_desc_elements(d));
-    else if (st == DG_OK && b->layout == DG_LAYOUT_NHWC)
-      nchw_to_nhwc(d, s->host[b->tensor], outputs[k].data);
-    else if (st == DG_OK && s->host[b->tensor] != outputs[k].data)
-      memcpy(outputs[k].data, s->host[b->tensor], outputs[k].size);
+    size_t bytes = dg_desc_bytes(d);
+    if (!data[k])
+      continue;
+    if (b->host_f32)
+      dg_f16_to_f32_n(s->host[b->tensor], data[k], dg_desc_elements(d));
+    else if (b->layout == DG_LAYOUT_NHWC)
+      nchw_to_nhwc(d, s->host[b->tensor], data[k]);
+    else if (s->host[b->tensor] != data[k])
+      memcpy(data[k], s->host[b->tensor], bytes);
   }
-  for (int k = output_count - 1; k >= 0; k--)
+  for (int k = nout - 1; k >= 0; k--)
     if (direct[k])
-      s->host[find_output(ir, outputs[k].name)->tensor] = direct[k];
-  free(direct);
+      s->host[which[k]->tensor] = direct[k];
+  free(direct), free(data), free(which);
+  memset(s->resident, 0, sizeof(void *) * ((size_t)ir->tensor_count + 1));
   return st;
 }

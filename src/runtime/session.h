@@ -40,6 +40,11 @@ struct dg_session {
   void *io_scratch;   /* NHWC conversion of inputs */
   size_t *io_offsets; /* per input binding */
   double *node_us;    /* last run, per node */
+  /* dg_session_bind_buffer's buffers, per input and per output index
+   * (NULL: none), and per tensor id during a run the target's buffer of
+   * a device's one (target.h's resident), NULL otherwise. */
+  dg_buffer **in_buf, **out_buf;
+  void **resident;
   struct dg_plan plan;
   dg_session *verify_twin;
   /* While dg_session_run or dg_session_verify runs, the session is

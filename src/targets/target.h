@@ -63,11 +63,28 @@ typedef struct dg_target_vtbl {
   dg_status (*compile)(dg_device *dev, const dg_segment *seg, void **state,
                        dg_diagnostic *diag);
   /* Runs the segment; node_us (node_count entries, may be NULL) receives
-   * measured per-node times when the target has them. */
-  dg_status (*run)(void *state, void *const *host, double *node_us,
-                   dg_diagnostic *diag);
+   * measured per-node times when the target has them. resident (may be
+   * NULL) is per tensor id: this device's buffer (buffer_create's) that a
+   * boundary input is read from or a boundary output written to, instead
+   * of host[id]; the session gives one only for tensors no other device
+   * touches (graph.h, dg_binding.buffer). A target without buffers
+   * never gets one. */
+  dg_status (*run)(void *state, void *const *host, void *const *resident,
+                   double *node_us, dg_diagnostic *diag);
   void (*release)(void *state);
   void (*destroy)(dg_device *dev);
+  /* Device buffers (graph.h's dg_buffer); NULL on a target without them,
+   * whose devices refuse dg_buffer_create. buffer_create allocates at
+   * least bytes; buffer_copy moves bytes between host and the buffer
+   * (to_device: host -> buffer), waiting for the device no longer than
+   * the context's time-out; buffer_destroy frees it, or keeps it
+   * allocated where a timed-out run may still use it (the same rule as
+   * the segments', dg_context_options.device_timeout_ms). */
+  dg_status (*buffer_create)(dg_device *dev, size_t bytes, void **buf,
+                             dg_diagnostic *diag);
+  dg_status (*buffer_copy)(dg_device *dev, void *buf, void *host, size_t bytes,
+                           bool to_device, dg_diagnostic *diag);
+  void (*buffer_destroy)(dg_device *dev, void *buf);
 } dg_target_vtbl;
 
 struct dg_device {

@@ -190,9 +190,10 @@ static void run_node(cpu_segment *s, dg_cpu_node *cn, void *const *host) {
 
 static double now_us(void) { return (double)dg_clock_ns() / 1e3; }
 
-static dg_status cpu_run(void *state, void *const *host, double *node_us,
+static dg_status cpu_run(void *state, void *const *host,
+                         void *const *resident, double *node_us,
                          dg_diagnostic *diag) {
-  (void)diag;
+  (void)diag, (void)resident; /* host memory: no buffers of its own */
   cpu_segment *s = state;
   for (int i = 0; i < s->node_count; i++) {
     double t0 = s->timing ? now_us() : 0;
@@ -222,9 +223,15 @@ static int cpu_runs_op(dg_device *dev, dg_op op) {
   return dg_cpu_runs_op(op);
 }
 
-static const dg_target_vtbl cpu_vtbl = {cpu_runs_op, cpu_supports, cpu_estimate,
-                                        cpu_compile, cpu_run,      cpu_release,
-                                        cpu_destroy};
+static const dg_target_vtbl cpu_vtbl = {
+    .runs_op = cpu_runs_op,
+    .supports = cpu_supports,
+    .estimate_us = cpu_estimate,
+    .compile = cpu_compile,
+    .run = cpu_run,
+    .release = cpu_release,
+    .destroy = cpu_destroy, /* buffers: host memory, the runtime's own */
+};
 
 static void cpu_model_name(char *buf, size_t size) {
   dg_strlcpy(buf, "cpu", size);

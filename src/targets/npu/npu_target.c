@@ -258,8 +258,10 @@ static int run_node(npu_segment *s, int i, int img, void *const *host,
                  : dg_npu_conv_run_image(&s->convs[i], b, img, x, y, err, n);
 }
 
-static dg_status npu_run(void *state, void *const *host, double *node_us,
+static dg_status npu_run(void *state, void *const *host,
+                         void *const *resident, double *node_us,
                          dg_diagnostic *diag) {
+  (void)resident; /* no buffer_create: never given one */
   npu_segment *s = state;
   if (s->timing && node_us)
     for (int i = 0; i < s->count; i++)
@@ -301,9 +303,15 @@ static int npu_runs_op(dg_device *dev, dg_op op) {
   return dg_npu_conv_op(op) || dg_npu_pool_has_kernel(op);
 }
 
-static const dg_target_vtbl npu_vtbl = {npu_runs_op, npu_supports, npu_estimate,
-                                        npu_compile, npu_run,      npu_release,
-                                        npu_destroy};
+static const dg_target_vtbl npu_vtbl = {
+    .runs_op = npu_runs_op,
+    .supports = npu_supports,
+    .estimate_us = npu_estimate,
+    .compile = npu_compile,
+    .run = npu_run,
+    .release = npu_release,
+    .destroy = npu_destroy, /* no buffers: bind host memory */
+};
 
 static void say(const dg_context_options *opts, dg_log_level level,
                 const char *msg) {

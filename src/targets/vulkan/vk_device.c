@@ -13,6 +13,8 @@
 #include <string.h>
 
 atomic_int dg_vk_submits;
+atomic_int dg_vk_staged;
+atomic_int dg_vk_records;
 atomic_int dg_vk_abandoned;
 /* Devices whose work outlived their destroy: kept on this list, not
  * destroyed, so that their memory (which the driver may still write)
@@ -27,6 +29,8 @@ int dg_vk_validation_messages(void) {
 }
 int dg_vk_validation_enabled(void) { return atomic_load(&validation_on); }
 int dg_vk_submit_count(void) { return atomic_load(&dg_vk_submits); }
+int dg_vk_staged_count(void) { return atomic_load(&dg_vk_staged); }
+int dg_vk_record_count(void) { return atomic_load(&dg_vk_records); }
 int dg_vk_abandoned_count(void) { return atomic_load(&dg_vk_abandoned); }
 
 static const dg_target_vtbl vk_vtbl;
@@ -267,6 +271,7 @@ static void device_free_idle(vk_device *vd) {
     /* Nothing is in flight now: every run waits for its fence, and a
      * timed-out one is parked until reaped. */
     vkDeviceWaitIdle(vd->dev);
+    dg_vk_leftovers_free(vd);
     dg_vk_cache_save(vd);
     dg_vk_pipelines_destroy(vd);
     vkDestroyDevice(vd->dev, NULL);
@@ -724,8 +729,9 @@ static int vk_runs_op(dg_device *dev, dg_op op) {
 }
 
 static const dg_target_vtbl vk_vtbl = {
-    vk_runs_op, dg_vk_supports, dg_vk_estimate, dg_vk_compile,
-    dg_vk_run,  dg_vk_release,  vk_destroy};
+    vk_runs_op,        dg_vk_supports,    dg_vk_estimate,   dg_vk_compile,
+    dg_vk_run,         dg_vk_release,     vk_destroy,       dg_vk_buffer_new,
+    dg_vk_buffer_copy, dg_vk_buffer_free};
 
 const dg_target dg_target_vulkan = {"vulkan", DG_DEVICE_VULKAN, vk_enumerate};
 

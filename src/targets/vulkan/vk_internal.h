@@ -274,6 +274,9 @@ typedef struct vk_device {
   void **parked;
   int parked_count, parked_cap;
   struct vk_device *next_abandoned; /* vk_device.c's list */
+  /* What a timed-out run or dg_buffer copy may still use (vk_buffer.c),
+   * freed once the device is idle at its destroy (under lock). */
+  struct vk_leftover *leftovers;
   char driver_text[104];            /* driverName driverInfo */
   /* Test hook DG_TEST_VULKAN_PATHS: "gpu" (1) takes a discrete GPU's
    * paths on any device (staging copies, size-based kernel choice),
@@ -337,6 +340,27 @@ typedef struct vk_buffer {
 VkResult dg_vk_buffer_create(vk_device *vd, VkDeviceSize size, uint32_t type,
                              VkBufferUsageFlags usage, vk_buffer *out);
 void dg_vk_buffer_destroy(vk_device *vd, vk_buffer *b);
+/* A dg_buffer's memory (vk_buffer.c): busy once a run or copy using it
+ * timed out, so that its destroy leaves it to the device's. */
+typedef struct vk_resident {
+  vk_buffer b;
+  size_t bytes;
+  atomic_bool busy;
+} vk_resident;
+typedef struct vk_leftover {
+  vk_buffer buf;
+  VkCommandPool pool;
+  VkFence fence;
+  struct vk_leftover *next;
+} vk_leftover;
+/* The target's buffer_create, buffer_copy and buffer_destroy. */
+dg_status dg_vk_buffer_new(dg_device *dev, size_t bytes, void **out,
+                           dg_diagnostic *diag);
+dg_status dg_vk_buffer_copy(dg_device *dev, void *buf, void *host,
+                            size_t bytes, bool to_device, dg_diagnostic *diag);
+void dg_vk_buffer_free(dg_device *dev, void *buf);
+/* Frees the leftovers; the device must be idle. */
+void dg_vk_leftovers_free(vk_device *vd);
 /* Chooses the memory types of a device (fills type_device, type_staging,
  * unified); false when none fits. */
 bool dg_vk_choose_memory(vk_device *vd);
@@ -446,8 +470,8 @@ void dg_vk_cost_init(dg_device *dev);
 
 dg_status dg_vk_compile(dg_device *dev, const dg_segment *seg, void **state,
                         dg_diagnostic *diag);
-dg_status dg_vk_run(void *state, void *const *host, double *node_us,
-                    dg_diagnostic *diag);
+dg_status dg_vk_run(void *state, void *const *host, void *const *resident,
+                    double *node_us, dg_diagnostic *diag);
 void dg_vk_release(void *state);
 /* Waits for the parked segments' fences for at most budget_ns in all,
  * releasing those that signalled; returns how many are still running. */
@@ -457,6 +481,8 @@ extern atomic_int dg_vk_abandoned;
 
 /* Test counters (vulkan_target.h exposes them). */
 extern atomic_int dg_vk_submits;
+extern atomic_int dg_vk_staged;  /* vulkan_target.h's counters */
+extern atomic_int dg_vk_records;
 extern atomic_int dg_vk_validation_total;
 
 /* Every setup vk_ops.def names, declared from its lines: each fills w

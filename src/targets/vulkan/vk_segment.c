@@ -262,6 +262,20 @@ static vk_range range_of(const vk_segment *s, uint32_t id) {
   return (vk_range){sl->offset, sl->offset + sl->size};
 }
 
+/* The buffer and offset tensor id is read from or written to: a bound
+ * dg_buffer (an input or output of the segment), else its region of
+ * dev_buf. Hazards are still tracked by the region (range_of), which no
+ * other tensor shares. */
+static VkBuffer where(const vk_segment *s, uint32_t id, VkDeviceSize *off) {
+  int slot = s->slot_of[id];
+  if (s->bound && s->bound[slot]) {
+    *off = 0;
+    return s->bound[slot]->b.buffer;
+  }
+  *off = s->slots[slot].offset;
+  return s->dev_buf.buffer;
+}
+
 static void barrier(VkCommandBuffer cb, VkPipelineStageFlags dst_stage,
                     VkAccessFlags dst_access) {
   VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
@@ -311,6 +325,7 @@ static VkResult dispatch(vk_segment *s, int i, vk_shader shader,
   VkWriteDescriptorSet wr[VK_BINDINGS];
   for (int b = 0; b < VK_BINDINGS; b++) {
     VkDeviceSize off = 0, size = DUMMY_BYTES;
+    VkBuffer buf = s->dev_buf.buffer;
     if (bind[b] == VK_BIND_PARAMS) {
       off = s->param_offset[i];
       size = align_up(w->params_bytes, 4);
@@ -318,11 +333,10 @@ static VkResult dispatch(vk_segment *s, int i, vk_shader shader,
       off = s->scratch.lo;
       size = align_up(w->scratch_bytes, 4);
     } else if (bind[b]) {
-      const vk_slot *sl = &s->slots[s->slot_of[bind[b]]];
-      off = sl->offset;
-      size = sl->size;
+      buf = where(s, bind[b], &off);
+      size = s->slots[s->slot_of[bind[b]]].size;
     }
-    info[b] = (VkDescriptorBufferInfo){s->dev_buf.buffer, off, size};
+    info[b] = (VkDescriptorBufferInfo){buf, off, size};
     wr[b] = (VkWriteDescriptorSet){
         .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
         .dstSet = set,
@@ -344,33 +358,66 @@ static VkResult dispatch(vk_segment *s, int i, vk_shader shader,
   return VK_SUCCESS;
 }
 
+/* Whether boundary tensor id is staged through the host (not unified,
+ * not bound to a dg_buffer). */
+static bool staged(const vk_segment *s, uint32_t id) {
+  return !s->vd->unified && !(s->bound && s->bound[s->slot_of[id]]);
+}
+
+/* The recording's own failures: a status, s kept (dg_vk_record's callers
+ * decide). */
+static dg_status rec_oom(vk_segment *s, dg_diagnostic *diag) {
+  dg_diag_set(diag, DG_ERROR_OUT_OF_MEMORY, -1, NULL, "compile", NULL, NULL,
+              NULL, "%s: out of host memory (recording)", s->vd->label);
+  return DG_ERROR_OUT_OF_MEMORY;
+}
+
+static dg_status record(vk_segment *s, dg_diagnostic *diag);
+
+dg_status dg_vk_record(vk_segment *s, dg_diagnostic *diag) {
+  vk_device *vd = s->vd;
+  s->stale = true;
+  VkResult r = vkResetCommandPool(vd->dev, s->cmd_pool, 0);
+  if (r == VK_SUCCESS && s->pool)
+    r = vkResetDescriptorPool(vd->dev, s->pool, 0);
+  if (r != VK_SUCCESS)
+    return dg_vk_fail(vd, diag, s->ir, -1, "vkResetCommandPool", r);
+  s->read_count = s->write_count = 0;
+  dg_status st = record(s, diag);
+  s->stale = st != DG_OK;
+  return st;
+}
+
 static dg_status record(vk_segment *s, dg_diagnostic *diag) {
   vk_device *vd = s->vd;
   VkCommandBuffer cb = s->cmd;
+  atomic_fetch_add(&dg_vk_records, 1);
   VkCommandBufferBeginInfo bi = {
       .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   VkResult r = vkBeginCommandBuffer(cb, &bi);
   if (r != VK_SUCCESS)
-    return fail(s, diag, -1, "vkBeginCommandBuffer", r);
+    return dg_vk_fail(vd, diag, s->ir, -1, "vkBeginCommandBuffer", r);
   if (s->queries)
     vkCmdResetQueryPool(cb, s->queries, 0, (uint32_t)s->node_count + 1);
   int n_in = s->io.input_count, n_out = s->io.output_count;
   VkBufferCopy *copy =
       calloc((size_t)(n_in > n_out ? n_in : n_out) + 1, sizeof *copy);
   if (!copy)
-    return oom(s, diag, "recording");
-  if (!vd->unified && n_in) {
-    for (int i = 0; i < n_in; i++) {
-      const vk_slot *sl = &s->slots[s->slot_of[s->io.inputs[i]]];
-      copy[i] = (VkBufferCopy){sl->stage_offset, sl->offset, sl->size};
-      if (!track(s, true, range_of(s, s->io.inputs[i]))) {
-        free(copy);
-        return oom(s, diag, "recording");
-      }
+    return rec_oom(s, diag);
+  int nc = 0;
+  for (int i = 0; i < n_in; i++) {
+    if (!staged(s, s->io.inputs[i]))
+      continue;
+    const vk_slot *sl = &s->slots[s->slot_of[s->io.inputs[i]]];
+    copy[nc++] = (VkBufferCopy){sl->stage_offset, sl->offset, sl->size};
+    if (!track(s, true, range_of(s, s->io.inputs[i]))) {
+      free(copy);
+      return rec_oom(s, diag);
     }
-    vkCmdCopyBuffer(cb, s->stage_buf.buffer, s->dev_buf.buffer, (uint32_t)n_in,
-                    copy);
   }
+  if (nc)
+    vkCmdCopyBuffer(cb, s->stage_buf.buffer, s->dev_buf.buffer, (uint32_t)nc,
+                    copy);
   /* The first node's time starts once the inputs have arrived: written at
    * the bottom of the pipe, this timestamp waits for the upload above
    * (written at the top, it did not, and the first node was charged with
@@ -390,7 +437,7 @@ static dg_status record(vk_segment *s, dg_diagnostic *diag) {
     sets = calloc((size_t)dispatches, sizeof *sets);
     if (!layouts || !sets) {
       free(layouts), free(sets), free(copy);
-      return oom(s, diag, "descriptor sets");
+      return rec_oom(s, diag);
     }
     for (int i = 0; i < dispatches; i++)
       layouts[i] = vd->set_layout;
@@ -403,7 +450,7 @@ static dg_status record(vk_segment *s, dg_diagnostic *diag) {
     free(layouts);
     if (r != VK_SUCCESS) {
       free(sets), free(copy);
-      return fail(s, diag, -1, "vkAllocateDescriptorSets", r);
+      return dg_vk_fail(vd, diag, s->ir, -1, "vkAllocateDescriptorSets", r);
     }
   }
   int d = 0;
@@ -432,36 +479,45 @@ static dg_status record(vk_segment *s, dg_diagnostic *diag) {
                    sets[d++], &bound);
       if (r != VK_SUCCESS) {
         free(sets), free(copy);
-        return fail(s, diag, node, "vkCreateComputePipelines", r);
+        return dg_vk_fail(vd, diag, s->ir, node, "vkCreateComputePipelines", r);
       }
       barrier(cb, COMPUTE_AND_TRANSFER, ALL_RW);
       s->read_count = s->write_count = 0;
     }
     if (!track_node(s, n, w)) {
       free(sets), free(copy);
-      return oom(s, diag, "recording");
+      return rec_oom(s, diag);
     }
     if (w->is_copy) {
       VkBufferCopy *rg = malloc(sizeof *rg * (size_t)w->copy_count);
       if (!rg) {
         free(sets), free(copy);
-        return oom(s, diag, "recording");
+        return rec_oom(s, diag);
       }
-      for (int c = 0; c < w->copy_count; c++)
-        rg[c] = (VkBufferCopy){s->slots[s->slot_of[w->copies[c].src]].offset +
-                                   w->copies[c].src_offset,
-                               s->slots[s->slot_of[w->copies[c].dst]].offset +
-                                   w->copies[c].dst_offset,
-                               w->copies[c].size};
-      vkCmdCopyBuffer(cb, s->dev_buf.buffer, s->dev_buf.buffer,
-                      (uint32_t)w->copy_count, rg);
+      /* Regions between the same two buffers go in one command. */
+      for (int c = 0; c < w->copy_count;) {
+        VkDeviceSize so, dofs;
+        VkBuffer src = where(s, w->copies[c].src, &so);
+        VkBuffer dst = where(s, w->copies[c].dst, &dofs);
+        int k = 0;
+        for (; c < w->copy_count; c++, k++) {
+          VkDeviceSize a, b;
+          if (where(s, w->copies[c].src, &a) != src ||
+              where(s, w->copies[c].dst, &b) != dst)
+            break;
+          rg[k] = (VkBufferCopy){a + w->copies[c].src_offset,
+                                 b + w->copies[c].dst_offset,
+                                 w->copies[c].size};
+        }
+        vkCmdCopyBuffer(cb, src, dst, (uint32_t)k, rg);
+      }
       free(rg);
     } else {
       r = dispatch(s, i, w->shader, w->spec, w->spec_count, w->bind, w->groups,
                    sets[d], &bound);
       if (r != VK_SUCCESS) {
         free(sets), free(copy);
-        return fail(s, diag, node, "vkCreateComputePipelines", r);
+        return dg_vk_fail(vd, diag, s->ir, node, "vkCreateComputePipelines", r);
       }
       d++;
     }
@@ -474,11 +530,11 @@ static dg_status record(vk_segment *s, dg_diagnostic *diag) {
                    sets[d++], &bound);
       if (r != VK_SUCCESS) {
         free(sets), free(copy);
-        return fail(s, diag, node, "vkCreateComputePipelines", r);
+        return dg_vk_fail(vd, diag, s->ir, node, "vkCreateComputePipelines", r);
       }
       if (!track_node(s, n, w)) {
         free(sets), free(copy);
-        return oom(s, diag, "recording");
+        return rec_oom(s, diag);
       }
     }
     if (s->queries)
@@ -486,21 +542,27 @@ static dg_status record(vk_segment *s, dg_diagnostic *diag) {
                           (uint32_t)i + 1);
   }
   free(sets);
-  if (!vd->unified && n_out) {
+  nc = 0;
+  for (int i = 0; i < n_out; i++) {
+    if (!staged(s, s->io.outputs[i]))
+      continue;
+    const vk_slot *sl = &s->slots[s->slot_of[s->io.outputs[i]]];
+    copy[nc++] = (VkBufferCopy){sl->offset, sl->stage_offset, sl->size};
+  }
+  if (nc) {
     barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
-    for (int i = 0; i < n_out; i++) {
-      const vk_slot *sl = &s->slots[s->slot_of[s->io.outputs[i]]];
-      copy[i] = (VkBufferCopy){sl->offset, sl->stage_offset, sl->size};
-    }
-    vkCmdCopyBuffer(cb, s->dev_buf.buffer, s->stage_buf.buffer, (uint32_t)n_out,
+    vkCmdCopyBuffer(cb, s->dev_buf.buffer, s->stage_buf.buffer, (uint32_t)nc,
                     copy);
   }
   free(copy);
-  /* Make the results visible to the host's reads after the fence. */
-  barrier(cb, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+  /* Make the results visible to the host's reads after the fence, and
+   * to the next submission's shaders and copies (a bound dg_buffer is
+   * read by the next session's segment). */
+  barrier(cb, VK_PIPELINE_STAGE_HOST_BIT | COMPUTE_AND_TRANSFER,
+          VK_ACCESS_HOST_READ_BIT | ALL_RW);
   r = vkEndCommandBuffer(cb);
   if (r != VK_SUCCESS)
-    return fail(s, diag, -1, "vkEndCommandBuffer", r);
+    return dg_vk_fail(vd, diag, s->ir, -1, "vkEndCommandBuffer", r);
   return DG_OK;
 }
 
@@ -610,9 +672,14 @@ dg_status dg_vk_compile(dg_device *dev, const dg_segment *seg, void **state,
   dg_status st = upload_constants(s, diag);
   if (st != DG_OK)
     return st; /* s released */
+  s->bound = calloc((size_t)s->slot_count + 1, sizeof *s->bound);
+  if (!s->bound)
+    return oom(s, diag, "recording");
   st = record(s, diag);
-  if (st != DG_OK)
+  if (st != DG_OK) {
+    dg_vk_release(s);
     return st;
+  }
   *state = s;
   return DG_OK;
 }

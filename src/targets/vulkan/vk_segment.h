@@ -37,6 +37,16 @@ typedef struct vk_segment {
   int read_count, write_count, read_cap, write_cap;
   uint64_t *ts;   /* timestamps read back */
   bool in_flight; /* submitted and not yet waited for */
+  /* Per slot: the dg_buffer bound in place of its region of dev_buf when
+   * the command buffer was recorded (NULL: the region); a run binding
+   * others records it again (dg_vk_record). */
+  vk_resident **bound;
+  bool stale; /* the recording failed half way: record before running */
 } vk_segment;
+
+/* Records the segment's command buffer (again: resetting its pool and
+ * descriptor sets first) for the buffers in s->bound. Does not release s
+ * on failure. */
+dg_status dg_vk_record(vk_segment *s, dg_diagnostic *diag);
 
 #endif

@@ -15,6 +15,13 @@ int dg_vk_validation_messages(void);
 int dg_vk_validation_enabled(void);
 /* vkQueueSubmit calls made by segment runs so far. */
 int dg_vk_submit_count(void);
+/* Segment inputs and outputs copied between the caller's host memory and
+ * the device (staged or mapped) by runs so far: a dg_buffer binding
+ * copies none. */
+int dg_vk_staged_count(void);
+/* Segment command buffers recorded so far: once at compile, and again
+ * when a run binds other dg_buffers than the last. */
+int dg_vk_record_count(void);
 /* Devices destroyed (with their context) while a timed-out run was still
  * running on them after a further device_timeout_ms: left allocated, not
  * destroyed, for the process's lifetime (graph.h). */
