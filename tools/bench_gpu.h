@@ -26,10 +26,13 @@ dg_session *bench_compile_on(dg_graph *g, int device, const char *what);
  * or f16) on device, or -1 (with why in check). check gets "ok"/"FAIL".
  * A run includes moving A and B from the host and C back; *kernel_us gets
  * the device's own time for the node (timestamps, best of 5 runs; -1 when
- * the device does not measure), the figure comparable with cuBLAS. */
+ * the device does not measure), the figure comparable with cuBLAS;
+ * *res_us the median run with A, B and C in buffers of the device
+ * (dg_session_bind_buffer: no host copies), its output checked equal to
+ * the host run's (-1 on failure, said on stderr). */
 double bench_gpu_gemm_us(dg_context *ctx, int device, int M, int N, int K,
                          dg_dtype dtype, char *check, size_t check_size,
-                         int *reps, double *kernel_us);
+                         int *reps, double *kernel_us, double *res_us);
 
 /* The same for a 3x3 stride-1 pad-1 conv C->C at HxW with batch N. */
 double bench_gpu_conv_us(dg_context *ctx, int device, int N, int C, int H,

@@ -11,6 +11,8 @@
  * block median for each, the spread of the block medians, and ours /
  * ORT's speed,
  * with the geomean over f32 and int8 models; one JSON line per model.
+ * With resident, two more columns: ours with device buffers bound, and
+ * the device's own time for the same run.
  * Not a timed test: nothing is asserted about the figures. */
 #ifndef DG_BENCH_MODELS_H
 #define DG_BENCH_MODELS_H
@@ -27,6 +29,12 @@ typedef struct bench_models_opts {
   double seconds;   /* minimum time of one block */
   int device;       /* ours on this device index (any kind), strictly;
                        -1: the CPU device, the only one opened then */
+  int fast;         /* compile with DG_PRECISION_FAST_F16 */
+  /* Also time ours with the input and first output bound to buffers of
+   * the device (dg_session_bind_buffer: no host copies), beside the sum
+   * of the device's own node times (the plan's measured_us), checking
+   * that the buffer's output equals the host run's bit for bit. */
+  int resident;
 } bench_models_opts;
 
 /* Runs the suite; JSON lines also to jf when not NULL. Returns 0, 1 when
