@@ -9,6 +9,7 @@
  * refused with a diagnostic naming it. */
 #include "graph.h"
 #include "harness.h"
+#include "slow_graph.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -262,6 +263,66 @@ static void bad_create(void) {
   dg_buffer_destroy(b);
 }
 
+#ifdef DG_TARGET_VULKAN
+/* A run whose output is a buffer times out (device_timeout_ms = 1 on a
+ * long run): the buffer destroyed at once keeps its memory for the
+ * device's destroy instead of freeing it under the still-running work
+ * (counted; the validation layer would say "in use" otherwise), and the
+ * destroys stay bounded. */
+static void timeout_keeps_buffer(void) {
+  dg_context_options o = {.device_timeout_ms = 1,
+                          .device_kinds = DG_DEVICE_VULKAN};
+  dg_context *c = NULL;
+  int dev = -1;
+  if (dg_context_create(&o, &c) == DG_OK)
+    for (int d = 0; dev < 0 && d < dg_context_device_count(c); d++) {
+      dg_device_info info;
+      dg_context_device_info(c, d, &info);
+      dev = info.kind == DG_DEVICE_VULKAN ? d : -1;
+    }
+  if (dev < 0) {
+    dg_context_destroy(c);
+    t_skip("no Vulkan device: the time-out case");
+    return;
+  }
+  dg_device_info info;
+  dg_context_device_info(c, dev, &info);
+  slow_graph sg = slow_graph_make(c, strstr(info.name, "(cpu)") != NULL);
+  dg_compile_options co = {.devices = &dev, .device_count = 1};
+  dg_session *s = NULL;
+  dg_diagnostic diag = {0};
+  dg_buffer *yb = NULL;
+  dg_io_info oi;
+  dg_status st = dg_graph_compile(sg.g, &co, &s, &diag);
+  if (st == DG_OK && dg_session_output_info(s, 0, &oi) == DG_OK &&
+      dg_buffer_create(c, dev, &oi.desc, &yb, &diag) == DG_OK &&
+      dg_session_bind_buffer(s, "y", yb, &diag) == DG_OK) {
+    dg_binding in = {"x", sg.x, sg.bytes};
+    st = dg_session_run(s, &in, 1, NULL, 0, &diag);
+  }
+  CHECK(st == DG_ERROR_DEVICE && strstr(diag.message, "device_timeout_ms"),
+        "device %d, device_timeout_ms = 1, output in a buffer: the run fails "
+        "naming the option (%s)",
+        dev, diag.message);
+  int kept = dg_vk_buffers_kept();
+  double t0 = slow_graph_now_ms();
+  dg_session_bind_buffer(s, "y", NULL, NULL);
+  dg_buffer_destroy(yb);
+  bool was_kept = dg_vk_buffers_kept() > kept;
+  dg_session_destroy(s);
+  dg_graph_destroy(sg.g);
+  sg.g = NULL;
+  dg_context_destroy(c);
+  double ms = slow_graph_now_ms() - t0;
+  dg_vk_abandoned_finish();
+  CHECK(was_kept && ms < 250,
+        "device %d: the buffer destroyed after the time-out was kept for "
+        "the device's destroy (%s), the destroys took %.1f ms",
+        dev, was_kept ? "kept" : "freed", ms);
+  slow_graph_free(&sg);
+}
+#endif
+
 int main(void) {
   t_seed(11);
   for (size_t i = 0; i < sizeof x / sizeof *x; i++)
@@ -292,6 +353,7 @@ int main(void) {
     t_skip("no Vulkan or OpenCL device: the wrong-device case");
   dg_context_destroy(ctx);
 #ifdef DG_TARGET_VULKAN
+  timeout_keeps_buffer();
   if (dg_vk_validation_enabled())
     CHECK(dg_vk_validation_messages() == 0,
           "the Vulkan validation layer said nothing (%d messages)",

@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+static atomic_int kept;
+int dg_vk_buffers_kept(void) { return atomic_load(&kept); }
+
 static VkDeviceSize round64(size_t v) { return ((VkDeviceSize)v + 63) & ~63u; }
 
 dg_status dg_vk_buffer_new(dg_device *dev, size_t bytes, void **out,
@@ -67,6 +70,7 @@ void dg_vk_buffer_free(dg_device *dev, void *buf) {
   if (l) { /* a timed-out run may still write it */
     l->buf = r->b;
     leftover_add(vd, l);
+    atomic_fetch_add(&kept, 1);
   } else if (!atomic_load(&r->busy)) {
     dg_vk_buffer_destroy(vd, &r->b);
   } /* else: no memory even to remember it; kept allocated */

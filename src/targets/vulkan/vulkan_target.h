@@ -22,6 +22,9 @@ int dg_vk_staged_count(void);
 /* Segment command buffers recorded so far: once at compile, and again
  * when a run binds other dg_buffers than the last. */
 int dg_vk_record_count(void);
+/* dg_buffers destroyed while a timed-out run or copy might still use
+ * them: their memory kept until their device's destroy (graph.h). */
+int dg_vk_buffers_kept(void);
 /* Devices destroyed (with their context) while a timed-out run was still
  * running on them after a further device_timeout_ms: left allocated, not
  * destroyed, for the process's lifetime (graph.h). */
