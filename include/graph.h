@@ -1076,6 +1076,28 @@ DG_API dg_status dg_session_run(dg_session *session, const dg_binding *inputs,
                                 int input_count, const dg_binding *outputs,
                                 int output_count, dg_diagnostic *diag);
 
+/* dg_session_run in two halves, so that the caller works (or runs other
+ * sessions: several runs in flight, one per session) while a device
+ * computes. dg_session_submit checks the bindings as dg_session_run does,
+ * reads the inputs' host memory, runs the session up to its last
+ * segment and queues that one's device work (a session ending on the CPU
+ * or the NPU runs to its end here), then returns; the outputs' host
+ * memory must stay valid until dg_session_wait, which waits for the
+ * device (no longer than device_timeout_ms), writes the outputs and
+ * returns the run's status. A submit that returned DG_OK is followed by
+ * exactly one wait, from any thread; until then the session is busy (a
+ * run, verify, bind or second submit is refused, as a concurrent run
+ * is). A failed submit needs no wait. dg_session_destroy of a session
+ * with a run not waited for waits for the device (bounded) and writes no
+ * output. The submissions of several sessions on one device run in
+ * submission order, so a session bound to a buffer (dg_session_bind_buffer)
+ * that an earlier submitted one writes reads what it wrote. */
+DG_API dg_status dg_session_submit(dg_session *session,
+                                   const dg_binding *inputs, int input_count,
+                                   const dg_binding *outputs, int output_count,
+                                   dg_diagnostic *diag);
+DG_API dg_status dg_session_wait(dg_session *session, dg_diagnostic *diag);
+
 typedef struct dg_verify_report {
   int ok; /* 1: every node within tolerance */
   int nodes_checked;

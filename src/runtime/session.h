@@ -24,6 +24,13 @@ typedef struct dg_segment_rt {
   void *state;
 } dg_segment_rt;
 
+/* The outputs one run delivers (run.c's prepare_outputs and finish). */
+typedef struct dg_run_outputs {
+  int n;
+  void **direct, **data;
+  const dg_io_binding **which;
+} dg_run_outputs;
+
 struct dg_session {
   dg_context *ctx;
   dg_ir ir;
@@ -45,6 +52,12 @@ struct dg_session {
    * a device's one (target.h's resident), NULL otherwise. */
   dg_buffer **in_buf, **out_buf;
   void **resident;
+  /* The run in progress (run.c): the outputs it delivers; submitted
+   * between dg_session_submit and dg_session_wait (the session stays
+   * claimed), waiting while the last segment's device work is in flight. */
+  dg_run_outputs out;
+  atomic_bool submitted;
+  bool waiting;
   struct dg_plan plan;
   dg_session *verify_twin;
   /* While dg_session_run or dg_session_verify runs, the session is
@@ -73,8 +86,14 @@ dg_status dg_place(dg_session *s, dg_diagnostic *diag);
  * for. */
 bool dg_place_considers(const dg_session *s, int d, int pin);
 
-/* Binds inputs (converting layouts) and runs every segment. */
+/* Binds inputs (converting layouts) and runs every segment (run.c). */
 dg_status dg_session_execute(dg_session *s, const dg_binding *inputs,
                              int input_count, dg_diagnostic *diag);
+/* A run's refusal of a binding: diag names the call, field and name. */
+dg_status dg_run_refuse(dg_diagnostic *diag, dg_status st, const char *name,
+                        const char *field, const char *what);
+/* At dg_session_destroy: ends a submitted run nobody waited for, its
+ * device work waited for (bounded) and its outputs dropped. */
+void dg_session_drop_run(dg_session *s);
 
 #endif

@@ -85,6 +85,16 @@ typedef struct dg_target_vtbl {
   dg_status (*buffer_copy)(dg_device *dev, void *buf, void *host, size_t bytes,
                            bool to_device, dg_diagnostic *diag);
   void (*buffer_destroy)(dg_device *dev, void *buf);
+  /* run split in two (graph.h's dg_session_submit, dg_session_wait), or
+   * both NULL: submit reads the inputs and queues the device's work;
+   * wait ends it, bounded by the context's time-out, with the outputs
+   * into host[] (host NULL: dropped). After a submit that returned DG_OK
+   * the session calls wait exactly once before any other call on the
+   * state. run is submit then wait. */
+  dg_status (*submit)(void *state, void *const *host, void *const *resident,
+                      dg_diagnostic *diag);
+  dg_status (*wait)(void *state, void *const *host, double *node_us,
+                    dg_diagnostic *diag);
 } dg_target_vtbl;
 
 struct dg_device {

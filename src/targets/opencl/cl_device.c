@@ -150,6 +150,10 @@ dg_status dg_cl_buffer_new(dg_device *dev, size_t bytes, void **out,
 dg_status dg_cl_buffer_copy(dg_device *dev, void *buf, void *host, size_t bytes,
                             bool to_device, dg_diagnostic *diag);
 void dg_cl_buffer_release(dg_device *dev, void *buf);
+dg_status dg_cl_submit(void *state, void *const *host, void *const *resident,
+                       dg_diagnostic *diag);
+dg_status dg_cl_wait(void *state, void *const *host, double *node_us,
+                     dg_diagnostic *diag);
 
 /* The ops cl_nodes.c's table has a line for, those needing a correctly
  * rounded division only where the device divides so. */
@@ -163,7 +167,7 @@ static int cl_runs_op(dg_device *dev, dg_op op) {
 static const dg_target_vtbl cl_vtbl = {
     cl_runs_op,        cl_supports,         cl_estimate, dg_cl_compile,
     dg_cl_run,         dg_cl_release,       cl_destroy,  dg_cl_buffer_new,
-    dg_cl_buffer_copy, dg_cl_buffer_release};
+    dg_cl_buffer_copy, dg_cl_buffer_release, dg_cl_submit, dg_cl_wait};
 
 /* The context's resolved cache directory (target.h: NULL when caching is
  * off), copied. */

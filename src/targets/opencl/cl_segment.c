@@ -33,6 +33,8 @@ typedef struct cl_segment {
   cl_mem stage;
   char *stage_map;
   size_t *stage_off; /* per tensor id, into stage_map */
+  /* Per tensor id: this run's output goes to a dg_buffer, not host[]. */
+  bool *resident_out;
 } cl_segment;
 
 void dg_cl_release(void *state) {
@@ -51,6 +53,7 @@ void dg_cl_release(void *state) {
                             NULL);
   dg_cl_buffer_free(s->stage);
   free(s->stage_off);
+  free(s->resident_out);
   dg_segment_io_free(&s->io);
   free(s->nodes);
   free(s->mem);
@@ -211,6 +214,7 @@ dg_status dg_cl_compile(dg_device *dev, const dg_segment *seg, void **state,
       !(s->mem = calloc((size_t)T + 1, sizeof(cl_mem))) ||
       !(s->owned = calloc((size_t)T + 1, sizeof(cl_mem))) ||
       !(s->stage_off = calloc((size_t)T + 1, sizeof(size_t))) ||
+      !(s->resident_out = calloc((size_t)T + 1, sizeof(bool))) ||
       !(s->events = calloc((size_t)seg->node_count * 2, sizeof(cl_event)))) {
     dg_cl_release(s);
     dg_diag_set(diag, DG_ERROR_OUT_OF_MEMORY, -1, NULL, "compile", NULL, NULL,
@@ -342,8 +346,60 @@ static cl_int finish_within(dg_cl_device *d, bool *late) {
   return err;
 }
 
-dg_status dg_cl_run(void *state, void *const *host, void *const *resident,
-                    double *node_us, dg_diagnostic *diag) {
+/* The end of a run, submitted or failed half way: waits for the queue
+ * (bounded: the staging buffer may be in flight even after an error),
+ * reads the node times and, on success, copies the outputs out (host
+ * NULL: dropped). err/call/failed: the submission's own failure. */
+static dg_status finish_run(cl_segment *s, void *const *host, double *node_us,
+                            cl_int err, const char *call, int failed,
+                            dg_diagnostic *diag) {
+  bool late = false;
+  cl_int ferr = finish_within(s->dev, &late);
+  if (late)
+    atomic_store(&s->dev->timed_out, true);
+  if (err == CL_SUCCESS && ferr != CL_SUCCESS) {
+    err = ferr;
+    call = "clFinish";
+  }
+  for (int i = 0; i < s->node_count; i++) {
+    cl_event a = s->events[2 * i], b = s->events[2 * i + 1];
+    if (node_us && err == CL_SUCCESS && !late && a)
+      node_us[i] = event_us(a, b ? b : a);
+    if (a)
+      clReleaseEvent(a);
+    if (b)
+      clReleaseEvent(b);
+    s->events[2 * i] = s->events[2 * i + 1] = NULL;
+  }
+  if (late) {
+    dg_diag_set(diag, DG_ERROR_DEVICE, -1, NULL, "clFinish", NULL, NULL,
+                "timed out",
+                "opencl (%s): the run did not finish within %d ms "
+                "(dg_context_options.device_timeout_ms); the device is not "
+                "used again (its queued work runs on into the library's own "
+                "buffers, never the caller's)",
+                s->dev->name, s->dev->timeout_ms);
+    return DG_ERROR_DEVICE;
+  }
+  if (err == CL_SUCCESS) {
+    for (int i = 0; host && i < s->io.output_count; i++) {
+      uint32_t id = s->io.outputs[i];
+      if (s->resident_out[id])
+        continue;
+      memcpy(host[id], s->stage_map + s->stage_off[id],
+             tensor_bytes(s->ir, id));
+      dg_cl_stat_add(&dg_cl_stats.staged_tensors, 1);
+    }
+    return DG_OK;
+  }
+  if (failed >= 0)
+    return dg_cl_fail(diag, err, s->nodes[failed].index, s->nodes[failed].node,
+                      call);
+  return dg_cl_fail(diag, err, -1, NULL, call);
+}
+
+dg_status dg_cl_submit(void *state, void *const *host, void *const *resident,
+                       dg_diagnostic *diag) {
   cl_segment *s = state;
   if (atomic_load(&s->dev->timed_out)) {
     dg_diag_set(diag, DG_ERROR_DEVICE, -1, NULL, "dg_session_run", NULL, NULL,
@@ -381,7 +437,8 @@ dg_status dg_cl_run(void *state, void *const *host, void *const *resident,
   }
   for (int i = 0; i < s->io.output_count && err == CL_SUCCESS; i++) {
     uint32_t id = s->io.outputs[i];
-    if (resident && resident[id]) {
+    s->resident_out[id] = resident && resident[id];
+    if (s->resident_out[id]) {
       call = "clEnqueueCopyBuffer (dg_buffer output)";
       err = clEnqueueCopyBuffer(q, s->mem[id], resident[id], 0, 0,
                                 tensor_bytes(s->ir, id), 0, NULL, NULL);
@@ -393,49 +450,22 @@ dg_status dg_cl_run(void *state, void *const *host, void *const *resident,
         clEnqueueReadBuffer(q, s->mem[id], CL_FALSE, 0, tensor_bytes(s->ir, id),
                             s->stage_map + s->stage_off[id], 0, NULL, NULL);
   }
-  /* Always wait, bounded: the staging buffer may be in flight even after
-   * an error. */
-  bool late = false;
-  cl_int ferr = finish_within(s->dev, &late);
-  if (late)
-    atomic_store(&s->dev->timed_out, true);
-  if (err == CL_SUCCESS && ferr != CL_SUCCESS) {
-    err = ferr;
-    call = "clFinish";
-  }
-  for (int i = 0; i < s->node_count; i++) {
-    cl_event a = s->events[2 * i], b = s->events[2 * i + 1];
-    if (node_us && err == CL_SUCCESS && !late && a)
-      node_us[i] = event_us(a, b ? b : a);
-    if (a)
-      clReleaseEvent(a);
-    if (b)
-      clReleaseEvent(b);
-    s->events[2 * i] = s->events[2 * i + 1] = NULL;
-  }
-  if (late) {
-    dg_diag_set(diag, DG_ERROR_DEVICE, -1, NULL, "clFinish", NULL, NULL,
-                "timed out",
-                "opencl (%s): the run did not finish within %d ms "
-                "(dg_context_options.device_timeout_ms); the device is not "
-                "used again (its queued work runs on into the library's own "
-                "buffers, never the caller's)",
-                s->dev->name, s->dev->timeout_ms);
-    return DG_ERROR_DEVICE;
-  }
   if (err == CL_SUCCESS) {
-    for (int i = 0; i < s->io.output_count; i++) {
-      uint32_t id = s->io.outputs[i];
-      if (resident && resident[id])
-        continue;
-      memcpy(host[id], s->stage_map + s->stage_off[id],
-             tensor_bytes(s->ir, id));
-      dg_cl_stat_add(&dg_cl_stats.staged_tensors, 1);
-    }
-    return DG_OK;
+    call = "clFlush";
+    err = clFlush(q);
   }
-  if (failed >= 0)
-    return dg_cl_fail(diag, err, s->nodes[failed].index, s->nodes[failed].node,
-                      call);
-  return dg_cl_fail(diag, err, -1, NULL, call);
+  if (err != CL_SUCCESS) /* ended here: the session calls no wait */
+    return finish_run(s, NULL, NULL, err, call, failed, diag);
+  return DG_OK;
+}
+
+dg_status dg_cl_wait(void *state, void *const *host, double *node_us,
+                     dg_diagnostic *diag) {
+  return finish_run(state, host, node_us, CL_SUCCESS, NULL, -1, diag);
+}
+
+dg_status dg_cl_run(void *state, void *const *host, void *const *resident,
+                    double *node_us, dg_diagnostic *diag) {
+  dg_status st = dg_cl_submit(state, host, resident, diag);
+  return st == DG_OK ? dg_cl_wait(state, host, node_us, diag) : st;
 }

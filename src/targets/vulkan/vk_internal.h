@@ -472,6 +472,10 @@ dg_status dg_vk_compile(dg_device *dev, const dg_segment *seg, void **state,
                         dg_diagnostic *diag);
 dg_status dg_vk_run(void *state, void *const *host, void *const *resident,
                     double *node_us, dg_diagnostic *diag);
+dg_status dg_vk_submit(void *state, void *const *host, void *const *resident,
+                       dg_diagnostic *diag);
+dg_status dg_vk_wait(void *state, void *const *host, double *node_us,
+                     dg_diagnostic *diag);
 void dg_vk_release(void *state);
 /* Waits for the parked segments' fences for at most budget_ns in all,
  * releasing those that signalled; returns how many are still running. */

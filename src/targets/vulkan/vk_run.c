@@ -138,8 +138,8 @@ static VkResult wait_fence(vk_device *vd, VkFence fence) {
   return r;
 }
 
-dg_status dg_vk_run(void *state, void *const *host, void *const *resident,
-                    double *node_us, dg_diagnostic *diag) {
+dg_status dg_vk_submit(void *state, void *const *host, void *const *resident,
+                       dg_diagnostic *diag) {
   vk_segment *s = state;
   vk_device *vd = s->vd;
   if (atomic_load(&vd->lost))
@@ -177,20 +177,27 @@ dg_status dg_vk_run(void *state, void *const *host, void *const *resident,
     return dg_vk_fail(vd, diag, NULL, -1, "vkQueueSubmit", r);
   atomic_fetch_add(&dg_vk_submits, 1);
   s->in_flight = true;
-  r = wait_fence(vd, s->fence);
-  if (r != VK_SUCCESS)
+  return DG_OK;
+}
+
+dg_status dg_vk_wait(void *state, void *const *host, double *node_us,
+                     dg_diagnostic *diag) {
+  vk_segment *s = state;
+  vk_device *vd = s->vd;
+  VkResult r = wait_fence(vd, s->fence);
+  if (r != VK_SUCCESS) {
     mark_bound_busy(s);
-  if (r != VK_SUCCESS)
     return dg_vk_fail(vd, diag, NULL, -1,
                       r == VK_TIMEOUT ? "vkWaitForFences (past "
                                         "dg_context_options.device_timeout_ms)"
                                       : "vkWaitForFences",
                       r);
+  }
   s->in_flight = false;
   r = vkResetFences(vd->dev, 1, &s->fence);
   if (r != VK_SUCCESS)
     return dg_vk_fail(vd, diag, NULL, -1, "vkResetFences", r);
-  for (int i = 0; i < s->io.output_count; i++) {
+  for (int i = 0; host && i < s->io.output_count; i++) {
     uint32_t id = s->io.outputs[i];
     if (is_bound(s, id))
       continue;
@@ -211,4 +218,10 @@ dg_status dg_vk_run(void *state, void *const *host, void *const *resident,
       }
   }
   return DG_OK;
+}
+
+dg_status dg_vk_run(void *state, void *const *host, void *const *resident,
+                    double *node_us, dg_diagnostic *diag) {
+  dg_status st = dg_vk_submit(state, host, resident, diag);
+  return st == DG_OK ? dg_vk_wait(state, host, node_us, diag) : st;
 }
