@@ -6,11 +6,13 @@
  * the tensor between them (the targets' counters say so); the buffer
  * reads back what the first session made; a session records its Vulkan
  * commands again only when its bound buffers change; and every misuse is
- * refused with a diagnostic naming it. */
+ * refused with a diagnostic naming it. The same chain submitted with
+ * both runs in flight (dg_session_submit / dg_session_wait). */
 #include "graph.h"
 #include "harness.h"
 #include "slow_graph.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -217,6 +219,93 @@ static void chain_on(int dev, const dg_device_info *info) {
   dg_buffer_destroy(mid);
 }
 
+typedef struct waiter {
+  dg_session *s;
+  dg_status st;
+  dg_diagnostic diag;
+} waiter;
+
+static void *wait_on_thread(void *arg) {
+  waiter *w = arg;
+  w->st = dg_session_wait(w->s, &w->diag);
+  return NULL;
+}
+
+/* dg_session_submit / dg_session_wait on device dev: the chain through a
+ * buffer with both runs in flight at once (B submitted before A is waited
+ * for: the device's queue order carries A's y to B), B waited for on
+ * another thread; a session is busy between its submit and its wait; a
+ * failed submit needs no wait; a destroy drops a run nobody waited for
+ * without writing its output. */
+static void async_on(int dev, const dg_device_info *info) {
+  const char *nm = info->name;
+  if (info->kind == DG_DEVICE_NPU)
+    return;
+  dg_diagnostic diag = {0};
+  dg_session *a = compile(false, dev, &diag), *b = a ? compile(true, dev, &diag)
+                                                     : NULL;
+  dg_buffer *mid = NULL;
+  if (!a || !b || dg_buffer_create(ctx, dev, &y_desc, &mid, &diag) != DG_OK ||
+      dg_session_bind_buffer(a, "y", mid, &diag) != DG_OK ||
+      dg_session_bind_buffer(b, "x", mid, &diag) != DG_OK) {
+    CHECK(0, "%s: async: the chain compiles and binds (%s)", nm, diag.message);
+    dg_session_destroy(a), dg_session_destroy(b), dg_buffer_destroy(mid);
+    return;
+  }
+  static float z_ref[O * (H / 2) * (H / 2)], z[O * (H / 2) * (H / 2)];
+  dg_binding in = {"x", x, sizeof x}, zr = {"z", z_ref, sizeof z_ref},
+             zb = {"z", z, sizeof z};
+  bool ok = dg_session_run(a, &in, 1, NULL, 0, &diag) == DG_OK &&
+            dg_session_run(b, NULL, 0, &zr, 1, &diag) == DG_OK;
+  memset(z, 0xa5, sizeof z);
+  ok = ok && dg_session_submit(a, &in, 1, NULL, 0, &diag) == DG_OK &&
+       dg_session_submit(b, NULL, 0, &zb, 1, &diag) == DG_OK;
+  CHECK(ok, "%s: A and B submitted, both in flight (%s)", nm,
+        ok ? "" : diag.message);
+  dg_status st = dg_session_run(a, &in, 1, NULL, 0, &diag);
+  CHECK(st == DG_ERROR_INVALID_ARGUMENT && has(&diag, "already running"),
+        "%s: a run of a session submitted and not waited for is refused (%s)",
+        nm, diag.message);
+  st = dg_session_bind_buffer(a, "y", NULL, &diag);
+  CHECK(st == DG_ERROR_INVALID_ARGUMENT && has(&diag, "already running"),
+        "%s: ... and a bind (%s)", nm, diag.message);
+  waiter w = {b, DG_ERROR_DEVICE, {0}};
+  pthread_t th;
+  bool threaded = ok && pthread_create(&th, NULL, wait_on_thread, &w) == 0;
+  ok = ok && dg_session_wait(a, &diag) == DG_OK;
+  if (threaded)
+    pthread_join(th, NULL);
+  CHECK(ok && threaded && w.st == DG_OK && !memcmp(z, z_ref, sizeof z),
+        "%s: waited for (B on another thread), z is the synchronous runs' z, "
+        "bit for bit (%s)",
+        nm, ok ? w.diag.message : diag.message);
+  st = dg_session_wait(a, &diag);
+  CHECK(st == DG_ERROR_INVALID_ARGUMENT && has(&diag, "no run"),
+        "%s: a second wait is refused (%s)", nm, diag.message);
+  dg_binding bad = {"z", z, sizeof z - 4};
+  st = dg_session_submit(b, NULL, 0, &bad, 1, &diag);
+  CHECK(st == DG_ERROR_INVALID_ARGUMENT && has(&diag, "wrong size") &&
+            dg_session_run(b, NULL, 0, &zb, 1, &diag) == DG_OK,
+        "%s: a refused submit needs no wait: the session runs again", nm);
+  /* Dropped: destroyed with its run in flight; a GPU's output is written
+   * at the wait, so it stays as it was. */
+  memset(z, 0xa5, sizeof z);
+  st = dg_session_submit(b, NULL, 0, &zb, 1, &diag);
+  dg_session_destroy(b);
+  bool marked = true;
+  for (size_t i = 0; i < sizeof z; i++)
+    marked = marked && ((unsigned char *)z)[i] == 0xa5;
+  if (info->kind == DG_DEVICE_CPU)
+    CHECK(st == DG_OK, "%s: a submitted run is dropped by the destroy", nm);
+  else
+    CHECK(st == DG_OK && marked,
+          "%s: a submitted run is dropped by the destroy, its output not "
+          "written",
+          nm);
+  dg_session_destroy(a);
+  dg_buffer_destroy(mid);
+}
+
 /* A buffer on one device bound to a tensor another device uses. */
 static void wrong_device(int gpu, int cpu) {
   dg_diagnostic diag = {0};
@@ -343,6 +432,7 @@ int main(void) {
     dg_device_info info;
     dg_context_device_info(ctx, d, &info);
     chain_on(d, &info);
+    async_on(d, &info);
     if (gpu < 0 && (info.kind == DG_DEVICE_VULKAN ||
                     info.kind == DG_DEVICE_OPENCL))
       gpu = d;

@@ -5,7 +5,9 @@
 # f32 and f16 CUDA-graph times of the same models (tools/gpu_models.py),
 # and the per-node plan of ResNet-50 and MobileNetV2 on each device.
 # Usage: tests/gpu/models_on_gpu.sh BUILD_DIR ZOO_DIR ORT_LIB [STEP...]
-# STEP: zoo, vulkan, opencl, torch, plans (default: all, in that order).
+# STEP: zoo, vulkan, opencl, torch, plans (default: all, in that order);
+# fast: ours on Vulkan in the fast precision (f16 storage) at batch 1, and
+# fast32: ResNet-50 and MobileNetV2 at batch 32, fast, beside torch's.
 # Not a test: it prints figures and asserts nothing.
 set -u
 b=$1 zoo=$2 ort=$3
@@ -33,6 +35,22 @@ for step in $steps; do
     echo "== $step (device $dev) vs ORT CPU EP, $threads threads"
     "$b/tools/dg-bench" --models "$zoo" --device "$dev" --threads "$threads" \
       --ort "$ort" --json "${OUT:-/tmp}/models_$step.json" ;;
+  fast | fast32)
+    dev=$(index_of vulkan)
+    if [ -z "$dev" ]; then
+      echo "skipped: no vulkan device"
+      continue
+    fi
+    if [ "$step" = fast ]; then
+      echo "== vulkan (device $dev), fast precision, vs ORT CPU EP"
+      "$b/tools/dg-bench" --models "$zoo" --device "$dev" --threads "$threads" \
+        --fast --ort "$ort" --json "${OUT:-/tmp}/models_fast.json"
+    else
+      echo "== vulkan (device $dev), fast precision, batch 32"
+      "$b/tools/dg-bench" --models "$zoo" --device "$dev" --threads "$threads" \
+        --fast --batch 32 --only resnet50,mobilenet_v2 --ort "$ort"
+      python3 tools/gpu_models.py --batch 32 --only resnet50,mobilenet_v2
+    fi ;;
   torch)
     echo "== PyTorch"
     python3 tools/gpu_models.py ;;
