@@ -29,6 +29,7 @@ is the tutorial.
 
 from ._ffi import abi as _abi, lib as _lib, library_path
 from ._types import DTYPES, Quant
+from .buffer import Buffer
 from .context import KINDS, Context, Device, default_context
 from .errors import (DeviceError, Error, FileError, GraphFailedError,
                      InvalidArgumentError, InvalidDtypeError,
@@ -36,15 +37,16 @@ from .errors import (DeviceError, Error, FileError, GraphFailedError,
                      OutOfMemoryError, SizeOverflowError, UnsupportedError)
 from .graph import Graph, Tensor
 from .plan import Plan, PlanNode
-from .session import IOInfo, Session, VerifyReport, from_dlpack, load_onnx
+from .session import (IOInfo, Pending, Session, VerifyReport, from_dlpack,
+                      load_onnx)
 
 __version__ = _lib.dg_version_string().decode()
 
 __all__ = [
-    "Context", "Device", "DTYPES", "DeviceError", "Error", "FileError",
+    "Buffer", "Context", "Device", "DTYPES", "DeviceError", "Error", "FileError",
     "Graph", "GraphFailedError", "IOInfo", "InvalidArgumentError",
     "InvalidDtypeError", "InvalidShapeError", "KINDS", "MismatchError",
-    "NotFoundError", "OutOfMemoryError", "Plan", "PlanNode", "Quant",
+    "NotFoundError", "OutOfMemoryError", "Pending", "Plan", "PlanNode", "Quant",
     "Session", "SizeOverflowError", "Tensor", "UnsupportedError",
     "VerifyReport", "default_context", "devices", "from_dlpack",
     "library_path", "load_onnx",

@@ -155,6 +155,28 @@ def from_dlpack(obj):
     return np.from_dlpack(obj)
 
 
+class Pending:
+    """A run started by Session.submit: ``wait()`` returns its results
+    (raising its error), once."""
+
+    def __init__(self, session, results, keep):
+        self._session, self._results, self._keep = session, results, keep
+
+    def wait(self):
+        if self._session is None:
+            raise errors.InvalidArgumentError(
+                "Pending.wait: already waited for",
+                abi.DG_ERROR_INVALID_ARGUMENT, function="Pending.wait")
+        s, self._session = self._session, None
+        diag = abi.dg_diagnostic()
+        try:
+            errors.check(lib.dg_session_wait(s._ptr, diag), diag,
+                         "Pending.wait")
+        finally:
+            self._keep = None
+        return self._results
+
+
 class Session:
     """A compiled graph (dg_session).
 
@@ -202,6 +224,7 @@ class Session:
         self._ptr = out.value
         self._finalizer = weakref.finalize(self, lib.dg_session_destroy,
                                            self._ptr)
+        self._bound = {}  # name -> Buffer (bind)
         self.inputs = [IOInfo.get(lib.dg_session_input_info, self._ptr, i)
                        for i in range(lib.dg_session_input_count(self._ptr))]
         self.outputs = [IOInfo.get(lib.dg_session_output_info, self._ptr, i)
@@ -280,42 +303,86 @@ class Session:
             a = np.frombuffer(buf, a.dtype).reshape(a.shape)
         return a
 
-    def run(self, output_names=None, feeds=None, *, out=None):
-        """Runs once: feeds maps every input's name to an array (numpy,
-        or a host tensor with __dlpack__, e.g. torch, read in place);
-        returns the outputs named (None: all) as numpy arrays, in that
-        order. ``out`` maps output names to arrays to write into instead
-        (C-contiguous, of the output's dtype and shape: no copy)."""
+    def _prepare(self, output_names, feeds, out, fn):
+        """The bindings of one run: (ins, nin, outs, nout, results, keep);
+        an output bound to a Buffer is that Buffer in results."""
         if feeds is None:
             feeds = {}
         names = [o.name for o in self.outputs] if output_names is None \
             else list(output_names)
         by_name = {o.name: o for o in self.outputs}
         keep = []
-        ins, nin = self._bind(feeds, keep)
+        ins, nin = self._bind(feeds, keep, fn)
         outs = (abi.dg_binding * max(len(names), 1))()
-        results = []
-        for k, name in enumerate(names):
+        results, nout = [], 0
+        for name in names:
             info = by_name.get(name)
             if info is None:
                 raise errors.NotFoundError(
-                    "Session.run: no output named '%s'; the outputs are %s" %
-                    (name, ", ".join(repr(n) for n in by_name)),
-                    abi.DG_ERROR_NOT_FOUND, field="output",
-                    function="Session.run")
+                    "%s: no output named '%s'; the outputs are %s" %
+                    (fn, name, ", ".join(repr(n) for n in by_name)),
+                    abi.DG_ERROR_NOT_FOUND, field="output", function=fn)
+            if name in self._bound:
+                results.append(self._bound[name])
+                continue
             dst = (out or {}).get(name)
             if dst is None:
                 a = np.empty(info.io_shape(), numpy_dtype(DTYPES[info.dtype]))
             else:
                 a = self._out_array(dst, info)
             keep.append(a)
-            outs[k].name, outs[k].data = name.encode(), a.ctypes.data
-            outs[k].size = a.nbytes
+            outs[nout].name, outs[nout].data = name.encode(), a.ctypes.data
+            outs[nout].size = a.nbytes
+            nout += 1
             results.append(a)
+        return ins, nin, outs, nout, results, keep
+
+    def run(self, output_names=None, feeds=None, *, out=None):
+        """Runs once: feeds maps every input's name to an array (numpy,
+        or a host tensor with __dlpack__, e.g. torch, read in place);
+        returns the outputs named (None: all) as numpy arrays, in that
+        order. ``out`` maps output names to arrays to write into instead
+        (C-contiguous, of the output's dtype and shape: no copy). Names
+        bound to a Buffer (``bind``) take no feed, and their result is
+        the Buffer, written on its device."""
+        ins, nin, outs, nout, results, keep = self._prepare(
+            output_names, feeds, out, "Session.run")
         diag = abi.dg_diagnostic()
-        errors.check(lib.dg_session_run(self._ptr, ins, nin, outs, len(names),
+        errors.check(lib.dg_session_run(self._ptr, ins, nin, outs, nout,
                                         diag), diag, "Session.run")
         return results
+
+    def submit(self, output_names=None, feeds=None, *, out=None):
+        """run() in two halves: reads the feeds, starts the run and
+        returns a Pending at once, whose ``wait()`` waits for the device
+        and returns the results. The session is busy until then; several
+        sessions' runs can be in flight at once (dg_session_submit)."""
+        ins, nin, outs, nout, results, keep = self._prepare(
+            output_names, feeds, out, "Session.submit")
+        diag = abi.dg_diagnostic()
+        errors.check(lib.dg_session_submit(self._ptr, ins, nin, outs, nout,
+                                           diag), diag, "Session.submit")
+        return Pending(self, results, keep)
+
+    def bind(self, name, buffer):
+        """Binds a Buffer to the input or output called name for every
+        later run (None unbinds): runs read or write it on its device,
+        with no copy through the host (dg_session_bind_buffer, whose
+        rules apply: the buffer's dtype and shape, and a GPU buffer only
+        where the nodes using the tensor run on that GPU)."""
+        from .buffer import Buffer
+
+        if buffer is not None and not isinstance(buffer, Buffer):
+            raise TypeError("Session.bind: %r is not a Buffer" % (buffer,))
+        diag = abi.dg_diagnostic()
+        errors.check(lib.dg_session_bind_buffer(
+            self._ptr, str(name).encode(),
+            buffer._ptr if buffer is not None else None, diag),
+            diag, "Session.bind")
+        if buffer is None:
+            self._bound.pop(name, None)
+        else:
+            self._bound[name] = buffer  # alive while bound
 
     def verify(self, feeds, *, check=False):
         """Runs beside the reference kernels and compares every node:

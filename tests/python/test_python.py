@@ -662,6 +662,52 @@ def expect(name, exc, fn, field=None):
 
 
 @case
+def buffers_and_submit():
+    """Buffers bound to a session on every device but the NPU: outputs
+    read back bit for bit as the host run's, the Buffer returned for a
+    bound output, submit/wait, a bound name given a feed refused, and the
+    NPU's refusal said."""
+    xin = rand(1, 3, 8, 8)
+    w = rand(4, 3, 3, 3)
+    for dev in dg.devices():
+        if dev.kind == "npu":
+            try:
+                dg.Buffer((1, 4), "f32", dev)
+                fail("npu buffer", "accepted")
+            except dg.UnsupportedError as e:
+                ok("npu: no buffers, said: %s" % e)
+            continue
+        g = dg.Graph()
+        g.set_device(dev.index)
+        x = g.input("x", (1, 3, 8, 8))
+        g.output("y", g.conv2d(x, w, None, padding=1, activation="relu"))
+        s = dg.Session(g, devices=[dev], policy="strict")
+        (want,) = s.run(None, {"x": xin})
+        xb = dg.Buffer.from_numpy(xin, dev)
+        yb = dg.Buffer((1, 4, 8, 8), "f32", dev)
+        s.bind("x", xb)
+        s.bind("y", yb)
+        (r,) = s.run()
+        (r2,) = s.submit().wait()
+        if r is yb and r2 is yb and np.array_equal(yb.numpy(), want):
+            ok("%s: buffers bound, run and submit/wait give the host run's "
+               "y bit for bit" % dev.kind)
+        else:
+            fail("%s buffers" % dev.kind, "results %r %r" % (r, r2))
+        expect("%s: a feed for a bound input" % dev.kind,
+               dg.InvalidArgumentError, lambda: s.run(None, {"x": xin}))
+        expect("%s: a buffer of the wrong shape" % dev.kind,
+               dg.InvalidArgumentError,
+               lambda: s.bind("y", dg.Buffer((1, 4, 8, 7), "f32", dev)))
+        s.bind("y", None)
+        (h,) = s.submit(["y"]).wait()
+        if isinstance(h, np.ndarray) and np.array_equal(h, want):
+            ok("%s: unbound again, y comes back in host memory" % dev.kind)
+        else:
+            fail("%s unbind" % dev.kind, repr(h))
+
+
+@case
 def error_paths():
     g = dg.Graph(context=CTX)
     a, b = g.input("a", (2, 3)), g.input("b", (4, 5))
