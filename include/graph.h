@@ -132,7 +132,7 @@ extern "C" {
 #endif
 
 #define DG_VERSION_MAJOR 0
-#define DG_VERSION_MINOR 3
+#define DG_VERSION_MINOR 2
 #define DG_VERSION_PATCH 0
 DG_API const char *dg_version_string(void);
 
