@@ -983,7 +983,7 @@ typedef struct dg_compile_options {
    * $DG_PROFILE is set. Vulkan (timestamp queries, where the device has
    * them) and OpenCL (profiling events) measure every node always: on
    * the device, at no cost to the run. */
-  int profile;           /* appended in 0.2.0 */
+  int profile;            /* appended in 0.2.0 */
   dg_precision precision; /* appended in 0.2.0; DG_PRECISION_EXACT: 0 */
 } dg_compile_options;
 

@@ -104,8 +104,8 @@ static void chain_on(int dev, const dg_device_info *info) {
           "%s: no buffers on the NPU, said (%s)", nm, diag.message);
     return;
   }
-  dg_session *a = compile(false, dev, &diag), *b = a ? compile(true, dev, &diag)
-                                                     : NULL;
+  dg_session *a = compile(false, dev, &diag),
+             *b = a ? compile(true, dev, &diag) : NULL;
   if (!a || !b) {
     CHECK(0, "%s: the chain compiles (%s)", nm, diag.message);
     dg_session_destroy(a);
@@ -242,8 +242,8 @@ static void async_on(int dev, const dg_device_info *info) {
   if (info->kind == DG_DEVICE_NPU)
     return;
   dg_diagnostic diag = {0};
-  dg_session *a = compile(false, dev, &diag), *b = a ? compile(true, dev, &diag)
-                                                     : NULL;
+  dg_session *a = compile(false, dev, &diag),
+             *b = a ? compile(true, dev, &diag) : NULL;
   dg_buffer *mid = NULL;
   if (!a || !b || dg_buffer_create(ctx, dev, &y_desc, &mid, &diag) != DG_OK ||
       dg_session_bind_buffer(a, "y", mid, &diag) != DG_OK ||
@@ -433,8 +433,8 @@ int main(void) {
     dg_context_device_info(ctx, d, &info);
     chain_on(d, &info);
     async_on(d, &info);
-    if (gpu < 0 && (info.kind == DG_DEVICE_VULKAN ||
-                    info.kind == DG_DEVICE_OPENCL))
+    if (gpu < 0 &&
+        (info.kind == DG_DEVICE_VULKAN || info.kind == DG_DEVICE_OPENCL))
       gpu = d;
   }
   if (gpu >= 0)

@@ -56,13 +56,12 @@ int bench_case_run(void *arg) {
                                                                         : -1;
 }
 
-/* The device's own time for the session's nodes, best of 5 runs. */
-static double kernel_time_us(bench_case *c) {
+double bench_device_us(bench_fn fn, void *arg, const dg_session *s) {
   double best = -1;
   for (int r = 0; r < 5; r++) {
-    if (bench_case_run(c))
+    if (fn(arg))
       return -1;
-    const dg_plan *p = dg_session_plan(c->s);
+    const dg_plan *p = dg_session_plan(s);
     double sum = 0;
     for (int i = 0; i < dg_plan_node_count(p); i++) {
       dg_plan_node n;
@@ -73,6 +72,10 @@ static double kernel_time_us(bench_case *c) {
       best = sum;
   }
   return best;
+}
+
+static double kernel_time_us(bench_case *c) {
+  return bench_device_us(bench_case_run, c, c->s);
 }
 
 static int resident_run(void *arg) {
@@ -106,8 +109,7 @@ static double resident_us(dg_context *ctx, int device, bench_case *c) {
     us = bench_median_us(resident_run, c->s, 0, NULL);
   else
     fprintf(stderr, "dg-bench: resident run: %s\n",
-            ok ? "the buffer's output differs from the host run's"
-               : d.message);
+            ok ? "the buffer's output differs from the host run's" : d.message);
   for (int i = 0; i <= c->nin; i++) {
     const dg_binding *bd = i == c->nin ? &c->out : &c->in[i];
     dg_session_bind_buffer(c->s, bd->name, NULL, NULL);

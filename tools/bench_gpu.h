@@ -4,6 +4,7 @@
 #ifndef DG_BENCH_GPU_H
 #define DG_BENCH_GPU_H
 
+#include "bench_peers.h"
 #include "graph.h"
 
 /* One session run with up to two inputs and one output: the unit the
@@ -17,6 +18,11 @@ typedef struct bench_case {
 
 /* Runs a bench_case once (a bench_fn); 0 on success, -1 otherwise. */
 int bench_case_run(void *arg);
+
+/* The device's own time for one run of s (fn(arg) runs it): the sum of
+ * its plan's measured_us, best of 5 runs; -1 when a run fails or the
+ * device does not measure. */
+double bench_device_us(bench_fn fn, void *arg, const dg_session *s);
 
 /* Compiles g for exactly this device (strict placement), or NULL after
  * saying on stderr why, with `what` naming the bench. */

@@ -1,5 +1,6 @@
 /* dg-bench --models (bench_models.h says what is measured and how). */
 #include "bench_models.h"
+#include "bench_gpu.h"
 #include "bench_progress.h"
 
 #include "common/timing.h"
@@ -87,7 +88,7 @@ typedef struct model {
   int rank;
   float *x, *y;
   size_t x_bytes, y_bytes;
-  int int8; /* named qdq_*: the int8 QDQ versions */
+  int int8;           /* named qdq_*: the int8 QDQ versions */
   dg_buffer *xb, *yb; /* bench_models_opts.resident's, bound */
 } model;
 
@@ -132,54 +133,38 @@ static const char *our_run(model *m) {
 
 /* Binds the input and the first output to buffers of device dev and
  * checks one run's output against the host run's (m->y), bit for bit. */
-static const char *bind_resident(dg_context *ctx, int dev, model *m,
-                                 char *why, size_t wn) {
+static const char *bind_resident(dg_context *ctx, int dev, model *m, char *why,
+                                 size_t wn) {
   dg_io_info ii, oi;
   dg_diagnostic d;
   dg_session_input_info(m->ours, 0, &ii);
   dg_session_output_info(m->ours, 0, &oi);
   float *back = malloc(m->y_bytes);
   const char *err = NULL;
-  if (!back ||
-      dg_buffer_create(ctx, dev, &ii.desc, &m->xb, &d) != DG_OK ||
+  if (!back || dg_buffer_create(ctx, dev, &ii.desc, &m->xb, &d) != DG_OK ||
       dg_buffer_create(ctx, dev, &oi.desc, &m->yb, &d) != DG_OK ||
       dg_buffer_write(m->xb, m->x, m->x_bytes, &d) != DG_OK ||
       dg_session_bind_buffer(m->ours, m->in_name, m->xb, &d) != DG_OK ||
       dg_session_bind_buffer(m->ours, m->out_name, m->yb, &d) != DG_OK ||
       (err = our_run(m)) != NULL ||
       dg_buffer_read(m->yb, back, m->y_bytes, &d) != DG_OK) {
-    snprintf(why, wn, "resident: %s", back ? err ? err : d.message : "no memory");
+    snprintf(why, wn, "resident: %s",
+             back ? err ? err : d.message : "no memory");
     free(back);
     return why;
   }
   int same = !memcmp(back, m->y, m->y_bytes);
   free(back);
   if (!same) {
-    snprintf(why, wn, "%s", "resident: the buffer's output differs from the "
-                            "host run's");
+    snprintf(why, wn, "%s",
+             "resident: the buffer's output differs from the "
+             "host run's");
     return why;
   }
   return NULL;
 }
 
-/* The device's own time for one run (sum of the plan's measured_us),
- * best of 5; -1 where the device does not measure. */
-static double device_us(model *m, const char **err) {
-  double best = -1;
-  for (int r = 0; r < 5 && !*err; r++) {
-    *err = our_run(m);
-    const dg_plan *p = dg_session_plan(m->ours);
-    double sum = 0;
-    for (int i = 0; !*err && i < dg_plan_node_count(p); i++) {
-      dg_plan_node n;
-      dg_plan_get_node(p, i, &n);
-      sum += n.measured_us;
-    }
-    if (sum > 0 && (best < 0 || sum < best))
-      best = sum;
-  }
-  return best;
-}
+static int model_run(void *m) { return our_run(m) ? -1 : 0; }
 
 /* Loads and compiles both sides; NULL, or why not (in why). */
 static const char *model_open(dg_context *ctx, int dev,
@@ -192,11 +177,11 @@ static const char *model_open(dg_context *ctx, int dev,
     snprintf(why, wn, "import: %s", d.message);
     return why;
   }
-  dg_compile_options co = {
-      .policy = DG_POLICY_STRICT,
-      .devices = &dev,
-      .device_count = 1,
-      .precision = o->fast ? DG_PRECISION_FAST_F16 : DG_PRECISION_EXACT};
+  dg_compile_options co = {.policy = DG_POLICY_STRICT,
+                           .devices = &dev,
+                           .device_count = 1,
+                           .precision = o->fast ? DG_PRECISION_FAST_F16
+                                                : DG_PRECISION_EXACT};
   dg_status st = dg_graph_compile(g, &co, &m->ours, &d);
   dg_graph_destroy(g);
   if (st != DG_OK) {
@@ -418,7 +403,7 @@ int bench_models(const bench_models_opts *o, FILE *jf) {
     for (int r = 0; !err && o->resident && r < rounds; r++)
       us[2][r] = block_us(&m, 0, o->seconds, &err);
     if (!err && o->resident)
-      gpu_us = device_us(&m, &err);
+      gpu_us = bench_device_us(model_run, &m, m.ours);
     bench_progress_clear();
     if (err) {
       printf("%-24s FAIL - %s\n", m.name, err);

@@ -35,8 +35,8 @@ static dg_status bind_error(dg_diagnostic *diag, const char *call,
                             const char *msg) {
   char shown[DG_NAME_SHORT];
   dg_name_shorten(shown, sizeof shown, name ? name : "(null)");
-  dg_diag_set(diag, DG_ERROR_INVALID_ARGUMENT, -1, NULL, call, what, NULL,
-              NULL, "%s: %s '%s': %s", call, what, shown, msg);
+  dg_diag_set(diag, DG_ERROR_INVALID_ARGUMENT, -1, NULL, call, what, NULL, NULL,
+              "%s: %s '%s': %s", call, what, shown, msg);
   return DG_ERROR_INVALID_ARGUMENT;
 }
 
@@ -141,4 +141,3 @@ dg_status dg_session_bind_buffer(dg_session *s, const char *name,
   dg_session_unclaim(s);
   return st;
 }
-

@@ -46,19 +46,18 @@ dg_status dg_buffer_create(dg_context *ctx, int device_index,
     return refuse(diag, DG_ERROR_INVALID_ARGUMENT, call, out ? "desc" : "out",
                   "%s: %s is NULL", out ? "desc" : "out");
   if (!(ctx = dg_context_alive(ctx)))
-    return refuse(diag, DG_ERROR_INVALID_ARGUMENT, call, "ctx",
-                  "%s: %s", "not a live context");
+    return refuse(diag, DG_ERROR_INVALID_ARGUMENT, call, "ctx", "%s: %s",
+                  "not a live context");
   if (device_index < 0 || device_index >= ctx->devices.count) {
-    dg_diag_set(diag, DG_ERROR_NOT_FOUND, -1, NULL, call, "device_index",
-                NULL, NULL, "%s: no device %d (the context has 0..%d)", call,
+    dg_diag_set(diag, DG_ERROR_NOT_FOUND, -1, NULL, call, "device_index", NULL,
+                NULL, "%s: no device %d (the context has 0..%d)", call,
                 device_index, ctx->devices.count - 1);
     return DG_ERROR_NOT_FOUND;
   }
   size_t bytes = 0;
   const char *bad = check_desc(desc, &bytes);
   if (bad)
-    return refuse(diag, DG_ERROR_INVALID_ARGUMENT, call, "desc", "%s: %s",
-                  bad);
+    return refuse(diag, DG_ERROR_INVALID_ARGUMENT, call, "desc", "%s: %s", bad);
   dg_device *dev = &ctx->devices.items[device_index];
   if (!dev->host_memory && !dev->vt->buffer_create) {
     dg_diag_set(diag, DG_ERROR_UNSUPPORTED, -1, NULL, call, "device_index",

@@ -32,9 +32,8 @@ static void nchw_to_nhwc(const dg_tensor_desc *d, const void *src, void *dst) {
                (const char *)src + ((n * C + c) * HW + p) * es, es);
 }
 
-dg_status dg_run_refuse(dg_diagnostic *diag, dg_status st,
-                             const char *name, const char *field,
-                             const char *what) {
+dg_status dg_run_refuse(dg_diagnostic *diag, dg_status st, const char *name,
+                        const char *field, const char *what) {
   char shown[DG_NAME_SHORT]; /* a long name must leave room for what */
   dg_name_shorten(shown, sizeof shown, name ? name : "(null)");
   dg_diag_set(diag, st, -1, NULL, "dg_session_run", field, NULL, NULL,
@@ -49,9 +48,10 @@ static dg_status use_buffer(dg_session *s, dg_buffer *buf,
                             void **host, dg_diagnostic *diag) {
   *host = NULL;
   if (!dg_buffer_alive(buf))
-    return dg_run_refuse(diag, DG_ERROR_INVALID_ARGUMENT, b->name, what,
-                       "its bound buffer was destroyed (dg_session_bind_buffer "
-                       "NULL unbinds)");
+    return dg_run_refuse(
+        diag, DG_ERROR_INVALID_ARGUMENT, b->name, what,
+        "its bound buffer was destroyed (dg_session_bind_buffer "
+        "NULL unbinds)");
   if (buf->host)
     *host = buf->host;
   else
@@ -63,8 +63,8 @@ static dg_status use_buffer(dg_session *s, dg_buffer *buf,
 static dg_status also_bound(dg_diagnostic *diag, const char *name,
                             const char *what) {
   return dg_run_refuse(diag, DG_ERROR_INVALID_ARGUMENT, name, what,
-                     "bound to a buffer (dg_session_bind_buffer): give it no "
-                     "host binding, or unbind the buffer");
+                       "bound to a buffer (dg_session_bind_buffer): give it no "
+                       "host binding, or unbind the buffer");
 }
 
 /* Binds every input: a host binding checked (and converted: the fast
@@ -75,14 +75,14 @@ static dg_status bind_inputs(dg_session *s, const dg_binding *inputs,
   const dg_ir *ir = &s->ir;
   if (input_count < 0 || (input_count && !inputs))
     return dg_run_refuse(diag, DG_ERROR_INVALID_ARGUMENT, "", "inputs",
-                       "input array is NULL or its count negative");
+                         "input array is NULL or its count negative");
   for (int k = 0; k < input_count; k++) {
     bool known = false;
     for (int i = 0; i < ir->input_count && !known; i++)
       known = inputs[k].name && !strcmp(inputs[k].name, ir->inputs[i].name);
     if (!known)
       return dg_run_refuse(diag, DG_ERROR_NOT_FOUND, inputs[k].name, "input",
-                         "no input of this name");
+                           "no input of this name");
   }
   for (int i = 0; i < ir->input_count; i++) {
     const dg_io_binding *b = &ir->inputs[i];
@@ -103,10 +103,10 @@ static dg_status bind_inputs(dg_session *s, const dg_binding *inputs,
     }
     if (!u)
       return dg_run_refuse(diag, DG_ERROR_INVALID_ARGUMENT, b->name, "input",
-                         "not bound");
+                           "not bound");
     if (!u->data)
       return dg_run_refuse(diag, DG_ERROR_INVALID_ARGUMENT, b->name, "input",
-                         "data is NULL");
+                           "data is NULL");
     dg_tensor_desc bd = dg_ir_io_desc(ir, b);
     if (u->size != dg_desc_bytes(&bd)) {
       char msg[192], dims[96];
@@ -115,7 +115,7 @@ static dg_status bind_inputs(dg_session *s, const dg_binding *inputs,
                u->size, dg_desc_bytes(&bd), dg_dtype_name(bd.dtype), dims,
                b->layout == DG_LAYOUT_NHWC ? ", NCHW dims, bound as NHWC" : "");
       return dg_run_refuse(diag, DG_ERROR_INVALID_ARGUMENT, b->name, "input",
-                         msg);
+                           msg);
     }
     if (b->host_f32) { /* DG_PRECISION_FAST_F16 holds it in f16 */
       uint16_t *dst = (void *)((char *)s->io_scratch + s->io_offsets[i]);
@@ -135,8 +135,7 @@ static dg_status bind_inputs(dg_session *s, const dg_binding *inputs,
 /* Runs every segment in order. With async, the last one's device work is
  * only submitted where its target splits submit from wait (s->waiting
  * then; wait_last ends it); everything else runs to its end here. */
-static dg_status run_segments(dg_session *s, bool async,
-                              dg_diagnostic *diag) {
+static dg_status run_segments(dg_session *s, bool async, dg_diagnostic *diag) {
   for (int i = 0; i < s->segment_count; i++) {
     dg_segment_rt *seg = &s->segments[i];
     const dg_target_vtbl *vt = seg->dev->vt;
@@ -200,8 +199,8 @@ static dg_status prepare_outputs(dg_session *s, const dg_binding *outputs,
   for (int k = 0; k < output_count; k++) {
     const dg_io_binding *b = find_output(ir, outputs[k].name);
     if (!b)
-      return dg_run_refuse(diag, DG_ERROR_NOT_FOUND, outputs[k].name,
-                           "output", "no output of this name");
+      return dg_run_refuse(diag, DG_ERROR_NOT_FOUND, outputs[k].name, "output",
+                           "no output of this name");
     if (s->out_buf[b - ir->outputs])
       return also_bound(diag, b->name, "output");
     dg_tensor_desc bd = dg_ir_io_desc(ir, b);
@@ -288,9 +287,9 @@ static dg_status finish(dg_session *s, dg_status st, bool deliver) {
 
 /* A claimed session's run up to its end (async false) or up to the last
  * segment's submission. */
-static dg_status begin(dg_session *s, const dg_binding *inputs,
-                       int input_count, const dg_binding *outputs,
-                       int output_count, bool async, dg_diagnostic *diag) {
+static dg_status begin(dg_session *s, const dg_binding *inputs, int input_count,
+                       const dg_binding *outputs, int output_count, bool async,
+                       dg_diagnostic *diag) {
   dg_status st = prepare_outputs(s, outputs, output_count, diag);
   if (st == DG_OK)
     st = bind_inputs(s, inputs, input_count, diag);

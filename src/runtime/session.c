@@ -383,4 +383,3 @@ bool dg_session_claim(dg_session *s, const char *call, dg_diagnostic *diag) {
               call);
   return false;
 }
-

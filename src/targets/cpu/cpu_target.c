@@ -190,9 +190,8 @@ static void run_node(cpu_segment *s, dg_cpu_node *cn, void *const *host) {
 
 static double now_us(void) { return (double)dg_clock_ns() / 1e3; }
 
-static dg_status cpu_run(void *state, void *const *host,
-                         void *const *resident, double *node_us,
-                         dg_diagnostic *diag) {
+static dg_status cpu_run(void *state, void *const *host, void *const *resident,
+                         double *node_us, dg_diagnostic *diag) {
   (void)diag, (void)resident; /* host memory: no buffers of its own */
   cpu_segment *s = state;
   for (int i = 0; i < s->node_count; i++) {

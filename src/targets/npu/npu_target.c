@@ -258,9 +258,8 @@ static int run_node(npu_segment *s, int i, int img, void *const *host,
                  : dg_npu_conv_run_image(&s->convs[i], b, img, x, y, err, n);
 }
 
-static dg_status npu_run(void *state, void *const *host,
-                         void *const *resident, double *node_us,
-                         dg_diagnostic *diag) {
+static dg_status npu_run(void *state, void *const *host, void *const *resident,
+                         double *node_us, dg_diagnostic *diag) {
   (void)resident; /* no buffer_create: never given one */
   npu_segment *s = state;
   if (s->timing && node_us)

@@ -44,7 +44,7 @@ dg_status dg_cl_buffer_copy(dg_device *dev, void *buf, void *host, size_t bytes,
   }
   cl_int err = to_device ? clEnqueueWriteBuffer(d->queue, buf, CL_TRUE, 0,
                                                 bytes, host, 0, NULL, NULL)
-                         : clEnqueueReadBuffer(d->queue, buf, CL_TRUE, 0,
-                                               bytes, host, 0, NULL, NULL);
+                         : clEnqueueReadBuffer(d->queue, buf, CL_TRUE, 0, bytes,
+                                               host, 0, NULL, NULL);
   return err == CL_SUCCESS ? DG_OK : dg_cl_fail(diag, err, -1, NULL, call);
 }

@@ -165,8 +165,8 @@ static int cl_runs_op(dg_device *dev, dg_op op) {
 }
 
 static const dg_target_vtbl cl_vtbl = {
-    cl_runs_op,        cl_supports,         cl_estimate, dg_cl_compile,
-    dg_cl_run,         dg_cl_release,       cl_destroy,  dg_cl_buffer_new,
+    cl_runs_op,        cl_supports,          cl_estimate,  dg_cl_compile,
+    dg_cl_run,         dg_cl_release,        cl_destroy,   dg_cl_buffer_new,
     dg_cl_buffer_copy, dg_cl_buffer_release, dg_cl_submit, dg_cl_wait};
 
 /* The context's resolved cache directory (target.h: NULL when caching is

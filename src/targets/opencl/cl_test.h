@@ -21,8 +21,8 @@ typedef struct dg_opencl_stats {
   int staging_buffers;     /* segments' host staging buffers ever made */
   int estimate_mismatches; /* nodes compiled with another kernel than the
                               cost model priced (a bug if ever non-zero) */
-  int staged_tensors;  /* run inputs and outputs copied through the host */
-  int resident_copies; /* ... copied on the device from or to a dg_buffer */
+  int staged_tensors;      /* run inputs and outputs copied through the host */
+  int resident_copies;     /* ... copied on the device from or to a dg_buffer */
 } dg_opencl_stats;
 
 /* Counters since the process started. */

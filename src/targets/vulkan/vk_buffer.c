@@ -160,12 +160,11 @@ static dg_status staged_copy(vk_device *vd, vk_resident *r, vk_buffer *stage,
     if (pool)
       vkDestroyCommandPool(vd->dev, pool, NULL);
   }
-  return res == VK_SUCCESS ? DG_OK
-                           : dg_vk_fail(vd, diag, NULL, -1, call, res);
+  return res == VK_SUCCESS ? DG_OK : dg_vk_fail(vd, diag, NULL, -1, call, res);
 }
 
-dg_status dg_vk_buffer_copy(dg_device *dev, void *buf, void *host,
-                            size_t bytes, bool to_device, dg_diagnostic *diag) {
+dg_status dg_vk_buffer_copy(dg_device *dev, void *buf, void *host, size_t bytes,
+                            bool to_device, dg_diagnostic *diag) {
   vk_device *vd = dev->impl;
   vk_resident *r = buf;
   if (atomic_load(&vd->lost))
@@ -184,8 +183,8 @@ dg_status dg_vk_buffer_copy(dg_device *dev, void *buf, void *host,
                                          VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                                      &stage);
   if (res != VK_SUCCESS)
-    return dg_vk_fail(vd, diag, NULL, -1, "vkAllocateMemory (dg_buffer staging)",
-                      res);
+    return dg_vk_fail(vd, diag, NULL, -1,
+                      "vkAllocateMemory (dg_buffer staging)", res);
   if (to_device)
     memcpy(stage.map, host, bytes);
   dg_status st = staged_copy(vd, r, &stage, to_device, diag);

@@ -729,9 +729,9 @@ static int vk_runs_op(dg_device *dev, dg_op op) {
 }
 
 static const dg_target_vtbl vk_vtbl = {
-    vk_runs_op,        dg_vk_supports,    dg_vk_estimate,   dg_vk_compile,
-    dg_vk_run,         dg_vk_release,     vk_destroy,       dg_vk_buffer_new,
-    dg_vk_buffer_copy, dg_vk_buffer_free, dg_vk_submit,    dg_vk_wait};
+    vk_runs_op,        dg_vk_supports,    dg_vk_estimate, dg_vk_compile,
+    dg_vk_run,         dg_vk_release,     vk_destroy,     dg_vk_buffer_new,
+    dg_vk_buffer_copy, dg_vk_buffer_free, dg_vk_submit,   dg_vk_wait};
 
 const dg_target dg_target_vulkan = {"vulkan", DG_DEVICE_VULKAN, vk_enumerate};
 

@@ -277,7 +277,7 @@ typedef struct vk_device {
   /* What a timed-out run or dg_buffer copy may still use (vk_buffer.c),
    * freed once the device is idle at its destroy (under lock). */
   struct vk_leftover *leftovers;
-  char driver_text[104];            /* driverName driverInfo */
+  char driver_text[104]; /* driverName driverInfo */
   /* Test hook DG_TEST_VULKAN_PATHS: "gpu" (1) takes a discrete GPU's
    * paths on any device (staging copies, size-based kernel choice),
    * "tiled" (2) also forces the shared-memory kernels (for f32 the
@@ -356,8 +356,8 @@ typedef struct vk_leftover {
 /* The target's buffer_create, buffer_copy and buffer_destroy. */
 dg_status dg_vk_buffer_new(dg_device *dev, size_t bytes, void **out,
                            dg_diagnostic *diag);
-dg_status dg_vk_buffer_copy(dg_device *dev, void *buf, void *host,
-                            size_t bytes, bool to_device, dg_diagnostic *diag);
+dg_status dg_vk_buffer_copy(dg_device *dev, void *buf, void *host, size_t bytes,
+                            bool to_device, dg_diagnostic *diag);
 void dg_vk_buffer_free(dg_device *dev, void *buf);
 /* Frees the leftovers; the device must be idle. */
 void dg_vk_leftovers_free(vk_device *vd);
@@ -485,7 +485,7 @@ extern atomic_int dg_vk_abandoned;
 
 /* Test counters (vulkan_target.h exposes them). */
 extern atomic_int dg_vk_submits;
-extern atomic_int dg_vk_staged;  /* vulkan_target.h's counters */
+extern atomic_int dg_vk_staged; /* vulkan_target.h's counters */
 extern atomic_int dg_vk_records;
 extern atomic_int dg_vk_validation_total;
 

@@ -505,9 +505,9 @@ static dg_status record(vk_segment *s, dg_diagnostic *diag) {
           if (where(s, w->copies[c].src, &a) != src ||
               where(s, w->copies[c].dst, &b) != dst)
             break;
-          rg[k] = (VkBufferCopy){a + w->copies[c].src_offset,
-                                 b + w->copies[c].dst_offset,
-                                 w->copies[c].size};
+          rg[k] =
+              (VkBufferCopy){a + w->copies[c].src_offset,
+                             b + w->copies[c].dst_offset, w->copies[c].size};
         }
         vkCmdCopyBuffer(cb, src, dst, (uint32_t)k, rg);
       }
