@@ -99,7 +99,11 @@
  *   dg_session_verify entered while another thread is inside either on
  *   the same session returns DG_ERROR_INVALID_ARGUMENT at once, with a
  *   diagnostic saying so, and computes nothing. Compile one session per
- *   thread to run a graph on several threads.
+ *   thread to run a graph on several threads. A session is inside a run
+ *   from dg_session_submit until dg_session_wait returns (which any
+ *   thread may call); dg_session_bind_buffer counts as a call too.
+ * - dg_buffer objects may be used from any thread; what a run writes
+ *   into one while another call reads it is undefined, as for memory.
  * - dg_oneshot_* calls on one context are serialised by the context: safe
  *   from any thread, one at a time.
  * - dg_session_destroy on one thread while another thread runs or
