@@ -200,7 +200,8 @@ refuses "refuses the CPU as the GPU suite's --device" "--device got '0', a cpu d
 refuses "refuses an unknown --only bench" "--only got 'gemm' in 'sgemm,gemm'; valid: a comma-separated list of sgemm,hgemm,conv,lenet,node" "$g" --gpu --only sgemm,gemm
 refuses "refuses --only without --gpu" "--only applies to the GPU suite only" "$g" --only sgemm
 refuses "refuses a --json without a value" "--json needs a value" "$g" --quick --json
-refuses "refuses an unknown option" "unknown option '--fast'" "$g" --fast
+refuses "refuses an unknown option" "unknown option '--fastest'" "$g" --fastest
+refuses "refuses --fast without --models" "--fast applies to --models only" "$g" --fast
 if [ ! -x "$b/tools/npu-hw-check" ]; then
   echo "skipped: npu-hw-check and npu-report are not in this build (no NPU target: -Dnpu=disabled)"
 else
