@@ -27,6 +27,7 @@ static void segment_free(vk_segment *s) {
   free(s->work);
   free(s->param_offset);
   free(s->slot_of);
+  free(s->alias);
   free(s->slots);
   free(s->nodes);
   free(s->reads);

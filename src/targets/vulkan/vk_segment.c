@@ -57,19 +57,38 @@ static bool plan_memory(vk_segment *s, VkDeviceSize *dev_bytes,
     align = 64;
   int T = ir->tensor_count;
   s->slot_of = malloc(sizeof(int) * (size_t)(T + 1));
+  s->alias = malloc(sizeof(int) * (size_t)(T + 1));
   s->slots = calloc((size_t)T + 1, sizeof *s->slots);
   int *first = malloc(sizeof(int) * (size_t)(T + 1));
   int *last = malloc(sizeof(int) * (size_t)(T + 1));
   uint32_t *order = malloc(sizeof(uint32_t) * (size_t)(T + 1));
   dg_mem_block *blocks = malloc(sizeof *blocks * (size_t)(T + 1));
-  bool ok = s->slot_of && s->slots && first && last && order && blocks;
+  bool ok = s->slot_of && s->alias && s->slots && first && last && order &&
+            blocks;
   if (ok) {
     for (int t = 0; t <= T; t++)
-      s->slot_of[t] = -1;
+      s->slot_of[t] = -1, s->alias[t] = t;
     /* Tensors in order of first use; what crosses the boundary is pinned
      * (uploaded once, or staged while other tensors are live). */
-    int count =
+    int touched =
         dg_memplan_lifetimes(ir, s->nodes, s->node_count, first, last, order);
+    /* A reshape's output is its input's bytes (a view): one slot, live
+     * as long as either, and nothing recorded for the node. Not across
+     * the boundary, where each tensor has its own staging or buffer. */
+    for (int i = 0; i < s->node_count; i++) {
+      const dg_node *n = &ir->nodes[s->nodes[i]];
+      uint32_t in = n->inputs[0], out = n->output;
+      if (n->op != DG_OP_RESHAPE || s->io.role[in] || s->io.role[out])
+        continue;
+      uint32_t r = (uint32_t)s->alias[in];
+      s->alias[out] = (int)r;
+      first[r] = first[out] < first[r] ? first[out] : first[r];
+      last[r] = last[out] > last[r] ? last[out] : last[r];
+    }
+    int count = 0;
+    for (int c = 0; c < touched; c++)
+      if (s->alias[order[c]] == (int)order[c])
+        order[count++] = order[c];
     for (int c = 0; c < count; c++) {
       uint32_t id = order[c];
       blocks[c] = (dg_mem_block){
@@ -92,6 +111,9 @@ static bool plan_memory(vk_segment *s, VkDeviceSize *dev_bytes,
         stage = align_up(stage + sl->size, 64);
       }
     }
+    for (int t = 1; ok && t <= T; t++)
+      if (s->alias[t] != t)
+        s->slot_of[t] = s->slot_of[s->alias[t]];
     *dev_bytes = top;
     *stage_bytes = stage;
   }
@@ -458,6 +480,12 @@ static dg_status record(vk_segment *s, dg_diagnostic *diag) {
     vk_work *w = &s->work[i];
     int node = s->nodes[i];
     const dg_node *n = &s->ir->nodes[node];
+    if (s->alias[n->output] != (int)n->output) { /* a view: nothing runs */
+      if (s->queries)
+        vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
+                            s->queries, (uint32_t)i + 1);
+      continue;
+    }
     /* Hazards against what ran since the last barrier. */
     vk_range out = range_of(s, n->output);
     bool hazard = overlaps(s->writes, s->write_count, out) ||

@@ -22,6 +22,8 @@ typedef struct vk_segment {
   vk_work *work;
   VkDeviceSize *param_offset; /* per node, for its parameter blob */
   int *slot_of;               /* per tensor id: index into slots, -1 */
+  int *alias; /* per tensor id: the tensor whose slot it shares (itself,
+                 or a reshape's input: plan_memory's views) */
   vk_slot *slots;
   int slot_count;
   vk_range scratch; /* shared by every node's pre-pass (vk_work) */
