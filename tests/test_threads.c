@@ -24,6 +24,7 @@
 #endif
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
@@ -531,6 +532,105 @@ static void oneshots(dg_context *ctx) {
         nt, wrong, errors);
 }
 
+/* ---- one buffer read by every thread's session, runs in flight ---- */
+
+typedef struct buf_worker {
+  dg_context *ctx;
+  pair *p;
+  dg_buffer *in; /* the pair's input set 0, shared */
+  int wrong, errors;
+  char err[300];
+} buf_worker;
+
+/* A session of its own bound to the shared input buffer, submitted and
+ * waited for ROUNDS times, each output compared with set 0's. */
+static void *buffer_main(void *arg) {
+  buf_worker *w = arg;
+  dg_session *s = NULL;
+  dg_diagnostic d = {0};
+  void *out = malloc(w->p->out_bytes);
+  dg_binding o = {"y", out, w->p->out_bytes};
+  if (!out || compile(w->ctx, w->p->k, w->p->dev, &s, &d) != DG_OK ||
+      dg_session_bind_buffer(s, "x", w->in, &d) != DG_OK)
+    w->errors++;
+  for (int r = 0; r < ROUNDS && !w->errors; r++) {
+    memset(out, 0xa5, w->p->out_bytes);
+    if (dg_session_submit(s, NULL, 0, &o, 1, &d) != DG_OK ||
+        dg_session_wait(s, &d) != DG_OK)
+      w->errors++;
+    else if (memcmp(out, w->p->want[0], w->p->out_bytes))
+      w->wrong++;
+  }
+  if (w->errors)
+    snprintf(w->err, sizeof w->err, "%.299s", d.message);
+  dg_session_destroy(s);
+  free(out);
+  return NULL;
+}
+
+typedef struct waiter {
+  dg_session *s;
+  dg_status st;
+} waiter;
+
+static void *wait_main(void *arg) {
+  waiter *w = arg;
+  w->st = dg_session_wait(w->s, NULL);
+  return NULL;
+}
+
+/* Per device with buffers: N threads' sessions read one input buffer at
+ * once, each submitting and waiting; then a run submitted on this thread
+ * and waited for on another. */
+static void buffers_in_flight(dg_context *ctx) {
+  int n = thread_count();
+  for (int i = 0; i < pair_count; i++) {
+    pair *p = &pairs[i];
+    dg_device_info info;
+    dg_context_device_info(ctx, p->dev, &info);
+    io_shape sh = shape_of(p->k);
+    dg_buffer *in = NULL;
+    dg_diagnostic d = {0};
+    if (info.kind == DG_DEVICE_NPU ||
+        dg_buffer_create(ctx, p->dev, &sh.in, &in, &d) != DG_OK ||
+        dg_buffer_write(in, p->in[0], p->in_bytes, &d) != DG_OK) {
+      dg_buffer_destroy(in);
+      continue;
+    }
+    buf_worker w[MAX_THREADS];
+    for (int t = 0; t < n; t++)
+      w[t] = (buf_worker){ctx, p, in, 0, 0, ""};
+    run_threads(n, buffer_main, w, sizeof w[0]);
+    int wrong = 0, errors = 0;
+    for (int t = 0; t < n; t++)
+      wrong += w[t].wrong, errors += w[t].errors;
+    CHECK(!wrong && !errors,
+          "%s on device %d (%s): %d threads' sessions read one buffer, "
+          "submitted and waited for: %d wrong, %d errors%s%s",
+          graph_names[p->k], p->dev, dg_device_kind_name(info.kind), n, wrong,
+          errors, errors ? ": " : "", errors ? w[0].err : "");
+    dg_session *s = NULL;
+    void *out = malloc(p->out_bytes);
+    dg_binding o = {"y", out, p->out_bytes};
+    waiter wt = {NULL, DG_ERROR_DEVICE};
+    pthread_t th;
+    bool ok = out && compile(ctx, p->k, p->dev, &s, &d) == DG_OK &&
+              dg_session_bind_buffer(s, "x", in, &d) == DG_OK &&
+              dg_session_submit(s, NULL, 0, &o, 1, &d) == DG_OK;
+    wt.s = s;
+    ok = ok && pthread_create(&th, NULL, wait_main, &wt) == 0;
+    if (ok)
+      pthread_join(th, NULL);
+    CHECK(ok && wt.st == DG_OK && !memcmp(out, p->want[0], p->out_bytes),
+          "%s on device %d (%s): submitted here, waited for on another "
+          "thread",
+          graph_names[p->k], p->dev, dg_device_kind_name(info.kind));
+    dg_session_destroy(s);
+    free(out);
+    dg_buffer_destroy(in);
+  }
+}
+
 int main(void) {
   /* The NPU simulator is a device only when asked for. */
   setenv("DG_NPU_DEVICE", "sim", 0);
@@ -588,6 +688,7 @@ int main(void) {
       break;
     }
   oneshots(ctx);
+  buffers_in_flight(ctx);
 #ifdef DG_TARGET_VULKAN
   if (dg_vk_validation_enabled())
     CHECK(dg_vk_validation_messages() == 0,
