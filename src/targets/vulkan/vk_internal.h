@@ -507,7 +507,8 @@ bool dg_vk_q_params(vk_work *w, const dg_ir *ir, const dg_node *n,
                     int64_t channels);
 void dg_vk_q_push(vk_pc_q8 *q, const dg_ir *ir, const dg_node *n);
 bool dg_vk_use_dot(const vk_device *vd);
-bool dg_vk_direct_conv(const vk_device *vd, int64_t OG, int64_t P);
+bool dg_vk_direct_conv(const vk_device *vd, int64_t OG, int64_t P,
+                       int64_t macs);
 bool dg_vk_direct_gemm(const vk_device *vd, int64_t M, int64_t N);
 bool dg_vk_use_gemv(const vk_device *vd, int64_t M, int64_t N, int64_t K,
                     int64_t z);

@@ -62,10 +62,15 @@ bool dg_vk_use_dot(const vk_device *vd) {
   return vd->int_dot && (vd->int_dot_fast || vd->test_paths == 3);
 }
 
-bool dg_vk_direct_conv(const vk_device *vd, int64_t OG, int64_t P) {
+/* Direct as well where the whole conv is under a million multiply-adds
+ * (LeNet's, a batch-1 detector's last layers): there a tiled kernel's
+ * few workgroups, split over K with a second pass, cost three dispatches
+ * and a barrier where one direct dispatch does the work. */
+bool dg_vk_direct_conv(const vk_device *vd, int64_t OG, int64_t P,
+                       int64_t macs) {
   if (vd->test_paths >= 2)
     return false;
-  return cpu_like(vd) || OG < 8 || P < 16;
+  return cpu_like(vd) || OG < 8 || P < 16 || macs <= (1 << 20);
 }
 
 /* The GEMV kernel (gemm_direct.comp -DGEMV, a workgroup per output) for
