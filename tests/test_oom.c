@@ -1,7 +1,8 @@
 /* Out-of-memory handling: the library's objects are linked with malloc,
  * calloc, realloc and posix_memalign/aligned_alloc wrapped (-Wl,--wrap), so
  * the n-th allocation can be made to fail. A whole scenario (context,
- * builder, compile, run, verify, one-shot) is repeated failing at
+ * builder, compile, run, verify, one-shot, a buffer bound and a run
+ * submitted) is repeated failing at
  * allocation 1, 2, 3, ... until it runs through: every step must return an
  * error or succeed, never crash; under ASan, nothing may leak. */
 #define _POSIX_C_SOURCE 200809L
@@ -94,7 +95,20 @@ static int scenario(void) {
                                  &y1d, out_conv, sizeof out_conv, NULL) == DG_OK;
     }
   }
+  /* The input from a buffer, the run submitted and waited for. */
+  dg_buffer *xb = NULL;
+  if (all_ok)
+    all_ok = dg_buffer_create(ctx, 0, &xd, &xb, NULL) == DG_OK &&
+             dg_buffer_write(xb, img, sizeof img, NULL) == DG_OK &&
+             dg_session_bind_buffer(s, "x", xb, NULL) == DG_OK;
+  if (all_ok) {
+    dg_binding out[2] = {{"probs", out_probs, sizeof out_probs},
+                         {"qy", out_qy, sizeof out_qy}};
+    all_ok = dg_session_submit(s, NULL, 0, out, 2, NULL) == DG_OK &&
+             dg_session_wait(s, NULL) == DG_OK;
+  }
   dg_session_destroy(s);
+  dg_buffer_destroy(xb);
   dg_graph_destroy(g);
   dg_context_destroy(ctx);
   return all_ok;
