@@ -20,6 +20,7 @@
 #include "sgemm_tile.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,7 +49,7 @@ typedef void (*kernel_fn)(const ktile *t);
 #define PF_K 8 /* rows ahead that the kernel prefetches */
 
 static inline __attribute__((always_inline)) T512 void
-k512_body(const int MR, const int NV, const ktile *t) {
+k512_body(const int MR, const int NV, const bool BOFF, const ktile *t) {
   __m512 c0[A5_MR], c1[A5_MR];
   int nr = t->nr;
   __mmask16 m0 = nr >= 16 ? 0xffff : (__mmask16)((1u << nr) - 1);
@@ -85,10 +86,10 @@ k512_body(const int MR, const int NV, const ktile *t) {
   int kc = t->kc;
 #pragma GCC unroll 2
   for (int k = 0; k < kc; k++) {
-    const float *bk = t->boff ? t->b + t->boff[k] : b; /* unswitched */
+    const float *bk = BOFF ? t->b + t->boff[k] : b;
     /* Rows at offsets (shifted planes): no stream for the prefetcher to
      * follow (dg-bench's 3x3 convs 5-9% faster, models within noise). */
-    if (t->boff && k + PF_K < kc) {
+    if (BOFF && k + PF_K < kc) {
       const char *ahead = (const char *)(t->b + t->boff[k + PF_K]);
       _mm_prefetch(ahead, _MM_HINT_T0);
       _mm_prefetch(ahead + 64, _MM_HINT_T0);
@@ -127,57 +128,61 @@ k512_body(const int MR, const int NV, const ktile *t) {
   }
 }
 
-#define K512_CASES(NV)                                                         \
+#define K512_CASES(NV, BOFF)                                                   \
   switch (t->mr) {                                                             \
   case 1:                                                                      \
-    k512_body(1, NV, t);                                                       \
+    k512_body(1, NV, BOFF, t);                                                 \
     break;                                                                     \
   case 2:                                                                      \
-    k512_body(2, NV, t);                                                       \
+    k512_body(2, NV, BOFF, t);                                                 \
     break;                                                                     \
   case 3:                                                                      \
-    k512_body(3, NV, t);                                                       \
+    k512_body(3, NV, BOFF, t);                                                 \
     break;                                                                     \
   case 4:                                                                      \
-    k512_body(4, NV, t);                                                       \
+    k512_body(4, NV, BOFF, t);                                                 \
     break;                                                                     \
   case 5:                                                                      \
-    k512_body(5, NV, t);                                                       \
+    k512_body(5, NV, BOFF, t);                                                 \
     break;                                                                     \
   case 6:                                                                      \
-    k512_body(6, NV, t);                                                       \
+    k512_body(6, NV, BOFF, t);                                                 \
     break;                                                                     \
   case 7:                                                                      \
-    k512_body(7, NV, t);                                                       \
+    k512_body(7, NV, BOFF, t);                                                 \
     break;                                                                     \
   case 8:                                                                      \
-    k512_body(8, NV, t);                                                       \
+    k512_body(8, NV, BOFF, t);                                                 \
     break;                                                                     \
   case 9:                                                                      \
-    k512_body(9, NV, t);                                                       \
+    k512_body(9, NV, BOFF, t);                                                 \
     break;                                                                     \
   case 10:                                                                     \
-    k512_body(10, NV, t);                                                      \
+    k512_body(10, NV, BOFF, t);                                                \
     break;                                                                     \
   case 11:                                                                     \
-    k512_body(11, NV, t);                                                      \
+    k512_body(11, NV, BOFF, t);                                                \
     break;                                                                     \
   case 12:                                                                     \
-    k512_body(12, NV, t);                                                      \
+    k512_body(12, NV, BOFF, t);                                                \
     break;                                                                     \
   case 13:                                                                     \
-    k512_body(13, NV, t);                                                      \
+    k512_body(13, NV, BOFF, t);                                                \
     break;                                                                     \
   default:                                                                     \
-    k512_body(14, NV, t);                                                      \
+    k512_body(14, NV, BOFF, t);                                                \
     break;                                                                     \
   }
 
 T512 static void kern_avx512(const ktile *t) {
-  if (t->nr > 16) {
-    K512_CASES(2)
+  if (t->nr > 16 && t->boff) {
+    K512_CASES(2, true)
+  } else if (t->nr > 16) {
+    K512_CASES(2, false)
+  } else if (t->boff) {
+    K512_CASES(1, true)
   } else {
-    K512_CASES(1)
+    K512_CASES(1, false)
   }
 }
 
