@@ -194,6 +194,18 @@ static void chain_on(int dev, const dg_device_info *info) {
   st = dg_session_bind_buffer(b, "z", mid, &diag);
   CHECK(st == DG_ERROR_INVALID_ARGUMENT && has(&diag, "holds"),
         "%s: ... and for an output (%s)", nm, diag.message);
+  dg_context *other = NULL;
+  dg_buffer *ob = NULL;
+  dg_context_options oo = {.device_kinds = DG_DEVICE_CPU};
+  if (dg_context_create(&oo, &other) == DG_OK &&
+      dg_buffer_create(other, 0, &y_desc, &ob, &diag) == DG_OK) {
+    st = dg_session_bind_buffer(a, "y", ob, &diag);
+    CHECK(st == DG_ERROR_INVALID_ARGUMENT && has(&diag, "another context"),
+          "%s: a buffer of another context is refused (%s)", nm,
+          diag.message);
+  }
+  dg_buffer_destroy(ob);
+  dg_context_destroy(other);
   st = dg_session_bind_buffer(a, "nope", xb, &diag);
   CHECK(st == DG_ERROR_NOT_FOUND && has(&diag, "'nope'"),
         "%s: an unknown name is refused (%s)", nm, diag.message);
@@ -341,6 +353,22 @@ static void bad_create(void) {
         "a NULL desc is refused (%s)", diag.message);
   CHECK(dg_buffer_info(NULL, NULL, NULL) == DG_ERROR_INVALID_ARGUMENT,
         "info of NULL is refused");
+  st = dg_buffer_create(NULL, 0, &d, &b, &diag);
+  CHECK(st == DG_ERROR_INVALID_ARGUMENT && has(&diag, "not a live context"),
+        "a NULL context is refused (%s)", diag.message);
+  st = dg_buffer_write(NULL, x, 4, &diag);
+  CHECK(st == DG_ERROR_INVALID_ARGUMENT && has(&diag, "not a live buffer"),
+        "a write to NULL is refused (%s)", diag.message);
+  st = dg_session_bind_buffer(NULL, "x", NULL, &diag);
+  CHECK(st == DG_ERROR_INVALID_ARGUMENT && has(&diag, "session"),
+        "a bind on a NULL session is refused (%s)", diag.message);
+  st = dg_session_submit(NULL, NULL, 0, NULL, 0, &diag);
+  CHECK(st == DG_ERROR_INVALID_ARGUMENT && has(&diag, "NULL"),
+        "a submit of a NULL session is refused (%s)", diag.message);
+  st = dg_session_wait(NULL, &diag);
+  CHECK(st == DG_ERROR_INVALID_ARGUMENT && has(&diag, "NULL"),
+        "a wait on a NULL session is refused (%s)", diag.message);
+  dg_buffer_destroy(NULL); /* a no-op */
   d.dtype = DG_DTYPE_I8;
   st = dg_buffer_create(ctx, 0, &d, &b, &diag);
   dg_tensor_desc got;

@@ -302,7 +302,7 @@ static dg_status begin(dg_session *s, const dg_binding *inputs, int input_count,
 static bool enter(dg_session *s, const char *call, dg_diagnostic *diag) {
   if (!s || !dg_session_alive(s)) {
     dg_diag_set(diag, DG_ERROR_INVALID_ARGUMENT, -1, NULL, call, "session",
-                NULL, NULL, "%s: session '': %s", call,
+                NULL, NULL, "%s: %s", call,
                 s ? "not a live session (destroyed?)" : "session is NULL");
     return false;
   }
