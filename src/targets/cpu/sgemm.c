@@ -128,51 +128,20 @@ k512_body(const int MR, const int NV, const bool BOFF, const ktile *t) {
   }
 }
 
+/* The row count as a constant: one k512_body per MR. */
+// clang-format off
+#define K512_MR(M, NV, BOFF)                                                   \
+  case M: k512_body(M, NV, BOFF, t); break;
 #define K512_CASES(NV, BOFF)                                                   \
   switch (t->mr) {                                                             \
-  case 1:                                                                      \
-    k512_body(1, NV, BOFF, t);                                                 \
-    break;                                                                     \
-  case 2:                                                                      \
-    k512_body(2, NV, BOFF, t);                                                 \
-    break;                                                                     \
-  case 3:                                                                      \
-    k512_body(3, NV, BOFF, t);                                                 \
-    break;                                                                     \
-  case 4:                                                                      \
-    k512_body(4, NV, BOFF, t);                                                 \
-    break;                                                                     \
-  case 5:                                                                      \
-    k512_body(5, NV, BOFF, t);                                                 \
-    break;                                                                     \
-  case 6:                                                                      \
-    k512_body(6, NV, BOFF, t);                                                 \
-    break;                                                                     \
-  case 7:                                                                      \
-    k512_body(7, NV, BOFF, t);                                                 \
-    break;                                                                     \
-  case 8:                                                                      \
-    k512_body(8, NV, BOFF, t);                                                 \
-    break;                                                                     \
-  case 9:                                                                      \
-    k512_body(9, NV, BOFF, t);                                                 \
-    break;                                                                     \
-  case 10:                                                                     \
-    k512_body(10, NV, BOFF, t);                                                \
-    break;                                                                     \
-  case 11:                                                                     \
-    k512_body(11, NV, BOFF, t);                                                \
-    break;                                                                     \
-  case 12:                                                                     \
-    k512_body(12, NV, BOFF, t);                                                \
-    break;                                                                     \
-  case 13:                                                                     \
-    k512_body(13, NV, BOFF, t);                                                \
-    break;                                                                     \
-  default:                                                                     \
-    k512_body(14, NV, BOFF, t);                                                \
-    break;                                                                     \
+    K512_MR(1, NV, BOFF) K512_MR(2, NV, BOFF) K512_MR(3, NV, BOFF)             \
+    K512_MR(4, NV, BOFF) K512_MR(5, NV, BOFF) K512_MR(6, NV, BOFF)             \
+    K512_MR(7, NV, BOFF) K512_MR(8, NV, BOFF) K512_MR(9, NV, BOFF)             \
+    K512_MR(10, NV, BOFF) K512_MR(11, NV, BOFF) K512_MR(12, NV, BOFF)          \
+    K512_MR(13, NV, BOFF)                                                      \
+    default: k512_body(14, NV, BOFF, t);                                       \
   }
+// clang-format on
 
 T512 static void kern_avx512(const ktile *t) {
   if (t->nr > 16 && t->boff) {
