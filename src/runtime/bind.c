@@ -108,12 +108,8 @@ static dg_status check_buffer(const dg_session *s, const dg_buffer *buf,
 dg_status dg_session_bind_buffer(dg_session *s, const char *name,
                                  dg_buffer *buffer, dg_diagnostic *diag) {
   const char *call = "dg_session_bind_buffer";
-  if (!s || !dg_session_alive(s)) {
-    dg_diag_set(diag, DG_ERROR_INVALID_ARGUMENT, -1, NULL, call, "session",
-                NULL, NULL, "%s: %s", call,
-                s ? "not a live session (destroyed?)" : "session is NULL");
+  if (!dg_session_check(s, call, diag))
     return DG_ERROR_INVALID_ARGUMENT;
-  }
   if (buffer && !dg_buffer_alive(buffer))
     return bind_error(diag, call, name, "buffer",
                       "not a live buffer (destroyed?)");

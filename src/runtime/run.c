@@ -298,21 +298,10 @@ static dg_status begin(dg_session *s, const dg_binding *inputs, int input_count,
   return st;
 }
 
-/* The door of dg_session_run and dg_session_submit: s live, claimed. */
-static bool enter(dg_session *s, const char *call, dg_diagnostic *diag) {
-  if (!s || !dg_session_alive(s)) {
-    dg_diag_set(diag, DG_ERROR_INVALID_ARGUMENT, -1, NULL, call, "session",
-                NULL, NULL, "%s: %s", call,
-                s ? "not a live session (destroyed?)" : "session is NULL");
-    return false;
-  }
-  return dg_session_claim(s, call, diag);
-}
-
 dg_status dg_session_run(dg_session *s, const dg_binding *inputs,
                          int input_count, const dg_binding *outputs,
                          int output_count, dg_diagnostic *diag) {
-  if (!enter(s, "dg_session_run", diag))
+  if (!dg_session_claim(s, "dg_session_run", diag))
     return DG_ERROR_INVALID_ARGUMENT;
   dg_status st =
       begin(s, inputs, input_count, outputs, output_count, false, diag);
@@ -324,7 +313,7 @@ dg_status dg_session_run(dg_session *s, const dg_binding *inputs,
 dg_status dg_session_submit(dg_session *s, const dg_binding *inputs,
                             int input_count, const dg_binding *outputs,
                             int output_count, dg_diagnostic *diag) {
-  if (!enter(s, "dg_session_submit", diag))
+  if (!dg_session_claim(s, "dg_session_submit", diag))
     return DG_ERROR_INVALID_ARGUMENT;
   dg_status st =
       begin(s, inputs, input_count, outputs, output_count, true, diag);
@@ -339,12 +328,8 @@ dg_status dg_session_submit(dg_session *s, const dg_binding *inputs,
 
 dg_status dg_session_wait(dg_session *s, dg_diagnostic *diag) {
   const char *call = "dg_session_wait";
-  if (!s || !dg_session_alive(s)) {
-    dg_diag_set(diag, DG_ERROR_INVALID_ARGUMENT, -1, NULL, call, "session",
-                NULL, NULL, "%s: %s", call,
-                s ? "not a live session (destroyed?)" : "session is NULL");
+  if (!dg_session_check(s, call, diag))
     return DG_ERROR_INVALID_ARGUMENT;
-  }
   if (!atomic_exchange(&s->submitted, false)) {
     dg_diag_set(diag, DG_ERROR_INVALID_ARGUMENT, -1, NULL, call, "session",
                 "a submitted run", "none",

@@ -364,16 +364,23 @@ const dg_plan *dg_session_plan(const dg_session *s) {
   return (s = dg_session_alive(s)) ? &s->plan : NULL;
 }
 
+bool dg_session_check(const dg_session *s, const char *call,
+                      dg_diagnostic *diag) {
+  if (s && dg_session_alive(s))
+    return true;
+  dg_diag_set(diag, DG_ERROR_INVALID_ARGUMENT, -1, NULL, call, "session",
+              "a live session", s ? "not one" : "NULL", "%s: %s", call,
+              s ? "not a live session (destroyed?)" : "session is NULL");
+  return false;
+}
+
 bool dg_session_claim(dg_session *s, const char *call, dg_diagnostic *diag) {
-  dg_live_claim_result r = dg_live_claim(s, DG_LIVE_SESSION);
+  dg_live_claim_result r =
+      s ? dg_live_claim(s, DG_LIVE_SESSION) : DG_LIVE_NOT_LIVE;
   if (r == DG_LIVE_CLAIMED)
     return true;
-  if (r == DG_LIVE_NOT_LIVE) {
-    dg_diag_set(diag, DG_ERROR_INVALID_ARGUMENT, -1, NULL, call, "session",
-                "a live session", "not one",
-                "%s: not a live session (destroyed?)", call);
-    return false;
-  }
+  if (r == DG_LIVE_NOT_LIVE)
+    return dg_session_check(s, call, diag); /* false, saying why */
   dg_diag_set(diag, DG_ERROR_INVALID_ARGUMENT, -1, NULL, call, "session",
               "no other run of this session in progress", "a run in progress",
               "%s: the session is already running (dg_session_run or "

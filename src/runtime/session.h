@@ -71,6 +71,10 @@ struct dg_session {
  * when s is not a live session, or another thread is inside one of them
  * on the same session. */
 bool dg_session_claim(dg_session *s, const char *call, dg_diagnostic *diag);
+/* Whether s is a live session; false (diag filled, naming the call: NULL,
+ * or destroyed) otherwise. */
+bool dg_session_check(const dg_session *s, const char *call,
+                      dg_diagnostic *diag);
 static inline void dg_session_unclaim(dg_session *s) { dg_live_unclaim(s); }
 
 /* Compile with or without buffer reuse (verify needs every value). */
