@@ -1145,9 +1145,11 @@ DG_API dg_status dg_session_verify(dg_session *session,
  *
  * dg_session_bind_buffer checks the rules (DG_ERROR_INVALID_ARGUMENT,
  * the diagnostic saying which): the buffer's dtype and dims equal the
- * tensor's; it belongs to the session's context; the session binds it to
- * no other name; the tensor is bound NCHW and is not an f32 input or
- * output that DG_PRECISION_FAST_F16 holds in f16. A buffer on a GPU must
+ * tensor's as the session holds it (an f32 input or output that
+ * DG_PRECISION_FAST_F16 holds in f16 takes an f16 buffer: its bytes are
+ * used as they are, with no conversion); it belongs to the session's
+ * context; the session binds it to no other name; the tensor is bound
+ * NCHW. A buffer on a GPU must
  * be used only on that device: every node of the session that reads the
  * input, or makes and reads the output, runs there (the plan says where
  * each runs) - a binding never costs a hidden host copy; bind host memory

@@ -201,8 +201,7 @@ static void chain_on(int dev, const dg_device_info *info) {
       dg_buffer_create(other, 0, &y_desc, &ob, &diag) == DG_OK) {
     st = dg_session_bind_buffer(a, "y", ob, &diag);
     CHECK(st == DG_ERROR_INVALID_ARGUMENT && has(&diag, "another context"),
-          "%s: a buffer of another context is refused (%s)", nm,
-          diag.message);
+          "%s: a buffer of another context is refused (%s)", nm, diag.message);
   }
   dg_buffer_destroy(ob);
   dg_context_destroy(other);
@@ -333,6 +332,30 @@ static void wrong_device(int gpu, int cpu) {
   dg_buffer_destroy(mid);
 }
 
+/* A buffer holds a tensor as the session holds it: an input bound NHWC
+ * (converted on the host at each run) takes no buffer, not even the
+ * CPU's (it would be read unconverted). */
+static void nhwc_refused(void) {
+  dg_diagnostic diag = {0};
+  dg_graph *g = dg_graph_create(ctx, "nhwc");
+  dg_tensor_desc xd = {.dtype = DG_DTYPE_F32, .rank = 4, .dims = {1, 2, 3, 3}};
+  dg_graph_output(g, "y", dg_graph_relu(g, "r", dg_graph_input(g, "x", &xd)),
+                  DG_LAYOUT_NCHW);
+  dg_graph_input_layout(g, "x", DG_LAYOUT_NHWC);
+  dg_session *s = NULL;
+  dg_buffer *b = NULL;
+  dg_status st = dg_graph_compile(g, NULL, &s, &diag);
+  if (st == DG_OK)
+    st = dg_buffer_create(ctx, 0, &xd, &b, &diag);
+  if (st == DG_OK)
+    st = dg_session_bind_buffer(s, "x", b, &diag);
+  CHECK(st == DG_ERROR_INVALID_ARGUMENT && has(&diag, "NHWC"),
+        "a CPU buffer for an input bound NHWC is refused (%s)", diag.message);
+  dg_buffer_destroy(b);
+  dg_session_destroy(s);
+  dg_graph_destroy(g);
+}
+
 static void bad_create(void) {
   dg_diagnostic diag = {0};
   dg_buffer *b = (dg_buffer *)&diag;
@@ -455,6 +478,7 @@ int main(void) {
     return t_exit();
   }
   bad_create();
+  nhwc_refused();
   int gpu = -1;
   for (int d = 0; d < dg_context_device_count(ctx); d++) {
     dg_device_info info;

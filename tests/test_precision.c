@@ -6,6 +6,8 @@
 #include "graph.h"
 #include "harness.h"
 
+#include "core/half.h"
+
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -83,6 +85,53 @@ static bool every_node(const dg_session *s, dg_dtype dt) {
   return dg_plan_node_count(p) > 0;
 }
 
+/* Device buffers under the fast precision hold the f16 tensors as they
+ * run: x written as f16 (rounded as the session rounds it), y read back
+ * as f16, equal bit for bit to the f32-bound run's y (y_host) rounded
+ * there; an f32 buffer is refused naming f16; a CPU f16 buffer works
+ * the same. */
+static void fast_buffers(dg_context *c, dg_session *s, int dev,
+                         const dg_device_info *info, const float *y_host) {
+  static uint16_t xh[C * H * H], yh[CLASSES];
+  dg_f32_to_f16_n(x, xh, C * H * H);
+  dg_tensor_desc xd = {.dtype = DG_DTYPE_F16, .rank = 4, .dims = {1, C, H, H}};
+  dg_tensor_desc yd = {.dtype = DG_DTYPE_F16, .rank = 2, .dims = {1, CLASSES}};
+  dg_tensor_desc xf = xd;
+  xf.dtype = DG_DTYPE_F32;
+  dg_diagnostic d = {0};
+  dg_buffer *bx = NULL, *by = NULL, *bf = NULL;
+  dg_status st = dg_buffer_create(c, dev, &xf, &bf, &d);
+  if (st == DG_OK)
+    st = dg_session_bind_buffer(s, "x", bf, &d);
+  CHECK(st == DG_ERROR_INVALID_ARGUMENT && strstr(d.message, "holds f32") &&
+            strstr(d.message, "in f16"),
+        "%s: an f32 buffer for an input the fast precision holds in f16 is "
+        "refused (%s)",
+        info->name, d.message);
+  for (int where = 0; where < 2; where++) {
+    int bdev = where ? 0 : dev; /* the GPU's own memory, then the CPU's */
+    bool ok = dg_buffer_create(c, bdev, &xd, &bx, &d) == DG_OK &&
+              dg_buffer_create(c, bdev, &yd, &by, &d) == DG_OK &&
+              dg_buffer_write(bx, xh, sizeof xh, &d) == DG_OK &&
+              dg_session_bind_buffer(s, "x", bx, &d) == DG_OK &&
+              dg_session_bind_buffer(s, "y", by, &d) == DG_OK &&
+              dg_session_run(s, NULL, 0, NULL, 0, &d) == DG_OK &&
+              dg_buffer_read(by, yh, sizeof yh, &d) == DG_OK;
+    bool same = ok;
+    for (int i = 0; same && i < CLASSES; i++)
+      same = dg_f16_to_f32(yh[i]) == y_host[i];
+    CHECK(same,
+          "%s: f16 buffers (on device %d) bound to the fast session's x and "
+          "y give the f32-bound run's y bit for bit (%s)",
+          info->name, bdev, ok ? "" : d.message);
+    dg_session_bind_buffer(s, "x", NULL, NULL);
+    dg_session_bind_buffer(s, "y", NULL, NULL);
+    dg_buffer_destroy(bx), dg_buffer_destroy(by);
+    bx = by = NULL;
+  }
+  dg_buffer_destroy(bf);
+}
+
 static void test_device(dg_context *c, int dev, const float *want) {
   dg_device_info info;
   dg_context_device_info(c, dev, &info);
@@ -135,6 +184,8 @@ static void test_device(dg_context *c, int dev, const float *want) {
   CHECK(st == DG_ERROR_INVALID_ARGUMENT && strstr(d.message, "f32"),
         "%s: an f16-sized input is refused, naming f32 (%s)", info.name,
         d.message);
+  if (s)
+    fast_buffers(c, s, dev, &info, y);
   dg_session_destroy(s);
 
   /* Exact: as built. */

@@ -47,18 +47,27 @@ static dg_status check_buffer(const dg_session *s, const dg_buffer *buf,
                               dg_diagnostic *diag) {
   const char *call = "dg_session_bind_buffer",
              *what = output ? "output" : "input";
+  /* A buffer holds the tensor as the session holds it: NCHW, and in f16
+   * where the fast precision holds an f32 tensor in f16 (no conversion,
+   * on the host or anywhere). */
   dg_tensor_desc bd = dg_ir_io_desc(&s->ir, b);
+  if (b->host_f32)
+    bd.dtype = DG_DTYPE_F16;
   char msg[512], dims[96], bdims[96];
   if (buf->ctx != s->ctx)
     return bind_error(diag, call, b->name, what,
                       "the buffer belongs to another context");
+  if (b->layout == DG_LAYOUT_NHWC)
+    return bind_error(diag, call, b->name, what,
+                      "bound NHWC: a buffer binds NCHW only");
   dg_format_dims(dims, sizeof dims, bd.rank, bd.dims);
   dg_format_dims(bdims, sizeof bdims, buf->desc.rank, buf->desc.dims);
   if (buf->desc.dtype != bd.dtype || buf->desc.rank != bd.rank ||
       memcmp(buf->desc.dims, bd.dims, sizeof(int64_t) * (size_t)bd.rank)) {
-    snprintf(msg, sizeof msg, "the buffer holds %s %s, the tensor is %s %s",
-             dg_dtype_name(buf->desc.dtype), bdims, dg_dtype_name(bd.dtype),
-             dims);
+    snprintf(
+        msg, sizeof msg, "the buffer holds %s %s, the tensor is %s %s%s",
+        dg_dtype_name(buf->desc.dtype), bdims, dg_dtype_name(bd.dtype), dims,
+        b->host_f32 ? " (an f32 tensor the fast precision holds in f16)" : "");
     return bind_error(diag, call, b->name, what, msg);
   }
   for (int i = 0; i < s->ir.input_count; i++)
@@ -69,13 +78,8 @@ static dg_status check_buffer(const dg_session *s, const dg_buffer *buf,
     if (s->out_buf[i] == buf && (!output || &s->ir.outputs[i] != b))
       return bind_error(diag, call, b->name, what,
                         "the buffer is bound to another name of the session");
-  if (buf->host) /* the CPU's: host memory, as a host binding */
+  if (buf->host) /* the CPU's: host memory, read or written as it is */
     return DG_OK;
-  if (b->layout == DG_LAYOUT_NHWC || b->host_f32)
-    return bind_error(
-        diag, call, b->name, what,
-        b->host_f32 ? "held in f16 by the fast precision: bind host memory"
-                    : "bound NHWC: a device's buffer binds NCHW only");
   if (output && dg_ir_tensor(&s->ir, b->tensor)->kind != DG_TENSOR_VALUE)
     return bind_error(diag, call, b->name, what,
                       "not made by a node (a constant): bind host memory");

@@ -29,6 +29,7 @@ typedef struct dg_run_outputs {
   int n;
   void **direct, **data;
   const dg_io_binding **which;
+  bool *raw; /* a CPU buffer: the tensor's bytes as held, no conversion */
 } dg_run_outputs;
 
 struct dg_session {
