@@ -221,11 +221,11 @@ static dg_status prepare_outputs(dg_session *s, const dg_binding *outputs,
   ro->direct = calloc((size_t)n + 1, sizeof(void *));
   ro->data = calloc((size_t)n + 1, sizeof(void *));
   ro->which = calloc((size_t)n + 1, sizeof *ro->which);
-  ro->raw = calloc((size_t)n + 1, sizeof *ro->raw);
-  if (!ro->direct || !ro->data || !ro->which || !ro->raw)
+  if (!ro->direct || !ro->data || !ro->which)
     return dg_run_refuse(diag, DG_ERROR_OUT_OF_MEMORY, "", "outputs",
                          "out of host memory");
   ro->n = n;
+  ro->bound_from = output_count;
   /* The caller's host bindings, then the bound buffers: a CPU's as host
    * memory, a device's (data NULL) left to its target. */
   for (int k = 0; k < output_count; k++)
@@ -234,7 +234,6 @@ static dg_status prepare_outputs(dg_session *s, const dg_binding *outputs,
   for (int o = 0, k = output_count; o < ir->output_count; o++)
     if (s->out_buf[o]) {
       ro->which[k] = &ir->outputs[o];
-      ro->raw[k] = true;
       dg_status st = use_buffer(s, s->out_buf[o], ro->which[k], "output",
                                 &ro->data[k], diag);
       if (st != DG_OK)
@@ -247,7 +246,8 @@ static dg_status prepare_outputs(dg_session *s, const dg_binding *outputs,
     const dg_io_binding *b = ro->which[k];
     uint32_t t = b->tensor;
     if (ro->data[k] &&
-        (ro->raw[k] || (b->layout == DG_LAYOUT_NCHW && !b->host_f32)) &&
+        (k >= ro->bound_from ||
+         (b->layout == DG_LAYOUT_NCHW && !b->host_f32)) &&
         dg_ir_tensor(ir, t)->kind == DG_TENSOR_VALUE &&
         s->offsets[t - 1] != SIZE_MAX &&
         s->host[t] == (char *)s->arena + s->offsets[t - 1]) {
@@ -272,7 +272,7 @@ static dg_status finish(dg_session *s, dg_status st, bool deliver) {
     void *dst = ro->data[k];
     if (!dst)
       continue;
-    if (ro->raw[k]) {
+    if (k >= ro->bound_from) {
       if (s->host[b->tensor] != dst)
         memcpy(dst, s->host[b->tensor], dg_desc_bytes(d));
     } else if (b->host_f32)
@@ -285,9 +285,13 @@ static dg_status finish(dg_session *s, dg_status st, bool deliver) {
   for (int k = ro->n - 1; k >= 0; k--)
     if (ro->direct && ro->direct[k])
       s->host[ro->which[k]->tensor] = ro->direct[k];
-  free(ro->direct), free(ro->data), free(ro->which), free(ro->raw);
+  free(ro->direct), free(ro->data), free(ro->which);
   memset(ro, 0, sizeof *ro);
-  memset(s->resident, 0, sizeof(void *) * ((size_t)ir->tensor_count + 1));
+  /* Only bound tensors were set (use_buffer): not a sweep of every id. */
+  for (int i = 0; i < ir->input_count; i++)
+    s->resident[ir->inputs[i].tensor] = NULL;
+  for (int o = 0; o < ir->output_count; o++)
+    s->resident[ir->outputs[o].tensor] = NULL;
   return st;
 }
 

@@ -29,7 +29,9 @@ typedef struct dg_run_outputs {
   int n;
   void **direct, **data;
   const dg_io_binding **which;
-  bool *raw; /* a CPU buffer: the tensor's bytes as held, no conversion */
+  /* Entries from here on are bound buffers (a CPU's data: the tensor's
+   * bytes as held, no conversion); those before, the caller's bindings. */
+  int bound_from;
 } dg_run_outputs;
 
 struct dg_session {

@@ -116,10 +116,6 @@ static void mark_bound_busy(vk_segment *s) {
       atomic_store(&s->bound[i]->busy, true);
 }
 
-static bool is_bound(const vk_segment *s, uint32_t id) {
-  return s->bound[s->slot_of[id]] != NULL;
-}
-
 static void *host_side(vk_segment *s, uint32_t id) {
   const vk_slot *sl = &s->slots[s->slot_of[id]];
   return s->vd->unified ? (char *)s->dev_buf.map + sl->offset
@@ -162,7 +158,7 @@ dg_status dg_vk_submit(void *state, void *const *host, void *const *resident,
     return st;
   for (int i = 0; i < s->io.input_count; i++) {
     uint32_t id = s->io.inputs[i];
-    if (is_bound(s, id))
+    if (dg_vk_bound(s, id))
       continue;
     memcpy(host_side(s, id), host[id],
            dg_desc_bytes(&dg_ir_tensor(s->ir, id)->desc));
@@ -200,7 +196,7 @@ dg_status dg_vk_wait(void *state, void *const *host, double *node_us,
     return dg_vk_fail(vd, diag, NULL, -1, "vkResetFences", r);
   for (int i = 0; host && i < s->io.output_count; i++) {
     uint32_t id = s->io.outputs[i];
-    if (is_bound(s, id))
+    if (dg_vk_bound(s, id))
       continue;
     memcpy(host[id], host_side(s, id),
            dg_desc_bytes(&dg_ir_tensor(s->ir, id)->desc));

@@ -63,8 +63,8 @@ static bool plan_memory(vk_segment *s, VkDeviceSize *dev_bytes,
   int *last = malloc(sizeof(int) * (size_t)(T + 1));
   uint32_t *order = malloc(sizeof(uint32_t) * (size_t)(T + 1));
   dg_mem_block *blocks = malloc(sizeof *blocks * (size_t)(T + 1));
-  bool ok = s->slot_of && s->alias && s->slots && first && last && order &&
-            blocks;
+  bool ok =
+      s->slot_of && s->alias && s->slots && first && last && order && blocks;
   if (ok) {
     for (int t = 0; t <= T; t++)
       s->slot_of[t] = -1, s->alias[t] = t;
@@ -289,13 +289,9 @@ static vk_range range_of(const vk_segment *s, uint32_t id) {
  * dev_buf. Hazards are still tracked by the region (range_of), which no
  * other tensor shares. */
 static VkBuffer where(const vk_segment *s, uint32_t id, VkDeviceSize *off) {
-  int slot = s->slot_of[id];
-  if (s->bound && s->bound[slot]) {
-    *off = 0;
-    return s->bound[slot]->b.buffer;
-  }
-  *off = s->slots[slot].offset;
-  return s->dev_buf.buffer;
+  vk_resident *r = dg_vk_bound(s, id);
+  *off = r ? 0 : s->slots[s->slot_of[id]].offset;
+  return r ? r->b.buffer : s->dev_buf.buffer;
 }
 
 static void barrier(VkCommandBuffer cb, VkPipelineStageFlags dst_stage,
@@ -383,7 +379,7 @@ static VkResult dispatch(vk_segment *s, int i, vk_shader shader,
 /* Whether boundary tensor id is staged through the host (not unified,
  * not bound to a dg_buffer). */
 static bool staged(const vk_segment *s, uint32_t id) {
-  return !s->vd->unified && !(s->bound && s->bound[s->slot_of[id]]);
+  return !s->vd->unified && !dg_vk_bound(s, id);
 }
 
 /* The recording's own failures: a status, s kept (dg_vk_record's callers

@@ -46,6 +46,12 @@ typedef struct vk_segment {
   bool stale; /* the recording failed half way: record before running */
 } vk_segment;
 
+/* The dg_buffer bound to boundary tensor id for the recording, or NULL
+ * (its region of dev_buf). */
+static inline vk_resident *dg_vk_bound(const vk_segment *s, uint32_t id) {
+  return s->bound ? s->bound[s->slot_of[id]] : NULL;
+}
+
 /* Records the segment's command buffer (again: resetting its pool and
  * descriptor sets first) for the buffers in s->bound. Does not release s
  * on failure. */
