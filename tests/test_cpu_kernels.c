@@ -553,8 +553,11 @@ static void conv_case(dg_cpu_pool *pool, const char *tag, int idx,
     w[i] = rfloat();
   for (int i = 0; i < s.O; i++)
     b[i] = rfloat();
+  /* packed as the path taken packs them (pixel rows: as B) */
   for (int g = 0; g < s.G && idx % 2; g++)
-    packs[g] = dg_cpu_sgemm_pack_a(OG, K, w + (size_t)g * OG * K, K);
+    packs[g] = dg_cpu_conv_f32_by_pixels(&s)
+                   ? dg_cpu_sgemm_pack_b(OG, K, w + (size_t)g * OG * K, K, 1)
+                   : dg_cpu_sgemm_pack_a(OG, K, w + (size_t)g * OG * K, K);
   float lo = idx % 3 == 0 ? 0.0f : -INFINITY, hi = INFINITY;
   /* a fused residual add on every fifth case, before the clamp */
   float *r = idx % 5 == 2 ? malloc(4 * yn) : NULL;
@@ -630,7 +633,18 @@ static void test_conv_f32(dg_cpu_pool *pool, const char *tag) {
       {1, 8, 12, 1, 20, 61, 3, 3, 2, 1, 1, 1},
       {2, 3, 16, 1, 30, 64, 7, 7, 2, 1, 3, 3},
       {1, 4, 6, 1, 21, 70, 3, 3, 2, 2, 2, 2},
+      /* small planes, K >= 512: output pixels as the GEMM's rows on
+       * AVX-512 (segments across output rows, stride 2, dilation, 1x2,
+       * one output column, a partial channel panel, batches) */
+      {1, 64, 64, 1, 7, 7, 3, 3, 1, 1, 1, 1},
+      {2, 64, 96, 1, 14, 14, 3, 3, 2, 1, 1, 1},
+      {1, 520, 96, 1, 5, 9, 1, 2, 1, 1, 0, 0},
+      {3, 64, 64, 1, 6, 6, 3, 3, 1, 2, 2, 2},
+      {4, 64, 80, 1, 3, 3, 3, 3, 1, 1, 1, 1},
+      {1, 200, 64, 1, 20, 1, 3, 1, 1, 1, 1, 0},
   };
+  /* where the pixel-rows cases start in `fixed` */
+  enum { FIRST_PIXELS = 12 };
   int idx = 0;
   for (size_t f = 0; f < sizeof fixed / sizeof fixed[0]; f++, idx++) {
     const int *v = fixed[f];
@@ -649,6 +663,14 @@ static void test_conv_f32(dg_cpu_pool *pool, const char *tag) {
                            .pt = v[10],
                            .pl = v[11]};
     conv_case(pool, tag, idx, s, v[10], v[11], 1);
+    if (f >= FIRST_PIXELS && dg_cpu_simd_level() >= DG_CPU_SIMD_AVX512) {
+      s.OH = (s.H + 2 * s.pt - s.dh * (s.KH - 1) - 1) / s.sh + 1;
+      s.OW = (s.W + 2 * s.pl - s.dw * (s.KW - 1) - 1) / s.sw + 1;
+      char what[160];
+      snprintf(what, sizeof what, "%s conv_f32 case %d runs by pixel rows", tag,
+               idx);
+      group_case(dg_cpu_conv_f32_by_pixels(&s), what);
+    }
   }
   for (int r = 0; r < 24; r++, idx++) {
     dg_cpu_conv_shape s = {.N = rint_in(1, 5),

@@ -516,9 +516,11 @@ bool dg_cpu_prep_conv(dg_cpu_node *cn, int threads) {
     cn->scratch_bytes = dw_scratch(&d, q, threads);
   else if (q)
     cn->scratch_bytes = q8_scratch(&d, threads);
-  else if (!conv_is_pointwise(&d)) {
+  else {
     dg_cpu_conv_shape s = conv_shape(&d);
-    cn->scratch_bytes = dg_cpu_conv_f32_scratch(&s, threads);
+    cn->spack_b = dg_cpu_conv_f32_by_pixels(&s);
+    if (!conv_is_pointwise(&d))
+      cn->scratch_bytes = dg_cpu_conv_f32_scratch(&s, threads);
   }
   if (q && !dg_cpu_prepare_q8(cn, d.O, true))
     return false;

@@ -286,6 +286,152 @@ static void pack_cols(const void *ctx, float *dst, int nr, int k0, int kc,
   pack_runs(cs, dst, nr, k0, kc, j0, nc);
 }
 
+/* ---- Output pixels as rows: Y^T = col^T W^T ----
+ *
+ * On small planes (ResNet's 14x14 and 7x7 layers) the GEMM's panels of
+ * output pixels run partly empty (49 pixels fill 49 of 64 lanes), while
+ * output channels come in multiples of the panel width. There the GEMM
+ * runs the other way round: its rows are output pixels, packed per row
+ * block straight from the input by pack_pixels (the runs pack_cols
+ * reads), its columns output channels, read from the weights packed once
+ * as B; the [P][O] result is transposed into the image, with the
+ * residual, clamp and fused function applied on the way. */
+
+#ifdef DG_X86
+/* AVX-512, stride 1: as pack_512 with one vector of mr <= 16 lanes. */
+T512 static void pack_px512(const conv_src *cs, float *dst, int mr, int r0,
+                            int k0, int kc) {
+  const dg_cpu_conv_shape *s = cs->s;
+  int taps = s->KH * s->KW;
+  size_t plane = (size_t)s->H * s->W;
+  seg_desc desc[MAX_DESC];
+  int sd[16], sl[16], soh[16], sow[16];
+  int ns = panel_segments(s, r0, mr, sd, sl, soh, sow);
+  for (int t = 0; t < taps; t++) {
+    int kh = t / s->KW, kw = t % s->KW;
+    for (int q = 0; q < ns; q++) {
+      seg_desc *e = &desc[t * ns + q];
+      int ih = soh[q] * s->sh - s->pt + kh * s->dh;
+      int iw0 = sow[q] - s->pl + kw * s->dw;
+      int lo = iw0 < 0 ? -iw0 : 0;
+      int hi = s->W - iw0 < sl[q] ? s->W - iw0 : sl[q];
+      uint32_t m = 0;
+      if (ih >= 0 && ih < s->H && hi > lo)
+        m = (uint32_t)((((uint64_t)1 << hi) - 1) & ~(((uint64_t)1 << lo) - 1))
+            << sd[q];
+      e->m0 = (__mmask16)m;
+      e->off = (int64_t)ih * s->W + iw0 - sd[q];
+    }
+  }
+  __mmask16 keep = (__mmask16)((1u << mr) - 1);
+  int c = k0 / taps, t = k0 % taps;
+  for (int k = 0; k < kc; k++) {
+    const float *xp = cs->x + plane * (size_t)c;
+    const seg_desc *e = &desc[t * ns];
+    __m512 v = _mm512_setzero_ps();
+    for (int q = 0; q < ns; q++)
+      v = _mm512_mask_loadu_ps(
+          v, e[q].m0,
+          (const float *)((uintptr_t)xp + (uintptr_t)(e[q].off * 4)));
+    _mm512_mask_storeu_ps(dst + (size_t)k * mr, keep, v);
+    if (++t == taps)
+      t = 0, c++;
+  }
+}
+#endif
+
+/* The sgemm's pack_a callback: rows are output pixels r0..r0+mr. */
+static void pack_pixels(const void *ctx, float *dst, int mr, int r0, int k0,
+                        int kc) {
+  const conv_src *cs = ctx;
+#ifdef DG_X86
+  const dg_cpu_conv_shape *s = cs->s;
+  if (mr <= 16 && s->sw == 1 && s->KH * s->KW * (16 / s->OW + 2) <= MAX_DESC &&
+      dg_cpu_simd_level() >= DG_CPU_SIMD_AVX512) {
+    pack_px512(cs, dst, mr, r0, k0, kc);
+    return;
+  }
+#endif
+  pack_runs(cs, dst, mr, k0, kc, r0, mr);
+}
+
+/* Lanes of work in lanes computed: the pixels' panels (or the shifted
+ * planes' rows, overhang included) against the channels' panels, the
+ * latter less what packing the pixels costs per panel of channels (a
+ * row block's copy, about a quarter of a panel's multiply). Only where
+ * the pixels' copy is AVX-512's masked loads, K is deep enough for the
+ * transposed copy of the result to vanish beside the multiply, and the
+ * kernel is wider than 1x1: with AVX2's copy, K under 512, or a 1x1 conv
+ * (whose usual path reads its input in place) ResNet-50's and
+ * MobileNetV2's layers came out slower, not faster (docs/performance.md). */
+static int pixel_rows_pay(const dg_cpu_conv_shape *s, int nr, int shifted) {
+  if (s->G != 1 || nr != 32 || s->KH * s->KW == 1 ||
+      (int64_t)s->C * s->KH * s->KW < 512 ||
+      dg_cpu_simd_level() < DG_CPU_SIMD_AVX512)
+    return 0;
+  int64_t P = (int64_t)s->OH * s->OW;
+  int64_t cols = shifted ? dg_cpu_shift_of(s).n : P;
+  double by_pixels = (double)P / (double)((cols + nr - 1) / nr * nr);
+  int64_t panels = (s->O + nr - 1) / nr;
+  double by_channels =
+      (double)s->O / (double)(panels * nr) * panels / (panels + 0.25);
+  return by_channels > by_pixels * 1.1;
+}
+
+typedef struct px_job {
+  const dg_cpu_conv_shape *s;
+  const float *tmp, *r; /* [P][O]; r one image's residual, or NULL */
+  float *y;             /* one image */
+  float lo, hi;
+  dg_cpu_post post;
+} px_job;
+
+/* Output channels [o0, o1) of tmp into the image, 16 at a time: a block
+ * of rows written side by side, then finished while in cache. */
+static void px_out(const px_job *j, int o0, int o1) {
+  const dg_cpu_conv_shape *s = j->s;
+  size_t P = (size_t)s->OH * s->OW;
+  for (int ob = o0; ob < o1; ob += 16) {
+    int oe = o1 - ob < 16 ? o1 : ob + 16;
+    for (size_t p = 0; p < P; p++) {
+      const float *src = j->tmp + p * (size_t)s->O;
+      for (int o = ob; o < oe; o++)
+        j->y[(size_t)o * P + p] = src[o];
+    }
+    for (int o = ob; o < oe; o++) {
+      float *yr = j->y + (size_t)o * P;
+      if (j->r) {
+        const float *rr = j->r + (size_t)o * P;
+        float lo = j->lo, hi = j->hi;
+        for (size_t p = 0; p < P; p++) {
+          float v = yr[p] + rr[p];
+          yr[p] = v < lo ? lo : (v > hi ? hi : v);
+        }
+      }
+      if (j->post.fn)
+        dg_cpu_unary(j->post.fn, yr, yr, P, j->post.a, j->post.b);
+    }
+  }
+}
+
+static void px_out_task(void *arg, int i, int n) {
+  const px_job *j = arg;
+  int O = j->s->O;
+  /* whole blocks of 16 channels per task */
+  int blocks = (O + 15) / 16;
+  int b0 = (int)((long long)blocks * i / n),
+      b1 = (int)((long long)blocks * (i + 1) / n);
+  px_out(j, b0 * 16, b1 * 16 < O ? b1 * 16 : O);
+}
+
+/* Scratch floats of one image: the [P][O] result, then the GEMM's. */
+static size_t px_floats(const dg_cpu_conv_shape *s, int gemm_tasks) {
+  size_t P = (size_t)s->OH * s->OW;
+  size_t res = (P * (size_t)s->O + 15) & ~(size_t)15;
+  return res + dg_cpu_sgemm_task_floats((int)P, s->O, s->C * s->KH * s->KW) *
+                   (size_t)gemm_tasks;
+}
+
 static int group_k(const dg_cpu_conv_shape *s) {
   return s->C / s->G * s->KH * s->KW;
 }
@@ -304,6 +450,7 @@ typedef struct conv_job {
   size_t task_floats; /* per thread, when by images */
   int ntasks;
   int shifted; /* by shifted planes (shift_one), scratch task_floats each */
+  int pixels;  /* by pixel rows (px_one), scratch task_floats each */
 } conv_job;
 
 /* One image, one group; pool NULL runs it on the calling thread. */
@@ -451,15 +598,63 @@ static void shift_one(const conv_job *cj, dg_cpu_pool *pool, int img,
   dg_cpu_pool_run(pool, shift_out_task, &j, threads < s->O ? threads : s->O);
 }
 
+/* One image by pixel rows in scratch (px_floats of it); pool NULL runs
+ * it on the calling thread. The weights' packing is used as B where it
+ * was made so (dg_cpu_sgemm_packed_run ignores one that does not fit). */
+static void px_one(const conv_job *cj, dg_cpu_pool *pool, int img,
+                   float *scratch) {
+  const dg_cpu_conv_shape *s = cj->s;
+  size_t P = (size_t)s->OH * s->OW;
+  int K = s->C * s->KH * s->KW, threads = dg_cpu_pool_threads(pool);
+  conv_src cs = {cj->x + (size_t)img * s->C * s->H * s->W, s};
+  size_t res = (P * (size_t)s->O + 15) & ~(size_t)15;
+  float *tmp = scratch;
+  dg_cpu_sgemm_args a = {.M = (int)P,
+                         .N = s->O,
+                         .K = K,
+                         .B = cj->w,
+                         .ldb = K,
+                         .trans_b = 1,
+                         .C = tmp,
+                         .ldc = s->O,
+                         .bias = cj->b,
+                         .clamp_lo = cj->r ? -INFINITY : cj->lo,
+                         .clamp_hi = cj->r ? INFINITY : cj->hi,
+                         .pack_a = pack_pixels,
+                         .pack_a_ctx = &cs,
+                         .scratch = scratch + res,
+                         .scratch_floats = px_floats(s, threads) - res};
+  dg_cpu_sgemm_packed_run(pool, &a, NULL, cj->packs ? cj->packs[0] : NULL);
+  px_job j = {.s = s,
+              .tmp = tmp,
+              .r = cj->r ? cj->r + (size_t)img * s->O * P : NULL,
+              .y = cj->y + (size_t)img * s->O * P,
+              .lo = cj->lo,
+              .hi = cj->hi,
+              .post = cj->post};
+  int blocks = (s->O + 15) / 16;
+  dg_cpu_pool_run(pool, px_out_task, &j, threads < blocks ? threads : blocks);
+}
+
+int dg_cpu_conv_f32_by_pixels(const dg_cpu_conv_shape *s) {
+  return pixel_rows_pay(s, dg_cpu_sgemm_panel_width(), shift_takes(s));
+}
+
 size_t dg_cpu_conv_f32_scratch(const dg_cpu_conv_shape *s, int threads) {
   if (threads < 1)
     threads = 1;
   size_t task =
       dg_cpu_sgemm_task_floats(s->O / s->G, s->OH * s->OW, group_k(s));
+  int by_images = dg_cpu_conv_by_images(s->N, threads);
+  size_t floats = task * (size_t)threads;
   if (shift_takes(s)) /* one image per thread, or one at a time */
-    return sizeof(float) * shift_floats(s) *
-           (size_t)(dg_cpu_conv_by_images(s->N, threads) ? threads : 1);
-  return sizeof(float) * task * (size_t)threads;
+    floats = shift_floats(s) * (size_t)(by_images ? threads : 1);
+  if (dg_cpu_conv_f32_by_pixels(s)) {
+    size_t px =
+        by_images ? px_floats(s, 1) * (size_t)threads : px_floats(s, threads);
+    floats = px > floats ? px : floats;
+  }
+  return sizeof(float) * floats;
 }
 
 /* Task i of ntasks: a contiguous range of images, with its own scratch. */
@@ -470,6 +665,11 @@ static void images_task(void *arg, int i, int n) {
   int n0 = (int)((long long)N * i / j->ntasks);
   int n1 = (int)((long long)N * (i + 1) / j->ntasks);
   float *scratch = j->scratch ? j->scratch + j->task_floats * (size_t)i : NULL;
+  if (j->pixels) {
+    for (int img = n0; img < n1; img++)
+      px_one(j, NULL, img, scratch);
+    return;
+  }
   if (j->shifted) {
     for (int img = n0; img < n1; img++)
       shift_one(j, NULL, img, scratch);
@@ -489,11 +689,25 @@ void dg_cpu_conv_f32(dg_cpu_pool *pool, const dg_cpu_conv_shape *s,
   int threads = dg_cpu_pool_threads(pool);
   size_t task =
       dg_cpu_sgemm_task_floats(s->O / s->G, s->OH * s->OW, group_k(s));
-  conv_job j = {s,  x,  w,   b,       r,    packs,   y,
-                lo, hi, {0}, scratch, task, threads, 0};
+  conv_job j = {s,  x,   w,       b,    r,       packs, y, lo,
+                hi, {0}, scratch, task, threads, 0,     0};
   if (post)
     j.post = *post;
   int by_images = dg_cpu_conv_by_images(s->N, threads);
+  if (dg_cpu_conv_f32_by_pixels(s) && scratch &&
+      scratch_bytes >= sizeof(float) * (by_images
+                                            ? px_floats(s, 1) * (size_t)threads
+                                            : px_floats(s, threads))) {
+    j.pixels = 1;
+    j.task_floats = px_floats(s, 1);
+    if (by_images) {
+      dg_cpu_pool_run(pool, images_task, &j, threads);
+      return;
+    }
+    for (int n = 0; n < s->N; n++)
+      px_one(&j, pool, n, scratch);
+    return;
+  }
   if (shift_takes(s) && scratch &&
       scratch_bytes >=
           sizeof(float) * shift_floats(s) * (size_t)(by_images ? threads : 1)) {

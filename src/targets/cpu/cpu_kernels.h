@@ -129,6 +129,13 @@ typedef struct dg_cpu_sgemm_args {
   void (*pack_b)(const void *ctx, float *dst, int nr, int k0, int kc, int j0,
                  int nc);
   const void *pack_b_ctx;
+  /* Optional implicit A, as pack_b for B: when set, A and lda are ignored
+   * and the GEMM asks pack_a for each row block it multiplies: rows
+   * r0..r0+mr, columns k0..k0+kc of A, written dst[k * mr + i]. Called
+   * from several threads at once. (A conv with output pixels as rows:
+   * conv_f32.c.) */
+  void (*pack_a)(const void *ctx, float *dst, int mr, int r0, int k0, int kc);
+  const void *pack_a_ctx;
   /* Optional B by row offsets: op(B)[k][j] = B[b_rows[k] + j] for the K
    * entries of b_rows (ldb, trans_b and pack_b ignored); B[b_rows[k] + j]
    * must be readable for every j < N. A conv reads its taps in place so
@@ -144,6 +151,8 @@ typedef struct dg_cpu_sgemm_args {
   size_t scratch_floats;
 } dg_cpu_sgemm_args;
 void dg_cpu_sgemm(dg_cpu_pool *pool, const dg_cpu_sgemm_args *args);
+/* The width of the GEMM's column panels at the current SIMD level. */
+int dg_cpu_sgemm_panel_width(void);
 /* Scratch floats one task of an M x N x K call needs at most (packed B,
  * at the current SIMD level). */
 size_t dg_cpu_sgemm_task_floats(int M, int N, int K);

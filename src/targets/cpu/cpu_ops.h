@@ -26,6 +26,7 @@ typedef struct dg_cpu_node {
   /* Constant weights packed once at prepare (one per conv group), or NULL
    * (weights fed at run time, f16, or no memory: the GEMM packs them). */
   dg_cpu_sgemm_packed **spack;
+  bool spack_b; /* an f32 conv's weights packed as B (conv_f32.h) */
   dg_cpu_qgemm_packed **qpack;
   int pack_count;
   int32_t x_zero, y_zero, clamp_lo, clamp_hi;

@@ -221,7 +221,10 @@ bool dg_cpu_prepare_packs(dg_cpu_node *cn, bool q) {
   bool is8 = wd->dtype == DG_DTYPE_I8;
   for (int g = 0; g < count; g++) {
     size_t off = (size_t)(g * rows * K);
-    if (!q && conv)
+    if (!q && conv && cn->spack_b)
+      cn->spack[g] = dg_cpu_sgemm_pack_b((int)rows, (int)K,
+                                         (const float *)w + off, (int)K, 1);
+    else if (!q && conv)
       cn->spack[g] = dg_cpu_sgemm_pack_a((int)rows, (int)K,
                                          (const float *)w + off, (int)K);
     else if (!q)

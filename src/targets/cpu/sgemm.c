@@ -415,6 +415,10 @@ static void pack_b(const plan *p, float *dst, int pc, int kc, int jc, int nc) {
 
 static void pack_a(const dg_cpu_sgemm_args *g, float *dst, int r, int mr,
                    int pc, int kc) {
+  if (g->pack_a) {
+    g->pack_a(g->pack_a_ctx, dst, mr, r, pc, kc);
+    return;
+  }
   pack_a_raw(g->A, g->lda, dst, r, mr, pc, kc);
 }
 
@@ -552,6 +556,15 @@ static void run_task(void *arg, int task, int ntasks) {
   }
 }
 
+/* A[m][k] for the last resort, whether A is given or implicit. */
+static float naive_a(const dg_cpu_sgemm_args *g, int m, int k) {
+  float v;
+  if (!g->pack_a)
+    return g->A[(size_t)m * g->lda + k];
+  g->pack_a(g->pack_a_ctx, &v, 1, m, k, 1);
+  return v;
+}
+
 /* Last resort when no scratch memory can be had: correct, slow, no
  * allocation. */
 static void run_naive(const plan *p) {
@@ -565,7 +578,7 @@ static void run_naive(const plan *p) {
         for (int k = 0; k < g->K; k++) {
           g->pack_b(g->pack_b_ctx, brow, p->nr, k, 1, j0, w);
           for (int j = 0; j < w; j++)
-            s[j] += g->A[(size_t)m * g->lda + k] * brow[j];
+            s[j] += naive_a(g, m, k) * brow[j];
         }
         for (int j = 0; j < w; j++) {
           float *c = g->C + (size_t)m * g->ldc + j0 + j;
@@ -583,7 +596,7 @@ static void run_naive(const plan *p) {
         float b = g->b_rows    ? g->B[g->b_rows[k] + n]
                   : g->trans_b ? g->B[(size_t)n * g->ldb + k]
                                : g->B[(size_t)k * g->ldb + n];
-        s += g->A[(size_t)m * g->lda + k] * b;
+        s += naive_a(g, m, k) * b;
       }
       float *c = g->C + (size_t)m * g->ldc + n;
       *c = s;
@@ -694,6 +707,13 @@ size_t dg_cpu_sgemm_task_floats(int M, int N, int K) {
          b_block_floats(kc, nb, p.nr);
 }
 
+int dg_cpu_sgemm_panel_width(void) {
+  plan p;
+  dot_fn dot;
+  pick_kernel(&p, &dot);
+  return p.nr;
+}
+
 void dg_cpu_sgemm(dg_cpu_pool *pool, const dg_cpu_sgemm_args *g) {
   dg_cpu_sgemm_packed_run(pool, g, NULL, NULL);
 }
@@ -707,7 +727,8 @@ void dg_cpu_sgemm_packed_run(dg_cpu_pool *pool, const dg_cpu_sgemm_args *g,
   dot_fn dot;
   pick_kernel(&p, &dot);
   /* A packing is usable only if it matches this call and this level. */
-  if (pa && !pa->is_b && pa->rows == g->M && pa->K == g->K && pa->unit == p.mr)
+  if (pa && !pa->is_b && pa->rows == g->M && pa->K == g->K &&
+      pa->unit == p.mr && !g->pack_a)
     p.pa = pa;
   if (pb && pb->is_b && pb->rows == g->N && pb->K == g->K && pb->unit == p.nr &&
       !g->pack_b && !g->b_rows)
@@ -719,7 +740,8 @@ void dg_cpu_sgemm_packed_run(dg_cpu_pool *pool, const dg_cpu_sgemm_args *g,
   /* Transposing B into panels costs as much as the multiply itself when
    * A has only a few rows; dot products read it once, in place. A
    * prepacked B needs neither. */
-  if (g->trans_b && g->M <= 4 && g->K > 0 && !p.pb && !g->pack_b && !g->b_rows)
+  if (g->trans_b && g->M <= 4 && g->K > 0 && !p.pb && !g->pack_b &&
+      !g->b_rows && !g->pack_a)
     p.dot = dot;
   /* Packing B pays off only when the panel is reused by many row blocks
    * (an implicit B must always be packed). */
