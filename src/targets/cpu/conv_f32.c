@@ -115,6 +115,33 @@ typedef struct seg_desc {
   __mmask16 m0, m1;
 } seg_desc;
 
+/* The segments of a panel row of w <= 32 output pixels from pixel p0, for
+ * every tap t: desc[t * ns + q] for segment q; returns ns. */
+static int seg_descs(const dg_cpu_conv_shape *s, int p0, int w,
+                     seg_desc *desc) {
+  int sd[32], sl[32], soh[32], sow[32];
+  int ns = panel_segments(s, p0, w, sd, sl, soh, sow);
+  for (int t = 0; t < s->KH * s->KW; t++) {
+    int kh = t / s->KW, kw = t % s->KW;
+    for (int q = 0; q < ns; q++) {
+      seg_desc *e = &desc[t * ns + q];
+      int ih = soh[q] * s->sh - s->pt + kh * s->dh;
+      int iw0 = sow[q] - s->pl + kw * s->dw; /* input column of lane sd */
+      /* Lanes [sd + lo, sd + hi) fall inside the input row. */
+      int lo = iw0 < 0 ? -iw0 : 0;
+      int hi = s->W - iw0 < sl[q] ? s->W - iw0 : sl[q];
+      uint32_t m = 0;
+      if (ih >= 0 && ih < s->H && hi > lo)
+        m = (uint32_t)((((uint64_t)1 << hi) - 1) & ~(((uint64_t)1 << lo) - 1))
+            << sd[q];
+      e->m0 = (__mmask16)m;
+      e->m1 = (__mmask16)(m >> 16);
+      e->off = (int64_t)ih * s->W + iw0 - sd[q];
+    }
+  }
+  return ns;
+}
+
 T512 static void pack_512(const conv_src *cs, float *dst, int k0, int kc,
                           int j0, int nc) {
   const dg_cpu_conv_shape *s = cs->s;
@@ -123,26 +150,7 @@ T512 static void pack_512(const conv_src *cs, float *dst, int k0, int kc,
   seg_desc desc[MAX_DESC];
   for (int jp = 0; jp < nc; jp += 32, dst += (size_t)kc * 32) {
     int w = nc - jp < 32 ? nc - jp : 32;
-    int sd[32], sl[32], soh[32], sow[32];
-    int ns = panel_segments(s, j0 + jp, w, sd, sl, soh, sow);
-    for (int t = 0; t < taps; t++) {
-      int kh = t / s->KW, kw = t % s->KW;
-      for (int q = 0; q < ns; q++) {
-        seg_desc *e = &desc[t * ns + q];
-        int ih = soh[q] * s->sh - s->pt + kh * s->dh;
-        int iw0 = sow[q] - s->pl + kw * s->dw; /* input column of lane sd */
-        /* Lanes [sd + lo, sd + hi) fall inside the input row. */
-        int lo = iw0 < 0 ? -iw0 : 0;
-        int hi = s->W - iw0 < sl[q] ? s->W - iw0 : sl[q];
-        uint32_t m = 0;
-        if (ih >= 0 && ih < s->H && hi > lo)
-          m = (uint32_t)((((uint64_t)1 << hi) - 1) & ~(((uint64_t)1 << lo) - 1))
-              << sd[q];
-        e->m0 = (__mmask16)m;
-        e->m1 = (__mmask16)(m >> 16);
-        e->off = (int64_t)ih * s->W + iw0 - sd[q];
-      }
-    }
+    int ns = seg_descs(s, j0 + jp, w, desc);
     int c = k0 / taps, t = k0 % taps;
     for (int k = 0; k < kc; k++) {
       const float *xp = cs->x + plane * (size_t)c;
@@ -305,24 +313,7 @@ T512 static void pack_px512(const conv_src *cs, float *dst, int mr, int r0,
   int taps = s->KH * s->KW;
   size_t plane = (size_t)s->H * s->W;
   seg_desc desc[MAX_DESC];
-  int sd[16], sl[16], soh[16], sow[16];
-  int ns = panel_segments(s, r0, mr, sd, sl, soh, sow);
-  for (int t = 0; t < taps; t++) {
-    int kh = t / s->KW, kw = t % s->KW;
-    for (int q = 0; q < ns; q++) {
-      seg_desc *e = &desc[t * ns + q];
-      int ih = soh[q] * s->sh - s->pt + kh * s->dh;
-      int iw0 = sow[q] - s->pl + kw * s->dw;
-      int lo = iw0 < 0 ? -iw0 : 0;
-      int hi = s->W - iw0 < sl[q] ? s->W - iw0 : sl[q];
-      uint32_t m = 0;
-      if (ih >= 0 && ih < s->H && hi > lo)
-        m = (uint32_t)((((uint64_t)1 << hi) - 1) & ~(((uint64_t)1 << lo) - 1))
-            << sd[q];
-      e->m0 = (__mmask16)m;
-      e->off = (int64_t)ih * s->W + iw0 - sd[q];
-    }
-  }
+  int ns = seg_descs(s, r0, mr, desc);
   __mmask16 keep = (__mmask16)((1u << mr) - 1);
   int c = k0 / taps, t = k0 % taps;
   for (int k = 0; k < kc; k++) {
@@ -449,8 +440,10 @@ typedef struct conv_job {
   float *scratch;
   size_t task_floats; /* per thread, when by images */
   int ntasks;
-  int shifted; /* by shifted planes (shift_one), scratch task_floats each */
-  int pixels;  /* by pixel rows (px_one), scratch task_floats each */
+  /* One image by shifted planes (shift_one) or pixel rows (px_one), in
+   * task_floats of scratch; NULL: by groups (conv_one). */
+  void (*one)(const struct conv_job *j, dg_cpu_pool *pool, int img,
+              float *scratch);
 } conv_job;
 
 /* One image, one group; pool NULL runs it on the calling thread. */
@@ -665,14 +658,9 @@ static void images_task(void *arg, int i, int n) {
   int n0 = (int)((long long)N * i / j->ntasks);
   int n1 = (int)((long long)N * (i + 1) / j->ntasks);
   float *scratch = j->scratch ? j->scratch + j->task_floats * (size_t)i : NULL;
-  if (j->pixels) {
+  if (j->one) {
     for (int img = n0; img < n1; img++)
-      px_one(j, NULL, img, scratch);
-    return;
-  }
-  if (j->shifted) {
-    for (int img = n0; img < n1; img++)
-      shift_one(j, NULL, img, scratch);
+      j->one(j, NULL, img, scratch);
     return;
   }
   for (int img = n0; img < n1; img++)
@@ -689,36 +677,31 @@ void dg_cpu_conv_f32(dg_cpu_pool *pool, const dg_cpu_conv_shape *s,
   int threads = dg_cpu_pool_threads(pool);
   size_t task =
       dg_cpu_sgemm_task_floats(s->O / s->G, s->OH * s->OW, group_k(s));
-  conv_job j = {s,  x,   w,       b,    r,       packs, y, lo,
-                hi, {0}, scratch, task, threads, 0,     0};
+  conv_job j = {s,  x,  w,   b,       r,    packs,   y,
+                lo, hi, {0}, scratch, task, threads, NULL};
   if (post)
     j.post = *post;
   int by_images = dg_cpu_conv_by_images(s->N, threads);
+  size_t per = by_images ? (size_t)threads : 1; /* images at once */
+  /* One image at a time by pixel rows or shifted planes, where the
+   * scratch holds what they need. */
   if (dg_cpu_conv_f32_by_pixels(s) && scratch &&
-      scratch_bytes >= sizeof(float) * (by_images
-                                            ? px_floats(s, 1) * (size_t)threads
-                                            : px_floats(s, threads))) {
-    j.pixels = 1;
+      scratch_bytes >= sizeof(float) * (by_images ? px_floats(s, 1) * per
+                                                  : px_floats(s, threads))) {
+    j.one = px_one;
     j.task_floats = px_floats(s, 1);
-    if (by_images) {
-      dg_cpu_pool_run(pool, images_task, &j, threads);
-      return;
-    }
-    for (int n = 0; n < s->N; n++)
-      px_one(&j, pool, n, scratch);
+  } else if (shift_takes(s) && scratch &&
+             scratch_bytes >= sizeof(float) * shift_floats(s) * per) {
+    j.one = shift_one;
+    j.task_floats = shift_floats(s);
+  }
+  if (j.one && by_images) {
+    dg_cpu_pool_run(pool, images_task, &j, threads);
     return;
   }
-  if (shift_takes(s) && scratch &&
-      scratch_bytes >=
-          sizeof(float) * shift_floats(s) * (size_t)(by_images ? threads : 1)) {
-    j.shifted = 1;
-    j.task_floats = shift_floats(s);
-    if (by_images) {
-      dg_cpu_pool_run(pool, images_task, &j, threads);
-      return;
-    }
+  if (j.one) {
     for (int n = 0; n < s->N; n++)
-      shift_one(&j, pool, n, scratch);
+      j.one(&j, pool, n, scratch);
     return;
   }
   if (by_images) {
