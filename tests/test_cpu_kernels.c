@@ -696,6 +696,94 @@ static void test_conv_f32(dg_cpu_pool *pool, const char *tag) {
   }
 }
 
+/* The depthwise kernel sixteen channels at a time (AVX-512 only: other
+ * levels say skipped) against the same scalar reference, bit for bit:
+ * full and part blocks, bias or none, a residual on odd cases, strides,
+ * dilation, asymmetric pads, rows longer than a vector and of one. */
+static void test_depthwise_c16(const char *tag) {
+  static const int g[][10] = {
+      /* H, W, KH, KW, sh, sw, dil, pt, pl, channels */
+      {14, 14, 3, 3, 1, 1, 1, 1, 1, 16}, {7, 7, 3, 3, 1, 1, 1, 1, 1, 7},
+      {15, 15, 3, 3, 2, 2, 1, 1, 1, 16}, {9, 37, 3, 3, 1, 1, 2, 2, 2, 11},
+      {12, 20, 5, 5, 1, 1, 1, 2, 2, 16}, {6, 33, 1, 7, 1, 2, 1, 0, 3, 3},
+      {1, 17, 1, 3, 1, 1, 1, 0, 1, 16},  {56, 56, 3, 3, 1, 1, 1, 1, 1, 16},
+      {10, 9, 3, 3, 2, 1, 1, 0, 1, 1},
+  };
+  char what[200];
+  int bad = 0, cases = 0;
+  for (size_t c = 0; c < sizeof g / sizeof g[0]; c++) {
+    int nch = g[c][9];
+    dg_conv_geom d = {.N = 1,
+                      .C = nch,
+                      .H = g[c][0],
+                      .W = g[c][1],
+                      .KH = g[c][2],
+                      .KW = g[c][3],
+                      .sh = g[c][4],
+                      .sw = g[c][5],
+                      .dh = g[c][6],
+                      .dw = g[c][6],
+                      .pt = g[c][7],
+                      .pl = g[c][8],
+                      .G = nch,
+                      .CG = 1,
+                      .OG = 1,
+                      .O = nch};
+    d.OH = (d.H + 2 * d.pt - (d.KH - 1) * d.dh - 1) / d.sh + 1;
+    d.OW = (d.W + 2 * d.pl - (d.KW - 1) * d.dw - 1) / d.sw + 1;
+    d.P = d.OH * d.OW;
+    if (!dg_cpu_depthwise_c16_takes(&d)) {
+      snprintf(what, sizeof what,
+               "skipped: %s: depthwise by 16 channels (AVX-512 only)", tag);
+      printf("%s\n", what);
+      return;
+    }
+    int64_t taps = d.KH * d.KW, plane = d.H * d.W;
+    size_t nx = (size_t)(nch * plane), ny = (size_t)(nch * d.P);
+    float *x = malloc(sizeof(float) * nx), *y = malloc(sizeof(float) * ny);
+    float *w = malloc(sizeof(float) * (size_t)(nch * taps)), b[16];
+    float *res = c % 2 ? malloc(sizeof(float) * ny) : NULL;
+    for (size_t i = 0; i < nx; i++)
+      x[i] = 2 * rfloat();
+    for (int64_t i = 0; i < nch * taps; i++)
+      w[i] = rfloat();
+    for (int i = 0; i < 16; i++)
+      b[i] = c % 3 ? rfloat() : 0.0f;
+    for (size_t i = 0; res && i < ny; i++)
+      res[i] = rfloat();
+    void *fs = aligned_alloc(64, (dg_cpu_depthwise_c16_scratch(&d) + 63) &
+                                     ~(size_t)63);
+    dg_cpu_depthwise_c16(&d, x, w, c % 3 ? b : NULL, res, y, nch, 0.0f, 6.0f,
+                         fs);
+    free(fs);
+    for (int ch = 0; ch < nch; ch++)
+      for (int64_t oh = 0; oh < d.OH; oh++)
+        for (int64_t ow = 0; ow < d.OW; ow++) {
+          float s = 0;
+          for (int64_t kh = 0; kh < d.KH; kh++)
+            for (int64_t kw = 0; kw < d.KW; kw++) {
+              int64_t ih = oh * d.sh - d.pt + kh * d.dh;
+              int64_t iw = ow * d.sw - d.pl + kw * d.dw;
+              if (ih >= 0 && ih < d.H && iw >= 0 && iw < d.W)
+                s += x[ch * plane + ih * d.W + iw] * w[ch * taps + kh * d.KW +
+                                                       kw];
+            }
+          s += b[ch];
+          if (res)
+            s += res[ch * d.P + oh * d.OW + ow];
+          s = s < 0 ? 0 : (s > 6 ? 6 : s);
+          bad += memcmp(&s, &y[ch * d.P + oh * d.OW + ow], sizeof s) != 0;
+        }
+    cases++;
+    free(x), free(y), free(w), free(res);
+  }
+  snprintf(what, sizeof what,
+           "%s: depthwise by 16 channels, f32, bit-exact with the reference "
+           "(%d geometries, %d wrong values)",
+           tag, cases, bad);
+  report(!bad, what);
+}
+
 /* ---- sigmoid ---- */
 
 /* dg_cpu_sigmoid at the current SIMD level against the double formula:
@@ -896,6 +984,7 @@ int main(void) {
     snprintf(stag, sizeof stag, "simd=%s", levels[l]);
     test_sigmoid(stag);
     test_depthwise(stag);
+    test_depthwise_c16(stag);
     for (int th = 0; th <= 2; th++) {
       dg_cpu_pool *pool = th ? dg_cpu_pool_create(th) : NULL;
       char tag[64];

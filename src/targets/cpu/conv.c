@@ -160,18 +160,44 @@ static void dw_plane_direct(const dw_job *j, const float *x, const float *w,
 static void dw_task(void *arg, int t, int n) {
   const dw_job *j = arg;
   int64_t planes = j->d->N * j->d->C;
-  void *s = j->per_task ? j->scratch + (size_t)t * j->per_task : NULL;
+  /* the share may be the c16 kernel's alone, where the banded one does
+   * not fit (then the planes are summed directly) */
+  void *s = j->per_task && dg_cpu_depthwise_fits(j->d)
+                ? j->scratch + (size_t)t * j->per_task
+                : NULL;
   if (s)
     dg_cpu_depthwise_begin(j->d, false, s);
   for (int64_t i = planes * t / n; i < planes * (t + 1) / n; i++)
     dw_plane(j, i, s);
 }
 
+/* Sixteen channels at a time (depthwise_c16.c): task t of n takes a
+ * share of the (image, block of 16 channels) pairs. */
+static void dw_c16_task(void *arg, int t, int n) {
+  const dw_job *j = arg;
+  const conv_dims *d = j->d;
+  int64_t nb = (d->C + 15) / 16, blocks = d->N * nb, taps = d->KH * d->KW;
+  void *s = j->scratch + (size_t)t * j->per_task;
+  for (int64_t i = blocks * t / n; i < blocks * (t + 1) / n; i++) {
+    int64_t img = i / nb, c0 = i % nb * 16, at = img * d->C + c0;
+    int nch = d->C - c0 < 16 ? (int)(d->C - c0) : 16;
+    float *y = j->y + (size_t)at * d->P;
+    dg_cpu_depthwise_c16(d, j->x + (size_t)at * d->H * d->W, j->w + c0 * taps,
+                         j->b ? j->b + c0 : NULL,
+                         j->r ? j->r + (size_t)at * d->P : NULL, y, nch, j->lo,
+                         j->hi, s);
+    for (int k = 0; k < nch && j->post.fn; k++)
+      dg_cpu_unary(j->post.fn, y + (size_t)k * d->P, y + (size_t)k * d->P, d->P,
+                   j->post.a, j->post.b);
+  }
+}
+
 /* Depthwise scratch: 64-byte aligned shares, one per thread, of the f32
- * or the int8 kernel's bytes. */
+ * (the larger of its two kernels') or the int8 kernel's bytes. */
 static size_t dw_share(const conv_dims *d, bool q) {
   size_t b = q ? dg_cpu_depthwise_q8_scratch(d) : dg_cpu_depthwise_scratch(d);
-  return (b + 63) & ~(size_t)63;
+  size_t c16 = q ? 0 : dg_cpu_depthwise_c16_scratch(d);
+  return ((b > c16 ? b : c16) + 63) & ~(size_t)63;
 }
 
 static size_t dw_scratch(const conv_dims *d, bool q, int threads) {
@@ -185,8 +211,10 @@ static int dw_tasks(const dg_cpu_node *cn, dg_cpu_pool *pool, bool q) {
   int64_t tasks = dg_cpu_pool_threads(pool);
   if (share && tasks > (int64_t)(cn->scratch_bytes / share))
     tasks = (int64_t)(cn->scratch_bytes / share);
-  if (tasks > d.N * d.C)
-    tasks = d.N * d.C;
+  int64_t units = !q && dg_cpu_depthwise_c16_takes(&d) ? d.N * ((d.C + 15) / 16)
+                                                       : d.N * d.C;
+  if (tasks > units)
+    tasks = units;
   return tasks < 1 ? 1 : (int)tasks;
 }
 
@@ -211,7 +239,13 @@ static void conv_f32(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
                             cn->node->p.beta};
   if (d.CG == 1 && d.OG == 1) {
     dw_job j = {&d, x, w, b, r, y, lo, hi, scratch, dw_share(&d, false), post};
-    dg_cpu_pool_run(pool, dw_task, &j, dw_tasks(cn, pool, false));
+    int tasks = dw_tasks(cn, pool, false);
+    /* the scratch checked, as a SIMD level forced after the compile may
+     * take the other kernel */
+    bool c16 = dg_cpu_depthwise_c16_takes(&d) && scratch &&
+               j.per_task >= dg_cpu_depthwise_c16_scratch(&d) &&
+               cn->scratch_bytes >= j.per_task * (size_t)tasks;
+    dg_cpu_pool_run(pool, c16 ? dw_c16_task : dw_task, &j, tasks);
     return;
   }
   if (!conv_is_pointwise(&d)) { /* implicit GEMM, no im2col matrix */

@@ -40,6 +40,19 @@ void dg_cpu_depthwise_plane(const dg_conv_geom *d, const float *x,
                             const float *w, float bias, const float *r,
                             float *y, float lo, float hi, void *scratch);
 
+/* f32, sixteen channels at a time with vectors across them, on AVX-512
+ * (depthwise_c16.c): planes up to a tile of 512 KiB, where the banded
+ * kernel's per-plane costs dominate. x, w, b (or NULL), r (or NULL) and
+ * y start at the block's first channel of one image; nch <= 16 channels
+ * are read and written; scratch: c16_scratch bytes, float-aligned. The
+ * same bits as the banded kernel. */
+bool dg_cpu_depthwise_c16_takes(const dg_conv_geom *d);
+size_t dg_cpu_depthwise_c16_scratch(const dg_conv_geom *d);
+void dg_cpu_depthwise_c16(const dg_conv_geom *d, const float *x,
+                          const float *w, const float *b, const float *r,
+                          float *y, int nch, float lo, float hi,
+                          void *scratch);
+
 /* int8: x and y one plane each (bytes; x i8 when x_signed, else u8), wv
  * the KH * KW taps minus the weight zero point (each in [-255, 255]), then
  * the sums requantised by m to y's zero point zy and clamp [lo, hi],
