@@ -755,6 +755,48 @@ static void test_depthwise_c16(const char *tag) {
                                      ~(size_t)63);
     dg_cpu_depthwise_c16(&d, x, w, c % 3 ? b : NULL, res, y, nch, 0.0f, 6.0f,
                          fs);
+    /* int8 on the same geometry, u8 and i8 input, per-channel taps,
+     * biases and multipliers, against requant.h's dg_requant */
+    uint8_t *xq = malloc(nx), *yq = malloc(ny);
+    int32_t *wq = malloc(sizeof(int32_t) * (size_t)(nch * taps)), qb[16];
+    float qm[16];
+    for (size_t i = 0; i < nx; i++)
+      xq[i] = (uint8_t)rnd();
+    for (int64_t i = 0; i < nch * taps; i++)
+      wq[i] = rint_in(-255, 255);
+    for (int j = 0; j < 16; j++)
+      qb[j] = rint_in(-5000, 5000),
+      qm[j] = 0.0005f + 0.0001f * (float)rint_in(0, 50);
+    for (int xs = 0; xs < 2; xs++) {
+      int32_t zx = xs ? rint_in(-20, 20) : rint_in(100, 150), zy = 7;
+      dg_cpu_dw_q8 q = {.x_signed = xs,
+                        .zx = zx,
+                        .zy = zy,
+                        .lo = 3,
+                        .hi = 250,
+                        .wv = wq,
+                        .bias = qb,
+                        .mult = qm};
+      dg_cpu_depthwise_q8_c16(&d, xq, &q, yq, nch, fs);
+      for (int ch = 0; ch < nch; ch++)
+        for (int64_t oh = 0; oh < d.OH; oh++)
+          for (int64_t ow = 0; ow < d.OW; ow++) {
+            int32_t acc = qb[ch];
+            for (int64_t kh = 0; kh < d.KH; kh++)
+              for (int64_t kw = 0; kw < d.KW; kw++) {
+                int64_t ih = oh * d.sh - d.pt + kh * d.dh;
+                int64_t iw = ow * d.sw - d.pl + kw * d.dw;
+                if (ih >= 0 && ih < d.H && iw >= 0 && iw < d.W) {
+                  uint8_t v = xq[ch * plane + ih * d.W + iw];
+                  acc += ((xs ? (int32_t)(int8_t)v : (int32_t)v) - zx) *
+                         wq[ch * taps + kh * d.KW + kw];
+                }
+              }
+            bad += yq[ch * d.P + oh * d.OW + ow] !=
+                   (uint8_t)dg_requant(acc, qm[ch], zy, 3, 250);
+          }
+    }
+    free(xq), free(yq), free(wq);
     free(fs);
     for (int ch = 0; ch < nch; ch++)
       for (int64_t oh = 0; oh < d.OH; oh++)
@@ -765,8 +807,8 @@ static void test_depthwise_c16(const char *tag) {
               int64_t ih = oh * d.sh - d.pt + kh * d.dh;
               int64_t iw = ow * d.sw - d.pl + kw * d.dw;
               if (ih >= 0 && ih < d.H && iw >= 0 && iw < d.W)
-                s += x[ch * plane + ih * d.W + iw] * w[ch * taps + kh * d.KW +
-                                                       kw];
+                s += x[ch * plane + ih * d.W + iw] *
+                     w[ch * taps + kh * d.KW + kw];
             }
           s += b[ch];
           if (res)
@@ -777,10 +819,12 @@ static void test_depthwise_c16(const char *tag) {
     cases++;
     free(x), free(y), free(w), free(res);
   }
-  snprintf(what, sizeof what,
-           "%s: depthwise by 16 channels, f32, bit-exact with the reference "
-           "(%d geometries, %d wrong values)",
-           tag, cases, bad);
+  snprintf(
+      what, sizeof what,
+      "%s: depthwise by 16 channels, f32 and int8 (u8, i8), bit-exact with "
+      "the reference "
+      "(%d geometries, %d wrong values)",
+      tag, cases, bad);
   report(!bad, what);
 }
 

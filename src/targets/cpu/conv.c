@@ -192,11 +192,19 @@ static void dw_c16_task(void *arg, int t, int n) {
   }
 }
 
-/* Depthwise scratch: 64-byte aligned shares, one per thread, of the f32
- * (the larger of its two kernels') or the int8 kernel's bytes. */
+/* The int8 c16 kernel's share: its tile, then a block's taps. */
+static size_t dw_q8_c16_bytes(const conv_dims *d) {
+  if (!dg_cpu_depthwise_q8_c16_takes(d))
+    return 0;
+  return ((dg_cpu_depthwise_c16_scratch(d) + 63) & ~(size_t)63) +
+         sizeof(int32_t) * 16 * (size_t)(d->KH * d->KW);
+}
+
+/* Depthwise scratch: 64-byte aligned shares, one per thread, of the
+ * larger of the f32 or the int8 kernels' bytes. */
 static size_t dw_share(const conv_dims *d, bool q) {
   size_t b = q ? dg_cpu_depthwise_q8_scratch(d) : dg_cpu_depthwise_scratch(d);
-  size_t c16 = q ? 0 : dg_cpu_depthwise_c16_scratch(d);
+  size_t c16 = q ? dw_q8_c16_bytes(d) : dg_cpu_depthwise_c16_scratch(d);
   return ((b > c16 ? b : c16) + 63) & ~(size_t)63;
 }
 
@@ -211,8 +219,9 @@ static int dw_tasks(const dg_cpu_node *cn, dg_cpu_pool *pool, bool q) {
   int64_t tasks = dg_cpu_pool_threads(pool);
   if (share && tasks > (int64_t)(cn->scratch_bytes / share))
     tasks = (int64_t)(cn->scratch_bytes / share);
-  int64_t units = !q && dg_cpu_depthwise_c16_takes(&d) ? d.N * ((d.C + 15) / 16)
-                                                       : d.N * d.C;
+  bool c16 =
+      q ? dg_cpu_depthwise_q8_c16_takes(&d) : dg_cpu_depthwise_c16_takes(&d);
+  int64_t units = c16 ? d.N * ((d.C + 15) / 16) : d.N * d.C;
   if (tasks > units)
     tasks = units;
   return tasks < 1 ? 1 : (int)tasks;
@@ -530,13 +539,50 @@ static void dw_q8_task(void *arg, int t, int n) {
   }
 }
 
+/* Sixteen channels at a time (depthwise_c16.c): the block's taps less
+ * their zero points at the end of the task's share. */
+static void dw_q8_c16_task(void *arg, int t, int n) {
+  const dw_q8_job *j = arg;
+  const conv_dims *d = j->d;
+  const dg_cpu_node *cn = j->cn;
+  bool ws = in_desc(cn, 1)->dtype == DG_DTYPE_I8;
+  int64_t nb = (d->C + 15) / 16, blocks = d->N * nb, taps = d->KH * d->KW;
+  char *s = j->scratch + (size_t)t * j->per_task;
+  int32_t *wv = (int32_t *)(s + j->per_task) - 16 * taps;
+  for (int64_t i = blocks * t / n; i < blocks * (t + 1) / n; i++) {
+    int64_t img = i / nb, c0 = i % nb * 16, at = img * d->C + c0;
+    int nch = d->C - c0 < 16 ? (int)(d->C - c0) : 16;
+    for (int k = 0; k < nch; k++)
+      for (int64_t tp = 0; tp < taps; tp++) {
+        uint8_t b = j->w[(c0 + k) * taps + tp];
+        wv[k * taps + tp] =
+            (ws ? (int32_t)(int8_t)b : (int32_t)b) - cn->w_zero[c0 + k];
+      }
+    dg_cpu_dw_q8 q = {.x_signed = in_desc(cn, 0)->dtype == DG_DTYPE_I8,
+                      .zx = cn->x_zero,
+                      .zy = cn->y_zero,
+                      .lo = cn->clamp_lo,
+                      .hi = cn->clamp_hi,
+                      .wv = wv,
+                      .bias = cn->bias + c0,
+                      .mult = cn->mult + c0};
+    dg_cpu_depthwise_q8_c16(d, j->x + (size_t)at * d->H * d->W, &q,
+                            j->y + (size_t)at * d->P, nch, s);
+  }
+}
+
 static void conv_q8_dw(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
                        void *out, void *scratch) {
   conv_dims d = conv_get(cn);
   dg_cpu_refresh_bias(cn, in, d.O);
   int tasks = dw_tasks(cn, pool, true);
   dw_q8_job j = {cn, &d, in[0], in[1], out, scratch, dw_share(&d, true), tasks};
-  dg_cpu_pool_run(pool, dw_q8_task, &j, tasks);
+  /* the scratch checked, as a SIMD level forced after the compile may
+   * take the other kernel */
+  bool c16 = dg_cpu_depthwise_q8_c16_takes(&d) &&
+             j.per_task >= dw_q8_c16_bytes(&d) &&
+             cn->scratch_bytes >= j.per_task * (size_t)tasks;
+  dg_cpu_pool_run(pool, c16 ? dw_q8_c16_task : dw_q8_task, &j, tasks);
 }
 
 /* Per op: the kernel and what it prepares once (packed weights, int8

@@ -48,10 +48,24 @@ void dg_cpu_depthwise_plane(const dg_conv_geom *d, const float *x,
  * same bits as the banded kernel. */
 bool dg_cpu_depthwise_c16_takes(const dg_conv_geom *d);
 size_t dg_cpu_depthwise_c16_scratch(const dg_conv_geom *d);
-void dg_cpu_depthwise_c16(const dg_conv_geom *d, const float *x,
-                          const float *w, const float *b, const float *r,
-                          float *y, int nch, float lo, float hi,
-                          void *scratch);
+void dg_cpu_depthwise_c16(const dg_conv_geom *d, const float *x, const float *w,
+                          const float *b, const float *r, float *y, int nch,
+                          float lo, float hi, void *scratch);
+
+/* int8 the same way: per block, the nch channels' taps less the weight
+ * zero points (wv[j * KH * KW + t], each in [-255, 255]), int32 biases
+ * and multipliers; the sums exact (taps <= 258), the requantisation
+ * requant.h's, so the bytes are the banded kernel's. */
+typedef struct dg_cpu_dw_q8 {
+  bool x_signed;
+  int32_t zx, zy, lo, hi;
+  const int32_t *wv, *bias;
+  const float *mult;
+} dg_cpu_dw_q8;
+bool dg_cpu_depthwise_q8_c16_takes(const dg_conv_geom *d);
+void dg_cpu_depthwise_q8_c16(const dg_conv_geom *d, const uint8_t *x,
+                             const dg_cpu_dw_q8 *q, uint8_t *y, int nch,
+                             void *scratch);
 
 /* int8: x and y one plane each (bytes; x i8 when x_signed, else u8), wv
  * the KH * KW taps minus the weight zero point (each in [-255, 255]), then

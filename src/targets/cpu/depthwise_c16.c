@@ -24,8 +24,11 @@
 enum {
   MAX_TAPS = 64,      /* weights kept as a vector per tap */
   MAX_TILE = 1 << 18, /* floats of tile and sums: 1 MiB, about L2 */
-  OUT_RUN = 8,        /* outputs summed at once: eight add chains */
-  ALIGN_FLOATS = 16,  /* 64 bytes */
+  OUT_RUN = 8,
+  DW_EXACT_TAPS = 258,
+  /* 258 * 255 * 255 < 2^24: int8 sums exact */ /* outputs summed at once: eight
+                                                   add chains */
+  ALIGN_FLOATS = 16,                            /* 64 bytes */
 };
 
 typedef struct c16_geom {
@@ -52,6 +55,11 @@ static c16_geom geom_of(const dg_conv_geom *d) {
   g.wv = g.sums + (size_t)(d->OH * d->OW * 16);
   g.total = g.wv + (size_t)(d->KH * d->KW * 16);
   return g;
+}
+
+bool dg_cpu_depthwise_q8_c16_takes(const dg_conv_geom *d) {
+  /* the sums exact in float, as the banded int8 kernel's */
+  return d->KH * d->KW <= DW_EXACT_TAPS && dg_cpu_depthwise_c16_takes(d);
 }
 
 bool dg_cpu_depthwise_c16_takes(const dg_conv_geom *d) {
@@ -217,6 +225,96 @@ static T512 void tile_out(const dg_conv_geom *d, const float *sums,
     }
 }
 
+/* int8: the block's nch byte planes into the tile as x - zx, exact in
+ * float (|x - zx| <= 255); the padding is zx's cell, zero. */
+static T512 void tile_in_q8(const dg_conv_geom *d, const c16_geom *g,
+                            const uint8_t *x, bool xs, int32_t zx,
+                            int64_t plane, int nch, float *tile) {
+  const __m512 z = _mm512_setzero_ps(), vzx = _mm512_set1_ps((float)zx);
+  int64_t right = g->wp - d->pl - d->W;
+  for (int64_t r = 0; r < g->hp; r++) {
+    float *row = tile + r * g->wp * 16;
+    int64_t ih = r - d->pt;
+    if (ih < 0 || ih >= d->H) {
+      for (int64_t c = 0; c < g->wp; c++)
+        _mm512_storeu_ps(row + c * 16, z);
+      continue;
+    }
+    for (int64_t c = 0; c < d->pl; c++)
+      _mm512_storeu_ps(row + c * 16, z);
+    for (int64_t c = 0; c < right; c++)
+      _mm512_storeu_ps(row + (d->pl + d->W + c) * 16, z);
+    float *cells = row + d->pl * 16;
+    for (int64_t iw0 = 0; iw0 < d->W; iw0 += 16) {
+      __mmask16 m = first_lanes(d->W - iw0);
+      __m512 v[16];
+      for (int j = 0; j < 16; j++) {
+        if (j >= nch) {
+          v[j] = z;
+          continue;
+        }
+        __m128i b = _mm_maskz_loadu_epi8(m, x + j * plane + ih * d->W + iw0);
+        __m512i i = xs ? _mm512_cvtepi8_epi32(b) : _mm512_cvtepu8_epi32(b);
+        /* lanes past the row read 0 and become -zx: never stored */
+        v[j] = _mm512_sub_ps(_mm512_cvtepi32_ps(i), vzx);
+      }
+      tr16(v);
+      int64_t n = d->W - iw0 < 16 ? d->W - iw0 : 16;
+      for (int64_t i = 0; i < n; i++)
+        _mm512_storeu_ps(cells + (iw0 + i) * 16, v[i]);
+    }
+  }
+}
+
+/* int8: the exact sums back into the nch byte planes of y, each channel
+ * requantised as requant.h's dg_requant_out_q8 does it: the int32 sum
+ * plus the bias, one fp32 multiply, rounded half to even by 1.5 * 2^23,
+ * clamped to [flo, fhi], zy added, the low byte stored. */
+static T512 void tile_out_q8(const dg_conv_geom *d, const float *sums,
+                             const dg_cpu_dw_q8 *q, uint8_t *y, int64_t P,
+                             int nch) {
+  const __m512 z = _mm512_setzero_ps(), shift = _mm512_set1_ps(12582912.0f),
+               flo = _mm512_set1_ps((float)(q->lo - q->zy)),
+               fhi = _mm512_set1_ps((float)(q->hi - q->zy));
+  const __m512i zy = _mm512_set1_epi32(q->zy);
+  for (int64_t oh = 0; oh < d->OH; oh++)
+    for (int64_t ow0 = 0; ow0 < d->OW; ow0 += 16) {
+      int64_t n = d->OW - ow0 < 16 ? d->OW - ow0 : 16;
+      __mmask16 m = first_lanes(n);
+      __m512 v[16];
+      const float *s = sums + (oh * d->OW + ow0) * 16;
+      for (int64_t i = 0; i < 16; i++)
+        v[i] = i < n ? _mm512_loadu_ps(s + i * 16) : z;
+      tr16(v);
+      int64_t at = oh * d->OW + ow0;
+      for (int j = 0; j < nch; j++) {
+        __m512i acc = _mm512_add_epi32(_mm512_cvtps_epi32(v[j]),
+                                       _mm512_set1_epi32(q->bias[j]));
+        __m512 f =
+            _mm512_mul_ps(_mm512_cvtepi32_ps(acc), _mm512_set1_ps(q->mult[j]));
+        f = _mm512_sub_ps(_mm512_add_ps(f, shift), shift);
+        f = _mm512_max_ps(flo, _mm512_min_ps(fhi, f));
+        __m512i o = _mm512_add_epi32(_mm512_cvttps_epi32(f), zy);
+        _mm_mask_storeu_epi8(y + j * P + at, m, _mm512_cvtepi32_epi8(o));
+      }
+    }
+}
+
+T512 static void block512_q8(const dg_conv_geom *d, const uint8_t *x,
+                             const dg_cpu_dw_q8 *q, uint8_t *y, int nch,
+                             void *scratch) {
+  c16_geom g = geom_of(d);
+  float *s = scratch;
+  const int64_t taps = d->KH * d->KW;
+  for (int64_t t = 0; t < taps; t++)
+    for (int j = 0; j < 16; j++)
+      s[g.wv + (size_t)(t * 16 + j)] =
+          j < nch ? (float)q->wv[j * taps + t] : 0.0f;
+  tile_in_q8(d, &g, x, q->x_signed, q->zx, d->H * d->W, nch, s + g.tile);
+  tile_sums(d, &g, s + g.tile, s + g.wv, _mm512_setzero_ps(), s + g.sums);
+  tile_out_q8(d, s + g.sums, q, y, d->OH * d->OW, nch);
+}
+
 T512 static void block512(const dg_conv_geom *d, const float *x, const float *w,
                           const float *b, const float *r, float *y, int nch,
                           float lo, float hi, void *scratch) {
@@ -243,5 +341,15 @@ void dg_cpu_depthwise_c16(const dg_conv_geom *d, const float *x, const float *w,
 #else
   (void)d, (void)x, (void)w, (void)b, (void)r, (void)y, (void)nch, (void)lo,
       (void)hi, (void)scratch;
+#endif
+}
+
+void dg_cpu_depthwise_q8_c16(const dg_conv_geom *d, const uint8_t *x,
+                             const dg_cpu_dw_q8 *q, uint8_t *y, int nch,
+                             void *scratch) {
+#if defined(__x86_64__)
+  block512_q8(d, x, q, y, nch, scratch);
+#else
+  (void)d, (void)x, (void)q, (void)y, (void)nch, (void)scratch;
 #endif
 }
