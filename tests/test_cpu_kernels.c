@@ -696,11 +696,12 @@ static void test_conv_f32(dg_cpu_pool *pool, const char *tag) {
   }
 }
 
-/* The depthwise kernel sixteen channels at a time (AVX-512 only: other
- * levels say skipped) against the same scalar reference, bit for bit:
+/* The depthwise kernel a block of channels at a time (16 on AVX-512, 8
+ * on AVX2; other levels say skipped) against the same scalar reference,
+ * bit for bit:
  * full and part blocks, bias or none, a residual on odd cases, strides,
  * dilation, asymmetric pads, rows longer than a vector and of one. */
-static void test_depthwise_c16(const char *tag) {
+static void test_depthwise_cb(const char *tag) {
   static const int g[][10] = {
       /* H, W, KH, KW, sh, sw, dil, pt, pl, channels */
       {14, 14, 3, 3, 1, 1, 1, 1, 1, 16}, {7, 7, 3, 3, 1, 1, 1, 1, 1, 7},
@@ -732,9 +733,11 @@ static void test_depthwise_c16(const char *tag) {
     d.OH = (d.H + 2 * d.pt - (d.KH - 1) * d.dh - 1) / d.sh + 1;
     d.OW = (d.W + 2 * d.pl - (d.KW - 1) * d.dw - 1) / d.sw + 1;
     d.P = d.OH * d.OW;
-    if (!dg_cpu_depthwise_c16_takes(&d)) {
+    if (!dg_cpu_depthwise_cb_takes(&d)) {
       snprintf(what, sizeof what,
-               "skipped: %s: depthwise by 16 channels (AVX-512 only)", tag);
+               "skipped: %s: depthwise by blocks of channels (AVX2 and "
+               "AVX-512 only)",
+               tag);
       printf("%s\n", what);
       return;
     }
@@ -751,10 +754,15 @@ static void test_depthwise_c16(const char *tag) {
       b[i] = c % 3 ? rfloat() : 0.0f;
     for (size_t i = 0; res && i < ny; i++)
       res[i] = rfloat();
-    void *fs = aligned_alloc(64, (dg_cpu_depthwise_c16_scratch(&d) + 63) &
-                                     ~(size_t)63);
-    dg_cpu_depthwise_c16(&d, x, w, c % 3 ? b : NULL, res, y, nch, 0.0f, 6.0f,
-                         fs);
+    void *fs =
+        aligned_alloc(64, (dg_cpu_depthwise_cb_scratch(&d) + 63) & ~(size_t)63);
+    /* the level's blocks: 16 channels on AVX-512, 8 on AVX2 */
+    int L = dg_cpu_depthwise_cb_width();
+    for (int c0 = 0; c0 < nch; c0 += L)
+      dg_cpu_depthwise_cb(&d, x + c0 * plane, w + c0 * taps,
+                          c % 3 ? b + c0 : NULL, res ? res + c0 * d.P : NULL,
+                          y + c0 * d.P, nch - c0 < L ? nch - c0 : L, 0.0f, 6.0f,
+                          fs);
     /* int8 on the same geometry, u8 and i8 input, per-channel taps,
      * biases and multipliers, against requant.h's dg_requant */
     uint8_t *xq = malloc(nx), *yq = malloc(ny);
@@ -769,15 +777,18 @@ static void test_depthwise_c16(const char *tag) {
       qm[j] = 0.0005f + 0.0001f * (float)rint_in(0, 50);
     for (int xs = 0; xs < 2; xs++) {
       int32_t zx = xs ? rint_in(-20, 20) : rint_in(100, 150), zy = 7;
-      dg_cpu_dw_q8 q = {.x_signed = xs,
-                        .zx = zx,
-                        .zy = zy,
-                        .lo = 3,
-                        .hi = 250,
-                        .wv = wq,
-                        .bias = qb,
-                        .mult = qm};
-      dg_cpu_depthwise_q8_c16(&d, xq, &q, yq, nch, fs);
+      for (int c0 = 0; c0 < nch; c0 += L) {
+        dg_cpu_dw_q8 q = {.x_signed = xs,
+                          .zx = zx,
+                          .zy = zy,
+                          .lo = 3,
+                          .hi = 250,
+                          .wv = wq + c0 * taps,
+                          .bias = qb + c0,
+                          .mult = qm + c0};
+        dg_cpu_depthwise_q8_cb(&d, xq + c0 * plane, &q, yq + c0 * d.P,
+                               nch - c0 < L ? nch - c0 : L, fs);
+      }
       for (int ch = 0; ch < nch; ch++)
         for (int64_t oh = 0; oh < d.OH; oh++)
           for (int64_t ow = 0; ow < d.OW; ow++) {
@@ -819,12 +830,12 @@ static void test_depthwise_c16(const char *tag) {
     cases++;
     free(x), free(y), free(w), free(res);
   }
-  snprintf(
-      what, sizeof what,
-      "%s: depthwise by 16 channels, f32 and int8 (u8, i8), bit-exact with "
-      "the reference "
-      "(%d geometries, %d wrong values)",
-      tag, cases, bad);
+  snprintf(what, sizeof what,
+           "%s: depthwise by blocks of channels, f32 and int8 (u8, i8), "
+           "bit-exact with "
+           "the reference "
+           "(%d geometries, %d wrong values)",
+           tag, cases, bad);
   report(!bad, what);
 }
 
@@ -1028,7 +1039,7 @@ int main(void) {
     snprintf(stag, sizeof stag, "simd=%s", levels[l]);
     test_sigmoid(stag);
     test_depthwise(stag);
-    test_depthwise_c16(stag);
+    test_depthwise_cb(stag);
     for (int th = 0; th <= 2; th++) {
       dg_cpu_pool *pool = th ? dg_cpu_pool_create(th) : NULL;
       char tag[64];

@@ -160,7 +160,7 @@ static void dw_plane_direct(const dw_job *j, const float *x, const float *w,
 static void dw_task(void *arg, int t, int n) {
   const dw_job *j = arg;
   int64_t planes = j->d->N * j->d->C;
-  /* the share may be the c16 kernel's alone, where the banded one does
+  /* the share may be the cb kernel's alone, where the banded one does
    * not fit (then the planes are summed directly) */
   void *s = j->per_task && dg_cpu_depthwise_fits(j->d)
                 ? j->scratch + (size_t)t * j->per_task
@@ -171,32 +171,33 @@ static void dw_task(void *arg, int t, int n) {
     dw_plane(j, i, s);
 }
 
-/* Sixteen channels at a time (depthwise_c16.c): task t of n takes a
- * share of the (image, block of 16 channels) pairs. */
-static void dw_c16_task(void *arg, int t, int n) {
+/* A block of channels at a time (depthwise_cb.c): task t of n takes a
+ * share of the (image, block of channels) pairs. */
+static void dw_cb_task(void *arg, int t, int n) {
   const dw_job *j = arg;
   const conv_dims *d = j->d;
-  int64_t nb = (d->C + 15) / 16, blocks = d->N * nb, taps = d->KH * d->KW;
+  int64_t L = dg_cpu_depthwise_cb_width(), nb = (d->C + L - 1) / L;
+  int64_t blocks = d->N * nb, taps = d->KH * d->KW;
   void *s = j->scratch + (size_t)t * j->per_task;
   for (int64_t i = blocks * t / n; i < blocks * (t + 1) / n; i++) {
-    int64_t img = i / nb, c0 = i % nb * 16, at = img * d->C + c0;
-    int nch = d->C - c0 < 16 ? (int)(d->C - c0) : 16;
+    int64_t img = i / nb, c0 = i % nb * L, at = img * d->C + c0;
+    int nch = (int)(d->C - c0 < L ? d->C - c0 : L);
     float *y = j->y + (size_t)at * d->P;
-    dg_cpu_depthwise_c16(d, j->x + (size_t)at * d->H * d->W, j->w + c0 * taps,
-                         j->b ? j->b + c0 : NULL,
-                         j->r ? j->r + (size_t)at * d->P : NULL, y, nch, j->lo,
-                         j->hi, s);
+    dg_cpu_depthwise_cb(d, j->x + (size_t)at * d->H * d->W, j->w + c0 * taps,
+                        j->b ? j->b + c0 : NULL,
+                        j->r ? j->r + (size_t)at * d->P : NULL, y, nch, j->lo,
+                        j->hi, s);
     for (int k = 0; k < nch && j->post.fn; k++)
       dg_cpu_unary(j->post.fn, y + (size_t)k * d->P, y + (size_t)k * d->P, d->P,
                    j->post.a, j->post.b);
   }
 }
 
-/* The int8 c16 kernel's share: its tile, then a block's taps. */
-static size_t dw_q8_c16_bytes(const conv_dims *d) {
-  if (!dg_cpu_depthwise_q8_c16_takes(d))
+/* The int8 cb kernel's share: its tile, then a block's taps. */
+static size_t dw_q8_cb_bytes(const conv_dims *d) {
+  if (!dg_cpu_depthwise_q8_cb_takes(d))
     return 0;
-  return ((dg_cpu_depthwise_c16_scratch(d) + 63) & ~(size_t)63) +
+  return ((dg_cpu_depthwise_cb_scratch(d) + 63) & ~(size_t)63) +
          sizeof(int32_t) * 16 * (size_t)(d->KH * d->KW);
 }
 
@@ -204,8 +205,8 @@ static size_t dw_q8_c16_bytes(const conv_dims *d) {
  * larger of the f32 or the int8 kernels' bytes. */
 static size_t dw_share(const conv_dims *d, bool q) {
   size_t b = q ? dg_cpu_depthwise_q8_scratch(d) : dg_cpu_depthwise_scratch(d);
-  size_t c16 = q ? dw_q8_c16_bytes(d) : dg_cpu_depthwise_c16_scratch(d);
-  return ((b > c16 ? b : c16) + 63) & ~(size_t)63;
+  size_t cb = q ? dw_q8_cb_bytes(d) : dg_cpu_depthwise_cb_scratch(d);
+  return ((b > cb ? b : cb) + 63) & ~(size_t)63;
 }
 
 static size_t dw_scratch(const conv_dims *d, bool q, int threads) {
@@ -219,9 +220,10 @@ static int dw_tasks(const dg_cpu_node *cn, dg_cpu_pool *pool, bool q) {
   int64_t tasks = dg_cpu_pool_threads(pool);
   if (share && tasks > (int64_t)(cn->scratch_bytes / share))
     tasks = (int64_t)(cn->scratch_bytes / share);
-  bool c16 =
-      q ? dg_cpu_depthwise_q8_c16_takes(&d) : dg_cpu_depthwise_c16_takes(&d);
-  int64_t units = c16 ? d.N * ((d.C + 15) / 16) : d.N * d.C;
+  bool cb =
+      q ? dg_cpu_depthwise_q8_cb_takes(&d) : dg_cpu_depthwise_cb_takes(&d);
+  int64_t L = dg_cpu_depthwise_cb_width();
+  int64_t units = cb ? d.N * ((d.C + L - 1) / L) : d.N * d.C;
   if (tasks > units)
     tasks = units;
   return tasks < 1 ? 1 : (int)tasks;
@@ -251,10 +253,10 @@ static void conv_f32(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
     int tasks = dw_tasks(cn, pool, false);
     /* the scratch checked, as a SIMD level forced after the compile may
      * take the other kernel */
-    bool c16 = dg_cpu_depthwise_c16_takes(&d) && scratch &&
-               j.per_task >= dg_cpu_depthwise_c16_scratch(&d) &&
-               cn->scratch_bytes >= j.per_task * (size_t)tasks;
-    dg_cpu_pool_run(pool, c16 ? dw_c16_task : dw_task, &j, tasks);
+    bool cb = dg_cpu_depthwise_cb_takes(&d) && scratch &&
+              j.per_task >= dg_cpu_depthwise_cb_scratch(&d) &&
+              cn->scratch_bytes >= j.per_task * (size_t)tasks;
+    dg_cpu_pool_run(pool, cb ? dw_cb_task : dw_task, &j, tasks);
     return;
   }
   if (!conv_is_pointwise(&d)) { /* implicit GEMM, no im2col matrix */
@@ -539,19 +541,20 @@ static void dw_q8_task(void *arg, int t, int n) {
   }
 }
 
-/* Sixteen channels at a time (depthwise_c16.c): the block's taps less
+/* A block of channels at a time (depthwise_cb.c): the block's taps less
  * their zero points at the end of the task's share. */
-static void dw_q8_c16_task(void *arg, int t, int n) {
+static void dw_q8_cb_task(void *arg, int t, int n) {
   const dw_q8_job *j = arg;
   const conv_dims *d = j->d;
   const dg_cpu_node *cn = j->cn;
   bool ws = in_desc(cn, 1)->dtype == DG_DTYPE_I8;
-  int64_t nb = (d->C + 15) / 16, blocks = d->N * nb, taps = d->KH * d->KW;
+  int64_t L = dg_cpu_depthwise_cb_width(), nb = (d->C + L - 1) / L;
+  int64_t blocks = d->N * nb, taps = d->KH * d->KW;
   char *s = j->scratch + (size_t)t * j->per_task;
   int32_t *wv = (int32_t *)(s + j->per_task) - 16 * taps;
   for (int64_t i = blocks * t / n; i < blocks * (t + 1) / n; i++) {
-    int64_t img = i / nb, c0 = i % nb * 16, at = img * d->C + c0;
-    int nch = d->C - c0 < 16 ? (int)(d->C - c0) : 16;
+    int64_t img = i / nb, c0 = i % nb * L, at = img * d->C + c0;
+    int nch = (int)(d->C - c0 < L ? d->C - c0 : L);
     for (int k = 0; k < nch; k++)
       for (int64_t tp = 0; tp < taps; tp++) {
         uint8_t b = j->w[(c0 + k) * taps + tp];
@@ -566,8 +569,8 @@ static void dw_q8_c16_task(void *arg, int t, int n) {
                       .wv = wv,
                       .bias = cn->bias + c0,
                       .mult = cn->mult + c0};
-    dg_cpu_depthwise_q8_c16(d, j->x + (size_t)at * d->H * d->W, &q,
-                            j->y + (size_t)at * d->P, nch, s);
+    dg_cpu_depthwise_q8_cb(d, j->x + (size_t)at * d->H * d->W, &q,
+                           j->y + (size_t)at * d->P, nch, s);
   }
 }
 
@@ -579,10 +582,10 @@ static void conv_q8_dw(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
   dw_q8_job j = {cn, &d, in[0], in[1], out, scratch, dw_share(&d, true), tasks};
   /* the scratch checked, as a SIMD level forced after the compile may
    * take the other kernel */
-  bool c16 = dg_cpu_depthwise_q8_c16_takes(&d) &&
-             j.per_task >= dw_q8_c16_bytes(&d) &&
-             cn->scratch_bytes >= j.per_task * (size_t)tasks;
-  dg_cpu_pool_run(pool, c16 ? dw_q8_c16_task : dw_q8_task, &j, tasks);
+  bool cb = dg_cpu_depthwise_q8_cb_takes(&d) &&
+            j.per_task >= dw_q8_cb_bytes(&d) &&
+            cn->scratch_bytes >= j.per_task * (size_t)tasks;
+  dg_cpu_pool_run(pool, cb ? dw_q8_cb_task : dw_q8_task, &j, tasks);
 }
 
 /* Per op: the kernel and what it prepares once (packed weights, int8

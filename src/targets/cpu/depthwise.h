@@ -40,32 +40,31 @@ void dg_cpu_depthwise_plane(const dg_conv_geom *d, const float *x,
                             const float *w, float bias, const float *r,
                             float *y, float lo, float hi, void *scratch);
 
-/* f32, sixteen channels at a time with vectors across them, on AVX-512
- * (depthwise_c16.c): planes up to a tile of 512 KiB, where the banded
- * kernel's per-plane costs dominate. x, w, b (or NULL), r (or NULL) and
- * y start at the block's first channel of one image; nch <= 16 channels
- * are read and written; scratch: c16_scratch bytes, float-aligned. The
- * same bits as the banded kernel. */
-bool dg_cpu_depthwise_c16_takes(const dg_conv_geom *d);
-size_t dg_cpu_depthwise_c16_scratch(const dg_conv_geom *d);
-void dg_cpu_depthwise_c16(const dg_conv_geom *d, const float *x, const float *w,
-                          const float *b, const float *r, float *y, int nch,
-                          float lo, float hi, void *scratch);
-
-/* int8 the same way: per block, the nch channels' taps less the weight
- * zero points (wv[j * KH * KW + t], each in [-255, 255]), int32 biases
- * and multipliers; the sums exact (taps <= 258), the requantisation
- * requant.h's, so the bytes are the banded kernel's. */
+/* A block of channels at a time, vectors across them (depthwise_cb.c):
+ * width() channels a block (16 on AVX-512, 8 on AVX2, 0 elsewhere),
+ * planes up to a tile of 1 MiB, where the banded kernel's per-plane
+ * costs dominate. f32: x, w, b (or NULL), r (or NULL) and y start at the
+ * block's first channel of one image, nch <= width() channels are read
+ * and written. int8: per block, the nch channels' taps less the weight
+ * zero points (wv[j * KH * KW + t], each in [-255, 255]), their int32
+ * biases and multipliers; up to 258 taps (q8_cb_takes). scratch:
+ * cb_scratch bytes, float-aligned. The same bits as the banded kernel. */
 typedef struct dg_cpu_dw_q8 {
   bool x_signed;
   int32_t zx, zy, lo, hi;
   const int32_t *wv, *bias;
   const float *mult;
 } dg_cpu_dw_q8;
-bool dg_cpu_depthwise_q8_c16_takes(const dg_conv_geom *d);
-void dg_cpu_depthwise_q8_c16(const dg_conv_geom *d, const uint8_t *x,
-                             const dg_cpu_dw_q8 *q, uint8_t *y, int nch,
-                             void *scratch);
+int dg_cpu_depthwise_cb_width(void);
+bool dg_cpu_depthwise_cb_takes(const dg_conv_geom *d);
+bool dg_cpu_depthwise_q8_cb_takes(const dg_conv_geom *d);
+size_t dg_cpu_depthwise_cb_scratch(const dg_conv_geom *d);
+void dg_cpu_depthwise_cb(const dg_conv_geom *d, const float *x, const float *w,
+                         const float *b, const float *r, float *y, int nch,
+                         float lo, float hi, void *scratch);
+void dg_cpu_depthwise_q8_cb(const dg_conv_geom *d, const uint8_t *x,
+                            const dg_cpu_dw_q8 *q, uint8_t *y, int nch,
+                            void *scratch);
 
 /* int8: x and y one plane each (bytes; x i8 when x_signed, else u8), wv
  * the KH * KW taps minus the weight zero point (each in [-255, 255]), then

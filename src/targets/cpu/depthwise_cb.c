@@ -1,0 +1,396 @@
+/* Depthwise convolution a block of channels at a time (depthwise.h):
+ * sixteen on AVX-512, eight on AVX2.
+ *
+ * The banded kernel (depthwise.c) vectorises along a plane's rows, so a
+ * 14x14 or 7x7 plane (MobileNet's last stages, hundreds of channels) is
+ * mostly fixed costs: a dozen row copies, a few part-filled vectors, the
+ * epilogue, per plane. Here the vectors run across the block's channels
+ * instead: its planes are transposed into one zero-padded tile whose cell
+ * (row, column) holds the channels' values, every tap of every output is
+ * then one load, one multiply and one add of a full vector, and the sums
+ * are transposed back into the planes with the epilogue. The transposes
+ * are L x L in registers.
+ *
+ * Exactness is the banded kernel's. f32: per output the taps in (kh, kw)
+ * order from +0, multiply then add (never fused), padded taps w * 0, then
+ * the bias, the residual and the clamp; vectors across channels change no
+ * output's order. int8: the tile holds x - zx and the taps w - zw, whose
+ * products and sums (up to 258 taps) are exact integers in float; the
+ * requantisation is requant.h's dg_requant_out_q8, lane for lane. So the
+ * bits are those of every other level. */
+#include "depthwise.h"
+
+#include "cpu_kernels.h"
+
+#include <stdint.h>
+#include <string.h>
+
+enum {
+  MAX_TAPS = 64,      /* a block's taps kept as one vector each */
+  MAX_TILE = 1 << 18, /* floats of tile, sums and taps: 1 MiB, about L2 */
+  OUT_RUN = 8,        /* outputs summed at once: eight chains of adds */
+  EXACT_TAPS = 258,   /* 258 * 255 * 255 < 2^24: int8 sums exact */
+};
+
+/* The channels a block at the current level; 0 where there is none. */
+int dg_cpu_depthwise_cb_width(void) {
+#if defined(__x86_64__)
+  int level = dg_cpu_simd_level();
+  return level >= DG_CPU_SIMD_AVX512 ? 16 : level >= DG_CPU_SIMD_AVX2 ? 8 : 0;
+#else
+  return 0;
+#endif
+}
+
+typedef struct cb_geom {
+  int64_t hp, wp;         /* the padded tile's rows and columns */
+  size_t sums, wv, total; /* offsets (the tile at 0) and size, in floats */
+} cb_geom;
+
+static cb_geom geom_of(const dg_conv_geom *d, int L) {
+  cb_geom g;
+  int64_t bottom = (d->OH - 1) * d->sh + (d->KH - 1) * d->dh + 1 - d->pt - d->H;
+  int64_t right = (d->OW - 1) * d->sw + (d->KW - 1) * d->dw + 1 - d->pl - d->W;
+  g.hp = d->pt + d->H + (bottom > 0 ? bottom : 0);
+  g.wp = d->pl + d->W + (right > 0 ? right : 0);
+  g.sums = (size_t)(g.hp * g.wp * L);
+  g.wv = g.sums + (size_t)(d->OH * d->OW * L);
+  g.total = g.wv + (size_t)(d->KH * d->KW * L);
+  return g;
+}
+
+bool dg_cpu_depthwise_cb_takes(const dg_conv_geom *d) {
+  int L = dg_cpu_depthwise_cb_width();
+  if (!L || d->KH * d->KW > MAX_TAPS || d->pt < 0 || d->pl < 0 ||
+      d->H > MAX_TILE || d->W > MAX_TILE || d->OH > MAX_TILE ||
+      d->OW > MAX_TILE)
+    return false;
+  return geom_of(d, L).total <= MAX_TILE;
+}
+
+bool dg_cpu_depthwise_q8_cb_takes(const dg_conv_geom *d) {
+  return d->KH * d->KW <= EXACT_TAPS && dg_cpu_depthwise_cb_takes(d);
+}
+
+size_t dg_cpu_depthwise_cb_scratch(const dg_conv_geom *d) {
+  return dg_cpu_depthwise_cb_takes(d)
+             ? sizeof(float) * geom_of(d, dg_cpu_depthwise_cb_width()).total
+             : 0;
+}
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#define INLINE static inline __attribute__((always_inline))
+#define T512 DG_CPU_T512
+#define T256 __attribute__((target("avx2,fma")))
+
+/* ---- AVX-512: sixteen lanes ---- */
+
+typedef __m512 v16;
+INLINE T512 v16 v16_zero(void) { return _mm512_setzero_ps(); }
+INLINE T512 v16 v16_load(const float *p) { return _mm512_loadu_ps(p); }
+INLINE T512 void v16_store(float *p, v16 v) { _mm512_storeu_ps(p, v); }
+INLINE T512 v16 v16_set1(float f) { return _mm512_set1_ps(f); }
+INLINE T512 v16 v16_add(v16 a, v16 b) { return _mm512_add_ps(a, b); }
+INLINE T512 v16 v16_sub(v16 a, v16 b) { return _mm512_sub_ps(a, b); }
+INLINE T512 v16 v16_mul(v16 a, v16 b) { return _mm512_mul_ps(a, b); }
+INLINE __mmask16 lanes16(int64_t n) {
+  return n >= 16 ? (__mmask16)0xffff
+                 : (__mmask16)(((uint32_t)1 << (n > 0 ? n : 0)) - 1);
+}
+INLINE T512 v16 v16_load_n(const float *p, int64_t n) {
+  return _mm512_maskz_loadu_ps(lanes16(n), p);
+}
+/* clamp(v) to [lo, hi], (bound, v) order: NaN stays NaN */
+INLINE T512 void v16_store_clamped_n(float *p, v16 v, v16 lo, v16 hi,
+                                     int64_t n) {
+  _mm512_mask_storeu_ps(p, lanes16(n), _mm512_min_ps(hi, _mm512_max_ps(lo, v)));
+}
+/* n bytes (signed or not) as floats, the other lanes 0 */
+INLINE T512 v16 v16_load_bytes_n(const uint8_t *p, int64_t n, bool xs) {
+  __m128i b = _mm_maskz_loadu_epi8(lanes16(n), p);
+  return _mm512_cvtepi32_ps(xs ? _mm512_cvtepi8_epi32(b)
+                               : _mm512_cvtepu8_epi32(b));
+}
+/* requant.h's dg_requant_out_q8 on (int32)s + bias, n bytes stored */
+INLINE T512 void v16_requant_n(uint8_t *p, v16 s, int32_t bias, float m,
+                               float flo, float fhi, int32_t zy, int64_t n) {
+  const __m512 shift = _mm512_set1_ps(12582912.0f); /* 1.5 * 2^23 */
+  __m512i acc =
+      _mm512_add_epi32(_mm512_cvtps_epi32(s), _mm512_set1_epi32(bias));
+  __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(acc), _mm512_set1_ps(m));
+  f = _mm512_sub_ps(_mm512_add_ps(f, shift), shift);
+  f = _mm512_max_ps(_mm512_set1_ps(flo), _mm512_min_ps(_mm512_set1_ps(fhi), f));
+  __m512i o = _mm512_add_epi32(_mm512_cvttps_epi32(f), _mm512_set1_epi32(zy));
+  _mm_mask_storeu_epi8(p, lanes16(n), _mm512_cvtepi32_epi8(o));
+}
+/* r[i] lane j becomes r[j] lane i */
+INLINE T512 void v16_transpose(v16 r[16]) {
+  __m512 t[16], u[16];
+  for (int i = 0; i < 8; i++) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  /* u[4g + m], 128-bit lane k: rows 4g..4g+3 of column 4k + m */
+  for (int g = 0; g < 4; g++) {
+    u[4 * g] = _mm512_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
+    u[4 * g + 1] = _mm512_shuffle_ps(t[4 * g], t[4 * g + 2], 0xEE);
+    u[4 * g + 2] = _mm512_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
+    u[4 * g + 3] = _mm512_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xEE);
+  }
+  for (int m = 0; m < 4; m++) {
+    __m512 v0 = _mm512_shuffle_f32x4(u[m], u[4 + m], 0x44),
+           v1 = _mm512_shuffle_f32x4(u[m], u[4 + m], 0xEE),
+           v2 = _mm512_shuffle_f32x4(u[8 + m], u[12 + m], 0x44),
+           v3 = _mm512_shuffle_f32x4(u[8 + m], u[12 + m], 0xEE);
+    r[m] = _mm512_shuffle_f32x4(v0, v2, 0x88);
+    r[4 + m] = _mm512_shuffle_f32x4(v0, v2, 0xDD);
+    r[8 + m] = _mm512_shuffle_f32x4(v1, v3, 0x88);
+    r[12 + m] = _mm512_shuffle_f32x4(v1, v3, 0xDD);
+  }
+}
+
+/* ---- AVX2: eight lanes ---- */
+
+typedef __m256 v8;
+INLINE T256 v8 v8_zero(void) { return _mm256_setzero_ps(); }
+INLINE T256 v8 v8_load(const float *p) { return _mm256_loadu_ps(p); }
+INLINE T256 void v8_store(float *p, v8 v) { _mm256_storeu_ps(p, v); }
+INLINE T256 v8 v8_set1(float f) { return _mm256_set1_ps(f); }
+INLINE T256 v8 v8_add(v8 a, v8 b) { return _mm256_add_ps(a, b); }
+INLINE T256 v8 v8_sub(v8 a, v8 b) { return _mm256_sub_ps(a, b); }
+INLINE T256 v8 v8_mul(v8 a, v8 b) { return _mm256_mul_ps(a, b); }
+INLINE T256 __m256i lanes8(int64_t n) {
+  n = n < 0 ? 0 : (n > 8 ? 8 : n);
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n),
+                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+INLINE T256 v8 v8_load_n(const float *p, int64_t n) {
+  return _mm256_maskload_ps(p, lanes8(n));
+}
+INLINE T256 void v8_store_clamped_n(float *p, v8 v, v8 lo, v8 hi, int64_t n) {
+  _mm256_maskstore_ps(p, lanes8(n), _mm256_min_ps(hi, _mm256_max_ps(lo, v)));
+}
+INLINE T256 v8 v8_load_bytes_n(const uint8_t *p, int64_t n, bool xs) {
+  uint8_t b[16] = {0};
+  memcpy(b, p, (size_t)(n < 8 ? n : 8));
+  __m128i v = _mm_loadu_si128((const __m128i *)b);
+  return _mm256_cvtepi32_ps(xs ? _mm256_cvtepi8_epi32(v)
+                               : _mm256_cvtepu8_epi32(v));
+}
+INLINE T256 void v8_requant_n(uint8_t *p, v8 s, int32_t bias, float m,
+                              float flo, float fhi, int32_t zy, int64_t n) {
+  const __m256 shift = _mm256_set1_ps(12582912.0f); /* 1.5 * 2^23 */
+  __m256i acc =
+      _mm256_add_epi32(_mm256_cvtps_epi32(s), _mm256_set1_epi32(bias));
+  __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(acc), _mm256_set1_ps(m));
+  f = _mm256_sub_ps(_mm256_add_ps(f, shift), shift);
+  f = _mm256_max_ps(_mm256_set1_ps(flo), _mm256_min_ps(_mm256_set1_ps(fhi), f));
+  int32_t o[8];
+  _mm256_storeu_si256((__m256i *)o, _mm256_add_epi32(_mm256_cvttps_epi32(f),
+                                                     _mm256_set1_epi32(zy)));
+  for (int64_t i = 0; i < n && i < 8; i++)
+    p[i] = (uint8_t)(o[i] & 0xff);
+}
+INLINE T256 void v8_transpose(v8 r[8]) {
+  __m256 t[8], u[8];
+  for (int i = 0; i < 4; i++) {
+    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  /* u[4g + m], 128-bit lane k: rows 4g..4g+3 of column 4k + m */
+  for (int g = 0; g < 2; g++) {
+    u[4 * g] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
+    u[4 * g + 1] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0xEE);
+    u[4 * g + 2] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
+    u[4 * g + 3] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xEE);
+  }
+  for (int m = 0; m < 4; m++) {
+    r[m] = _mm256_permute2f128_ps(u[m], u[4 + m], 0x20);
+    r[4 + m] = _mm256_permute2f128_ps(u[m], u[4 + m], 0x31);
+  }
+}
+
+/* ---- one block, written once for both widths ----
+ *
+ * tile_in: the block's nch planes (plane elements apart) into the tile,
+ * cell (pt + ih, pl + iw) = the channels' x[ih][iw] (int8: less zx), the
+ * border zero. run_sums / tile_sums: sums[oh][ow] = the taps' sums + the
+ * bias vector. tile_out: the sums back into the planes with the residual
+ * and clamp (f32) or requantised (int8). */
+#define DW_BLOCK(L, V, ATTR)                                                   \
+  INLINE ATTR void tile_in_##L(const dg_conv_geom *d, const cb_geom *g,        \
+                               const float *x, const uint8_t *xq, bool xs,     \
+                               int32_t zx, int64_t plane, int nch,             \
+                               float *tile) {                                  \
+    const V z = V##_zero(), vzx = V##_set1((float)zx);                         \
+    int64_t right = g->wp - d->pl - d->W;                                      \
+    for (int64_t r = 0; r < g->hp; r++) {                                      \
+      float *row = tile + r * g->wp * L;                                       \
+      int64_t ih = r - d->pt;                                                  \
+      if (ih < 0 || ih >= d->H) {                                              \
+        for (int64_t c = 0; c < g->wp; c++)                                    \
+          V##_store(row + c * L, z);                                           \
+        continue;                                                              \
+      }                                                                        \
+      for (int64_t c = 0; c < d->pl; c++)                                      \
+        V##_store(row + c * L, z);                                             \
+      for (int64_t c = 0; c < right; c++)                                      \
+        V##_store(row + (d->pl + d->W + c) * L, z);                            \
+      float *cells = row + d->pl * L;                                          \
+      for (int64_t iw0 = 0; iw0 < d->W; iw0 += L) {                            \
+        int64_t n = d->W - iw0 < L ? d->W - iw0 : L;                           \
+        V v[L];                                                                \
+        for (int j = 0; j < L; j++) {                                          \
+          int64_t at = j * plane + ih * d->W + iw0;                            \
+          /* int8 lanes past the row become -zx: never stored */               \
+          v[j] = j >= nch ? z                                                  \
+                 : xq     ? V##_sub(V##_load_bytes_n(xq + at, n, xs), vzx)     \
+                          : V##_load_n(x + at, n);                                 \
+        }                                                                      \
+        V##_transpose(v);                                                      \
+        for (int64_t i = 0; i < n; i++)                                        \
+          V##_store(cells + (iw0 + i) * L, v[i]);                              \
+      }                                                                        \
+    }                                                                          \
+  }                                                                            \
+                                                                               \
+  INLINE ATTR void run_sums_##L(const int N, const float *p, int64_t step,     \
+                                const int64_t *toff, int64_t taps,             \
+                                const float *wv, V bias, float *out) {         \
+    V a[OUT_RUN];                                                              \
+    for (int i = 0; i < N; i++)                                                \
+      a[i] = V##_zero();                                                       \
+    for (int64_t t = 0; t < taps; t++) {                                       \
+      const float *q = p + toff[t];                                            \
+      V w = V##_load(wv + t * L);                                              \
+      for (int i = 0; i < N; i++)                                              \
+        a[i] = V##_add(a[i], V##_mul(w, V##_load(q + i * step)));              \
+    }                                                                          \
+    for (int i = 0; i < N; i++)                                                \
+      V##_store(out + i * L, V##_add(a[i], bias));                             \
+  }                                                                            \
+                                                                               \
+  static ATTR void tile_sums_##L(const dg_conv_geom *d, const cb_geom *g,      \
+                                 const float *tile, const float *wv, V bias,   \
+                                 float *sums) {                                \
+    const int64_t taps = d->KH * d->KW, step = d->sw * L;                      \
+    int64_t toff[MAX_TAPS];                                                    \
+    for (int64_t t = 0; t < taps; t++)                                         \
+      toff[t] = (t / d->KW * d->dh * g->wp + t % d->KW * d->dw) * L;           \
+    for (int64_t oh = 0; oh < d->OH; oh++)                                     \
+      for (int64_t ow0 = 0; ow0 < d->OW; ow0 += OUT_RUN) {                     \
+        const float *p = tile + (oh * d->sh * g->wp + ow0 * d->sw) * L;        \
+        float *out = sums + (oh * d->OW + ow0) * L;                            \
+        int64_t n = d->OW - ow0 < OUT_RUN ? d->OW - ow0 : OUT_RUN;             \
+        /* the count a constant: the sums stay in registers */                 \
+        switch (n) {                                                           \
+        case 1:                                                                \
+          run_sums_##L(1, p, step, toff, taps, wv, bias, out);                 \
+          break;                                                               \
+        case 2:                                                                \
+          run_sums_##L(2, p, step, toff, taps, wv, bias, out);                 \
+          break;                                                               \
+        case 3:                                                                \
+          run_sums_##L(3, p, step, toff, taps, wv, bias, out);                 \
+          break;                                                               \
+        case 4:                                                                \
+          run_sums_##L(4, p, step, toff, taps, wv, bias, out);                 \
+          break;                                                               \
+        case 5:                                                                \
+          run_sums_##L(5, p, step, toff, taps, wv, bias, out);                 \
+          break;                                                               \
+        case 6:                                                                \
+          run_sums_##L(6, p, step, toff, taps, wv, bias, out);                 \
+          break;                                                               \
+        case 7:                                                                \
+          run_sums_##L(7, p, step, toff, taps, wv, bias, out);                 \
+          break;                                                               \
+        default:                                                               \
+          run_sums_##L(8, p, step, toff, taps, wv, bias, out);                 \
+          break;                                                               \
+        }                                                                      \
+      }                                                                        \
+  }                                                                            \
+                                                                               \
+  static ATTR void tile_out_##L(                                               \
+      const dg_conv_geom *d, const float *sums, const float *r, float *y,      \
+      uint8_t *yq, const dg_cpu_dw_q8 *q, int nch, float lo, float hi) {       \
+    const int64_t P = d->OH * d->OW;                                           \
+    const V z = V##_zero(), vlo = V##_set1(lo), vhi = V##_set1(hi);            \
+    float flo = q ? (float)(q->lo - q->zy) : 0,                                \
+          fhi = q ? (float)(q->hi - q->zy) : 0;                                \
+    for (int64_t oh = 0; oh < d->OH; oh++)                                     \
+      for (int64_t ow0 = 0; ow0 < d->OW; ow0 += L) {                           \
+        int64_t n = d->OW - ow0 < L ? d->OW - ow0 : L, at = oh * d->OW + ow0;  \
+        V v[L];                                                                \
+        const float *s = sums + at * L;                                        \
+        for (int64_t i = 0; i < L; i++)                                        \
+          v[i] = i < n ? V##_load(s + i * L) : z;                              \
+        V##_transpose(v);                                                      \
+        for (int j = 0; j < nch; j++) {                                        \
+          if (q) {                                                             \
+            V##_requant_n(yq + j * P + at, v[j], q->bias[j], q->mult[j], flo,  \
+                          fhi, q->zy, n);                                      \
+            continue;                                                          \
+          }                                                                    \
+          V o = r ? V##_add(v[j], V##_load_n(r + j * P + at, n)) : v[j];       \
+          V##_store_clamped_n(y + j * P + at, o, vlo, vhi, n);                 \
+        }                                                                      \
+      }                                                                        \
+  }                                                                            \
+                                                                               \
+  static ATTR void block_##L(                                                  \
+      const dg_conv_geom *d, const float *x, const float *w, const float *b,   \
+      const float *r, float *y, const uint8_t *xq, const dg_cpu_dw_q8 *q,      \
+      uint8_t *yq, int nch, float lo, float hi, float *s) {                    \
+    cb_geom g = geom_of(d, L);                                                 \
+    const int64_t taps = d->KH * d->KW;                                        \
+    float bias[L];                                                             \
+    for (int j = 0; j < L; j++)                                                \
+      bias[j] = !q && b && j < nch ? b[j] : 0.0f;                              \
+    for (int64_t t = 0; t < taps; t++)                                         \
+      for (int j = 0; j < L; j++)                                              \
+        s[g.wv + (size_t)(t * L + j)] = j >= nch ? 0.0f                        \
+                                        : q      ? (float)q->wv[j * taps + t]  \
+                                                 : w[j * taps + t];                 \
+    tile_in_##L(d, &g, x, xq, q && q->x_signed, q ? q->zx : 0, d->H * d->W,    \
+                nch, s);                                                       \
+    tile_sums_##L(d, &g, s, s + g.wv, V##_load(bias), s + g.sums);             \
+    tile_out_##L(d, s + g.sums, r, y, yq, q, nch, lo, hi);                     \
+  }
+
+// clang-format off
+DW_BLOCK(16, v16, T512)
+DW_BLOCK(8, v8, T256)
+// clang-format on
+#endif
+
+/* One block of f32 or int8 (q set) at the current level's width. */
+static void block(const dg_conv_geom *d, const float *x, const float *w,
+                  const float *b, const float *r, float *y, const uint8_t *xq,
+                  const dg_cpu_dw_q8 *q, uint8_t *yq, int nch, float lo,
+                  float hi, void *scratch) {
+#if defined(__x86_64__)
+  if (dg_cpu_depthwise_cb_width() == 16)
+    block_16(d, x, w, b, r, y, xq, q, yq, nch, lo, hi, scratch);
+  else
+    block_8(d, x, w, b, r, y, xq, q, yq, nch, lo, hi, scratch);
+#else
+  (void)d, (void)x, (void)w, (void)b, (void)r, (void)y, (void)xq, (void)q,
+      (void)yq, (void)nch, (void)lo, (void)hi, (void)scratch;
+#endif
+}
+
+void dg_cpu_depthwise_cb(const dg_conv_geom *d, const float *x, const float *w,
+                         const float *b, const float *r, float *y, int nch,
+                         float lo, float hi, void *scratch) {
+  block(d, x, w, b, r, y, NULL, NULL, NULL, nch, lo, hi, scratch);
+}
+
+void dg_cpu_depthwise_q8_cb(const dg_conv_geom *d, const uint8_t *x,
+                            const dg_cpu_dw_q8 *q, uint8_t *y, int nch,
+                            void *scratch) {
+  block(d, NULL, NULL, NULL, NULL, NULL, x, q, y, nch, 0, 0, scratch);
+}
