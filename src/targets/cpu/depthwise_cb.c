@@ -26,10 +26,11 @@
 #include <string.h>
 
 enum {
-  MAX_TAPS = 64,      /* a block's taps kept as one vector each */
-  MAX_TILE = 1 << 18, /* floats of tile, sums and taps: 1 MiB, about L2 */
-  OUT_RUN = 8,        /* outputs summed at once: eight chains of adds */
-  EXACT_TAPS = 258,   /* 258 * 255 * 255 < 2^24: int8 sums exact */
+  MAX_TAPS = 64,       /* a block's taps kept as one vector each */
+  MAX_TILE = 1 << 18,  /* floats of tile, sums and taps: 1 MiB at most */
+  BAND_TILE = 1 << 15, /* a band's tile and sums: 128 KiB, in L2 */
+  OUT_RUN = 8,         /* outputs summed at once: eight chains of adds */
+  EXACT_TAPS = 258,    /* 258 * 255 * 255 < 2^24: int8 sums exact */
 };
 
 /* The channels a block at the current level; 0 where there is none. */
@@ -42,21 +43,33 @@ int dg_cpu_depthwise_cb_width(void) {
 #endif
 }
 
+/* The work goes by bands of output rows: a band's input rows (padded
+ * with zero rows and columns) are the tile, its sums follow. */
 typedef struct cb_geom {
-  int64_t hp, wp;         /* the padded tile's rows and columns */
+  int64_t br;             /* output rows a band */
+  int64_t hp, wp;         /* the tile's rows (a band's) and columns */
   size_t sums, wv, total; /* offsets (the tile at 0) and size, in floats */
 } cb_geom;
 
-static cb_geom geom_of(const dg_conv_geom *d, int L) {
+static cb_geom geom_rows(const dg_conv_geom *d, int L, int64_t br) {
   cb_geom g;
-  int64_t bottom = (d->OH - 1) * d->sh + (d->KH - 1) * d->dh + 1 - d->pt - d->H;
   int64_t right = (d->OW - 1) * d->sw + (d->KW - 1) * d->dw + 1 - d->pl - d->W;
-  g.hp = d->pt + d->H + (bottom > 0 ? bottom : 0);
+  g.br = br;
+  g.hp = (br - 1) * d->sh + (d->KH - 1) * d->dh + 1;
   g.wp = d->pl + d->W + (right > 0 ? right : 0);
   g.sums = (size_t)(g.hp * g.wp * L);
-  g.wv = g.sums + (size_t)(d->OH * d->OW * L);
+  g.wv = g.sums + (size_t)(br * d->OW * L);
   g.total = g.wv + (size_t)(d->KH * d->KW * L);
   return g;
+}
+
+/* As many rows a band as fit BAND_TILE (at least one). */
+static cb_geom geom_of(const dg_conv_geom *d, int L) {
+  cb_geom g = geom_rows(d, L, 1);
+  int64_t per_row = (d->sh * g.wp + d->OW) * L, br = 1;
+  if (g.total < BAND_TILE)
+    br += (int64_t)(BAND_TILE - g.total) / per_row;
+  return geom_rows(d, L, br < d->OH ? br : d->OH);
 }
 
 bool dg_cpu_depthwise_cb_takes(const dg_conv_geom *d) {
@@ -220,15 +233,15 @@ INLINE T256 void v8_transpose(v8 r[8]) {
  * bias vector. tile_out: the sums back into the planes with the residual
  * and clamp (f32) or requantised (int8). */
 #define DW_BLOCK(L, V, ATTR)                                                   \
-  INLINE ATTR void tile_in_##L(const dg_conv_geom *d, const cb_geom *g,        \
-                               const float *x, const uint8_t *xq, bool xs,     \
-                               int32_t zx, int64_t plane, int nch,             \
-                               float *tile) {                                  \
+  INLINE ATTR void tile_in_##L(                                                \
+      const bool Q, const dg_conv_geom *d, const cb_geom *g, const float *x,   \
+      const uint8_t *xq, bool xs, int32_t zx, int64_t plane, int nch,          \
+      int64_t ih0, int64_t rows, float *tile) {                                \
     const V z = V##_zero(), vzx = V##_set1((float)zx);                         \
     int64_t right = g->wp - d->pl - d->W;                                      \
-    for (int64_t r = 0; r < g->hp; r++) {                                      \
+    for (int64_t r = 0; r < rows; r++) {                                       \
       float *row = tile + r * g->wp * L;                                       \
-      int64_t ih = r - d->pt;                                                  \
+      int64_t ih = ih0 + r;                                                    \
       if (ih < 0 || ih >= d->H) {                                              \
         for (int64_t c = 0; c < g->wp; c++)                                    \
           V##_store(row + c * L, z);                                           \
@@ -246,8 +259,8 @@ INLINE T256 void v8_transpose(v8 r[8]) {
           int64_t at = j * plane + ih * d->W + iw0;                            \
           /* int8 lanes past the row become -zx: never stored */               \
           v[j] = j >= nch ? z                                                  \
-                 : xq     ? V##_sub(V##_load_bytes_n(xq + at, n, xs), vzx)     \
-                          : V##_load_n(x + at, n);                                 \
+                 : Q      ? V##_sub(V##_load_bytes_n(xq + at, n, xs), vzx)     \
+                          : V##_load_n(x + at, n);                                  \
         }                                                                      \
         V##_transpose(v);                                                      \
         for (int64_t i = 0; i < n; i++)                                        \
@@ -274,12 +287,12 @@ INLINE T256 void v8_transpose(v8 r[8]) {
                                                                                \
   static ATTR void tile_sums_##L(const dg_conv_geom *d, const cb_geom *g,      \
                                  const float *tile, const float *wv, V bias,   \
-                                 float *sums) {                                \
+                                 int64_t nb, float *sums) {                    \
     const int64_t taps = d->KH * d->KW, step = d->sw * L;                      \
     int64_t toff[MAX_TAPS];                                                    \
     for (int64_t t = 0; t < taps; t++)                                         \
       toff[t] = (t / d->KW * d->dh * g->wp + t % d->KW * d->dw) * L;           \
-    for (int64_t oh = 0; oh < d->OH; oh++)                                     \
+    for (int64_t oh = 0; oh < nb; oh++)                                        \
       for (int64_t ow0 = 0; ow0 < d->OW; ow0 += OUT_RUN) {                     \
         const float *p = tile + (oh * d->sh * g->wp + ow0 * d->sw) * L;        \
         float *out = sums + (oh * d->OW + ow0) * L;                            \
@@ -314,23 +327,25 @@ INLINE T256 void v8_transpose(v8 r[8]) {
       }                                                                        \
   }                                                                            \
                                                                                \
-  static ATTR void tile_out_##L(                                               \
-      const dg_conv_geom *d, const float *sums, const float *r, float *y,      \
-      uint8_t *yq, const dg_cpu_dw_q8 *q, int nch, float lo, float hi) {       \
+  INLINE ATTR void tile_out_##L(const bool Q, const dg_conv_geom *d,           \
+                                const float *sums, const float *r, float *y,   \
+                                uint8_t *yq, const dg_cpu_dw_q8 *q, int nch,   \
+                                float lo, float hi, int64_t oh0, int64_t nb) { \
     const int64_t P = d->OH * d->OW;                                           \
     const V z = V##_zero(), vlo = V##_set1(lo), vhi = V##_set1(hi);            \
     float flo = q ? (float)(q->lo - q->zy) : 0,                                \
           fhi = q ? (float)(q->hi - q->zy) : 0;                                \
-    for (int64_t oh = 0; oh < d->OH; oh++)                                     \
+    for (int64_t oh = 0; oh < nb; oh++)                                        \
       for (int64_t ow0 = 0; ow0 < d->OW; ow0 += L) {                           \
-        int64_t n = d->OW - ow0 < L ? d->OW - ow0 : L, at = oh * d->OW + ow0;  \
+        int64_t n = d->OW - ow0 < L ? d->OW - ow0 : L;                         \
+        int64_t at = (oh0 + oh) * d->OW + ow0;                                 \
         V v[L];                                                                \
-        const float *s = sums + at * L;                                        \
+        const float *s = sums + (oh * d->OW + ow0) * L;                        \
         for (int64_t i = 0; i < L; i++)                                        \
           v[i] = i < n ? V##_load(s + i * L) : z;                              \
         V##_transpose(v);                                                      \
         for (int j = 0; j < nch; j++) {                                        \
-          if (q) {                                                             \
+          if (Q) {                                                             \
             V##_requant_n(yq + j * P + at, v[j], q->bias[j], q->mult[j], flo,  \
                           fhi, q->zy, n);                                      \
             continue;                                                          \
@@ -341,10 +356,11 @@ INLINE T256 void v8_transpose(v8 r[8]) {
       }                                                                        \
   }                                                                            \
                                                                                \
-  static ATTR void block_##L(                                                  \
-      const dg_conv_geom *d, const float *x, const float *w, const float *b,   \
-      const float *r, float *y, const uint8_t *xq, const dg_cpu_dw_q8 *q,      \
-      uint8_t *yq, int nch, float lo, float hi, float *s) {                    \
+  INLINE ATTR void block_body_##L(                                             \
+      const bool Q, const dg_conv_geom *d, const float *x, const float *w,     \
+      const float *b, const float *r, float *y, const uint8_t *xq,             \
+      const dg_cpu_dw_q8 *q, uint8_t *yq, int nch, float lo, float hi,         \
+      float *s) {                                                              \
     cb_geom g = geom_of(d, L);                                                 \
     const int64_t taps = d->KH * d->KW;                                        \
     float bias[L];                                                             \
@@ -355,10 +371,26 @@ INLINE T256 void v8_transpose(v8 r[8]) {
         s[g.wv + (size_t)(t * L + j)] = j >= nch ? 0.0f                        \
                                         : q      ? (float)q->wv[j * taps + t]  \
                                                  : w[j * taps + t];                 \
-    tile_in_##L(d, &g, x, xq, q && q->x_signed, q ? q->zx : 0, d->H * d->W,    \
-                nch, s);                                                       \
-    tile_sums_##L(d, &g, s, s + g.wv, V##_load(bias), s + g.sums);             \
-    tile_out_##L(d, s + g.sums, r, y, yq, q, nch, lo, hi);                     \
+    for (int64_t oh0 = 0; oh0 < d->OH; oh0 += g.br) {                          \
+      int64_t nb = d->OH - oh0 < g.br ? d->OH - oh0 : g.br;                    \
+      tile_in_##L(Q, d, &g, x, xq, Q && q->x_signed, Q ? q->zx : 0,            \
+                  d->H * d->W, nch, oh0 * d->sh - d->pt,                       \
+                  (nb - 1) * d->sh + (d->KH - 1) * d->dh + 1, s);              \
+      tile_sums_##L(d, &g, s, s + g.wv, V##_load(bias), nb, s + g.sums);       \
+      tile_out_##L(Q, d, s + g.sums, r, y, yq, q, nch, lo, hi, oh0, nb);       \
+    }                                                                          \
+  }                                                                            \
+  /* the dtype a constant: each body without the other's branches */           \
+  static ATTR void block_##L##_f32(                                            \
+      const dg_conv_geom *d, const float *x, const float *w, const float *b,   \
+      const float *r, float *y, int nch, float lo, float hi, float *s) {       \
+    block_body_##L(false, d, x, w, b, r, y, NULL, NULL, NULL, nch, lo, hi, s); \
+  }                                                                            \
+  static ATTR void block_##L##_q8(const dg_conv_geom *d, const uint8_t *xq,    \
+                                  const dg_cpu_dw_q8 *q, uint8_t *yq, int nch, \
+                                  float *s) {                                  \
+    block_body_##L(true, d, NULL, NULL, NULL, NULL, NULL, xq, q, yq, nch, 0,   \
+                   0, s);                                                      \
   }
 
 // clang-format off
@@ -367,30 +399,29 @@ DW_BLOCK(8, v8, T256)
 // clang-format on
 #endif
 
-/* One block of f32 or int8 (q set) at the current level's width. */
-static void block(const dg_conv_geom *d, const float *x, const float *w,
-                  const float *b, const float *r, float *y, const uint8_t *xq,
-                  const dg_cpu_dw_q8 *q, uint8_t *yq, int nch, float lo,
-                  float hi, void *scratch) {
-#if defined(__x86_64__)
-  if (dg_cpu_depthwise_cb_width() == 16)
-    block_16(d, x, w, b, r, y, xq, q, yq, nch, lo, hi, scratch);
-  else
-    block_8(d, x, w, b, r, y, xq, q, yq, nch, lo, hi, scratch);
-#else
-  (void)d, (void)x, (void)w, (void)b, (void)r, (void)y, (void)xq, (void)q,
-      (void)yq, (void)nch, (void)lo, (void)hi, (void)scratch;
-#endif
-}
-
 void dg_cpu_depthwise_cb(const dg_conv_geom *d, const float *x, const float *w,
                          const float *b, const float *r, float *y, int nch,
                          float lo, float hi, void *scratch) {
-  block(d, x, w, b, r, y, NULL, NULL, NULL, nch, lo, hi, scratch);
+#if defined(__x86_64__)
+  if (dg_cpu_depthwise_cb_width() == 16)
+    block_16_f32(d, x, w, b, r, y, nch, lo, hi, scratch);
+  else
+    block_8_f32(d, x, w, b, r, y, nch, lo, hi, scratch);
+#else
+  (void)d, (void)x, (void)w, (void)b, (void)r, (void)y, (void)nch, (void)lo,
+      (void)hi, (void)scratch;
+#endif
 }
 
 void dg_cpu_depthwise_q8_cb(const dg_conv_geom *d, const uint8_t *x,
                             const dg_cpu_dw_q8 *q, uint8_t *y, int nch,
                             void *scratch) {
-  block(d, NULL, NULL, NULL, NULL, NULL, x, q, y, nch, 0, 0, scratch);
+#if defined(__x86_64__)
+  if (dg_cpu_depthwise_cb_width() == 16)
+    block_16_q8(d, x, q, y, nch, scratch);
+  else
+    block_8_q8(d, x, q, y, nch, scratch);
+#else
+  (void)d, (void)x, (void)q, (void)y, (void)nch, (void)scratch;
+#endif
 }
