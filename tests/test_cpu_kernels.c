@@ -635,12 +635,14 @@ static void test_conv_f32(dg_cpu_pool *pool, const char *tag) {
       {1, 4, 6, 1, 21, 70, 3, 3, 2, 2, 2, 2},
       /* small planes, K >= 512: output pixels as the GEMM's rows on
        * AVX-512 (segments across output rows, stride 2, dilation, 1x2,
-       * one output column, a partial channel panel, batches) */
+       * 1x1 with a residual, one output column, a partial channel panel,
+       * batches) */
       {1, 64, 64, 1, 7, 7, 3, 3, 1, 1, 1, 1},
       {2, 64, 96, 1, 14, 14, 3, 3, 2, 1, 1, 1},
       {1, 520, 96, 1, 5, 9, 1, 2, 1, 1, 0, 0},
       {3, 64, 64, 1, 6, 6, 3, 3, 1, 2, 2, 2},
       {4, 64, 80, 1, 3, 3, 3, 3, 1, 1, 1, 1},
+      {1, 512, 64, 1, 7, 7, 1, 1, 1, 1, 0, 0},
       {1, 200, 64, 1, 20, 1, 3, 1, 1, 1, 1, 0},
   };
   /* where the pixel-rows cases start in `fixed` */

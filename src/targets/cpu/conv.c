@@ -259,8 +259,10 @@ static void conv_f32(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
     dg_cpu_pool_run(pool, cb ? dw_cb_task : dw_task, &j, tasks);
     return;
   }
-  if (!conv_is_pointwise(&d)) { /* implicit GEMM, no im2col matrix */
-    dg_cpu_conv_shape s = conv_shape(&d);
+  dg_cpu_conv_shape s = conv_shape(&d);
+  /* implicit GEMM, no im2col matrix; pointwise convs too where their
+   * output pixels run as the GEMM's rows */
+  if (!conv_is_pointwise(&d) || dg_cpu_conv_f32_by_pixels(&s)) {
     dg_cpu_conv_f32(pool, &s, x, w, cn->spack, b, r, y, lo, hi, &post, scratch,
                     cn->scratch_bytes);
     return;
@@ -602,7 +604,7 @@ bool dg_cpu_prep_conv(dg_cpu_node *cn, int threads) {
   else {
     dg_cpu_conv_shape s = conv_shape(&d);
     cn->spack_b = dg_cpu_conv_f32_by_pixels(&s);
-    if (!conv_is_pointwise(&d))
+    if (!conv_is_pointwise(&d) || cn->spack_b)
       cn->scratch_bytes = dg_cpu_conv_f32_scratch(&s, threads);
   }
   if (q && !dg_cpu_prepare_q8(cn, d.O, true))

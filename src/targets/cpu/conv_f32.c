@@ -15,6 +15,7 @@
 #include "conv_f32.h"
 
 #include "conv_shift.h"
+#include "transpose.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -350,14 +351,15 @@ static void pack_pixels(const void *ctx, float *dst, int mr, int r0, int k0,
  * planes' rows, overhang included) against the channels' panels, the
  * latter less what packing the pixels costs per panel of channels (a
  * row block's copy, about a quarter of a panel's multiply). Only where
- * the pixels' copy is AVX-512's masked loads, K is deep enough for the
- * transposed copy of the result to vanish beside the multiply, and the
- * kernel is wider than 1x1: with AVX2's copy, K under 512, or a 1x1 conv
- * (whose usual path reads its input in place) ResNet-50's and
- * MobileNetV2's layers came out slower, not faster (docs/performance.md). */
+ * the pixels' copy is AVX-512's masked loads and K is deep enough for the
+ * transposed copy of the result to vanish beside the multiply: with
+ * AVX2's copy, or K under 512, ResNet-50's and MobileNetV2's layers came
+ * out slower, not faster (docs/performance.md). */
 static int pixel_rows_pay(const dg_cpu_conv_shape *s, int nr, int shifted) {
-  if (s->G != 1 || nr != 32 || s->KH * s->KW == 1 ||
-      (int64_t)s->C * s->KH * s->KW < 512 ||
+#ifndef DG_X86
+  return 0;
+#endif
+  if (s->G != 1 || nr != 32 || (int64_t)s->C * s->KH * s->KW < 512 ||
       dg_cpu_simd_level() < DG_CPU_SIMD_AVX512)
     return 0;
   int64_t P = (int64_t)s->OH * s->OW;
@@ -377,33 +379,49 @@ typedef struct px_job {
   dg_cpu_post post;
 } px_job;
 
-/* Output channels [o0, o1) of tmp into the image, 16 at a time: a block
- * of rows written side by side, then finished while in cache. */
-static void px_out(const px_job *j, int o0, int o1) {
+#ifdef DG_X86
+/* Output channels [o0, o1) of tmp into the image, 16 at a time: each
+ * 16 x 16 block of tmp transposed in registers (pixel rows to channel
+ * rows), the residual added and clamped on the way; the fused function
+ * on each row block while it is in cache. (The pixel rows run on
+ * AVX-512 only: pixel_rows_pay.) */
+T512 static void px_out(const px_job *j, int o0, int o1) {
   const dg_cpu_conv_shape *s = j->s;
-  size_t P = (size_t)s->OH * s->OW;
+  int64_t P = (int64_t)s->OH * s->OW;
+  const __m512 lo = _mm512_set1_ps(j->lo), hi = _mm512_set1_ps(j->hi);
   for (int ob = o0; ob < o1; ob += 16) {
-    int oe = o1 - ob < 16 ? o1 : ob + 16;
-    for (size_t p = 0; p < P; p++) {
-      const float *src = j->tmp + p * (size_t)s->O;
-      for (int o = ob; o < oe; o++)
-        j->y[(size_t)o * P + p] = src[o];
-    }
-    for (int o = ob; o < oe; o++) {
-      float *yr = j->y + (size_t)o * P;
-      if (j->r) {
-        const float *rr = j->r + (size_t)o * P;
-        float lo = j->lo, hi = j->hi;
-        for (size_t p = 0; p < P; p++) {
-          float v = yr[p] + rr[p];
-          yr[p] = v < lo ? lo : (v > hi ? hi : v);
-        }
+    int no = o1 - ob < 16 ? o1 - ob : 16;
+    __mmask16 mo = (__mmask16)((1u << no) - 1);
+    for (int64_t p0 = 0; p0 < P; p0 += 16) {
+      int np = P - p0 < 16 ? (int)(P - p0) : 16;
+      __mmask16 mp = (__mmask16)((1u << np) - 1);
+      __m512 v[16];
+      for (int i = 0; i < 16; i++)
+        v[i] = i < np ? _mm512_maskz_loadu_ps(mo, j->tmp + (p0 + i) * s->O + ob)
+                      : _mm512_setzero_ps();
+      dg_cpu_transpose16(v);
+      for (int k = 0; k < no; k++) {
+        float *yr = j->y + (ob + k) * P + p0;
+        __m512 o = v[k];
+        if (j->r) /* (bound, v) order keeps NaN results NaN */
+          o = _mm512_min_ps(
+              hi, _mm512_max_ps(
+                      lo, _mm512_add_ps(o, _mm512_maskz_loadu_ps(
+                                               mp, j->r + (ob + k) * P + p0))));
+        _mm512_mask_storeu_ps(yr, mp, o);
       }
-      if (j->post.fn)
-        dg_cpu_unary(j->post.fn, yr, yr, P, j->post.a, j->post.b);
+    }
+    for (int k = 0; k < no && j->post.fn; k++) {
+      float *yr = j->y + (ob + k) * P;
+      dg_cpu_unary(j->post.fn, yr, yr, (size_t)P, j->post.a, j->post.b);
     }
   }
 }
+#else
+static void px_out(const px_job *j, int o0, int o1) {
+  (void)j, (void)o0, (void)o1; /* pixel rows are x86's (pixel_rows_pay) */
+}
+#endif
 
 static void px_out_task(void *arg, int i, int n) {
   const px_job *j = arg;

@@ -21,6 +21,7 @@
 #include "depthwise.h"
 
 #include "cpu_kernels.h"
+#include "transpose.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -138,31 +139,7 @@ INLINE T512 void v16_requant_n(uint8_t *p, v16 s, int32_t bias, float m,
   __m512i o = _mm512_add_epi32(_mm512_cvttps_epi32(f), _mm512_set1_epi32(zy));
   _mm_mask_storeu_epi8(p, lanes16(n), _mm512_cvtepi32_epi8(o));
 }
-/* r[i] lane j becomes r[j] lane i */
-INLINE T512 void v16_transpose(v16 r[16]) {
-  __m512 t[16], u[16];
-  for (int i = 0; i < 8; i++) {
-    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-  }
-  /* u[4g + m], 128-bit lane k: rows 4g..4g+3 of column 4k + m */
-  for (int g = 0; g < 4; g++) {
-    u[4 * g] = _mm512_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
-    u[4 * g + 1] = _mm512_shuffle_ps(t[4 * g], t[4 * g + 2], 0xEE);
-    u[4 * g + 2] = _mm512_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
-    u[4 * g + 3] = _mm512_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xEE);
-  }
-  for (int m = 0; m < 4; m++) {
-    __m512 v0 = _mm512_shuffle_f32x4(u[m], u[4 + m], 0x44),
-           v1 = _mm512_shuffle_f32x4(u[m], u[4 + m], 0xEE),
-           v2 = _mm512_shuffle_f32x4(u[8 + m], u[12 + m], 0x44),
-           v3 = _mm512_shuffle_f32x4(u[8 + m], u[12 + m], 0xEE);
-    r[m] = _mm512_shuffle_f32x4(v0, v2, 0x88);
-    r[4 + m] = _mm512_shuffle_f32x4(v0, v2, 0xDD);
-    r[8 + m] = _mm512_shuffle_f32x4(v1, v3, 0x88);
-    r[12 + m] = _mm512_shuffle_f32x4(v1, v3, 0xDD);
-  }
-}
+INLINE T512 void v16_transpose(v16 r[16]) { dg_cpu_transpose16(r); }
 
 /* ---- AVX2: eight lanes ---- */
 
@@ -206,24 +183,7 @@ INLINE T256 void v8_requant_n(uint8_t *p, v8 s, int32_t bias, float m,
   for (int64_t i = 0; i < n && i < 8; i++)
     p[i] = (uint8_t)(o[i] & 0xff);
 }
-INLINE T256 void v8_transpose(v8 r[8]) {
-  __m256 t[8], u[8];
-  for (int i = 0; i < 4; i++) {
-    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-  }
-  /* u[4g + m], 128-bit lane k: rows 4g..4g+3 of column 4k + m */
-  for (int g = 0; g < 2; g++) {
-    u[4 * g] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
-    u[4 * g + 1] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0xEE);
-    u[4 * g + 2] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
-    u[4 * g + 3] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xEE);
-  }
-  for (int m = 0; m < 4; m++) {
-    r[m] = _mm256_permute2f128_ps(u[m], u[4 + m], 0x20);
-    r[4 + m] = _mm256_permute2f128_ps(u[m], u[4 + m], 0x31);
-  }
-}
+INLINE T256 void v8_transpose(v8 r[8]) { dg_cpu_transpose8(r); }
 
 /* ---- one block, written once for both widths ----
  *
