@@ -633,7 +633,7 @@ static void test_conv_f32(dg_cpu_pool *pool, const char *tag) {
       {1, 8, 12, 1, 20, 61, 3, 3, 2, 1, 1, 1},
       {2, 3, 16, 1, 30, 64, 7, 7, 2, 1, 3, 3},
       {1, 4, 6, 1, 21, 70, 3, 3, 2, 2, 2, 2},
-      /* small planes, K >= 512: output pixels as the GEMM's rows on
+      /* small planes, K >= 128: output pixels as the GEMM's rows on
        * AVX-512 (segments across output rows, stride 2, dilation, 1x2,
        * 1x1 with a residual, one output column, a partial channel panel,
        * batches) */

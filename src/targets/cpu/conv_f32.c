@@ -353,13 +353,13 @@ static void pack_pixels(const void *ctx, float *dst, int mr, int r0, int k0,
  * row block's copy, about a quarter of a panel's multiply). Only where
  * the pixels' copy is AVX-512's masked loads and K is deep enough for the
  * transposed copy of the result to vanish beside the multiply: with
- * AVX2's copy, or K under 512, ResNet-50's and MobileNetV2's layers came
+ * AVX2's copy, or K under 128, ResNet-50's and MobileNetV2's layers came
  * out slower, not faster (docs/performance.md). */
 static int pixel_rows_pay(const dg_cpu_conv_shape *s, int nr, int shifted) {
 #ifndef DG_X86
   return 0;
 #endif
-  if (s->G != 1 || nr != 32 || (int64_t)s->C * s->KH * s->KW < 512 ||
+  if (s->G != 1 || nr != 32 || (int64_t)s->C * s->KH * s->KW < 128 ||
       dg_cpu_simd_level() < DG_CPU_SIMD_AVX512)
     return 0;
   int64_t P = (int64_t)s->OH * s->OW;
