@@ -13,6 +13,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,6 +102,18 @@ static void im2col_8(const conv_dims *d, const uint8_t *x, uint8_t *col,
   }
 }
 
+/* Units [*lo, *hi) of total, claimed from next in pieces of about a
+ * quarter of a task's share: a thread that runs slower (a little core, a
+ * descheduled vCPU) takes fewer. false once none is left. */
+static bool claim(_Atomic int64_t *next, int64_t total, int n, int64_t *lo,
+                  int64_t *hi) {
+  int64_t step = total / (4 * (int64_t)n);
+  step = step < 1 ? 1 : step;
+  *lo = atomic_fetch_add(next, step);
+  *hi = *lo + step < total ? *lo + step : total;
+  return *lo < total;
+}
+
 typedef struct dw_job {
   const conv_dims *d;
   const float *x, *w, *b, *r;
@@ -109,6 +122,7 @@ typedef struct dw_job {
   char *scratch; /* per task: dw_share bytes */
   size_t per_task;
   dg_cpu_post post;
+  _Atomic int64_t next; /* the next plane or block to claim */
 } dw_job;
 
 static void dw_plane_direct(const dw_job *j, const float *x, const float *w,
@@ -158,8 +172,8 @@ static void dw_plane_direct(const dw_job *j, const float *x, const float *w,
 /* Task t of n: a share of the (image, channel) planes (one pool item per
  * plane cost more than MobileNet's 7x7 planes themselves). */
 static void dw_task(void *arg, int t, int n) {
-  const dw_job *j = arg;
-  int64_t planes = j->d->N * j->d->C;
+  dw_job *j = arg;
+  int64_t planes = j->d->N * j->d->C, lo, hi;
   /* the share may be the cb kernel's alone, where the banded one does
    * not fit (then the planes are summed directly) */
   void *s = j->per_task && dg_cpu_depthwise_fits(j->d)
@@ -167,30 +181,32 @@ static void dw_task(void *arg, int t, int n) {
                 : NULL;
   if (s)
     dg_cpu_depthwise_begin(j->d, false, s);
-  for (int64_t i = planes * t / n; i < planes * (t + 1) / n; i++)
-    dw_plane(j, i, s);
+  while (claim(&j->next, planes, n, &lo, &hi))
+    for (int64_t i = lo; i < hi; i++)
+      dw_plane(j, i, s);
 }
 
 /* A block of channels at a time (depthwise_cb.c): task t of n takes a
  * share of the (image, block of channels) pairs. */
 static void dw_cb_task(void *arg, int t, int n) {
-  const dw_job *j = arg;
+  dw_job *j = arg;
   const conv_dims *d = j->d;
   int64_t L = dg_cpu_depthwise_cb_width(), nb = (d->C + L - 1) / L;
-  int64_t blocks = d->N * nb, taps = d->KH * d->KW;
+  int64_t blocks = d->N * nb, taps = d->KH * d->KW, lo, hi;
   void *s = j->scratch + (size_t)t * j->per_task;
-  for (int64_t i = blocks * t / n; i < blocks * (t + 1) / n; i++) {
-    int64_t img = i / nb, c0 = i % nb * L, at = img * d->C + c0;
-    int nch = (int)(d->C - c0 < L ? d->C - c0 : L);
-    float *y = j->y + (size_t)at * d->P;
-    dg_cpu_depthwise_cb(d, j->x + (size_t)at * d->H * d->W, j->w + c0 * taps,
-                        j->b ? j->b + c0 : NULL,
-                        j->r ? j->r + (size_t)at * d->P : NULL, y, nch, j->lo,
-                        j->hi, s);
-    for (int k = 0; k < nch && j->post.fn; k++)
-      dg_cpu_unary(j->post.fn, y + (size_t)k * d->P, y + (size_t)k * d->P, d->P,
-                   j->post.a, j->post.b);
-  }
+  while (claim(&j->next, blocks, n, &lo, &hi))
+    for (int64_t i = lo; i < hi; i++) {
+      int64_t img = i / nb, c0 = i % nb * L, at = img * d->C + c0;
+      int nch = (int)(d->C - c0 < L ? d->C - c0 : L);
+      float *y = j->y + (size_t)at * d->P;
+      dg_cpu_depthwise_cb(d, j->x + (size_t)at * d->H * d->W, j->w + c0 * taps,
+                          j->b ? j->b + c0 : NULL,
+                          j->r ? j->r + (size_t)at * d->P : NULL, y, nch, j->lo,
+                          j->hi, s);
+      for (int k = 0; k < nch && j->post.fn; k++)
+        dg_cpu_unary(j->post.fn, y + (size_t)k * d->P, y + (size_t)k * d->P,
+                     d->P, j->post.a, j->post.b);
+    }
 }
 
 /* The int8 cb kernel's share: its tile, then a block's taps. */
@@ -249,7 +265,18 @@ static void conv_f32(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
   const dg_cpu_post post = {dg_conv_post_unary(cn->node), cn->node->p.alpha,
                             cn->node->p.beta};
   if (d.CG == 1 && d.OG == 1) {
-    dw_job j = {&d, x, w, b, r, y, lo, hi, scratch, dw_share(&d, false), post};
+    dw_job j = {.d = &d,
+                .x = x,
+                .w = w,
+                .b = b,
+                .r = r,
+                .y = y,
+                .lo = lo,
+                .hi = hi,
+                .scratch = scratch,
+                .per_task = dw_share(&d, false),
+                .post = post};
+    atomic_init(&j.next, 0);
     int tasks = dw_tasks(cn, pool, false);
     /* the scratch checked, as a SIMD level forced after the compile may
      * take the other kernel */
@@ -518,62 +545,65 @@ typedef struct dw_q8_job {
   char *scratch; /* per task: dg_cpu_depthwise_q8_scratch bytes */
   size_t per_task;
   int ntasks;
+  _Atomic int64_t next; /* the next plane or block to claim */
 } dw_q8_job;
 
 static void dw_q8_task(void *arg, int t, int n) {
-  const dw_q8_job *j = arg;
+  dw_q8_job *j = arg;
   const conv_dims *d = j->d;
   const dg_cpu_node *cn = j->cn;
   bool xs = in_desc(cn, 0)->dtype == DG_DTYPE_I8,
        ws = in_desc(cn, 1)->dtype == DG_DTYPE_I8;
-  int64_t planes = d->N * d->C, p0 = planes * t / n, p1 = planes * (t + 1) / n;
+  int64_t planes = d->N * d->C, p0, p1;
   int32_t *buf = (int32_t *)(j->scratch + (size_t)t * j->per_task);
   int64_t taps = d->KH * d->KW;
   int32_t *wv = (int32_t *)(j->scratch + (size_t)(t + 1) * j->per_task) - taps;
   dg_cpu_depthwise_begin(d, true, buf);
-  for (int64_t pc = p0; pc < p1; pc++) {
-    int64_t c = pc % d->C;
-    const uint8_t *wp = j->w + c * taps;
-    for (int64_t k = 0; k < taps; k++)
-      wv[k] = (ws ? (int32_t)(int8_t)wp[k] : (int32_t)wp[k]) - cn->w_zero[c];
-    dg_cpu_depthwise_q8_plane(d, j->x + pc * d->H * d->W, xs, cn->x_zero, wv,
-                              cn->bias[c], cn->mult[c], cn->y_zero,
-                              cn->clamp_lo, cn->clamp_hi,
-                              j->y + pc * d->OH * d->OW, buf);
-  }
+  while (claim(&j->next, planes, n, &p0, &p1))
+    for (int64_t pc = p0; pc < p1; pc++) {
+      int64_t c = pc % d->C;
+      const uint8_t *wp = j->w + c * taps;
+      for (int64_t k = 0; k < taps; k++)
+        wv[k] = (ws ? (int32_t)(int8_t)wp[k] : (int32_t)wp[k]) - cn->w_zero[c];
+      dg_cpu_depthwise_q8_plane(d, j->x + pc * d->H * d->W, xs, cn->x_zero, wv,
+                                cn->bias[c], cn->mult[c], cn->y_zero,
+                                cn->clamp_lo, cn->clamp_hi,
+                                j->y + pc * d->OH * d->OW, buf);
+    }
 }
 
 /* A block of channels at a time (depthwise_cb.c): the block's taps less
  * their zero points at the end of the task's share. */
 static void dw_q8_cb_task(void *arg, int t, int n) {
-  const dw_q8_job *j = arg;
+  dw_q8_job *j = arg;
   const conv_dims *d = j->d;
   const dg_cpu_node *cn = j->cn;
   bool ws = in_desc(cn, 1)->dtype == DG_DTYPE_I8;
   int64_t L = dg_cpu_depthwise_cb_width(), nb = (d->C + L - 1) / L;
-  int64_t blocks = d->N * nb, taps = d->KH * d->KW;
+  int64_t blocks = d->N * nb, taps = d->KH * d->KW, lo, hi;
   char *s = j->scratch + (size_t)t * j->per_task;
   int32_t *wv = (int32_t *)(s + j->per_task) - 16 * taps;
-  for (int64_t i = blocks * t / n; i < blocks * (t + 1) / n; i++) {
-    int64_t img = i / nb, c0 = i % nb * L, at = img * d->C + c0;
-    int nch = (int)(d->C - c0 < L ? d->C - c0 : L);
-    for (int k = 0; k < nch; k++)
-      for (int64_t tp = 0; tp < taps; tp++) {
-        uint8_t b = j->w[(c0 + k) * taps + tp];
-        wv[k * taps + tp] =
-            (ws ? (int32_t)(int8_t)b : (int32_t)b) - cn->w_zero[c0 + k];
-      }
-    dg_cpu_dw_q8 q = {.x_signed = in_desc(cn, 0)->dtype == DG_DTYPE_I8,
-                      .zx = cn->x_zero,
-                      .zy = cn->y_zero,
-                      .lo = cn->clamp_lo,
-                      .hi = cn->clamp_hi,
-                      .wv = wv,
-                      .bias = cn->bias + c0,
-                      .mult = cn->mult + c0};
-    dg_cpu_depthwise_q8_cb(d, j->x + (size_t)at * d->H * d->W, &q,
-                           j->y + (size_t)at * d->P, nch, s);
-  }
+  while (claim(&j->next, blocks, n, &lo, &hi))
+    for (int64_t i = lo; i < hi; i++) {
+      int64_t img = i / nb, c0 = i % nb * L, at = img * d->C + c0;
+      int nch = (int)(d->C - c0 < L ? d->C - c0 : L);
+      for (int k = 0; k < nch; k++)
+        for (int64_t tp = 0; tp < taps; tp++) {
+          uint8_t b = j->w[(c0 + k) * taps + tp];
+          wv[k * taps + tp] =
+              (ws ? (int32_t)(int8_t)b : (int32_t)b) - cn->w_zero[c0 + k];
+        }
+      dg_cpu_dw_q8 q = {.x_signed = in_desc(cn, 0)->dtype == DG_DTYPE_I8,
+                        .zx = cn->x_zero,
+                        .zy = cn->y_zero,
+                        .lo = cn->clamp_lo,
+                        .hi = cn->clamp_hi,
+                        .wv = wv,
+                        .bias = cn->bias + c0,
+                        .mult = cn->mult + c0};
+      dg_cpu_depthwise_q8_cb(d, j->x + (size_t)at * d->H * d->W, &q,
+                             j->y + (size_t)at * d->P, nch, s);
+    }
 }
 
 static void conv_q8_dw(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
@@ -581,7 +611,15 @@ static void conv_q8_dw(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
   conv_dims d = conv_get(cn);
   dg_cpu_refresh_bias(cn, in, d.O);
   int tasks = dw_tasks(cn, pool, true);
-  dw_q8_job j = {cn, &d, in[0], in[1], out, scratch, dw_share(&d, true), tasks};
+  dw_q8_job j = {.cn = cn,
+                 .d = &d,
+                 .x = in[0],
+                 .w = in[1],
+                 .y = out,
+                 .scratch = scratch,
+                 .per_task = dw_share(&d, true),
+                 .ntasks = tasks};
+  atomic_init(&j.next, 0);
   /* the scratch checked, as a SIMD level forced after the compile may
    * take the other kernel */
   bool cb = dg_cpu_depthwise_q8_cb_takes(&d) &&

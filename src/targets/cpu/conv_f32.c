@@ -18,6 +18,7 @@
 #include "transpose.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -462,6 +463,7 @@ typedef struct conv_job {
    * task_floats of scratch; NULL: by groups (conv_one). */
   void (*one)(const struct conv_job *j, dg_cpu_pool *pool, int img,
               float *scratch);
+  _Atomic int next; /* by images: the next image to claim */
 } conv_job;
 
 /* One image, one group; pool NULL runs it on the calling thread. */
@@ -668,22 +670,20 @@ size_t dg_cpu_conv_f32_scratch(const dg_cpu_conv_shape *s, int threads) {
   return sizeof(float) * floats;
 }
 
-/* Task i of ntasks: a contiguous range of images, with its own scratch. */
+/* Task i of ntasks: images as they come, with the task's own scratch. */
 static void images_task(void *arg, int i, int n) {
   (void)n;
-  const conv_job *j = arg;
-  int N = j->s->N;
-  int n0 = (int)((long long)N * i / j->ntasks);
-  int n1 = (int)((long long)N * (i + 1) / j->ntasks);
+  conv_job *j = arg;
   float *scratch = j->scratch ? j->scratch + j->task_floats * (size_t)i : NULL;
-  if (j->one) {
-    for (int img = n0; img < n1; img++)
+  /* images claimed one at a time: a thread held up does fewer */
+  for (int img; (img = atomic_fetch_add(&j->next, 1)) < j->s->N;) {
+    if (j->one) {
       j->one(j, NULL, img, scratch);
-    return;
-  }
-  for (int img = n0; img < n1; img++)
+      continue;
+    }
     for (int g = 0; g < j->s->G; g++)
       conv_one(j, NULL, img, g, scratch, scratch ? j->task_floats : 0);
+  }
 }
 
 void dg_cpu_conv_f32(dg_cpu_pool *pool, const dg_cpu_conv_shape *s,
@@ -695,8 +695,19 @@ void dg_cpu_conv_f32(dg_cpu_pool *pool, const dg_cpu_conv_shape *s,
   int threads = dg_cpu_pool_threads(pool);
   size_t task =
       dg_cpu_sgemm_task_floats(s->O / s->G, s->OH * s->OW, group_k(s));
-  conv_job j = {s,  x,  w,   b,       r,    packs,   y,
-                lo, hi, {0}, scratch, task, threads, NULL};
+  conv_job j = {.s = s,
+                .x = x,
+                .w = w,
+                .b = b,
+                .r = r,
+                .packs = packs,
+                .y = y,
+                .lo = lo,
+                .hi = hi,
+                .scratch = scratch,
+                .task_floats = task,
+                .ntasks = threads};
+  atomic_init(&j.next, 0);
   if (post)
     j.post = *post;
   int by_images = dg_cpu_conv_by_images(s->N, threads);

@@ -20,6 +20,7 @@
 #include "sgemm_tile.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,136 +182,6 @@ T512 static void dot_rows_avx512(int rows, int K, const float *a, size_t lda,
   }
 }
 
-/* ---- AVX2: up to 6 x 16 (12 accumulators) ---- */
-
-#define T256 __attribute__((target("avx2,fma")))
-#define A2_MR 6
-#define A2_NR 16
-
-T256 static __m256i mask8(int n) {
-  n = n < 0 ? 0 : (n > 8 ? 8 : n);
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n),
-                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
-static inline __attribute__((always_inline)) T256 void
-k256_body(const int MR, const ktile *t) {
-  __m256 c0[A2_MR], c1[A2_MR];
-  __m256i m0 = mask8(t->nr), m1 = mask8(t->nr - 8);
-  if (t->load_c) {
-#pragma GCC unroll 6
-    for (int i = 0; i < MR; i++) {
-      c0[i] = _mm256_maskload_ps(t->c + i * t->ldc, m0);
-      c1[i] = _mm256_maskload_ps(t->c + i * t->ldc + 8, m1);
-    }
-  } else if (t->bias_row) {
-#pragma GCC unroll 6
-    for (int i = 0; i < MR; i++)
-      c0[i] = c1[i] = _mm256_set1_ps(t->bias_row[i]);
-  } else {
-    __m256 b0 = _mm256_setzero_ps(), b1 = b0;
-    if (t->bias_col) {
-      b0 = _mm256_maskload_ps(t->bias_col, m0);
-      b1 = _mm256_maskload_ps(t->bias_col + 8, m1);
-    }
-#pragma GCC unroll 6
-    for (int i = 0; i < MR; i++) {
-      c0[i] = b0;
-      c1[i] = b1;
-    }
-  }
-  const float *a = t->a, *b = t->b;
-  size_t bs = t->bs;
-  int kc = t->kc;
-  /* Packed panels are always 16 wide; in-place B may not be. */
-  int full = t->nr == A2_NR;
-#pragma GCC unroll 2
-  for (int k = 0; k < kc; k++) {
-    const float *bk = t->boff ? t->b + t->boff[k] : b; /* unswitched */
-    __m256 b0, b1;
-    if (full) {
-      b0 = _mm256_loadu_ps(bk);
-      b1 = _mm256_loadu_ps(bk + 8);
-    } else {
-      b0 = _mm256_maskload_ps(bk, m0);
-      b1 = _mm256_maskload_ps(bk + 8, m1);
-    }
-#pragma GCC unroll 6
-    for (int i = 0; i < MR; i++) {
-      __m256 av = _mm256_broadcast_ss(a + i);
-      c0[i] = _mm256_fmadd_ps(av, b0, c0[i]);
-      c1[i] = _mm256_fmadd_ps(av, b1, c1[i]);
-    }
-    a += MR;
-    b += bs;
-  }
-  __m256 lo = _mm256_set1_ps(t->lo), hi = _mm256_set1_ps(t->hi);
-#pragma GCC unroll 6
-  for (int i = 0; i < MR; i++) {
-    __m256 v0 = c0[i], v1 = c1[i];
-    if (t->res) {
-      v0 = _mm256_add_ps(v0, _mm256_maskload_ps(t->res + i * t->ldr, m0));
-      v1 = _mm256_add_ps(v1, _mm256_maskload_ps(t->res + i * t->ldr + 8, m1));
-    }
-    if (t->clamp) {
-      v0 = _mm256_min_ps(hi, _mm256_max_ps(lo, v0));
-      v1 = _mm256_min_ps(hi, _mm256_max_ps(lo, v1));
-    }
-    _mm256_maskstore_ps(t->c + i * t->ldc, m0, v0);
-    _mm256_maskstore_ps(t->c + i * t->ldc + 8, m1, v1);
-  }
-}
-
-T256 static void kern_avx2(const ktile *t) {
-  switch (t->mr) {
-  case 1:
-    k256_body(1, t);
-    break;
-  case 2:
-    k256_body(2, t);
-    break;
-  case 3:
-    k256_body(3, t);
-    break;
-  case 4:
-    k256_body(4, t);
-    break;
-  case 5:
-    k256_body(5, t);
-    break;
-  default:
-    k256_body(6, t);
-    break;
-  }
-}
-
-T256 static void dot_rows_avx2(int rows, int K, const float *a, size_t lda,
-                               const float *bcols, size_t ldb, int ncols,
-                               float *outs) {
-  for (int x = 0; x < rows * ncols; x++) {
-    int m = x / ncols, col = x % ncols;
-    const float *b = bcols + col * ldb;
-    const float *ar = a + m * lda;
-    __m256 s0 = _mm256_setzero_ps(), s1 = s0;
-    int k = 0;
-    for (; k + 16 <= K; k += 16) {
-      s0 = _mm256_fmadd_ps(_mm256_loadu_ps(ar + k), _mm256_loadu_ps(b + k), s0);
-      s1 = _mm256_fmadd_ps(_mm256_loadu_ps(ar + k + 8),
-                           _mm256_loadu_ps(b + k + 8), s1);
-    }
-    for (; k < K; k += 8) {
-      __m256i mk = mask8(K - k);
-      s0 = _mm256_fmadd_ps(_mm256_maskload_ps(ar + k, mk),
-                           _mm256_maskload_ps(b + k, mk), s0);
-    }
-    __m256 s = _mm256_add_ps(s0, s1);
-    __m128 h =
-        _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
-    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-    h = _mm_add_ss(h, _mm_movehdup_ps(h));
-    outs[m * 4 + col] = _mm_cvtss_f32(h);
-  }
-}
 #endif /* DG_X86 */
 
 /* ---- driver ---- */
@@ -330,8 +201,11 @@ typedef struct plan {
   int clamp;
   const dg_cpu_sgemm_packed *pa, *pb; /* prepacked, or NULL */
   float *scratch;                     /* per task: A panel then B block */
-  size_t per_task;                    /* floats */
-  size_t a_floats;                    /* A panel part of per_task */
+  /* Columns in chunks claimed one at a time (0: the static tm x tn grid). */
+  int chunks;
+  _Atomic int next;
+  size_t per_task; /* floats */
+  size_t a_floats; /* A panel part of per_task */
 } plan;
 
 /* A prepacked operand. A: ceil(M / mr) balanced row blocks, block of rows
@@ -458,20 +332,12 @@ static void run_dot(const plan *p, int n0, int n1) {
   }
 }
 
-static void run_task(void *arg, int task, int ntasks) {
-  (void)ntasks;
-  const plan *p = arg;
+/* One task's rectangle t of C, with the task's scratch. */
+static void run_range(const plan *p, int task, const gemm_task_range *tr) {
   const dg_cpu_sgemm_args *g = p->g;
   const dg_cpu_sgemm_packed *pa = p->pa, *pb = p->pb;
-  gemm_task_range t;
-  if (!gemm_task_range_of(g->M, g->N, pa ? pa->nblk : 0, p->mr, p->nr, p->tm,
-                          p->tn, task, &t))
-    return;
-  int m0 = t.m0, m1 = t.m1, n0 = t.n0, n1 = t.n1, b0 = t.b0, nblk = t.nblk;
-  if (p->dot) {
-    run_dot(p, n0, n1);
-    return;
-  }
+  int m0 = tr->m0, m1 = tr->m1, n0 = tr->n0, n1 = tr->n1, b0 = tr->b0,
+      nblk = tr->nblk;
   /* No scratch when both operands come prepacked or in place. */
   float *apan = p->scratch ? p->scratch + p->per_task * (size_t)task : NULL;
   float *bblk = apan ? apan + p->a_floats : NULL;
@@ -556,6 +422,30 @@ static void run_task(void *arg, int task, int ntasks) {
   }
 }
 
+static void run_task(void *arg, int task, int ntasks) {
+  (void)ntasks;
+  plan *p = arg;
+  const dg_cpu_sgemm_args *g = p->g;
+  int nblk = p->pa ? p->pa->nblk : 0;
+  gemm_task_range t;
+  if (p->chunks) {
+    /* Column chunks claimed as tasks free up: a thread that was held up
+     * (a little core, a descheduled vCPU) takes fewer. */
+    for (int c; (c = atomic_fetch_add(&p->next, 1)) < p->chunks;)
+      if (gemm_task_range_of(g->M, g->N, nblk, p->mr, p->nr, 1, p->chunks, c,
+                             &t))
+        run_range(p, task, &t);
+    return;
+  }
+  if (!gemm_task_range_of(g->M, g->N, nblk, p->mr, p->nr, p->tm, p->tn, task,
+                          &t))
+    return;
+  if (p->dot)
+    run_dot(p, t.n0, t.n1);
+  else
+    run_range(p, task, &t);
+}
+
 /* A[m][k] for the last resort, whether A is given or implicit. */
 static float naive_a(const dg_cpu_sgemm_args *g, int m, int k) {
   float v;
@@ -625,10 +515,10 @@ static void pick_kernel(plan *p, dot_fn *dot) {
     p->nr = A5_NR;
     *dot = dot_rows_avx512;
   } else if (level >= DG_CPU_SIMD_AVX2) {
-    p->kern = kern_avx2;
-    p->mr = A2_MR;
-    p->nr = A2_NR;
-    *dot = dot_rows_avx2;
+    p->kern = dg_cpu_sgemm_kern_avx2;
+    p->mr = DG_CPU_AVX2_MR;
+    p->nr = DG_CPU_AVX2_NR;
+    *dot = dg_cpu_sgemm_dot_avx2;
   }
 #elif defined(__aarch64__)
   if (level >= DG_CPU_SIMD_NEON) {
@@ -735,7 +625,8 @@ void dg_cpu_sgemm_packed_run(dg_cpu_pool *pool, const dg_cpu_sgemm_args *g,
     p.pb = pb;
     /* B by row offsets: the x86 kernels read it in place (ktile.boff). */
 #ifdef DG_X86
-  p.rows_b = g->b_rows && (p.kern == kern_avx512 || p.kern == kern_avx2);
+  p.rows_b =
+      g->b_rows && (p.kern == kern_avx512 || p.kern == dg_cpu_sgemm_kern_avx2);
 #endif
   /* Transposing B into panels costs as much as the multiply itself when
    * A has only a few rows; dot products read it once, in place. A
@@ -772,6 +663,17 @@ void dg_cpu_sgemm_packed_run(dg_cpu_pool *pool, const dg_cpu_sgemm_args *g,
       p.tm = p.tn = 1;
   }
   ntasks = p.tm * p.tn;
+  /* Split along columns only: deal them out in chunks of at least eight
+   * panels, up to four a task, so that threads that run slower do less
+   * (big.LITTLE cores, contended vCPUs). Each chunk packs only its own
+   * columns of B; A is read again per chunk, so only where it is small
+   * enough to stay in L2. */
+  int panels = (g->N + p.nr - 1) / p.nr;
+  if (!p.dot && p.tm == 1 && ntasks > 1 && panels >= 16 * ntasks &&
+      (double)g->M * (g->K > 0 ? g->K : 1) * sizeof(float) <= 1048576.0) {
+    p.chunks = panels / 8 < 4 * ntasks ? panels / 8 : 4 * ntasks;
+    atomic_init(&p.next, 0);
+  }
 
   void *own = NULL;
   if (!p.dot && !(p.pa && (p.pb || p.direct_b || p.rows_b))) {

@@ -40,6 +40,16 @@ void dg_cpu_sgemm_dot_portable(int rows, int K, const float *a, size_t lda,
                                const float *bcols, size_t ldb, int ncols,
                                float *outs);
 
+#if defined(__x86_64__) || defined(__i386__)
+/* AVX2, up to 6 x 16 (sgemm_avx2.c). */
+#define DG_CPU_AVX2_MR 6
+#define DG_CPU_AVX2_NR 16
+void dg_cpu_sgemm_kern_avx2(const ktile *t);
+void dg_cpu_sgemm_dot_avx2(int rows, int K, const float *a, size_t lda,
+                           const float *bcols, size_t ldb, int ncols,
+                           float *outs);
+#endif
+
 #if defined(__aarch64__)
 /* NEON, up to 8 x 12 (sgemm_neon.c). */
 #define DG_CPU_NEON_MR 8
