@@ -698,6 +698,31 @@ static void test_conv_f32(dg_cpu_pool *pool, const char *tag) {
   }
 }
 
+/* A depthwise geometry from {H, W, KH, KW, sh, sw, dilation, pt, pl}
+ * (symmetric pads) over `channels` planes. */
+static dg_conv_geom dw_geom(const int *g, int channels) {
+  dg_conv_geom d = {.N = 1,
+                    .C = channels,
+                    .H = g[0],
+                    .W = g[1],
+                    .KH = g[2],
+                    .KW = g[3],
+                    .sh = g[4],
+                    .sw = g[5],
+                    .dh = g[6],
+                    .dw = g[6],
+                    .pt = g[7],
+                    .pl = g[8],
+                    .G = channels,
+                    .CG = 1,
+                    .OG = 1,
+                    .O = channels};
+  d.OH = (d.H + 2 * d.pt - (d.KH - 1) * d.dh - 1) / d.sh + 1;
+  d.OW = (d.W + 2 * d.pl - (d.KW - 1) * d.dw - 1) / d.sw + 1;
+  d.P = d.OH * d.OW;
+  return d;
+}
+
 /* The depthwise kernel a block of channels at a time (16 on AVX-512, 8
  * on AVX2; other levels say skipped) against the same scalar reference,
  * bit for bit:
@@ -716,25 +741,7 @@ static void test_depthwise_cb(const char *tag) {
   int bad = 0, cases = 0;
   for (size_t c = 0; c < sizeof g / sizeof g[0]; c++) {
     int nch = g[c][9];
-    dg_conv_geom d = {.N = 1,
-                      .C = nch,
-                      .H = g[c][0],
-                      .W = g[c][1],
-                      .KH = g[c][2],
-                      .KW = g[c][3],
-                      .sh = g[c][4],
-                      .sw = g[c][5],
-                      .dh = g[c][6],
-                      .dw = g[c][6],
-                      .pt = g[c][7],
-                      .pl = g[c][8],
-                      .G = nch,
-                      .CG = 1,
-                      .OG = 1,
-                      .O = nch};
-    d.OH = (d.H + 2 * d.pt - (d.KH - 1) * d.dh - 1) / d.sh + 1;
-    d.OW = (d.W + 2 * d.pl - (d.KW - 1) * d.dw - 1) / d.sw + 1;
-    d.P = d.OH * d.OW;
+    dg_conv_geom d = dw_geom(g[c], nch);
     if (!dg_cpu_depthwise_cb_takes(&d)) {
       snprintf(what, sizeof what,
                "skipped: %s: depthwise by blocks of channels (AVX2 and "
@@ -905,24 +912,7 @@ static void test_depthwise(const char *tag) {
   };
   int bad = 0, cases = 0;
   for (size_t c = 0; c < sizeof g / sizeof g[0]; c++) {
-    dg_conv_geom d = {.N = 1,
-                      .C = 1,
-                      .H = g[c][0],
-                      .W = g[c][1],
-                      .KH = g[c][2],
-                      .KW = g[c][3],
-                      .sh = g[c][4],
-                      .sw = g[c][5],
-                      .dh = g[c][6],
-                      .dw = g[c][6],
-                      .pt = g[c][7],
-                      .pl = g[c][8],
-                      .G = 1,
-                      .CG = 1,
-                      .OG = 1,
-                      .O = 1};
-    d.OH = (d.H + 2 * d.pt - (d.KH - 1) * d.dh - 1) / d.sh + 1;
-    d.OW = (d.W + 2 * d.pl - (d.KW - 1) * d.dw - 1) / d.sw + 1;
+    dg_conv_geom d = dw_geom(g[c], 1);
     if (!dg_cpu_depthwise_fits(&d)) {
       bad++;
       continue;
