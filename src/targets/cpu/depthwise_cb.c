@@ -162,10 +162,17 @@ INLINE T256 v8 v8_load_n(const float *p, int64_t n) {
 INLINE T256 void v8_store_clamped_n(float *p, v8 v, v8 lo, v8 hi, int64_t n) {
   _mm256_maskstore_ps(p, lanes8(n), _mm256_min_ps(hi, _mm256_max_ps(lo, v)));
 }
+/* eight bytes loaded whole; a shorter run through a copy (AVX2 has no
+ * masked byte loads) */
 INLINE T256 v8 v8_load_bytes_n(const uint8_t *p, int64_t n, bool xs) {
-  uint8_t b[16] = {0};
-  memcpy(b, p, (size_t)(n < 8 ? n : 8));
-  __m128i v = _mm_loadu_si128((const __m128i *)b);
+  __m128i v;
+  if (n >= 8) {
+    v = _mm_loadl_epi64((const __m128i *)p);
+  } else {
+    uint8_t b[16] = {0};
+    memcpy(b, p, (size_t)(n > 0 ? n : 0));
+    v = _mm_loadu_si128((const __m128i *)b);
+  }
   return _mm256_cvtepi32_ps(xs ? _mm256_cvtepi8_epi32(v)
                                : _mm256_cvtepu8_epi32(v));
 }
@@ -177,11 +184,22 @@ INLINE T256 void v8_requant_n(uint8_t *p, v8 s, int32_t bias, float m,
   __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(acc), _mm256_set1_ps(m));
   f = _mm256_sub_ps(_mm256_add_ps(f, shift), shift);
   f = _mm256_max_ps(_mm256_set1_ps(flo), _mm256_min_ps(_mm256_set1_ps(fhi), f));
-  int32_t o[8];
-  _mm256_storeu_si256((__m256i *)o, _mm256_add_epi32(_mm256_cvttps_epi32(f),
-                                                     _mm256_set1_epi32(zy)));
-  for (int64_t i = 0; i < n && i < 8; i++)
-    p[i] = (uint8_t)(o[i] & 0xff);
+  __m256i o = _mm256_add_epi32(_mm256_cvttps_epi32(f), _mm256_set1_epi32(zy));
+  /* the low byte of each lane: within each 128-bit half, then the halves'
+   * four bytes side by side */
+  const __m256i low = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1,
+                                       -1, -1, -1, -1, -1, 0, 4, 8, 12, -1, -1,
+                                       -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+  __m256i b = _mm256_shuffle_epi8(o, low);
+  __m128i bytes = _mm_unpacklo_epi32(_mm256_castsi256_si128(b),
+                                     _mm256_extracti128_si256(b, 1));
+  if (n >= 8) {
+    _mm_storel_epi64((__m128i *)p, bytes);
+    return;
+  }
+  uint8_t t[16];
+  _mm_storeu_si128((__m128i *)t, bytes);
+  memcpy(p, t, (size_t)(n > 0 ? n : 0));
 }
 INLINE T256 void v8_transpose(v8 r[8]) { dg_cpu_transpose8(r); }
 
@@ -223,8 +241,14 @@ INLINE T256 void v8_transpose(v8 r[8]) { dg_cpu_transpose8(r); }
                           : V##_load_n(x + at, n);                                  \
         }                                                                      \
         V##_transpose(v);                                                      \
-        for (int64_t i = 0; i < n; i++)                                        \
-          V##_store(cells + (iw0 + i) * L, v[i]);                              \
+        /* a whole row of cells as L stores: a loop of n would be turned       \
+         * into a memcpy from the vectors spilled to the stack */              \
+        if (n == L)                                                            \
+          for (int i = 0; i < L; i++)                                          \
+            V##_store(cells + (iw0 + i) * L, v[i]);                            \
+        else                                                                   \
+          for (int64_t i = 0; i < n; i++)                                      \
+            V##_store(cells + (iw0 + i) * L, v[i]);                            \
       }                                                                        \
     }                                                                          \
   }                                                                            \
