@@ -186,18 +186,31 @@ static void dw_task(void *arg, int t, int n) {
       dw_plane(j, i, s);
 }
 
+/* The (image, block of channels) pairs the cb kernels go by. */
+static int64_t cb_blocks(const conv_dims *d) {
+  int64_t L = dg_cpu_depthwise_cb_width();
+  return L ? d->N * ((d->C + L - 1) / L) : 0;
+}
+
+/* Block i of cb_blocks: its first plane (image * C + channel) and first
+ * channel; returns its channels. */
+static int cb_block(const conv_dims *d, int64_t i, int64_t *at, int64_t *c0) {
+  int64_t L = dg_cpu_depthwise_cb_width(), nb = (d->C + L - 1) / L;
+  *c0 = i % nb * L;
+  *at = i / nb * d->C + *c0;
+  return (int)(d->C - *c0 < L ? d->C - *c0 : L);
+}
+
 /* A block of channels at a time (depthwise_cb.c): task t of n takes a
  * share of the (image, block of channels) pairs. */
 static void dw_cb_task(void *arg, int t, int n) {
   dw_job *j = arg;
   const conv_dims *d = j->d;
-  int64_t L = dg_cpu_depthwise_cb_width(), nb = (d->C + L - 1) / L;
-  int64_t blocks = d->N * nb, taps = d->KH * d->KW, lo, hi;
+  int64_t taps = d->KH * d->KW, lo, hi, at, c0;
   void *s = j->scratch + (size_t)t * j->per_task;
-  while (claim(&j->next, blocks, n, &lo, &hi))
+  while (claim(&j->next, cb_blocks(d), n, &lo, &hi))
     for (int64_t i = lo; i < hi; i++) {
-      int64_t img = i / nb, c0 = i % nb * L, at = img * d->C + c0;
-      int nch = (int)(d->C - c0 < L ? d->C - c0 : L);
+      int nch = cb_block(d, i, &at, &c0);
       float *y = j->y + (size_t)at * d->P;
       dg_cpu_depthwise_cb(d, j->x + (size_t)at * d->H * d->W, j->w + c0 * taps,
                           j->b ? j->b + c0 : NULL,
@@ -238,11 +251,22 @@ static int dw_tasks(const dg_cpu_node *cn, dg_cpu_pool *pool, bool q) {
     tasks = (int64_t)(cn->scratch_bytes / share);
   bool cb =
       q ? dg_cpu_depthwise_q8_cb_takes(&d) : dg_cpu_depthwise_cb_takes(&d);
-  int64_t L = dg_cpu_depthwise_cb_width();
-  int64_t units = cb ? d.N * ((d.C + L - 1) / L) : d.N * d.C;
+  int64_t units = cb ? cb_blocks(&d) : d.N * d.C;
   if (tasks > units)
     tasks = units;
   return tasks < 1 ? 1 : (int)tasks;
+}
+
+/* Whether the cb kernel runs a depthwise node: it takes d at the current
+ * level and the compiled scratch holds its share for every task (a SIMD
+ * level forced after the compile may take the other kernel). */
+static bool cb_runs(const dg_cpu_node *cn, const conv_dims *d, bool q,
+                    const void *scratch, size_t share, int tasks) {
+  bool takes =
+      q ? dg_cpu_depthwise_q8_cb_takes(d) : dg_cpu_depthwise_cb_takes(d);
+  size_t need = q ? dw_q8_cb_bytes(d) : dg_cpu_depthwise_cb_scratch(d);
+  return takes && scratch && share >= need &&
+         cn->scratch_bytes >= share * (size_t)tasks;
 }
 
 static dg_cpu_conv_shape conv_shape(const conv_dims *d) {
@@ -278,11 +302,7 @@ static void conv_f32(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
                 .post = post};
     atomic_init(&j.next, 0);
     int tasks = dw_tasks(cn, pool, false);
-    /* the scratch checked, as a SIMD level forced after the compile may
-     * take the other kernel */
-    bool cb = dg_cpu_depthwise_cb_takes(&d) && scratch &&
-              j.per_task >= dg_cpu_depthwise_cb_scratch(&d) &&
-              cn->scratch_bytes >= j.per_task * (size_t)tasks;
+    bool cb = cb_runs(cn, &d, false, scratch, j.per_task, tasks);
     dg_cpu_pool_run(pool, cb ? dw_cb_task : dw_task, &j, tasks);
     return;
   }
@@ -544,7 +564,6 @@ typedef struct dw_q8_job {
   uint8_t *y;
   char *scratch; /* per task: dg_cpu_depthwise_q8_scratch bytes */
   size_t per_task;
-  int ntasks;
   _Atomic int64_t next; /* the next plane or block to claim */
 } dw_q8_job;
 
@@ -579,14 +598,12 @@ static void dw_q8_cb_task(void *arg, int t, int n) {
   const conv_dims *d = j->d;
   const dg_cpu_node *cn = j->cn;
   bool ws = in_desc(cn, 1)->dtype == DG_DTYPE_I8;
-  int64_t L = dg_cpu_depthwise_cb_width(), nb = (d->C + L - 1) / L;
-  int64_t blocks = d->N * nb, taps = d->KH * d->KW, lo, hi;
+  int64_t taps = d->KH * d->KW, lo, hi, at, c0;
   char *s = j->scratch + (size_t)t * j->per_task;
   int32_t *wv = (int32_t *)(s + j->per_task) - 16 * taps;
-  while (claim(&j->next, blocks, n, &lo, &hi))
+  while (claim(&j->next, cb_blocks(d), n, &lo, &hi))
     for (int64_t i = lo; i < hi; i++) {
-      int64_t img = i / nb, c0 = i % nb * L, at = img * d->C + c0;
-      int nch = (int)(d->C - c0 < L ? d->C - c0 : L);
+      int nch = cb_block(d, i, &at, &c0);
       for (int k = 0; k < nch; k++)
         for (int64_t tp = 0; tp < taps; tp++) {
           uint8_t b = j->w[(c0 + k) * taps + tp];
@@ -617,14 +634,9 @@ static void conv_q8_dw(dg_cpu_node *cn, dg_cpu_pool *pool, void *const *in,
                  .w = in[1],
                  .y = out,
                  .scratch = scratch,
-                 .per_task = dw_share(&d, true),
-                 .ntasks = tasks};
+                 .per_task = dw_share(&d, true)};
   atomic_init(&j.next, 0);
-  /* the scratch checked, as a SIMD level forced after the compile may
-   * take the other kernel */
-  bool cb = dg_cpu_depthwise_q8_cb_takes(&d) &&
-            j.per_task >= dw_q8_cb_bytes(&d) &&
-            cn->scratch_bytes >= j.per_task * (size_t)tasks;
+  bool cb = cb_runs(cn, &d, true, scratch, j.per_task, tasks);
   dg_cpu_pool_run(pool, cb ? dw_q8_cb_task : dw_q8_task, &j, tasks);
 }
 

@@ -434,12 +434,23 @@ static void px_out_task(void *arg, int i, int n) {
   px_out(j, b0 * 16, b1 * 16 < O ? b1 * 16 : O);
 }
 
+/* Floats of one image's [P][O] result, 64-byte aligned. */
+static size_t px_result_floats(const dg_cpu_conv_shape *s) {
+  return ((size_t)s->OH * s->OW * (size_t)s->O + 15) & ~(size_t)15;
+}
+
 /* Scratch floats of one image: the [P][O] result, then the GEMM's. */
 static size_t px_floats(const dg_cpu_conv_shape *s, int gemm_tasks) {
-  size_t P = (size_t)s->OH * s->OW;
-  size_t res = (P * (size_t)s->O + 15) & ~(size_t)15;
-  return res + dg_cpu_sgemm_task_floats((int)P, s->O, s->C * s->KH * s->KW) *
-                   (size_t)gemm_tasks;
+  return px_result_floats(s) +
+         dg_cpu_sgemm_task_floats(s->OH * s->OW, s->O, s->C * s->KH * s->KW) *
+             (size_t)gemm_tasks;
+}
+
+/* Scratch floats of a conv by pixel rows: one image per thread, each
+ * GEMM on its thread alone, or one image at a time, its GEMM on all. */
+static size_t px_scratch_floats(const dg_cpu_conv_shape *s, int threads,
+                                int by_images) {
+  return by_images ? px_floats(s, 1) * (size_t)threads : px_floats(s, threads);
 }
 
 static int group_k(const dg_cpu_conv_shape *s) {
@@ -458,7 +469,6 @@ typedef struct conv_job {
   dg_cpu_post post;
   float *scratch;
   size_t task_floats; /* per thread, when by images */
-  int ntasks;
   /* One image by shifted planes (shift_one) or pixel rows (px_one), in
    * task_floats of scratch; NULL: by groups (conv_one). */
   void (*one)(const struct conv_job *j, dg_cpu_pool *pool, int img,
@@ -620,7 +630,7 @@ static void px_one(const conv_job *cj, dg_cpu_pool *pool, int img,
   size_t P = (size_t)s->OH * s->OW;
   int K = s->C * s->KH * s->KW, threads = dg_cpu_pool_threads(pool);
   conv_src cs = {cj->x + (size_t)img * s->C * s->H * s->W, s};
-  size_t res = (P * (size_t)s->O + 15) & ~(size_t)15;
+  size_t res = px_result_floats(s);
   float *tmp = scratch;
   dg_cpu_sgemm_args a = {.M = (int)P,
                          .N = s->O,
@@ -663,14 +673,13 @@ size_t dg_cpu_conv_f32_scratch(const dg_cpu_conv_shape *s, int threads) {
   if (shift_takes(s)) /* one image per thread, or one at a time */
     floats = shift_floats(s) * (size_t)(by_images ? threads : 1);
   if (dg_cpu_conv_f32_by_pixels(s)) {
-    size_t px =
-        by_images ? px_floats(s, 1) * (size_t)threads : px_floats(s, threads);
+    size_t px = px_scratch_floats(s, threads, by_images);
     floats = px > floats ? px : floats;
   }
   return sizeof(float) * floats;
 }
 
-/* Task i of ntasks: images as they come, with the task's own scratch. */
+/* Task i: images as they come, with the task's own scratch. */
 static void images_task(void *arg, int i, int n) {
   (void)n;
   conv_job *j = arg;
@@ -705,8 +714,7 @@ void dg_cpu_conv_f32(dg_cpu_pool *pool, const dg_cpu_conv_shape *s,
                 .lo = lo,
                 .hi = hi,
                 .scratch = scratch,
-                .task_floats = task,
-                .ntasks = threads};
+                .task_floats = task};
   atomic_init(&j.next, 0);
   if (post)
     j.post = *post;
@@ -715,8 +723,8 @@ void dg_cpu_conv_f32(dg_cpu_pool *pool, const dg_cpu_conv_shape *s,
   /* One image at a time by pixel rows or shifted planes, where the
    * scratch holds what they need. */
   if (dg_cpu_conv_f32_by_pixels(s) && scratch &&
-      scratch_bytes >= sizeof(float) * (by_images ? px_floats(s, 1) * per
-                                                  : px_floats(s, threads))) {
+      scratch_bytes >=
+          sizeof(float) * px_scratch_floats(s, threads, by_images)) {
     j.one = px_one;
     j.task_floats = px_floats(s, 1);
   } else if (shift_takes(s) && scratch &&

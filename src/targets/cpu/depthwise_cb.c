@@ -317,8 +317,8 @@ INLINE T256 void v8_transpose(v8 r[8]) { dg_cpu_transpose8(r); }
                                 float lo, float hi, int64_t oh0, int64_t nb) { \
     const int64_t P = d->OH * d->OW;                                           \
     const V z = V##_zero(), vlo = V##_set1(lo), vhi = V##_set1(hi);            \
-    float flo = q ? (float)(q->lo - q->zy) : 0,                                \
-          fhi = q ? (float)(q->hi - q->zy) : 0;                                \
+    float flo = Q ? (float)(q->lo - q->zy) : 0,                                \
+          fhi = Q ? (float)(q->hi - q->zy) : 0;                                \
     for (int64_t oh = 0; oh < nb; oh++)                                        \
       for (int64_t ow0 = 0; ow0 < d->OW; ow0 += L) {                           \
         int64_t n = d->OW - ow0 < L ? d->OW - ow0 : L;                         \
@@ -349,11 +349,11 @@ INLINE T256 void v8_transpose(v8 r[8]) { dg_cpu_transpose8(r); }
     const int64_t taps = d->KH * d->KW;                                        \
     float bias[L];                                                             \
     for (int j = 0; j < L; j++)                                                \
-      bias[j] = !q && b && j < nch ? b[j] : 0.0f;                              \
+      bias[j] = !Q && b && j < nch ? b[j] : 0.0f;                              \
     for (int64_t t = 0; t < taps; t++)                                         \
       for (int j = 0; j < L; j++)                                              \
         s[g.wv + (size_t)(t * L + j)] = j >= nch ? 0.0f                        \
-                                        : q      ? (float)q->wv[j * taps + t]  \
+                                        : Q      ? (float)q->wv[j * taps + t]  \
                                                  : w[j * taps + t];                 \
     for (int64_t oh0 = 0; oh0 < d->OH; oh0 += g.br) {                          \
       int64_t nb = d->OH - oh0 < g.br ? d->OH - oh0 : g.br;                    \
