@@ -723,6 +723,38 @@ static dg_conv_geom dw_geom(const int *g, int channels) {
   return d;
 }
 
+/* One plane's reference sums at output (oh, ow), taps in (kh, kw) order
+ * from +0, the padded ones skipped: f32 multiply then add, and int8 in
+ * int32 on (x - zx) * w. */
+static float dw_ref_f32(const dg_conv_geom *d, const float *x, const float *w,
+                        int64_t oh, int64_t ow) {
+  float s = 0;
+  for (int64_t kh = 0; kh < d->KH; kh++)
+    for (int64_t kw = 0; kw < d->KW; kw++) {
+      int64_t ih = oh * d->sh - d->pt + kh * d->dh;
+      int64_t iw = ow * d->sw - d->pl + kw * d->dw;
+      if (ih >= 0 && ih < d->H && iw >= 0 && iw < d->W)
+        s += x[ih * d->W + iw] * w[kh * d->KW + kw];
+    }
+  return s;
+}
+
+static int32_t dw_ref_q8(const dg_conv_geom *d, const uint8_t *x, int xs,
+                         int32_t zx, const int32_t *w, int64_t oh, int64_t ow) {
+  int32_t acc = 0;
+  for (int64_t kh = 0; kh < d->KH; kh++)
+    for (int64_t kw = 0; kw < d->KW; kw++) {
+      int64_t ih = oh * d->sh - d->pt + kh * d->dh;
+      int64_t iw = ow * d->sw - d->pl + kw * d->dw;
+      if (ih >= 0 && ih < d->H && iw >= 0 && iw < d->W) {
+        uint8_t v = x[ih * d->W + iw];
+        acc +=
+            ((xs ? (int32_t)(int8_t)v : (int32_t)v) - zx) * w[kh * d->KW + kw];
+      }
+    }
+  return acc;
+}
+
 /* The depthwise kernel a block of channels at a time (16 on AVX-512, 8
  * on AVX2; other levels say skipped) against the same scalar reference,
  * bit for bit:
@@ -801,17 +833,8 @@ static void test_depthwise_cb(const char *tag) {
       for (int ch = 0; ch < nch; ch++)
         for (int64_t oh = 0; oh < d.OH; oh++)
           for (int64_t ow = 0; ow < d.OW; ow++) {
-            int32_t acc = qb[ch];
-            for (int64_t kh = 0; kh < d.KH; kh++)
-              for (int64_t kw = 0; kw < d.KW; kw++) {
-                int64_t ih = oh * d.sh - d.pt + kh * d.dh;
-                int64_t iw = ow * d.sw - d.pl + kw * d.dw;
-                if (ih >= 0 && ih < d.H && iw >= 0 && iw < d.W) {
-                  uint8_t v = xq[ch * plane + ih * d.W + iw];
-                  acc += ((xs ? (int32_t)(int8_t)v : (int32_t)v) - zx) *
-                         wq[ch * taps + kh * d.KW + kw];
-                }
-              }
+            int32_t acc = qb[ch] + dw_ref_q8(&d, xq + ch * plane, xs, zx,
+                                             wq + ch * taps, oh, ow);
             bad += yq[ch * d.P + oh * d.OW + ow] !=
                    (uint8_t)dg_requant(acc, qm[ch], zy, 3, 250);
           }
@@ -821,15 +844,7 @@ static void test_depthwise_cb(const char *tag) {
     for (int ch = 0; ch < nch; ch++)
       for (int64_t oh = 0; oh < d.OH; oh++)
         for (int64_t ow = 0; ow < d.OW; ow++) {
-          float s = 0;
-          for (int64_t kh = 0; kh < d.KH; kh++)
-            for (int64_t kw = 0; kw < d.KW; kw++) {
-              int64_t ih = oh * d.sh - d.pt + kh * d.dh;
-              int64_t iw = ow * d.sw - d.pl + kw * d.dw;
-              if (ih >= 0 && ih < d.H && iw >= 0 && iw < d.W)
-                s += x[ch * plane + ih * d.W + iw] *
-                     w[ch * taps + kh * d.KW + kw];
-            }
+          float s = dw_ref_f32(&d, x + ch * plane, w + ch * taps, oh, ow);
           s += b[ch];
           if (res)
             s += res[ch * d.P + oh * d.OW + ow];
@@ -949,31 +964,14 @@ static void test_depthwise(const char *tag) {
                                 scratch);
       for (int64_t oh = 0; oh < d.OH; oh++)
         for (int64_t ow = 0; ow < d.OW; ow++) {
-          int32_t acc = qb;
-          for (int64_t kh = 0; kh < d.KH; kh++)
-            for (int64_t kw = 0; kw < d.KW; kw++) {
-              int64_t ih = oh * d.sh - d.pt + kh * d.dh;
-              int64_t iw = ow * d.sw - d.pl + kw * d.dw;
-              if (ih >= 0 && ih < d.H && iw >= 0 && iw < d.W) {
-                uint8_t v = xq[ih * d.W + iw];
-                acc += ((xs ? (int32_t)(int8_t)v : (int32_t)v) - zx) *
-                       wq[kh * d.KW + kw];
-              }
-            }
+          int32_t acc = qb + dw_ref_q8(&d, xq, xs, zx, wq, oh, ow);
           bad += yq[oh * d.OW + ow] != (uint8_t)dg_requant(acc, m, zy, 3, 250);
         }
     }
     free(xq), free(yq), free(scratch);
     for (int64_t oh = 0; oh < d.OH; oh++)
       for (int64_t ow = 0; ow < d.OW; ow++) {
-        float s = 0;
-        for (int64_t kh = 0; kh < d.KH; kh++)
-          for (int64_t kw = 0; kw < d.KW; kw++) {
-            int64_t ih = oh * d.sh - d.pt + kh * d.dh;
-            int64_t iw = ow * d.sw - d.pl + kw * d.dw;
-            if (ih >= 0 && ih < d.H && iw >= 0 && iw < d.W)
-              s += x[ih * d.W + iw] * w[kh * d.KW + kw];
-          }
+        float s = dw_ref_f32(&d, x, w, oh, ow);
         s += bias;
         if (res)
           s += res[oh * d.OW + ow];
