@@ -167,9 +167,11 @@ static void test_verify(dg_context *ctx, int npu, npu_check_fn check) {
 
 /* A one-conv f16 graph (16 -> 8 channels, 3x3, bias, relu6; depthwise
  * when dw) pinned to the NPU under the strict policy; NULL when it does
- * not compile (the plan's reason in why). */
-static dg_session *f16_session(dg_context *ctx, int npu, int dw, char *why,
-                               size_t n) {
+ * not compile (the plan's reason in why). res: the conv without relu6,
+ * plus an input "r" [1, 8, 10, 10], then relu, under the auto policy
+ * (the pins are hints there). */
+static dg_session *f16_session(dg_context *ctx, int npu, int dw, int res,
+                               char *why, size_t n) {
   enum { C = 16, H = 10 };
   int O = dw ? C : 8, per = dw ? 1 : C;
   static uint16_t w[16 * 16 * 9], b[16];
@@ -188,13 +190,18 @@ static dg_session *f16_session(dg_context *ctx, int npu, int dw, char *why,
   dg_graph_set_device(g, npu);
   dg_conv2d_params p = {.padding = DG_PADDING_SAME_UPPER,
                         .groups = dw ? C : 1,
-                        .activation = DG_ACTIVATION_RELU6};
+                        .activation =
+                            res ? DG_ACTIVATION_NONE : DG_ACTIVATION_RELU6};
   dg_tensor y = dg_graph_conv2d(g, "conv", x, wt, bt, &p);
+  dg_tensor_desc rd = {.dtype = DG_DTYPE_F16, .rank = 4, .dims = {1, O, H, H}};
+  if (res)
+    y = dg_graph_relu(g, "relu",
+                      dg_graph_add(g, "add", y, dg_graph_input(g, "r", &rd)));
   dg_graph_output(g, "y", y, DG_LAYOUT_NCHW);
   dg_session *s = NULL;
   dg_diagnostic d;
   memset(&d, 0, sizeof d);
-  dg_compile_options o = {.policy = DG_POLICY_STRICT};
+  dg_compile_options o = {.policy = res ? DG_POLICY_AUTO : DG_POLICY_STRICT};
   if (dg_graph_compile(g, &o, &s, &d) != DG_OK)
     snprintf(why, n, "%s", d.message);
   dg_graph_destroy(g);
@@ -229,7 +236,7 @@ static void f16_tests(dg_context *ctx, int npu, npu_check_fn check) {
         "f16 matrix's limits of the CPU");
   sweep_check(ctx, 1, check, "the sweep of conv shapes as f16 conv2d");
   char why[512] = "";
-  dg_session *s = f16_session(ctx, npu, 0, why, sizeof why);
+  dg_session *s = f16_session(ctx, npu, 0, 0, why, sizeof why);
   uint16_t x[16 * 100];
   for (int i = 0; i < 1600; i++)
     x[i] = dg_f32_to_f16((float)((i * 91) % 256 - 128) / 50.0f);
@@ -258,10 +265,31 @@ static void f16_tests(dg_context *ctx, int npu, npu_check_fn check) {
         "target: the plan shows the f16 conv on the NPU with its 1 ulp "
         "deviation");
   dg_session_destroy(s);
-  s = f16_session(ctx, npu, 1, why, sizeof why);
+  s = f16_session(ctx, npu, 1, 0, why, sizeof why);
   printf("# f16 depthwise pinned strictly: %s\n", why);
   check(!s && strstr(why, "f16 grouped/depthwise conv: not yet on the NPU"),
         "target: an f16 depthwise conv is declined with its reason");
+  dg_session_destroy(s);
+  /* The NPU has no residual epilogue: the add stays a node (on the CPU),
+   * the conv runs on the NPU, and the result is right. */
+  why[0] = 0;
+  s = f16_session(ctx, npu, 0, 1, why, sizeof why);
+  uint16_t rbuf[8 * 100];
+  for (int i = 0; i < 800; i++)
+    rbuf[i] = dg_f32_to_f16((float)((i * 53) % 64 - 32) / 16.0f);
+  dg_binding in2[2] = {{"x", x, sizeof x}, {"r", rbuf, sizeof rbuf}};
+  memset(&r, 0, sizeof r);
+  st = s ? dg_session_verify(s, in2, 2, &r) : DG_ERROR_DEVICE;
+  dg_plan_node p0 = {0};
+  if (s)
+    dg_plan_get_node(dg_session_plan(s), 0, &p0);
+  printf("# f16 conv + residual, auto policy: first node \"%s\" on %s, "
+         "verify %d %s\n",
+         p0.node_name, p0.device_name, (int)st, why);
+  check(s && !strcmp(p0.node_name, "conv") && p0.device_kind == DG_DEVICE_NPU &&
+            st == DG_OK && r.ok,
+        "target: an f16 conv with a residual add after it: the add is not "
+        "fused into the NPU's conv, and the result verifies");
   dg_session_destroy(s);
 }
 

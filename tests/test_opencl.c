@@ -414,7 +414,8 @@ static float from_f16(uint16_t h) {
 }
 
 typedef struct gk_case {
-  int op; /* 0 matmul, 1 fully_connected, 2 conv2d */
+  int op; /* 0 matmul, 1 fully_connected, 2 conv2d, 3 conv2d + a residual
+             input "r", then relu: fused into the conv */
   bool f16;
   int ar, ad[4], br, bd[4]; /* matmul a, b; fc x, w; conv x, w */
   dg_conv2d_params cp;
@@ -474,11 +475,33 @@ static dg_status gk_run(dg_context *ctx, int dev, const gk_case *c,
         dg_graph_conv2d(g, "conv", at, dg_graph_constant(g, "w", &bdesc, bh, 0),
                         dg_graph_constant(g, "c", &cdesc, ch, 0), &c->cp);
   }
+  /* op 3: r [i] = a fixed pattern of multiples of 1/64 (exact in f16) */
+  dg_tensor_desc rdesc = {0};
+  dg_graph_tensor_desc(g, out, &rdesc);
+  size_t rn = c->op == 3 ? dg_desc_elements(&rdesc) : 0;
+  void *rh = malloc(rn * es + 1);
+  for (size_t i = 0; i < rn; i++) {
+    float v = (float)((int)(i * 37 % 129) - 64) / 64.0f;
+    c->f16 ? (void)(((uint16_t *)rh)[i] = to_f16(v))
+           : (void)(((float *)rh)[i] = v);
+  }
+  if (c->op == 3)
+    out = dg_graph_relu(
+        g, "relu", dg_graph_add(g, "add", out, dg_graph_input(g, "r", &rdesc)));
   dg_graph_output(g, "y", out, DG_LAYOUT_NCHW);
   dg_compile_options co = {.policy = DG_POLICY_STRICT};
   dg_session *s = NULL;
   dg_status st = dg_graph_compile(g, &co, &s, NULL);
   *y = NULL;
+  if (st == DG_OK && c->op == 3) {
+    const dg_plan *pl = dg_session_plan(s);
+    dg_plan_node pn = {0};
+    dg_plan_get_node(pl, 0, &pn);
+    CHECK(dg_plan_node_count(pl) == 1 && !strcmp(pn.node_name, "conv+add+relu"),
+          "conv + residual + relu on device %d: one fused node (%d nodes, "
+          "the first \"%s\")",
+          dev, dg_plan_node_count(pl), pn.node_name);
+  }
   if (st == DG_OK) {
     dg_io_info yi;
     dg_session_output_info(s, 0, &yi);
@@ -487,8 +510,10 @@ static dg_status gk_run(dg_context *ctx, int dev, const gk_case *c,
       *yn *= (size_t)yi.desc.dims[i];
     void *yh = malloc(*yn * es);
     dg_binding in[2] = {{"a", ah, an * es}, {"b", bh, bn * es}};
+    if (c->op == 3)
+      in[1] = (dg_binding){"r", rh, rn * es};
     dg_binding ob = {"y", yh, *yn * es};
-    st = dg_session_run(s, in, c->op == 0 ? 2 : 1, &ob, 1, NULL);
+    st = dg_session_run(s, in, c->op == 0 || c->op == 3 ? 2 : 1, &ob, 1, NULL);
     *y = malloc(*yn * sizeof(float));
     for (size_t i = 0; i < *yn; i++)
       (*y)[i] = c->f16 ? from_f16(((uint16_t *)yh)[i]) : ((float *)yh)[i];
@@ -496,7 +521,7 @@ static dg_status gk_run(dg_context *ctx, int dev, const gk_case *c,
   }
   dg_session_destroy(s);
   dg_graph_destroy(g);
-  free(ah), free(bh), free(ch);
+  free(ah), free(bh), free(ch), free(rh);
   return st;
 }
 
@@ -548,6 +573,12 @@ static void test_gpu_kernels(dg_context *ctx, int dev, const char *mode) {
        {.padding = DG_PADDING_VALID},
        0},
       {2, 1, 4, {2, 8, 9, 9}, 4, {32, 8, 3, 3}, same, 0},
+      /* a fused residual: the big tiles, under 16 rows (one item per
+       * output), depthwise (the direct conv), f16 */
+      {3, 0, 4, {2, 16, 12, 12}, 4, {40, 16, 3, 3}, {.pads = {1, 1, 1, 1}}, 0},
+      {3, 0, 4, {1, 24, 9, 9}, 4, {8, 24, 1, 1}, {.groups = 0}, 0},
+      {3, 0, 4, {2, 6, 10, 10}, 4, {6, 1, 3, 3}, {.groups = 6}, 0},
+      {3, 1, 4, {2, 8, 9, 9}, 4, {32, 8, 3, 3}, {.pads = {1, 1, 1, 1}}, 0},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const gk_case *c = &cases[i];
@@ -571,7 +602,8 @@ static void test_gpu_kernels(dg_context *ctx, int dev, const char *mode) {
           i,
           c->op == 0   ? "matmul"
           : c->op == 1 ? "fully_connected"
-                       : "conv2d",
+          : c->op == 2 ? "conv2d"
+                       : "conv2d + residual",
           c->f16 ? " f16" : "", worst);
     free(a), free(b), free(bias), free(want_y), free(got);
   }

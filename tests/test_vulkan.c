@@ -192,6 +192,18 @@ static dg_session *compile_on(dg_graph *g, int dev, dg_diagnostic *d) {
   return s;
 }
 
+/* Whether a node of s's plan is named name (a fused node: "a+b+c"). */
+static int has_node(const dg_session *s, const char *name) {
+  const dg_plan *p = dg_session_plan(s);
+  for (int i = 0; i < dg_plan_node_count(p); i++) {
+    dg_plan_node pn;
+    dg_plan_get_node(p, i, &pn);
+    if (!strcmp(pn.node_name, name))
+      return 1;
+  }
+  return 0;
+}
+
 static int all_on(const dg_session *s, int dev) {
   const dg_plan *p = dg_session_plan(s);
   for (int i = 0; i < dg_plan_node_count(p); i++) {
@@ -386,8 +398,11 @@ static void check_graph(dg_context *ctx, dg_graph *g, int dev, const char *what,
  * cooperative-matrix fp16 one where the device has it): ragged tiles,
  * vector and element-wise operand loads, k- and n-contiguous B.
  * x [2,5,24,24] -> conv 96 (K = 45: element loads) -> conv 40 stride 2
- * (K = 864) -> reshape [80,144] -> fully_connected 36 -> reshape [40,72]
- * -> matmul [72,33] (N = 33: element loads) -> y [40,33]. */
+ * (K = 864) + a residual (a 1x1 conv of x, stride 2), relu -> reshape
+ * [80,144] -> fully_connected 36 -> reshape [40,72] -> matmul [72,33] (N
+ * = 33: element loads) -> y [40,33]. The compile-time passes fuse the
+ * add and the relu into conv2 ("conv2+add+relu"), so each path's
+ * residual epilogue runs. */
 static dg_graph *gemm_graph(dg_context *ctx, dg_dtype t, int pin) {
   dg_graph *g = dg_graph_create(ctx, "gemm shapes");
   dg_graph_set_device(g, pin);
@@ -399,10 +414,14 @@ static dg_graph *gemm_graph(dg_context *ctx, dg_dtype t, int pin) {
       g, "conv1", x, fconst(g, "w1", t, 4, (int64_t[]){96, 5, 3, 3}),
       fconst(g, "b1", t, 1, (int64_t[]){96}), &cp);
   dg_conv2d_params sp = {.stride = {2, 2}, .padding = DG_PADDING_SAME_UPPER};
+  dg_tensor res = dg_graph_conv2d(
+      g, "conv_res", x, fconst(g, "wr", t, 4, (int64_t[]){40, 5, 1, 1}),
+      DG_TENSOR_NONE, &(dg_conv2d_params){.stride = {2, 2}});
   dg_tensor c2 = dg_graph_conv2d(
       g, "conv2", c1, fconst(g, "w2", t, 4, (int64_t[]){40, 96, 3, 3}),
-      DG_TENSOR_NONE, &sp);
-  dg_tensor r1 = dg_graph_reshape(g, "r1", c2, 2, (int64_t[]){80, 144});
+      fconst(g, "b2", t, 1, (int64_t[]){40}), &sp);
+  dg_tensor sum = dg_graph_relu(g, "relu", dg_graph_add(g, "add", c2, res));
+  dg_tensor r1 = dg_graph_reshape(g, "r1", sum, 2, (int64_t[]){80, 144});
   dg_tensor f = dg_graph_fully_connected(
       g, "fc", r1, fconst(g, "wf", t, 2, (int64_t[]){36, 144}),
       fconst(g, "bf", t, 1, (int64_t[]){36}), DG_ACTIVATION_RELU6);
@@ -450,37 +469,46 @@ typedef struct big_case {
   } kind;
   int64_t x[4], w[4];
   dg_conv2d_params cp;
+  int res; /* convs: a residual input "r" added, then a relu: the plan
+              must show them fused into the conv */
 } big_case;
 static void check_big_f16(dg_context *ctx, int dev) {
   /* clang-format off */
   static const big_case cases[] = {
-    {"matmul 1000x200x1040", BIG_MATMUL, {1000, 200}, {200, 1040}, {.groups = 0}},
-    {"matmul 1000x200x2100", BIG_MATMUL, {1000, 200}, {200, 2100}, {.groups = 0}},
+    {"matmul 1000x200x1040", BIG_MATMUL, {1000, 200}, {200, 1040}, {.groups = 0}, 0},
+    {"matmul 1000x200x2100", BIG_MATMUL, {1000, 200}, {200, 2100}, {.groups = 0}, 0},
     {"matmul 3x700x136x2100", BIG_MATMUL, {3, 700, 136}, {3, 136, 2100},
-     {.groups = 0}},
+     {.groups = 0}, 0},
     /* fully_connected on the 128x256 GEMM (B k-contiguous): the clamp in
        the 16-byte stores, and the bias through the 8-byte ones. */
     {"fully_connected 1000x200 -> 2104, ReLU", BIG_FC, {1000, 200}, {2104, 200},
-     {.activation = DG_ACTIVATION_RELU}},
+     {.activation = DG_ACTIVATION_RELU}, 0},
     {"fully_connected 1000x200 -> 2100, bias, ReLU6", BIG_FC_BIAS, {1000, 200},
-     {2100, 200}, {.activation = DG_ACTIVATION_RELU6}},
+     {2100, 200}, {.activation = DG_ACTIVATION_RELU6}, 0},
     {"3x3 conv 64->256 @8x28x28", BIG_CONV, {8, 64, 28, 28}, {256, 64, 3, 3},
-     {.pads = {1, 1, 1, 1}, .activation = DG_ACTIVATION_RELU}},
+     {.pads = {1, 1, 1, 1}, .activation = DG_ACTIVATION_RELU}, 0},
+    {"3x3 conv 64->256 @8x28x28 + residual", BIG_CONV, {8, 64, 28, 28},
+     {256, 64, 3, 3}, {.pads = {1, 1, 1, 1}}, 1},
     {"5x3 conv 32->128 g2 s2 d(2,1) @4x30x30", BIG_CONV, {4, 32, 30, 30},
      {128, 16, 5, 3},
      {.stride = {2, 2}, .dilation = {2, 1}, .pads = {2, 1, 2, 1},
-      .groups = 2}},
-    {"matmul 200x4000x300", BIG_MATMUL, {200, 4000}, {4000, 300}, {.groups = 0}},
+      .groups = 2}, 0},
+    {"matmul 200x4000x300", BIG_MATMUL, {200, 4000}, {4000, 300}, {.groups = 0}, 0},
     {"3x3 conv 256->256 @2x7x7", BIG_CONV, {2, 256, 7, 7}, {256, 256, 3, 3},
-     {.pads = {1, 1, 1, 1}, .activation = DG_ACTIVATION_RELU6}},
+     {.pads = {1, 1, 1, 1}, .activation = DG_ACTIVATION_RELU6}, 0},
+    /* Ragged: 7x7 planes end mid-vector in the 4-wide stores. */
+    {"3x3 conv 256->256 @2x7x7 + residual", BIG_CONV, {2, 256, 7, 7},
+     {256, 256, 3, 3}, {.pads = {1, 1, 1, 1}}, 1},
     /* Enough 64x64 tiles for two waves on an H200: the 64x128 kernel. */
     {"3x3 conv 16->64 @12x56x56", BIG_CONV, {12, 16, 56, 56}, {64, 16, 3, 3},
-     {.pads = {1, 1, 1, 1}, .activation = DG_ACTIVATION_RELU}},
+     {.pads = {1, 1, 1, 1}, .activation = DG_ACTIVATION_RELU}, 0},
     /* Channels not a multiple of 8: padded in the blocked copies. */
     {"7x7 conv 3->64 s2 @4x64x64", BIG_CONV, {4, 3, 64, 64}, {64, 3, 7, 7},
-     {.stride = {2, 2}, .pads = {3, 3, 3, 3}}},
+     {.stride = {2, 2}, .pads = {3, 3, 3, 3}}, 0},
+    {"1x1 conv 64->128 s2 @4x32x32 + residual", BIG_CONV, {4, 64, 32, 32},
+     {128, 64, 1, 1}, {.stride = {2, 2}}, 1},
     {"3x3 conv 60->96 g3 d2 @2x40x40, weights an input", BIG_CONV_WIN, {2, 60, 40, 40}, {96, 20, 3, 3},
-     {.dilation = {2, 2}, .pads = {2, 2, 2, 2}, .groups = 3}},
+     {.dilation = {2, 2}, .pads = {2, 2, 2, 2}, .groups = 3}, 0},
   };
   /* clang-format on */
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -508,23 +536,34 @@ static void check_big_f16(dg_context *ctx, int dev) {
         : bc->kind == BIG_MATMUL
             ? dg_graph_matmul(g, "matmul", x, w)
             : dg_graph_fully_connected(g, "fc", x, w, bias, bc->cp.activation);
+    dg_tensor_desc yd = {0};
+    int64_t nr = 0;
+    if (bc->res) {
+      dg_graph_tensor_desc(g, y, &yd);
+      nr = dg_desc_elements(&yd);
+      dg_tensor r = dg_graph_input(g, "r", &yd);
+      y = dg_graph_relu(g, "relu", dg_graph_add(g, "add", y, r));
+    }
     dg_graph_output(g, "y", y, DG_LAYOUT_NCHW);
     dg_diagnostic d;
     dg_session *s = dg_graph_status(g) ? NULL : compile_on(g, dev, &d);
-    uint16_t *h = malloc(sizeof *h * (size_t)(n + nw));
+    uint16_t *h = malloc(sizeof *h * (size_t)(n + nw + nr));
     if (s && h) {
       const float *r = rnd((int)(n < 8192 ? n : 8192), 1.0f);
-      for (int64_t i = 0; i < n + nw; i++)
+      for (int64_t i = 0; i < n + nw + nr; i++)
         h[i] = dg_f32_to_f16(r[i % 8192] * (float)(1 + i % 3) / 3.0f);
-      dg_binding in[2] = {{"x", h, sizeof *h * (size_t)n},
-                          {"w", h + n, sizeof *h * (size_t)nw}};
+      dg_binding in[3] = {{"x", h, sizeof *h * (size_t)n},
+                          {"w", h + n, sizeof *h * (size_t)nw},
+                          {"r", h + n + nw, sizeof *h * (size_t)nr}};
+      if (bc->res)
+        in[1] = in[2];
       dg_verify_report rep;
-      dg_status v =
-          dg_session_verify(s, in, bc->kind == BIG_CONV_WIN ? 2 : 1, &rep);
-      CHECK(v == DG_OK && rep.ok,
-            "f16 %s on the big tiles: matches the reference (worst relative "
-            "error %.2g)",
-            bc->what, rep.max_rel_error);
+      dg_status v = dg_session_verify(
+          s, in, bc->kind == BIG_CONV_WIN || bc->res ? 2 : 1, &rep);
+      CHECK(v == DG_OK && rep.ok && (!bc->res || has_node(s, "conv+add+relu")),
+            "f16 %s on the big tiles: %smatches the reference (worst "
+            "relative error %.2g)",
+            bc->what, bc->res ? "fused, " : "", rep.max_rel_error);
     } else {
       CHECK(0, "f16 %s: compiles%s%s", bc->what, s ? "" : ": ",
             s ? "" : d.message);
@@ -535,14 +574,26 @@ static void check_big_f16(dg_context *ctx, int dev) {
   }
 }
 
+/* gemm_graph's residual add and relu fused into conv2 on device dev. */
+static void check_fused_residual(dg_graph *g, int dev, const char *what) {
+  dg_diagnostic d;
+  dg_session *s = compile_on(g, dev, &d);
+  CHECK(s && has_node(s, "conv2+add+relu"),
+        "%s: the residual add and relu fuse into conv2 on device %d%s%s", what,
+        dev, s ? "" : ": ", s ? "" : d.message);
+  dg_session_destroy(s);
+}
+
 static void test_every_op(dg_context *ctx, int dev) {
   dg_graph *gg = gemm_graph(ctx, DG_DTYPE_F32, dev);
+  check_fused_residual(gg, dev, "gemm shapes, f32");
   check_graph(ctx, gg, dev, "gemm shapes, f32", 1e-4, 2 * 5 * 576);
   dg_graph_destroy(gg);
   dg_device_info ginfo;
   dg_context_device_info(ctx, dev, &ginfo);
   if (ginfo.dtypes & (1u << DG_DTYPE_F16)) {
     gg = gemm_graph(ctx, DG_DTYPE_F16, dev);
+    check_fused_residual(gg, dev, "gemm shapes, f16");
     check_graph(ctx, gg, dev, "gemm shapes, f16", 1e-2, 2 * 5 * 576);
     dg_graph_destroy(gg);
     if (!strstr(ginfo.name, "(cpu)"))
@@ -1060,6 +1111,21 @@ int main(void) {
     dg_context_destroy(ctx);
   }
   unsetenv("DG_TEST_VULKAN_PATHS");
+  /* The f16 big tiles on GPUs with every GEMM and conv split in 2 slices
+   * of K: splitk.comp's epilogue (bias, residual, clamp). */
+  setenv("DG_VK_SPLITK", "2", 1);
+  if (dg_context_create(&o, &ctx) == DG_OK) {
+    for (int i = 0; i < vulkan_devices(ctx, devs, 8); i++) {
+      dg_device_info info;
+      dg_context_device_info(ctx, devs[i], &info);
+      if (strstr(info.name, "(cpu)") || !(info.dtypes & 1u << DG_DTYPE_F16))
+        continue; /* test_every_op said why it skipped them */
+      printf("# f16 big tiles split over K on device %d\n", devs[i]);
+      check_big_f16(ctx, devs[i]);
+    }
+    dg_context_destroy(ctx);
+  }
+  unsetenv("DG_VK_SPLITK");
 
   for (int i = 0; i < n; i++)
     test_pipeline_cache(i);

@@ -15,8 +15,8 @@
  * takes over the add's output ("<conv>+<add>"); a relu after it then
  * fuses as the conv's activation. Only where devs says every device that
  * could run the conv can run the fused one, so no node changes device
- * for it (the CPU has the epilogue; Vulkan, OpenCL and the NPU decline
- * it). false on out-of-memory. */
+ * for it (the CPU, Vulkan and OpenCL have the epilogue; the NPU's f16
+ * convs decline it). false on out-of-memory. */
 bool dg_fuse_residual(dg_rewrite *rw, const dg_pass_devices *devs);
 
 #endif

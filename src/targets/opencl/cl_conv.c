@@ -38,6 +38,7 @@ cl_int dg_cl_conv(prep *p) {
   g[G_OG] = (int32_t)cg.OG;
   g[G_HIO] = x->dtype == DG_DTYPE_F16;
   g[G_BIAS] = p->n->inputs[2] ? 1 : 0;
+  g[G_RES] = dg_conv_residual(p->n) != 0;
   dg_cl_act_bounds(np->activation, g);
   if (!q && (g[G_OG] < 4 || dg_cl_cpu_kernels(p))) {
     /* Few output channels per group (depthwise): direct. */
@@ -46,9 +47,13 @@ cl_int dg_cl_conv(prep *p) {
     if (err != CL_SUCCESS)
       return err;
     dg_cl_grid1(p->cn, dg_desc_elements(y));
-    cl_mem args[5] = {dg_cl_in_mem(p, 0), dg_cl_in_mem(p, 1),
-                      dg_cl_in_mem(p, 2), dg_cl_out_mem(p), gm};
-    return dg_cl_kernel(p, "conv_direct_f32", 5, args);
+    cl_mem args[6] = {dg_cl_in_mem(p, 0),
+                      dg_cl_in_mem(p, 1),
+                      dg_cl_in_mem(p, 2),
+                      dg_cl_out_mem(p),
+                      gm,
+                      dg_cl_residual_mem(p)};
+    return dg_cl_kernel(p, "conv_direct_f32", 6, args);
   }
   int64_t K = (int64_t)g[G_CG] * g[G_KH] * g[G_KW];
   g[G_M] = g[G_OG];

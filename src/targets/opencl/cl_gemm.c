@@ -109,7 +109,8 @@ static int splitk(const prep *p, const int32_t *g, int64_t z) {
 
 /* gemm_f32 over ks slices into partials (an aux buffer of the node),
  * then gemm_splitk_f32 (the node's post kernel) adds them up. gm: the
- * geometry buffer, om the offsets; args as gemm_f32 binds them. */
+ * geometry buffer, om the offsets; args as gemm_f32 binds them (the
+ * partials go in at 6, the residual is at 7). */
 static cl_int gemm_split(prep *p, int32_t *g, int ks, int64_t z, cl_mem gm,
                          cl_mem om, cl_mem *args) {
   dg_cl_node *cn = p->cn;
@@ -141,7 +142,7 @@ static cl_int gemm_split(prep *p, int32_t *g, int ks, int64_t z, cl_mem gm,
   }
   cn->aux[p->aux_count++] = part;
   args[6] = part;
-  err = dg_cl_kernel(p, "gemm_f32", 7, args);
+  err = dg_cl_kernel(p, "gemm_f32", 8, args);
   if (err != CL_SUCCESS)
     return err;
   cn->post = clCreateKernel(p->prog, "gemm_splitk_f32", &err);
@@ -149,8 +150,8 @@ static cl_int gemm_split(prep *p, int32_t *g, int ks, int64_t z, cl_mem gm,
     p->call = "clCreateKernel";
     return err;
   }
-  cl_mem pargs[5] = {part, args[2], args[3], gm, om};
-  for (int i = 0; i < 5 && err == CL_SUCCESS; i++)
+  cl_mem pargs[6] = {part, args[2], args[3], gm, om, args[7]};
+  for (int i = 0; i < 6 && err == CL_SUCCESS; i++)
     err = clSetKernelArg(cn->post, (cl_uint)i, sizeof(cl_mem), &pargs[i]);
   if (err != CL_SUCCESS)
     p->call = "clSetKernelArg";
@@ -174,7 +175,14 @@ cl_int dg_cl_gemm(prep *p, int32_t *g, const int32_t *offs, int64_t z, bool q,
     err = dg_cl_aux(p, offs, sizeof(int32_t) * 3 * (size_t)z, &om);
   if (err != CL_SUCCESS)
     return err;
+  /* int8 kernels: ..., mult, wz; float ones: ..., [a buffer at 6,] the
+   * residual (a conv's, or NULL). */
   cl_mem args[8] = {A, B, bias, dg_cl_out_mem(p), gm, om, mult, wz};
+  cl_mem res = dg_cl_residual_mem(p);
+  if (!q) {
+    args[6] = res;
+    args[7] = res;
+  }
   if (!q && use_gemv(p, g, z)) {
     dg_cl_node *cn = p->cn;
     cn->dims = 2;
@@ -182,7 +190,7 @@ cl_int dg_cl_gemm(prep *p, int32_t *g, const int32_t *offs, int64_t z, bool q,
     cn->lws[1] = 1;
     cn->gws[0] = (size_t)g[G_M] * (size_t)g[G_N] * 64;
     cn->gws[1] = (size_t)z;
-    return dg_cl_kernel(p, "gemv_f32", 6, args);
+    return dg_cl_kernel(p, "gemv_f32", 7, args);
   }
   /* Tiles pay off on GPUs once a tile's rows are mostly full. */
   if (dg_cl_cpu_kernels(p) || g[G_M] < 16) {
@@ -192,7 +200,7 @@ cl_int dg_cl_gemm(prep *p, int32_t *g, const int32_t *offs, int64_t z, bool q,
     cn->lws[1] = 1;
     cn->gws[0] = dg_cl_round_up((size_t)g[G_M] * (size_t)g[G_N], 64);
     cn->gws[1] = (size_t)z;
-    return dg_cl_kernel(p, q ? "gemm_small_q8" : "gemm_small_f32", q ? 8 : 6,
+    return dg_cl_kernel(p, q ? "gemm_small_q8" : "gemm_small_f32", q ? 8 : 7,
                         args);
   }
   int t = q || test_splitk() ? 0 : big_tile(p, g[G_M], g[G_N], z);
@@ -200,6 +208,7 @@ cl_int dg_cl_gemm(prep *p, int32_t *g, const int32_t *offs, int64_t z, bool q,
     static const int tm[3] = {128, 64, 64}, tn[3] = {128, 128, 64};
     static const char *names[3] = {"gemm_f32_128x128", "gemm_f32_64x128",
                                    "gemm_f32_64x64"};
+    args[6] = NULL; /* the ktab of a conv */
     if (ktab) {
       err = dg_cl_aux(p, ktab, sizeof(int32_t) * 4 * (size_t)g[G_K], &args[6]);
       if (err != CL_SUCCESS)
@@ -213,7 +222,7 @@ cl_int dg_cl_gemm(prep *p, int32_t *g, const int32_t *offs, int64_t z, bool q,
     cn->gws[0] = (size_t)((g[G_N] + TN - 1) / TN) * cn->lws[0];
     cn->gws[1] = (size_t)((g[G_M] + TM - 1) / TM);
     cn->gws[2] = (size_t)z;
-    return dg_cl_kernel(p, names[t - 1], 7, args);
+    return dg_cl_kernel(p, names[t - 1], 8, args);
   }
   grid_gemm(p->cn, g[G_M], g[G_N], z);
   if (q)
@@ -221,7 +230,7 @@ cl_int dg_cl_gemm(prep *p, int32_t *g, const int32_t *offs, int64_t z, bool q,
   int ks = splitk(p, g, z);
   if (ks < 2) {
     args[6] = gm; /* no partials: any buffer (never written) */
-    return dg_cl_kernel(p, "gemm_f32", 7, args);
+    return dg_cl_kernel(p, "gemm_f32", 8, args);
   }
   return gemm_split(p, g, ks, z, gm, om, args);
 }

@@ -27,6 +27,10 @@ cl_mem dg_cl_in_mem(const prep *p, int k) {
 cl_mem dg_cl_out_mem(const prep *p) {
   return p->mem ? p->mem[p->n->output] : NULL;
 }
+cl_mem dg_cl_residual_mem(const prep *p) {
+  uint32_t r = dg_conv_residual(p->n);
+  return p->mem && r ? p->mem[r] : NULL;
+}
 
 int dg_cl_dt_code(dg_dtype t) {
   switch (t) {

@@ -25,6 +25,8 @@ const dg_tensor_desc *dg_cl_in_desc(const prep *p, int k);
 const dg_tensor_desc *dg_cl_out_desc(const prep *p);
 cl_mem dg_cl_in_mem(const prep *p, int k);
 cl_mem dg_cl_out_mem(const prep *p);
+/* A conv's fused residual (ops/epilogue.h), or NULL. */
+cl_mem dg_cl_residual_mem(const prep *p);
 int32_t dg_cl_fbits(float f);
 size_t dg_cl_round_up(size_t v, size_t m);
 cl_int dg_cl_aux(prep *p, const void *data, size_t bytes, cl_mem *out);

@@ -38,12 +38,14 @@ bool dg_vk_setup_conv(const vk_device *vd, vk_work *w, const dg_ir *ir,
                      .dw = cg.dw,
                      .pt = cg.pt,
                      .pl = cg.pl,
-                     .has_bias = n->input_count > 2 && n->inputs[2]};
+                     .has_bias = n->input_count > 2 && n->inputs[2],
+                     .has_res = dg_conv_residual(n) != 0};
   dg_activation_range(p->activation, &pc->lo, &pc->hi);
   w->bind[0] = n->inputs[0];
   w->bind[1] = n->inputs[1];
   w->bind[2] = n->input_count > 2 ? n->inputs[2] : 0;
   w->bind[3] = n->output;
+  w->bind[5] = dg_conv_residual(n);
   int64_t KG = CG * wd->dims[2] * wd->dims[3], NP = N * OH * OW;
   bool coop = !q && f16 && dg_vk_use_coop_f16(vd, OG, NP, KG, G);
   bool big = !q && !f16 && dg_vk_use_big_f32(vd, OG, NP, KG, G);

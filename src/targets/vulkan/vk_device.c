@@ -317,6 +317,14 @@ static vk_device *device_open(vk_instance *vi, VkPhysicalDevice phys,
     snprintf(why, why_size, "Vulkan 1.0 only");
     goto fail;
   }
+  /* Every pipeline declares VK_BINDINGS storage buffers (vk_pipeline.c);
+   * the spec guarantees only 4 per stage. */
+  if (vd->props.limits.maxPerStageDescriptorStorageBuffers < VK_BINDINGS) {
+    snprintf(why, why_size,
+             "%u storage buffers per shader stage; the kernels bind %d",
+             vd->props.limits.maxPerStageDescriptorStorageBuffers, VK_BINDINGS);
+    goto fail;
+  }
 
   /* A compute queue; prefer one with timestamps. */
   uint32_t nq = 0;

@@ -28,9 +28,10 @@
 #include <vulkan/vulkan.h>
 
 /* Every dispatch uses the same layout: set 0 with VK_BINDINGS storage
- * buffers (unused ones point at a small dummy region) and one push
- * constant range of VK_PUSH_BYTES (the minimum every device offers). */
-#define VK_BINDINGS 5
+ * buffers (unused ones point at a small dummy region; binding 5 is a
+ * conv's fused residual) and one push constant range of VK_PUSH_BYTES
+ * (the minimum every device offers). */
+#define VK_BINDINGS 6
 #define VK_PUSH_BYTES 128
 
 /* The push-constant layouts, from the member lists the shaders declare

@@ -186,7 +186,8 @@ static int64_t resident64(const vk_device *vd) {
 /* Splits w's dispatch into ks slices of K (its z grid times ks) whose
  * partials go to scratch from byte base, sk being where the kernel reads
  * ksplit and pbase, and records post as the second pass over the z x M x
- * N outputs, finishing into the node's bias (binding 2) and y (3); the
+ * N outputs, finishing into the node's bias (binding 2), residual (5)
+ * and y (3); the
  * caller points the partials' bindings. false, nothing changed, where ks <
  * 2 or the partials or the grid do not fit. */
 static bool splitk_apply(const vk_device *vd, vk_work *w, vk_pc_splitk *sk,
@@ -205,6 +206,7 @@ static bool splitk_apply(const vk_device *vd, vk_work *w, vk_pc_splitk *sk,
   w->post.shader = post;
   w->post.bind[2] = w->bind[2];
   w->post.bind[3] = w->bind[3];
+  w->post.bind[5] = w->bind[5]; /* a conv's residual */
   dg_vk_grid_1d(w->post.groups, z * M * N, 256);
   return true;
 }

@@ -28,19 +28,18 @@ float conv_b_f(const global void *x, constant int *g, int z, int k, int n) {
   return ld_f(x, ((img * g[G_C] + ci) * g[G_H] + ih) * g[G_W] + iw, g[G_HIO]);
 }
 
-/* Output (m, n) of matrix z with the sum v: bias, activation, the store
- * (a conv row's channel and NCHW place in mode 1). */
+/* Output (m, n) of matrix z with the sum v: bias, a conv's residual (res,
+ * y's shape), activation, the store (a conv row's channel and NCHW place
+ * in mode 1). */
 void gemm_store(const global void *bias, global void *c, constant int *g,
-                const global int *offs, int z, int m, int n, float v) {
+                const global int *offs, int z, int m, int n, float v,
+                const global void *res) {
   const int hio = g[G_HIO], mode = g[G_MODE], bmode = g[G_BIAS];
   int oc = mode ? z * g[G_OG] + m : m; /* channel of a conv row */
   if (bmode == 1)
     v += ld_f(bias, oc, hio);
   else if (bmode == 2)
     v += ld_f(bias, n, hio);
-  const float lo = as_float(g[G_LO]), hi = as_float(g[G_HI]);
-  v = v < lo ? lo : v;
-  v = v > hi ? hi : v;
   int ci;
   if (mode) {
     int ohw = g[G_OH] * g[G_OW], img = n / ohw;
@@ -48,13 +47,18 @@ void gemm_store(const global void *bias, global void *c, constant int *g,
   } else {
     ci = offs[3 * z + 2] + m * g[G_SCM] + n * g[G_SCN];
   }
+  if (g[G_RES])
+    v += ld_f(res, ci, hio);
+  const float lo = as_float(g[G_LO]), hi = as_float(g[G_HI]);
+  v = v < lo ? lo : v;
+  v = v > hi ? hi : v;
   st_f(c, ci, v, hio);
 }
 
 kernel __attribute__((reqd_work_group_size(16, 16, 1))) void
 gemm_f32(const global void *a, const global void *b,
          const global void *bias, global void *c, constant int *g,
-         const global int *offs, global float *part) {
+         const global int *offs, global float *part, const global void *res) {
   local float As[TK][TS + 1];
   local float Bs[TK][TS + 1];
   const int M = g[G_M], N = g[G_N], K = g[G_K], hio = g[G_HIO];
@@ -130,7 +134,7 @@ gemm_f32(const global void *a, const global void *b,
         part[((slice * (int)(get_global_size(2) / ks) + z) * M + m) * N + n] =
             acc[i][j];
       else
-        gemm_store(bias, c, g, offs, z, m, n, acc[i][j]);
+        gemm_store(bias, c, g, offs, z, m, n, acc[i][j], res);
     }
   }
 }
@@ -141,7 +145,8 @@ gemm_f32(const global void *a, const global void *b,
  * 1: matrices. */
 kernel __attribute__((reqd_work_group_size(WG1, 1, 1))) void
 gemm_splitk_f32(const global float *part, const global void *bias,
-                global void *c, constant int *g, const global int *offs) {
+                global void *c, constant int *g, const global int *offs,
+                const global void *res) {
   const int M = g[G_M], N = g[G_N], i = get_global_id(0), z = get_global_id(1);
   if (i >= M * N)
     return;
@@ -149,7 +154,7 @@ gemm_splitk_f32(const global float *part, const global void *bias,
   float v = 0.0f;
   for (int s = 0; s < ks; s++)
     v += part[((s * Z + z) * M) * N + i];
-  gemm_store(bias, c, g, offs, z, i / N, i % N, v);
+  gemm_store(bias, c, g, offs, z, i / N, i % N, v, res);
 }
 
 /* Direct convolution, one output per work-item: for depthwise and other
@@ -157,7 +162,8 @@ gemm_splitk_f32(const global float *part, const global void *bias,
  * tile would be mostly empty. */
 kernel __attribute__((reqd_work_group_size(WG1, 1, 1))) void
 conv_direct_f32(const global void *x, const global void *w,
-                const global void *bias, global void *y, constant int *g) {
+                const global void *bias, global void *y, constant int *g,
+                const global void *res) {
   const int ohw = g[G_OH] * g[G_OW];
   const int total = g[G_NIMG] * g[G_O] * ohw;
   const int i = get_global_id(0);
@@ -185,6 +191,8 @@ conv_direct_f32(const global void *x, const global void *w,
   }
   if (g[G_BIAS])
     s += ld_f(bias, oc, hio);
+  if (g[G_RES])
+    s += ld_f(res, i, hio);
   float lo = as_float(g[G_LO]), hi = as_float(g[G_HI]);
   s = s < lo ? lo : s;
   s = s > hi ? hi : s;
@@ -199,7 +207,7 @@ conv_direct_f32(const global void *x, const global void *w,
 kernel __attribute__((reqd_work_group_size(WG1, 1, 1))) void
 gemm_small_f32(const global void *a, const global void *b,
                const global void *bias, global void *c, constant int *g,
-               const global int *offs) {
+               const global int *offs, const global void *res) {
   const int M = g[G_M], N = g[G_N], K = g[G_K], hio = g[G_HIO];
   const int i = get_global_id(0), z = get_global_id(1);
   if (i >= M * N)
@@ -215,7 +223,7 @@ gemm_small_f32(const global void *a, const global void *b,
     for (int k = 0; k < K; k++)
       v += ld_f(a, aoff + k * sak, hio) * ld_f(b, boff + k * sbk, hio);
   }
-  gemm_store(bias, c, g, offs, z, m, n, v);
+  gemm_store(bias, c, g, offs, z, m, n, v, res);
 }
 
 /* One C element per work-group of 64, its items striding over K and
@@ -226,7 +234,8 @@ gemm_small_f32(const global void *a, const global void *b,
  * outputs (64 items each), 1 the batch. */
 kernel __attribute__((reqd_work_group_size(64, 1, 1))) void
 gemv_f32(const global void *a, const global void *b, const global void *bias,
-         global void *c, constant int *g, const global int *offs) {
+         global void *c, constant int *g, const global int *offs,
+         const global void *res) {
   local float red[64];
   const int M = g[G_M], N = g[G_N], K = g[G_K], hio = g[G_HIO];
   const int i = get_group_id(0), z = get_global_id(1), l = get_local_id(0);
@@ -247,7 +256,7 @@ gemv_f32(const global void *a, const global void *b, const global void *bias,
   }
   if (l != 0 || i >= M * N)
     return;
-  gemm_store(bias, c, g, offs, z, m, n, red[0]);
+  gemm_store(bias, c, g, offs, z, m, n, red[0], res);
 }
 
 /* ---- Large-tile f32 GEMM for GPUs --------------------------------------
@@ -321,8 +330,9 @@ GEMM_FN void st4_tile(local float *t, int ld, int mn, int k, int kc,
 GEMM_FN void gemm_big_body(const global void *a, const global void *b,
                           const global void *bias, global void *c,
                           constant int *g, const global int *offs,
-                          const global int4 *ktab, local float *As,
-                          local float *Bs, const int TM, const int TN) {
+                          const global int4 *ktab, const global void *res,
+                          local float *As, local float *Bs, const int TM,
+                          const int TN) {
   const int TX = TN / 8, NT = (TM / 8) * (TN / 8);
   const int LDA = TM + BPAD, LDB = TN + BPAD;
   const int M = g[G_M], N = g[G_N], K = g[G_K], hio = g[G_HIO];
@@ -481,6 +491,7 @@ GEMM_FN void gemm_big_body(const global void *a, const global void *b,
     int oc = mode ? z * g[G_OG] + m : m;
     int rb = mode ? oc * ohw : m * scm;
     float rbias = bmode == 1 ? ld_f(bias, oc, hio) : 0.0f;
+    const int hres = g[G_RES];
 #pragma unroll
     for (int h = 0; h < 2; h++) {
       int nb = n0 + tx * 4 + h * (TN / 2);
@@ -492,6 +503,8 @@ GEMM_FN void gemm_big_body(const global void *a, const global void *b,
           x += rbias;
         else if (bmode == 2 && nb + jj < N)
           x += ld_f(bias, nb + jj, hio);
+        if (hres && nb + jj < N)
+          x += ld_f(res, rb + col[h * 4 + jj], hio);
         x = x < lo ? lo : x;
         x = x > hi ? hi : x;
         v[jj] = x;
@@ -513,10 +526,11 @@ GEMM_FN void gemm_big_body(const global void *a, const global void *b,
   kernel __attribute__((reqd_work_group_size((TM / 8) * (TN / 8), 1, 1)))   \
   void name(const global void *a, const global void *b,                      \
             const global void *bias, global void *c, constant int *g,        \
-            const global int *offs, const global int4 *ktab) {               \
+            const global int *offs, const global int4 *ktab,                 \
+            const global void *res) {                                        \
     local float As[2 * BK * (TM + BPAD)] __attribute__((aligned(16)));      \
     local float Bs[2 * BK * (TN + BPAD)] __attribute__((aligned(16)));      \
-    gemm_big_body(a, b, bias, c, g, offs, ktab, As, Bs, TM, TN);             \
+    gemm_big_body(a, b, bias, c, g, offs, ktab, res, As, Bs, TM, TN);        \
   }
 
 GEMM_BIG(gemm_f32_128x128, 128, 128)

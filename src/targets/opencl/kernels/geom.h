@@ -61,6 +61,8 @@
 #define G_NIMG 37    /* conv: images (direct conv uses it too) */
 #define G_KSPLIT 38  /* gemm_f32: slices of K (0, 1: none), partials then
                         summed by gemm_splitk_f32 */
+#define G_RES 39     /* conv mode, float: the res argument holds a residual
+                        of y's shape, added after the bias */
 
 /* Elementwise and data-movement kernels. */
 #define E_COUNT 0  /* output elements */

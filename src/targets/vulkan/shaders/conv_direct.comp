@@ -6,7 +6,7 @@
 // workgroup barriers are expensive and shared memory buys nothing.
 // Variants: f32, f16 (-DF16), int8 (-DQ8, the numerics contract).
 // Bindings as gemm.comp's conv: 0 = x, 1 = w, 2 = bias, 3 = y, 4 = int8
-// parameters.
+// parameters, 5 = the residual (float builds).
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x = 64) in;
 #include "common.glsl"
@@ -22,6 +22,7 @@ layout(set = 0, binding = 0) readonly buffer X { DT x[]; };
 layout(set = 0, binding = 1) readonly buffer Wt { DT w[]; };
 layout(set = 0, binding = 2) readonly buffer Bias { DT bias[]; };
 layout(set = 0, binding = 3) writeonly buffer Y { DT y[]; };
+layout(set = 0, binding = 5) readonly buffer Res { DT res[]; };
 #endif
 
 #include "push_constants.h"
@@ -75,6 +76,8 @@ void main() {
 #else
   if (pc.has_bias != 0)
     s += float(bias[o]);
+  if (pc.has_res != 0)
+    s += float(res[i]);
   s = s < pc.lo ? pc.lo : s;
   s = s > pc.hi ? pc.hi : s;
   y[i] = TO_DT(s);

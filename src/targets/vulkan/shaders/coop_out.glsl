@@ -6,6 +6,9 @@ layout(set = 0, binding = 2) readonly buffer Bias { float16_t bias[]; };
 layout(set = 0, binding = 3) writeonly buffer Out { float16_t y[]; };
 layout(set = 0, binding = 3) writeonly buffer Out4 { uvec2 y4[]; };
 layout(set = 0, binding = 3) writeonly buffer Out8 { uvec4 y8[]; };
+// A conv's residual (push constant has_res), y's shape and type.
+layout(set = 0, binding = 5) readonly buffer Res { float16_t res[]; };
+layout(set = 0, binding = 5) readonly buffer Res4 { uvec2 res4[]; };
 // Split-K partials (binding 4, from float pbase on: the scratch region
 // may start with a pre-pass's copies): [ksplit][Z][M][N] fp32, Z the
 // matrices (conv groups or GEMM batch).
@@ -45,12 +48,14 @@ vec4 act4(vec4 v) {
   return mix(v, vec4(pc.hi), greaterThan(v, vec4(pc.hi)));
 }
 
-// Output (m, n) of matrix z with value v: bias, activation, one rounding
-// to f16.
+// Output (m, n) of matrix z with value v: bias, a conv's residual,
+// activation, one rounding to f16.
 void store_out(int z, int m, int n, float v) {
 #ifdef CONV
   if (pc.has_bias != 0)
     v += float(bias[z * pc.OG + m]);
+  if (pc.has_res != 0)
+    v += float(res[out_index(z, m, n)]);
 #else
   if (pc.bias_mode != 0)
     v += float(bias[pc.bias_mode == 1 ? m : n]);
@@ -71,6 +76,13 @@ void store_out4(int z, int m, int n, vec4 v) {
   int img = n / OHW, p = n - img * OHW;
   int yi = (img * pc.O + z * pc.OG + m) * OHW + p;
   bool vec = p + 3 < OHW && (yi & 3) == 0;
+  if (pc.has_res != 0 && vec) {
+    uvec2 r = res4[yi >> 2];
+    v += vec4(unpackFloat2x16(r.x), unpackFloat2x16(r.y));
+  } else if (pc.has_res != 0) {
+    [[unroll]] for (int e = 0; e < 4; e++)
+      v[e] += float(res[out_index(z, m, n + e)]);
+  }
 #else
   if (pc.bias_mode == 1)
     v += float(bias[m]);

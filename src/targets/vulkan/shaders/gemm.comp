@@ -58,6 +58,7 @@ layout(set = 0, binding = 1) readonly buffer In1 { DT in1[]; };
 layout(set = 0, binding = 2) readonly buffer Bias { DT bias[]; };
 layout(set = 0, binding = 3) writeonly buffer Out { DT y[]; };
 layout(set = 0, binding = 4) writeonly buffer Part { float part[]; };
+layout(set = 0, binding = 5) readonly buffer Res { DT res[]; }; // -DCONV
 #endif
 
 // The layouts, and what their members mean: push_constants.h.
@@ -339,6 +340,10 @@ void main() {
           requant(a, uintBitsToFloat(qp[ch]), pc.yz, pc.clo, pc.chi);
 #else
       float v = acc[i][j] + (hb ? float(bias[ch]) : 0.0);
+#ifdef CONV
+      if (pc.has_res != 0)
+        v += float(res[ybase + m * NN + n]);
+#endif
       v = v < pc.lo ? pc.lo : v;
       v = v > pc.hi ? pc.hi : v;
       y[ybase + m * NN + n] = TO_DT(v);

@@ -24,6 +24,7 @@ layout(set = 0, binding = 0) readonly buffer In0v { vec4 in0v[]; };
 layout(set = 0, binding = 1) readonly buffer In1v { vec4 in1v[]; };
 layout(set = 0, binding = 2) readonly buffer Bias { float bias[]; };
 layout(set = 0, binding = 3) writeonly buffer Out { float y[]; };
+layout(set = 0, binding = 5) readonly buffer Res { float res[]; }; // -DCONV
 
 #include "push_constants.h"
 #ifdef CONV
@@ -222,6 +223,8 @@ void main() {
           v += bias[ch];
         int img = n / OHW, p = n - img * OHW;
         int yi = (img * pc.O + ch) * OHW + p;
+        if (pc.has_res != 0)
+          v += res[yi];
 #else
         if (pc.bias_mode != 0)
           v += bias[pc.bias_mode == 1 ? m : n];

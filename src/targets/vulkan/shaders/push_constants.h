@@ -20,12 +20,14 @@
 /* Convolutions: gemm.comp and gemm_big.comp with -DCONV, conv_direct.comp,
  * im2col.comp, cblock.comp, coop_out.glsl with -DCONV. x is N x C x H x W,
  * the weights O x CG x KH x KW in G groups of OG; sh sw strides, dh dw
- * dilations, pt pl the top and left padding; lo hi the activation's
+ * dilations, pt pl the top and left padding; has_res 1 where binding 5
+ * holds a residual of y's shape and type, added after the bias (float
+ * convs: ops/epilogue.h's dg_conv_residual); lo hi the activation's
  * clamp. */
 #define VK_PC_CONV                                                             \
   int N, C, H, W, O, OH, OW, KH, KW, G, CG, OG;                                \
   int sh, sw, dh, dw, pt, pl;                                                  \
-  int has_bias;                                                                \
+  int has_bias, has_res;                                                       \
   float lo, hi;
 
 /* GEMMs: gemm.comp, gemm_big.comp, gemm_direct.comp, coop_out.glsl.

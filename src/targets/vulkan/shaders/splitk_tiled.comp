@@ -7,7 +7,8 @@
 // one-pass kernel). Same push constants as the first pass; -DCONV for
 // convs. Partials [ksplit][Z][M][N] from pbase, Z the matrices (images x
 // groups, or the GEMM's batch). Bindings: 2 = bias, 3 = y; f32: 4 =
-// partials; -DQ8: 0 = partials, 4 = the per-channel parameters.
+// partials, 5 = a conv's residual; -DQ8: 0 = partials, 4 = the
+// per-channel parameters.
 #extension GL_GOOGLE_include_directive : require
 
 layout(local_size_x = 256) in;
@@ -25,6 +26,7 @@ layout(set = 0, binding = 4) readonly buffer QP { uint qp[]; };
 layout(set = 0, binding = 2) readonly buffer Bias { DT bias[]; };
 layout(set = 0, binding = 3) writeonly buffer Out { DT y[]; };
 layout(set = 0, binding = 4) readonly buffer Part { float part[]; };
+layout(set = 0, binding = 5) readonly buffer Res { DT res[]; };
 #define VK_PC_TAIL VK_PC_SPLITK
 #endif
 
@@ -71,6 +73,10 @@ void main() {
       requant(v, uintBitsToFloat(qp[ch]), pc.yz, pc.clo, pc.chi);
 #else
   v += hb ? float(bias[ch]) : 0.0;
+#ifdef CONV
+  if (pc.has_res != 0)
+    v += float(res[ybase + m * NN + n]);
+#endif
   v = v < pc.lo ? pc.lo : v;
   v = v > pc.hi ? pc.hi : v;
   y[ybase + m * NN + n] = TO_DT(v);
