@@ -4,6 +4,7 @@
  * of 0 (NULL), 1 and 2 threads. Prints "ok ..." or "FAIL ..." per case;
  * exits nonzero on any failure. */
 #define _POSIX_C_SOURCE 200809L
+#include "conv_direct.h"
 #include "conv_f32.h"
 #include "cpu_kernels.h"
 #include "depthwise.h"
@@ -555,7 +556,7 @@ static void conv_case(dg_cpu_pool *pool, const char *tag, int idx,
     b[i] = rfloat();
   /* packed as the path taken packs them (pixel rows: as B) */
   for (int g = 0; g < s.G && idx % 2; g++)
-    packs[g] = dg_cpu_conv_f32_by_pixels(&s)
+    packs[g] = dg_cpu_conv_f32_weights_as_b(&s)
                    ? dg_cpu_sgemm_pack_b(OG, K, w + (size_t)g * OG * K, K, 1)
                    : dg_cpu_sgemm_pack_a(OG, K, w + (size_t)g * OG * K, K);
   float lo = idx % 3 == 0 ? 0.0f : -INFINITY, hi = INFINITY;
@@ -565,6 +566,14 @@ static void conv_case(dg_cpu_pool *pool, const char *tag, int idx,
     r[i] = rfloat();
   dg_cpu_conv_f32(pool, &s, x, w, idx % 2 ? packs : NULL,
                   idx % 4 == 1 ? NULL : b, r, y, lo, hi, NULL, scratch, sb);
+  /* Straight from the image (conv_direct.h, packed weights only): the
+   * same bits as a GEMM path (no packing given: the GEMM's own). */
+  int straight = idx % 2 && sb && dg_cpu_conv_direct_takes(&s);
+  float *y2 = straight ? malloc(4 * yn) : NULL;
+  if (y2)
+    dg_cpu_conv_f32(pool, &s, x, w, NULL, idx % 4 == 1 ? NULL : b, r, y2, lo,
+                    hi, NULL, scratch, sb);
+  int same = !y2 || !memcmp(y, y2, 4 * yn);
   double worst = 0, mag = 1e-30;
   for (int n = 0; n < s.N; n++)
     for (int o = 0; o < s.O; o++)
@@ -597,11 +606,15 @@ static void conv_case(dg_cpu_pool *pool, const char *tag, int idx,
   char what[256];
   snprintf(what, sizeof what,
            "%s conv_f32 case %d: N%d C%d O%d G%d %dx%d k%dx%d s%d,%d d%d,%d "
-           "p%d,%d,%d,%d scratch %d%s: error %.3g of %.3g",
+           "p%d,%d,%d,%d scratch %d%s%s: error %.3g of %.3g",
            tag, idx, s.N, s.C, s.O, s.G, s.H, s.W, s.KH, s.KW, s.sh, s.sw, s.dh,
-           s.dw, s.pt, s.pl, pb, pr, scratch_mode, r ? " residual" : "", worst,
-           mag);
-  group_case(worst <= 1e-4 * mag, what);
+           s.dw, s.pt, s.pl, pb, pr, scratch_mode, r ? " residual" : "",
+           !straight ? ""
+           : same    ? ", straight: the GEMM's bits"
+                     : ", straight: bits differ from the GEMM's",
+           worst, mag);
+  group_case(worst <= 1e-4 * mag && same, what);
+  free(y2);
   for (int g = 0; g < s.G; g++)
     dg_cpu_sgemm_packed_free(packs[g]);
   free(packs);
@@ -644,9 +657,19 @@ static void test_conv_f32(dg_cpu_pool *pool, const char *tag) {
       {4, 64, 80, 1, 3, 3, 3, 3, 1, 1, 1, 1},
       {1, 512, 64, 1, 7, 7, 1, 1, 1, 1, 0, 0},
       {1, 200, 64, 1, 20, 1, 3, 1, 1, 1, 1, 0},
+      /* rows of >= 7 output pixels: straight from the image on AVX-512
+       * (conv_direct.h): 64-channel blocks whole, part (40, 100: four
+       * vectors, the last partly padding; 20: two), rows of several
+       * runs of tiles and a short last tile (61, 30), slices of K (C 40
+       * x 9), stride 2 with dilation, 5x5, batches */
+      {1, 40, 40, 1, 30, 61, 3, 3, 1, 1, 1, 1},
+      {3, 16, 100, 1, 9, 16, 3, 3, 1, 1, 1, 1},
+      {2, 12, 20, 1, 16, 30, 3, 3, 2, 2, 2, 2},
+      {1, 8, 64, 1, 20, 40, 5, 5, 1, 1, 2, 2},
+      {1, 3, 64, 1, 30, 30, 7, 7, 2, 1, 3, 3},
   };
-  /* where the pixel-rows cases start in `fixed` */
-  enum { FIRST_PIXELS = 12 };
+  /* where the pixel-rows cases start in `fixed`, and the straight ones */
+  enum { FIRST_PIXELS = 12, FIRST_STRAIGHT = 19 };
   int idx = 0;
   for (size_t f = 0; f < sizeof fixed / sizeof fixed[0]; f++, idx++) {
     const int *v = fixed[f];
@@ -668,10 +691,17 @@ static void test_conv_f32(dg_cpu_pool *pool, const char *tag) {
     if (f >= FIRST_PIXELS && dg_cpu_simd_level() >= DG_CPU_SIMD_AVX512) {
       s.OH = (s.H + 2 * s.pt - s.dh * (s.KH - 1) - 1) / s.sh + 1;
       s.OW = (s.W + 2 * s.pl - s.dw * (s.KW - 1) - 1) / s.sw + 1;
+      /* small planes go by pixel rows, or straight where rows are long
+       * enough (OW >= 7) */
+      int straight = dg_cpu_conv_direct_takes(&s);
       char what[160];
-      snprintf(what, sizeof what, "%s conv_f32 case %d runs by pixel rows", tag,
-               idx);
-      group_case(dg_cpu_conv_f32_by_pixels(&s), what);
+      snprintf(what, sizeof what, "%s conv_f32 case %d runs %s", tag, idx,
+               f >= FIRST_STRAIGHT || straight ? "straight from the image"
+                                               : "by pixel rows");
+      group_case(f >= FIRST_STRAIGHT || straight
+                     ? straight && !dg_cpu_conv_f32_by_pixels(&s)
+                     : dg_cpu_conv_f32_by_pixels(&s),
+                 what);
     }
   }
   for (int r = 0; r < 24; r++, idx++) {

@@ -653,7 +653,7 @@ bool dg_cpu_prep_conv(dg_cpu_node *cn, int threads) {
     cn->scratch_bytes = q8_scratch(&d, threads);
   else {
     dg_cpu_conv_shape s = conv_shape(&d);
-    cn->spack_b = dg_cpu_conv_f32_by_pixels(&s);
+    cn->spack_b = dg_cpu_conv_f32_weights_as_b(&s);
     if (!conv_is_pointwise(&d) || cn->spack_b)
       cn->scratch_bytes = dg_cpu_conv_f32_scratch(&s, threads);
   }

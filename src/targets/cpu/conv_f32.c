@@ -14,6 +14,7 @@
  */
 #include "conv_f32.h"
 
+#include "conv_direct.h"
 #include "conv_shift.h"
 #include "transpose.h"
 
@@ -468,9 +469,11 @@ typedef struct conv_job {
   float *y, lo, hi;
   dg_cpu_post post;
   float *scratch;
-  size_t task_floats; /* per thread, when by images */
-  /* One image by shifted planes (shift_one) or pixel rows (px_one), in
-   * task_floats of scratch; NULL: by groups (conv_one). */
+  size_t task_floats;  /* per thread, when by images */
+  const float *panels; /* the weights packed as B (conv_direct.h) */
+  /* One image straight (dc_one), by shifted planes (shift_one) or pixel
+   * rows (px_one), in task_floats of scratch; NULL: by groups
+   * (conv_one). */
   void (*one)(const struct conv_job *j, dg_cpu_pool *pool, int img,
               float *scratch);
   _Atomic int next; /* by images: the next image to claim */
@@ -659,8 +662,25 @@ static void px_one(const conv_job *cj, dg_cpu_pool *pool, int img,
   dg_cpu_pool_run(pool, px_out_task, &j, threads < blocks ? threads : blocks);
 }
 
+/* One image straight from its padded copy (conv_direct.h) in scratch
+ * (dg_cpu_conv_direct_floats of it); pool NULL runs it on the calling
+ * thread. */
+static void dc_one(const conv_job *cj, dg_cpu_pool *pool, int img,
+                   float *scratch) {
+  const dg_cpu_conv_shape *s = cj->s;
+  size_t P = (size_t)s->OH * s->OW, y = (size_t)img * s->O * P;
+  dg_cpu_conv_direct(pool, s, cj->x + (size_t)img * s->C * s->H * s->W,
+                     cj->panels, cj->b, cj->r ? cj->r + y : NULL, cj->y + y,
+                     cj->lo, cj->hi, &cj->post, scratch);
+}
+
 int dg_cpu_conv_f32_by_pixels(const dg_cpu_conv_shape *s) {
-  return pixel_rows_pay(s, dg_cpu_sgemm_panel_width(), shift_takes(s));
+  return !dg_cpu_conv_direct_takes(s) &&
+         pixel_rows_pay(s, dg_cpu_sgemm_panel_width(), shift_takes(s));
+}
+
+int dg_cpu_conv_f32_weights_as_b(const dg_cpu_conv_shape *s) {
+  return dg_cpu_conv_direct_takes(s) || dg_cpu_conv_f32_by_pixels(s);
 }
 
 size_t dg_cpu_conv_f32_scratch(const dg_cpu_conv_shape *s, int threads) {
@@ -672,6 +692,11 @@ size_t dg_cpu_conv_f32_scratch(const dg_cpu_conv_shape *s, int threads) {
   size_t floats = task * (size_t)threads;
   if (shift_takes(s)) /* one image per thread, or one at a time */
     floats = shift_floats(s) * (size_t)(by_images ? threads : 1);
+  if (dg_cpu_conv_direct_takes(s)) {
+    size_t dc =
+        dg_cpu_conv_direct_floats(s) * (size_t)(by_images ? threads : 1);
+    floats = dc > floats ? dc : floats;
+  }
   if (dg_cpu_conv_f32_by_pixels(s)) {
     size_t px = px_scratch_floats(s, threads, by_images);
     floats = px > floats ? px : floats;
@@ -720,11 +745,21 @@ void dg_cpu_conv_f32(dg_cpu_pool *pool, const dg_cpu_conv_shape *s,
     j.post = *post;
   int by_images = dg_cpu_conv_by_images(s->N, threads);
   size_t per = by_images ? (size_t)threads : 1; /* images at once */
-  /* One image at a time by pixel rows or shifted planes, where the
-   * scratch holds what they need. */
-  if (dg_cpu_conv_f32_by_pixels(s) && scratch &&
-      scratch_bytes >=
-          sizeof(float) * px_scratch_floats(s, threads, by_images)) {
+  /* One image at a time straight, by pixel rows or by shifted planes,
+   * where the scratch holds what they need (and, straight, the weights
+   * were packed as B). */
+  const float *panels =
+      packs && s->G == 1
+          ? dg_cpu_sgemm_packed_panels(packs[0], s->O, s->C * s->KH * s->KW)
+          : NULL;
+  if (panels && dg_cpu_conv_direct_takes(s) && scratch &&
+      scratch_bytes >= sizeof(float) * dg_cpu_conv_direct_floats(s) * per) {
+    j.one = dc_one;
+    j.panels = panels;
+    j.task_floats = dg_cpu_conv_direct_floats(s);
+  } else if (dg_cpu_conv_f32_by_pixels(s) && scratch &&
+             scratch_bytes >=
+                 sizeof(float) * px_scratch_floats(s, threads, by_images)) {
     j.one = px_one;
     j.task_floats = px_floats(s, 1);
   } else if (shift_takes(s) && scratch &&

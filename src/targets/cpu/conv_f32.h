@@ -31,12 +31,17 @@ size_t dg_cpu_conv_f32_scratch(const dg_cpu_conv_shape *s, int threads);
  * SIMD level; its weights are then best packed as B. */
 int dg_cpu_conv_f32_by_pixels(const dg_cpu_conv_shape *s);
 
+/* Whether s's weights are best packed as B (dg_cpu_sgemm_pack_b, N = O,
+ * trans_b): by pixel rows, or straight from the image (conv_direct.h),
+ * which takes them only so. */
+int dg_cpu_conv_f32_weights_as_b(const dg_cpu_conv_shape *s);
+
 /* y = post(clamp(conv(x, w) + b + r)) for every image and group. w is
  * [O][C/G][KH][KW] (packs: one dg_cpu_sgemm_pack_a of it per group, or
- * one dg_cpu_sgemm_pack_b (N = O, trans_b) where by_pixels, or NULL); b is NULL
- * or O entries; r (a fused residual add) NULL or shaped as y; post (a fused
- * unary function) NULL or fn 0 for none. Images are spread over the threads
- * when there are enough of them, else each image's GEMM is. */
+ * one dg_cpu_sgemm_pack_b (N = O, trans_b) where weights_as_b, or NULL); b is
+ * NULL or O entries; r (a fused residual add) NULL or shaped as y; post (a
+ * fused unary function) NULL or fn 0 for none. Images are spread over the
+ * threads when there are enough of them, else each image's GEMM is. */
 void dg_cpu_conv_f32(dg_cpu_pool *pool, const dg_cpu_conv_shape *s,
                      const float *x, const float *w,
                      dg_cpu_sgemm_packed *const *packs, const float *b,

@@ -167,6 +167,12 @@ dg_cpu_sgemm_packed *dg_cpu_sgemm_pack_a(int M, int K, const float *A, int lda);
 dg_cpu_sgemm_packed *dg_cpu_sgemm_pack_b(int N, int K, const float *B, int ldb,
                                          int trans_b);
 void dg_cpu_sgemm_packed_free(dg_cpu_sgemm_packed *p); /* NULL is a no-op */
+/* The panels of a dg_cpu_sgemm_pack_b packing of N x K (trans_b or not):
+ * [ceil(N / w)][K][w] floats, w = dg_cpu_sgemm_panel_width(), zero-padded;
+ * NULL where p is NULL, another shape, an A packing or made at another
+ * SIMD level. Owned by p. */
+const float *dg_cpu_sgemm_packed_panels(const dg_cpu_sgemm_packed *p, int N,
+                                        int K);
 /* dg_cpu_sgemm with A and/or B (either may be NULL) taken from packings.
  * args->A / B must still point at the data that was packed: a packing
  * that does not fit the call (shape, or another SIMD level than the

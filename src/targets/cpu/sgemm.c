@@ -580,6 +580,14 @@ dg_cpu_sgemm_packed *dg_cpu_sgemm_pack_b(int N, int K, const float *B, int ldb,
   return pk;
 }
 
+const float *dg_cpu_sgemm_packed_panels(const dg_cpu_sgemm_packed *pk, int N,
+                                        int K) {
+  if (!pk || !pk->is_b || pk->rows != N || pk->K != K ||
+      pk->unit != dg_cpu_sgemm_panel_width())
+    return NULL;
+  return pk->data;
+}
+
 void dg_cpu_sgemm_packed_free(dg_cpu_sgemm_packed *pk) {
   if (pk)
     free(pk->data);
