@@ -667,6 +667,9 @@ static void test_conv_f32(dg_cpu_pool *pool, const char *tag) {
       {2, 12, 20, 1, 16, 30, 3, 3, 2, 2, 2, 2},
       {1, 8, 64, 1, 20, 40, 5, 5, 1, 1, 2, 2},
       {1, 3, 64, 1, 30, 30, 7, 7, 2, 1, 3, 3},
+      /* 1x1 with stride 2: the image read in place, or (padded) copied */
+      {1, 512, 80, 1, 15, 29, 1, 1, 2, 1, 0, 0},
+      {2, 512, 40, 1, 14, 14, 1, 1, 2, 1, 1, 1},
   };
   /* where the pixel-rows cases start in `fixed`, and the straight ones */
   enum { FIRST_PIXELS = 12, FIRST_STRAIGHT = 19 };

@@ -45,7 +45,8 @@ int dg_cpu_conv_direct_takes(const dg_cpu_conv_shape *s) {
   padded(s, &Hp, &Wp);
   return dg_cpu_simd_level() >= DG_CPU_SIMD_AVX512 &&
          dg_cpu_sgemm_panel_width() == DC_PANEL && s->G == 1 &&
-         s->KH * s->KW > 1 && K >= 64 && (s->sw == 1 || s->sw == 2) &&
+         (s->KH * s->KW > 1 || ((s->sh > 1 || s->sw > 1) && K >= 512)) &&
+         K >= 64 && (s->sw == 1 || s->sw == 2) &&
          s->OW >= DC_T4 && s->C * Hp * Wp < INT32_MAX;
 #else
   (void)s;
@@ -59,7 +60,8 @@ typedef struct dc_job {
   const float *x, *panels, *b, *r;
   float *y, lo, hi;
   dg_cpu_post post;
-  float *xp;          /* the padded copy */
+  float *copy;        /* the padded copy */
+  const float *xp;    /* what the taps read: the copy, or x itself */
   const int32_t *off; /* per k = (c, kh, kw): the tap's offset in it */
   int64_t Hp, Wp;
   int blocks; /* of 64 output channels (the last may be 32 or fewer) */
@@ -72,7 +74,7 @@ static void fill(const dc_job *j, int c0, int c1) {
   const dg_cpu_conv_shape *s = j->s;
   size_t Wp = (size_t)j->Wp, pl = (size_t)s->pl, W = (size_t)s->W;
   for (int c = c0; c < c1; c++) {
-    float *d = j->xp + (size_t)c * (size_t)(j->Hp * j->Wp);
+    float *d = j->copy + (size_t)c * (size_t)(j->Hp * j->Wp);
     const float *src = j->x + (size_t)c * s->H * W;
     memset(d, 0, sizeof(float) * Wp * (size_t)s->pt);
     d += Wp * (size_t)s->pt;
@@ -286,6 +288,7 @@ void dg_cpu_conv_direct(dg_cpu_pool *pool, const dg_cpu_conv_shape *s,
               .lo = lo,
               .hi = hi,
               .post = post ? *post : (dg_cpu_post){0},
+              .copy = scratch,
               .xp = scratch,
               .blocks = (s->O + 63) / 64};
   padded(s, &j.Hp, &j.Wp);
@@ -299,7 +302,12 @@ void dg_cpu_conv_direct(dg_cpu_pool *pool, const dg_cpu_conv_shape *s,
   j.off = off;
   atomic_init(&j.next, 0);
   int threads = dg_cpu_pool_threads(pool);
-  dg_cpu_pool_run(pool, fill_task, &j, threads < s->C ? threads : s->C);
+  /* Where no tap falls outside the image (a 1x1 conv with stride 2, say)
+   * the image is its own padded copy. */
+  if (!s->pt && !s->pl && j.Hp == s->H && j.Wp == s->W)
+    j.xp = x;
+  else
+    dg_cpu_pool_run(pool, fill_task, &j, threads < s->C ? threads : s->C);
   j.rows = piece_rows(&j, threads);
   int pieces = j.blocks * ((s->OH + j.rows - 1) / j.rows);
   dg_cpu_pool_run(pool, pieces_task, &j, threads < pieces ? threads : pieces);

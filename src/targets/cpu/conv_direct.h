@@ -19,6 +19,9 @@
  * between slices as f32), exactly the sgemm's sequence, so results equal
  * the GEMM paths' bit for bit (test_cpu_kernels checks it).
  *
+ * Where no tap falls outside the image (no padding), the image is read
+ * in place.
+ *
  * Threads: per image, the padded copy by channels, then pieces (a block
  * of 64 output channels, a few output rows) claimed as threads free up. */
 #ifndef DG_CPU_CONV_DIRECT_H
@@ -29,9 +32,13 @@
 #include <stddef.h>
 
 /* Whether s runs here at the current SIMD level: AVX-512 with the
- * sgemm's 32-wide panels, one group, a kernel of more than one tap and K
- * >= 64 (shorter sums leave the tiles' fixed costs unpaid), horizontal
- * stride 1 or 2, rows of at least 7 output pixels. */
+ * sgemm's 32-wide panels, one group, K >= 64 (shorter sums leave the
+ * tiles' fixed costs unpaid), horizontal stride 1 or 2, rows of at least
+ * 7 output pixels, and a kernel of more than one tap, or a strided 1x1
+ * conv with K >= 512 (ResNet-50's downsampling convs: 512 -> 1024 at
+ * 28x28 1.5x and 1024 -> 2048 at 14x14 1.9x faster than the GEMM, but
+ * 256 -> 512 at 56x56 1.3x slower; a 1x1 conv with stride 1 is a plain
+ * GEMM). */
 int dg_cpu_conv_direct_takes(const dg_cpu_conv_shape *s);
 
 /* Scratch floats for one image: the padded copy and the tap offsets. */
