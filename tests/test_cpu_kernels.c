@@ -534,9 +534,12 @@ static void test_pack_level_mismatch(void) {
 
 /* One implicit-GEMM convolution against a double loop over the NCHW
  * definition; scratch_mode 0: none (the GEMM finds its own), 1: as
- * dg_cpu_conv_f32_scratch asks. Packed weights are used on odd cases. */
+ * dg_cpu_conv_f32_scratch asks. Packed weights are used on odd cases
+ * (and with force bit 0), a residual on every fifth (and with bit 1). */
 static void conv_case(dg_cpu_pool *pool, const char *tag, int idx,
-                      dg_cpu_conv_shape s, int pb, int pr, int scratch_mode) {
+                      dg_cpu_conv_shape s, int pb, int pr, int scratch_mode,
+                      int force) {
+  int packed = idx % 2 || (force & 1), residual = idx % 5 == 2 || (force & 2);
   s.OH = (s.H + s.pt + pb - s.dh * (s.KH - 1) - 1) / s.sh + 1;
   s.OW = (s.W + s.pl + pr - s.dw * (s.KW - 1) - 1) / s.sw + 1;
   int CG = s.C / s.G, OG = s.O / s.G, K = CG * s.KH * s.KW;
@@ -555,20 +558,20 @@ static void conv_case(dg_cpu_pool *pool, const char *tag, int idx,
   for (int i = 0; i < s.O; i++)
     b[i] = rfloat();
   /* packed as the path taken packs them (pixel rows: as B) */
-  for (int g = 0; g < s.G && idx % 2; g++)
+  for (int g = 0; g < s.G && packed; g++)
     packs[g] = dg_cpu_conv_f32_weights_as_b(&s)
                    ? dg_cpu_sgemm_pack_b(OG, K, w + (size_t)g * OG * K, K, 1)
                    : dg_cpu_sgemm_pack_a(OG, K, w + (size_t)g * OG * K, K);
   float lo = idx % 3 == 0 ? 0.0f : -INFINITY, hi = INFINITY;
   /* a fused residual add on every fifth case, before the clamp */
-  float *r = idx % 5 == 2 ? malloc(4 * yn) : NULL;
+  float *r = residual ? malloc(4 * yn) : NULL;
   for (size_t i = 0; r && i < yn; i++)
     r[i] = rfloat();
-  dg_cpu_conv_f32(pool, &s, x, w, idx % 2 ? packs : NULL,
+  dg_cpu_conv_f32(pool, &s, x, w, packed ? packs : NULL,
                   idx % 4 == 1 ? NULL : b, r, y, lo, hi, NULL, scratch, sb);
   /* Straight from the image (conv_direct.h, packed weights only): the
    * same bits as a GEMM path (no packing given: the GEMM's own). */
-  int straight = idx % 2 && sb && dg_cpu_conv_direct_takes(&s);
+  int straight = packed && sb && dg_cpu_conv_direct_takes(&s);
   float *y2 = straight ? malloc(4 * yn) : NULL;
   if (y2)
     dg_cpu_conv_f32(pool, &s, x, w, NULL, idx % 4 == 1 ? NULL : b, r, y2, lo,
@@ -690,7 +693,9 @@ static void test_conv_f32(dg_cpu_pool *pool, const char *tag) {
                            .dw = v[9],
                            .pt = v[10],
                            .pl = v[11]};
-    conv_case(pool, tag, idx, s, v[10], v[11], 1);
+    /* the straight cases packed always, every other one with a residual */
+    conv_case(pool, tag, idx, s, v[10], v[11], 1,
+              f >= FIRST_STRAIGHT ? 1 | (f % 2) << 1 : 0);
     if (f >= FIRST_PIXELS && dg_cpu_simd_level() >= DG_CPU_SIMD_AVX512) {
       s.OH = (s.H + 2 * s.pt - s.dh * (s.KH - 1) - 1) / s.sh + 1;
       s.OW = (s.W + 2 * s.pl - s.dw * (s.KW - 1) - 1) / s.sw + 1;
@@ -727,7 +732,7 @@ static void test_conv_f32(dg_cpu_pool *pool, const char *tag) {
       s.H = s.dh * (s.KH - 1) + 1;
     if (s.W + s.pl + pr < s.dw * (s.KW - 1) + 1)
       s.W = s.dw * (s.KW - 1) + 1;
-    conv_case(pool, tag, idx, s, pb, pr, r % 3 != 0);
+    conv_case(pool, tag, idx, s, pb, pr, r % 3 != 0, 0);
   }
 }
 

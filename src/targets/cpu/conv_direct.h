@@ -1,13 +1,14 @@
-/* f32 convolution straight from a padded copy of the image (AVX-512).
+/* f32 convolution straight from a padded copy of the image (x86).
  *
  * The implicit GEMMs (conv_f32.c) make output pixels the vector lanes and
  * read each tap of each channel from a different place per K step
  * (packed panels or shifted planes): on ResNet's 3x3 layers they ran at
  * about half the cores' peak. Here the lanes are output channels
- * instead: a tile is 64 output channels by 7 output pixels of one row
- * (four vectors; where 32 channels or fewer are left, two vectors by 14
- * pixels), 28 accumulators. The weights are packed once as the sgemm's
- * 32-wide B panels and read in order; each pixel's input is a broadcast
+ * instead: on AVX-512 a tile is 64 output channels by 7 output pixels of
+ * one row (four vectors; where 32 channels or fewer are left, two vectors
+ * by 14 pixels), 28 accumulators; on AVX2 16 channels by 6 pixels, 12
+ * (conv_direct_kern.c). The weights are packed once as the sgemm's B
+ * panels and read in order; each pixel's input is a broadcast
  * from the image's padded copy. A run of up to 8 tiles (across rows,
  * where rows are short) takes K = C x KH x KW in slices of 96, each
  * slice's weights (24 KB) staying in L1 while every tile of the run uses
@@ -31,14 +32,14 @@
 
 #include <stddef.h>
 
-/* Whether s runs here at the current SIMD level: AVX-512 with the
- * sgemm's 32-wide panels, one group, K >= 64 (shorter sums leave the
- * tiles' fixed costs unpaid), horizontal stride 1 or 2, rows of at least
- * 7 output pixels, and a kernel of more than one tap, or a strided 1x1
- * conv with K >= 512 (ResNet-50's downsampling convs: 512 -> 1024 at
- * 28x28 1.5x and 1024 -> 2048 at 14x14 1.9x faster than the GEMM, but
- * 256 -> 512 at 56x56 1.3x slower; a 1x1 conv with stride 1 is a plain
- * GEMM). */
+/* Whether s runs here at the current SIMD level: AVX-512 or AVX2 with
+ * the sgemm's panels of that level, one group, K >= 64 (shorter sums
+ * leave the tiles' fixed costs unpaid), horizontal stride 1 or 2, rows
+ * of at least 7 output pixels (on AVX2, at stride 1, at most 32), and a
+ * kernel of more than one tap, or a strided 1x1 conv with K >= 512 (ResNet-50's
+ * downsampling convs: 512 -> 1024 at 28x28 1.5x and 1024 -> 2048 at 14x14 1.9x
+ * faster than the GEMM, but 256 -> 512 at 56x56 1.3x slower; a 1x1 conv with
+ * stride 1 is a plain GEMM). */
 int dg_cpu_conv_direct_takes(const dg_cpu_conv_shape *s);
 
 /* Scratch floats for one image: the padded copy and the tap offsets. */
