@@ -5,124 +5,65 @@
 #include "conv_direct_kern.h"
 
 #include "cpu_kernels.h"
-#include "transpose.h"
 
 #if defined(__x86_64__)
-#define T512 DG_CPU_T512
-#define T256 __attribute__((target("avx2,fma")))
+#include "vecf.h"
 
-/* ---- AVX-512: 4 vectors by 7 pixels, or 2 by 14 ---- */
-
-static inline __attribute__((always_inline)) T512 void
-body512(const int V, const int T, const int S, const float *x,
-        const int32_t *off, int K, const float *w0, const float *w1,
-        const float *bias, float *acc) {
-  __m512 a[28];
-#pragma GCC unroll 4
-  for (int v = 0; v < V; v++)
-#pragma GCC unroll 14
-    for (int t = 0; t < T; t++)
-      a[v * T + t] = bias ? _mm512_loadu_ps(bias + 16 * v)
-                          : _mm512_load_ps(acc + (v * T + t) * 16);
-  for (int k = 0; k < K; k++) {
-    const float *xk = x + off[k];
-    __m512 w[4];
-    w[0] = _mm512_loadu_ps(w0 + (size_t)k * 32);
-    w[1] = _mm512_loadu_ps(w0 + (size_t)k * 32 + 16);
-    if (V == 4) {
-      w[2] = _mm512_loadu_ps(w1 + (size_t)k * 32);
-      w[3] = _mm512_loadu_ps(w1 + (size_t)k * 32 + 16);
-    }
-#pragma GCC unroll 14
-    for (int t = 0; t < T; t++) {
-      __m512 xv = _mm512_set1_ps(xk[t * S]);
-#pragma GCC unroll 4
-      for (int v = 0; v < V; v++)
-        a[v * T + t] = _mm512_fmadd_ps(xv, w[v], a[v * T + t]);
-    }
+/* ---- a tile's sums, written once for both widths ----
+ *
+ * NV vectors of L channels (AVX-512: 4 by 7 pixels, or 2 by 14; AVX2: 2
+ * by 6), the weights two vectors a panel row (panels 2 L wide): vectors
+ * 0 and 1 from w0, 2 and 3 from w1. */
+#define DC_BODY(NAME, L, V, ATTR)                                              \
+  INLINE ATTR void NAME(const int NV, const int T, const int S,                \
+                        const float *x, const int32_t *off, int K,             \
+                        const float *w0, const float *w1, const float *bias,   \
+                        float *acc) {                                          \
+    V a[28];                                                                   \
+    _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)                       \
+        _Pragma("GCC unroll 14") for (int t = 0; t < T; t++) a[v * T + t] =    \
+            V##_load(bias ? bias + L * v : acc + (v * T + t) * L);             \
+    for (int k = 0; k < K; k++) {                                              \
+      const float *xk = x + off[k];                                            \
+      V w[4];                                                                  \
+      _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) w[v] =              \
+          V##_load((v < 2 ? w0 : w1) + (size_t)k * 2 * L + (v & 1) * L);       \
+      _Pragma("GCC unroll 14") for (int t = 0; t < T; t++) {                   \
+        V xv = V##_set1(xk[t * S]);                                            \
+        _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) a[v * T + t] =    \
+            V##_fmadd(xv, w[v], a[v * T + t]);                                 \
+      }                                                                        \
+    }                                                                          \
+    _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)                       \
+        _Pragma("GCC unroll 14") for (int t = 0; t < T; t++)                   \
+            V##_store(acc + (v * T + t) * L, a[v * T + t]);                    \
   }
-#pragma GCC unroll 4
-  for (int v = 0; v < V; v++)
-#pragma GCC unroll 14
-    for (int t = 0; t < T; t++)
-      _mm512_store_ps(acc + (v * T + t) * 16, a[v * T + t]);
-}
+DC_BODY(body512, 16, v16, T512)
+DC_BODY(body256, 8, v8, T256)
 
-static T512 void store512(const dg_cpu_dc_out *o, const float *acc, int V,
-                          int T, int o0, size_t at) {
-  __mmask16 mp = (__mmask16)((1u << T) - 1);
-  const __m512 lo = _mm512_set1_ps(o->lo), hi = _mm512_set1_ps(o->hi);
-  for (int v = 0; v < V && o0 + 16 * v < o->O; v++) {
-    __m512 r[16];
-    for (int i = 0; i < 16; i++)
-      r[i] =
-          i < T ? _mm512_load_ps(acc + (v * T + i) * 16) : _mm512_setzero_ps();
-    dg_cpu_transpose16(r);
-    int n = o->O - (o0 + 16 * v) < 16 ? o->O - (o0 + 16 * v) : 16;
-    for (int k = 0; k < n; k++) {
-      size_t c = (size_t)(o0 + 16 * v + k) * o->P + at;
-      __m512 u = r[k];
-      if (o->r)
-        u = _mm512_add_ps(u, _mm512_maskz_loadu_ps(mp, o->r + c));
-      u = _mm512_min_ps(hi, _mm512_max_ps(lo, u));
-      _mm512_mask_storeu_ps(o->y + c, mp, u);
-    }
+/* ---- the store, written once for both widths ---- */
+
+#define DC_STORE(NAME, L, V, ATTR)                                             \
+  static ATTR void NAME(const dg_cpu_dc_out *o, const float *acc, int nv,      \
+                        int T, int o0, size_t at) {                            \
+    const V lo = V##_set1(o->lo), hi = V##_set1(o->hi);                        \
+    for (int v = 0; v < nv && o0 + L * v < o->O; v++) {                        \
+      V r[L];                                                                  \
+      for (int i = 0; i < L; i++)                                              \
+        r[i] = i < T ? V##_load(acc + (v * T + i) * L) : V##_zero();           \
+      V##_transpose(r);                                                        \
+      int n = o->O - (o0 + L * v) < L ? o->O - (o0 + L * v) : L;               \
+      for (int k = 0; k < n; k++) {                                            \
+        size_t c = (size_t)(o0 + L * v + k) * o->P + at;                       \
+        V u = r[k];                                                            \
+        if (o->r)                                                              \
+          u = V##_add(u, V##_load_n(o->r + c, T));                             \
+        V##_store_clamped_n(o->y + c, u, lo, hi, T);                           \
+      }                                                                        \
+    }                                                                          \
   }
-}
-
-/* ---- AVX2: 2 vectors by 6 pixels ---- */
-
-static inline __attribute__((always_inline)) T256 void
-body256(const int T, const int S, const float *x, const int32_t *off, int K,
-        const float *w0, const float *bias, float *acc) {
-  __m256 a[12];
-#pragma GCC unroll 2
-  for (int v = 0; v < 2; v++)
-#pragma GCC unroll 6
-    for (int t = 0; t < T; t++)
-      a[v * T + t] = bias ? _mm256_loadu_ps(bias + 8 * v)
-                          : _mm256_load_ps(acc + (v * T + t) * 8);
-  for (int k = 0; k < K; k++) {
-    const float *xk = x + off[k];
-    __m256 w[2] = {_mm256_loadu_ps(w0 + (size_t)k * 16),
-                   _mm256_loadu_ps(w0 + (size_t)k * 16 + 8)};
-#pragma GCC unroll 6
-    for (int t = 0; t < T; t++) {
-      __m256 xv = _mm256_broadcast_ss(xk + t * S);
-#pragma GCC unroll 2
-      for (int v = 0; v < 2; v++)
-        a[v * T + t] = _mm256_fmadd_ps(xv, w[v], a[v * T + t]);
-    }
-  }
-#pragma GCC unroll 2
-  for (int v = 0; v < 2; v++)
-#pragma GCC unroll 6
-    for (int t = 0; t < T; t++)
-      _mm256_store_ps(acc + (v * T + t) * 8, a[v * T + t]);
-}
-
-static T256 void store256(const dg_cpu_dc_out *o, const float *acc, int V,
-                          int T, int o0, size_t at) {
-  __m256i mp = _mm256_cmpgt_epi32(_mm256_set1_epi32(T),
-                                  _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-  const __m256 lo = _mm256_set1_ps(o->lo), hi = _mm256_set1_ps(o->hi);
-  for (int v = 0; v < V && o0 + 8 * v < o->O; v++) {
-    __m256 r[8];
-    for (int i = 0; i < 8; i++)
-      r[i] =
-          i < T ? _mm256_load_ps(acc + (v * T + i) * 8) : _mm256_setzero_ps();
-    dg_cpu_transpose8(r);
-    int n = o->O - (o0 + 8 * v) < 8 ? o->O - (o0 + 8 * v) : 8;
-    for (int k = 0; k < n; k++) {
-      size_t c = (size_t)(o0 + 8 * v + k) * o->P + at;
-      __m256 u = r[k];
-      if (o->r)
-        u = _mm256_add_ps(u, _mm256_maskload_ps(o->r + c, mp));
-      u = _mm256_min_ps(hi, _mm256_max_ps(lo, u));
-      _mm256_maskstore_ps(o->y + c, mp, u);
-    }
-  }
-}
+DC_STORE(store512, 16, v16, T512)
+DC_STORE(store256, 8, v8, T256)
 
 /* ---- one function per (width, T, S), in tables ---- */
 
@@ -136,8 +77,7 @@ static T256 void store256(const dg_cpu_dc_out *o, const float *acc, int V,
   static T256 void t256_##T##_##S(const float *x, const int32_t *off, int K,   \
                                   const float *w0, const float *w1,            \
                                   const float *bias, float *acc) {             \
-    (void)w1;                                                                  \
-    body256(T, S, x, off, K, w0, bias, acc);                                   \
+    body256(2, T, S, x, off, K, w0, w1, bias, acc);                            \
   }
 // clang-format off
 #define W512_7(V, S)                                                           \

@@ -93,34 +93,10 @@ size_t dg_cpu_depthwise_cb_scratch(const dg_conv_geom *d) {
 }
 
 #if defined(__x86_64__)
-#include <immintrin.h>
+#include "vecf.h" /* the float prims */
 
-#define INLINE static inline __attribute__((always_inline))
-#define T512 DG_CPU_T512
-#define T256 __attribute__((target("avx2,fma")))
+/* ---- AVX-512: the byte prims ---- */
 
-/* ---- AVX-512: sixteen lanes ---- */
-
-typedef __m512 v16;
-INLINE T512 v16 v16_zero(void) { return _mm512_setzero_ps(); }
-INLINE T512 v16 v16_load(const float *p) { return _mm512_loadu_ps(p); }
-INLINE T512 void v16_store(float *p, v16 v) { _mm512_storeu_ps(p, v); }
-INLINE T512 v16 v16_set1(float f) { return _mm512_set1_ps(f); }
-INLINE T512 v16 v16_add(v16 a, v16 b) { return _mm512_add_ps(a, b); }
-INLINE T512 v16 v16_sub(v16 a, v16 b) { return _mm512_sub_ps(a, b); }
-INLINE T512 v16 v16_mul(v16 a, v16 b) { return _mm512_mul_ps(a, b); }
-INLINE __mmask16 lanes16(int64_t n) {
-  return n >= 16 ? (__mmask16)0xffff
-                 : (__mmask16)(((uint32_t)1 << (n > 0 ? n : 0)) - 1);
-}
-INLINE T512 v16 v16_load_n(const float *p, int64_t n) {
-  return _mm512_maskz_loadu_ps(lanes16(n), p);
-}
-/* clamp(v) to [lo, hi], (bound, v) order: NaN stays NaN */
-INLINE T512 void v16_store_clamped_n(float *p, v16 v, v16 lo, v16 hi,
-                                     int64_t n) {
-  _mm512_mask_storeu_ps(p, lanes16(n), _mm512_min_ps(hi, _mm512_max_ps(lo, v)));
-}
 /* n bytes (signed or not) as floats, the other lanes 0 */
 INLINE T512 v16 v16_load_bytes_n(const uint8_t *p, int64_t n, bool xs) {
   __m128i b = _mm_maskz_loadu_epi8(lanes16(n), p);
@@ -139,29 +115,9 @@ INLINE T512 void v16_requant_n(uint8_t *p, v16 s, int32_t bias, float m,
   __m512i o = _mm512_add_epi32(_mm512_cvttps_epi32(f), _mm512_set1_epi32(zy));
   _mm_mask_storeu_epi8(p, lanes16(n), _mm512_cvtepi32_epi8(o));
 }
-INLINE T512 void v16_transpose(v16 r[16]) { dg_cpu_transpose16(r); }
 
-/* ---- AVX2: eight lanes ---- */
+/* ---- AVX2: the byte prims ---- */
 
-typedef __m256 v8;
-INLINE T256 v8 v8_zero(void) { return _mm256_setzero_ps(); }
-INLINE T256 v8 v8_load(const float *p) { return _mm256_loadu_ps(p); }
-INLINE T256 void v8_store(float *p, v8 v) { _mm256_storeu_ps(p, v); }
-INLINE T256 v8 v8_set1(float f) { return _mm256_set1_ps(f); }
-INLINE T256 v8 v8_add(v8 a, v8 b) { return _mm256_add_ps(a, b); }
-INLINE T256 v8 v8_sub(v8 a, v8 b) { return _mm256_sub_ps(a, b); }
-INLINE T256 v8 v8_mul(v8 a, v8 b) { return _mm256_mul_ps(a, b); }
-INLINE T256 __m256i lanes8(int64_t n) {
-  n = n < 0 ? 0 : (n > 8 ? 8 : n);
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n),
-                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-INLINE T256 v8 v8_load_n(const float *p, int64_t n) {
-  return _mm256_maskload_ps(p, lanes8(n));
-}
-INLINE T256 void v8_store_clamped_n(float *p, v8 v, v8 lo, v8 hi, int64_t n) {
-  _mm256_maskstore_ps(p, lanes8(n), _mm256_min_ps(hi, _mm256_max_ps(lo, v)));
-}
 /* eight bytes loaded whole; a shorter run through a copy (AVX2 has no
  * masked byte loads) */
 INLINE T256 v8 v8_load_bytes_n(const uint8_t *p, int64_t n, bool xs) {
@@ -201,7 +157,6 @@ INLINE T256 void v8_requant_n(uint8_t *p, v8 s, int32_t bias, float m,
   _mm_storeu_si128((__m128i *)t, bytes);
   memcpy(p, t, (size_t)(n > 0 ? n : 0));
 }
-INLINE T256 void v8_transpose(v8 r[8]) { dg_cpu_transpose8(r); }
 
 /* ---- one block, written once for both widths ----
  *
