@@ -5,6 +5,7 @@
 #include "runtime/session.h" /* dg_f32_to_f16 */
 #include "targets/npu/lower.h"
 #include "targets/npu/sim.h"
+#include "targets/npu/timing.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -522,8 +523,39 @@ int npu_fc_run(dg_context *ctx, int npu, const char *label, int quick) {
   return bad;
 }
 
+/* The timing model's shape on cv (timing.h): every term finite and not
+ * negative, each total at least its compute and its DRAM time; rocket
+ * dearer than the vendor driver wherever a job chains two tasks or more
+ * (an interrupt a task against one a job). (Three cores may come out
+ * slower than one: each core's first slice fetches its weights again.)
+ * 0 or -1 with err set. */
+static int check_timing(const npu_conv *cv, char *err, size_t n) {
+  npu_timing t;
+  dg_npu_timing_conv(cv, &t);
+  const double terms[] = {t.compute_us, t.ddr_us,   t.task_us,   t.job_us,
+                          t.host_us,    t.total_us, t.total3_us, t.rocket_us};
+  for (size_t i = 0; i < sizeof terms / sizeof *terms; i++)
+    if (!isfinite(terms[i]) || terms[i] < 0) {
+      snprintf(err, n, "timing term %zu is %g", i, terms[i]);
+      return -1;
+    }
+  int jobs = (cv->task_count + NPU_JOB_MAX_TASKS - 1) / NPU_JOB_MAX_TASKS;
+  double floor = t.compute_us > t.ddr_us ? t.compute_us : t.ddr_us;
+  if (t.total_us < floor || t.rocket_us < floor ||
+      (cv->task_count >= 2 * jobs && t.rocket_us <= t.total_us)) {
+    snprintf(err, n,
+             "timing: %d tasks in %d jobs, compute %g ddr %g, total %g, "
+             "three cores %g, rocket %g",
+             cv->task_count, jobs, t.compute_us, t.ddr_us, t.total_us,
+             t.total3_us, t.rocket_us);
+    return -1;
+  }
+  return 0;
+}
+
 /* Every task of cv checked statically at its offsets (IOVAs from 0, as a
- * fresh rocket fd hands out), and the tasks' coverage of (channel, row). */
+ * fresh rocket fd hands out), the tasks' coverage of (channel, row), and
+ * the timing model's shape. */
 static int check_tasks(npu_conv *cv, char *err, size_t n) {
   size_t sizes[4] = {cv->in_bytes, cv->wt_bytes, cv->bias_bytes, cv->out_bytes};
   uint32_t iova[NPU_BUF_COUNT];
@@ -565,6 +597,8 @@ static int check_tasks(npu_conv *cv, char *err, size_t n) {
     }
   if (!cover)
     rc = -1, snprintf(err, n, "out of memory");
+  if (!rc)
+    rc = check_timing(cv, err, n);
   free(cover);
   for (int i = 0; i < 4; i++)
     free(bufs[i].data);

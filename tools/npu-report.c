@@ -320,17 +320,19 @@ int main(int argc, char **argv) {
 #ifdef DG_HAVE_MODELS
   if (nmodels) {
     printf("# npu-report: device %d: %s (driver %s), CPU and NPU allowed, "
-           "nodes pinned to the NPU (declined ones fall back), batch 1; est: "
-           "the timing model (a model, not a "
-           "measurement), the NPU's nodes only; lists: ms lowering and "
-           "generating the command lists, compile: ms of the whole compile "
-           "(weights packed, CPU nodes too); est3: one run split over three "
-           "cores (latency mode), thr3: throughput of three sessions, one "
-           "per core, against one (throughput mode)\n",
+           "nodes pinned to the NPU (declined ones fall back), batch 1; lists: "
+           "ms lowering and generating the command lists, compile: ms of the "
+           "whole compile (weights packed, CPU nodes too); est: the timing "
+           "model (a model, not a measurement) of the NPU's nodes, one core "
+           "under the vendor driver (rknpu, tasks chained by the PC), est3: "
+           "one run split "
+           "over three cores (latency mode), thr3: throughput of three "
+           "sessions, one per core, against one (throughput mode), rocket: "
+           "one core under mainline rocket (an interrupt a task)\n",
            npu, info.name, info.driver);
-    printf("%-26s %11s %7s %6s %5s %6s %9s %9s %9s %9s %7s\n", "model",
+    printf("%-26s %11s %7s %6s %5s %6s %9s %9s %9s %9s %7s %9s\n", "model",
            "npu/nodes", "macs", "tasks", "jobs", "edges", "lists", "compile",
-           "est_ms", "est3_ms", "thr3");
+           "est_ms", "est3_ms", "thr3", "rocket_ms");
     int bad = 0;
     for (int i = 0; i < nmodels; i++)
       bad |= npu_model_report(ctx, npu, models[i]);
@@ -344,25 +346,29 @@ int main(int argc, char **argv) {
          "median of %d\n",
          npu, info.name, info.driver, REPS);
   printf("# est_us: the timing model (a model, not a measurement: "
-         "docs/npu.md, \"Timing model\"), one core and three\n");
-  printf("%-11s %-18s %-30s %-8s %10s %10s %5s %7s %6s %8s %8s  %s\n", "net",
-         "layer", "shape (CxHxW -> OxOHxOW)", "npu", "compile_us", "lower_us",
-         "tasks", "cut", "words", "est_us", "est3_us", "reason");
+         "docs/npu.md, \"Timing model\"), one core and three under the "
+         "vendor driver, one core under rocket\n");
+  printf("%-11s %-18s %-30s %-8s %10s %10s %5s %7s %6s %8s %8s %9s  %s\n",
+         "net", "layer", "shape (CxHxW -> OxOHxOW)", "npu", "compile_us",
+         "lower_us", "tasks", "cut", "words", "est_us", "est3_us", "rocket_us",
+         "reason");
   for (int i = 0; i < n; i++) {
     const layer *L = &layers[i];
     result *r = &res[i];
     run_layer(ctx, npu, L, r);
-    char tk[16] = "-", wd[16] = "-", cut[24] = "-", e1[16] = "-", e3[16] = "-";
+    char tk[16] = "-", wd[16] = "-", cut[24] = "-", e1[16] = "-", e3[16] = "-",
+         er[16] = "-";
     if (r->lowered) {
       snprintf(tk, sizeof tk, "%d", r->tasks);
       snprintf(wd, sizeof wd, "%d", r->words);
       snprintf(cut, sizeof cut, "%dx%d", r->blocks, r->slices);
       snprintf(e1, sizeof e1, "%.1f", r->tm.total_us);
       snprintf(e3, sizeof e3, "%.1f", r->tm.total3_us);
+      snprintf(er, sizeof er, "%.1f", r->tm.rocket_us);
     }
-    printf("%-11s %-18s %-30s %-8s %10.1f %10.1f %5s %7s %6s %8s %8s  %s\n",
+    printf("%-11s %-18s %-30s %-8s %10.1f %10.1f %5s %7s %6s %8s %8s %9s  %s\n",
            L->net, L->name, r->shape, r->taken ? "taken" : "declined",
-           r->compile_us, r->lower_us, tk, cut, wd, e1, e3, r->reason);
+           r->compile_us, r->lower_us, tk, cut, wd, e1, e3, er, r->reason);
   }
   double lenet_c = 0, lenet_l = 0, rn_c = 0, rn_l = 0;
   for (int i = 0; i < n; i++) {
@@ -378,11 +384,11 @@ int main(int argc, char **argv) {
            "\"row_slices\":%d,\"command_words\":%d,"
            "\"max_words_per_task\":%d,\"model_us\":{\"compute\":%.1f,"
            "\"ddr\":%.1f,\"tasks\":%.1f,\"jobs\":%.1f,\"host\":%.1f,"
-           "\"total\":%.1f,\"total_3_cores\":%.1f}}\n",
+           "\"total\":%.1f,\"total_3_cores\":%.1f,\"total_rocket\":%.1f}}\n",
            L->net, nm, sh, r->taken ? "true" : "false", why, r->compile_us,
            r->lower_us, r->tasks, r->blocks, r->slices, r->words, r->max_words,
            r->tm.compute_us, r->tm.ddr_us, r->tm.task_us, r->tm.job_us,
-           r->tm.host_us, r->tm.total_us, r->tm.total3_us);
+           r->tm.host_us, r->tm.total_us, r->tm.total3_us, r->tm.rocket_us);
     if (!strcmp(L->net, "lenet"))
       lenet_c += r->compile_us, lenet_l += r->lower_us;
     if (!strcmp(L->net, "resnet50"))

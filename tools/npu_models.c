@@ -21,7 +21,7 @@ static double now_ms(void) {
 
 typedef struct model_figures {
   int nodes, npu_nodes, tasks, jobs, edges, cubes;
-  double macs, npu_macs, est_us, est3_us, ddr_us;
+  double macs, npu_macs, est_us, est3_us, rocket_us, ddr_us;
   double lists_ms; /* lowering and command-list generation alone */
 } model_figures;
 
@@ -79,6 +79,7 @@ static void count(const dg_session *s, int npu, model_figures *f) {
     f->jobs += (c.task_count + NPU_JOB_MAX_TASKS - 1) / NPU_JOB_MAX_TASKS * c.N;
     f->est_us += tm.total_us * c.N;
     f->est3_us += tm.total3_us * c.N;
+    f->rocket_us += tm.rocket_us * c.N;
     f->ddr_us += tm.ddr_us * c.N;
     dg_npu_conv_release(&c, NULL);
   }
@@ -132,17 +133,20 @@ int npu_model_report(dg_context *ctx, int npu, const char *path) {
    * DRAM time. */
   double busy = f.est_us > 3 * f.ddr_us ? f.est_us : 3 * f.ddr_us;
   double thr3 = busy > 0 ? 3 * f.est_us / busy : 0;
-  printf("%-26s %5d/%-5d %6.1f%% %6d %5d %6d %9.2f %9.2f %9.2f %9.2f %6.2fx\n",
+  printf("%-26s %5d/%-5d %6.1f%% %6d %5d %6d %9.2f %9.2f %9.2f %9.2f %6.2fx "
+         "%9.2f\n",
          name, f.npu_nodes, f.nodes, share, f.tasks, f.jobs, f.edges,
-         f.lists_ms, best, f.est_us / 1e3, f.est3_us / 1e3, thr3);
+         f.lists_ms, best, f.est_us / 1e3, f.est3_us / 1e3, thr3,
+         f.rocket_us / 1e3);
   printf("{\"model\":\"%s\",\"nodes\":%d,\"npu_nodes\":%d,"
          "\"npu_mac_share\":%.4f,\"tasks\":%d,\"jobs\":%d,"
          "\"cpu_npu_edges\":%d,\"cube_handoffs\":%d,\"lists_ms\":%.2f,"
          "\"compile_ms\":%.2f,"
          "\"model_npu_ms\":%.3f,\"model_npu_3_cores_ms\":%.3f,"
-         "\"model_throughput_3_sessions\":%.2f}\n",
+         "\"model_throughput_3_sessions\":%.2f,\"model_npu_rocket_ms\":%.3f}\n",
          name, f.nodes, f.npu_nodes, share / 100, f.tasks, f.jobs, f.edges,
-         f.cubes, f.lists_ms, best, f.est_us / 1e3, f.est3_us / 1e3, thr3);
+         f.cubes, f.lists_ms, best, f.est_us / 1e3, f.est3_us / 1e3, thr3,
+         f.rocket_us / 1e3);
   dg_session_destroy(s);
   dg_graph_destroy(g);
   return 0;

@@ -60,13 +60,15 @@ static int npu_supports(dg_device *dev, const dg_ir *ir, const dg_node *n,
   return dg_npu_conv_lower(ir, n, NULL, why, why_size);
 }
 
-/* One core: 1024 int8 (512 fp16) MACs per cycle at 1 GHz, taken at half
- * efficiency (padded channels, pipeline fill); 20 us per task for the kick
- * and the interrupt; host packing at about 1 GB/s. A guide for placement
- * only. */
+/* A conv by the timing model (timing.h) with the fixed costs of the
+ * device's kernel driver (rocket's interrupt a task; otherwise the
+ * vendor driver's, which the simulator stands in for); a pooling task by
+ * a flat 20 us an image and host packing at about 1 GB/s. A guide for
+ * placement only. */
 static double npu_estimate(dg_device *dev, const dg_ir *ir, const dg_node *n) {
   const npu_device *nd = dev->impl;
   bool split3 = nd && nd->be && nd->be->cores == 3; /* the latency mode */
+  bool rocket = nd && nd->be && !strcmp(nd->be->ops->name, "rocket");
   double bytes = (double)dg_desc_bytes(&dg_ir_tensor(ir, n->inputs[0])->desc) +
                  (double)dg_desc_bytes(&dg_ir_tensor(ir, n->output)->desc);
   if (dg_npu_is_pool_op(n->op)) /* one task per image; fp16 packing, 2x bytes */
@@ -78,7 +80,10 @@ static double npu_estimate(dg_device *dev, const dg_ir *ir, const dg_node *n) {
   if (dg_npu_conv_lower(ir, n, &c, why, sizeof why)) {
     npu_timing tm;
     dg_npu_timing_conv(&c, &tm);
-    double us = (split3 ? tm.total3_us : tm.total_us) * c.N;
+    double us = (split3   ? tm.total3_us
+                 : rocket ? tm.rocket_us
+                          : tm.total_us) *
+                c.N;
     dg_npu_conv_release(&c, NULL);
     return us;
   }

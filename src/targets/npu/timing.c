@@ -10,11 +10,12 @@ static const struct {
   double efficiency;       /* of the MAC array on dense convs: calibrated */
   double depthwise_factor; /* a depthwise task uses 1 kernel of 32 */
   double ddr_gbps;         /* NPU share of DRAM bandwidth: calibrated */
-  double task_us;          /* per task: completion interrupt (Mesa) */
-  double job_us;           /* per job: submit and cache syncs (Mesa) */
+  double irq_us;           /* a completion interrupt and restart (Mesa) */
+  double submit_us;        /* per job: submit and cache syncs (Mesa) */
+  double pc_task_us;       /* rknpu: the PC fetching a task's list */
   double host_gbps;        /* CPU packing/unpacking, one A76 core */
   double cube_gbps;        /* cube to cube copies between NPU nodes */
-} M = {1000.0, 1024.0, 256.0, 0.45, 1.0 / 32, 7.0, 50.0, 12.0, 2.0, 8.0};
+} M = {1000.0, 1024.0, 256.0, 0.45, 1.0 / 32, 7.0, 50.0, 12.0, 2.0, 2.0, 8.0};
 
 static double task_macs(const npu_task *t) {
   const npu_conv_desc *d = &t->d;
@@ -46,8 +47,8 @@ void dg_npu_timing_conv(const npu_conv *c, npu_timing *t) {
     per_core[i % 3] += mac_us;
   }
   int jobs = (c->task_count + NPU_JOB_MAX_TASKS - 1) / NPU_JOB_MAX_TASKS;
-  t->task_us = M.task_us * c->task_count;
-  t->job_us = M.job_us * jobs;
+  t->task_us = M.pc_task_us * c->task_count;
+  t->job_us = (M.submit_us + M.irq_us) * jobs;
   double elem = c->f16 ? 2 : 1;
   double in_bytes = elem * c->C * c->H * c->W;
   double out_bytes = c->out_on_npu ? 0 : elem * c->O * c->OH * c->OW;
@@ -57,14 +58,17 @@ void dg_npu_timing_conv(const npu_conv *c, npu_timing *t) {
                (c->from_npu ? in_bytes : 0) / (M.cube_gbps * 1e3) +
                out_bytes / (M.host_gbps * 1e3);
   t->total_us = t->task_us + t->job_us + t->host_us + busy;
-  /* Three cores: each runs a third of the tasks (and their interrupts,
-   * and a job each); DRAM is one for all. */
+  t->rocket_us =
+      M.irq_us * c->task_count + M.submit_us * jobs + t->host_us + busy;
+  /* Three cores: each runs a third of the tasks (and their fetches, and
+   * a job with its interrupt each); DRAM is one for all. */
   double slowest = per_core[0];
   for (int k = 1; k < 3; k++)
     slowest = per_core[k] > slowest ? per_core[k] : slowest;
   int per = (c->task_count + 2) / 3; /* tasks of the busiest core */
-  double fixed3 = M.task_us * per + M.job_us * ((per + NPU_JOB_MAX_TASKS - 1) /
-                                                NPU_JOB_MAX_TASKS);
+  double fixed3 = M.pc_task_us * per +
+                  (M.submit_us + M.irq_us) *
+                      ((per + NPU_JOB_MAX_TASKS - 1) / NPU_JOB_MAX_TASKS);
   double work3 = slowest > ddr_all ? slowest : ddr_all;
   t->total3_us = fixed3 + t->host_us + work3;
 }
