@@ -286,6 +286,44 @@ static void test_packers(tfl_conv *c) {
   }
   check(gi && n == 2 * cube && !memcmp(gi, re, n),
         "packer: mesa-input unpacked to NCHW and packed back is identical");
+  /* int8 cubes at edge shapes (channels and widths around 16, whole and
+   * part tiles of the transposes), each byte where the layout puts it:
+   * cube[((ch / 16) * H + y) * W + x][ch % 16], pad channels = pad; and
+   * unpacked back. A slice of rows (y0 = 1) of a taller plane. */
+  int cube_bad = 0;
+  static const int cs[] = {1, 15, 16, 17, 40}, wds[] = {1, 15, 16, 17, 40};
+  for (int ci = 0; ci < 5; ci++)
+    for (int wi = 0; wi < 5; wi++) {
+      int C = cs[ci], W = wds[wi], PH = 4, H = 3, y0 = 1;
+      size_t nb = dg_npu_feature_bytes(C, H, W, 1);
+      int8_t *x = malloc((size_t)C * PH * W), *back = malloc((size_t)C * H * W);
+      uint8_t *cb = malloc(nb);
+      if (!x || !back || !cb) {
+        cube_bad++;
+        free(x), free(back), free(cb);
+        continue;
+      }
+      for (int i = 0; i < C * PH * W; i++)
+        x[i] = (int8_t)(i * 37 + 11);
+      dg_npu_pack_rows_i8(x, C, PH, W, y0, H, -5, cb);
+      for (int ch = 0; ch < (C + 15) / 16 * 16; ch++)
+        for (int y = 0; y < H; y++)
+          for (int xx = 0; xx < W; xx++) {
+            uint8_t want = ch < C
+                               ? (uint8_t)x[((size_t)ch * PH + y0 + y) * W + xx]
+                               : (uint8_t)(int8_t)-5;
+            cube_bad +=
+                cb[(((size_t)(ch / 16) * H + y) * W + xx) * 16 + ch % 16] !=
+                want;
+          }
+      dg_npu_unpack_feature_i8(cb, C, H, W, back);
+      for (int ch = 0; ch < C; ch++)
+        cube_bad += memcmp(back + (size_t)ch * H * W,
+                           x + ((size_t)ch * PH + y0) * W, (size_t)H * W) != 0;
+      free(x), free(back), free(cb);
+    }
+  check(!cube_bad, "packer: int8 NC1HWC2 rows of 1-40 channels and pixels, pad "
+                   "channels, and back to NCHW, byte for byte");
   uint16_t h[3 * 2 * 5], h2[3 * 2 * 5];
   for (int i = 0; i < 30; i++)
     h[i] = (uint16_t)(0x3c00 + i * 7);
