@@ -286,10 +286,36 @@ static void test_packers(tfl_conv *c) {
   }
   check(gi && n == 2 * cube && !memcmp(gi, re, n),
         "packer: mesa-input unpacked to NCHW and packed back is identical");
-  /* int8 cubes at edge shapes (channels and widths around 16, whole and
-   * part tiles of the transposes), each byte where the layout puts it:
-   * cube[((ch / 16) * H + y) * W + x][ch % 16], pad channels = pad; and
-   * unpacked back. A slice of rows (y0 = 1) of a taller plane. */
+  free(gi);
+  free(chw);
+  free(re);
+}
+
+/* ---- 4. generator + simulator ---- */
+
+static int run_sim(const npu_conv_desc *d, const npu_conv_plan *p,
+                   npu_stream *s, uint8_t *in, uint8_t *wt, int32_t *bias,
+                   uint8_t *out, npu_round round, char *err, size_t n) {
+  static const uint32_t iova[NPU_BUF_COUNT] = {0x0, 0x100000, 0x200000,
+                                               0x300000};
+  dg_npu_stream_patch(s, iova);
+  npu_sim_buffer bufs[4] = {
+      {"input", iova[NPU_BUF_INPUT], p->input_bytes, in, false},
+      {"weights", iova[NPU_BUF_WEIGHTS], p->weight_bytes, wt, false},
+      {"bias", iova[NPU_BUF_BIAS], p->bias_bytes, (uint8_t *)bias, false},
+      {"output", iova[NPU_BUF_OUTPUT], p->output_bytes, out, true}};
+  (void)d;
+  npu_sim_job job = {s->words, s->count, bufs, 4, round, NPU_POOL_AVG_RECIP};
+  return dg_npu_sim_run(&job, err, n);
+}
+
+/* The feature layouts without golden data: int8 cubes at edge shapes
+ * (channels and widths around 16, whole and part tiles of the packer's
+ * transposes), each byte where the layout puts it:
+ * cube[((ch / 16) * H + y) * W + x][ch % 16], pad channels = pad; and
+ * unpacked back. A slice of rows (y0 = 1) of a taller plane. Then an
+ * fp16 round trip. */
+static void test_cube_layouts(void) {
   int cube_bad = 0;
   static const int cs[] = {1, 15, 16, 17, 40}, wds[] = {1, 15, 16, 17, 40};
   for (int ci = 0; ci < 5; ci++)
@@ -332,27 +358,6 @@ static void test_packers(tfl_conv *c) {
   dg_npu_unpack_feature_f16(hc, 3, 2, 5, h2);
   check(!memcmp(h, h2, sizeof h) && hc[8 * 5 * 1 * 2] == (uint8_t)h[5],
         "packer: fp16 NC1HWC2 (8 channels per atom) round trip");
-  free(gi);
-  free(chw);
-  free(re);
-}
-
-/* ---- 4. generator + simulator ---- */
-
-static int run_sim(const npu_conv_desc *d, const npu_conv_plan *p,
-                   npu_stream *s, uint8_t *in, uint8_t *wt, int32_t *bias,
-                   uint8_t *out, npu_round round, char *err, size_t n) {
-  static const uint32_t iova[NPU_BUF_COUNT] = {0x0, 0x100000, 0x200000,
-                                               0x300000};
-  dg_npu_stream_patch(s, iova);
-  npu_sim_buffer bufs[4] = {
-      {"input", iova[NPU_BUF_INPUT], p->input_bytes, in, false},
-      {"weights", iova[NPU_BUF_WEIGHTS], p->weight_bytes, wt, false},
-      {"bias", iova[NPU_BUF_BIAS], p->bias_bytes, (uint8_t *)bias, false},
-      {"output", iova[NPU_BUF_OUTPUT], p->output_bytes, out, true}};
-  (void)d;
-  npu_sim_job job = {s->words, s->count, bufs, 4, round, NPU_POOL_AVG_RECIP};
-  return dg_npu_sim_run(&job, err, n);
 }
 
 static void test_golden(tfl_conv *c) {
@@ -712,6 +717,7 @@ int main(void) {
     }
     free(g_model);
   }
+  test_cube_layouts();
   test_sim_rejects();
   test_pad_word();
   test_matrix();
