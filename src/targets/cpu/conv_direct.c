@@ -20,12 +20,17 @@ static void padded(const dg_cpu_conv_shape *s, int64_t *Hp, int64_t *Wp) {
   *Wp = w > (int64_t)s->pl + s->W ? w : (int64_t)s->pl + s->W;
 }
 
+/* Scratch: the copy's floats, 64-byte aligned; the int32 tap offsets
+ * follow them. */
+static size_t copy_floats(const dg_cpu_conv_shape *s, int64_t Hp, int64_t Wp) {
+  return ((size_t)(s->C * Hp * Wp) + 15) & ~(size_t)15;
+}
+
 size_t dg_cpu_conv_direct_floats(const dg_cpu_conv_shape *s) {
   int64_t Hp, Wp;
   padded(s, &Hp, &Wp);
-  /* the copy, then the int32 offsets, each region 64-byte aligned */
-  size_t copy = ((size_t)(s->C * Hp * Wp) + 15) & ~(size_t)15;
-  return copy + (((size_t)s->C * s->KH * s->KW + 15) & ~(size_t)15);
+  return copy_floats(s, Hp, Wp) +
+         (((size_t)s->C * s->KH * s->KW + 15) & ~(size_t)15);
 }
 
 int dg_cpu_conv_direct_takes(const dg_cpu_conv_shape *s) {
@@ -77,6 +82,12 @@ static void fill_task(void *arg, int i, int n) {
        (int)((long long)j->s->C * (i + 1) / n));
 }
 
+/* Whether the block from output channel o0 takes the narrow tiles: half
+ * a block or fewer channels left, where the isa has them. */
+static int narrow_from(const dc_job *j, int o0) {
+  return j->isa->tw_narrow && j->s->O - o0 <= j->isa->block / 2;
+}
+
 /* Tile i of rows from r0 on, tw pixels a tile and per_row tiles a row:
  * its row, first pixel and width. */
 static int tile_at(const dc_job *j, int r0, int i, int tw, int per_row, int *oh,
@@ -95,7 +106,7 @@ static void piece(const dc_job *j, int q, int r0, int r1) {
   const dg_cpu_conv_shape *s = j->s;
   const dg_cpu_dc_isa *isa = j->isa;
   int K = s->C * s->KH * s->KW, o0 = isa->block * q;
-  int narrow = isa->tw_narrow && s->O - o0 <= isa->block / 2;
+  int narrow = narrow_from(j, o0);
   int V = (narrow ? isa->block / 2 : isa->block) / isa->vec;
   const float *w0 = j->panels + (size_t)(o0 / isa->panel) * K * isa->panel,
               *w1 = w0 + (size_t)K * isa->panel; /* read by wide tiles
@@ -153,7 +164,7 @@ static void pieces_task(void *arg, int i, int n) {
 static int piece_rows(const dc_job *j, int threads) {
   const dg_cpu_conv_shape *s = j->s;
   const dg_cpu_dc_isa *isa = j->isa;
-  int tw = isa->tw_narrow && s->O <= isa->block / 2 ? isa->tw_narrow : isa->tw,
+  int tw = narrow_from(j, 0) ? isa->tw_narrow : isa->tw,
       per_row = (s->OW + tw - 1) / tw;
   int rows = (DC_RUN + per_row - 1) / per_row;
   rows = rows < s->OH ? rows : s->OH;
@@ -180,8 +191,7 @@ void dg_cpu_conv_direct(dg_cpu_pool *pool, const dg_cpu_conv_shape *s,
     return; /* dg_cpu_conv_direct_takes says no */
   j.blocks = (s->O + j.isa->block - 1) / j.isa->block;
   padded(s, &j.Hp, &j.Wp);
-  size_t copy = ((size_t)(s->C * j.Hp * j.Wp) + 15) & ~(size_t)15;
-  int32_t *off = (int32_t *)(scratch + copy);
+  int32_t *off = (int32_t *)(scratch + copy_floats(s, j.Hp, j.Wp));
   for (int c = 0, k = 0; c < s->C; c++)
     for (int kh = 0; kh < s->KH; kh++)
       for (int kw = 0; kw < s->KW; kw++)
