@@ -62,18 +62,19 @@ static inline float expm1_v(float x) {
   p = p * x + 0.5f;
   p = p * x + 1.0f;
   float small = p * x;
-  return (x < 0.35f && x > -0.35f) ? small : dg_cpu_exp(x) - 1.0f;
+  /* one comparison, no && (whose branch keeps the loop scalar) */
+  return fabsf(x) < 0.35f ? small : dg_cpu_exp(x) - 1.0f;
 }
 
 /* tanh |x| = m / (m + 2), m = e^(2|x|) - 1, accurate near 0 through
  * expm1_v; |x| is clamped at 10, where tanh is 1 in float (so that m
  * stays finite). Within 4 ulps (measured on [-20, 20]). */
 static inline float tanh_v(float x) {
-  float a = x < 0 ? -x : x;
+  float a = fabsf(x);
   a = a > 10.0f ? 10.0f : a;
   float m = expm1_v(2.0f * a);
   float t = m / (m + 2.0f);
-  return x < 0 ? -t : (x > 0 ? t : x); /* keeps -0 and NaN */
+  return copysignf(t, x); /* keeps -0 (t = 0) and NaN (t is NaN) */
 }
 
 /* erf as the Vulkan target's dg_erf computes it (shaders/unary_math.glsl:
@@ -83,7 +84,7 @@ static inline float tanh_v(float x) {
  * q(|x|), q of degree 10 in s = (|x| - 2.5) / 1.5; beyond, 1. The sign
  * is put back, keeping -0; NaN stays NaN. */
 static inline float erf_v(float x) {
-  float a = x < 0 ? -x : x;
+  float a = fabsf(x);
   float s = 2.0f * (a * a) - 1.0f;
   float p = 1.230605477e-06f;
   p = p * s - 1.766906803e-05f;
@@ -107,7 +108,7 @@ static inline float erf_v(float x) {
   q = q * u + 2.108063641e-01f;
   float far = 1.0f - dg_cpu_exp(-(b * b)) * q;
   float r = a < 1.0f ? a * p : (a < 4.0f ? far : 1.0f);
-  return x < 0 ? -r : (x > 0 ? r : x); /* keeps -0 and NaN */
+  return x == x ? copysignf(r, x) : x; /* keeps -0 (r = 0) and NaN */
 }
 
 /* floor and ceil from rintf, which GCC vectorises (roundps), where it
