@@ -15,7 +15,8 @@
  * order from +0, multiply then add (never fused), padded taps w * 0, then
  * the bias, the residual and the clamp; vectors across channels change no
  * output's order. int8: the tile holds x - zx and the taps w - zw, whose
- * products and sums (up to 258 taps) are exact integers in float; the
+ * products and sums (up to 258 taps) are exact integers in float, so its
+ * multiply-adds are fused (the same exact sums in half the ops); the
  * requantisation is requant.h's dg_requant_out_q8, lane for lane. So the
  * bits are those of every other level. */
 #include "depthwise.h"
@@ -208,9 +209,10 @@ INLINE T256 void v8_requant_n(uint8_t *p, v8 s, int32_t bias, float m,
     }                                                                          \
   }                                                                            \
                                                                                \
-  INLINE ATTR void run_sums_##L(const int N, const float *p, int64_t step,     \
-                                const int64_t *toff, int64_t taps,             \
-                                const float *wv, V bias, float *out) {         \
+  INLINE ATTR void run_sums_##L(const bool Q, const int N, const float *p,     \
+                                int64_t step, const int64_t *toff,             \
+                                int64_t taps, const float *wv, V bias,         \
+                                float *out) {                                  \
     V a[OUT_RUN];                                                              \
     for (int i = 0; i < N; i++)                                                \
       a[i] = V##_zero();                                                       \
@@ -218,15 +220,16 @@ INLINE T256 void v8_requant_n(uint8_t *p, v8 s, int32_t bias, float m,
       const float *q = p + toff[t];                                            \
       V w = V##_load(wv + t * L);                                              \
       for (int i = 0; i < N; i++)                                              \
-        a[i] = V##_add(a[i], V##_mul(w, V##_load(q + i * step)));              \
+        a[i] = Q ? V##_fmadd(w, V##_load(q + i * step), a[i])                  \
+                 : V##_add(a[i], V##_mul(w, V##_load(q + i * step)));          \
     }                                                                          \
     for (int i = 0; i < N; i++)                                                \
       V##_store(out + i * L, V##_add(a[i], bias));                             \
   }                                                                            \
                                                                                \
-  static ATTR void tile_sums_##L(const dg_conv_geom *d, const cb_geom *g,      \
-                                 const float *tile, const float *wv, V bias,   \
-                                 int64_t nb, float *sums) {                    \
+  INLINE ATTR void tile_sums_##L(                                              \
+      const bool Q, const dg_conv_geom *d, const cb_geom *g,                   \
+      const float *tile, const float *wv, V bias, int64_t nb, float *sums) {   \
     const int64_t taps = d->KH * d->KW, step = d->sw * L;                      \
     int64_t toff[MAX_TAPS];                                                    \
     for (int64_t t = 0; t < taps; t++)                                         \
@@ -239,31 +242,43 @@ INLINE T256 void v8_requant_n(uint8_t *p, v8 s, int32_t bias, float m,
         /* the count a constant: the sums stay in registers */                 \
         switch (n) {                                                           \
         case 1:                                                                \
-          run_sums_##L(1, p, step, toff, taps, wv, bias, out);                 \
+          run_sums_##L(Q, 1, p, step, toff, taps, wv, bias, out);              \
           break;                                                               \
         case 2:                                                                \
-          run_sums_##L(2, p, step, toff, taps, wv, bias, out);                 \
+          run_sums_##L(Q, 2, p, step, toff, taps, wv, bias, out);              \
           break;                                                               \
         case 3:                                                                \
-          run_sums_##L(3, p, step, toff, taps, wv, bias, out);                 \
+          run_sums_##L(Q, 3, p, step, toff, taps, wv, bias, out);              \
           break;                                                               \
         case 4:                                                                \
-          run_sums_##L(4, p, step, toff, taps, wv, bias, out);                 \
+          run_sums_##L(Q, 4, p, step, toff, taps, wv, bias, out);              \
           break;                                                               \
         case 5:                                                                \
-          run_sums_##L(5, p, step, toff, taps, wv, bias, out);                 \
+          run_sums_##L(Q, 5, p, step, toff, taps, wv, bias, out);              \
           break;                                                               \
         case 6:                                                                \
-          run_sums_##L(6, p, step, toff, taps, wv, bias, out);                 \
+          run_sums_##L(Q, 6, p, step, toff, taps, wv, bias, out);              \
           break;                                                               \
         case 7:                                                                \
-          run_sums_##L(7, p, step, toff, taps, wv, bias, out);                 \
+          run_sums_##L(Q, 7, p, step, toff, taps, wv, bias, out);              \
           break;                                                               \
         default:                                                               \
-          run_sums_##L(8, p, step, toff, taps, wv, bias, out);                 \
+          run_sums_##L(Q, 8, p, step, toff, taps, wv, bias, out);              \
           break;                                                               \
         }                                                                      \
       }                                                                        \
+  }                                                                            \
+                                                                               \
+  /* apart from the blocks, one per dtype (their loops stay small) */          \
+  static ATTR void sums_f32_##L(const dg_conv_geom *d, const cb_geom *g,       \
+                                const float *tile, const float *wv, V bias,    \
+                                int64_t nb, float *sums) {                     \
+    tile_sums_##L(false, d, g, tile, wv, bias, nb, sums);                      \
+  }                                                                            \
+  static ATTR void sums_q8_##L(const dg_conv_geom *d, const cb_geom *g,        \
+                               const float *tile, const float *wv, V bias,     \
+                               int64_t nb, float *sums) {                      \
+    tile_sums_##L(true, d, g, tile, wv, bias, nb, sums);                       \
   }                                                                            \
                                                                                \
   INLINE ATTR void tile_out_##L(const bool Q, const dg_conv_geom *d,           \
@@ -315,7 +330,8 @@ INLINE T256 void v8_requant_n(uint8_t *p, v8 s, int32_t bias, float m,
       tile_in_##L(Q, d, &g, x, xq, Q && q->x_signed, Q ? q->zx : 0,            \
                   d->H * d->W, nch, oh0 * d->sh - d->pt,                       \
                   (nb - 1) * d->sh + (d->KH - 1) * d->dh + 1, s);              \
-      tile_sums_##L(d, &g, s, s + g.wv, V##_load(bias), nb, s + g.sums);       \
+      (Q ? sums_q8_##L : sums_f32_##L)(d, &g, s, s + g.wv, V##_load(bias), nb, \
+                                       s + g.sums);                            \
       tile_out_##L(Q, d, s + g.sums, r, y, yq, q, nch, lo, hi, oh0, nb);       \
     }                                                                          \
   }                                                                            \
