@@ -180,8 +180,11 @@ dg_status dg_plan_write(const dg_plan *p, dg_plan_format format, FILE *out) {
               (unsigned long long)n->bytes_transferred, n->reason_text,
               dev_note);
     }
-    fprintf(out, "%d nodes in %d segment(s), %zu bytes of host memory\n",
+    fprintf(out, "%d nodes in %d segment(s), %zu bytes of host memory",
             p->node_count, p->segment_count, p->host_bytes);
+    if (p->concats_in_place)
+      fprintf(out, ", %d concat(s) made in place", p->concats_in_place);
+    fputc('\n', out);
     if (strcmp(p->precision, "exact"))
       fprintf(out, "precision %s\n", p->precision);
     return ferror(out) ? DG_ERROR_IO : DG_OK;

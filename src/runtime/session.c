@@ -5,6 +5,7 @@
 
 #include "core/half.h"
 
+#include "concat_slices.h"
 #include "core/env.h"
 #include "core/memplan.h"
 #include "passes.h"
@@ -94,11 +95,27 @@ static dg_status plan_memory(dg_session *s) {
     touch_at(s, seg_of, first, last, t, ti->producer);
     touch(first, last, t, N); /* read back after the last segment */
   }
+  /* Concat inputs in their slices of the output (concat_slices.h): they
+   * get no block of their own. */
+  uint32_t *slice_of = malloc(sizeof(uint32_t) * (size_t)(T + 1));
+  size_t *slice_at = malloc(sizeof(size_t) * (size_t)(T + 1));
+  bool *host_node = malloc(sizeof(bool) * (size_t)(N + 1));
+  if (!slice_of || !slice_at || !host_node) {
+    free(first), free(last), free(seg_of), free(blocks), free(tid);
+    free(slice_of), free(slice_at), free(host_node);
+    return DG_ERROR_OUT_OF_MEMORY;
+  }
+  for (int i = 0; i < N; i++)
+    host_node[i] = s->segments[seg_of[i]].dev->host_memory;
+  s->plan.concats_in_place =
+      dg_concat_slices(ir, host_node, first, last, slice_of, slice_at, ALIGN);
+  free(host_node);
   /* Tensors in id order, which is creation order: the planner's ties
    * then follow the graph. */
   int count = 0;
   for (int t = 1; t <= T; t++)
-    if (first[t] >= 0 && ir->tensors[t - 1].kind == DG_TENSOR_VALUE) {
+    if (first[t] >= 0 && ir->tensors[t - 1].kind == DG_TENSOR_VALUE &&
+        !slice_of[t]) {
       blocks[count] = (dg_mem_block){dg_desc_bytes(&ir->tensors[t - 1].desc),
                                      first[t], last[t], s->keep_all, 0};
       tid[count++] = (uint32_t)t;
@@ -107,14 +124,25 @@ static dg_status plan_memory(dg_session *s) {
   bool oom = false;
   size_t top = dg_memplan_place(blocks, count, ALIGN, 0, &oom);
   if (oom || top == SIZE_MAX) {
-    free(blocks), free(tid);
+    free(blocks), free(tid), free(slice_of), free(slice_at);
     return DG_ERROR_OUT_OF_MEMORY;
   }
   for (int t = 0; t < T; t++)
     s->offsets[t] = SIZE_MAX;
   for (int c = 0; c < count; c++)
     s->offsets[tid[c] - 1] = blocks[c].offset;
-  free(blocks), free(tid);
+  /* a slice's offset: its own in its holder's, which may be a slice of
+   * another (DenseNet's), up to one that got a block above */
+  for (int t = 1; t <= T; t++) {
+    if (!slice_of[t])
+      continue;
+    size_t at = 0;
+    uint32_t h = (uint32_t)t;
+    for (; slice_of[h]; h = slice_of[h])
+      at += slice_at[h];
+    s->offsets[t - 1] = s->offsets[h - 1] + at;
+  }
+  free(blocks), free(tid), free(slice_of), free(slice_at);
   s->arena_size = top;
   s->plan.host_bytes = top;
   if (top && posix_memalign(&s->arena, ALIGN, top))

@@ -13,6 +13,7 @@ struct dg_plan {
   int node_count;
   int segment_count;
   size_t host_bytes;   /* the host arena the session planned */
+  int concats_in_place; /* concats whose inputs live in their slices */
   char precision[160]; /* dg_plan_precision */
 };
 
