@@ -420,6 +420,7 @@ typedef struct gk_case {
   int ar, ad[4], br, bd[4]; /* matmul a, b; fc x, w; conv x, w */
   dg_conv2d_params cp;
   dg_activation act;
+  dg_unary_fn post; /* convs: then this function, fused into the conv */
 } gk_case;
 
 static float *gk_data(size_t n) {
@@ -488,19 +489,25 @@ static dg_status gk_run(dg_context *ctx, int dev, const gk_case *c,
   if (c->op == 3)
     out = dg_graph_relu(
         g, "relu", dg_graph_add(g, "add", out, dg_graph_input(g, "r", &rdesc)));
+  if (c->post)
+    out = dg_graph_unary(g, "post", c->post, out, 0, 0);
   dg_graph_output(g, "y", out, DG_LAYOUT_NCHW);
   dg_compile_options co = {.policy = DG_POLICY_STRICT};
   dg_session *s = NULL;
   dg_status st = dg_graph_compile(g, &co, &s, NULL);
   *y = NULL;
-  if (st == DG_OK && c->op == 3) {
+  if (st == DG_OK && (c->op == 3 || c->post)) {
     const dg_plan *pl = dg_session_plan(s);
     dg_plan_node pn = {0};
     dg_plan_get_node(pl, 0, &pn);
-    CHECK(dg_plan_node_count(pl) == 1 && !strcmp(pn.node_name, "conv+add+relu"),
-          "conv + residual + relu on device %d: one fused node (%d nodes, "
-          "the first \"%s\")",
-          dev, dg_plan_node_count(pl), pn.node_name);
+    char want[64];
+    snprintf(want, sizeof want, "conv%s%s", c->op == 3 ? "+add+relu" : "",
+             c->post ? "+post" : "");
+    CHECK(dg_plan_node_count(pl) == 1 && !strcmp(pn.node_name, want),
+          "%s on device %d: one fused node \"%s\" (%d nodes, the first "
+          "\"%s\")",
+          c->op == 3 ? "conv + residual + relu" : "conv + unary", dev, want,
+          dg_plan_node_count(pl), pn.node_name);
   }
   if (st == DG_OK) {
     dg_io_info yi;
@@ -530,20 +537,22 @@ static void test_gpu_kernels(dg_context *ctx, int dev, const char *mode) {
   const dg_conv2d_params same = {.padding = DG_PADDING_SAME_UPPER,
                                  .activation = DG_ACTIVATION_RELU};
   const gk_case cases[] = {
-      {0, 0, 2, {200, 37}, 2, {37, 300}, {.groups = 0}, 0}, /* 128x128, edges */
-      {0, 0, 2, {256, 64}, 2, {64, 256}, {.groups = 0}, 0}, /* all vector */
-      {0, 0, 2, {50, 64}, 2, {64, 300}, {.groups = 0}, 0},  /* 64x128 */
-      {0, 0, 2, {40, 20}, 2, {20, 100}, {.groups = 0}, 0},  /* 64x64 */
-      {0, 0, 3, {3, 130, 33}, 3, {3, 33, 129}, {.groups = 0}, 0}, /* batch */
-      {0, 0, 3, {2, 70, 48}, 2, {48, 132}, {.groups = 0}, 0}, /* broadcast b */
-      {0, 1, 2, {70, 40}, 2, {40, 90}, {.groups = 0}, 0},     /* f16 storage */
-      {1, 0, 2, {100, 64}, 2, {200, 64}, {.groups = 0}, DG_ACTIVATION_RELU},
-      {1, 0, 2, {33, 19}, 2, {70, 19}, {.groups = 0}, DG_ACTIVATION_NONE},
+      /* 128x128, edges */
+      {0, 0, 2, {200, 37}, 2, {37, 300}, {.groups = 0}, 0, 0},
+      {0, 0, 2, {256, 64}, 2, {64, 256}, {.groups = 0}, 0, 0}, /* all vector */
+      {0, 0, 2, {50, 64}, 2, {64, 300}, {.groups = 0}, 0, 0},  /* 64x128 */
+      {0, 0, 2, {40, 20}, 2, {20, 100}, {.groups = 0}, 0, 0},  /* 64x64 */
+      {0, 0, 3, {3, 130, 33}, 3, {3, 33, 129}, {.groups = 0}, 0, 0}, /* batch */
+      /* broadcast b */
+      {0, 0, 3, {2, 70, 48}, 2, {48, 132}, {.groups = 0}, 0, 0},
+      {0, 1, 2, {70, 40}, 2, {40, 90}, {.groups = 0}, 0, 0}, /* f16 storage */
+      {1, 0, 2, {100, 64}, 2, {200, 64}, {.groups = 0}, DG_ACTIVATION_RELU, 0},
+      {1, 0, 2, {33, 19}, 2, {70, 19}, {.groups = 0}, DG_ACTIVATION_NONE, 0},
       /* under 16 rows: the GEMV, batch 1, f16 storage, a batched matmul */
-      {1, 0, 2, {1, 300}, 2, {70, 300}, {.groups = 0}, DG_ACTIVATION_RELU},
-      {1, 1, 2, {2, 130}, 2, {33, 130}, {.groups = 0}, DG_ACTIVATION_NONE},
-      {0, 0, 3, {2, 3, 90}, 3, {2, 90, 17}, {.groups = 0}, 0},
-      {2, 0, 4, {2, 16, 12, 12}, 4, {40, 16, 3, 3}, same, 0},
+      {1, 0, 2, {1, 300}, 2, {70, 300}, {.groups = 0}, DG_ACTIVATION_RELU, 0},
+      {1, 1, 2, {2, 130}, 2, {33, 130}, {.groups = 0}, DG_ACTIVATION_NONE, 0},
+      {0, 0, 3, {2, 3, 90}, 3, {2, 90, 17}, {.groups = 0}, 0, 0},
+      {2, 0, 4, {2, 16, 12, 12}, 4, {40, 16, 3, 3}, same, 0, 0},
       {2,
        0,
        4,
@@ -551,6 +560,7 @@ static void test_gpu_kernels(dg_context *ctx, int dev, const char *mode) {
        4,
        {130, 8, 3, 3},
        {.stride = {2, 2}, .pads = {1, 0, 1, 2}},
+       0,
        0},
       {2,
        0,
@@ -562,8 +572,9 @@ static void test_gpu_kernels(dg_context *ctx, int dev, const char *mode) {
         .padding = DG_PADDING_SAME_LOWER,
         .groups = 3,
         .activation = DG_ACTIVATION_RELU6},
+       0,
        0},
-      {2, 0, 4, {4, 32, 7, 7}, 4, {128, 32, 3, 3}, same, 0},
+      {2, 0, 4, {4, 32, 7, 7}, 4, {128, 32, 3, 3}, same, 0, 0},
       {2,
        0,
        4,
@@ -571,14 +582,54 @@ static void test_gpu_kernels(dg_context *ctx, int dev, const char *mode) {
        4,
        {64, 16, 1, 1},
        {.padding = DG_PADDING_VALID},
+       0,
        0},
-      {2, 1, 4, {2, 8, 9, 9}, 4, {32, 8, 3, 3}, same, 0},
+      {2, 1, 4, {2, 8, 9, 9}, 4, {32, 8, 3, 3}, same, 0, 0},
       /* a fused residual: the big tiles, under 16 rows (one item per
        * output), depthwise (the direct conv), f16 */
-      {3, 0, 4, {2, 16, 12, 12}, 4, {40, 16, 3, 3}, {.pads = {1, 1, 1, 1}}, 0},
-      {3, 0, 4, {1, 24, 9, 9}, 4, {8, 24, 1, 1}, {.groups = 0}, 0},
-      {3, 0, 4, {2, 6, 10, 10}, 4, {6, 1, 3, 3}, {.groups = 6}, 0},
-      {3, 1, 4, {2, 8, 9, 9}, 4, {32, 8, 3, 3}, {.pads = {1, 1, 1, 1}}, 0},
+      {3,
+       0,
+       4,
+       {2, 16, 12, 12},
+       4,
+       {40, 16, 3, 3},
+       {.pads = {1, 1, 1, 1}},
+       0,
+       0},
+      {3, 0, 4, {1, 24, 9, 9}, 4, {8, 24, 1, 1}, {.groups = 0}, 0, 0},
+      {3, 0, 4, {2, 6, 10, 10}, 4, {6, 1, 3, 3}, {.groups = 6}, 0, 0},
+      {3, 1, 4, {2, 8, 9, 9}, 4, {32, 8, 3, 3}, {.pads = {1, 1, 1, 1}}, 0, 0},
+      /* a fused unary function: the same four paths, and after a
+       * residual */
+      {2, 0, 4, {2, 16, 12, 12}, 4, {40, 16, 3, 3}, same, 0, DG_UNARY_SILU},
+      {2,
+       0,
+       4,
+       {1, 24, 9, 9},
+       4,
+       {8, 24, 1, 1},
+       {.groups = 0},
+       0,
+       DG_UNARY_HARD_SWISH},
+      {2,
+       0,
+       4,
+       {2, 6, 10, 10},
+       4,
+       {6, 1, 3, 3},
+       {.groups = 6},
+       0,
+       DG_UNARY_GELU},
+      {2, 1, 4, {2, 8, 9, 9}, 4, {32, 8, 3, 3}, same, 0, DG_UNARY_SIGMOID},
+      {3,
+       0,
+       4,
+       {2, 16, 12, 12},
+       4,
+       {40, 16, 3, 3},
+       {.pads = {1, 1, 1, 1}},
+       0,
+       DG_UNARY_TANH},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const gk_case *c = &cases[i];
@@ -598,13 +649,13 @@ static void test_gpu_kernels(dg_context *ctx, int dev, const char *mode) {
     ok = ok && worst <= (c->f16 ? 2e-3 : 1e-5);
     CHECK(ok,
           "GPU kernels on the OpenCL device match the CPU: case %zu "
-          "(%s%s), worst relative error %.3g",
+          "(%s%s%s), worst relative error %.3g",
           i,
           c->op == 0   ? "matmul"
           : c->op == 1 ? "fully_connected"
           : c->op == 2 ? "conv2d"
                        : "conv2d + residual",
-          c->f16 ? " f16" : "", worst);
+          c->post ? " + unary" : "", c->f16 ? " f16" : "", worst);
     free(a), free(b), free(bias), free(want_y), free(got);
   }
   unsetenv("DG_TEST_OPENCL_GPU_KERNELS");

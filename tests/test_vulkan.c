@@ -401,8 +401,9 @@ static void check_graph(dg_context *ctx, dg_graph *g, int dev, const char *what,
  * (K = 864) + a residual (a 1x1 conv of x, stride 2), relu -> reshape
  * [80,144] -> fully_connected 36 -> reshape [40,72] -> matmul [72,33] (N
  * = 33: element loads) -> y [40,33]. The compile-time passes fuse the
- * add and the relu into conv2 ("conv2+add+relu"), so each path's
- * residual epilogue runs. */
+ * add and the relu into conv2 ("conv2+add+relu") and a hard swish after
+ * conv1's relu into it ("conv1+hs"), so each path's residual and unary
+ * epilogues run. */
 static dg_graph *gemm_graph(dg_context *ctx, dg_dtype t, int pin) {
   dg_graph *g = dg_graph_create(ctx, "gemm shapes");
   dg_graph_set_device(g, pin);
@@ -410,9 +411,12 @@ static dg_graph *gemm_graph(dg_context *ctx, dg_dtype t, int pin) {
   dg_tensor x = dg_graph_input(g, "x", &x_desc);
   dg_conv2d_params cp = {.padding = DG_PADDING_SAME_UPPER,
                          .activation = DG_ACTIVATION_RELU};
-  dg_tensor c1 = dg_graph_conv2d(
-      g, "conv1", x, fconst(g, "w1", t, 4, (int64_t[]){96, 5, 3, 3}),
-      fconst(g, "b1", t, 1, (int64_t[]){96}), &cp);
+  dg_tensor c1 = dg_graph_unary(
+      g, "hs", DG_UNARY_HARD_SWISH,
+      dg_graph_conv2d(g, "conv1", x,
+                      fconst(g, "w1", t, 4, (int64_t[]){96, 5, 3, 3}),
+                      fconst(g, "b1", t, 1, (int64_t[]){96}), &cp),
+      0, 0);
   dg_conv2d_params sp = {.stride = {2, 2}, .padding = DG_PADDING_SAME_UPPER};
   dg_tensor res = dg_graph_conv2d(
       g, "conv_res", x, fconst(g, "wr", t, 4, (int64_t[]){40, 5, 1, 1}),
@@ -469,46 +473,51 @@ typedef struct big_case {
   } kind;
   int64_t x[4], w[4];
   dg_conv2d_params cp;
-  int res; /* convs: a residual input "r" added, then a relu: the plan
-              must show them fused into the conv */
+  int res;          /* convs: a residual input "r" added, then a relu: the plan
+                       must show them fused into the conv */
+  dg_unary_fn post; /* convs: then this function, fused too */
 } big_case;
 static void check_big_f16(dg_context *ctx, int dev) {
   /* clang-format off */
   static const big_case cases[] = {
-    {"matmul 1000x200x1040", BIG_MATMUL, {1000, 200}, {200, 1040}, {.groups = 0}, 0},
-    {"matmul 1000x200x2100", BIG_MATMUL, {1000, 200}, {200, 2100}, {.groups = 0}, 0},
+    {"matmul 1000x200x1040", BIG_MATMUL, {1000, 200}, {200, 1040}, {.groups = 0}, 0, 0},
+    {"matmul 1000x200x2100", BIG_MATMUL, {1000, 200}, {200, 2100}, {.groups = 0}, 0, 0},
     {"matmul 3x700x136x2100", BIG_MATMUL, {3, 700, 136}, {3, 136, 2100},
-     {.groups = 0}, 0},
+     {.groups = 0}, 0, 0},
     /* fully_connected on the 128x256 GEMM (B k-contiguous): the clamp in
        the 16-byte stores, and the bias through the 8-byte ones. */
     {"fully_connected 1000x200 -> 2104, ReLU", BIG_FC, {1000, 200}, {2104, 200},
-     {.activation = DG_ACTIVATION_RELU}, 0},
+     {.activation = DG_ACTIVATION_RELU}, 0, 0},
     {"fully_connected 1000x200 -> 2100, bias, ReLU6", BIG_FC_BIAS, {1000, 200},
-     {2100, 200}, {.activation = DG_ACTIVATION_RELU6}, 0},
+     {2100, 200}, {.activation = DG_ACTIVATION_RELU6}, 0, 0},
     {"3x3 conv 64->256 @8x28x28", BIG_CONV, {8, 64, 28, 28}, {256, 64, 3, 3},
-     {.pads = {1, 1, 1, 1}, .activation = DG_ACTIVATION_RELU}, 0},
-    {"3x3 conv 64->256 @8x28x28 + residual", BIG_CONV, {8, 64, 28, 28},
-     {256, 64, 3, 3}, {.pads = {1, 1, 1, 1}}, 1},
+     {.pads = {1, 1, 1, 1}, .activation = DG_ACTIVATION_RELU}, 0, 0},
+    {"3x3 conv 64->256 @8x28x28 + residual, silu", BIG_CONV, {8, 64, 28, 28},
+     {256, 64, 3, 3}, {.pads = {1, 1, 1, 1}}, 1, DG_UNARY_SILU},
+    {"3x3 conv 64->256 @8x28x28, gelu", BIG_CONV, {8, 64, 28, 28},
+     {256, 64, 3, 3}, {.pads = {1, 1, 1, 1}}, 0, DG_UNARY_GELU},
     {"5x3 conv 32->128 g2 s2 d(2,1) @4x30x30", BIG_CONV, {4, 32, 30, 30},
      {128, 16, 5, 3},
      {.stride = {2, 2}, .dilation = {2, 1}, .pads = {2, 1, 2, 1},
-      .groups = 2}, 0},
-    {"matmul 200x4000x300", BIG_MATMUL, {200, 4000}, {4000, 300}, {.groups = 0}, 0},
-    {"3x3 conv 256->256 @2x7x7", BIG_CONV, {2, 256, 7, 7}, {256, 256, 3, 3},
-     {.pads = {1, 1, 1, 1}, .activation = DG_ACTIVATION_RELU6}, 0},
+      .groups = 2}, 0, 0},
+    {"matmul 200x4000x300", BIG_MATMUL, {200, 4000}, {4000, 300}, {.groups = 0}, 0, 0},
+    {"3x3 conv 256->256 @2x7x7, hard swish", BIG_CONV, {2, 256, 7, 7},
+     {256, 256, 3, 3},
+     {.pads = {1, 1, 1, 1}, .activation = DG_ACTIVATION_RELU6}, 0,
+     DG_UNARY_HARD_SWISH},
     /* Ragged: 7x7 planes end mid-vector in the 4-wide stores. */
-    {"3x3 conv 256->256 @2x7x7 + residual", BIG_CONV, {2, 256, 7, 7},
-     {256, 256, 3, 3}, {.pads = {1, 1, 1, 1}}, 1},
+    {"3x3 conv 256->256 @2x7x7 + residual, sigmoid", BIG_CONV, {2, 256, 7, 7},
+     {256, 256, 3, 3}, {.pads = {1, 1, 1, 1}}, 1, DG_UNARY_SIGMOID},
     /* Enough 64x64 tiles for two waves on an H200: the 64x128 kernel. */
     {"3x3 conv 16->64 @12x56x56", BIG_CONV, {12, 16, 56, 56}, {64, 16, 3, 3},
-     {.pads = {1, 1, 1, 1}, .activation = DG_ACTIVATION_RELU}, 0},
+     {.pads = {1, 1, 1, 1}, .activation = DG_ACTIVATION_RELU}, 0, 0},
     /* Channels not a multiple of 8: padded in the blocked copies. */
     {"7x7 conv 3->64 s2 @4x64x64", BIG_CONV, {4, 3, 64, 64}, {64, 3, 7, 7},
-     {.stride = {2, 2}, .pads = {3, 3, 3, 3}}, 0},
+     {.stride = {2, 2}, .pads = {3, 3, 3, 3}}, 0, 0},
     {"1x1 conv 64->128 s2 @4x32x32 + residual", BIG_CONV, {4, 64, 32, 32},
-     {128, 64, 1, 1}, {.stride = {2, 2}}, 1},
+     {128, 64, 1, 1}, {.stride = {2, 2}}, 1, 0},
     {"3x3 conv 60->96 g3 d2 @2x40x40, weights an input", BIG_CONV_WIN, {2, 60, 40, 40}, {96, 20, 3, 3},
-     {.dilation = {2, 2}, .pads = {2, 2, 2, 2}, .groups = 3}, 0},
+     {.dilation = {2, 2}, .pads = {2, 2, 2, 2}, .groups = 3}, 0, 0},
   };
   /* clang-format on */
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -544,6 +553,8 @@ static void check_big_f16(dg_context *ctx, int dev) {
       dg_tensor r = dg_graph_input(g, "r", &yd);
       y = dg_graph_relu(g, "relu", dg_graph_add(g, "add", y, r));
     }
+    if (bc->post)
+      y = dg_graph_unary(g, "post", bc->post, y, 0, 0);
     dg_graph_output(g, "y", y, DG_LAYOUT_NCHW);
     dg_diagnostic d;
     dg_session *s = dg_graph_status(g) ? NULL : compile_on(g, dev, &d);
@@ -560,10 +571,15 @@ static void check_big_f16(dg_context *ctx, int dev) {
       dg_verify_report rep;
       dg_status v = dg_session_verify(
           s, in, bc->kind == BIG_CONV_WIN || bc->res ? 2 : 1, &rep);
-      CHECK(v == DG_OK && rep.ok && (!bc->res || has_node(s, "conv+add+relu")),
+      /* the plan's name of the conv with what fused into it */
+      char fused[64];
+      snprintf(fused, sizeof fused, "conv%s%s", bc->res ? "+add+relu" : "",
+               bc->post ? "+post" : "");
+      CHECK(v == DG_OK && rep.ok &&
+                (!(bc->res || bc->post) || has_node(s, fused)),
             "f16 %s on the big tiles: %smatches the reference (worst "
             "relative error %.2g)",
-            bc->what, bc->res ? "fused, " : "", rep.max_rel_error);
+            bc->what, bc->res || bc->post ? "fused, " : "", rep.max_rel_error);
     } else {
       CHECK(0, "f16 %s: compiles%s%s", bc->what, s ? "" : ": ",
             s ? "" : d.message);
@@ -574,26 +590,28 @@ static void check_big_f16(dg_context *ctx, int dev) {
   }
 }
 
-/* gemm_graph's residual add and relu fused into conv2 on device dev. */
-static void check_fused_residual(dg_graph *g, int dev, const char *what) {
+/* gemm_graph's residual add and relu fused into conv2, its hard swish into
+ * conv1, on device dev. */
+static void check_fused_epilogues(dg_graph *g, int dev, const char *what) {
   dg_diagnostic d;
   dg_session *s = compile_on(g, dev, &d);
-  CHECK(s && has_node(s, "conv2+add+relu"),
-        "%s: the residual add and relu fuse into conv2 on device %d%s%s", what,
-        dev, s ? "" : ": ", s ? "" : d.message);
+  CHECK(s && has_node(s, "conv2+add+relu") && has_node(s, "conv1+hs"),
+        "%s: the residual add and relu fuse into conv2, the hard swish into "
+        "conv1, on device %d%s%s",
+        what, dev, s ? "" : ": ", s ? "" : d.message);
   dg_session_destroy(s);
 }
 
 static void test_every_op(dg_context *ctx, int dev) {
   dg_graph *gg = gemm_graph(ctx, DG_DTYPE_F32, dev);
-  check_fused_residual(gg, dev, "gemm shapes, f32");
+  check_fused_epilogues(gg, dev, "gemm shapes, f32");
   check_graph(ctx, gg, dev, "gemm shapes, f32", 1e-4, 2 * 5 * 576);
   dg_graph_destroy(gg);
   dg_device_info ginfo;
   dg_context_device_info(ctx, dev, &ginfo);
   if (ginfo.dtypes & (1u << DG_DTYPE_F16)) {
     gg = gemm_graph(ctx, DG_DTYPE_F16, dev);
-    check_fused_residual(gg, dev, "gemm shapes, f16");
+    check_fused_epilogues(gg, dev, "gemm shapes, f16");
     check_graph(ctx, gg, dev, "gemm shapes, f16", 1e-2, 2 * 5 * 576);
     dg_graph_destroy(gg);
     if (!strstr(ginfo.name, "(cpu)"))

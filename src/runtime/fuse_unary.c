@@ -20,9 +20,10 @@ bool dg_fuse_unary(dg_rewrite *rw, const dg_pass_devices *ask) {
     if (c < 0)
       continue;
     const dg_node *conv = &ir->nodes[c];
+    dg_dtype t = dg_ir_desc(ir, conv->output)->dtype;
     if (conv->op != DG_OP_CONV2D || dg_conv_post_unary(conv) ||
-        dg_ir_desc(ir, conv->output)->dtype != DG_DTYPE_F32 ||
-        dg_ir_desc(ir, u->output)->dtype != DG_DTYPE_F32)
+        (t != DG_DTYPE_F32 && t != DG_DTYPE_F16) ||
+        dg_ir_desc(ir, u->output)->dtype != t)
       continue;
     dg_node after = *conv;
     after.p.fn = u->p.fn;

@@ -39,6 +39,9 @@ cl_int dg_cl_conv(prep *p) {
   g[G_HIO] = x->dtype == DG_DTYPE_F16;
   g[G_BIAS] = p->n->inputs[2] ? 1 : 0;
   g[G_RES] = dg_conv_residual(p->n) != 0;
+  g[G_POST] = dg_conv_post_unary(p->n);
+  g[G_POST_A] = dg_cl_fbits(np->alpha);
+  g[G_POST_B] = dg_cl_fbits(np->beta);
   dg_cl_act_bounds(np->activation, g);
   if (!q && (g[G_OG] < 4 || dg_cl_cpu_kernels(p))) {
     /* Few output channels per group (depthwise): direct. */

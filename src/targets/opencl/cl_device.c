@@ -8,7 +8,7 @@
 #include "cl_internal.h"
 #include "core/env.h"
 
-#include "ops/epilogue.h" /* dg_conv_post_unary, dg_matmul_bias */
+#include "ops/epilogue.h" /* dg_matmul_bias */
 #include "ops/ops.h"
 
 #include <limits.h>
@@ -38,11 +38,6 @@ static int cl_supports(dg_device *dev, const dg_ir *ir, const dg_node *n,
   unsigned needs = dg_cl_op_needs(n->op);
   if (needs & DG_CL_NO_KERNEL) {
     snprintf(why, why_size, "no OpenCL kernel for %s", dg_op_name(n->op));
-    return 0;
-  }
-  if (dg_conv_post_unary(n)) {
-    snprintf(why, why_size,
-             "conv2d with a fused unary function: no OpenCL epilogue for it");
     return 0;
   }
   if (dg_matmul_bias(n)) {

@@ -39,7 +39,10 @@ bool dg_vk_setup_conv(const vk_device *vd, vk_work *w, const dg_ir *ir,
                      .pt = cg.pt,
                      .pl = cg.pl,
                      .has_bias = n->input_count > 2 && n->inputs[2],
-                     .has_res = dg_conv_residual(n) != 0};
+                     .has_res = dg_conv_residual(n) != 0,
+                     .post_fn = dg_conv_post_unary(n),
+                     .post_a = p->alpha,
+                     .post_b = p->beta};
   dg_activation_range(p->activation, &pc->lo, &pc->hi);
   w->bind[0] = n->inputs[0];
   w->bind[1] = n->inputs[1];

@@ -6,7 +6,7 @@
 
 #include "ops/view.h"
 
-#include "ops/epilogue.h" /* dg_conv_post_unary, dg_matmul_bias */
+#include "ops/epilogue.h" /* dg_matmul_bias */
 #include "ops/ops.h"
 #include "ops/requant.h"
 
@@ -107,11 +107,6 @@ int dg_vk_supports(dg_device *dev, const dg_ir *ir, const dg_node *n, char *why,
   const struct vk_op_entry *e = op_entry(n->op);
   if (!e) {
     snprintf(why, why_size, "no Vulkan kernel for %s", dg_op_name(n->op));
-    return 0;
-  }
-  if (dg_conv_post_unary(n)) {
-    snprintf(why, why_size,
-             "conv2d with a fused unary function: no Vulkan epilogue for it");
     return 0;
   }
   if (dg_matmul_bias(n)) {

@@ -28,9 +28,20 @@ float conv_b_f(const global void *x, constant int *g, int z, int k, int n) {
   return ld_f(x, ((img * g[G_C] + ci) * g[G_H] + ih) * g[G_W] + iw, g[G_HIO]);
 }
 
+/* unary.cl's, the table of src/ops/unary.def as one function. */
+float unary_fn(int fn, float x, float a, float b);
+
+/* A conv's fused unary function (G_POST, ops/epilogue.h's
+ * dg_conv_post_unary; 0: none) on its clamped output. */
+float conv_post(constant int *g, float v) {
+  return g[G_POST] ? unary_fn(g[G_POST], v, as_float(g[G_POST_A]),
+                              as_float(g[G_POST_B]))
+                   : v;
+}
+
 /* Output (m, n) of matrix z with the sum v: bias, a conv's residual (res,
- * y's shape), activation, the store (a conv row's channel and NCHW place
- * in mode 1). */
+ * y's shape), activation, a conv's fused function, the store (a conv
+ * row's channel and NCHW place in mode 1). */
 void gemm_store(const global void *bias, global void *c, constant int *g,
                 const global int *offs, int z, int m, int n, float v,
                 const global void *res) {
@@ -52,7 +63,7 @@ void gemm_store(const global void *bias, global void *c, constant int *g,
   const float lo = as_float(g[G_LO]), hi = as_float(g[G_HI]);
   v = v < lo ? lo : v;
   v = v > hi ? hi : v;
-  st_f(c, ci, v, hio);
+  st_f(c, ci, conv_post(g, v), hio);
 }
 
 kernel __attribute__((reqd_work_group_size(16, 16, 1))) void
@@ -196,7 +207,7 @@ conv_direct_f32(const global void *x, const global void *w,
   float lo = as_float(g[G_LO]), hi = as_float(g[G_HI]);
   s = s < lo ? lo : s;
   s = s > hi ? hi : s;
-  st_f(y, i, s, hio);
+  st_f(y, i, conv_post(g, s), hio);
 }
 
 /* One C element per work-item, no local memory: for small M (batch-1
@@ -463,7 +474,8 @@ GEMM_FN void gemm_big_body(const global void *a, const global void *b,
     }
     barrier(CLK_LOCAL_MEM_FENCE);
   }
-  /* Epilogue: bias, clamp, store (float4 where contiguous and aligned). */
+  /* Epilogue: bias, a conv's residual, clamp, its fused function, store
+   * (float4 where contiguous and aligned). */
   const float lo = as_float(g[G_LO]), hi = as_float(g[G_HI]);
   const int bmode = g[G_BIAS];
   const int ohw = mode ? g[G_OH] * g[G_OW] : 1;
@@ -507,7 +519,7 @@ GEMM_FN void gemm_big_body(const global void *a, const global void *b,
           x += ld_f(res, rb + col[h * 4 + jj], hio);
         x = x < lo ? lo : x;
         x = x > hi ? hi : x;
-        v[jj] = x;
+        v[jj] = conv_post(g, x);
       }
       if (cvec && nb + 3 < N) {
         *(global float4 *)((global float *)c + rb + col[h * 4]) =

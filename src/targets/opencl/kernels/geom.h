@@ -63,6 +63,10 @@
                         summed by gemm_splitk_f32 */
 #define G_RES 39     /* conv mode, float: the res argument holds a residual
                         of y's shape, added after the bias */
+#define G_POST 40    /* conv, float: the fused unary function (a
+                        dg_unary_fn, 0 none), applied after the clamp */
+#define G_POST_A 41  /* its parameters (float bits) */
+#define G_POST_B 42
 
 /* Elementwise and data-movement kernels. */
 #define E_COUNT 0  /* output elements */

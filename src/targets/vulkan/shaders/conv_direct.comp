@@ -30,6 +30,9 @@ layout(push_constant) uniform PC {
   VK_PC_CONV
   VK_PC_Q8
 } pc;
+#ifndef Q8
+#include "conv_post.glsl"
+#endif
 
 void main() {
   uint id = linear_id();
@@ -80,6 +83,6 @@ void main() {
     s += float(res[i]);
   s = s < pc.lo ? pc.lo : s;
   s = s > pc.hi ? pc.hi : s;
-  y[i] = TO_DT(s);
+  y[i] = TO_DT(conv_post(s));
 #endif
 }

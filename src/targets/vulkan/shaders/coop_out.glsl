@@ -30,6 +30,9 @@ layout(push_constant) uniform PC {
   VK_PC_SPLITK
 } pc;
 #endif
+#ifdef CONV
+#include "conv_post.glsl"
+#endif
 
 // Index in y of output (m, n) of matrix z (group, or batch index).
 int out_index(int z, int m, int n) {
@@ -49,7 +52,7 @@ vec4 act4(vec4 v) {
 }
 
 // Output (m, n) of matrix z with value v: bias, a conv's residual,
-// activation, one rounding to f16.
+// activation, a conv's fused function, one rounding to f16.
 void store_out(int z, int m, int n, float v) {
 #ifdef CONV
   if (pc.has_bias != 0)
@@ -60,7 +63,11 @@ void store_out(int z, int m, int n, float v) {
   if (pc.bias_mode != 0)
     v += float(bias[pc.bias_mode == 1 ? m : n]);
 #endif
+#ifdef CONV
+  y[out_index(z, m, n)] = float16_t(conv_post(act4(vec4(v)).x));
+#else
   y[out_index(z, m, n)] = float16_t(act4(vec4(v)).x);
+#endif
 }
 
 // Outputs (m, n .. n+3) of matrix z, all four within the matrix: as
@@ -92,6 +99,10 @@ void store_out4(int z, int m, int n, vec4 v) {
   bool vec = (yi & 3) == 0;
 #endif
   v = act4(v);
+#ifdef CONV
+  if (pc.post_fn != 0)
+    v = vec4(conv_post(v.x), conv_post(v.y), conv_post(v.z), conv_post(v.w));
+#endif
   if (vec) {
     y4[yi >> 2] =
         uvec2(packFloat2x16(f16vec2(v.xy)), packFloat2x16(f16vec2(v.zw)));

@@ -81,6 +81,9 @@ layout(push_constant) uniform PC {
   VK_PC_TAIL
 } pc;
 #endif
+#if defined(CONV) && !defined(Q8)
+#include "conv_post.glsl"
+#endif
 
 #ifdef DOT
 // [k / 4][m or n]: 4 consecutive k as the bytes of one int (k % 4 = 0 in
@@ -346,6 +349,9 @@ void main() {
 #endif
       v = v < pc.lo ? pc.lo : v;
       v = v > pc.hi ? pc.hi : v;
+#ifdef CONV
+      v = conv_post(v);
+#endif
       y[ybase + m * NN + n] = TO_DT(v);
 #endif
     }

@@ -36,6 +36,9 @@ layout(push_constant) uniform PC {
   VK_PC_GEMM
 } pc;
 #endif
+#ifdef CONV
+#include "conv_post.glsl"
+#endif
 
 // Specialisation constant 0: bit 0 A loads as vec4, bit 1 B does, bit 2
 // B is k-contiguous (constants, so the paths not taken compile out).
@@ -232,6 +235,9 @@ void main() {
 #endif
         v = v < pc.lo ? pc.lo : v;
         v = v > pc.hi ? pc.hi : v;
+#ifdef CONV
+        v = conv_post(v);
+#endif
         y[yi] = v;
       }
     }

@@ -23,12 +23,15 @@
  * dilations, pt pl the top and left padding; has_res 1 where binding 5
  * holds a residual of y's shape and type, added after the bias (float
  * convs: ops/epilogue.h's dg_conv_residual); lo hi the activation's
- * clamp. */
+ * clamp; post_fn, post_a, post_b the fused unary function applied after
+ * it (float convs: dg_conv_post_unary; 0 none, conv_post.glsl). */
 #define VK_PC_CONV                                                             \
   int N, C, H, W, O, OH, OW, KH, KW, G, CG, OG;                                \
   int sh, sw, dh, dw, pt, pl;                                                  \
   int has_bias, has_res;                                                       \
-  float lo, hi;
+  float lo, hi;                                                                \
+  int post_fn;                                                                 \
+  float post_a, post_b;
 
 /* GEMMs: gemm.comp, gemm_big.comp, gemm_direct.comp, coop_out.glsl.
  * A[m][k] = in0[abase + m*sam + k*sak], B[k][n] = in1[bbase + k*sbk +

@@ -42,6 +42,9 @@ layout(push_constant) uniform PC {
   VK_PC_TAIL
 } pc;
 #endif
+#if defined(CONV) && !defined(Q8)
+#include "conv_post.glsl"
+#endif
 
 void main() {
 #ifdef CONV
@@ -79,6 +82,9 @@ void main() {
 #endif
   v = v < pc.lo ? pc.lo : v;
   v = v > pc.hi ? pc.hi : v;
+#ifdef CONV
+  v = conv_post(v);
+#endif
   y[ybase + m * NN + n] = TO_DT(v);
 #endif
 }

@@ -17,42 +17,7 @@ layout(push_constant) uniform PC {
 
 #include "unary_math.glsl"
 
-#define C(v) float(v)
-#define MAX(p, q) ((p) > (q) ? (p) : (q))
-#define MIN(p, q) ((p) < (q) ? (p) : (q))
-#define EXP exp
-#define LOG log
-#define SQRT sqrt
-#define FABS abs
-#define FLOOR floor
-#define CEIL ceil
-#define RINT roundEven
-#define TANH dg_tanh
-#define ERF dg_erf
-#define EXPM1 dg_expm1
-#define LOG1P dg_log1p
-#define SIN sin
-#define COS cos
-#define TAN tan
-#define ASIN dg_asin
-#define ACOS dg_acos
-#define ATAN dg_atan
-#define SINH dg_sinh
-#define COSH dg_cosh
-#define ASINH dg_asinh
-#define ACOSH dg_acosh
-#define ATANH dg_atanh
-
-// The table's lines are dg_unary_fn 1, 2, ... in order: k counts them
-// (a constant after unrolling, so each test compares with a literal).
-float unary(int fn, float x, float a, float b) {
-  int k = 0;
-#define DG_UNARY(e, name, params, a0, b0, lo, hi, f) \
-  if (fn == ++k)                                     \
-    return f;
-#include "../../../ops/unary.def"
-  return x;
-}
+#include "unary_fn.glsl"
 
 void main() {
   uint id = linear_id();
