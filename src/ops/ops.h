@@ -49,6 +49,7 @@ typedef struct dg_unary_def {
   int params; /* 0; 1: alpha; 2: alpha and beta; 3: the range [alpha, beta] */
   double alpha0, beta0;
   double lo, hi;
+  bool fuses; /* a conv's epilogue may apply it (runtime/fuse_unary.h) */
 } dg_unary_def;
 const dg_unary_def *dg_unary_def_get(int fn); /* NULL for an invalid fn */
 /* fn(x) with parameters a, b, by unary.def's formula in double (fn valid). */

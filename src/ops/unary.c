@@ -9,12 +9,12 @@
 /* Each line's position is its dg_unary_fn value, and the table covers the
  * enum (as op_table.c checks ops.def). */
 enum {
-#define DG_UNARY(e, name, params, a0, b0, lo, hi, f) UNARY_LINE_##e,
+#define DG_UNARY(e, name, params, a0, b0, lo, hi, fuses, f) UNARY_LINE_##e,
 #include "unary.def"
 #undef DG_UNARY
   UNARY_LINES
 };
-#define DG_UNARY(e, name, params, a0, b0, lo, hi, f)                           \
+#define DG_UNARY(e, name, params, a0, b0, lo, hi, fuses, f)                    \
   _Static_assert((int)DG_UNARY_##e == (int)UNARY_LINE_##e + 1,                 \
                  "unary.def: " #e " is not on the line of its value");
 #include "unary.def"
@@ -23,8 +23,8 @@ _Static_assert(UNARY_LINES + 1 == DG_UNARY_COUNT_,
                "unary.def does not have one line per dg_unary_fn");
 
 static const dg_unary_def table[DG_UNARY_COUNT_] = {
-#define DG_UNARY(e, x, params, a0, b0, lo, hi, f)                              \
-  [DG_UNARY_##e] = {#x, params, a0, b0, lo, hi},
+#define DG_UNARY(e, x, params, a0, b0, lo, hi, fuses, f)                       \
+  [DG_UNARY_##e] = {#x, params, a0, b0, lo, hi, fuses},
 #include "unary.def"
 #undef DG_UNARY
 };
@@ -125,7 +125,7 @@ dg_tensor dg_graph_unary(dg_graph *g, const char *name, dg_unary_fn fn,
 #define ACOSH acosh
 #define ATANH atanh
 
-#define DG_UNARY(e, name, params, a0, b0, lo, hi, f)                           \
+#define DG_UNARY(e, name, params, a0, b0, lo, hi, fuses, f)                    \
   static double ref_##name(double x, double a, double b) {                     \
     (void)a, (void)b;                                                          \
     return f;                                                                  \
@@ -134,7 +134,7 @@ dg_tensor dg_graph_unary(dg_graph *g, const char *name, dg_unary_fn fn,
 #undef DG_UNARY
 
 static double (*const ref_fns[DG_UNARY_COUNT_])(double, double, double) = {
-#define DG_UNARY(e, name, params, a0, b0, lo, hi, f)                           \
+#define DG_UNARY(e, name, params, a0, b0, lo, hi, fuses, f)                    \
   [DG_UNARY_##e] = ref_##name,
 #include "unary.def"
 #undef DG_UNARY

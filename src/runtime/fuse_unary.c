@@ -2,12 +2,15 @@
 #include "fuse_unary.h"
 
 #include "ops/epilogue.h" /* dg_conv_post_unary */
+#include "ops/ops.h"      /* dg_unary_def_get */
 
-/* The functions the fusion takes: those whose CPU loops vectorise and
- * that follow convolutions in the zoo (EfficientNet, YOLO, MobileNetV3). */
+/* The functions the fusion takes: unary.def's column "fuses", those whose
+ * CPU loops vectorise and that follow convolutions in the zoo
+ * (EfficientNet, YOLO, MobileNetV3); the GPU shaders expand only these in
+ * their epilogues. */
 static bool fusable(int fn) {
-  return fn == DG_UNARY_SILU || fn == DG_UNARY_HARD_SWISH ||
-         fn == DG_UNARY_SIGMOID || fn == DG_UNARY_GELU || fn == DG_UNARY_TANH;
+  const dg_unary_def *d = dg_unary_def_get(fn);
+  return d && d->fuses;
 }
 
 bool dg_fuse_unary(dg_rewrite *rw, const dg_pass_devices *ask) {

@@ -10,7 +10,8 @@
 static const struct {
   double alpha, beta;
 } defaults[DG_UNARY_COUNT_] = {
-#define DG_UNARY(e, name, params, a0, b0, lo, hi, f) [DG_UNARY_##e] = {a0, b0},
+#define DG_UNARY(e, name, params, a0, b0, lo, hi, fuses, f)                    \
+  [DG_UNARY_##e] = {a0, b0},
 #include "ops/unary.def"
 #undef DG_UNARY
 };

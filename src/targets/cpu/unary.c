@@ -127,7 +127,7 @@ static inline float ceil_v(float x) {
 typedef void (*unary_loop)(const float *x, float *y, int64_t n, float a,
                            float b);
 
-#define DG_UNARY(e, name, params, a0, b0, lo, hi, f)                           \
+#define DG_UNARY(e, name, params, a0, b0, lo, hi, fuses, f)                    \
   static inline float f_##name(float x, float a, float b) {                    \
     (void)a, (void)b;                                                          \
     return f;                                                                  \
@@ -143,11 +143,11 @@ typedef void (*unary_loop)(const float *x, float *y, int64_t n, float a,
       y[i] = f_##name(x[i], a, b);                                             \
   }
 
-#define DG_UNARY(e, name, params, a0, b0, lo, hi, f) LOOP(base, , name)
+#define DG_UNARY(e, name, params, a0, b0, lo, hi, fuses, f) LOOP(base, , name)
 #include "ops/unary.def"
 #undef DG_UNARY
 static const unary_loop base_loops[DG_UNARY_COUNT_] = {
-#define DG_UNARY(e, name, params, a0, b0, lo, hi, f)                           \
+#define DG_UNARY(e, name, params, a0, b0, lo, hi, fuses, f)                    \
   [DG_UNARY_##e] = base_##name,
 #include "ops/unary.def"
 #undef DG_UNARY
@@ -156,18 +156,18 @@ static const unary_loop base_loops[DG_UNARY_COUNT_] = {
 #if defined(__x86_64__)
 #define AVX2 __attribute__((target("avx2,fma")))
 #define AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma")))
-#define DG_UNARY(e, name, params, a0, b0, lo, hi, f)                           \
+#define DG_UNARY(e, name, params, a0, b0, lo, hi, fuses, f)                    \
   LOOP(avx2, AVX2, name) LOOP(avx512, AVX512, name)
 #include "ops/unary.def"
 #undef DG_UNARY
 static const unary_loop avx2_loops[DG_UNARY_COUNT_] = {
-#define DG_UNARY(e, name, params, a0, b0, lo, hi, f)                           \
+#define DG_UNARY(e, name, params, a0, b0, lo, hi, fuses, f)                    \
   [DG_UNARY_##e] = avx2_##name,
 #include "ops/unary.def"
 #undef DG_UNARY
 };
 static const unary_loop avx512_loops[DG_UNARY_COUNT_] = {
-#define DG_UNARY(e, name, params, a0, b0, lo, hi, f)                           \
+#define DG_UNARY(e, name, params, a0, b0, lo, hi, fuses, f)                    \
   [DG_UNARY_##e] = avx512_##name,
 #include "ops/unary.def"
 #undef DG_UNARY

@@ -28,14 +28,14 @@ float conv_b_f(const global void *x, constant int *g, int z, int k, int n) {
   return ld_f(x, ((img * g[G_C] + ci) * g[G_H] + ih) * g[G_W] + iw, g[G_HIO]);
 }
 
-/* unary.cl's, the table of src/ops/unary.def as one function. */
-float unary_fn(int fn, float x, float a, float b);
+/* unary_end.cl's: the functions of src/ops/unary.def a conv may fuse. */
+float unary_post_fn(int fn, float x, float a, float b);
 
 /* A conv's fused unary function (G_POST, ops/epilogue.h's
  * dg_conv_post_unary; 0: none) on its clamped output. */
 float conv_post(constant int *g, float v) {
-  return g[G_POST] ? unary_fn(g[G_POST], v, as_float(g[G_POST_A]),
-                              as_float(g[G_POST_B]))
+  return g[G_POST] ? unary_post_fn(g[G_POST], v, as_float(g[G_POST_A]),
+                                   as_float(g[G_POST_B]))
                    : v;
 }
 

@@ -1,6 +1,6 @@
 /* After src/ops/unary.def (see unary.cl): the end of unary_fn, the
- * kernel, and the table's macros go, so that kernels embedded later may
- * use the names. */
+ * kernel, unary_post_fn, and the table's macros go, so that kernels
+ * embedded later may use the names. */
   return x; /* not reached: the builder lets only the table's fn through */
 }
 
@@ -17,6 +17,24 @@ unary_f32(const global void *xp, global void *yp, constant int *g) {
                 as_float(g[E_HI])),
        hio);
 }
+
+/* The lines whose column fuses is 1 only, the others returning x: a
+ * conv's fused function (gemm.cl's conv_post), which its epilogues apply
+ * at every store, so the compiler gets the few formulas it needs. */
+#undef DG_UNARY
+#define FUSES_1(f) return (f);
+#define FUSES_0(f) return x;
+#define DG_UNARY(e, name, params, a0, b0, lo, hi, fuses, f)                    \
+  if (fn == ++k) {                                                             \
+    FUSES_##fuses(f)                                                           \
+  }
+float unary_post_fn(int fn, float x, float a, float b) {
+  int k = 0;
+#include "unary.def"
+  return x;
+}
+#undef FUSES_0
+#undef FUSES_1
 
 #undef DG_UNARY
 #undef C

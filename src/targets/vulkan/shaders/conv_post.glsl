@@ -4,7 +4,9 @@
 // its rounding to the storage type, as the CPU applies it. Include after
 // the convs' push-constant block (VK_PC_CONV).
 #include "unary_math.glsl"
+#define UNARY_FUSES_ONLY
 #include "unary_fn.glsl"
+#undef UNARY_FUSES_ONLY
 
 float conv_post(float v) {
   return pc.post_fn != 0 ? unary(pc.post_fn, v, pc.post_a, pc.post_b) : v;

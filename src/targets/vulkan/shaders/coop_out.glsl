@@ -100,8 +100,9 @@ void store_out4(int z, int m, int n, vec4 v) {
 #endif
   v = act4(v);
 #ifdef CONV
+  // a loop kept rolled: one copy of the function's code a call site
   if (pc.post_fn != 0)
-    v = vec4(conv_post(v.x), conv_post(v.y), conv_post(v.z), conv_post(v.w));
+    [[dont_unroll]] for (int e = 0; e < 4; e++) v[e] = conv_post(v[e]);
 #endif
   if (vec) {
     y4[yi >> 2] =

@@ -521,8 +521,8 @@ void main() {
         int n4 = nbase + 4 * q;
         if (m < M && ks <= 1 && n4 + 3 < NN)
           store_out4(z, m, n4, v);
-        else if (m < M)
-          [[unroll]] for (int e = 0; e < 4; e++)
+        else if (m < M) // rolled: store_out inlines the fused function
+          [[dont_unroll]] for (int e = 0; e < 4; e++)
             if (n4 + e < NN)
               store_edge(z, m, n4 + e, v[e], M, NN, slice, ks);
       }

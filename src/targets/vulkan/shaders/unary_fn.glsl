@@ -4,7 +4,10 @@
 // branch), computed in fp32. For unary.comp and the convs' fused
 // function (push constant post_fn, ops/epilogue.h's dg_conv_post_unary).
 // Include after common.glsl and unary_math.glsl; the table's names are
-// taken back at the end.
+// taken back at the end. With UNARY_FUSES_ONLY defined, only the lines
+// whose column fuses is 1 get their formula (the others return x): a
+// conv's epilogue inlines the function at each of its stores, and the
+// whole table there made the cooperative-matrix convs' SPIR-V 3 MB.
 #define C(v) float(v)
 #define MAX(p, q) ((p) > (q) ? (p) : (q))
 #define MIN(p, q) ((p) < (q) ? (p) : (q))
@@ -35,14 +38,25 @@
 // (a constant after unrolling, so each test compares with a literal).
 float unary(int fn, float x, float a, float b) {
   int k = 0;
-#define DG_UNARY(e, name, params, a0, b0, lo, hi, f) \
-  if (fn == ++k)                                     \
+#ifdef UNARY_FUSES_ONLY
+#define FUSES_1(f) return f;
+#define FUSES_0(f) return x;
+#define DG_UNARY(e, name, params, a0, b0, lo, hi, fuses, f) \
+  if (fn == ++k) {                                          \
+    FUSES_##fuses(f)                                        \
+  }
+#else
+#define DG_UNARY(e, name, params, a0, b0, lo, hi, fuses, f) \
+  if (fn == ++k)                                            \
     return f;
+#endif
 #include "../../../ops/unary.def"
   return x;
 }
 
 #undef DG_UNARY
+#undef FUSES_0
+#undef FUSES_1
 #undef C
 #undef MAX
 #undef MIN
