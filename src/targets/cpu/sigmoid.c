@@ -25,8 +25,8 @@ static void run_base(const float *x, float *y, int64_t n) {
 }
 
 #if defined(__x86_64__)
-__attribute__((target("avx2"))) static void run_avx2(const float *x, float *y,
-                                                     int64_t n) {
+__attribute__((target("avx2,fma"))) static void run_avx2(const float *x,
+                                                         float *y, int64_t n) {
   for (int64_t i = 0; i < n; i++)
     y[i] = sigmoid1(x[i]);
 }

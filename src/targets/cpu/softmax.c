@@ -23,7 +23,7 @@
 
 static void row_base(const float *x, float *y, int64_t n) { ROW_BODY }
 #if defined(__x86_64__)
-__attribute__((target("avx2"))) static void
+__attribute__((target("avx2,fma"))) static void
 row_avx2(const float *x, float *y, int64_t n){ROW_BODY} DG_CPU_T512
     static void row_avx512(const float *x, float *y, int64_t n) {
   ROW_BODY
