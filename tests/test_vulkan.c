@@ -436,6 +436,32 @@ static dg_graph *gemm_graph(dg_context *ctx, dg_dtype t, int pin) {
   return g;
 }
 
+/* A squeeze-excite block on 1x1 planes, as EfficientNet's: x [2,300,1,1]
+ * -> 3x3 conv (pad 1: eight of nine taps padding) 300 -> 40, bias, relu,
+ * silu -> 1x1 conv 40 -> 300, bias, sigmoid -> times x. Few output pixels
+ * and deep windows: the conv GEMV on GPUs (and under
+ * DG_TEST_VULKAN_PATHS=splitk), with the fused functions in its
+ * epilogue. */
+static dg_graph *se_graph(dg_context *ctx, dg_dtype t, int pin) {
+  dg_graph *g = dg_graph_create(ctx, "squeeze-excite");
+  dg_graph_set_device(g, pin);
+  dg_tensor_desc x_desc = fdesc(t, 4, (int64_t[]){2, 300, 1, 1});
+  dg_tensor x = dg_graph_input(g, "x", &x_desc);
+  dg_conv2d_params p1 = {.pads = {1, 1, 1, 1},
+                         .activation = DG_ACTIVATION_RELU};
+  dg_tensor c1 = dg_graph_conv2d(
+      g, "fc1", x, fconst(g, "w1", t, 4, (int64_t[]){40, 300, 3, 3}),
+      fconst(g, "b1", t, 1, (int64_t[]){40}), &p1);
+  c1 = dg_graph_unary(g, "silu", DG_UNARY_SILU, c1, 0, 0);
+  dg_tensor c2 = dg_graph_conv2d(
+      g, "fc2", c1, fconst(g, "w2", t, 4, (int64_t[]){300, 40, 1, 1}),
+      fconst(g, "b2", t, 1, (int64_t[]){300}), &(dg_conv2d_params){0});
+  c2 = dg_graph_unary(g, "sig", DG_UNARY_SIGMOID, c2, 0, 0);
+  dg_graph_output(g, "y", dg_graph_binary(g, "scale", DG_BINARY_MUL, x, c2),
+                  DG_LAYOUT_NCHW);
+  return g;
+}
+
 /* The 128x128-class cooperative-matrix kernels only take shapes that fill
  * a big GPU with at least 64 tiles, which the small graphs above never do.
  * Each case is checked node by node against the reference kernels
@@ -635,6 +661,14 @@ static void test_every_op(dg_context *ctx, int dev) {
   g = int8_graph(ctx, dev);
   check_graph(ctx, g, dev, "int8 ops (bit-exact)", 0, 300);
   dg_graph_destroy(g);
+  g = se_graph(ctx, DG_DTYPE_F32, dev);
+  check_graph(ctx, g, dev, "squeeze-excite, f32", 1e-4, 600);
+  dg_graph_destroy(g);
+  if (info.dtypes & (1u << DG_DTYPE_F16)) {
+    g = se_graph(ctx, DG_DTYPE_F16, dev);
+    check_graph(ctx, g, dev, "squeeze-excite, f16", 1e-2, 600);
+    dg_graph_destroy(g);
+  }
 }
 
 /* A reduction deeper than llvmpipe's loop limit (65535 iterations an

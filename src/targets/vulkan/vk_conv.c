@@ -71,6 +71,9 @@ bool dg_vk_setup_conv(const vk_device *vd, vk_work *w, const dg_ir *ir,
       if (!cb && !dg_vk_im2col_work(vd, w, OG, NP, KG, G))
         dg_vk_splitk_work(vd, w, true, OG, NP, KG, G);
     }
+  } else if (!q && dg_vk_use_conv_gemv(vd, NP, KG, N * O * OH * OW)) {
+    w->shader = f16 ? SH_CONVV_F16 : SH_CONVV_F32;
+    dg_vk_grid_1d(w->groups, N * O * OH * OW, 1); /* a workgroup an output */
   } else if (dg_vk_direct_conv(vd, OG, OH * OW, N * G * OG * OH * OW * KG)) {
     w->shader = q ? SH_CONVD_Q8 : f16 ? SH_CONVD_F16 : SH_CONVD_F32;
     dg_vk_grid_1d(w->groups, N * O * OH * OW, 64);

@@ -513,6 +513,8 @@ bool dg_vk_direct_conv(const vk_device *vd, int64_t OG, int64_t P,
 bool dg_vk_direct_gemm(const vk_device *vd, int64_t M, int64_t N);
 bool dg_vk_use_gemv(const vk_device *vd, int64_t M, int64_t N, int64_t K,
                     int64_t z);
+bool dg_vk_use_conv_gemv(const vk_device *vd, int64_t NP, int64_t KG,
+                         int64_t outputs);
 bool dg_vk_use_big_f32(const vk_device *vd, int64_t M, int64_t N, int64_t K,
                        int64_t z);
 bool dg_vk_use_coop_f16(const vk_device *vd, int64_t M, int64_t N, int64_t K,

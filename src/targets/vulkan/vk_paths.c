@@ -87,6 +87,21 @@ bool dg_vk_use_gemv(const vk_device *vd, int64_t M, int64_t N, int64_t K,
          M * N * z <= 65536;
 }
 
+/* The float convs' GEMV (conv_direct.comp -DGEMV, a workgroup of 64 per
+ * output striding over the window's CG x KH x KW taps) for convs with a
+ * few output pixels and deep windows: the squeeze-excite convs on a 1x1
+ * plane, which with an invocation per output ran K = 1152 taps in one
+ * invocation each (EfficientNet-B0's 1152 -> 48: 234 us on the H200, 1.7
+ * of its 2.8 ms on Vulkan). Outputs bounded as the GEMV's. The "splitk"
+ * test paths take it for every conv under 8 output pixels. */
+bool dg_vk_use_conv_gemv(const vk_device *vd, int64_t NP, int64_t KG,
+                         int64_t outputs) {
+  if (vd->test_paths == 4)
+    return NP < 8;
+  return !cpu_like(vd) && !vd->test_paths && NP <= 4 && KG >= 256 &&
+         outputs <= 65536;
+}
+
 bool dg_vk_direct_gemm(const vk_device *vd, int64_t M, int64_t N) {
   if (vd->test_paths >= 2)
     return false;

@@ -5,6 +5,11 @@
 // layers, and for every convolution on CPU-type devices (lavapipe), where
 // workgroup barriers are expensive and shared memory buys nothing.
 // Variants: f32, f16 (-DF16), int8 (-DQ8, the numerics contract).
+// -DGEMV (float only): one workgroup of 64 per output instead, its
+// invocations striding over the window's CG x KH x KW taps and adding up
+// in shared memory: convs with a few output pixels and deep windows (the
+// squeeze-excite convs on 1x1 planes), where an invocation per output
+// summed a thousand taps alone and left the GPU idle.
 // Bindings as gemm.comp's conv: 0 = x, 1 = w, 2 = bias, 3 = y, 4 = int8
 // parameters, 5 = the residual (float builds).
 #extension GL_GOOGLE_include_directive : require
@@ -33,9 +38,20 @@ layout(push_constant) uniform PC {
 #ifndef Q8
 #include "conv_post.glsl"
 #endif
+#ifdef GEMV
+#ifdef Q8
+#error "the conv GEMV is built for float only"
+#endif
+shared float red_f[64];
+#endif
 
 void main() {
+#ifdef GEMV
+  uint lid = gl_LocalInvocationID.x;
+  uint id = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+#else
   uint id = linear_id();
+#endif
   int total = pc.N * pc.O * pc.OH * pc.OW;
   if (id >= uint(total))
     return;
@@ -52,6 +68,29 @@ void main() {
 #else
   float s = 0.0;
 #endif
+#ifdef GEMV
+  // tap k = (c, kh, kw) of the window, every 64th from lid; the whole
+  // workgroup has one output, so it returned above, or none did
+  int KK = pc.KH * pc.KW;
+  for (int k = int(lid); k < pc.CG * KK; k += 64) {
+    int c = k / KK, r = k - c * KK, kh = r / pc.KW, kw = r - kh * pc.KW;
+    int ih = ih0 + kh * pc.dh, iw = iw0 + kw * pc.dw;
+    if (ih < 0 || ih >= pc.H || iw < 0 || iw >= pc.W)
+      continue;
+    s += float(x[((n * pc.C + g * pc.CG + c) * pc.H + ih) * pc.W + iw]) *
+         float(w[(o * pc.CG + c) * KK + r]);
+  }
+  red_f[lid] = s;
+  barrier();
+  for (uint h = 32u; h > 0u; h >>= 1) {
+    if (lid < h)
+      red_f[lid] += red_f[lid + h];
+    barrier();
+  }
+  if (lid != 0u)
+    return;
+  s = red_f[0];
+#else
   for (int c = 0; c < pc.CG; c++) {
     int xb = ((n * pc.C + g * pc.CG + c) * pc.H) * pc.W;
     int wb = (o * pc.CG + c) * pc.KH * pc.KW;
@@ -72,6 +111,7 @@ void main() {
       }
     }
   }
+#endif
 #ifdef Q8
   if (pc.has_bias != 0)
     s += bias[o];
