@@ -60,6 +60,22 @@ static inline int32_t requant_value(const qtile *t, int32_t acc, float m) {
   return v > t->hi ? t->hi : v;
 }
 
+/* requant_value's three clamps as one range of the product before it is
+ * rounded and the zero point added: [*flo, *fhi], integers held exactly
+ * as floats. The two integer clamps compose into one, [L, H] (each step
+ * is monotone); rounding is monotone and keeps integers, so clamping the
+ * product to [L - czero, H - czero] and then rounding gives what rounding
+ * and then clamping gives, and F_LIM's bound lies outside the range. The
+ * vector epilogues take 2 operations for the 6 clamps. */
+static inline void requant_bounds(const qtile *t, float *flo, float *fhi) {
+  int32_t lo = t->qmin < t->lo ? t->lo : t->qmin;
+  lo = lo > t->hi ? t->hi : lo;
+  int32_t hi = t->qmax < t->lo ? t->lo : t->qmax;
+  hi = hi > t->hi ? t->hi : hi;
+  *flo = (float)(lo - t->czero);
+  *fhi = (float)(hi - t->czero);
+}
+
 static inline int32_t requant(const qtile *t, int i, int j, uint32_t s) {
   s += (uint32_t)t->radd[i] + (uint32_t)t->cadd[j];
   float m = t->rmult ? t->rmult[i] : (t->cmult ? t->cmult[j] : t->mult);

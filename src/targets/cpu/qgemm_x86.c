@@ -33,11 +33,10 @@ T256 static inline int32_t load_i32(const void *p) {
  * stores may alias them, so the compiler would reload them per row). */
 __attribute__((noinline)) T256 static void
 epi_rows_avx2(const qtile *t, int mr, int32_t (*sums)[A2_NR]) {
-  const __m256i czero = _mm256_set1_epi32(t->czero),
-                qmin = _mm256_set1_epi32(t->qmin),
-                qmax = _mm256_set1_epi32(t->qmax),
-                lo = _mm256_set1_epi32(t->lo), hi = _mm256_set1_epi32(t->hi);
-  const __m256 flo = _mm256_set1_ps(-F_LIM), fhi = _mm256_set1_ps(F_LIM);
+  float blo, bhi;
+  requant_bounds(t, &blo, &bhi);
+  const __m256i czero = _mm256_set1_epi32(t->czero);
+  const __m256 flo = _mm256_set1_ps(blo), fhi = _mm256_set1_ps(bhi);
   for (int j = 0; j < t->nr; j += 8) {
     int n = t->nr - j > 8 ? 8 : t->nr - j;
     __m256i mk = q_mask8(n);
@@ -53,8 +52,6 @@ epi_rows_avx2(const qtile *t, int mr, int32_t (*sums)[A2_NR]) {
       __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(s), m);
       f = _mm256_min_ps(_mm256_max_ps(f, flo), fhi);
       __m256i v = _mm256_add_epi32(_mm256_cvtps_epi32(f), czero);
-      v = _mm256_min_epi32(_mm256_max_epi32(v, qmin), qmax);
-      v = _mm256_min_epi32(_mm256_max_epi32(v, lo), hi);
       /* the 8 low bytes of the 32-bit lanes, in order */
       __m256i b = _mm256_shuffle_epi8(
           v, _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1,
@@ -184,11 +181,10 @@ T512 static inline __mmask16 mask16(int n) {
  * exporters' symmetric weights) skips its cross term's multiply. */
 __attribute__((noinline)) T512 static void
 epi_rows_512(const qtile *t, int mr, int nv, int32_t (*sums)[32]) {
-  const __m512i czero = _mm512_set1_epi32(t->czero),
-                qmin = _mm512_set1_epi32(t->qmin),
-                qmax = _mm512_set1_epi32(t->qmax),
-                lo = _mm512_set1_epi32(t->lo), hi = _mm512_set1_epi32(t->hi);
-  const __m512 flo = _mm512_set1_ps(-F_LIM), fhi = _mm512_set1_ps(F_LIM);
+  float blo, bhi;
+  requant_bounds(t, &blo, &bhi);
+  const __m512i czero = _mm512_set1_epi32(t->czero);
+  const __m512 flo = _mm512_set1_ps(blo), fhi = _mm512_set1_ps(bhi);
   for (int h = 0; h < nv; h++) {
     int j = 16 * h;
     __mmask16 mk = mask16(t->nr - j);
@@ -214,8 +210,6 @@ epi_rows_512(const qtile *t, int mr, int nv, int32_t (*sums)[32]) {
       f = _mm512_min_ps(_mm512_max_ps(f, flo), fhi);
       /* Uses MXCSR rounding, round-half-even by default, like nearbyintf. */
       __m512i v = _mm512_add_epi32(_mm512_cvtps_epi32(f), czero);
-      v = _mm512_min_epi32(_mm512_max_epi32(v, qmin), qmax);
-      v = _mm512_min_epi32(_mm512_max_epi32(v, lo), hi);
       _mm512_mask_cvtepi32_storeu_epi8(t->c + i * t->ldc + j, mk, v);
     }
   }
