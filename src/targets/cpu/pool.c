@@ -205,22 +205,14 @@ avgpool_rows_body(void *arg, int t, int n) {
   int64_t H = xd->dims[2], W = xd->dims[3], OH = yd->dims[2], OW = yd->dims[3];
   const int64_t KW = p->kernel[1], SW = p->stride[1], PL = p->pads[1];
   double row[ROW_MAX], acc[ROW_MAX];
-  /* each column's count of taps, as a double (1 for none: its sum is 0) */
-  double cw[ROW_MAX];
-  /* [a, b): the columns whose window is all inside the row */
+  /* [a, b): the columns whose window is all inside the row, KW taps in
+   * either count */
   int64_t a = (PL + SW - 1) / SW,
           b = W - KW + PL < 0 ? 0 : (W - KW + PL) / SW + 1;
   if (b > OW)
     b = OW;
   if (a > b)
     a = b;
-  for (int64_t ow = 0; ow < OW; ow++) {
-    int64_t w0 = ow * SW - PL, js, je, jp, unused;
-    pool_taps(w0, (int)KW, 1, W, &js, &je);
-    pool_taps(w0, (int)KW, 1, W + p->pads[3], &unused, &jp);
-    int64_t k = p->count_include_pad ? jp : je - js;
-    cw[ow] = (double)(k ? k : 1);
-  }
   for (int64_t c = j->planes * t / n; c < j->planes * (t + 1) / n; c++) {
     const float *x = (const float *)j->x + c * H * W;
     float *y = (float *)j->y + c * OH * OW;
@@ -237,26 +229,26 @@ avgpool_rows_body(void *arg, int t, int n) {
         for (int64_t iw = 0; iw < W; iw++)
           row[iw] += r[iw];
       }
+      /* the generic loop's acc / (double)(count), the product exact */
       for (int64_t ow = a; ow < b; ow++)
         acc[ow] = 0;
       for (int64_t k = 0; k < KW; k++)
         for (int64_t ow = a; ow < b; ow++)
           acc[ow] += row[ow * SW - PL + k];
-      for (int64_t ow = 0; ow < OW; ow++) {
-        if (ow == a && a < b) {
-          ow = b - 1; /* the inside columns: summed above */
-          continue;
+      for (int64_t ow = a; ow < b; ow++)
+        y[ow] = (float)(acc[ow] / (chd * (double)KW));
+      /* the columns before a and from b on, one at a time */
+      for (int e = 0; e < 2; e++)
+        for (int64_t ow = e ? b : 0; ow < (e ? OW : a); ow++) {
+          int64_t w0 = ow * SW - PL, js, je, jp;
+          pool_taps(w0, (int)KW, 1, W, &js, &je);
+          pool_taps(w0, (int)KW, 1, W + p->pads[3], &unused, &jp);
+          int64_t cw = p->count_include_pad ? jp : je - js;
+          double sum = 0;
+          for (int64_t k = js; k < je; k++)
+            sum += row[w0 + k];
+          y[ow] = (float)(sum / (chd * (double)(cw ? cw : 1)));
         }
-        int64_t w0 = ow * SW - PL, js, je;
-        pool_taps(w0, (int)KW, 1, W, &js, &je);
-        double s = 0;
-        for (int64_t k = js; k < je; k++)
-          s += row[w0 + k];
-        acc[ow] = s;
-      }
-      /* the generic loop's acc / (double)(count), the product exact */
-      for (int64_t ow = 0; ow < OW; ow++)
-        y[ow] = (float)(acc[ow] / (chd * cw[ow]));
     }
   }
 }

@@ -35,7 +35,7 @@
  * literal). One kernel for every function, not one each: PoCL compiles
  * every kernel of the program on first use (a shared object each, in
  * every process with a cold cache), whichever ops the graph has. */
-#define DG_UNARY(e, name, params, a0, b0, lo, hi, fuses, f)                           \
+#define DG_UNARY(e, name, params, a0, b0, lo, hi, fuses, f)                    \
   if (fn == ++k)                                                               \
     return (f);
 
